@@ -1,0 +1,42 @@
+# sandfs: `make help` lists the targets.
+GO      ?= go
+BIN     := bin/sandfs
+LISTEN  ?= 127.0.0.1:7420
+ROOT    ?= ./sandbox
+ARGS    ?=
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## build bin/sandfs
+	$(GO) build -o $(BIN) ./cmd/sandfs
+
+.PHONY: run
+run: build ## serve ./sandbox on 127.0.0.1:7420 (ROOT=, LISTEN=, ARGS= to change)
+	$(BIN) serve --root $(ROOT) --listen $(LISTEN) $(ARGS)
+
+.PHONY: test
+test: vet layering ## vet, layering check, then every test with -race (fuzz corpora included)
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+.PHONY: vet
+vet: ## go vet and gofmt check
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: layering
+layering: ## fail if core imports rest/fusefs/cmd, or rest and fusefs import each other
+	@./.ci/layering
+
+.PHONY: fuzz
+fuzz: ## run each fuzz target for FUZZTIME (default 60s)
+	$(GO) test ./core -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $${FUZZTIME:-60s}
+
+.PHONY: clean
+clean: ## remove build output
+	rm -rf bin

@@ -1,0 +1,78 @@
+package core
+
+import (
+	"path"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Clean turns a client path into a canonical absolute API path. A relative
+// path is joined to the sandbox working directory; ".." at the root stays at
+// the root. An empty path or one with a NUL byte is EINVAL.
+func (s *Sandbox) Clean(p string) (string, error) {
+	return cleanAPI(s.workdir, p)
+}
+
+// CleanIn is Clean with an explicit working directory (an API path), for
+// families whose requests carry their own (the named-sandbox workingDir).
+func (s *Sandbox) CleanIn(workdir, p string) (string, error) {
+	if workdir == "" {
+		workdir = s.workdir
+	}
+	wd, err := cleanAPI("/", workdir)
+	if err != nil {
+		return "", err
+	}
+	return cleanAPI(wd, p)
+}
+
+func cleanAPI(workdir, p string) (string, error) {
+	if p == "" || strings.IndexByte(p, 0) >= 0 {
+		return "", pathErr("resolve", sanitize(p), unix.EINVAL)
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = workdir + "/" + p
+	}
+	return path.Clean(p), nil
+}
+
+// sanitize makes a bad client path printable in an error.
+func sanitize(p string) string {
+	return strings.ReplaceAll(p, "\x00", `\x00`)
+}
+
+// rel turns a clean API path into the path relative to the root fd that the
+// *at syscalls take: "/" is ".", "/a/b" is "a/b".
+func rel(apiPath string) string {
+	if apiPath == "/" {
+		return "."
+	}
+	return apiPath[1:]
+}
+
+// split returns the parent API path and the last component of a clean API
+// path. The root has no last component: split("/") is ("/", "").
+func split(apiPath string) (dir, name string) {
+	if apiPath == "/" {
+		return "/", ""
+	}
+	i := strings.LastIndexByte(apiPath, '/')
+	dir = apiPath[:i]
+	if dir == "" {
+		dir = "/"
+	}
+	return dir, apiPath[i+1:]
+}
+
+// join appends a name to an API directory path.
+func join(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// quote prints a client-supplied name safely inside a message.
+func quote(s string) string { return strconv.Quote(s) }

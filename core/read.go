@@ -1,0 +1,139 @@
+package core
+
+import (
+	"context"
+	"io"
+	"os"
+	"sort"
+
+	"golang.org/x/sys/unix"
+)
+
+// Op names in the *fs.PathError values core returns. Boundaries may look at
+// the op to tell, say, a non-empty directory on delete from one on move.
+const (
+	OpStat   = "stat"
+	OpList   = "list"
+	OpOpen   = "open"
+	OpWrite  = "write"
+	OpMkdir  = "mkdir"
+	OpMove   = "move"
+	OpRemove = "remove"
+	OpUntar  = "untar"
+)
+
+// Stat describes the file at p, following a final symlink (within the root).
+func (s *Sandbox) Stat(ctx context.Context, p string) (Info, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return Info{}, err
+	}
+	fd, err := s.openat(ap, unix.O_PATH, 0)
+	if err != nil {
+		return Info{}, pathErr(OpStat, ap, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Info{}, pathErr(OpStat, ap, err)
+	}
+	return infoFrom(ap, &st), nil
+}
+
+// Lstat describes the file at p without following a final symlink.
+func (s *Sandbox) Lstat(ctx context.Context, p string) (Info, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return Info{}, err
+	}
+	return s.lstat(ap)
+}
+
+func (s *Sandbox) lstat(ap string) (Info, error) {
+	fd, err := s.openat(ap, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return Info{}, pathErr(OpStat, ap, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Info{}, pathErr(OpStat, ap, err)
+	}
+	return infoFrom(ap, &st), nil
+}
+
+// List describes the entries of the directory at p (following a final
+// symlink), sorted by name, each as lstat sees it. At most limit entries are
+// returned (limit <= 0: no limit); truncated says whether more were there.
+// Listing a non-directory is ENOTDIR.
+func (s *Sandbox) List(ctx context.Context, p string, limit int) (entries []Info, truncated bool, err error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return nil, false, err
+	}
+	fd, err := s.openat(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, false, pathErr(OpList, ap, err)
+	}
+	dir := os.NewFile(uintptr(fd), ap)
+	defer dir.Close()
+	for {
+		names, err := dir.Readdirnames(1024)
+		for _, name := range names {
+			if limit > 0 && len(entries) >= limit {
+				truncated = true
+				break
+			}
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				continue // removed while we listed
+			}
+			entries = append(entries, infoFrom(join(ap, name), &st))
+		}
+		if truncated || err == io.EOF || len(names) == 0 {
+			break
+		}
+		if err != nil {
+			return nil, false, pathErr(OpList, ap, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	return entries, truncated, nil
+}
+
+// OpenFile opens the regular file at p for reading (following a final
+// symlink within the root). The *os.File is named by the API path and can be
+// handed to http.ServeContent, which sends it with sendfile. A directory is
+// EISDIR; a FIFO, socket or device is EINVAL (opening one never blocks).
+func (s *Sandbox) OpenFile(ctx context.Context, p string) (*os.File, Info, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	fd, err := s.openat(ap, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, Info{}, pathErr(OpOpen, ap, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, Info{}, pathErr(OpOpen, ap, err)
+	}
+	info := infoFrom(ap, &st)
+	switch {
+	case info.IsDir():
+		unix.Close(fd)
+		return nil, info, pathErr(OpOpen, ap, unix.EISDIR)
+	case !info.IsRegular():
+		unix.Close(fd)
+		return nil, info, pathErr(OpOpen, ap, unix.EINVAL)
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, info, pathErr(OpOpen, ap, err)
+	}
+	return os.NewFile(uintptr(fd), ap), info, nil
+}

@@ -1,0 +1,141 @@
+package core
+
+import (
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxSymlinks bounds the symlinks one resolution follows, as the kernel does.
+const maxSymlinks = 40
+
+// openat opens a clean API path beneath the root with the given open(2)
+// flags. The last component is followed when it is a symlink unless flags
+// has O_NOFOLLOW; every symlink is read as if the root were "/".
+func (s *Sandbox) openat(apiPath string, flags int, mode uint32) (int, error) {
+	flags |= unix.O_CLOEXEC
+	if !s.openat2 {
+		return s.walk(rel(apiPath), flags, mode)
+	}
+	how := unix.OpenHow{
+		Flags:   uint64(flags),
+		Mode:    uint64(mode),
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	for tries := 0; ; tries++ {
+		fd, err := unix.Openat2(s.root, rel(apiPath), &how)
+		// EAGAIN: a rename raced a ".." during resolution; the kernel asks
+		// for a retry rather than risk an escape.
+		if err == unix.EAGAIN && tries < 64 {
+			continue
+		}
+		if err == unix.EXDEV {
+			// The kernel saw a path trying to leave the root mid-race.
+			err = unix.EACCES
+		}
+		return fd, err
+	}
+}
+
+// openDir resolves a clean API path to an O_PATH directory fd.
+func (s *Sandbox) openDir(apiPath string) (int, error) {
+	return s.openat(apiPath, unix.O_PATH|unix.O_DIRECTORY, 0)
+}
+
+// parent resolves the directory holding a clean API path and returns an
+// O_PATH fd on it and the last component, for the *at syscalls. The root
+// itself has no parent: EBUSY would be the kernel's word, EINVAL is ours.
+func (s *Sandbox) parent(apiPath string) (dirfd int, name string, err error) {
+	dir, name := split(apiPath)
+	if name == "" {
+		return -1, "", unix.EINVAL
+	}
+	fd, err := s.openDir(dir)
+	return fd, name, err
+}
+
+// walk is the resolution of openat2(RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS)
+// done in user space, one component at a time, for kernels without openat2.
+// Each step opens one name relative to a directory fd it holds, with
+// O_NOFOLLOW, so a concurrent swap of a directory for a symlink is seen as a
+// symlink and read as if the root were "/": it can redirect the walk only
+// within the root. ".." pops the fd stack, and at the root stays there.
+func (s *Sandbox) walk(relPath string, flags int, mode uint32) (int, error) {
+	stack := []int{s.root}
+	defer func() {
+		for _, fd := range stack[1:] {
+			unix.Close(fd)
+		}
+	}()
+	top := func() int { return stack[len(stack)-1] }
+	todo := strings.Split(relPath, "/")
+	links := 0
+	follow := flags&unix.O_NOFOLLOW == 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		last := len(todo) == 0
+		switch c {
+		case "", ".":
+			if last {
+				return unix.Openat(top(), ".", flags, mode)
+			}
+			continue
+		case "..":
+			if len(stack) > 1 {
+				unix.Close(top())
+				stack = stack[:len(stack)-1]
+			}
+			if last {
+				return unix.Openat(top(), ".", flags, mode)
+			}
+			continue
+		}
+		var st unix.Stat_t
+		err := unix.Fstatat(top(), c, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK && (!last || follow) {
+			links++
+			if links > maxSymlinks {
+				return -1, unix.ELOOP
+			}
+			target, err := readlinkat(top(), c)
+			if err != nil {
+				return -1, err
+			}
+			if strings.HasPrefix(target, "/") {
+				for _, fd := range stack[1:] {
+					unix.Close(fd)
+				}
+				stack = stack[:1]
+			}
+			todo = append(strings.Split(target, "/"), todo...)
+			continue
+		}
+		if err != nil && (err != unix.ENOENT || !last) {
+			return -1, err
+		}
+		if last {
+			return unix.Openat(top(), c, flags|unix.O_NOFOLLOW, mode)
+		}
+		fd, err := unix.Openat(top(), c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, err
+		}
+		stack = append(stack, fd)
+	}
+	return unix.Openat(top(), ".", flags, mode)
+}
+
+// readlinkat reads a symlink's target whatever its length.
+func readlinkat(dirfd int, name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}
