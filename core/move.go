@@ -1,0 +1,93 @@
+package core
+
+import (
+	"context"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// MoveOptions shape a Move.
+type MoveOptions struct {
+	Overwrite    bool // replace an existing destination (a directory with all under it)
+	MkdirParents bool // create the destination's missing parents
+}
+
+// Move renames from to to. Neither final component is followed: a symlink
+// moves as itself. Without Overwrite an existing destination is EEXIST and
+// nothing changes (renameat2 RENAME_NOREPLACE). The root cannot be moved or
+// replaced, nor a directory moved into itself or over one of its ancestors
+// (EINVAL).
+func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) error {
+	fa, err := s.Clean(from)
+	if err != nil {
+		return err
+	}
+	ta, err := s.Clean(to)
+	if err != nil {
+		return err
+	}
+	if fa == "/" || ta == "/" || isUnder(fa, ta) || isUnder(ta, fa) {
+		return pathErr(OpMove, fa, unix.EINVAL)
+	}
+	if o.MkdirParents {
+		dir, _ := split(ta)
+		if err := s.mkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	fdir, fname, err := s.parent(fa)
+	if err != nil {
+		return pathErr(OpMove, fa, err)
+	}
+	defer unix.Close(fdir)
+	tdir, tname, err := s.parent(ta)
+	if err != nil {
+		return pathErr(OpMove, ta, err)
+	}
+	defer unix.Close(tdir)
+
+	err = renameNoReplace(fdir, fname, tdir, tname)
+	if err == unix.EEXIST && o.Overwrite {
+		// A file over a file, or a directory over an empty one, is one
+		// atomic rename; anything else needs the destination gone first.
+		err = unix.Renameat(fdir, fname, tdir, tname)
+		switch err {
+		case unix.ENOTEMPTY, unix.EEXIST, unix.EISDIR, unix.ENOTDIR:
+			if err = removeAllAt(ctx, tdir, tname); err == nil {
+				err = renameNoReplace(fdir, fname, tdir, tname)
+			}
+		}
+	}
+	if err == unix.EEXIST || err == unix.ENOTEMPTY {
+		return pathErr(OpMove, ta, unix.EEXIST)
+	}
+	if err == unix.ENOENT {
+		// Say which side is missing.
+		var st unix.Stat_t
+		if unix.Fstatat(fdir, fname, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			return pathErr(OpMove, fa, err)
+		}
+		return pathErr(OpMove, ta, err)
+	}
+	return pathErr(OpMove, fa, err)
+}
+
+// renameNoReplace is renameat2(RENAME_NOREPLACE), with a check-then-rename
+// fallback for filesystems that do not support the flag.
+func renameNoReplace(fdir int, fname string, tdir int, tname string) error {
+	err := unix.Renameat2(fdir, fname, tdir, tname, unix.RENAME_NOREPLACE)
+	if err != unix.EINVAL && err != unix.ENOSYS {
+		return err
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(tdir, tname, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		return unix.EEXIST
+	}
+	return unix.Renameat(fdir, fname, tdir, tname)
+}
+
+// isUnder reports whether API path p lies strictly inside directory dir.
+func isUnder(p, dir string) bool {
+	return dir != "/" && strings.HasPrefix(p, dir+"/")
+}

@@ -1,0 +1,94 @@
+package core
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Remove deletes p, never following a final symlink (the link goes, not its
+// target). A non-empty directory needs recursive, else ENOTEMPTY. Removing
+// the root is EINVAL.
+func (s *Sandbox) Remove(ctx context.Context, p string, recursive bool) error {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return err
+	}
+	dirfd, name, err := s.parent(ap)
+	if err != nil {
+		return pathErr(OpRemove, ap, err)
+	}
+	defer unix.Close(dirfd)
+	err = unix.Unlinkat(dirfd, name, 0)
+	if err == unix.EISDIR || err == unix.EPERM {
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			err = unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+			if (err == unix.ENOTEMPTY || err == unix.EEXIST) && recursive {
+				err = removeAllAt(ctx, dirfd, name)
+			}
+			if err == unix.EEXIST {
+				err = unix.ENOTEMPTY
+			}
+		}
+	}
+	return pathErr(OpRemove, ap, err)
+}
+
+// removeAllAt removes name in dirfd and everything under it, walking by fd
+// with O_NOFOLLOW so a symlink swapped in mid-walk is unlinked, never
+// followed. A name already gone is success.
+func removeAllAt(ctx context.Context, dirfd int, name string) error {
+	err := unix.Unlinkat(dirfd, name, 0)
+	if err == nil || err == unix.ENOENT {
+		return nil
+	}
+	if err != unix.EISDIR && err != unix.EPERM {
+		return err
+	}
+	for pass := 0; ; pass++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := emptyDirAt(ctx, dirfd, name); err != nil {
+			return err
+		}
+		err = unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+		if err == nil || err == unix.ENOENT {
+			return nil
+		}
+		// Someone added entries while we emptied it: go again, a while.
+		if (err != unix.ENOTEMPTY && err != unix.EEXIST) || pass >= 16 {
+			return err
+		}
+	}
+}
+
+// emptyDirAt removes every entry of the directory name in dirfd.
+func emptyDirAt(ctx context.Context, dirfd int, name string) error {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	dir := os.NewFile(uintptr(fd), name)
+	defer dir.Close()
+	for {
+		names, rerr := dir.Readdirnames(512)
+		for _, n := range names {
+			if err := removeAllAt(ctx, fd, n); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF || len(names) == 0 {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}

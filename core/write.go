@@ -1,0 +1,181 @@
+package core
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// WriteOptions shape a WriteFile.
+type WriteOptions struct {
+	// MkdirParents creates missing parent directories (mode 0755).
+	MkdirParents bool
+	// Mode of a new file (default 0644); an existing file keeps its mode,
+	// owner and group unless Mode is set.
+	Mode fs.FileMode
+}
+
+// TempPrefix starts the name of every temp file core makes beside a target
+// (".sandfs-<random>.part"); a start-up sweep may remove leftovers.
+const TempPrefix = ".sandfs-"
+
+// WriteFile streams r into the file at p and replaces it atomically (temp
+// file beside it, fsync, rename). A final symlink is followed within the
+// root, so the file it points at is replaced, not the link. Writing over a
+// directory is EISDIR. It returns the bytes written. On any error, r failing
+// half-way included, the old content stays whole and no temp file is left.
+func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteOptions) (int64, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return 0, err
+	}
+	if ap, err = s.followLeaf(ap); err != nil {
+		return 0, pathErr(OpWrite, ap, err)
+	}
+	if o.MkdirParents {
+		dir, _ := split(ap)
+		if err := s.mkdirAll(dir, 0o755); err != nil {
+			return 0, err
+		}
+	}
+	dirfd, name, err := s.parent(ap)
+	if err != nil {
+		return 0, pathErr(OpWrite, ap, err)
+	}
+	defer unix.Close(dirfd)
+
+	mode := uint32(0o644)
+	owner := -1
+	group := -1
+	var st unix.Stat_t
+	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		return 0, pathErr(OpWrite, ap, unix.EISDIR)
+	case err == nil:
+		mode = st.Mode & 0o7777
+		owner, group = int(st.Uid), int(st.Gid)
+	case err != unix.ENOENT:
+		return 0, pathErr(OpWrite, ap, err)
+	}
+	if o.Mode != 0 {
+		mode = unixPerm(o.Mode)
+	}
+
+	tmp, f, err := createTemp(dirfd, ap)
+	if err != nil {
+		return 0, pathErr(OpWrite, ap, err)
+	}
+	fail := func(err error) (int64, error) {
+		f.Close()
+		unix.Unlinkat(dirfd, tmp, 0)
+		return 0, pathErr(OpWrite, ap, err)
+	}
+	n, err := io.Copy(f, r)
+	if err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	if owner >= 0 {
+		// Keep the replaced file's owner where we may (root may; others
+		// keep their own uid, as any editor that saves by rename does).
+		_ = f.Chown(owner, group)
+	}
+	if err := unix.Fchmod(int(f.Fd()), mode); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return 0, pathErr(OpWrite, ap, err)
+	}
+	if err := unix.Renameat(dirfd, tmp, dirfd, name); err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return 0, pathErr(OpWrite, ap, err)
+	}
+	return n, nil
+}
+
+// createTemp makes a new empty temp file in dirfd, named for the target.
+func createTemp(dirfd int, apiPath string) (string, *os.File, error) {
+	for tries := 0; ; tries++ {
+		name := tempName()
+		fd, err := unix.Openat(dirfd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err == unix.EEXIST && tries < 16 {
+			continue
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		return name, os.NewFile(uintptr(fd), apiPath), nil
+	}
+}
+
+// tempName is ".sandfs-<16 hex>.part".
+func tempName() string {
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(rand.Uint32())
+	}
+	return TempPrefix + hex.EncodeToString(b[:]) + ".part"
+}
+
+// unixPerm turns an fs.FileMode's permission and special bits into mode_t bits.
+func unixPerm(m fs.FileMode) uint32 {
+	u := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		u |= unix.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= unix.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		u |= unix.S_ISVTX
+	}
+	return u
+}
+
+// followLeaf follows a final symlink of a clean API path the way the root's
+// resolution would (an absolute target is taken from the root), so that an
+// operation replacing the file by rename replaces the target, not the link.
+// A path whose parent is missing is returned as it is.
+func (s *Sandbox) followLeaf(ap string) (string, error) {
+	for links := 0; ; links++ {
+		dirfd, name, err := s.parent(ap)
+		if err != nil {
+			if err == unix.ENOENT || err == unix.EINVAL {
+				return ap, nil
+			}
+			return ap, err
+		}
+		var st unix.Stat_t
+		err = unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			unix.Close(dirfd)
+			return ap, nil
+		}
+		if links >= maxSymlinks {
+			unix.Close(dirfd)
+			return ap, unix.ELOOP
+		}
+		target, err := readlinkat(dirfd, name)
+		unix.Close(dirfd)
+		if err != nil {
+			return ap, err
+		}
+		dir, _ := split(ap)
+		next, err := cleanAPI(dir, target)
+		if err != nil {
+			return ap, unix.ENOENT
+		}
+		ap = next
+	}
+}
