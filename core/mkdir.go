@@ -34,42 +34,53 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 }
 
 // mkdirAll is mkdir -p on a clean API path: symlinks to directories inside
-// the root count as directories, as the kernel's resolution sees them.
+// the root count as directories, as the kernel's resolution sees them. It
+// finds the deepest existing ancestor, then creates the rest downward, each
+// new component opened with O_NOFOLLOW from the fd of the one before.
 func (s *Sandbox) mkdirAll(ap string, perm uint32) error {
-	fd, err := s.openDir(ap)
-	if err == nil {
+	var missing []string
+	cur := ap
+	var fd int
+	for {
+		var err error
+		fd, err = s.openDir(cur)
+		if err == nil {
+			break
+		}
+		if err == unix.ENOTDIR && cur == ap {
+			if _, lerr := s.lstat(ap); lerr == nil {
+				err = unix.EEXIST // the path itself is a file
+			}
+		}
+		if err != unix.ENOENT {
+			return pathErr(OpMkdir, ap, err)
+		}
+		dir, name := split(cur)
+		if name == "" {
+			return pathErr(OpMkdir, ap, err)
+		}
+		missing = append(missing, name)
+		cur = dir
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		name := missing[i]
+		cur = join(cur, name)
+		err := unix.Mkdirat(fd, name, perm)
+		next, oerr := unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if oerr != nil && err == unix.EEXIST {
+			// Lost a race to another creator, or a symlink or file sits
+			// there: fine only if it resolves to a directory in the root.
+			next, oerr = s.openDir(cur)
+			if oerr == unix.ENOENT || oerr == unix.ENOTDIR {
+				oerr = unix.EEXIST
+			}
+		}
 		unix.Close(fd)
-		return nil
-	}
-	if err == unix.ENOTDIR {
-		if _, lerr := s.lstat(ap); lerr == nil {
-			err = unix.EEXIST // the path itself is a file
+		if oerr != nil {
+			return pathErr(OpMkdir, ap, oerr)
 		}
-		return pathErr(OpMkdir, ap, err)
+		fd = next
 	}
-	if err != unix.ENOENT {
-		return pathErr(OpMkdir, ap, err)
-	}
-	dir, name := split(ap)
-	if name == "" {
-		return pathErr(OpMkdir, ap, err)
-	}
-	if err := s.mkdirAll(dir, perm); err != nil {
-		return err
-	}
-	dirfd, err := s.openDir(dir)
-	if err != nil {
-		return pathErr(OpMkdir, ap, err)
-	}
-	defer unix.Close(dirfd)
-	err = unix.Mkdirat(dirfd, name, perm)
-	if err == unix.EEXIST {
-		// Lost a race to another creator, or a dangling symlink or a file
-		// sits there: fine only if it resolves to a directory now.
-		if fd, err2 := s.openDir(ap); err2 == nil {
-			unix.Close(fd)
-			return nil
-		}
-	}
-	return pathErr(OpMkdir, ap, err)
+	unix.Close(fd)
+	return nil
 }

@@ -35,7 +35,11 @@ func cleanAPI(workdir, p string) (string, error) {
 	if !strings.HasPrefix(p, "/") {
 		p = workdir + "/" + p
 	}
-	return path.Clean(p), nil
+	p = path.Clean(p)
+	if len(p) >= unix.PathMax {
+		return "", pathErr("resolve", p[:64]+"…", unix.ENAMETOOLONG)
+	}
+	return p, nil
 }
 
 // sanitize makes a bad client path printable in an error.

@@ -347,7 +347,7 @@ func (x *extractor) parentDir(entry, dir string) (int, error) {
 		if c == "" {
 			continue
 		}
-		if err := unix.Mkdirat(fd, c, 0o700); err != nil && err != unix.EEXIST {
+		if err := unix.Mkdirat(fd, c, 0o755); err != nil && err != unix.EEXIST {
 			unix.Close(fd)
 			return -1, err
 		}
