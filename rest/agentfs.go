@@ -1,0 +1,353 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"sandfs/core"
+)
+
+// agentFS is what the sandbox-agent family needs from core.
+type agentFS interface {
+	Clean(p string) (string, error)
+	Stat(ctx context.Context, p string) (core.Info, error)
+	List(ctx context.Context, p string, limit int) ([]core.Info, bool, error)
+	OpenFile(ctx context.Context, p string) (*os.File, core.Info, error)
+	WriteFile(ctx context.Context, p string, r io.Reader, o core.WriteOptions) (int64, error)
+	Remove(ctx context.Context, p string, recursive bool) error
+	Mkdir(ctx context.Context, p string, parents bool, mode fs.FileMode) error
+	Move(ctx context.Context, from, to string, o core.MoveOptions) error
+	ExtractTar(ctx context.Context, dest string, r io.Reader, o core.TarOptions) (core.TarResult, error)
+}
+
+var _ agentFS = (*core.Sandbox)(nil)
+
+const (
+	// maxAgentEntries caps GET /v1/fs/entries (API.md §1 list limit). The
+	// seed's answer is a bare array, so a cut listing says so in a header.
+	maxAgentEntries = 10_000
+	headerTruncated = "X-Sandfs-Truncated"
+	// maxUploadPaths caps the paths list of upload-batch (seed 000).
+	maxUploadPaths = 1024
+)
+
+// fsEntries: GET /v1/fs/entries?path — the entries of a directory.
+func (s *Server) fsEntries(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	infos, truncated, err := s.fs.List(r.Context(), optionalPath(q, "."), maxAgentEntries)
+	if err != nil {
+		return err
+	}
+	out := make([]fsEntry, len(infos))
+	for i, in := range infos {
+		out[i] = agentEntry(in)
+	}
+	if truncated {
+		w.Header().Set(headerTruncated, "true")
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// fsReadFile: GET /v1/fs/file?path — the bytes, with Range and
+// conditional requests, sent with sendfile.
+func (s *Server) fsReadFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	p, err := requiredPath(q)
+	if err != nil {
+		return err
+	}
+	f, info, err := s.fs.OpenFile(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	http.ServeContent(w, r, "", info.ModTime, f)
+	return nil
+}
+
+// fsWriteFile: PUT /v1/fs/file?path — body streamed into the file,
+// replacing it atomically; missing parents are created.
+func (s *Server) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	p, err := s.cleanRequired(q)
+	if err != nil {
+		return err
+	}
+	body := &bodyReader{r: r.Body}
+	n, err := s.fs.WriteFile(r.Context(), p, body, core.WriteOptions{MkdirParents: true})
+	if err != nil {
+		return body.blame(err)
+	}
+	return writeJSON(w, http.StatusOK, fsWriteResponse{Path: p, BytesWritten: uint64(n)})
+}
+
+// fsDeleteEntry: DELETE /v1/fs/entry?path&recursive — remove a file, a
+// symlink, or a directory (non-empty only with recursive=true).
+func (s *Server) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	p, err := s.cleanRequired(q)
+	if err != nil {
+		return err
+	}
+	recursive, err := boolParam(q, "recursive")
+	if err != nil {
+		return err
+	}
+	if err := s.fs.Remove(r.Context(), p, recursive); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, fsActionResponse{Path: p})
+}
+
+// fsMkdir: POST /v1/fs/mkdir?path — mkdir -p.
+func (s *Server) fsMkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	p, err := s.cleanRequired(q)
+	if err != nil {
+		return err
+	}
+	if err := s.fs.Mkdir(r.Context(), p, true, 0o755); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, fsActionResponse{Path: p})
+}
+
+// fsMove: POST /v1/fs/move {from, to, overwrite} — rename; the
+// destination's parents are created; an existing destination needs overwrite.
+func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	if _, err := query(r); err != nil {
+		return err
+	}
+	var req fsMoveRequest
+	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	if req.From == nil {
+		return invalidRequest(`missing required field "from"`)
+	}
+	if req.To == nil {
+		return invalidRequest(`missing required field "to"`)
+	}
+	from, err := s.fs.Clean(*req.From)
+	if err != nil {
+		return err
+	}
+	to, err := s.fs.Clean(*req.To)
+	if err != nil {
+		return err
+	}
+	o := core.MoveOptions{Overwrite: req.Overwrite != nil && *req.Overwrite, MkdirParents: true}
+	if err := s.fs.Move(r.Context(), from, to, o); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, fsMoveResponse{From: from, To: to})
+}
+
+// fsStat: GET /v1/fs/stat?path — metadata, following a final symlink.
+func (s *Server) fsStat(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	p, err := requiredPath(q)
+	if err != nil {
+		return err
+	}
+	info, err := s.fs.Stat(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, agentStat(info))
+}
+
+// fsUploadBatch: POST /v1/fs/upload-batch?path — extract an uncompressed
+// tar into the directory path (created if missing), merging.
+func (s *Server) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/x-tar") {
+		return unsupportedMedia("content-type must be application/x-tar, got %q", ct)
+	}
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	if r.ContentLength > s.limits.MaxTarBody {
+		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.limits.MaxTarBody)
+	}
+	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
+	res, err := s.fs.ExtractTar(r.Context(), optionalPath(q, "."), body,
+		core.TarOptions{Mode: core.TarMerge, MaxPaths: maxUploadPaths})
+	if err != nil {
+		return body.blame(err)
+	}
+	paths := res.Paths
+	if paths == nil {
+		paths = []string{}
+	}
+	return writeJSON(w, http.StatusOK, fsUploadBatchResponse{Paths: paths, Truncated: res.Truncated || res.Entries > len(res.Paths)})
+}
+
+// query parses the query string strictly: a malformed one is a 400, not
+// silently half-read.
+func query(r *http.Request) (url.Values, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, invalidRequest("malformed query string: %v", err)
+	}
+	return q, nil
+}
+
+// requiredPath returns the query parameter path, which must be present. An
+// empty or NUL-carrying value is left to core, which refuses it (EINVAL).
+func requiredPath(q url.Values) (string, error) {
+	if _, ok := q["path"]; !ok {
+		return "", invalidRequest(`missing required query parameter "path"`)
+	}
+	return q.Get("path"), nil
+}
+
+// cleanRequired is requiredPath made an API path, for the answers that echo
+// the path the operation acted on.
+func (s *Server) cleanRequired(q url.Values) (string, error) {
+	p, err := requiredPath(q)
+	if err != nil {
+		return "", err
+	}
+	return s.fs.Clean(p)
+}
+
+// optionalPath returns the query parameter path, or def when it is absent
+// or empty.
+func optionalPath(q url.Values, def string) string {
+	if p := q.Get("path"); p != "" {
+		return p
+	}
+	return def
+}
+
+// boolParam reads an optional boolean query parameter (false when absent).
+func boolParam(q url.Values, name string) (bool, error) {
+	if _, ok := q[name]; !ok {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(q.Get(name))
+	if err != nil {
+		return false, invalidRequest("query parameter %q must be true or false, got %q", name, q.Get(name))
+	}
+	return b, nil
+}
+
+// decodeJSON decodes a request body of at most limit bytes holding exactly
+// one JSON value into v, turning every failure into a 400 that says what is
+// wrong (or a 413).
+func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	if r.ContentLength > limit {
+		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, limit)
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return jsonError(err)
+		}
+		return invalidRequest("request body: unexpected data after the JSON object")
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	var (
+		mbe *http.MaxBytesError
+		se  *json.SyntaxError
+		ute *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &mbe):
+		return err
+	case err == io.EOF:
+		return invalidRequest("request body is empty; want a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return invalidRequest("request body: malformed JSON: unexpected end of input")
+	case errors.As(err, &se):
+		return invalidRequest("request body: malformed JSON at byte %d: %v", se.Offset, se)
+	case errors.As(err, &ute):
+		if ute.Field == "" {
+			return invalidRequest("request body must be a JSON object, got %s", ute.Value)
+		}
+		return invalidRequest("request body: field %q must be %s, got %s", ute.Field, jsonTypeName(ute.Type), ute.Value)
+	}
+	return &bodyError{err}
+}
+
+func jsonTypeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "a number"
+}
+
+// bodyReader remembers the first error reading the request body, so a
+// failure of the client (short body, closed connection, over a limit) is
+// told from a failure of the disk whatever core made of it.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
+// blame returns the body's own error when reading the body failed, else err.
+func (b *bodyReader) blame(err error) error {
+	if b.err == nil {
+		return err
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(b.err, &mbe) {
+		return b.err
+	}
+	return &bodyError{b.err}
+}

@@ -1,0 +1,116 @@
+package rest
+
+import (
+	"fmt"
+	"time"
+
+	"sandfs/core"
+)
+
+// Wire types of the sandbox-agent family, to the field of seed 000
+// (router.rs, serde rename_all = "camelCase").
+
+// Entry types: FsEntryType, serde rename_all = "lowercase".
+const (
+	entryFile      = "file"
+	entryDirectory = "directory"
+)
+
+// fsEntry is FsEntry, one element of GET /v1/fs/entries.
+type fsEntry struct {
+	Name      string `json:"name"`
+	Path      string `json:"path"`
+	EntryType string `json:"entryType"`
+	Size      uint64 `json:"size"`
+	Modified  string `json:"modified,omitempty"`
+}
+
+// fsStat is FsStat, the answer of GET /v1/fs/stat.
+type fsStat struct {
+	Path      string `json:"path"`
+	EntryType string `json:"entryType"`
+	Size      uint64 `json:"size"`
+	Modified  string `json:"modified,omitempty"`
+}
+
+// fsWriteResponse is FsWriteResponse, the answer of PUT /v1/fs/file.
+type fsWriteResponse struct {
+	Path         string `json:"path"`
+	BytesWritten uint64 `json:"bytesWritten"`
+}
+
+// fsMoveRequest is FsMoveRequest, the body of POST /v1/fs/move. From and To
+// are pointers so a missing field is told from an empty one.
+type fsMoveRequest struct {
+	From      *string `json:"from"`
+	To        *string `json:"to"`
+	Overwrite *bool   `json:"overwrite"`
+}
+
+// fsMoveResponse is FsMoveResponse.
+type fsMoveResponse struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// fsActionResponse is FsActionResponse, the answer of delete and mkdir.
+type fsActionResponse struct {
+	Path string `json:"path"`
+}
+
+// fsUploadBatchResponse is FsUploadBatchResponse.
+type fsUploadBatchResponse struct {
+	Paths     []string `json:"paths"`
+	Truncated bool     `json:"truncated"`
+}
+
+// agentEntryType is "directory" for a directory and "file" for anything
+// else, as the seed's metadata.is_dir() test. Entries are lstat'ed (Rust's
+// DirEntry::metadata does not follow symlinks), so a symlink is a "file".
+func agentEntryType(in core.Info) string {
+	if in.IsDir() {
+		return entryDirectory
+	}
+	return entryFile
+}
+
+func agentEntry(in core.Info) fsEntry {
+	return fsEntry{
+		Name:      in.Name,
+		Path:      in.Path,
+		EntryType: agentEntryType(in),
+		Size:      uint64(max(in.Size, 0)),
+		Modified:  chronoRFC3339(in.ModTime),
+	}
+}
+
+func agentStat(in core.Info) fsStat {
+	return fsStat{
+		Path:      in.Path,
+		EntryType: agentEntryType(in),
+		Size:      uint64(max(in.Size, 0)),
+		Modified:  chronoRFC3339(in.ModTime),
+	}
+}
+
+// chronoRFC3339 formats t as chrono's DateTime<Utc>::to_rfc3339 does, which
+// is what sandbox-agent clients see: UTC, "+00:00" rather than "Z", and the
+// fraction in 0, 3, 6 or 9 digits (SecondsFormat::AutoSi).
+func chronoRFC3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	t = t.UTC()
+	ns := t.Nanosecond()
+	var frac string
+	switch {
+	case ns == 0:
+	case ns%1_000_000 == 0:
+		frac = fmt.Sprintf(".%03d", ns/1_000_000)
+	case ns%1_000 == 0:
+		frac = fmt.Sprintf(".%06d", ns/1_000)
+	default:
+		frac = fmt.Sprintf(".%09d", ns)
+	}
+	return t.Format("2006-01-02T15:04:05") + frac + "+00:00"
+}

@@ -1,0 +1,81 @@
+// Package rest is the HTTP face of sandfs: route families on httprouter,
+// each speaking the dialect of a product whose clients must work against
+// sandfs unchanged, all acting on the same core.Sandbox.
+//
+// # Route table
+//
+// routes.go holds the one route table: one line a route, with the family it
+// belongs to, whether the token applies, and a comment naming its
+// parameters. [Server.Routes] returns it, and the tests generate the auth
+// cases and the OpenAPI coverage from it. Handlers are thin: decode the
+// query or body, make one call into core, encode the answer. Today's
+// families:
+//
+//   - service: GET /health, /v1/health, /v1/ping ({"status":"ok"}, no
+//     token) and GET /openapi.json.
+//   - sandbox-agent (agentfs.go, agentfs_types.go): the eight /v1/fs/*
+//     routes of seed 000, with its wire types to the field.
+//
+// The AIO family (/v1/file, /v2/fs, watch) and the named-sandbox family
+// (/v1/sandboxes/:name/fs) are later families: each gets its own handler and
+// types files, its lines in the table, and a renderer in errors.go.
+//
+// Every path a family answers with is an API path (core.Info.Path, or the
+// result of core.Sandbox.Clean), never the host path of the root.
+//
+// # Errors
+//
+// Core returns *fs.PathError{Op, Path (API path), Err: unix.Errno}. One
+// function, classify in errors.go, turns any error a handler returns into an
+// errKind: the kind of API.md §2 (not_found, already_exists, invalid_target,
+// no_space_left, …) and its HTTP status, looking only at types and errnos
+// (errors.As), never at message text. The op tells the two ENOTEMPTYs apart:
+// on remove it is a non-empty directory (409 invalid_target), on move a
+// non-empty destination (409 already_exists). Refusals the boundary makes
+// itself (a missing parameter, a bad body, a wrong media type, no token) are
+// requestErrors and classify the same way; a failure reading the request
+// body is blamed on the client (400, or 413 over a limit), not on the disk.
+//
+// Each family renders an errKind in its own shape. The sandbox-agent family
+// writes application/problem+json {type: "urn:sandbox-agent:error:<kind>",
+// title, status, detail} with the kinds of its own enum; where that enum has
+// no kind (a full disk, a body over a limit, an unknown failure) the status
+// stays true (507, 413, 500) under stream_error or invalid_request.
+//
+// An error classify does not know is a 500: the full error is logged with an
+// id and the client gets only the id. A panic in a handler is recovered
+// (middleware.go), logged with its stack and answered as a 500 in the
+// family's shape, or, if the answer had already begun, the connection is
+// cut. No error body carries a host path or panic text.
+//
+// # Auth
+//
+// With Config.Token set, every route whose table line says so (all but the
+// health routes) needs the token as "Authorization: Bearer T",
+// "X-API-Key: T", or the query parameter access_token or api_key (browsers
+// cannot set headers on EventSource and websockets). Candidates are hashed
+// and compared with crypto/subtle, so neither the content nor the length of
+// the token leaks through timing. A missing or wrong token is 401 in the
+// route's family shape (token_invalid for /v1/fs) with WWW-Authenticate.
+//
+// # Limits
+//
+// JSON request bodies are capped at Limits.MaxJSONBody (64 MiB) and tar
+// bodies at Limits.MaxTarBody (4 GiB): over the cap is 413, decided from
+// Content-Length before reading when it is announced, else when the reader
+// crosses it. PUT /v1/fs/file has no cap but the disk (507): it streams into
+// core.WriteFile and never holds the file in memory. A listing stops at
+// 10,000 entries (header X-Sandfs-Truncated: true), an upload-batch answer at
+// 1024 paths (truncated: true); the archive limits (entries, extracted bytes)
+// are core's. Header and idle timeouts belong to the http.Server cmd/sandfs
+// builds.
+//
+// # OpenAPI
+//
+// openapi.json (embedded, served at GET /openapi.json) describes every route
+// of the table with its parameters, bodies and a response schema for every
+// status it returns, and records in route descriptions the decisions the
+// contract left open. The tests keep it true: every table route is in the
+// document and the other way round, and every response the route tests
+// receive is validated against the schema of its route and status.
+package rest

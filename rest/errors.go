@@ -1,0 +1,315 @@
+package rest
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+)
+
+// kind names what went wrong, as API.md §2's error_type. Every family
+// renders a kind in its own shape; the kind and the status are decided once,
+// here, for all of them.
+type kind string
+
+const (
+	// Filesystem kinds (from the errno core returns).
+	kindNotFound         kind = "not_found"
+	kindPermissionDenied kind = "permission_denied"
+	kindAlreadyExists    kind = "already_exists"
+	kindInvalidTarget    kind = "invalid_target"
+	kindInvalidPath      kind = "invalid_path"
+	kindReadOnly         kind = "read_only_filesystem"
+	kindNoSpace          kind = "no_space_left"
+	kindTooLarge         kind = "file_too_large"
+	kindDecode           kind = "decode_error"
+	kindIO               kind = "io_error"
+
+	// Request kinds (the boundary refuses before or around the core call).
+	kindInvalidRequest   kind = "invalid_request"
+	kindUnsupportedMedia kind = "unsupported_media_type"
+	kindUnauthorized     kind = "unauthorized"
+	kindRouteNotFound    kind = "route_not_found"
+	kindMethodNotAllowed kind = "method_not_allowed"
+)
+
+// errKind is an error classified: everything a family renderer needs, and
+// nothing a client must not see.
+type errKind struct {
+	Kind     kind
+	Status   int
+	Errno    unix.Errno // 0 when the error carried none
+	Op       string     // core op (core.OpStat, …), "" when none
+	Path     string     // API path, "" when none
+	Detail   string     // safe for a client: API paths only, no panic, no host path
+	Internal bool       // unknown error: the full error goes to the log, Detail is generic
+}
+
+// requestError is a refusal the boundary makes itself: a bad query, a bad
+// body, a wrong media type, a missing token.
+type requestError struct {
+	kind   kind
+	status int
+	msg    string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func invalidRequest(format string, args ...any) error {
+	return &requestError{kindInvalidRequest, http.StatusBadRequest, fmt.Sprintf(format, args...)}
+}
+
+func unsupportedMedia(format string, args ...any) error {
+	return &requestError{kindUnsupportedMedia, http.StatusUnsupportedMediaType, fmt.Sprintf(format, args...)}
+}
+
+func tooLarge(format string, args ...any) error {
+	return &requestError{kindTooLarge, http.StatusRequestEntityTooLarge, fmt.Sprintf(format, args...)}
+}
+
+var errUnauthorized = &requestError{kindUnauthorized, http.StatusUnauthorized, "missing or invalid token"}
+
+// bodyError marks a failure reading the request body (the client sent less
+// than it announced, went away, or sent more than a limit allows), so it is
+// not mistaken for a failure of the filesystem, however core wrapped it.
+type bodyError struct{ err error }
+
+func (e *bodyError) Error() string { return "reading the request body: " + e.err.Error() }
+func (e *bodyError) Unwrap() error { return e.err }
+
+// classify turns any error a handler returns into a kind and a status
+// (API.md §2). It looks at types and errnos only, never at message text.
+func classify(err error) errKind {
+	var re *requestError
+	if errors.As(err, &re) {
+		return errKind{Kind: re.kind, Status: re.status, Detail: re.msg}
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return errKind{Kind: kindTooLarge, Status: http.StatusRequestEntityTooLarge,
+			Detail: fmt.Sprintf("request body is larger than the limit of %d bytes", mbe.Limit)}
+	}
+	var be *bodyError
+	if errors.As(err, &be) {
+		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Detail: be.Error()}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The client went away; nobody reads this answer.
+		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Detail: "request canceled"}
+	}
+	var te *core.TarEntryError
+	if errors.As(err, &te) {
+		k := errKind{Kind: kindInvalidPath, Status: http.StatusBadRequest, Errno: te.Errno, Op: core.OpUntar, Detail: te.Error()}
+		if te.Errno == unix.EFBIG {
+			k.Kind, k.Status = kindTooLarge, http.StatusRequestEntityTooLarge
+		}
+		return k
+	}
+
+	k := errKind{}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		k.Op, k.Path = pe.Op, pe.Path
+	}
+	errno, ok := core.Errno(err)
+	if !ok {
+		if k.Op == core.OpUntar && isTarFormatError(err) {
+			k.Kind, k.Status = kindInvalidRequest, http.StatusBadRequest
+			k.Detail = "malformed tar archive: " + innermost(err).Error()
+			return k
+		}
+		k.Kind, k.Status, k.Internal = kindIO, http.StatusInternalServerError, true
+		return k
+	}
+	k.Errno = errno
+	k.Kind, k.Status = errnoKind(errno, k.Op)
+	if k.Kind == kindIO {
+		k.Internal = true
+		return k
+	}
+	switch {
+	case k.Op == "resolve" && errno == unix.EINVAL:
+		k.Kind = kindInvalidPath
+		k.Detail = "path is empty or contains a NUL byte"
+	case pe != nil:
+		k.Detail = fmt.Sprintf("%s %s: %s", pe.Op, pe.Path, errno.Error())
+	default:
+		k.Detail = errno.Error()
+	}
+	return k
+}
+
+// errnoKind is the errno column of API.md §2. op tells a non-empty directory
+// on delete (invalid_target) from one as a move target (already_exists).
+func errnoKind(errno unix.Errno, op string) (kind, int) {
+	switch errno {
+	case unix.ENOENT:
+		return kindNotFound, http.StatusNotFound
+	case unix.EACCES, unix.EPERM:
+		return kindPermissionDenied, http.StatusForbidden
+	case unix.EEXIST:
+		return kindAlreadyExists, http.StatusConflict
+	case unix.ENOTEMPTY:
+		if op == core.OpRemove {
+			return kindInvalidTarget, http.StatusConflict
+		}
+		return kindAlreadyExists, http.StatusConflict
+	case unix.ENOTDIR, unix.EISDIR, unix.EINVAL:
+		return kindInvalidTarget, http.StatusBadRequest
+	case unix.ELOOP, unix.ENAMETOOLONG:
+		return kindInvalidPath, http.StatusBadRequest
+	case unix.EROFS:
+		return kindReadOnly, http.StatusForbidden
+	case unix.ENOSPC, unix.EDQUOT:
+		return kindNoSpace, http.StatusInsufficientStorage
+	case unix.EFBIG:
+		return kindTooLarge, http.StatusRequestEntityTooLarge
+	}
+	return kindIO, http.StatusInternalServerError
+}
+
+func isTarFormatError(err error) bool {
+	return errors.Is(err, tar.ErrHeader) || errors.Is(err, tar.ErrFieldTooLong) ||
+		errors.Is(err, tar.ErrInsecurePath) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+func innermost(err error) error {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err
+		}
+		err = u
+	}
+}
+
+// fail classifies err, logs what the client will not see, and renders it in
+// the family's shape.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, fam family, pattern string, err error) {
+	k := classify(err)
+	if k.Internal {
+		id := errorID()
+		s.log.Error("request failed", "id", id, "method", r.Method, "route", pattern, "err", err)
+		k.Detail = "internal error " + id + "; the server log has the details"
+	}
+	fam.render(w, k)
+}
+
+func errorID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// family is a route family's error shape.
+type family struct {
+	name   string
+	render func(w http.ResponseWriter, k errKind)
+}
+
+func familyOf(name string) family {
+	switch name {
+	case FamilyAgent:
+		return family{name, renderAgentProblem}
+	default:
+		// Service routes (health, openapi) and unknown paths speak problem+json
+		// too: the only error they give is 401/404/405.
+		return family{FamilyService, renderAgentProblem}
+	}
+}
+
+// familyForPath picks the family of a path no route matched (404, 405).
+func familyForPath(p string) family {
+	switch {
+	case strings.HasPrefix(p, "/v1/fs/"):
+		return familyOf(FamilyAgent)
+	}
+	return familyOf(FamilyService)
+}
+
+// agentType is one member of sandbox-agent's ErrorType enum.
+type agentType struct{ name, title, prefix string }
+
+var (
+	agentInvalidRequest   = agentType{"invalid_request", "Invalid Request", "invalid request: "}
+	agentNotFound         = agentType{"not_found", "Not Found", "not found: "}
+	agentConflict         = agentType{"conflict", "Conflict", "conflict: "}
+	agentPermissionDenied = agentType{"permission_denied", "Permission Denied", "permission denied: "}
+	agentStreamError      = agentType{"stream_error", "Stream Error", "stream error: "}
+	agentUnsupportedMedia = agentType{"unsupported_media_type", "Unsupported Media Type", "unsupported media type: "}
+	agentTokenInvalid     = agentType{"token_invalid", "Token Invalid", "token invalid: "}
+)
+
+// agentTypeOf maps a classified error onto sandbox-agent's enum, which has
+// no kind for a full disk, a too-large body or an unknown failure: those keep
+// their HTTP status (507, 413, 500) under stream_error / invalid_request.
+func agentTypeOf(k errKind) agentType {
+	switch k.Status {
+	case http.StatusUnauthorized:
+		return agentTokenInvalid
+	case http.StatusForbidden:
+		return agentPermissionDenied
+	case http.StatusNotFound:
+		return agentNotFound
+	case http.StatusConflict:
+		return agentConflict
+	case http.StatusUnsupportedMediaType:
+		return agentUnsupportedMedia
+	}
+	if k.Status >= 500 {
+		return agentStreamError
+	}
+	return agentInvalidRequest
+}
+
+// agentProblem is sandbox-agent's ProblemDetails.
+type agentProblem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+}
+
+// renderAgentProblem writes k as application/problem+json
+// {type:"urn:sandbox-agent:error:<kind>", title, status, detail}.
+func renderAgentProblem(w http.ResponseWriter, k errKind) {
+	t := agentTypeOf(k)
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if k.Status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="sandfs"`)
+	}
+	w.WriteHeader(k.Status)
+	json.NewEncoder(w).Encode(agentProblem{
+		Type:   "urn:sandbox-agent:error:" + t.name,
+		Title:  t.title,
+		Status: k.Status,
+		Detail: t.prefix + k.Detail,
+	})
+}
+
+// notFound answers a path no route matches.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	familyForPath(r.URL.Path).render(w, errKind{Kind: kindRouteNotFound, Status: http.StatusNotFound,
+		Detail: "no route " + r.Method + " " + r.URL.Path})
+}
+
+// methodNotAllowed answers a known path asked with the wrong method
+// (httprouter has set Allow).
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	familyForPath(r.URL.Path).render(w, errKind{Kind: kindMethodNotAllowed, Status: http.StatusMethodNotAllowed,
+		Detail: "method " + r.Method + " not allowed on " + r.URL.Path + "; allowed: " + w.Header().Get("Allow")})
+}

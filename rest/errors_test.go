@@ -1,0 +1,87 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+)
+
+func TestClassify(t *testing.T) {
+	pe := func(op string, errno error) error { return &fs.PathError{Op: op, Path: "/a/b", Err: errno} }
+	cases := []struct {
+		name     string
+		err      error
+		kind     kind
+		status   int
+		detail   string // substring
+		internal bool
+	}{
+		{"ENOENT", pe(core.OpStat, unix.ENOENT), kindNotFound, 404, "stat /a/b: no such file or directory", false},
+		{"wrapped ENOENT", fmt.Errorf("x: %w", pe(core.OpOpen, unix.ENOENT)), kindNotFound, 404, "/a/b", false},
+		{"EACCES", pe(core.OpOpen, unix.EACCES), kindPermissionDenied, 403, "permission denied", false},
+		{"EPERM", pe(core.OpRemove, unix.EPERM), kindPermissionDenied, 403, "", false},
+		{"EROFS", pe(core.OpWrite, unix.EROFS), kindReadOnly, 403, "", false},
+		{"EEXIST", pe(core.OpMkdir, unix.EEXIST), kindAlreadyExists, 409, "", false},
+		{"ENOTEMPTY on move", pe(core.OpMove, unix.ENOTEMPTY), kindAlreadyExists, 409, "", false},
+		{"ENOTEMPTY on remove", pe(core.OpRemove, unix.ENOTEMPTY), kindInvalidTarget, 409, "", false},
+		{"ENOTDIR", pe(core.OpList, unix.ENOTDIR), kindInvalidTarget, 400, "", false},
+		{"EISDIR", pe(core.OpOpen, unix.EISDIR), kindInvalidTarget, 400, "is a directory", false},
+		{"EINVAL", pe(core.OpOpen, unix.EINVAL), kindInvalidTarget, 400, "", false},
+		{"ELOOP", pe(core.OpStat, unix.ELOOP), kindInvalidPath, 400, "", false},
+		{"ENAMETOOLONG", pe(core.OpStat, unix.ENAMETOOLONG), kindInvalidPath, 400, "", false},
+		{"bad path", pe("resolve", unix.EINVAL), kindInvalidPath, 400, "empty or contains a NUL", false},
+		{"ENOSPC", pe(core.OpWrite, unix.ENOSPC), kindNoSpace, 507, "", false},
+		{"EDQUOT", pe(core.OpWrite, unix.EDQUOT), kindNoSpace, 507, "", false},
+		{"EFBIG", pe(core.OpWrite, unix.EFBIG), kindTooLarge, 413, "", false},
+		{"EIO", pe(core.OpWrite, unix.EIO), kindIO, 500, "", true},
+		{"no errno", errors.New("/host/secret/path exploded"), kindIO, 500, "", true},
+		{"tar entry", &core.TarEntryError{Entry: "../x", Reason: "climbs", Errno: unix.EINVAL}, kindInvalidPath, 400, `tar entry "../x": climbs`, false},
+		{"tar limit", &core.TarEntryError{Entry: "x", Reason: "too many entries", Errno: unix.EFBIG}, kindTooLarge, 413, "", false},
+		{"malformed tar", pe(core.OpUntar, io.ErrUnexpectedEOF), kindInvalidRequest, 400, "malformed tar archive", false},
+		{"body cut short", &bodyError{io.ErrUnexpectedEOF}, kindInvalidRequest, 400, "request body", false},
+		{"body over limit", pe(core.OpUntar, &http.MaxBytesError{Limit: 10}), kindTooLarge, 413, "10 bytes", false},
+		{"request error", invalidRequest("bad %s", "thing"), kindInvalidRequest, 400, "bad thing", false},
+		{"media type", unsupportedMedia("nope"), kindUnsupportedMedia, 415, "nope", false},
+		{"unauthorized", errUnauthorized, kindUnauthorized, 401, "token", false},
+		{"canceled", context.Canceled, kindInvalidRequest, 400, "canceled", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			k := classify(c.err)
+			if k.Kind != c.kind || k.Status != c.status || k.Internal != c.internal {
+				t.Errorf("got %s %d internal=%v, want %s %d internal=%v", k.Kind, k.Status, k.Internal, c.kind, c.status, c.internal)
+			}
+			if !strings.Contains(k.Detail, c.detail) {
+				t.Errorf("detail: got %q, want it to contain %q", k.Detail, c.detail)
+			}
+			if c.internal && k.Detail != "" {
+				t.Errorf("internal error detail: got %q, want none (fail writes a generic one)", k.Detail)
+			}
+		})
+	}
+}
+
+func TestAgentTypeOf(t *testing.T) {
+	cases := []struct {
+		status int
+		want   string
+	}{
+		{400, "invalid_request"}, {401, "token_invalid"}, {403, "permission_denied"}, {404, "not_found"},
+		{405, "invalid_request"}, {409, "conflict"}, {413, "invalid_request"}, {415, "unsupported_media_type"},
+		{500, "stream_error"}, {507, "stream_error"},
+	}
+	for _, c := range cases {
+		if got := agentTypeOf(errKind{Status: c.status}).name; got != c.want {
+			t.Errorf("agentTypeOf(%d): got %s, want %s", c.status, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package rest
+
+import (
+	"io"
+	"net/http"
+	"runtime/debug"
+)
+
+// trackingWriter remembers whether the response has started, so a panic
+// after the first byte is not answered with a second status line. It keeps
+// the fast paths of the writer it wraps: ReadFrom still reaches the
+// connection's sendfile, and http.ResponseController finds Flush and the
+// deadlines through Unwrap.
+type trackingWriter struct {
+	http.ResponseWriter
+	started bool
+}
+
+func (t *trackingWriter) WriteHeader(code int) {
+	if code >= 200 {
+		t.started = true
+	}
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.started = true
+	return t.ResponseWriter.Write(b)
+}
+
+// ReadFrom lets io.Copy (and http.ServeContent) hand the source to the
+// underlying writer, which uses sendfile for an *os.File.
+func (t *trackingWriter) ReadFrom(r io.Reader) (int64, error) {
+	t.started = true
+	return io.Copy(t.ResponseWriter, r)
+}
+
+func (t *trackingWriter) Flush() {
+	t.started = true
+	http.NewResponseController(t.ResponseWriter).Flush()
+}
+
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// recoverPanic turns a panic in a handler into a 500 in the family's shape
+// and logs the panic with its stack. The client never sees the panic text.
+// http.ErrAbortHandler is re-raised: it is how a handler asks net/http to
+// cut the connection.
+func (s *Server) recoverPanic(w *trackingWriter, r *http.Request, fam family, pattern string) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	id := errorID()
+	s.log.Error("handler panic", "id", id, "method", r.Method, "route", pattern, "panic", v, "stack", string(debug.Stack()))
+	if w.started {
+		// Too late for a status: cut the connection so the client sees a
+		// truncated answer rather than a complete-looking one.
+		panic(http.ErrAbortHandler)
+	}
+	fam.render(w, errKind{Kind: kindIO, Status: http.StatusInternalServerError, Internal: true,
+		Detail: "internal error " + id + "; the server log has the details"})
+}
+
+// lastResortPanic is httprouter's PanicHandler, for a panic outside any
+// route's own recover (in the router itself).
+func (s *Server) lastResortPanic(w http.ResponseWriter, r *http.Request, v any) {
+	id := errorID()
+	s.log.Error("router panic", "id", id, "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+	familyForPath(r.URL.Path).render(w, errKind{Kind: kindIO, Status: http.StatusInternalServerError, Internal: true,
+		Detail: "internal error " + id + "; the server log has the details"})
+}

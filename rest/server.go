@@ -1,0 +1,87 @@
+package rest
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+
+	"sandfs/core"
+)
+
+// Config wires a Server. cmd/sandfs builds it from flags.
+type Config struct {
+	Sandboxes map[string]*core.Sandbox // "default" is required; other families act on it
+	Token     string                   // "" = no auth
+	Limits    Limits
+	Log       *slog.Logger // nil = slog.Default()
+}
+
+// Limits bound request bodies. Zero fields take the defaults of API.md §1.
+type Limits struct {
+	MaxJSONBody int64 // default 64 MiB -> 413
+	MaxTarBody  int64 // default 4 GiB (upload-batch body) -> 413
+}
+
+// DefaultLimits are the limits of API.md §1.
+var DefaultLimits = Limits{MaxJSONBody: 64 << 20, MaxTarBody: 4 << 30}
+
+// Server serves the route families over one core.Sandbox map.
+type Server struct {
+	fs        agentFS // sandbox "default"
+	sandboxes map[string]*core.Sandbox
+	auth      tokenCheck
+	limits    Limits
+	log       *slog.Logger
+	routes    []route
+	handler   http.Handler
+}
+
+// New builds a Server from cfg. It fails when sandbox "default" is missing.
+func New(cfg Config) (*Server, error) {
+	def := cfg.Sandboxes["default"]
+	if def == nil {
+		return nil, errors.New("rest: Config.Sandboxes has no \"default\" sandbox")
+	}
+	s := &Server{
+		fs:        def,
+		sandboxes: cfg.Sandboxes,
+		auth:      newTokenCheck(cfg.Token),
+		limits:    cfg.Limits,
+		log:       cfg.Log,
+	}
+	if s.limits.MaxJSONBody <= 0 {
+		s.limits.MaxJSONBody = DefaultLimits.MaxJSONBody
+	}
+	if s.limits.MaxTarBody <= 0 {
+		s.limits.MaxTarBody = DefaultLimits.MaxTarBody
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.routes = s.table()
+
+	r := httprouter.New()
+	for _, rt := range s.routes {
+		r.Handle(rt.Method, rt.Path, s.handle(rt))
+	}
+	r.NotFound = http.HandlerFunc(s.notFound)
+	r.MethodNotAllowed = http.HandlerFunc(s.methodNotAllowed)
+	r.PanicHandler = s.lastResortPanic
+	s.handler = r
+	return s, nil
+}
+
+// Handler is the http.Handler serving every route of the table.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Routes returns the route table (method, path pattern, family, whether auth
+// applies) for tests and docs.
+func (s *Server) Routes() []Route {
+	out := make([]Route, len(s.routes))
+	for i, rt := range s.routes {
+		out[i] = rt.Route
+	}
+	return out
+}
