@@ -5,6 +5,8 @@ import (
 	"io/fs"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
 )
 
 // Mkdir creates the directory p. With parents it creates missing ancestors
@@ -20,7 +22,7 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 		perm = 0o755
 	}
 	if parents {
-		return s.mkdirAll(ap, perm)
+		return s.mkdirAll(ctx, ap, perm)
 	}
 	dirfd, name, err := s.parent(ap)
 	if err == unix.EINVAL { // the root
@@ -30,14 +32,20 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 		return pathErr(OpMkdir, ap, err)
 	}
 	defer unix.Close(dirfd)
-	return pathErr(OpMkdir, ap, unix.Mkdirat(dirfd, name, perm))
+	claim := s.Claim(ap)
+	defer claim.Done()
+	if err := unix.Mkdirat(dirfd, name, perm); err != nil {
+		return pathErr(OpMkdir, ap, err)
+	}
+	s.emit(ctx, journal.Create, ap, "", true)
+	return nil
 }
 
 // mkdirAll is mkdir -p on a clean API path: symlinks to directories inside
 // the root count as directories, as the kernel's resolution sees them. It
 // finds the deepest existing ancestor, then creates the rest downward, each
 // new component opened with O_NOFOLLOW from the fd of the one before.
-func (s *Sandbox) mkdirAll(ap string, perm uint32) error {
+func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
 	var missing []string
 	cur := ap
 	var fd int
@@ -62,6 +70,12 @@ func (s *Sandbox) mkdirAll(ap string, perm uint32) error {
 		missing = append(missing, name)
 		cur = dir
 	}
+	if len(missing) == 0 {
+		unix.Close(fd)
+		return nil
+	}
+	claim := s.Claim(join(cur, missing[len(missing)-1]))
+	defer claim.Done()
 	for i := len(missing) - 1; i >= 0; i-- {
 		name := missing[i]
 		cur = join(cur, name)
@@ -80,6 +94,9 @@ func (s *Sandbox) mkdirAll(ap string, perm uint32) error {
 			return pathErr(OpMkdir, ap, oerr)
 		}
 		fd = next
+		if err == nil {
+			s.emit(ctx, journal.Create, cur, "", true)
+		}
 	}
 	unix.Close(fd)
 	return nil

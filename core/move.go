@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
 )
 
 // MoveOptions shape a Move.
@@ -32,7 +34,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	}
 	if o.MkdirParents {
 		dir, _ := split(ta)
-		if err := s.mkdirAll(dir, 0o755); err != nil {
+		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
 			return err
 		}
 	}
@@ -47,6 +49,8 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	}
 	defer unix.Close(tdir)
 
+	claim := s.Claim(fa, ta)
+	defer claim.Done()
 	err = renameNoReplace(fdir, fname, tdir, tname)
 	if err == unix.EEXIST && o.Overwrite {
 		// A file over a file, or a directory over an empty one, is one
@@ -70,7 +74,11 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 		}
 		return pathErr(OpMove, ta, err)
 	}
-	return pathErr(OpMove, fa, err)
+	if err != nil {
+		return pathErr(OpMove, fa, err)
+	}
+	s.emit(ctx, journal.Rename, ta, fa, false)
+	return nil
 }
 
 // renameNoReplace is renameat2(RENAME_NOREPLACE), with a check-then-rename

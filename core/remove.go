@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
 )
 
 // Remove deletes p, never following a final symlink (the link goes, not its
@@ -21,10 +23,14 @@ func (s *Sandbox) Remove(ctx context.Context, p string, recursive bool) error {
 		return pathErr(OpRemove, ap, err)
 	}
 	defer unix.Close(dirfd)
+	claim := s.Claim(ap)
+	defer claim.Done()
+	isDir := false
 	err = unix.Unlinkat(dirfd, name, 0)
 	if err == unix.EISDIR || err == unix.EPERM {
 		var st unix.Stat_t
 		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			isDir = true
 			err = unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 			if (err == unix.ENOTEMPTY || err == unix.EEXIST) && recursive {
 				err = removeAllAt(ctx, dirfd, name)
@@ -34,7 +40,11 @@ func (s *Sandbox) Remove(ctx context.Context, p string, recursive bool) error {
 			}
 		}
 	}
-	return pathErr(OpRemove, ap, err)
+	if err != nil {
+		return pathErr(OpRemove, ap, err)
+	}
+	s.emit(ctx, journal.Remove, ap, "", isDir)
+	return nil
 }
 
 // removeAllAt removes name in dirfd and everything under it, walking by fd

@@ -3,8 +3,11 @@ package core
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
 )
 
 // Limits bound what one operation may do. Zero fields take the defaults.
@@ -28,21 +31,27 @@ type Options struct {
 // Sandbox is one directory tree served under a name. It owns an open fd on
 // its root; every operation resolves its API paths beneath that fd.
 type Sandbox struct {
-	name     string
-	hostRoot string // for logs and the operator only; never in an API answer
-	root     int
-	workdir  string
-	openat2  bool
-	limits   Limits
+	name       string
+	hostRoot   string // for logs and the operator only; never in an API answer
+	root       int
+	workdir    string
+	openat2    bool
+	limits     Limits
+	journal    *journal.Journal
+	ledger     ledger
+	watchReady chan struct{}
 }
 
 // Open opens the directory dir as the sandbox called name.
 func Open(name, dir string, o Options) (*Sandbox, error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open sandbox root", Path: dir, Err: err}
 	}
-	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits}
+	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, journal: journal.New(), watchReady: make(chan struct{})}
 	if s.limits.TarEntries <= 0 {
 		s.limits.TarEntries = DefaultLimits.TarEntries
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
 )
 
 // TarMode says how an archive meets an existing destination.
@@ -111,6 +113,8 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 	}
 	defer unix.Close(basefd)
 	stage := tempName()
+	claim := s.Claim(da, join(base, stage))
+	defer claim.Done()
 	if err := unix.Mkdirat(basefd, stage, 0o700); err != nil {
 		return fail(err)
 	}
@@ -124,16 +128,17 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 		removeAllAt(context.WithoutCancel(ctx), basefd, stage)
 	}()
 
-	x := extractor{stagefd: stagefd, limits: s.limits, files: map[string]bool{}}
+	x := extractor{stagefd: stagefd, limits: s.limits, files: map[string]bool{}, isDir: map[string]bool{}, isLink: map[string]bool{}}
 	names, err := x.run(ctx, r)
 	if err != nil {
 		return fail(err)
 	}
 
 	// Move the staged tree in.
+	madeDest := false
 	if !destExists {
 		dir, name := split(da)
-		if err := s.mkdirAll(dir, 0o755); err != nil {
+		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
 			return TarResult{}, err
 		}
 		dirfd, err := s.openDir(dir)
@@ -147,6 +152,8 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 			destExists = true // someone made it meanwhile: merge into it
 		} else if err != nil {
 			return fail(err)
+		} else {
+			madeDest = true
 		}
 	}
 	if destExists {
@@ -165,12 +172,24 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 	}
 
 	res := TarResult{Entries: len(names), Bytes: x.bytes}
+	if madeDest {
+		s.emit(ctx, journal.Create, da, "", true)
+	}
+	for _, n := range x.created {
+		p := join(da, n)
+		isDir := x.isDir[n]
+		s.emit(ctx, journal.Create, p, "", isDir)
+		if !isDir && !x.isLink[n] {
+			s.emit(ctx, journal.Write, p, "", false)
+		}
+	}
 	for _, n := range names {
+		p := join(da, n)
 		if o.MaxPaths > 0 && len(res.Paths) >= o.MaxPaths {
 			res.Truncated = true
 			break
 		}
-		res.Paths = append(res.Paths, join(da, n))
+		res.Paths = append(res.Paths, p)
 	}
 	return res, nil
 }
@@ -181,6 +200,9 @@ type extractor struct {
 	limits  Limits
 	bytes   int64
 	files   map[string]bool // non-directories extracted so far, for hard links
+	isDir   map[string]bool
+	isLink  map[string]bool // symlinks
+	created []string        // every name made, implicit parents included, in order
 	dirs    []dirMeta
 }
 
@@ -279,7 +301,11 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 	}
 	switch hdr.Typeflag {
 	case tar.TypeDir:
-		if err := unix.Mkdirat(parent, base, 0o700); err != nil && err != unix.EEXIST {
+		switch err := unix.Mkdirat(parent, base, 0o700); err {
+		case nil:
+			x.created = append(x.created, name)
+		case unix.EEXIST:
+		default:
 			return err
 		}
 		fd, err := openStagedDir(parent, base, hdr.Name)
@@ -288,6 +314,7 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 		}
 		unix.Close(fd)
 		x.dirs = append(x.dirs, dirMeta{name: name, mode: perm, hdr: hdr})
+		x.isDir[name] = true
 		return nil
 	case tar.TypeSymlink:
 		if err := checkSymlink(hdr.Name, name, hdr.Linkname); err != nil {
@@ -296,6 +323,7 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 		if err := unix.Symlinkat(hdr.Linkname, parent, base); err != nil {
 			return err
 		}
+		x.isLink[name] = true
 	case tar.TypeLink:
 		target, err := entryName(hdr.Linkname)
 		if err != nil || target == "" || !x.files[target] {
@@ -330,6 +358,7 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 		}
 	}
 	x.files[name] = true
+	x.created = append(x.created, name)
 	setTimes(parent, base, hdr)
 	return nil
 }
@@ -343,11 +372,18 @@ func (x *extractor) parentDir(entry, dir string) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	prefix := ""
 	for _, c := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
 		if c == "" {
 			continue
 		}
-		if err := unix.Mkdirat(fd, c, 0o755); err != nil && err != unix.EEXIST {
+		prefix = path.Join(prefix, c)
+		switch err := unix.Mkdirat(fd, c, 0o755); err {
+		case nil:
+			x.created = append(x.created, prefix)
+			x.isDir[prefix] = true
+		case unix.EEXIST:
+		default:
 			unix.Close(fd)
 			return -1, err
 		}

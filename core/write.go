@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
 )
 
 // WriteOptions shape a WriteFile.
@@ -38,8 +40,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		return 0, pathErr(OpWrite, ap, err)
 	}
 	if o.MkdirParents {
-		dir, _ := split(ap)
-		if err := s.mkdirAll(dir, 0o755); err != nil {
+		parentDir, _ := split(ap)
+		if err := s.mkdirAll(ctx, parentDir, 0o755); err != nil {
 			return 0, err
 		}
 	}
@@ -49,7 +51,10 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	}
 	defer unix.Close(dirfd)
 
+	claim := s.Claim(ap)
+	defer claim.Done()
 	mode := uint32(0o644)
+	existed := false
 	owner := -1
 	group := -1
 	var st unix.Stat_t
@@ -57,6 +62,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return 0, pathErr(OpWrite, ap, unix.EISDIR)
 	case err == nil:
+		existed = true
 		mode = st.Mode & 0o7777
 		owner, group = int(st.Uid), int(st.Gid)
 	case err != unix.ENOENT:
@@ -66,7 +72,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		mode = unixPerm(o.Mode)
 	}
 
-	tmp, f, err := createTemp(dirfd, ap)
+	dir, _ := split(ap)
+	tmp, f, err := createTemp(dirfd, ap, func(name string) { claim.Add(join(dir, name)) })
 	if err != nil {
 		return 0, pathErr(OpWrite, ap, err)
 	}
@@ -101,13 +108,19 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		unix.Unlinkat(dirfd, tmp, 0)
 		return 0, pathErr(OpWrite, ap, err)
 	}
+	if !existed {
+		s.emit(ctx, journal.Create, ap, "", false)
+	}
+	s.emit(ctx, journal.Write, ap, "", false)
 	return n, nil
 }
 
 // createTemp makes a new empty temp file in dirfd, named for the target.
-func createTemp(dirfd int, apiPath string) (string, *os.File, error) {
+// claim is told the name before the file exists.
+func createTemp(dirfd int, apiPath string, claim func(name string)) (string, *os.File, error) {
 	for tries := 0; ; tries++ {
 		name := tempName()
+		claim(name)
 		fd, err := unix.Openat(dirfd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err == unix.EEXIST && tries < 16 {
 			continue

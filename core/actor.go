@@ -1,0 +1,54 @@
+package core
+
+import (
+	"context"
+
+	"sandfs/core/journal"
+)
+
+// Actor is who makes a change: the origin a journal event carries, and for
+// the FUSE mirror the calling process and user.
+type Actor struct {
+	Origin journal.Origin
+	Pid    uint32
+	Uid    uint32
+}
+
+type actorKey struct{}
+
+// WithActor stamps ctx with who is acting; core operations read it when they
+// append to the journal. Handlers stamp journal.API, the mirror journal.FUSE.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// actorOf is the actor in ctx, origin api when none was stamped.
+func actorOf(ctx context.Context) Actor {
+	if a, ok := ctx.Value(actorKey{}).(Actor); ok {
+		return a
+	}
+	return Actor{Origin: journal.API}
+}
+
+// Journal is the sandbox's one record of change.
+func (s *Sandbox) Journal() *journal.Journal { return s.journal }
+
+// emit appends one event made by the actor in ctx, describing ap as it is
+// now (or as it was, for a remove).
+func (s *Sandbox) emit(ctx context.Context, typ journal.Type, ap, old string, isDir bool) {
+	a := actorOf(ctx)
+	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: a.Origin, Pid: a.Pid, Uid: a.Uid}
+	if typ != journal.Remove {
+		if info, err := s.lstat(ap); err == nil {
+			fillEvent(&e, info)
+		}
+	}
+	s.journal.Append(e)
+}
+
+func fillEvent(e *journal.Event, info Info) {
+	e.IsDir = info.IsDir()
+	e.Size = info.Size
+	e.Mtime = info.ModTime
+	e.Inode = info.Inode
+}

@@ -1,0 +1,41 @@
+package journal
+
+import "time"
+
+// Type is what happened to a path.
+type Type string
+
+// The event types.
+const (
+	Create Type = "create"
+	Write  Type = "write"
+	Remove Type = "remove"
+	Rename Type = "rename"
+	Chmod  Type = "chmod"
+)
+
+// Origin is who made a change.
+type Origin string
+
+// The origins.
+const (
+	API      Origin = "api"
+	FUSE     Origin = "fuse"
+	External Origin = "external"
+)
+
+// Event is one change. It has no wire tags: each route family shapes it.
+type Event struct {
+	Seq     uint64
+	Type    Type
+	Path    string // API path
+	OldPath string // on rename, when known
+	IsDir   bool
+	Size    int64
+	Mtime   time.Time
+	Inode   uint64
+	Time    time.Time // when the journal took it
+	Origin  Origin
+	Pid     uint32 // fuse: the calling process (thread) where the kernel tells
+	Uid     uint32 // fuse: the calling user
+}

@@ -1,0 +1,121 @@
+package journal
+
+import (
+	"sync"
+	"time"
+)
+
+// RingSize is how many recent events a journal keeps for Since.
+const RingSize = 10_000
+
+// Journal is the sequence of events of one sandbox.
+type Journal struct {
+	mu       sync.Mutex
+	seq      uint64
+	ring     []Event // ring[i%RingSize] holds seq i+1
+	watchers map[string]*Watcher
+	byKey    map[string]*Watcher
+	subs     map[*Subscription]struct{}
+	counts   map[Origin]map[Type]uint64
+	now      func() time.Time
+	maxW     int
+}
+
+// New makes an empty journal.
+func New() *Journal {
+	return &Journal{
+		ring:     make([]Event, 0, 64),
+		watchers: map[string]*Watcher{},
+		byKey:    map[string]*Watcher{},
+		subs:     map[*Subscription]struct{}{},
+		counts:   map[Origin]map[Type]uint64{},
+		now:      time.Now,
+		maxW:     MaxWatchers,
+	}
+}
+
+// Append gives e the next sequence number and the current time, keeps it,
+// and hands it to every watcher and subscription. It never blocks on a
+// reader. It returns the event as stored.
+func (j *Journal) Append(e Event) Event {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.seq++
+	e.Seq = j.seq
+	e.Time = j.now()
+	if len(j.ring) < RingSize {
+		j.ring = append(j.ring, e)
+	} else {
+		j.ring[(e.Seq-1)%RingSize] = e
+	}
+	byType := j.counts[e.Origin]
+	if byType == nil {
+		byType = map[Type]uint64{}
+		j.counts[e.Origin] = byType
+	}
+	byType[e.Type]++
+	for _, w := range j.watchers {
+		w.offer(e)
+	}
+	for s := range j.subs {
+		s.offer(e)
+	}
+	return e
+}
+
+// Seq is the sequence number of the latest event (0 before any).
+func (j *Journal) Seq() uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.seq
+}
+
+// Since returns up to max events after seq that the ring still holds, and
+// whether some after seq were already overwritten.
+func (j *Journal) Since(seq uint64, max int) (events []Event, lost bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	oldest := uint64(1)
+	if j.seq > RingSize {
+		oldest = j.seq - RingSize + 1
+	}
+	if seq+1 < oldest {
+		lost = true
+		seq = oldest - 1
+	}
+	for s := seq + 1; s <= j.seq && (max <= 0 || len(events) < max); s++ {
+		events = append(events, j.ring[(s-1)%RingSize])
+	}
+	return events, lost
+}
+
+// Counts reports how many events each origin made of each type.
+func (j *Journal) Counts() map[Origin]map[Type]uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make(map[Origin]map[Type]uint64, len(j.counts))
+	for o, m := range j.counts {
+		c := make(map[Type]uint64, len(m))
+		for t, n := range m {
+			c[t] = n
+		}
+		out[o] = c
+	}
+	return out
+}
+
+// Lost tells every watcher whose path covers p (an API path; "/" for all)
+// that events under it were lost (a kernel queue overflow), so their next
+// poll reports overflow.
+func (j *Journal) Lost(p string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, w := range j.watchers {
+		if w.cfg.Path == "/" || p == "/" || within(p, w.cfg.Path) || within(w.cfg.Path, p) {
+			w.markLost(j.seq)
+		}
+	}
+	for s := range j.subs {
+		s.markLost()
+	}
+}

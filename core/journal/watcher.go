@@ -1,0 +1,340 @@
+package journal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Limits of watchers.
+const (
+	MaxWatchers = 128    // per journal
+	BufferSize  = 10_000 // events a watcher keeps
+)
+
+// Errors of the watcher registry.
+var (
+	ErrTooManyWatchers = errors.New("too many watchers")
+	ErrUnknownWatcher  = errors.New("unknown watcher")
+	ErrWatcherClosed   = errors.New("watcher stopped")
+)
+
+// Config is what a watcher watches. Two creates with equal configs share a
+// watcher.
+type Config struct {
+	Path      string // clean API path
+	Recursive bool
+	Debounce  time.Duration
+	Exclude   []string // nil: DefaultExcludes; empty: none
+	Include   []string
+}
+
+func (c Config) key() string {
+	ex := c.Exclude
+	if ex == nil {
+		ex = DefaultExcludes
+	}
+	return fmt.Sprintf("%q %v %d %q %q", c.Path, c.Recursive, c.Debounce, ex, c.Include)
+}
+
+// Watcher is a filtered, buffered view of a journal.
+type Watcher struct {
+	ID      string
+	cfg     Config
+	exclude []string
+	key     string
+	created time.Time
+	refs    int // under the journal's lock
+
+	mu          sync.Mutex
+	queue       []*pending // waiting for their debounce, in order
+	latest      map[string]*pending
+	buf         []Event
+	lostThrough uint64
+	changed     chan struct{} // closed and replaced when buf or lostThrough change
+	timer       *time.Timer
+	closed      bool
+}
+
+type pending struct {
+	e        Event
+	deadline time.Time
+	dead     bool // coalesced into a later write
+}
+
+// Info describes a watcher.
+type Info struct {
+	ID            string
+	Config        Config
+	Created       time.Time
+	InitialCursor uint64
+	Refs          int
+}
+
+// Watch returns the watcher for cfg: an existing one with an equal config
+// (reused, one more reference), or a new one that sees events from now on.
+func (j *Journal) Watch(cfg Config) (w *Watcher, info Info, reused bool, err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	key := cfg.key()
+	if w := j.byKey[key]; w != nil {
+		w.refs++
+		return w, w.info(j.seq), true, nil
+	}
+	if len(j.watchers) >= j.maxW {
+		return nil, Info{}, false, ErrTooManyWatchers
+	}
+	var id [8]byte
+	rand.Read(id[:])
+	w = &Watcher{
+		ID:      "w_" + hex.EncodeToString(id[:]),
+		cfg:     cfg,
+		exclude: cfg.Exclude,
+		key:     key,
+		created: j.now(),
+		refs:    1,
+		latest:  map[string]*pending{},
+		changed: make(chan struct{}),
+	}
+	if w.exclude == nil {
+		w.exclude = DefaultExcludes
+	}
+	j.watchers[w.ID] = w
+	j.byKey[key] = w
+	return w, w.info(j.seq), false, nil
+}
+
+func (w *Watcher) info(seq uint64) Info {
+	return Info{ID: w.ID, Config: w.cfg, Created: w.created, InitialCursor: seq, Refs: w.refs}
+}
+
+// Watcher finds a live watcher by id.
+func (j *Journal) Watcher(id string) (*Watcher, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if w := j.watchers[id]; w != nil {
+		return w, nil
+	}
+	return nil, ErrUnknownWatcher
+}
+
+// Watchers describes the live watchers, oldest first.
+func (j *Journal) Watchers() []Info {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]Info, 0, len(j.watchers))
+	for _, w := range j.watchers {
+		out = append(out, w.info(j.seq))
+	}
+	for i := 1; i < len(out); i++ { // few: insertion sort by creation
+		for k := i; k > 0 && out[k].Created.Before(out[k-1].Created); k-- {
+			out[k], out[k-1] = out[k-1], out[k]
+		}
+	}
+	return out
+}
+
+// Release drops one reference to a watcher and stops it at the last,
+// waking its pollers. It returns the references left.
+func (j *Journal) Release(id string) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	w := j.watchers[id]
+	if w == nil {
+		return 0, ErrUnknownWatcher
+	}
+	w.refs--
+	if w.refs > 0 {
+		return w.refs, nil
+	}
+	delete(j.watchers, id)
+	delete(j.byKey, w.key)
+	w.close()
+	return 0, nil
+}
+
+// Config is what the watcher watches.
+func (w *Watcher) Config() Config { return w.cfg }
+
+// Matches reports whether an event falls in the watcher's view.
+func (w *Watcher) Matches(e Event) bool {
+	return w.matchPath(e.Path) || (e.OldPath != "" && w.matchPath(e.OldPath))
+}
+
+func (w *Watcher) matchPath(p string) bool {
+	if !within(p, w.cfg.Path) {
+		return false
+	}
+	rel := Rel(p, w.cfg.Path)
+	if !w.cfg.Recursive && strings.Contains(rel, "/") {
+		return false
+	}
+	return !Excluded(rel, w.exclude) && Included(rel, w.cfg.Include)
+}
+
+// offer takes an event from the journal (under the journal's lock).
+func (w *Watcher) offer(e Event) {
+	if !w.Matches(e) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	now := time.Now()
+	p := &pending{e: e, deadline: now}
+	if e.Type == Write && w.cfg.Debounce > 0 {
+		p.deadline = now.Add(w.cfg.Debounce)
+		if prev := w.latest[e.Path]; prev != nil && prev.e.Type == Write && !prev.dead {
+			prev.dead = true
+			p.deadline = prev.deadline // the window opened at the first write
+		}
+	}
+	w.queue = append(w.queue, p)
+	w.latest[e.Path] = p
+	if e.OldPath != "" {
+		w.latest[e.OldPath] = p
+	}
+	w.flush(now)
+}
+
+// flush moves events whose debounce passed into the buffer, in order, and
+// arms the timer for the next one.
+func (w *Watcher) flush(now time.Time) {
+	moved := false
+	for len(w.queue) > 0 {
+		p := w.queue[0]
+		if !p.dead && p.deadline.After(now) {
+			break
+		}
+		w.queue[0] = nil
+		w.queue = w.queue[1:]
+		if w.latest[p.e.Path] == p {
+			delete(w.latest, p.e.Path)
+		}
+		if p.e.OldPath != "" && w.latest[p.e.OldPath] == p {
+			delete(w.latest, p.e.OldPath)
+		}
+		if p.dead {
+			continue
+		}
+		if len(w.buf) >= BufferSize {
+			drop := len(w.buf) - BufferSize + 1
+			w.lostThrough = max(w.lostThrough, w.buf[drop-1].Seq)
+			w.buf = append(w.buf[:0], w.buf[drop:]...)
+		}
+		w.buf = append(w.buf, p.e)
+		moved = true
+	}
+	if len(w.queue) == 0 {
+		w.queue = nil
+	} else {
+		d := w.queue[0].deadline.Sub(now)
+		if w.timer == nil {
+			w.timer = time.AfterFunc(d, w.tick)
+		} else {
+			w.timer.Reset(d)
+		}
+	}
+	if moved {
+		w.wake()
+	}
+}
+
+func (w *Watcher) tick() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.flush(time.Now())
+	}
+}
+
+func (w *Watcher) wake() {
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+func (w *Watcher) markLost(seq uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if seq > w.lostThrough {
+		w.lostThrough = seq
+	}
+	w.wake()
+}
+
+func (w *Watcher) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.queue, w.latest = nil, nil
+	w.wake()
+}
+
+// Batch is the answer to a poll.
+type Batch struct {
+	Events   []Event
+	Cursor   uint64 // pass it to the next poll
+	Overflow bool   // events after the given cursor were lost
+}
+
+// Read returns, without waiting, up to limit buffered events after cursor.
+func (w *Watcher) Read(cursor uint64, limit int) (Batch, <-chan struct{}, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return Batch{Cursor: cursor}, nil, ErrWatcherClosed
+	}
+	b := Batch{Cursor: cursor, Overflow: cursor < w.lostThrough}
+	// buf is in seq order: find the first event after cursor.
+	lo, hi := 0, len(w.buf)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if w.buf[m].Seq <= cursor {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	for _, e := range w.buf[lo:] {
+		if limit > 0 && len(b.Events) >= limit {
+			break
+		}
+		b.Events = append(b.Events, e)
+	}
+	if n := len(b.Events); n > 0 {
+		b.Cursor = b.Events[n-1].Seq
+	} else if b.Overflow {
+		b.Cursor = w.lostThrough
+	}
+	return b, w.changed, nil
+}
+
+// Poll is Read that waits up to timeout for something to read: an event
+// after cursor, or a loss. It returns early when ctx ends.
+func (w *Watcher) Poll(ctx context.Context, cursor uint64, limit int, timeout time.Duration) (Batch, error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		b, changed, err := w.Read(cursor, limit)
+		if err != nil || len(b.Events) > 0 || b.Overflow {
+			return b, err
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return b, nil
+		case <-ctx.Done():
+			return b, ctx.Err()
+		}
+	}
+}

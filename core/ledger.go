@@ -1,0 +1,114 @@
+package core
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// The ledger is how a change made by core (or the mirror) is told once: the
+// operation opens a claim on the paths it is about to touch before its first
+// syscall, and when it is done it drops a sentinel file named for the claim
+// in a private control directory that the same inotify instance watches.
+// inotify queues events in the order they happen, so every echo of the
+// operation reaches the reader before the sentinel does: the reader drops
+// events on claimed paths while the claim is open and closes the claim when
+// it reads the sentinel. No time window is involved, so an outside write
+// that lands right after an API write of the same file is still told.
+type ledger struct {
+	mu     sync.Mutex
+	next   uint64
+	open   map[uint64]*Claim
+	ctlDir string // "" while no kernel watch runs: claims close at once
+}
+
+// Claim is one operation's hold on the echoes of its changes.
+type Claim struct {
+	l     *ledger
+	id    uint64
+	paths []string // API paths; each covers its subtree
+}
+
+// Claim opens a claim on the given API paths (each with everything under
+// it). Add more with Add; Done must be called when the changes are made.
+func (s *Sandbox) Claim(paths ...string) *Claim {
+	l := &s.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.next++
+	c := &Claim{l: l, id: l.next, paths: append([]string(nil), paths...)}
+	if l.open == nil {
+		l.open = map[uint64]*Claim{}
+	}
+	l.open[c.id] = c
+	return c
+}
+
+// Add extends the claim to more paths.
+func (c *Claim) Add(paths ...string) {
+	c.l.mu.Lock()
+	c.paths = append(c.paths, paths...)
+	c.l.mu.Unlock()
+}
+
+// Done ends the operation: its echoes are claimed until the reader meets the
+// sentinel. Done twice is harmless.
+func (c *Claim) Done() {
+	l := c.l
+	l.mu.Lock()
+	dir := l.ctlDir
+	if _, ok := l.open[c.id]; !ok {
+		l.mu.Unlock()
+		return
+	}
+	if dir == "" {
+		delete(l.open, c.id)
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
+	fd, err := unix.Open(filepath.Join(dir, strconv.FormatUint(c.id, 10)), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		l.close(c.id) // no sentinel: better a duplicate event than a lost one
+		return
+	}
+	unix.Close(fd)
+}
+
+func (l *ledger) close(id uint64) {
+	l.mu.Lock()
+	delete(l.open, id)
+	l.mu.Unlock()
+}
+
+// claimed reports whether an open claim covers API path p.
+func (l *ledger) claimed(p string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.open {
+		for _, cp := range c.paths {
+			if p == cp || isUnder(p, cp) || cp == "/" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sentinel handles a file appearing in the control directory: the claim it
+// names is over.
+func (l *ledger) sentinel(name string) {
+	if id, err := strconv.ParseUint(name, 10, 64); err == nil {
+		l.close(id)
+	}
+	os.Remove(filepath.Join(l.ctlDir, name))
+}
+
+func (l *ledger) setCtlDir(dir string) {
+	l.mu.Lock()
+	l.ctlDir = dir
+	l.mu.Unlock()
+}

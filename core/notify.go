@@ -1,0 +1,325 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
+)
+
+// The kernel watch: fsnotify on the root's directories feeds the journal
+// with what nobody else told (origin external).
+//
+// fsnotify is not recursive on Linux: the notifier adds a watch per
+// directory, and a new directory is listed right after its watch is added,
+// so files made in it before the watch are told too. Directories named like
+// the default excludes (.git, node_modules, __pycache__, .venv) are not
+// watched at all, to spare inotify watches; changes made there through the
+// API or the mirror are still told. A watch is added by host path and then
+// checked against the directory the root fd resolves to, so a directory
+// swapped for a symlink is never watched outside the root.
+//
+// A rename inside the tree reaches fsnotify as Rename(old) followed at once
+// by Create(new) (inotify queues MOVED_FROM and MOVED_TO together); the
+// notifier pairs them into one rename event with old_path. A Rename that no
+// Create follows moved out of the tree and is told as a remove. A kernel
+// queue overflow re-walks the tree to restore the watches and marks every
+// watcher as having lost events.
+
+// skipDirs are never watched (the literal names among journal.DefaultExcludes).
+var skipDirs = map[string]bool{".git": true, "node_modules": true, "__pycache__": true, ".venv": true}
+
+// renamePairWait bounds how long a Rename(old) waits for its Create(new).
+const renamePairWait = 20 * time.Millisecond
+
+type notifier struct {
+	s         *Sandbox
+	w         *fsnotify.Watcher
+	log       *slog.Logger
+	ctl       string
+	dirs      map[string]bool // API paths of watched directories
+	pending   string          // a Rename(old) waiting for its Create(new)
+	movedAway map[string]bool // moved directories whose own MOVE_SELF is still to come
+	scanned   map[string]bool // told by a scan; their own Create is still to come
+	degraded  bool
+}
+
+// StartWatching starts the kernel watch of the root; it runs until ctx ends.
+// The first walk of the tree runs in the background; WatchReady is closed
+// when it is done.
+func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	w, err := fsnotify.NewBufferedWatcher(1 << 16)
+	if err != nil {
+		return err
+	}
+	ctl, err := os.MkdirTemp("", "sandfs-ctl-")
+	if err != nil {
+		w.Close()
+		return err
+	}
+	if err := w.Add(ctl); err != nil {
+		w.Close()
+		os.RemoveAll(ctl)
+		return err
+	}
+	s.ledger.setCtlDir(ctl)
+	n := &notifier{s: s, w: w, log: log, ctl: ctl, dirs: map[string]bool{}, movedAway: map[string]bool{}, scanned: map[string]bool{}}
+	go n.run(ctx)
+	return nil
+}
+
+// WatchReady is closed once the kernel watch covers the whole tree.
+func (s *Sandbox) WatchReady() <-chan struct{} { return s.watchReady }
+
+func (n *notifier) run(ctx context.Context) {
+	defer func() {
+		n.s.ledger.setCtlDir("")
+		n.w.Close()
+		os.RemoveAll(n.ctl)
+	}()
+	n.addTree("/", false)
+	close(n.s.watchReady)
+	n.log.Info("kernel watch ready", "sandbox", n.s.name, "directories", len(n.dirs))
+	var pairTimer *time.Timer
+	var pairC <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-n.w.Events:
+			if !ok {
+				return
+			}
+			had := n.pending
+			n.handle(ev)
+			if n.pending != "" && n.pending != had {
+				if pairTimer == nil {
+					pairTimer = time.NewTimer(renamePairWait)
+				} else {
+					pairTimer.Reset(renamePairWait)
+				}
+				pairC = pairTimer.C
+			}
+		case <-pairC:
+			pairC = nil
+			n.flushPending()
+		case err, ok := <-n.w.Errors:
+			if !ok {
+				return
+			}
+			n.error(err)
+		}
+	}
+}
+
+func (n *notifier) error(err error) {
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		n.log.Warn("inotify queue overflowed: re-walking the tree", "sandbox", n.s.name)
+		n.scanned = map[string]bool{}
+		n.addTree("/", false)
+		n.s.journal.Lost("/")
+		return
+	}
+	n.log.Error("kernel watch", "sandbox", n.s.name, "err", err)
+}
+
+func (n *notifier) apiPath(host string) (string, bool) {
+	rest, ok := strings.CutPrefix(host, n.s.hostRoot)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return "", false
+	}
+	if rest == "" {
+		return "/", true
+	}
+	return rest, true
+}
+
+func (n *notifier) host(ap string) string {
+	if ap == "/" {
+		return n.s.hostRoot
+	}
+	return n.s.hostRoot + ap
+}
+
+func (n *notifier) handle(ev fsnotify.Event) {
+	if filepath.Dir(ev.Name) == n.ctl {
+		if ev.Has(fsnotify.Create) {
+			n.s.ledger.sentinel(filepath.Base(ev.Name))
+		}
+		return
+	}
+	ap, ok := n.apiPath(ev.Name)
+	if !ok {
+		return
+	}
+	if ev.Has(fsnotify.Rename) {
+		n.flushPending()
+		if n.movedAway[ap] {
+			delete(n.movedAway, ap) // the moved directory's own MOVE_SELF
+			return
+		}
+		n.pending = ap
+		return
+	}
+	if ev.Has(fsnotify.Create) {
+		if old := n.pending; old != "" {
+			n.pending = ""
+			n.renamed(old, ap)
+			return
+		}
+		n.created(ap)
+		return
+	}
+	n.flushPending()
+	if ev.Has(fsnotify.Remove) {
+		n.removed(ap)
+	}
+	if ev.Has(fsnotify.Write) {
+		n.tell(journal.Write, ap, "", false)
+	}
+	if ev.Has(fsnotify.Chmod) {
+		n.tell(journal.Chmod, ap, "", false)
+	}
+}
+
+// tell appends an external event unless a claim covers the path.
+func (n *notifier) tell(typ journal.Type, ap, old string, isDir bool) {
+	if n.s.ledger.claimed(ap) || (old != "" && n.s.ledger.claimed(old)) {
+		return
+	}
+	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: journal.External}
+	if typ != journal.Remove {
+		if info, err := n.s.lstat(ap); err == nil {
+			fillEvent(&e, info)
+		}
+	}
+	n.s.journal.Append(e)
+}
+
+func (n *notifier) created(ap string) {
+	if n.scanned[ap] {
+		delete(n.scanned, ap)
+		return
+	}
+	info, err := n.s.lstat(ap)
+	n.tell(journal.Create, ap, "", err == nil && info.IsDir())
+	if err == nil && info.IsDir() {
+		n.addTree(ap, true)
+	}
+}
+
+func (n *notifier) removed(ap string) {
+	isDir := n.dirs[ap]
+	n.forget(ap)
+	n.tell(journal.Remove, ap, "", isDir)
+}
+
+func (n *notifier) renamed(old, ap string) {
+	info, err := n.s.lstat(ap)
+	isDir := err == nil && info.IsDir()
+	if n.dirs[old] {
+		n.movedAway[old] = true
+	}
+	n.forget(old)
+	n.tell(journal.Rename, ap, old, isDir)
+	if isDir {
+		n.addTree(ap, false)
+	}
+}
+
+// flushPending tells a Rename that no Create followed: moved out of the tree.
+func (n *notifier) flushPending() {
+	old := n.pending
+	if old == "" {
+		return
+	}
+	n.pending = ""
+	isDir := n.dirs[old]
+	if isDir {
+		n.movedAway[old] = true
+	}
+	n.forget(old)
+	n.tell(journal.Remove, old, "", isDir)
+}
+
+// forget drops the watches of ap and everything under it.
+func (n *notifier) forget(ap string) {
+	for d := range n.dirs {
+		if d == ap || isUnder(d, ap) {
+			n.w.Remove(n.host(d))
+			delete(n.dirs, d)
+		}
+	}
+}
+
+// addTree watches the directory ap and every directory under it. With tell,
+// what it finds is told as created (a directory that arrived with contents).
+func (n *notifier) addTree(ap string, tell bool) {
+	_, name := split(ap)
+	if skipDirs[name] {
+		return
+	}
+	if !n.addWatch(ap) {
+		return
+	}
+	entries, _, err := n.s.List(context.Background(), ap, 0)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if tell {
+			if len(n.scanned) > journal.BufferSize {
+				n.scanned = map[string]bool{}
+			}
+			n.scanned[e.Path] = true
+			n.tell(journal.Create, e.Path, "", e.IsDir())
+		}
+		if e.IsDir() {
+			n.addTree(e.Path, tell)
+		}
+	}
+}
+
+// addWatch watches one directory, checking that the host path names the
+// same directory the root fd resolves ap to.
+func (n *notifier) addWatch(ap string) bool {
+	if n.dirs[ap] {
+		return true
+	}
+	h := n.host(ap)
+	if err := n.w.Add(h); err != nil {
+		if errors.Is(err, unix.ENOSPC) && !n.degraded {
+			n.degraded = true
+			n.log.Error("inotify watch limit reached: changes under some directories will not be seen (raise fs.inotify.max_user_watches)", "sandbox", n.s.name, "dir", ap)
+		}
+		if errors.Is(err, unix.ENOSPC) {
+			n.s.journal.Lost(ap)
+		}
+		return false
+	}
+	fd, err := n.s.openDir(ap)
+	if err != nil {
+		n.w.Remove(h)
+		return false
+	}
+	var want, got unix.Stat_t
+	err = unix.Fstat(fd, &want)
+	unix.Close(fd)
+	if err != nil || unix.Lstat(h, &got) != nil || got.Dev != want.Dev || got.Ino != want.Ino {
+		n.w.Remove(h)
+		return false
+	}
+	n.dirs[ap] = true
+	return true
+}
