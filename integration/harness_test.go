@@ -2,6 +2,8 @@ package integration
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -48,9 +50,12 @@ type Daemon struct {
 	URL   string // http://127.0.0.1:PORT
 	Root  string // host directory of sandbox "default"
 	Token string
-	cmd   *exec.Cmd
-	log   *syncBuffer
-	done  chan error
+	// Socket is the unix socket path of a "--listen unix:PATH" daemon; its
+	// URL is then not dialable: use Client and BaseURL.
+	Socket string
+	cmd    *exec.Cmd
+	log    *syncBuffer
+	done   chan error
 }
 
 // freeAddr finds a free loopback port.
@@ -69,9 +74,22 @@ func freeAddr(t testing.TB) string {
 // "--root" or "--listen" in args replaces the default one.
 func startDaemon(t testing.TB, args ...string) *Daemon {
 	t.Helper()
+	return startDaemonWith(t, daemonOptions{}, args...)
+}
+
+// daemonOptions change how startDaemonWith runs the daemon.
+type daemonOptions struct {
+	Dir    string   // working directory of the daemon ("" = the test's)
+	NoRoot bool     // add no --root (the daemon uses its default ./sandbox)
+	Env    []string // extra KEY=VALUE entries on top of the test's environment
+}
+
+// startDaemonWith is startDaemon with options.
+func startDaemonWith(t testing.TB, o daemonOptions, args ...string) *Daemon {
+	t.Helper()
 	d := &Daemon{log: &syncBuffer{}, done: make(chan error, 1)}
 	joined := " " + strings.Join(args, " ")
-	if !strings.Contains(joined, " --root") {
+	if !o.NoRoot && !strings.Contains(joined, " --root") {
 		d.Root = t.TempDir()
 		args = append(args, "--root", d.Root)
 	}
@@ -92,7 +110,14 @@ func startDaemon(t testing.TB, args ...string) *Daemon {
 		}
 	}
 	d.URL = "http://" + addr
+	if sock, ok := strings.CutPrefix(addr, "unix:"); ok {
+		d.Socket = sock
+	}
 	d.cmd = exec.Command(sandfsBin(t), append([]string{"serve"}, args...)...)
+	d.cmd.Dir = o.Dir
+	if len(o.Env) > 0 {
+		d.cmd.Env = append(os.Environ(), o.Env...)
+	}
 	d.cmd.Stdout = d.log
 	d.cmd.Stderr = d.log
 	if err := d.cmd.Start(); err != nil {
@@ -164,4 +189,156 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Client is an HTTP client that reaches the daemon: over its unix socket
+// for a "--listen unix:PATH" daemon, plain TCP otherwise.
+func (d *Daemon) Client() *http.Client {
+	if d.Socket == "" {
+		return http.DefaultClient
+	}
+	sock := d.Socket
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var dialer net.Dialer
+			return dialer.DialContext(ctx, "unix", sock)
+		},
+	}}
+}
+
+// BaseURL is the URL to put in front of a route when using Client.
+func (d *Daemon) BaseURL() string {
+	if d.Socket != "" {
+		return "http://sandfs"
+	}
+	return d.URL
+}
+
+// WaitReady waits until /health answers 200 through Client (startDaemon
+// does this itself except for unix sockets).
+func (d *Daemon) WaitReady(t testing.TB) {
+	t.Helper()
+	c := d.Client()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := c.Get(d.BaseURL() + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if err, exited := d.Wait(0); exited {
+			t.Fatalf("sandfs serve exited before it was ready: %v\n%s", err, d.log)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sandfs serve not ready after 30s:\n%s", d.log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Signal sends sig to the daemon.
+func (d *Daemon) Signal(t testing.TB, sig os.Signal) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal %v: %v", sig, err)
+	}
+}
+
+// Wait waits up to timeout for the daemon to exit and returns its exit
+// error (nil for status 0) and whether it exited. It can be called again.
+func (d *Daemon) Wait(timeout time.Duration) (err error, exited bool) {
+	var tc <-chan time.Time
+	if timeout > 0 {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		tc = timer.C
+	}
+	select {
+	case err := <-d.done:
+		d.done <- err
+		return err, true
+	default:
+	}
+	if tc == nil {
+		return nil, false
+	}
+	select {
+	case err := <-d.done:
+		d.done <- err
+		return err, true
+	case <-tc:
+		return nil, false
+	}
+}
+
+// cliResult is what one run of the sandfs client printed and its status.
+type cliResult struct {
+	Stdout string
+	Stderr string
+	Code   int
+}
+
+func (r cliResult) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+}
+
+// cliEnv is the test's environment without any SANDFS_ variable, plus env.
+// The race runtime of the -race binary sleeps a second before every clean
+// exit (GORACE atexit_sleep_ms); the client runs many times, so it is told
+// not to.
+func cliEnv(env ...string) []string {
+	var out []string
+	gorace := "atexit_sleep_ms=0"
+	for _, kv := range os.Environ() {
+		switch {
+		case strings.HasPrefix(kv, "SANDFS_"):
+		case strings.HasPrefix(kv, "GORACE="):
+			gorace = strings.TrimPrefix(kv, "GORACE=") + " " + gorace
+		default:
+			out = append(out, kv)
+		}
+	}
+	out = append(out, "GORACE="+gorace)
+	return append(out, env...)
+}
+
+// runSandfs runs the sandfs binary with args, the environment cliEnv(env...)
+// and stdin (nil: empty), and returns what it printed and its exit status.
+// It fails the test if the binary cannot run or takes over a minute.
+func runSandfs(t testing.TB, env []string, stdin []byte, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sandfsBin(t), args...)
+	cmd.Env = cliEnv(env...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := cliResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ee.Exited():
+		res.Code = ee.ExitCode()
+	default:
+		t.Fatalf("sandfs %s: %v\n%s", strings.Join(args, " "), err, res)
+	}
+	return res
+}
+
+// CLI runs the sandfs client against d (SANDFS_URL, and SANDFS_TOKEN when
+// the daemon has a token).
+func (d *Daemon) CLI(t testing.TB, stdin []byte, args ...string) cliResult {
+	t.Helper()
+	env := []string{"SANDFS_URL=" + d.URL}
+	if d.Socket != "" {
+		env = []string{"SANDFS_URL=unix:" + d.Socket}
+	}
+	if d.Token != "" {
+		env = append(env, "SANDFS_TOKEN="+d.Token)
+	}
+	return runSandfs(t, env, stdin, args...)
 }

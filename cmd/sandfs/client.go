@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// defaultServer is where the client verbs look for a daemon when neither
+// --server nor SANDFS_URL says otherwise: the daemon's default --listen.
+const defaultServer = "http://127.0.0.1:7420"
+
+// maxAnswer bounds the JSON answer a client verb reads into memory (a
+// 10,000-entry listing is a few MiB) and maxErrorBody an error body.
+const (
+	maxAnswer    = 64 << 20
+	maxErrorBody = 64 << 10
+)
+
+// client talks to one daemon over HTTP (TCP or a unix socket).
+type client struct {
+	base  string // scheme://host[/prefix], no trailing slash
+	token string
+	hc    *http.Client
+}
+
+// newClient understands "http://host:port[/prefix]", "https://…",
+// "host:port" (http assumed), and "unix:/path.sock" (or "unix:///path.sock").
+func newClient(server, token string) (*client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ResponseHeaderTimeout = 0 // uploads and extraction may take a while
+	c := &client{token: token, hc: &http.Client{Transport: tr}}
+	switch {
+	case strings.HasPrefix(server, "unix:"):
+		sock := strings.TrimPrefix(strings.TrimPrefix(server, "unix:"), "//")
+		if sock == "" {
+			return nil, usagef("--server %q: no socket path after unix:", server)
+		}
+		var d net.Dialer
+		tr.Proxy = nil
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", sock)
+		}
+		c.base = "http://sandfs"
+	default:
+		s := server
+		if !strings.Contains(s, "://") {
+			s = "http://" + s
+		}
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, usagef("--server %q: want http://HOST:PORT, https://… or unix:/path.sock", server)
+		}
+		u.RawQuery, u.Fragment = "", ""
+		c.base = strings.TrimSuffix(u.String(), "/")
+	}
+	tr.DialContext = withDialTimeout(tr.DialContext, 10*time.Second)
+	return c, nil
+}
+
+func withDialTimeout(dial func(context.Context, string, string) (net.Conn, error), d time.Duration) func(context.Context, string, string) (net.Conn, error) {
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return dial(ctx, network, addr)
+	}
+}
+
+// request is one call to the daemon.
+type request struct {
+	method      string
+	route       string // "/v1/fs/file"
+	query       url.Values
+	body        io.Reader // nil for none
+	length      int64     // body length, -1 unknown
+	contentType string
+}
+
+// do sends r and returns the response of a 2xx or 3xx status; any other
+// status is read, closed and returned as an *apiError.
+func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
+	u := c.base + r.route
+	if len(r.query) > 0 {
+		u += "?" + r.query.Encode()
+	}
+	body := r.body
+	if body != nil {
+		// Hide any Close method: the transport closes a request body it
+		// is given, and stdin is not ours to close.
+		body = struct{ io.Reader }{body}
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.ContentLength = r.length
+		if r.length == 0 {
+			req.Body = http.NoBody
+		}
+	}
+	if r.contentType != "" {
+		req.Header.Set("Content-Type", r.contentType)
+	}
+	req.Header.Set("User-Agent", "sandfs-cli")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, unwrapURLError(err)
+	}
+	if resp.StatusCode >= 400 {
+		defer resp.Body.Close()
+		return nil, decodeError(resp)
+	}
+	return resp, nil
+}
+
+// call sends r and returns the answer's body, which is JSON on success.
+func (c *client) call(ctx context.Context, r request) ([]byte, error) {
+	resp, err := c.do(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer to %s %s: %w", r.method, r.route, err)
+	}
+	if len(raw) > maxAnswer {
+		return nil, fmt.Errorf("the answer to %s %s is over %d bytes", r.method, r.route, maxAnswer)
+	}
+	return raw, nil
+}
+
+// callJSON sends r and decodes its JSON answer into out; the raw answer is
+// returned too, for --json.
+func (c *client) callJSON(ctx context.Context, r request, out any) ([]byte, error) {
+	raw, err := c.call(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return raw, fmt.Errorf("the answer to %s %s is not the JSON expected: %w", r.method, r.route, err)
+		}
+	}
+	return raw, nil
+}
+
+// unwrapURLError drops the "Get "http://…":" prefix the http client adds when
+// the transport fails, keeping the reason (connection refused, …) and adding
+// where we tried.
+func unwrapURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return fmt.Errorf("cannot reach the daemon (%s %s): %w", ue.Op, redactURL(ue.URL), ue.Err)
+	}
+	return err
+}
+
+func redactURL(s string) string {
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// apiError is a failure status from the daemon. For the /v1/fs routes the
+// body is application/problem+json {type, title, status, detail}.
+type apiError struct {
+	Status int
+	Type   string // "urn:sandbox-agent:error:not_found"
+	Title  string
+	Detail string
+	Body   string // the start of a body that is not problem+json
+}
+
+func (e *apiError) Error() string {
+	switch {
+	case e.Detail != "":
+		return e.Detail
+	case e.Title != "":
+		return e.Title
+	case e.Body != "":
+		return fmt.Sprintf("%d %s: %s", e.Status, http.StatusText(e.Status), e.Body)
+	default:
+		return fmt.Sprintf("%d %s", e.Status, http.StatusText(e.Status))
+	}
+}
+
+// Kind is the last part of the problem type ("not_found"), or "".
+func (e *apiError) Kind() string {
+	if i := strings.LastIndexByte(e.Type, ':'); i >= 0 {
+		return e.Type[i+1:]
+	}
+	return e.Type
+}
+
+// decodeError reads a failure answer. It understands problem+json and, for
+// daemons of other families, any JSON object with a "detail", "message" or
+// "error" string; anything else is kept as text.
+func decodeError(resp *http.Response) error {
+	e := &apiError{Status: resp.StatusCode}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt == "application/problem+json" || mt == "application/json" {
+		var p struct {
+			Type    string `json:"type"`
+			Title   string `json:"title"`
+			Detail  string `json:"detail"`
+			Message string `json:"message"`
+			Error   string `json:"error"`
+		}
+		if json.Unmarshal(raw, &p) == nil {
+			e.Type, e.Title, e.Detail = p.Type, p.Title, p.Detail
+			if e.Detail == "" {
+				e.Detail = p.Message
+			}
+			if e.Detail == "" {
+				e.Detail = p.Error
+			}
+			if e.Detail != "" || e.Title != "" {
+				return e
+			}
+		}
+	}
+	e.Body = strings.TrimSpace(strings.ToValidUTF8(string(raw), "?"))
+	if len(e.Body) > 512 {
+		e.Body = e.Body[:512] + "…"
+	}
+	return e
+}
+
+// Wire types of the sandbox-agent /v1/fs family (API.md §3, seed 000).
+type (
+	fsEntry struct {
+		Name      string `json:"name"`
+		Path      string `json:"path"`
+		EntryType string `json:"entryType"`
+		Size      uint64 `json:"size"`
+		Modified  string `json:"modified,omitempty"`
+	}
+	fsStat struct {
+		Path      string `json:"path"`
+		EntryType string `json:"entryType"`
+		Size      uint64 `json:"size"`
+		Modified  string `json:"modified,omitempty"`
+	}
+	fsMoveRequest struct {
+		From      string `json:"from"`
+		To        string `json:"to"`
+		Overwrite bool   `json:"overwrite,omitempty"`
+	}
+	fsUploadBatchResponse struct {
+		Paths     []string `json:"paths"`
+		Truncated bool     `json:"truncated"`
+	}
+)

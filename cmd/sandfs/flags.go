@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// usageError is a bad command line: an unknown verb, a missing argument, a
+// flag that does not parse. It exits 1 with the verb's usage on stderr.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// newFlagSet makes the FlagSet of one verb. Errors are returned, never
+// handled by exiting; usage goes to stderr with the verb's synopsis first.
+func newFlagSet(name, synopsis, about string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: sandfs %s\n\n%s\n", synopsis, about)
+		var any bool
+		fs.VisitAll(func(*flag.Flag) { any = true })
+		if any {
+			fmt.Fprintf(fs.Output(), "\nflags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parseInterspersed parses args with fs, letting flags come after the
+// positional arguments too ("sandfs ls / --json"), as a user expects. A lone
+// "--" ends the flags: everything after it is positional. It returns the
+// positional arguments in order. -h and --help return flag.ErrHelp after the
+// usage has been printed.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &usageError{msg: err.Error()}
+		}
+		rest := fs.Args()
+		// flag stops at the first non-flag or after "--"; find which.
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// sizeFlag is a byte count: a plain integer or one with a K, M, G or T
+// suffix (powers of 1024; "KiB", "MB" and the like are read the same way).
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return formatSize(int64(*s)) }
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+func parseSize(v string) (int64, error) {
+	t := strings.TrimSpace(v)
+	u := strings.ToUpper(t)
+	u = strings.TrimSuffix(u, "IB")
+	u = strings.TrimSuffix(u, "B")
+	mult := int64(1)
+	if u != "" {
+		switch u[len(u)-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		case 'T':
+			mult = 1 << 40
+		}
+		if mult != 1 {
+			u = u[:len(u)-1]
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(u), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a size: %q (want a number of bytes, optionally with K, M, G or T)", v)
+	}
+	if n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("size too large: %q", v)
+	}
+	return n * mult, nil
+}
+
+func formatSize(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n != 0 && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error {
+	*m = append(*m, v)
+	return nil
+}
+
+// clientFlags are the flags every client verb shares.
+type clientFlags struct {
+	server string
+	token  string
+	json   bool
+}
+
+// add registers --server, --token and (withJSON) --json on fs. Defaults come
+// from SANDFS_URL and SANDFS_TOKEN.
+func (c *clientFlags) add(fs *flag.FlagSet, getenv func(string) string, withJSON bool) {
+	def := getenv("SANDFS_URL")
+	if def == "" {
+		def = defaultServer
+	}
+	fs.StringVar(&c.server, "server", def, "daemon `URL`, or unix:/path.sock (env SANDFS_URL)")
+	fs.StringVar(&c.token, "token", "", "bearer `TOKEN` (default: env SANDFS_TOKEN)")
+	if withJSON {
+		fs.BoolVar(&c.json, "json", false, "print the daemon's JSON answer")
+	}
+}
+
+// client builds the HTTP client the flags describe.
+func (c *clientFlags) client(getenv func(string) string) (*client, error) {
+	tok := c.token
+	if tok == "" {
+		tok = getenv("SANDFS_TOKEN")
+	}
+	return newClient(c.server, tok)
+}

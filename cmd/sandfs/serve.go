@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sandfs/core"
+	"sandfs/rest"
+)
+
+// serveConfig is what the serve flags say.
+type serveConfig struct {
+	root            string
+	sandboxes       multiFlag // NAME=DIR
+	listen          string
+	token           string
+	workdir         string
+	maxJSONBody     sizeFlag
+	maxTarBody      sizeFlag
+	maxTarEntries   int
+	maxTarBytes     sizeFlag
+	shutdownTimeout time.Duration
+}
+
+const (
+	defaultRoot   = "./sandbox"
+	defaultListen = "127.0.0.1:7420"
+)
+
+var serveCommand = &command{
+	name:     "serve",
+	short:    "run the daemon",
+	synopsis: "serve [--root DIR] [--listen ADDR] [--token T] [--workdir P] [limit flags]",
+	about: `Run the daemon: serve the directory DIR as the sandbox "default" over HTTP on
+ADDR until SIGINT or SIGTERM, then finish the requests in flight (up to
+--shutdown-timeout) and exit 0. DIR is created if missing. ADDR is HOST:PORT
+or unix:/path.sock (a stale socket file is replaced, and removed on exit).
+Without a token every client that reaches ADDR may read and write DIR: the
+default ADDR is loopback only, and a non-loopback ADDR without a token logs a
+warning. The token comes from --token or SANDFS_TOKEN; clients send it as
+"Authorization: Bearer T". Sizes take K, M, G, T suffixes (powers of 1024);
+0 means the default.`,
+	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+		cfg := serveConfig{
+			maxJSONBody:   64 << 20,
+			maxTarBody:    4 << 30,
+			maxTarEntries: core.DefaultLimits.TarEntries,
+			maxTarBytes:   sizeFlag(core.DefaultLimits.TarBytes),
+		}
+		fs.StringVar(&cfg.root, "root", defaultRoot, "host `DIR` served as the sandbox \"default\" (created if missing)")
+		fs.Var(&cfg.sandboxes, "sandbox", "also serve a directory as a named sandbox: `NAME=DIR` (repeatable)")
+		fs.StringVar(&cfg.listen, "listen", defaultListen, "`ADDR` to serve on: HOST:PORT or unix:/path.sock")
+		fs.StringVar(&cfg.token, "token", "", "bearer `TOKEN` every route but health needs (default: env SANDFS_TOKEN; none: no auth)")
+		fs.StringVar(&cfg.workdir, "workdir", "/", "API `PATH` relative request paths are taken against")
+		fs.Var(&cfg.maxJSONBody, "max-json-body", "`SIZE` of the largest JSON request body")
+		fs.Var(&cfg.maxTarBody, "max-tar-body", "`SIZE` of the largest tar upload body (upload-batch)")
+		fs.IntVar(&cfg.maxTarEntries, "max-tar-entries", cfg.maxTarEntries, "most entries (`N`) in one tar upload")
+		fs.Var(&cfg.maxTarBytes, "max-tar-bytes", "most bytes (`SIZE`) extracted from one tar upload")
+		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
+		return func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return usagef("serve takes no arguments (got %q)", args[0])
+			}
+			if cfg.token == "" {
+				cfg.token = e.getenv("SANDFS_TOKEN")
+			}
+			log := slog.New(slog.NewTextHandler(e.stderr, nil))
+			return serve(ctx, cfg, log)
+		}
+	},
+}
+
+// serve runs the daemon until ctx is done.
+func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+	if cfg.maxTarEntries < 0 {
+		return usagef("--max-tar-entries must not be negative")
+	}
+	dirs, err := sandboxDirs(cfg.root, cfg.sandboxes)
+	if err != nil {
+		return err
+	}
+	sandboxes := make(map[string]*core.Sandbox, len(dirs))
+	defer func() {
+		for _, sb := range sandboxes {
+			sb.Close()
+		}
+	}()
+	for _, d := range dirs {
+		created, err := prepareRoot(d.dir)
+		if err != nil {
+			return err
+		}
+		if created {
+			log.Info("created sandbox root", "sandbox", d.name, "root", d.dir)
+		}
+		sb, err := core.Open(d.name, d.dir, core.Options{
+			Workdir: cfg.workdir,
+			Limits:  core.Limits{TarEntries: cfg.maxTarEntries, TarBytes: int64(cfg.maxTarBytes)},
+		})
+		if err != nil {
+			return fmt.Errorf("sandbox %s: %w", d.name, err)
+		}
+		sandboxes[d.name] = sb
+	}
+	srvREST, err := rest.New(rest.Config{
+		Sandboxes: sandboxes,
+		Token:     cfg.token,
+		Limits:    rest.Limits{MaxJSONBody: int64(cfg.maxJSONBody), MaxTarBody: int64(cfg.maxTarBody)},
+		Log:       log,
+	})
+	if err != nil {
+		return err
+	}
+
+	l, where, cleanup, err := listen(cfg.listen)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	if cfg.token == "" && !isLocal(l) {
+		log.Warn("no token set and listening beyond loopback: anyone who reaches " + where +
+			" can read and write the sandbox; set --token or SANDFS_TOKEN")
+	}
+
+	// Requests run under their own context, not ctx: a signal must let the
+	// requests in flight finish, not cancel them.
+	reqCtx, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+	srv := &http.Server{
+		Handler:           srvREST.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	for _, d := range dirs {
+		sb := sandboxes[d.name]
+		log.Info(fmt.Sprintf("serving sandbox %s (%s) on %s", d.name, d.dir, where),
+			"sandbox", d.name, "root", d.dir, "listen", where, "workdir", sb.Workdir(), "openat2", sb.UsesOpenat2())
+	}
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving on %s: %w", where, err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing the requests in flight", "timeout", cfg.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("requests still running at the shutdown timeout; closing their connections", "err", err)
+		srv.Close()
+	}
+	cancelRequests()
+	<-served
+	log.Info("stopped")
+	return nil
+}
+
+type namedDir struct{ name, dir string }
+
+// sandboxDirs lists the sandboxes to serve: "default" from --root first,
+// then each --sandbox NAME=DIR. Directories are made absolute for the logs.
+func sandboxDirs(root string, extra []string) ([]namedDir, error) {
+	abs := func(d string) (string, error) {
+		a, err := filepath.Abs(d)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", d, err)
+		}
+		return a, nil
+	}
+	r, err := abs(root)
+	if err != nil {
+		return nil, err
+	}
+	dirs := []namedDir{{"default", r}}
+	seen := map[string]bool{"default": true}
+	for _, s := range extra {
+		name, dir, ok := strings.Cut(s, "=")
+		if !ok || name == "" || dir == "" || strings.ContainsAny(name, "/\x00") {
+			return nil, usagef("--sandbox %q: want NAME=DIR (NAME without slashes)", s)
+		}
+		if seen[name] {
+			if name == "default" {
+				return nil, usagef("--sandbox %q: the sandbox \"default\" is --root", s)
+			}
+			return nil, usagef("--sandbox %q: sandbox %s given twice", s, name)
+		}
+		seen[name] = true
+		d, err := abs(dir)
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, namedDir{name, d})
+	}
+	return dirs, nil
+}
+
+// prepareRoot makes sure dir is a directory, creating it (and its parents)
+// when missing.
+func prepareRoot(dir string) (created bool, err error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return false, fmt.Errorf("cannot create the sandbox root: %w", err)
+		}
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("sandbox root: %w", err)
+	case !fi.IsDir():
+		return false, fmt.Errorf("sandbox root %s is not a directory", dir)
+	}
+	return false, nil
+}
+
+// listen opens ADDR: "unix:/path.sock" (also "unix:///path.sock") or a TCP
+// HOST:PORT. It returns the listener, the address as the log tells it, and a
+// cleanup that removes the socket file (if it is still ours).
+func listen(addr string) (net.Listener, string, func(), error) {
+	noop := func() {}
+	if !strings.HasPrefix(addr, "unix:") {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("listen: %w", err)
+		}
+		return l, l.Addr().String(), noop, nil
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(addr, "unix:"), "//")
+	if path == "" {
+		return nil, "", nil, usagef("--listen %q: no socket path after unix:", addr)
+	}
+	if err := removeStaleSocket(path); err != nil {
+		return nil, "", nil, err
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("listen: %w", err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(true)
+	ours, err := os.Lstat(path)
+	if err != nil {
+		l.Close()
+		return nil, "", nil, fmt.Errorf("listen: %w", err)
+	}
+	cleanup := func() {
+		l.Close() // unlinks; Shutdown has usually closed it already
+		if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, ours) {
+			os.Remove(path)
+		}
+	}
+	return l, "unix:" + path, cleanup, nil
+}
+
+// removeStaleSocket removes a socket file nobody listens on. A live socket
+// (another daemon) or a file that is not a socket is left alone and refused.
+func removeStaleSocket(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return fmt.Errorf("listen: %s exists and is not a socket; not replacing it", path)
+	}
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return fmt.Errorf("listen: another process is serving on %s", path)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("listen: removing the stale socket: %w", err)
+	}
+	return nil
+}
+
+// isLocal reports whether only this machine can reach l: a unix socket or a
+// loopback TCP address.
+func isLocal(l net.Listener) bool {
+	switch a := l.Addr().(type) {
+	case *net.UnixAddr:
+		return true
+	case *net.TCPAddr:
+		return a.IP.IsLoopback()
+	}
+	return false
+}

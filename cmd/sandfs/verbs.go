@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+)
+
+// The client verbs: each is one call (or one call per argument) to the
+// sandbox-agent /v1/fs routes of API.md §3. Mutating verbs are quiet on
+// success, as their Unix namesakes are; --json prints the daemon's answer.
+
+var lsCommand = &command{
+	name:     "ls",
+	short:    "list a directory",
+	synopsis: "ls [--json] [PATH]",
+	about: `List the directory PATH (GET /v1/fs/entries), one entry a line: name,
+type (file or directory), size in bytes, modification time. Entries are
+sorted by name. PATH defaults to the daemon's working directory.`,
+	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+		var cf clientFlags
+		cf.add(fs, e.getenv, true)
+		return func(ctx context.Context, args []string) error {
+			if len(args) > 1 {
+				return usagef("ls takes at most one PATH")
+			}
+			c, err := cf.client(e.getenv)
+			if err != nil {
+				return err
+			}
+			q := url.Values{}
+			if len(args) == 1 {
+				q.Set("path", args[0])
+			}
+			var entries []fsEntry
+			raw, err := c.callJSON(ctx, request{method: "GET", route: "/v1/fs/entries", query: q}, &entries)
+			if err != nil {
+				return err
+			}
+			if cf.json {
+				return writeJSON(e.stdout, raw)
+			}
+			sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+			tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
+			for _, en := range entries {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(en.Name), en.EntryType, en.Size, en.Modified)
+			}
+			return tw.Flush()
+		}
+	},
+}
+
+var statCommand = &command{
+	name:     "stat",
+	short:    "describe a file or directory",
+	synopsis: "stat [--json] PATH",
+	about: `Describe PATH (GET /v1/fs/stat): its API path, type, size and
+modification time, one "key: value" a line.`,
+	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+		var cf clientFlags
+		cf.add(fs, e.getenv, true)
+		return func(ctx context.Context, args []string) error {
+			if len(args) != 1 {
+				return usagef("stat takes one PATH")
+			}
+			c, err := cf.client(e.getenv)
+			if err != nil {
+				return err
+			}
+			var st fsStat
+			raw, err := c.callJSON(ctx, request{method: "GET", route: "/v1/fs/stat", query: pathQuery(args[0])}, &st)
+			if err != nil {
+				return err
+			}
+			if cf.json {
+				return writeJSON(e.stdout, raw)
+			}
+			_, err = fmt.Fprintf(e.stdout, "path: %s\ntype: %s\nsize: %d\nmodified: %s\n",
+				printable(st.Path), st.EntryType, st.Size, st.Modified)
+			return err
+		}
+	},
+}
+
+var catCommand = &command{
+	name:     "cat",
+	short:    "print files",
+	synopsis: "cat PATH...",
+	about: `Write the bytes of each file PATH to stdout (GET /v1/fs/file), streamed,
+in order. Stops at the first error.`,
+	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+		var cf clientFlags
+		cf.add(fs, e.getenv, false)
+		return func(ctx context.Context, args []string) error {
+			if len(args) == 0 {
+				return usagef("cat takes at least one PATH")
+			}
+			c, err := cf.client(e.getenv)
+			if err != nil {
+				return err
+			}
+			for _, p := range args {
+				resp, err := c.do(ctx, request{method: "GET", route: "/v1/fs/file", query: pathQuery(p)})
+				if err != nil {
+					return err
+				}
+				_, err = io.Copy(e.stdout, resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					return fmt.Errorf("cat %s: %w", p, err)
+				}
+			}
+			return nil
+		}
+	},
+}
+
+var putCommand = &command{
+	name:     "put",
+	short:    "write a file from a local file or stdin",
+	synopsis: "put [--json] PATH [LOCALFILE|-]",
+	about: `Write PATH on the daemon (PUT /v1/fs/file) from LOCALFILE, or from stdin when
+LOCALFILE is "-" or absent. The bytes stream; the daemon replaces the file
+atomically and creates missing parent directories.`,
+	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+		var cf clientFlags
+		cf.add(fs, e.getenv, true)
+		return func(ctx context.Context, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return usagef("put takes PATH and an optional LOCALFILE")
+			}
+			c, err := cf.client(e.getenv)
+			if err != nil {
+				return err
+			}
+			body, length := e.stdin, int64(-1)
+			if len(args) == 2 && args[1] != "-" {
+				f, err := os.Open(args[1])
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				fi, err := f.Stat()
+				if err != nil {
+					return err
+				}
+				if fi.IsDir() {
+					return fmt.Errorf("%s is a directory (upload-batch sends directories)", args[1])
+				}
+				if fi.Mode().IsRegular() {
+					length = fi.Size()
+				}
+				body = f
+			}
+			raw, err := c.call(ctx, request{
+				method: "PUT", route: "/v1/fs/file", query: pathQuery(args[0]),
+				body: body, length: length, contentType: "application/octet-stream",
+			})
+			if err != nil {
+				return err
+			}
+			if cf.json {
+				return writeJSON(e.stdout, raw)
+			}
+			return nil
+		}
+	},
+}
+
+var rmCommand = &command{
+	name:     "rm",
+	short:    "remove files or directories",
+	synopsis: "rm [-r] [--json] PATH...",
+	about: `Remove each PATH (DELETE /v1/fs/entry). A non-empty directory needs -r.
+Stops at the first error.`,
+	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+		var cf clientFlags
+		cf.add(fs, e.getenv, true)
+		var recursive bool
+		fs.BoolVar(&recursive, "r", false, "remove directories and their contents")
+		fs.BoolVar(&recursive, "recursive", false, "same as -r")
+		return func(ctx context.Context, args []string) error {
+			if len(args) == 0 {
+				return usagef("rm takes at least one PATH")
+			}
+			c, err := cf.client(e.getenv)
+			if err != nil {
+				return err
+			}
+			for _, p := range args {
+				q := pathQuery(p)
+				if recursive {
+					q.Set("recursive", "true")
+				}
+				raw, err := c.call(ctx, request{method: "DELETE", route: "/v1/fs/entry", query: q})
+				if err != nil {
+					return err
+				}
+				if cf.json {
+					if err := writeJSON(e.stdout, raw); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+	},
+}
+
+var mkdirCommand = &command{
+	name:     "mkdir",
+	short:    "create directories",
+	synopsis: "mkdir [--json] PATH...",
+	about: `Create each directory PATH and any missing parents (POST /v1/fs/mkdir);
+an existing directory is fine. Stops at the first error.`,
+	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+		var cf clientFlags
+		cf.add(fs, e.getenv, true)
+		return func(ctx context.Context, args []string) error {
+			if len(args) == 0 {
+				return usagef("mkdir takes at least one PATH")
+			}
+			c, err := cf.client(e.getenv)
+			if err != nil {
+				return err
+			}
+			for _, p := range args {
+				raw, err := c.call(ctx, request{method: "POST", route: "/v1/fs/mkdir", query: pathQuery(p)})
+				if err != nil {
+					return err
+				}
+				if cf.json {
+					if err := writeJSON(e.stdout, raw); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+	},
+}
+
+var mvCommand = &command{
+	name:     "mv",
+	short:    "move or rename",
+	synopsis: "mv [--overwrite] [--json] FROM TO",
+	about: `Rename FROM to TO (POST /v1/fs/move). An existing TO is refused (exit 3)
+unless --overwrite, which replaces it (a directory with all it holds).`,
+	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+		var cf clientFlags
+		cf.add(fs, e.getenv, true)
+		var overwrite bool
+		fs.BoolVar(&overwrite, "overwrite", false, "replace an existing TO")
+		return func(ctx context.Context, args []string) error {
+			if len(args) != 2 {
+				return usagef("mv takes FROM and TO")
+			}
+			c, err := cf.client(e.getenv)
+			if err != nil {
+				return err
+			}
+			body, err := json.Marshal(fsMoveRequest{From: args[0], To: args[1], Overwrite: overwrite})
+			if err != nil {
+				return err
+			}
+			raw, err := c.call(ctx, request{
+				method: "POST", route: "/v1/fs/move",
+				body: bytes.NewReader(body), length: int64(len(body)), contentType: "application/json",
+			})
+			if err != nil {
+				return err
+			}
+			if cf.json {
+				return writeJSON(e.stdout, raw)
+			}
+			return nil
+		}
+	},
+}
+
+func pathQuery(p string) url.Values {
+	return url.Values{"path": {p}}
+}
+
+// writeJSON prints a JSON answer as the daemon sent it, ending in a newline.
+func writeJSON(w io.Writer, raw []byte) error {
+	raw = bytes.TrimRight(raw, "\r\n")
+	_, err := w.Write(append(raw, '\n'))
+	return err
+}
+
+// printable quotes a name holding control characters (a newline or tab in a
+// file name would otherwise break the one-entry-a-line output).
+func printable(s string) string {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}

@@ -1,0 +1,248 @@
+package integration
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The life cycle of `sandfs serve`: signals, unix sockets, its root.
+
+// TestServeSignalDrains: SIGTERM or SIGINT lets a request in flight finish,
+// then the daemon exits 0 promptly.
+func TestServeSignalDrains(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			d := startDaemon(t)
+			pr, pw := io.Pipe()
+			req, err := http.NewRequest("PUT", d.URL+"/v1/fs/file?path=/slow.txt", pr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/octet-stream")
+			type answer struct {
+				status int
+				err    error
+			}
+			answered := make(chan answer, 1)
+			go func() {
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					answered <- answer{err: err}
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				answered <- answer{status: resp.StatusCode}
+			}()
+			if _, err := pw.Write([]byte("first half, ")); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(300 * time.Millisecond) // the daemon is inside the handler now
+			d.Signal(t, sig)
+			time.Sleep(300 * time.Millisecond)
+			if err, exited := d.Wait(0); exited {
+				t.Fatalf("the daemon exited (%v) with a request in flight:\n%s", err, d.Log())
+			}
+			if _, err := pw.Write([]byte("second half")); err != nil {
+				t.Fatal(err)
+			}
+			pw.Close()
+			select {
+			case a := <-answered:
+				if a.err != nil || a.status != 200 {
+					t.Fatalf("the request in flight: got status %d err %v, want 200\n%s", a.status, a.err, d.Log())
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the request in flight got no answer\n%s", d.Log())
+			}
+			start := time.Now()
+			err, exited := d.Wait(5 * time.Second)
+			if !exited {
+				t.Fatalf("still running 5s after the request finished:\n%s", d.Log())
+			}
+			if err != nil {
+				t.Fatalf("got exit %v, want status 0:\n%s", err, d.Log())
+			}
+			t.Logf("exited %v after the last answer", time.Since(start))
+			if got := readFile(t, filepath.Join(d.Root, "slow.txt")); got != "first half, second half" {
+				t.Errorf("got %q, want the whole body", got)
+			}
+		})
+	}
+}
+
+// TestServeSignalIdle: an idle daemon exits 0 promptly after a signal. The
+// binary is built with -race, whose runtime sleeps a second at exit
+// (GORACE atexit_sleep_ms), hence 3 seconds.
+func TestServeSignalIdle(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			d := startDaemon(t)
+			// An idle keep-alive connection must not hold the exit up.
+			resp, err := http.Get(d.URL + "/health")
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			start := time.Now()
+			d.Signal(t, sig)
+			err, exited := d.Wait(3 * time.Second)
+			if !exited {
+				t.Fatalf("still running 3s after %v:\n%s", sig, d.Log())
+			}
+			if err != nil {
+				t.Fatalf("got exit %v, want status 0:\n%s", err, d.Log())
+			}
+			t.Logf("exited %v after %v", time.Since(start), sig)
+		})
+	}
+}
+
+// TestServeUnixSocket: --listen unix:PATH serves HTTP on the socket, the
+// client verbs reach it, and the socket file is gone after exit.
+func TestServeUnixSocket(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "x.sock")
+	d := startDaemon(t, "--listen", "unix:"+sock)
+	d.WaitReady(t)
+	if fi, err := os.Lstat(sock); err != nil || fi.Mode().Type() != os.ModeSocket {
+		t.Fatalf("got %v, %v; want a socket at %s", fi, err, sock)
+	}
+	if !strings.Contains(d.Log(), "on unix:"+sock) {
+		t.Errorf("the log does not name the socket:\n%s", d.Log())
+	}
+
+	req, _ := http.NewRequest("PUT", d.BaseURL()+"/v1/fs/file?path=/over-unix.txt", strings.NewReader("via the socket"))
+	resp, err := d.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("PUT over the socket: got %d, want 200", resp.StatusCode)
+	}
+	if got := readFile(t, filepath.Join(d.Root, "over-unix.txt")); got != "via the socket" {
+		t.Errorf("got %q", got)
+	}
+	if res := d.CLI(t, nil, "cat", "/over-unix.txt"); res.Code != 0 || res.Stdout != "via the socket" {
+		t.Errorf("sandfs cat with SANDFS_URL=unix:%s: %s", sock, res)
+	}
+
+	d.Stop(t)
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Errorf("socket file after exit: got %v, want it removed", err)
+	}
+}
+
+// TestServeStaleSocket: a socket file nobody listens on (a killed daemon's)
+// is replaced.
+func TestServeStaleSocket(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "stale.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	if _, err := os.Lstat(sock); err != nil {
+		t.Fatalf("the stale socket should exist: %v", err)
+	}
+	d := startDaemon(t, "--listen", "unix:"+sock)
+	d.WaitReady(t)
+	d.Stop(t)
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Errorf("socket file after exit: got %v, want it removed", err)
+	}
+}
+
+// TestServeDefaultRoot: with no --root the daemon serves ./sandbox, created.
+func TestServeDefaultRoot(t *testing.T) {
+	dir := t.TempDir()
+	d := startDaemonWith(t, daemonOptions{Dir: dir, NoRoot: true})
+	d.Root = filepath.Join(dir, "sandbox")
+	if fi, err := os.Stat(d.Root); err != nil || !fi.IsDir() {
+		t.Fatalf("got %v, %v; want ./sandbox created", fi, err)
+	}
+	if res := d.CLI(t, []byte("in the default root"), "put", "/f.txt"); res.Code != 0 {
+		t.Fatalf("put: %s", res)
+	}
+	if got := readFile(t, filepath.Join(d.Root, "f.txt")); got != "in the default root" {
+		t.Errorf("got %q", got)
+	}
+	if !strings.Contains(d.Log(), "serving sandbox default (") || !strings.Contains(d.Log(), "sandbox) on 127.0.0.1:") {
+		t.Errorf("the start line does not name the root and address:\n%s", d.Log())
+	}
+}
+
+// TestServeFailsToStart: a daemon that cannot serve says why and exits 1.
+func TestServeFailsToStart(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"root is a file", []string{"--root", file, "--listen", freeAddr(t)}, "sandbox root " + file + " is not a directory"},
+		{"address in use", []string{"--root", dir, "--listen", busy.Addr().String()}, "address already in use"},
+		{"socket path is a regular file", []string{"--root", dir, "--listen", "unix:" + file}, "is not a socket"},
+		{"unknown flag", []string{"--root", dir, "--bogus"}, "flag provided but not defined: -bogus"},
+		{"bad size", []string{"--root", dir, "--max-json-body", "lots"}, "not a size"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runSandfs(t, nil, nil, append([]string{"serve"}, tc.args...)...)
+			if res.Code != 1 {
+				t.Fatalf("got exit %d, want 1\n%s", res.Code, res)
+			}
+			if !strings.Contains(res.Stderr, tc.want) {
+				t.Errorf("got stderr %q, want it to say %q", res.Stderr, tc.want)
+			}
+		})
+	}
+	if got := readFile(t, file); got != "x" {
+		t.Errorf("the file was changed: %q", got)
+	}
+}
+
+// TestServeWarnsWithoutToken: no token on a non-loopback address is logged;
+// with a token, or on loopback, it is not.
+func TestServeWarnsWithoutToken(t *testing.T) {
+	port := func() string {
+		_, p, _ := net.SplitHostPort(freeAddr(t))
+		return p
+	}
+	cases := []struct {
+		name string
+		args []string
+		warn bool
+	}{
+		{"all interfaces without token", []string{"--listen", "0.0.0.0:" + port()}, true},
+		{"all interfaces with token", []string{"--listen", "0.0.0.0:" + port(), "--token", "t"}, false},
+		{"loopback without token", nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := startDaemon(t, tc.args...)
+			d.Stop(t)
+			if got := strings.Contains(d.Log(), "no token set"); got != tc.warn {
+				t.Errorf("warning logged: got %v, want %v\n%s", got, tc.warn, d.Log())
+			}
+		})
+	}
+}
