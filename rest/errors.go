@@ -48,6 +48,10 @@ const (
 	// Watch lifecycle kinds (API.md §4: 404 unknown watcher, 429, 503).
 	kindTooManyWatchers kind = "too_many_watchers"
 	kindTimeout         kind = "timeout"
+
+	// Download under change_policy=abort: the file is not the one the
+	// client's If-Match names (409).
+	kindFileChanged kind = "file_changed"
 )
 
 // errKind is an error classified: everything a family renderer needs, and
@@ -128,6 +132,10 @@ func classify(err error) errKind {
 		// The client went away; nobody reads this answer.
 		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Detail: "request canceled"}
 	}
+	var pate *core.PatternError
+	if errors.As(err, &pate) {
+		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Op: oe.opName(), Detail: pate.Error()}
+	}
 	var te *core.TarEntryError
 	if errors.As(err, &te) {
 		k := errKind{Kind: kindInvalidPath, Status: http.StatusBadRequest, Errno: te.Errno, Op: core.OpUntar, Detail: te.Error()}
@@ -174,8 +182,12 @@ func classify(err error) errKind {
 // on delete (invalid_target) from one as a move target (already_exists).
 func errnoKind(errno unix.Errno, op string) (kind, int) {
 	switch errno {
-	case unix.ENOENT:
+	case unix.ENOENT, unix.ENODATA: // ENODATA: a missing extended attribute
 		return kindNotFound, http.StatusNotFound
+	case unix.EOPNOTSUPP: // extended attributes on a filesystem without them
+		return kindInvalidTarget, http.StatusBadRequest
+	case unix.E2BIG, unix.ERANGE: // an extended attribute too large
+		return kindTooLarge, http.StatusRequestEntityTooLarge
 	case unix.EACCES, unix.EPERM:
 		return kindPermissionDenied, http.StatusForbidden
 	case unix.EEXIST:

@@ -68,6 +68,11 @@ func (s *Server) recoverPanic(w *trackingWriter, r *http.Request, fam family, pa
 // lastResortPanic is httprouter's PanicHandler, for a panic outside any
 // route's own recover (in the router itself).
 func (s *Server) lastResortPanic(w http.ResponseWriter, r *http.Request, v any) {
+	if v == http.ErrAbortHandler {
+		// A handler cutting its connection on purpose (recoverPanic
+		// re-raised it): let net/http abort the connection, log nothing.
+		panic(v)
+	}
 	id := errorID()
 	s.log.Error("router panic", "id", id, "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
 	familyForPath(r.URL.Path).render(w, errKind{Kind: kindIO, Status: http.StatusInternalServerError, Internal: true,

@@ -8,7 +8,7 @@ import (
 
 // Route is one line of the route table.
 type Route struct {
-	Method string // GET, PUT, POST, DELETE
+	Method string // GET, HEAD, PUT, POST, DELETE
 	Path   string // httprouter pattern (":name" for a path parameter)
 	Family string // FamilyService, FamilyAgent, …: which error shape the route speaks
 	Auth   bool   // whether the token (when one is configured) is required
@@ -70,6 +70,21 @@ func (s *Server) table() []route {
 		{Route{"POST", "/v1/file/watch/:id/poll", FamilyAIOv1, authed}, s.watchPollV1},  // b: PollRequest {cursor, limit, timeout} → {events, cursor, overflow}
 		{Route{"GET", "/v1/file/watch/:id/events", FamilyAIOv1, authed}, s.watchEvents}, // q: cursor; Last-Event-ID → SSE
 		{Route{"DELETE", "/v1/file/watch/:id", FamilyAIOv1, authed}, s.watchStop},       // → as v2
+
+		// AIO transfer (part B): grep, upload, download, tree, xattr (API.md §4, seed 001).
+		{Route{"POST", "/v2/fs/grep", FamilyAIOv2, authed}, s.grep},             // b: FileGrepRequest {path, pattern, include, exclude, type, …} → {path, pattern, matches, match_count, files_searched, files_matched, truncated}
+		{Route{"POST", "/v1/file/grep", FamilyAIOv1, authed}, s.grep},           // b: FileGrepRequest → as v2
+		{Route{"POST", "/v1/file/search", FamilyAIOv1, authed}, s.searchInFile}, // b: FileSearchRequest {file, regex} → {file, matches, line_numbers (0-based)}
+		{Route{"POST", "/v2/fs/upload", FamilyAIOv2, authed}, s.upload},         // q: path, user; b: multipart {path, user, file} → {file_path, file_size, success}
+		{Route{"POST", "/v1/file/upload", FamilyAIOv1, authed}, s.upload},       // b: multipart Body_upload_file {file, path} → FileUploadResult
+		{Route{"GET", "/v2/fs/download", FamilyAIOv2, authed}, s.download},      // q: path, change_policy (ignore|abort); Range, If-Match → bytes (200/206)
+		{Route{"HEAD", "/v2/fs/download", FamilyAIOv2, authed}, s.download},     // q: path, change_policy → headers only
+		{Route{"GET", "/v1/file/download", FamilyAIOv2, authed}, s.download},    // q: path, change_policy → bytes; v2 statuses (missing is 404 on v1 too)
+		{Route{"GET", "/v2/fs/tree", FamilyAIOv2, authed}, s.treeGet},           // q: path → application/x-tar stream
+		{Route{"PUT", "/v2/fs/tree", FamilyAIOv2, authed}, s.treePut},           // q: path, mode (merge|rename), user; b: tar → {path, entries, mode}
+		{Route{"GET", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrGet},         // q: path, name → {path, xattrs:{name: base64}}
+		{Route{"PUT", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrSet},         // b: {path, name, value (base64)} → {path, xattrs}
+		{Route{"DELETE", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrDelete},   // q: path, name → {path, xattrs}
 	}
 }
 

@@ -1,0 +1,615 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// OpGrep names grep failures.
+const OpGrep = "grep"
+
+// GrepDefaultMaxResults and GrepDefaultMaxFileSize are the limits of API.md
+// §1: 500 matches, files over 1 MiB skipped.
+const (
+	GrepDefaultMaxResults  = 500
+	GrepDefaultMaxFileSize = 1 << 20
+	// grepMaxLine caps the bytes of one reported line (a minified file can
+	// have a megabyte on one line); longer lines are cut.
+	grepMaxLine = 64 << 10
+	// grepBinaryPeek is how much of a file is looked at for a NUL byte.
+	grepBinaryPeek = 8 << 10
+	// grepBigFile: files larger than this are searched one at a time, so
+	// the workers together never hold more than workers×grepBigFile plus
+	// one max_file_size of file data.
+	grepBigFile = 8 << 20
+)
+
+// GrepDefaultExcludes are the names a walk skips unless the request gives
+// its own exclude list (which then replaces this one, as for watchers).
+var GrepDefaultExcludes = []string{".git", "node_modules", "__pycache__", ".venv", ".DS_Store", "*.pyc", "*.pyo", "*.swp", "*.swo"}
+
+// GrepOptions shape a Grep. The zero value searches recursively for a regular
+// expression with the default limits and excludes.
+type GrepOptions struct {
+	Pattern         string
+	Include         []string // globs on the file name (or relative path when they hold "/")
+	Exclude         []string // nil: GrepDefaultExcludes; empty: none
+	Type            string   // ripgrep type alias ("go", "py", …); "" none
+	CaseInsensitive bool
+	FixedStrings    bool
+	Multiline       bool // "." matches newlines, matches may span lines
+	ContextBefore   int
+	ContextAfter    int
+	MaxResults      int   // 0: GrepDefaultMaxResults
+	Offset          int   // matches skipped before the first one returned
+	MaxFileSize     int64 // 0: GrepDefaultMaxFileSize; < 0: no limit
+	NoRecurse       bool  // only the files directly in the directory
+	// OneFile makes p name one regular file (a directory is EISDIR), which
+	// is searched whatever its content; one over MaxFileSize is EFBIG.
+	OneFile bool
+}
+
+// GrepMatch is one matching line.
+type GrepMatch struct {
+	File   string // API path
+	Line   int    // 1-based
+	Text   string // the line (the lines a multiline match spans), no newline
+	Before []string
+	After  []string
+}
+
+// GrepResult reports a Grep. Matches are in path order, then line order;
+// FilesSearched and FilesMatched count the files up to where the walk
+// stopped.
+type GrepResult struct {
+	Matches       []GrepMatch
+	FilesSearched int
+	FilesMatched  int
+	Truncated     bool // more matches existed past Offset+MaxResults
+}
+
+// PatternError is a pattern that does not compile, or an unknown type alias:
+// the request's fault, not the filesystem's.
+type PatternError struct {
+	Pattern string
+	Err     error
+}
+
+func (e *PatternError) Error() string {
+	return "invalid pattern " + quote(e.Pattern) + ": " + e.Err.Error()
+}
+func (e *PatternError) Unwrap() error { return e.Err }
+
+// grepTypes are ripgrep's type aliases (rg --type-list), the common ones.
+var grepTypes = map[string][]string{
+	"c":          {"*.c", "*.h", "*.H"},
+	"cpp":        {"*.C", "*.cc", "*.cpp", "*.cxx", "*.c++", "*.h", "*.hh", "*.hpp", "*.hxx", "*.h++", "*.inl"},
+	"cs":         {"*.cs"},
+	"css":        {"*.css", "*.scss"},
+	"csv":        {"*.csv"},
+	"dart":       {"*.dart"},
+	"docker":     {"*Dockerfile*", "*.dockerfile"},
+	"go":         {"*.go"},
+	"h":          {"*.h", "*.hh", "*.hpp"},
+	"html":       {"*.htm", "*.html", "*.ejs"},
+	"java":       {"*.java", "*.jsp"},
+	"js":         {"*.js", "*.jsx", "*.mjs", "*.cjs", "*.vue"},
+	"json":       {"*.json", "*.jsonl", "*.geojson"},
+	"kotlin":     {"*.kt", "*.kts"},
+	"lua":        {"*.lua"},
+	"make":       {"Makefile", "makefile", "GNUmakefile", "*.mk", "*.mak"},
+	"markdown":   {"*.md", "*.markdown", "*.mdown", "*.mkd", "*.mkdn", "*.mdx"},
+	"md":         {"*.md", "*.markdown", "*.mdown", "*.mkd", "*.mkdn", "*.mdx"},
+	"php":        {"*.php", "*.php3", "*.php4", "*.php5", "*.phtml"},
+	"proto":      {"*.proto"},
+	"py":         {"*.py", "*.pyi"},
+	"python":     {"*.py", "*.pyi"},
+	"rb":         {"*.rb", "*.gemspec", "Gemfile", "Rakefile"},
+	"ruby":       {"*.rb", "*.gemspec", "Gemfile", "Rakefile"},
+	"rust":       {"*.rs"},
+	"scala":      {"*.scala", "*.sbt"},
+	"sh":         {"*.sh", "*.bash", "*.zsh", "*.ksh", "*.csh", ".bashrc", ".zshrc", ".profile", ".bash_profile"},
+	"sql":        {"*.sql", "*.psql"},
+	"swift":      {"*.swift"},
+	"toml":       {"*.toml", "Cargo.lock"},
+	"ts":         {"*.ts", "*.tsx", "*.cts", "*.mts"},
+	"typescript": {"*.ts", "*.tsx", "*.cts", "*.mts"},
+	"txt":        {"*.txt"},
+	"xml":        {"*.xml", "*.xsd", "*.xsl", "*.xslt", "*.svg"},
+	"yaml":       {"*.yaml", "*.yml"},
+}
+
+// GrepTypes lists the known type aliases, sorted.
+func GrepTypes() []string {
+	out := make([]string, 0, len(grepTypes))
+	for k := range grepTypes {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// matcher finds the matching lines of one file's bytes.
+type matcher struct {
+	re        *regexp.Regexp
+	lit       []byte // non-nil: a plain substring search (bytes.Index)
+	multiline bool
+}
+
+func newMatcher(o GrepOptions) (*matcher, error) {
+	if o.Pattern == "" {
+		return nil, &PatternError{Pattern: o.Pattern, Err: errors.New("pattern is empty")}
+	}
+	m := &matcher{multiline: o.Multiline}
+	lit := o.FixedStrings || regexp.QuoteMeta(o.Pattern) == o.Pattern
+	if lit && !o.CaseInsensitive && !strings.Contains(o.Pattern, "\n") {
+		m.lit = []byte(o.Pattern)
+		return m, nil
+	}
+	expr := o.Pattern
+	if o.FixedStrings {
+		expr = regexp.QuoteMeta(expr)
+	}
+	flags := "m" // ^ and $ at line boundaries, as rg
+	if o.CaseInsensitive {
+		flags += "i"
+	}
+	if o.Multiline {
+		flags += "s"
+	}
+	re, err := regexp.Compile("(?" + flags + ")" + expr)
+	if err != nil {
+		return nil, &PatternError{Pattern: o.Pattern, Err: err}
+	}
+	m.re = re
+	return m, nil
+}
+
+// find returns the next match in b at or after from: its start and end, or
+// -1.
+func (m *matcher) find(b []byte, from int) (int, int) {
+	if m.lit != nil {
+		i := bytes.Index(b[from:], m.lit)
+		if i < 0 {
+			return -1, -1
+		}
+		return from + i, from + i + len(m.lit)
+	}
+	loc := m.re.FindIndex(b[from:])
+	if loc == nil {
+		return -1, -1
+	}
+	return from + loc[0], from + loc[1]
+}
+
+// lineMatches reports whether the one line l matches (no newline in it).
+func (m *matcher) lineMatches(l []byte) bool {
+	if m.lit != nil {
+		return bytes.Contains(l, m.lit)
+	}
+	return m.re.Match(l)
+}
+
+// search appends the matches of file data b (named file) to out, at most
+// limit of them, and reports whether it stopped at the limit.
+func (m *matcher) search(file string, b []byte, before, after, limit int, out []GrepMatch) ([]GrepMatch, bool) {
+	pos := 0    // search resumes here
+	line := 1   // line number at lineAt
+	lineAt := 0 // offset of the start of line `line`
+	for pos <= len(b) {
+		if len(out) >= limit {
+			return out, true
+		}
+		s, e := m.find(b, pos)
+		if s < 0 {
+			break
+		}
+		if e == s && s == len(b) && s > 0 && b[s-1] == '\n' {
+			break // an empty match after the final newline is no line
+		}
+		ls := bytes.LastIndexByte(b[:s], '\n') + 1
+		le := lineEnd(b, s)
+		if !m.multiline && e > le {
+			// The match crossed a newline (\s, [^x]): in line mode only a
+			// match within one line counts.
+			if !m.lineMatches(b[ls:le]) {
+				pos = le + 1
+				continue
+			}
+			e = le
+		}
+		if m.multiline && e > le {
+			le = lineEnd(b, max(e-1, s))
+		}
+		line += bytes.Count(b[lineAt:ls], []byte{'\n'})
+		lineAt = ls
+		gm := GrepMatch{File: file, Line: line, Text: lineText(b[ls:le])}
+		if before > 0 {
+			gm.Before = linesBefore(b, ls, before)
+		}
+		if after > 0 {
+			gm.After = linesAfter(b, le, after)
+		}
+		out = append(out, gm)
+		pos = le + 1
+	}
+	return out, false
+}
+
+func lineEnd(b []byte, i int) int {
+	if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(b)
+}
+
+func lineText(l []byte) string {
+	l = bytes.TrimSuffix(l, []byte{'\r'})
+	if len(l) > grepMaxLine {
+		l = l[:grepMaxLine]
+	}
+	return string(l)
+}
+
+// linesBefore is up to n lines ending just before offset ls (a line start).
+func linesBefore(b []byte, ls, n int) []string {
+	var out []string
+	end := ls - 1 // the newline ending the line before
+	for len(out) < n && end >= 0 {
+		start := bytes.LastIndexByte(b[:end], '\n') + 1
+		out = append(out, lineText(b[start:end]))
+		end = start - 1
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// linesAfter is up to n lines starting after offset le (a line end).
+func linesAfter(b []byte, le, n int) []string {
+	var out []string
+	start := le + 1
+	for len(out) < n && start < len(b) {
+		end := lineEnd(b, start)
+		out = append(out, lineText(b[start:end]))
+		start = end + 1
+	}
+	return out
+}
+
+// globMatch matches a glob against a name, or against the relative path when
+// the glob holds a "/". "**/" prefixes are accepted (any depth).
+func globMatch(pat, name, relPath string) bool {
+	pat = strings.TrimPrefix(pat, "./")
+	for strings.HasPrefix(pat, "**/") {
+		pat = pat[3:]
+	}
+	if strings.Contains(pat, "/") {
+		ok, _ := path.Match(strings.Trim(pat, "/"), relPath)
+		return ok
+	}
+	ok, _ := path.Match(pat, name)
+	return ok
+}
+
+func anyGlob(pats []string, name, relPath string) bool {
+	for _, p := range pats {
+		if p != "" && globMatch(p, name, relPath) {
+			return true
+		}
+	}
+	return false
+}
+
+// grepJob is one file to search, in walk order.
+type grepJob struct {
+	idx    int
+	path   string // API path
+	follow bool   // the path named in the request: a final symlink is followed
+}
+
+type grepOutcome struct {
+	idx      int
+	matches  []GrepMatch
+	searched bool
+	err      error
+}
+
+var grepBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// Grep searches the file or directory at p for o.Pattern, the way ripgrep
+// does: binary files (a NUL in the first 8 KiB) and files over
+// o.MaxFileSize are skipped; in a directory, names matching the excludes
+// are pruned, symlinks are not followed, and only regular files matching
+// the include globs and the type are searched. Files are searched in
+// parallel by a bounded set of workers, but the answer is deterministic:
+// files in path order (names sorted byte-wise at each level), lines in order.
+// A file named directly is searched whatever the globs say.
+func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	m, err := newMatcher(o)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	var typeGlobs []string
+	if o.Type != "" {
+		for _, t := range strings.Split(o.Type, ",") {
+			g, ok := grepTypes[strings.TrimSpace(t)]
+			if !ok {
+				return GrepResult{}, &PatternError{Pattern: o.Type, Err: errors.New("unknown file type; known types: " + strings.Join(GrepTypes(), ", "))}
+			}
+			typeGlobs = append(typeGlobs, g...)
+		}
+	}
+	if o.MaxResults <= 0 {
+		o.MaxResults = GrepDefaultMaxResults
+	}
+	if o.Offset < 0 {
+		o.Offset = 0
+	}
+	if o.MaxFileSize == 0 {
+		o.MaxFileSize = GrepDefaultMaxFileSize
+	}
+	excludes := o.Exclude
+	if excludes == nil {
+		excludes = GrepDefaultExcludes
+	}
+	for _, list := range [][]string{o.Include, excludes} {
+		for _, g := range list {
+			if _, err := path.Match(g, ""); err != nil {
+				return GrepResult{}, &PatternError{Pattern: g, Err: errors.New("bad glob")}
+			}
+		}
+	}
+	need := o.Offset + o.MaxResults + 1 // one past: tells truncated
+
+	info, err := s.Stat(ctx, ap)
+	if err != nil {
+		return GrepResult{}, pathErr(OpGrep, ap, err)
+	}
+	if o.OneFile {
+		switch {
+		case info.IsDir():
+			return GrepResult{}, pathErr(OpGrep, ap, unix.EISDIR)
+		case !info.IsRegular():
+			return GrepResult{}, pathErr(OpGrep, ap, unix.EINVAL)
+		case o.MaxFileSize > 0 && info.Size > o.MaxFileSize:
+			return GrepResult{}, pathErr(OpGrep, ap, unix.EFBIG)
+		}
+	}
+
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan grepJob, 256)
+	outcomes := make(chan grepOutcome, 256)
+	var walkErr error
+	go func() {
+		defer close(jobs)
+		if !info.IsDir() {
+			if info.IsRegular() {
+				jobs <- grepJob{0, ap, true}
+			}
+			return
+		}
+		w := grepWalk{s: s, ctx: ctx, jobs: jobs, root: ap, o: &o, include: o.Include, types: typeGlobs, excludes: excludes}
+		walkErr = w.dir(ap, "")
+	}()
+
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	var big sync.Mutex
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if ctx.Err() != nil {
+					outcomes <- grepOutcome{idx: j.idx}
+					continue
+				}
+				ms, searched, err := s.grepFile(j, m, &o, need, &big)
+				outcomes <- grepOutcome{idx: j.idx, matches: ms, searched: searched, err: err}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(outcomes) }()
+
+	// Collect in walk order; stop the walk once `need` matches are known in
+	// the prefix of files done.
+	var res GrepResult
+	pending := map[int]grepOutcome{}
+	next, total := 0, 0
+	stopped := false
+	for oc := range outcomes {
+		pending[oc.idx] = oc
+		for !stopped {
+			cur, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			if cur.searched {
+				res.FilesSearched++
+			}
+			if len(cur.matches) > 0 {
+				res.FilesMatched++
+			}
+			for _, gm := range cur.matches {
+				total++
+				switch {
+				case total <= o.Offset:
+				case total <= o.Offset+o.MaxResults:
+					res.Matches = append(res.Matches, gm)
+				default:
+					res.Truncated = true
+				}
+			}
+			if total >= need {
+				stopped = true
+				cancel()
+			}
+		}
+	}
+	if !stopped && walkErr != nil && !errors.Is(walkErr, context.Canceled) {
+		return GrepResult{}, walkErr
+	}
+	if err := parent.Err(); err != nil {
+		return GrepResult{}, err
+	}
+	return res, nil
+}
+
+// grepFile searches one file. It reports whether the file was searched (not
+// skipped as binary, too large or unreadable).
+func (s *Sandbox) grepFile(j grepJob, m *matcher, o *GrepOptions, limit int, big *sync.Mutex) ([]GrepMatch, bool, error) {
+	ap := j.path
+	flags := unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY
+	if !j.follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := s.openat(ap, flags, 0)
+	if err != nil {
+		return nil, false, nil // gone or unreadable: skipped, as rg does
+	}
+	f := os.NewFile(uintptr(fd), ap)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, false, nil
+	}
+	if o.MaxFileSize > 0 && st.Size > o.MaxFileSize {
+		return nil, false, nil
+	}
+	if st.Size > grepBigFile {
+		big.Lock()
+		defer big.Unlock()
+	}
+	bp := grepBufPool.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= grepBigFile {
+			grepBufPool.Put(bp)
+		}
+	}()
+	want := int(st.Size) + 1
+	if cap(*bp) < want {
+		*bp = make([]byte, 0, want)
+	}
+	buf := (*bp)[:0]
+	// Read to EOF; a file that grew past the limit while we read is skipped.
+	for {
+		if len(buf) == cap(buf) {
+			if o.MaxFileSize > 0 && int64(len(buf)) > o.MaxFileSize {
+				return nil, false, nil
+			}
+			buf = slices.Grow(buf, 64<<10)
+			*bp = buf
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF || (n == 0 && err == nil) {
+			break
+		}
+		if err != nil {
+			return nil, false, nil
+		}
+	}
+	if o.MaxFileSize > 0 && int64(len(buf)) > o.MaxFileSize {
+		return nil, false, nil
+	}
+	if !o.OneFile && bytes.IndexByte(buf[:min(len(buf), grepBinaryPeek)], 0) >= 0 {
+		return nil, false, nil
+	}
+	ms, _ := m.search(ap, buf, o.ContextBefore, o.ContextAfter, limit, nil)
+	return ms, true, nil
+}
+
+// grepWalk walks a directory tree in sorted order, handing out files.
+type grepWalk struct {
+	s        *Sandbox
+	ctx      context.Context
+	jobs     chan<- grepJob
+	root     string
+	o        *GrepOptions
+	include  []string
+	types    []string
+	excludes []string
+	n        int
+}
+
+// dir walks the directory ap (relPath from the grep root). Each directory is
+// opened by resolving its API path beneath the root with O_NOFOLLOW on the
+// last component, so a directory swapped for a symlink mid-walk is refused,
+// never followed.
+func (w *grepWalk) dir(ap, relPath string) error {
+	flags := unix.O_RDONLY | unix.O_DIRECTORY
+	if relPath != "" {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := w.s.openat(ap, flags, 0)
+	if err != nil {
+		if relPath == "" {
+			return pathErr(OpGrep, ap, err)
+		}
+		return nil // vanished or unreadable below the root: skipped
+	}
+	d := os.NewFile(uintptr(fd), ap)
+	ents, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil && relPath == "" {
+		return pathErr(OpGrep, ap, err)
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	for _, e := range ents {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		name := e.Name()
+		rp := name
+		if relPath != "" {
+			rp = relPath + "/" + name
+		}
+		if anyGlob(w.excludes, name, rp) {
+			continue
+		}
+		child := join(ap, name)
+		switch t := e.Type(); {
+		case t.IsDir():
+			if w.o.NoRecurse {
+				continue
+			}
+			if err := w.dir(child, rp); err != nil {
+				return err
+			}
+		case t.IsRegular():
+			if len(w.include) > 0 && !anyGlob(w.include, name, rp) {
+				continue
+			}
+			if len(w.types) > 0 && !anyGlob(w.types, name, rp) {
+				continue
+			}
+			select {
+			case w.jobs <- grepJob{w.n, child, false}:
+				w.n++
+			case <-w.ctx.Done():
+				return w.ctx.Err()
+			}
+		}
+	}
+	return nil
+}

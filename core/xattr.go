@@ -1,0 +1,170 @@
+package core
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
+)
+
+// OpXattr names extended-attribute failures.
+const OpXattr = "xattr"
+
+// maxXattrValue is the largest value the kernel takes (XATTR_SIZE_MAX).
+const maxXattrValue = 64 << 10
+
+// xattrTarget resolves p (following a final symlink within the root) to an
+// O_PATH fd and the magic-link name that reaches the very file it holds.
+// The xattr syscalls are given "/proc/self/fd/N", never a host path, so no
+// rename racing the request can redirect them.
+func (s *Sandbox) xattrTarget(ap string) (int, string, error) {
+	fd, err := s.openat(ap, unix.O_PATH, 0)
+	if err != nil {
+		return -1, "", err
+	}
+	return fd, "/proc/self/fd/" + strconv.Itoa(fd), nil
+}
+
+// Xattrs returns the extended attributes of the file at p: every one when
+// name is "", else just that one (ENODATA when it is missing).
+func (s *Sandbox) Xattrs(ctx context.Context, p, name string) (string, map[string][]byte, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return "", nil, err
+	}
+	fd, proc, err := s.xattrTarget(ap)
+	if err != nil {
+		return ap, nil, pathErr(OpXattr, ap, err)
+	}
+	defer unix.Close(fd)
+	out := map[string][]byte{}
+	if name != "" {
+		v, err := getxattr(proc, name)
+		if err != nil {
+			return ap, nil, pathErr(OpXattr, ap, err)
+		}
+		out[name] = v
+		return ap, out, nil
+	}
+	names, err := listxattr(proc)
+	if err != nil {
+		return ap, nil, pathErr(OpXattr, ap, err)
+	}
+	for _, n := range names {
+		v, err := getxattr(proc, n)
+		if err == unix.ENODATA {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return ap, nil, pathErr(OpXattr, ap, err)
+		}
+		out[n] = v
+	}
+	return ap, out, nil
+}
+
+// SetXattr sets one extended attribute of the file at p and reports a
+// chmod event (an attribute change, as inotify's IN_ATTRIB tells it).
+func (s *Sandbox) SetXattr(ctx context.Context, p, name string, value []byte) (string, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return "", err
+	}
+	if name == "" || strings.IndexByte(name, 0) >= 0 {
+		return ap, pathErr(OpXattr, ap, unix.EINVAL)
+	}
+	if len(value) > maxXattrValue {
+		return ap, pathErr(OpXattr, ap, unix.E2BIG)
+	}
+	fd, proc, err := s.xattrTarget(ap)
+	if err != nil {
+		return ap, pathErr(OpXattr, ap, err)
+	}
+	defer unix.Close(fd)
+	claim := s.Claim(ap)
+	defer claim.Done()
+	if err := unix.Setxattr(proc, name, value, 0); err != nil {
+		return ap, pathErr(OpXattr, ap, err)
+	}
+	s.emitFd(ctx, journal.Chmod, ap, fd)
+	return ap, nil
+}
+
+// RemoveXattr removes one extended attribute of the file at p (ENODATA when
+// it is missing) and reports a chmod event.
+func (s *Sandbox) RemoveXattr(ctx context.Context, p, name string) (string, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return "", err
+	}
+	if name == "" || strings.IndexByte(name, 0) >= 0 {
+		return ap, pathErr(OpXattr, ap, unix.EINVAL)
+	}
+	fd, proc, err := s.xattrTarget(ap)
+	if err != nil {
+		return ap, pathErr(OpXattr, ap, err)
+	}
+	defer unix.Close(fd)
+	claim := s.Claim(ap)
+	defer claim.Done()
+	if err := unix.Removexattr(proc, name); err != nil {
+		return ap, pathErr(OpXattr, ap, err)
+	}
+	s.emitFd(ctx, journal.Chmod, ap, fd)
+	return ap, nil
+}
+
+// emitFd appends an event for ap describing the file fd holds.
+func (s *Sandbox) emitFd(ctx context.Context, typ journal.Type, ap string, fd int) {
+	a := actorOf(ctx)
+	e := journal.Event{Type: typ, Path: ap, Origin: a.Origin, Pid: a.Pid, Uid: a.Uid}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil {
+		fillEvent(&e, infoFrom(ap, &st))
+	}
+	s.journal.Append(e)
+}
+
+func getxattr(proc, name string) ([]byte, error) {
+	for size := 256; ; size = maxXattrValue {
+		buf := make([]byte, size)
+		n, err := unix.Getxattr(proc, name, buf)
+		if err == unix.ERANGE && size < maxXattrValue {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return buf[:n], nil
+	}
+}
+
+func listxattr(proc string) ([]string, error) {
+	for {
+		n, err := unix.Listxattr(proc, nil)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, nil
+		}
+		buf := make([]byte, n)
+		n, err = unix.Listxattr(proc, buf)
+		if err == unix.ERANGE {
+			continue // grew meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, b := range strings.Split(string(buf[:n]), "\x00") {
+			if b != "" {
+				names = append(names, b)
+			}
+		}
+		return names, nil
+	}
+}

@@ -1,0 +1,381 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+)
+
+// AIO transfer (API.md §4 upload, download and tree rows; seed 001
+// "Transfer"): multipart upload spooled beside its target, streamed
+// download with ranges and change_policy, and a directory as a tar stream
+// both ways. Bodies are streamed end to end: nothing here holds a file.
+
+// transferFS is what the transfer routes need from core.
+type transferFS interface {
+	Clean(p string) (string, error)
+	Stat(ctx context.Context, p string) (core.Info, error)
+	OpenFile(ctx context.Context, p string) (*os.File, core.Info, error)
+	Upload(ctx context.Context, p string, r io.Reader) (string, int64, error)
+	WriteTar(ctx context.Context, p string, w io.Writer) error
+	ExtractTar(ctx context.Context, dest string, r io.Reader, o core.TarOptions) (core.TarResult, error)
+}
+
+var _ transferFS = (*core.Sandbox)(nil)
+
+func (s *Server) transferFS() transferFS { return s.sandboxes["default"] }
+
+// uploadResult is the 1.x FileUploadResult (v2 answers the same).
+type uploadResult struct {
+	FilePath string `json:"file_path"`
+	FileSize int64  `json:"file_size"`
+	Success  bool   `json:"success"`
+}
+
+// treeResult answers PUT /v2/fs/tree.
+type treeResult struct {
+	Path    string `json:"path"`
+	Entries int    `json:"entries"`
+	Mode    string `json:"mode"`
+}
+
+// maxFormField bounds a text field of an upload form (path, user).
+const maxFormField = 64 << 10
+
+// upload: POST /v2/fs/upload, POST /v1/file/upload — multipart/form-data
+// with the file in part "file" and the target in field "path" (or the
+// query parameter path). The form is read part by part with a
+// multipart.Reader, never parsed into memory, and the file part streams
+// into core.Upload (.sandfs-upload-<id>.part beside the target, fsync,
+// rename). A path that is an existing directory or ends in "/" receives the
+// file under its uploaded name; no path at all puts it in the working
+// directory under that name. "path" and "user" must come before "file".
+func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return withOp("upload", unsupportedMedia("want a multipart/form-data body with a \"file\" part: %v", err))
+	}
+	target, user := q.Get("path"), q.Get("user")
+	var res *uploadResult
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return withOp("upload", &bodyError{err})
+		}
+		switch part.FormName() {
+		case "path", "user":
+			b, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
+			if err != nil {
+				return withOp("upload", &bodyError{err})
+			}
+			if len(b) > maxFormField {
+				return tooLarge("form field %q is larger than %d bytes", part.FormName(), maxFormField)
+			}
+			if res != nil {
+				return invalidField("body."+part.FormName(), "value_error", "Field %q must come before the \"file\" part", part.FormName())
+			}
+			if part.FormName() == "path" {
+				target = string(b)
+			} else {
+				user = string(b)
+			}
+		case "file":
+			if res != nil {
+				return invalidField("body.file", "value_error", "Only one \"file\" part is allowed")
+			}
+			dest, err := s.uploadTarget(r.Context(), target, part.FileName())
+			if err != nil {
+				return withOp("upload", err)
+			}
+			ctx, err := withOwner(r.Context(), user)
+			if err != nil {
+				return withOp("upload", err)
+			}
+			body := &bodyReader{r: part}
+			ap, n, err := s.transferFS().Upload(ctx, dest, body)
+			if err != nil {
+				return withOp("upload", body.blame(err))
+			}
+			res = &uploadResult{FilePath: ap, FileSize: n, Success: true}
+		default:
+			io.Copy(io.Discard, part) // unknown fields are ignored, as pydantic does
+		}
+		part.Close()
+	}
+	if res == nil {
+		return invalidField("body.file", "missing", "Field required")
+	}
+	return writeAIO(w, res)
+}
+
+// uploadTarget decides the file an upload lands in.
+func (s *Server) uploadTarget(ctx context.Context, target, filename string) (string, error) {
+	base := path.Base(strings.ReplaceAll(filename, "\\", "/"))
+	named := func(dir string) (string, error) {
+		if base == "" || base == "." || base == ".." || base == "/" {
+			return "", invalidRequest("the upload names no file (no path, and the file part has no filename)")
+		}
+		return s.fs.Clean(path.Join(dir, base))
+	}
+	if target == "" {
+		return named(".")
+	}
+	ap, err := s.fs.Clean(target)
+	if err != nil {
+		return "", err
+	}
+	if strings.HasSuffix(target, "/") {
+		return named(ap)
+	}
+	if info, err := s.transferFS().Stat(ctx, ap); err == nil && info.IsDir() {
+		return named(ap)
+	}
+	return ap, nil
+}
+
+// errFileChanged is change_policy=abort's 409.
+var errFileChanged = &requestError{kindFileChanged, http.StatusConflict, "the file changed since the ETag given in If-Match"}
+
+// download: GET/HEAD /v2/fs/download, GET /v1/file/download
+// ?path&change_policy — the bytes, streamed: with change_policy=ignore (the
+// default) straight from the file with sendfile, else through a reader that
+// re-checks the file every MiB and cuts the connection when it changed.
+// http.ServeContent answers Range (206, 416), HEAD and the conditional
+// headers (If-None-Match 304; If-Match 412 under ignore). Failures use the
+// v2 statuses on both versions (a missing file is 404 even on v1).
+func (s *Server) download(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	if _, ok := q["path"]; !ok {
+		return invalidField("query.path", "missing", "Field required")
+	}
+	policy := q.Get("change_policy")
+	switch policy {
+	case "":
+		policy = "ignore"
+	case "ignore", "abort":
+	default:
+		return invalidField("query.change_policy", "enum", "Input should be 'ignore' or 'abort'")
+	}
+	fs := s.transferFS()
+	f, info, err := fs.OpenFile(r.Context(), q.Get("path"))
+	if err != nil {
+		return withOp("download", err)
+	}
+	defer f.Close()
+	etag := fileETag(info)
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": info.Name}))
+	if policy == "ignore" {
+		http.ServeContent(w, r, "", info.ModTime, f)
+		return nil
+	}
+	if im := r.Header.Get("If-Match"); im != "" && !etagListHas(im, etag) {
+		h.Del("ETag")
+		h.Del("Content-Disposition")
+		return withOp("download", errFileChanged)
+	}
+	pf := &pinnedFile{f: f, pinned: info, recheck: func() (core.Info, error) { return fs.Stat(r.Context(), info.Path) }}
+	if pf.changed() {
+		h.Del("ETag")
+		h.Del("Content-Disposition")
+		return withOp("download", errFileChanged)
+	}
+	http.ServeContent(w, r, "", info.ModTime, pf)
+	if pf.cut {
+		// Too late for a status: cut the connection so the client sees a
+		// short body, never a whole-looking mix of two versions.
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+// fileETag is a strong ETag from the inode, the size and the mtime in ns.
+func fileETag(info core.Info) string {
+	return fmt.Sprintf(`"%x-%x-%x"`, info.Inode, info.Size, info.ModTime.UnixNano())
+}
+
+// etagListHas reports whether an If-Match value names etag (or is "*").
+func etagListHas(list, etag string) bool {
+	for _, t := range strings.Split(list, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || t == etag || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// pinnedCheckEvery is how many bytes pinnedFile reads between checks.
+const pinnedCheckEvery = 1 << 20
+
+// errPinnedChanged ends a change_policy=abort transfer.
+var errPinnedChanged = errors.New("file changed during the transfer")
+
+// pinnedFile is the file as it was at open: every pinnedCheckEvery bytes,
+// and at the end, it fstat's the open file and re-resolves the path, and
+// fails the read when the size, the mtime or the inode at the path moved.
+type pinnedFile struct {
+	f       *os.File
+	pinned  core.Info
+	recheck func() (core.Info, error)
+	since   int64
+	cut     bool
+}
+
+func (p *pinnedFile) changed() bool {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(p.f.Fd()), &st); err != nil {
+		return true
+	}
+	if st.Size != p.pinned.Size || time.Unix(st.Mtim.Unix()) != p.pinned.ModTime {
+		return true
+	}
+	now, err := p.recheck()
+	return err != nil || now.Inode != p.pinned.Inode || now.Size != p.pinned.Size || !now.ModTime.Equal(p.pinned.ModTime)
+}
+
+func (p *pinnedFile) Read(b []byte) (int, error) {
+	if p.cut {
+		return 0, errPinnedChanged
+	}
+	if p.since >= pinnedCheckEvery {
+		p.since = 0
+		if p.changed() {
+			p.cut = true
+			return 0, errPinnedChanged
+		}
+	}
+	n, err := p.f.Read(b)
+	p.since += int64(n)
+	if err == io.EOF && p.changed() {
+		p.cut = true
+		return n, errPinnedChanged
+	}
+	return n, err
+}
+
+func (p *pinnedFile) Seek(off int64, whence int) (int64, error) { return p.f.Seek(off, whence) }
+
+// treeGet: GET /v2/fs/tree?path — the directory as an uncompressed tar
+// stream (core.WriteTar), streamed as it is walked. A failure after the
+// first byte cuts the connection.
+func (s *Server) treeGet(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	if _, ok := q["path"]; !ok {
+		return invalidField("query.path", "missing", "Field required")
+	}
+	fs := s.transferFS()
+	info, err := fs.Stat(r.Context(), q.Get("path"))
+	if err != nil {
+		return withOp("tree", err)
+	}
+	if !info.IsDir() {
+		return withOp("tree", &os.PathError{Op: core.OpTar, Path: info.Path, Err: unix.ENOTDIR})
+	}
+	cw := &startWriter{w: w, start: func() {
+		h := w.Header()
+		h.Set("Content-Type", "application/x-tar")
+		name := info.Name
+		if name == "/" {
+			name = "root"
+		}
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name + ".tar"}))
+		w.WriteHeader(http.StatusOK)
+	}}
+	if err := fs.WriteTar(r.Context(), info.Path, cw); err != nil {
+		if !cw.started {
+			return withOp("tree", err)
+		}
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+// startWriter calls start before its first byte.
+type startWriter struct {
+	w       io.Writer
+	start   func()
+	started bool
+}
+
+func (c *startWriter) Write(b []byte) (int, error) {
+	if !c.started {
+		c.started = true
+		c.start()
+	}
+	return c.w.Write(b)
+}
+
+// treePut: PUT /v2/fs/tree?path&mode&user — extract an uncompressed tar
+// into the directory path with core.ExtractTar, under upload-batch's safety
+// rules (a hostile entry refuses the whole archive, nothing written).
+// mode=merge (the default) merges into an existing directory; mode=rename
+// builds the tree beside and renames it in, so the directory must not exist
+// (409). Content-Type must be application/x-tar, application/octet-stream
+// or absent (415 otherwise); bodies over the tar limit are 413.
+func (s *Server) treePut(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	if _, ok := q["path"]; !ok {
+		return invalidField("query.path", "missing", "Field required")
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, _ := mime.ParseMediaType(ct)
+		if mt != "application/x-tar" && mt != "application/octet-stream" {
+			return withOp("tree", unsupportedMedia("content-type must be application/x-tar, got %q", ct))
+		}
+	}
+	mode := q.Get("mode")
+	var tm core.TarMode
+	switch mode {
+	case "", "merge":
+		mode, tm = "merge", core.TarMerge
+	case "rename":
+		tm = core.TarRename
+	default:
+		return invalidField("query.mode", "enum", "Input should be 'rename' or 'merge'")
+	}
+	if r.ContentLength > s.limits.MaxTarBody {
+		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.limits.MaxTarBody)
+	}
+	ctx, err := withOwner(r.Context(), q.Get("user"))
+	if err != nil {
+		return withOp("tree", err)
+	}
+	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
+	res, err := s.transferFS().ExtractTar(ctx, q.Get("path"), body, core.TarOptions{Mode: tm, MaxPaths: 1})
+	if err != nil {
+		return withOp("tree", body.blame(err))
+	}
+	p, _ := s.fs.Clean(q.Get("path"))
+	return writeAIO(w, treeResult{Path: p, Entries: res.Entries, Mode: mode})
+}
