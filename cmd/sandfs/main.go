@@ -170,6 +170,7 @@ func init() {
 		mkdirCommand,
 		mvCommand,
 		uploadBatchCommand,
+		watchCommand,
 	}
 }
 

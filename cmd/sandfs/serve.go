@@ -111,6 +111,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			return fmt.Errorf("sandbox %s: %w", d.name, err)
 		}
 		sandboxes[d.name] = sb
+		if err := sb.StartWatching(ctx, log); err != nil {
+			return fmt.Errorf("sandbox %s: kernel watch: %w", d.name, err)
+		}
 	}
 	srvREST, err := rest.New(rest.Config{
 		Sandboxes: sandboxes,
