@@ -84,7 +84,9 @@ func (j *Journal) Since(seq uint64, max int) (events []Event, lost bool) {
 		seq = oldest - 1
 	}
 	for s := seq + 1; s <= j.seq && (max <= 0 || len(events) < max); s++ {
-		events = append(events, j.ring[(s-1)%RingSize])
+		if e := j.ring[(s-1)%RingSize]; e.Type != "" { // "": a loss marker
+			events = append(events, e)
+		}
 	}
 	return events, lost
 }
@@ -105,11 +107,20 @@ func (j *Journal) Counts() map[Origin]map[Type]uint64 {
 }
 
 // Lost tells every watcher whose path covers p (an API path; "/" for all)
-// that events under it were lost (a kernel queue overflow), so their next
-// poll reports overflow.
+// that events under it were lost (a kernel queue overflow). The loss takes a
+// sequence number of its own (no event is stored under it), so every
+// cursor, even one that has read everything, is before it and the next poll
+// reports overflow.
 func (j *Journal) Lost(p string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.seq++
+	marker := Event{Seq: j.seq, Time: j.now()}
+	if len(j.ring) < RingSize {
+		j.ring = append(j.ring, marker)
+	} else {
+		j.ring[(j.seq-1)%RingSize] = marker
+	}
 	for _, w := range j.watchers {
 		if w.cfg.Path == "/" || p == "/" || within(p, w.cfg.Path) || within(w.cfg.Path, p) {
 			w.markLost(j.seq)

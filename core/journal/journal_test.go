@@ -196,3 +196,21 @@ func TestSince(t *testing.T) {
 		t.Errorf("Since(recent) = %d events, lost %v", len(es), lost)
 	}
 }
+
+func TestLostReachesCaughtUpReaders(t *testing.T) {
+	j := New()
+	w, _, _, _ := j.Watch(Config{Path: "/", Recursive: true})
+	j.Append(ev(Create, "/a"))
+	b, _, _ := w.Read(0, 0)
+	j.Lost("/")
+	after, _, _ := w.Read(b.Cursor, 0)
+	if !after.Overflow || after.Cursor != j.Seq() {
+		t.Errorf("a reader that had read everything: overflow %v cursor %d (journal at %d)", after.Overflow, after.Cursor, j.Seq())
+	}
+	if again, _, _ := w.Read(after.Cursor, 0); again.Overflow {
+		t.Error("overflow reported twice to the same reader")
+	}
+	if es, _ := j.Since(0, 0); len(es) != 1 {
+		t.Errorf("Since returns the loss marker: %v", es)
+	}
+}

@@ -54,7 +54,8 @@ type Watcher struct {
 	mu          sync.Mutex
 	queue       []*pending // waiting for their debounce, in order
 	latest      map[string]*pending
-	buf         []Event
+	buf         []Event // a ring once full: the oldest at head
+	head        int
 	lostThrough uint64
 	changed     chan struct{} // closed and replaced when buf or lostThrough change
 	timer       *time.Timer
@@ -224,12 +225,7 @@ func (w *Watcher) flush(now time.Time) {
 		if p.dead {
 			continue
 		}
-		if len(w.buf) >= BufferSize {
-			drop := len(w.buf) - BufferSize + 1
-			w.lostThrough = max(w.lostThrough, w.buf[drop-1].Seq)
-			w.buf = append(w.buf[:0], w.buf[drop:]...)
-		}
-		w.buf = append(w.buf, p.e)
+		w.push(p.e)
 		moved = true
 	}
 	if len(w.queue) == 0 {
@@ -246,6 +242,20 @@ func (w *Watcher) flush(now time.Time) {
 		w.wake()
 	}
 }
+
+// push keeps e, dropping the oldest event once the buffer is full.
+func (w *Watcher) push(e Event) {
+	if len(w.buf) < BufferSize {
+		w.buf = append(w.buf, e)
+		return
+	}
+	w.lostThrough = max(w.lostThrough, w.buf[w.head].Seq)
+	w.buf[w.head] = e
+	w.head = (w.head + 1) % BufferSize
+}
+
+// at is the i-th oldest buffered event.
+func (w *Watcher) at(i int) Event { return w.buf[(w.head+i)%len(w.buf)] }
 
 func (w *Watcher) tick() {
 	w.mu.Lock()
@@ -299,17 +309,14 @@ func (w *Watcher) Read(cursor uint64, limit int) (Batch, <-chan struct{}, error)
 	lo, hi := 0, len(w.buf)
 	for lo < hi {
 		m := (lo + hi) / 2
-		if w.buf[m].Seq <= cursor {
+		if w.at(m).Seq <= cursor {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	for _, e := range w.buf[lo:] {
-		if limit > 0 && len(b.Events) >= limit {
-			break
-		}
-		b.Events = append(b.Events, e)
+	for i := lo; i < len(w.buf) && (limit <= 0 || len(b.Events) < limit); i++ {
+		b.Events = append(b.Events, w.at(i))
 	}
 	if n := len(b.Events); n > 0 {
 		b.Cursor = b.Events[n-1].Seq
