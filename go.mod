@@ -6,7 +6,13 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/julienschmidt/httprouter v1.3.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.44.0
 )
 
-require golang.org/x/text v0.14.0 // indirect
+require (
+	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+	golang.org/x/text v0.14.0 // indirect
+)

@@ -170,6 +170,11 @@ func init() {
 		mkdirCommand,
 		mvCommand,
 		uploadBatchCommand,
+		grepCommand,
+		findCommand,
+		cpCommand,
+		downloadCommand,
+		tarCommand,
 		watchCommand,
 	}
 }
