@@ -122,7 +122,7 @@ func renderAIO(w http.ResponseWriter, k errKind, v1 bool) {
 		return
 	}
 	status := k.Status
-	if v1 && k.Errno != 0 && !k.Internal && k.Op != "resolve" {
+	if v1 && (k.Errno != 0 || k.Expected) && !k.Internal && k.Op != "resolve" {
 		// An empty path or one with a NUL byte is a 400 in every family
 		// (API.md §1), not a filesystem failure.
 		status = http.StatusOK
@@ -155,6 +155,8 @@ func aioFailureOf(k errKind) aioFailure {
 		switch k.Kind {
 		case kindTimeout:
 			exc = "TimeoutError"
+		case kindDecode:
+			exc = "UnicodeDecodeError"
 		case kindInvalidRequest, kindInvalidPath, kindInvalidTarget:
 			exc = "ValueError"
 		}

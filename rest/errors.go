@@ -65,6 +65,7 @@ type errKind struct {
 	Detail   string       // safe for a client: API paths only, no panic, no host path
 	Internal bool         // unknown error: the full error goes to the log, Detail is generic
 	Fields   []fieldError // kindValidation: what is wrong, field by field
+	Expected bool         // a filesystem failure without an errno (fileError): /v1/file answers it 200
 }
 
 // requestError is a refusal the boundary makes itself: a bad query, a bad
@@ -89,6 +90,19 @@ func tooLarge(format string, args ...any) error {
 	return &requestError{kindTooLarge, http.StatusRequestEntityTooLarge, fmt.Sprintf(format, args...)}
 }
 
+// fileError is an expected failure of a file operation that carries no
+// errno: a text read of bytes that are not UTF-8 (decode_error, 422) or of a
+// file over the buffered limit (file_too_large, 413). /v1/file answers it
+// 200 with success:false, like a failure with an errno.
+type fileError struct {
+	kind     kind
+	status   int
+	op, path string
+	msg      string
+}
+
+func (e *fileError) Error() string { return e.msg }
+
 var errUnauthorized = &requestError{kindUnauthorized, http.StatusUnauthorized, "missing or invalid token"}
 
 // bodyError marks a failure reading the request body (the client sent less
@@ -107,6 +121,10 @@ func classify(err error) errKind {
 	var re *requestError
 	if errors.As(err, &re) {
 		return errKind{Kind: re.kind, Status: re.status, Op: oe.opName(), Detail: re.msg}
+	}
+	var fe *fileError
+	if errors.As(err, &fe) {
+		return errKind{Kind: fe.kind, Status: fe.status, Op: fe.op, Path: fe.path, Detail: fe.msg, Expected: true}
 	}
 	var ve *validationError
 	if errors.As(err, &ve) {

@@ -71,6 +71,31 @@ func (s *Server) table() []route {
 		{Route{"GET", "/v1/file/watch/:id/events", FamilyAIOv1, authed}, s.watchEvents}, // q: cursor; Last-Event-ID → SSE
 		{Route{"DELETE", "/v1/file/watch/:id", FamilyAIOv1, authed}, s.watchStop},       // → as v2
 
+		// AIO files (part A): read, write, edit, stat, list, search, glob, mkdir, copy, move, delete, capabilities (API.md §4, seed 001).
+		{Route{"GET", "/v2/fs/read", FamilyAIOv2, authed}, s.readV2},                  // q: path, start_line, end_line (0-based, end exclusive) → {content, file}
+		{Route{"POST", "/v1/file/read", FamilyAIOv1, authed}, s.readV1},               // b: FileReadRequest {file, start_line, end_line} → FileReadResult
+		{Route{"POST", "/v2/fs/write", FamilyAIOv2, authed}, s.writeFile},             // q: user; b: {path, content, encoding, append, leading_newline, trailing_newline} → {file, bytes_written}
+		{Route{"POST", "/v1/file/write", FamilyAIOv1, authed}, s.writeFile},           // b: FileWriteRequest {file, content, encoding, …, user} → FileWriteResult
+		{Route{"POST", "/v2/fs/edit", FamilyAIOv2, authed}, s.editV2},                 // q: user; b: {command (str_replace|insert|undo_edit), path, old_str, new_str, insert_line, replace_mode} → {output, path, prev_exist, old_content, new_content}
+		{Route{"POST", "/v1/file/str_replace_editor", FamilyAIOv1, authed}, s.editV1}, // b: StrReplaceEditorRequest (+ view, create) → StrReplaceEditorResult
+		{Route{"POST", "/v1/file/replace", FamilyAIOv1, authed}, s.replaceV1},         // b: FileReplaceRequest {file, old_str, new_str, replace_mode} → {file, replaced_count}
+		{Route{"GET", "/v2/fs/stat", FamilyAIOv2, authed}, s.statV2},                  // q: path, follow_symlinks (true) → {path, size, permissions, is_directory, is_symlink, modified_time}
+		{Route{"POST", "/v1/file/stat", FamilyAIOv1, authed}, s.statV1},               // b: {path, follow_symlinks} → as v2
+		{Route{"GET", "/v2/fs/list", FamilyAIOv2, authed}, s.listV2},                  // q: path, recursive, show_hidden, max_depth, include_size, include_permissions, sort_by, sort_desc, file_types → {path, files, total_count, file_count, directory_count, truncated}
+		{Route{"POST", "/v1/file/list", FamilyAIOv1, authed}, s.listV1},               // b: FileListRequest → FileListResult + truncated
+		{Route{"GET", "/v2/fs/search", FamilyAIOv2, authed}, s.searchV2},              // q: path, pattern (** globs) → {path, files, truncated}
+		{Route{"POST", "/v1/file/find", FamilyAIOv1, authed}, s.findV1},               // b: FileFindRequest {path, glob} → FileFindResult + truncated
+		{Route{"POST", "/v1/file/glob", FamilyAIOv1, authed}, s.globV1},               // b: FileGlobRequest {path, pattern, exclude, include_hidden, files_only, include_metadata, max_results, sort_by, sort_desc} → FileGlobResult
+		{Route{"POST", "/v2/fs/mkdir", FamilyAIOv2, authed}, s.mkdir},                 // q: user; b: {path, parents (true)} → {path, created}
+		{Route{"POST", "/v1/file/mkdir", FamilyAIOv1, authed}, s.mkdir},               // b: {path, parents, user} → as v2
+		{Route{"POST", "/v2/fs/copy", FamilyAIOv2, authed}, s.copyEntry},              // q: user; b: {source, destination, overwrite} → {source, destination, entries, bytes_copied}
+		{Route{"POST", "/v1/file/copy", FamilyAIOv1, authed}, s.copyEntry},            // b: {source, destination, overwrite, user} → as v2
+		{Route{"POST", "/v2/fs/move", FamilyAIOv2, authed}, s.moveEntry},              // b: {source, destination, overwrite} → {source, destination}
+		{Route{"POST", "/v1/file/move", FamilyAIOv1, authed}, s.moveEntry},            // b: as v2 → as v2
+		{Route{"POST", "/v2/fs/delete", FamilyAIOv2, authed}, s.deleteEntry},          // b: {path, recursive} → {path}
+		{Route{"POST", "/v1/file/delete", FamilyAIOv1, authed}, s.deleteEntry},        // b: as v2 → as v2
+		{Route{"GET", "/v1/capabilities", FamilyAIOv1, authed}, s.capabilitiesV1},     // → {files: {read, write, …: bool}, exec, browser, computer, code_interpreter}
+
 		// AIO transfer (part B): grep, upload, download, tree, xattr (API.md §4, seed 001).
 		{Route{"POST", "/v2/fs/grep", FamilyAIOv2, authed}, s.grep},             // b: FileGrepRequest {path, pattern, include, exclude, type, …} → {path, pattern, matches, match_count, files_searched, files_matched, truncated}
 		{Route{"POST", "/v1/file/grep", FamilyAIOv1, authed}, s.grep},           // b: FileGrepRequest → as v2

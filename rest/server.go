@@ -38,6 +38,7 @@ type Server struct {
 	routes    []route
 	handler   http.Handler
 	watches   watchState // watch.go
+	fileState aioFiles   // aio_files.go: limits and the editor's undo history
 }
 
 // New builds a Server from cfg. It fails when sandbox "default" is missing.

@@ -1,0 +1,260 @@
+package core
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
+)
+
+// OpCopy names copy failures.
+const OpCopy = "copy"
+
+// CopyOptions shape a Copy.
+type CopyOptions struct {
+	Overwrite    bool // replace an existing destination (a directory with all under it)
+	MkdirParents bool // create the destination's missing parents
+}
+
+// CopyStats says what a Copy made.
+type CopyStats struct {
+	Entries int   // files, directories and symlinks created
+	Bytes   int64 // bytes of regular files copied
+}
+
+// copied is one entry a Copy created, relative to the destination.
+type copied struct {
+	rel   string
+	isDir bool
+	file  bool
+}
+
+// Copy copies from to to. Neither final component is followed: a symlink is
+// copied as a symlink, at the top as anywhere below. A regular file's data
+// is cloned (FICLONE, a reflink where the filesystem shares extents) or
+// copied in the kernel (copy_file_range), and its mode is kept; a directory
+// is copied whole, entries walked by fd with O_NOFOLLOW; FIFOs, sockets and
+// devices inside a tree are skipped (at the top they are EINVAL).
+//
+// The copy is built under a temp name beside the destination and renamed
+// into place, so the destination appears whole or not at all. Without
+// Overwrite an existing destination is EEXIST and nothing changes
+// (renameat2 RENAME_NOREPLACE at the end, so a destination created during
+// the copy is not clobbered either); with it the old destination is
+// replaced. Copying a directory into itself or onto the root is EINVAL.
+// New entries are given to the owner in ctx (owner.go).
+func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (CopyStats, error) {
+	var stats CopyStats
+	fa, err := s.Clean(from)
+	if err != nil {
+		return stats, err
+	}
+	ta, err := s.Clean(to)
+	if err != nil {
+		return stats, err
+	}
+	if fa == "/" || ta == "/" || fa == ta || isUnder(ta, fa) {
+		return stats, pathErr(OpCopy, fa, unix.EINVAL)
+	}
+	if o.MkdirParents {
+		dir, _ := split(ta)
+		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
+			return stats, err
+		}
+	}
+	fdir, fname, err := s.parent(fa)
+	if err != nil {
+		return stats, pathErr(OpCopy, fa, err)
+	}
+	defer unix.Close(fdir)
+	var sst unix.Stat_t
+	if err := unix.Fstatat(fdir, fname, &sst, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return stats, pathErr(OpCopy, fa, err)
+	}
+	switch sst.Mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFDIR, unix.S_IFLNK:
+	default:
+		return stats, pathErr(OpCopy, fa, unix.EINVAL)
+	}
+	tdir, tname, err := s.parent(ta)
+	if err != nil {
+		return stats, pathErr(OpCopy, ta, err)
+	}
+	defer unix.Close(tdir)
+	var dst unix.Stat_t
+	if unix.Fstatat(tdir, tname, &dst, unix.AT_SYMLINK_NOFOLLOW) == nil && !o.Overwrite {
+		return stats, pathErr(OpCopy, ta, unix.EEXIST)
+	}
+
+	claim := s.Claim(ta)
+	defer claim.Done()
+	parentAP, _ := split(ta)
+	tmp := tempName()
+	claim.Add(join(parentAP, tmp))
+	var made []copied
+	c := &copier{ctx: ctx, stats: &stats, made: &made}
+	if err := c.entry(fdir, fname, &sst, tdir, tmp, ""); err != nil {
+		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
+		return CopyStats{}, pathErr(OpCopy, fa, err)
+	}
+	err = renameNoReplace(tdir, tmp, tdir, tname)
+	if err == unix.EEXIST && o.Overwrite {
+		err = unix.Renameat(tdir, tmp, tdir, tname)
+		switch err {
+		case unix.ENOTEMPTY, unix.EEXIST, unix.EISDIR, unix.ENOTDIR:
+			if err = removeAllAt(ctx, tdir, tname); err == nil {
+				err = renameNoReplace(tdir, tmp, tdir, tname)
+			}
+		}
+	}
+	if err != nil {
+		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
+		if err == unix.ENOTEMPTY {
+			err = unix.EEXIST
+		}
+		return CopyStats{}, pathErr(OpCopy, ta, err)
+	}
+	for _, m := range made {
+		p := ta
+		if m.rel != "" {
+			p = ta + "/" + m.rel
+		}
+		s.emit(ctx, journal.Create, p, "", m.isDir)
+		if m.file {
+			s.emit(ctx, journal.Write, p, "", false)
+		}
+	}
+	return stats, nil
+}
+
+type copier struct {
+	ctx   context.Context
+	stats *CopyStats
+	made  *[]copied
+}
+
+// entry copies sname in sdir (described by st) to dname in ddir, which must
+// not exist. rel is its path below the copy's top ("" for the top).
+func (c *copier) entry(sdir int, sname string, st *unix.Stat_t, ddir int, dname, rel string) error {
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	mode := st.Mode & 0o7777
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		n, err := copyFileAt(c.ctx, sdir, sname, ddir, dname, mode)
+		if err != nil {
+			return err
+		}
+		c.stats.Bytes += n
+		*c.made = append(*c.made, copied{rel: rel, file: true})
+	case unix.S_IFLNK:
+		target, err := readlinkat(sdir, sname)
+		if err != nil {
+			return err
+		}
+		if err := unix.Symlinkat(target, ddir, dname); err != nil {
+			return err
+		}
+		if err := chownNewAt(c.ctx, ddir, dname); err != nil {
+			return err
+		}
+		*c.made = append(*c.made, copied{rel: rel})
+	case unix.S_IFDIR:
+		if err := unix.Mkdirat(ddir, dname, 0o700); err != nil {
+			return err
+		}
+		*c.made = append(*c.made, copied{rel: rel, isDir: true})
+		if err := c.dir(sdir, sname, ddir, dname, rel); err != nil {
+			return err
+		}
+		if err := chownNewAt(c.ctx, ddir, dname); err != nil {
+			return err
+		}
+		if err := unix.Fchmodat(ddir, dname, mode, 0); err != nil {
+			return err
+		}
+	default:
+		return nil // FIFO, socket, device: skipped inside a tree
+	}
+	c.stats.Entries++
+	return nil
+}
+
+func (c *copier) dir(sdir int, sname string, ddir int, dname, rel string) error {
+	sfd, err := unix.Openat(sdir, sname, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	sd := os.NewFile(uintptr(sfd), sname)
+	defer sd.Close()
+	dfd, err := unix.Openat(ddir, dname, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	for {
+		names, rerr := sd.Readdirnames(512)
+		for _, n := range names {
+			var st unix.Stat_t
+			if unix.Fstatat(sfd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				continue // gone since readdir
+			}
+			r := n
+			if rel != "" {
+				r = rel + "/" + n
+			}
+			if err := c.entry(sfd, n, &st, dfd, n, r); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF || len(names) == 0 {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// copyFileAt copies the regular file sname in sdir to a new file dname in
+// ddir with the given mode: a reflink where the filesystem can, else
+// copy_file_range (io.Copy between two *os.File uses it), else read/write.
+func copyFileAt(ctx context.Context, sdir int, sname string, ddir int, dname string, mode uint32) (int64, error) {
+	sfd, err := unix.Openat(sdir, sname, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	src := os.NewFile(uintptr(sfd), sname)
+	defer src.Close()
+	dfd, err := unix.Openat(ddir, dname, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	dst := os.NewFile(uintptr(dfd), dname)
+	defer dst.Close()
+	var n int64
+	if unix.IoctlFileClone(dfd, sfd) == nil {
+		var st unix.Stat_t
+		if err := unix.Fstat(dfd, &st); err == nil {
+			n = st.Size
+		}
+	} else {
+		if n, err = io.Copy(dst, src); err != nil {
+			return 0, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := chownNewFd(ctx, dfd); err != nil {
+		return 0, err
+	}
+	if err := unix.Fchmod(dfd, mode); err != nil {
+		return 0, err
+	}
+	return n, dst.Close()
+}

@@ -1,0 +1,465 @@
+package rest
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/julienschmidt/httprouter"
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+)
+
+// The anchored editor (API.md §4; seed 001 "Files and directories"):
+// POST /v2/fs/edit, POST /v1/file/str_replace_editor (the openhands-aci
+// str_replace_editor), POST /v1/file/replace. Commands: view and create
+// (v1 only; v2 has read and write for them), str_replace, insert, undo_edit.
+//
+//   - old_str is matched verbatim: whitespace and line endings must agree.
+//     Absent: 400 "old_str not found in file"; more than once without
+//     replace_mode: 400 "old_str has multiple occurrences". replace_mode ALL,
+//     FIRST or LAST picks.
+//   - A file whose lines end in CRLF keeps CRLF: a bare "\n" in new_str (and
+//     the line ending insert adds) is written as "\r\n".
+//   - insert puts new_str after line insert_line (0 = the top, the number
+//     of lines = the end); a line ending is added where needed.
+//   - Edits replace the file atomically (temp file, rename), keeping its
+//     mode and owner; create makes parents and refuses an existing file.
+//   - undo_edit restores the content the last edit of that file replaced;
+//     again, the one before. The history lives in memory, per file, at most
+//     10 steps a file and 64 MiB in all (the least recently edited files'
+//     oldest steps go first); it does not survive a restart.
+//
+// Edits are serialised (one at a time per daemon), so two edits of one file
+// never interleave their read and write.
+
+// undoStep is the state of a file before one edit.
+type undoStep struct {
+	content string
+	existed bool
+}
+
+type undoFile struct {
+	steps []undoStep
+	used  uint64
+}
+
+// undoHistory is the editor's bounded undo history, keyed by API path.
+type undoHistory struct {
+	mu    sync.Mutex // held for a whole edit
+	per   int
+	max   int64
+	total int64
+	clock uint64
+	files map[string]*undoFile
+}
+
+func newUndoHistory(per int, max int64) *undoHistory {
+	return &undoHistory{per: per, max: max, files: map[string]*undoFile{}}
+}
+
+// push records st for p; h.mu is held.
+func (h *undoHistory) push(p string, st undoStep) {
+	size := int64(len(st.content))
+	if size > h.max {
+		return // larger than the whole history: not kept
+	}
+	h.clock++
+	f := h.files[p]
+	if f == nil {
+		f = &undoFile{}
+		h.files[p] = f
+	}
+	f.used = h.clock
+	f.steps = append(f.steps, st)
+	h.total += size
+	if len(f.steps) > h.per {
+		h.total -= int64(len(f.steps[0].content))
+		f.steps = f.steps[1:]
+	}
+	for h.total > h.max {
+		var lru string
+		var oldest uint64
+		for name, uf := range h.files {
+			if lru == "" || uf.used < oldest {
+				lru, oldest = name, uf.used
+			}
+		}
+		uf := h.files[lru]
+		h.total -= int64(len(uf.steps[0].content))
+		uf.steps = uf.steps[1:]
+		if len(uf.steps) == 0 {
+			delete(h.files, lru)
+		}
+	}
+}
+
+// pop takes the last step recorded for p; h.mu is held.
+func (h *undoHistory) pop(p string) (undoStep, bool) {
+	f := h.files[p]
+	if f == nil || len(f.steps) == 0 {
+		return undoStep{}, false
+	}
+	st := f.steps[len(f.steps)-1]
+	f.steps = f.steps[:len(f.steps)-1]
+	h.total -= int64(len(st.content))
+	h.clock++
+	f.used = h.clock
+	if len(f.steps) == 0 {
+		delete(h.files, p)
+	}
+	return st, true
+}
+
+// depth is the number of steps kept for p (tests).
+func (h *undoHistory) depth(p string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if f := h.files[p]; f != nil {
+		return len(f.steps)
+	}
+	return 0
+}
+
+// editV2: POST /v2/fs/edit {command, path, old_str, new_str, insert_line,
+// replace_mode}.
+func (s *Server) editV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	return s.edit(w, r, false)
+}
+
+// editV1: POST /v1/file/str_replace_editor StrReplaceEditorRequest.
+func (s *Server) editV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	return s.edit(w, r, true)
+}
+
+func (s *Server) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
+	var req editRequest
+	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
+		return err
+	}
+	if req.Command == nil {
+		return missing("command")
+	}
+	p := pick(req.Path, req.File)
+	if p == nil {
+		return missing("path")
+	}
+	cmd := *req.Command
+	switch cmd {
+	case "view", "create":
+		if !v1 {
+			return withOp("edit", invalidRequest("command %q is served by /v1/file/str_replace_editor; on v2 use /v2/fs/read or /v2/fs/write", cmd))
+		}
+	case "str_replace", "insert", "undo_edit":
+	default:
+		return invalidField("body.command", "enum", "Input should be 'view', 'create', 'str_replace', 'insert' or 'undo_edit', got %q", cmd)
+	}
+	if req.ReplaceMode != nil {
+		switch *req.ReplaceMode {
+		case "ALL", "FIRST", "LAST":
+		default:
+			return invalidField("body.replace_mode", "enum", "Input should be 'ALL', 'FIRST' or 'LAST', got %q", *req.ReplaceMode)
+		}
+	}
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	ctx, err := ownerCtx(r, q, req.User)
+	if err != nil {
+		return withOp(cmd, err)
+	}
+	ap, err := s.fileFS().Clean(*p)
+	if err != nil {
+		return withOp(cmd, err)
+	}
+	h := s.files().undo
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var res editResult
+	switch cmd {
+	case "view":
+		res, err = s.editView(ctx, ap, req.ViewRange)
+	case "create":
+		res, err = s.editCreate(ctx, ap, req.FileText)
+	case "str_replace":
+		if req.OldStr == nil {
+			return withOp(cmd, invalidRequest("Parameter `old_str` is required for command: str_replace"))
+		}
+		res, _, err = s.editReplace(ctx, ap, *req.OldStr, strOr(req.NewStr, ""), strOr(req.ReplaceMode, ""))
+	case "insert":
+		res, err = s.editInsert(ctx, ap, req.InsertLine, req.NewStr)
+	case "undo_edit":
+		res, err = s.editUndo(ctx, ap)
+	}
+	if err != nil {
+		return withOp(cmd, err)
+	}
+	return writeAIO(w, res)
+}
+
+// replaceV1: POST /v1/file/replace FileReplaceRequest {file, old_str,
+// new_str} (+ replace_mode, an extension): the str_replace command,
+// answering {file, replaced_count}.
+func (s *Server) replaceV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var req editRequest
+	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
+		return err
+	}
+	p := pick(req.File, req.Path)
+	switch {
+	case p == nil:
+		return missing("file")
+	case req.OldStr == nil:
+		return missing("old_str")
+	case req.NewStr == nil:
+		return missing("new_str")
+	}
+	if req.ReplaceMode != nil {
+		switch *req.ReplaceMode {
+		case "ALL", "FIRST", "LAST":
+		default:
+			return invalidField("body.replace_mode", "enum", "Input should be 'ALL', 'FIRST' or 'LAST', got %q", *req.ReplaceMode)
+		}
+	}
+	ap, err := s.fileFS().Clean(*p)
+	if err != nil {
+		return withOp("replace", err)
+	}
+	h := s.files().undo
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, n, err := s.editReplace(r.Context(), ap, *req.OldStr, *req.NewStr, strOr(req.ReplaceMode, ""))
+	if err != nil {
+		return withOp("replace", err)
+	}
+	return writeAIO(w, replaceResult{File: ap, ReplacedCount: n})
+}
+
+// isCRLF reports whether text's line endings are CRLF.
+func isCRLF(text string) bool {
+	return strings.Contains(text, "\r\n")
+}
+
+// toEOL writes every line ending of s as eol.
+func toEOL(s, eol string) string {
+	if eol == "\n" {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", eol)
+}
+
+// saveEdit writes content over ap atomically (mode and owner kept) and
+// records prev in the undo history.
+func (s *Server) saveEdit(ctx context.Context, ap, content string, prev undoStep) error {
+	if _, err := s.fileFS().WriteFile(ctx, ap, strings.NewReader(content), core.WriteOptions{MkdirParents: !prev.existed}); err != nil {
+		return err
+	}
+	s.files().undo.push(ap, prev)
+	return nil
+}
+
+func (s *Server) editReplace(ctx context.Context, ap, old, repl, mode string) (editResult, int, error) {
+	if old == "" {
+		return editResult{}, 0, invalidRequest("old_str must not be empty")
+	}
+	_, content, err := s.readWhole(ctx, ap)
+	if err != nil {
+		return editResult{}, 0, err
+	}
+	if isCRLF(content) {
+		repl = toEOL(repl, "\r\n")
+	}
+	n := strings.Count(content, old)
+	switch {
+	case n == 0:
+		return editResult{}, 0, invalidRequest("old_str not found in file")
+	case n > 1 && mode == "":
+		return editResult{}, 0, invalidRequest("old_str has multiple occurrences")
+	}
+	var updated string
+	var at, count int
+	switch mode {
+	case "LAST":
+		at = strings.LastIndex(content, old)
+		updated, count = content[:at]+repl+content[at+len(old):], 1
+	case "ALL":
+		at = strings.Index(content, old)
+		updated, count = strings.ReplaceAll(content, old, repl), n
+	default: // FIRST, or the one occurrence
+		at = strings.Index(content, old)
+		updated, count = content[:at]+repl+content[at+len(old):], 1
+	}
+	if err := s.saveEdit(ctx, ap, updated, undoStep{content: content, existed: true}); err != nil {
+		return editResult{}, 0, err
+	}
+	first := strings.Count(content[:at], "\n")
+	last := first + strings.Count(repl, "\n")
+	out := fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n%s"+
+		"Review the changes and make sure they are as expected. Edit the file again if necessary.", ap, ap, s.snippet(updated, first, last))
+	return editResult{Output: out, Path: ap, PrevExist: true, OldContent: &content, NewContent: &updated}, count, nil
+}
+
+func (s *Server) editInsert(ctx context.Context, ap string, line *int, text *string) (editResult, error) {
+	if line == nil {
+		return editResult{}, invalidRequest("Parameter `insert_line` is required for command: insert")
+	}
+	if text == nil {
+		return editResult{}, invalidRequest("Parameter `new_str` is required for command: insert")
+	}
+	_, content, err := s.readWhole(ctx, ap)
+	if err != nil {
+		return editResult{}, err
+	}
+	lines := splitLines(content)
+	n := *line
+	if n < 0 || n > len(lines) {
+		return editResult{}, invalidRequest("Invalid `insert_line` parameter: %d. It should be within the range of lines of the file: [0, %d]", n, len(lines))
+	}
+	eol := "\n"
+	if isCRLF(content) {
+		eol = "\r\n"
+	}
+	ins := toEOL(*text, eol)
+	if !strings.HasSuffix(ins, "\n") {
+		ins += eol
+	}
+	head := strings.Join(lines[:n], "")
+	if n > 0 && !strings.HasSuffix(head, "\n") {
+		head += eol // inserting after a last line that had no ending
+	}
+	updated := head + ins + strings.Join(lines[n:], "")
+	if err := s.saveEdit(ctx, ap, updated, undoStep{content: content, existed: true}); err != nil {
+		return editResult{}, err
+	}
+	last := n + strings.Count(ins, "\n") - 1
+	out := fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of the edited file:\n%s"+
+		"Review the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.", ap, s.snippet(updated, n, last))
+	return editResult{Output: out, Path: ap, PrevExist: true, OldContent: &content, NewContent: &updated}, nil
+}
+
+func (s *Server) editCreate(ctx context.Context, ap string, text *string) (editResult, error) {
+	if text == nil {
+		return editResult{}, invalidRequest("Parameter `file_text` is required for command: create")
+	}
+	if _, err := s.fileFS().Lstat(ctx, ap); err == nil {
+		return editResult{}, &fs.PathError{Op: "create", Path: ap, Err: unix.EEXIST}
+	}
+	if err := s.saveEdit(ctx, ap, *text, undoStep{existed: false}); err != nil {
+		return editResult{}, err
+	}
+	return editResult{Output: "File created successfully at: " + ap, Path: ap, PrevExist: false, NewContent: text}, nil
+}
+
+func (s *Server) editUndo(ctx context.Context, ap string) (editResult, error) {
+	h := s.files().undo
+	st, ok := h.pop(ap)
+	if !ok {
+		return editResult{}, invalidRequest("No edit history found for %s.", ap)
+	}
+	res := editResult{Path: ap}
+	if _, cur, err := s.readWhole(ctx, ap); err == nil {
+		res.PrevExist, res.OldContent = true, &cur
+	}
+	var err error
+	if st.existed {
+		_, err = s.fileFS().WriteFile(ctx, ap, strings.NewReader(st.content), core.WriteOptions{MkdirParents: true})
+		res.NewContent = &st.content
+	} else {
+		err = s.fileFS().Remove(ctx, ap, false)
+	}
+	if err != nil {
+		h.push(ap, st) // not undone: keep it
+		return editResult{}, err
+	}
+	res.Output = fmt.Sprintf("Last edit to %s undone successfully. Here's the result of running `cat -n` on %s:\n%s", ap, ap, catN(st.content, 0, -1))
+	if !st.existed {
+		res.Output = fmt.Sprintf("Last edit to %s undone successfully: the file it created is removed.", ap)
+	}
+	return res, nil
+}
+
+func (s *Server) editView(ctx context.Context, ap string, rng []int) (editResult, error) {
+	fsys := s.fileFS()
+	info, err := fsys.Stat(ctx, ap)
+	if err != nil {
+		return editResult{}, err
+	}
+	res := editResult{Path: ap, PrevExist: true}
+	if info.IsDir() {
+		if len(rng) > 0 {
+			return editResult{}, invalidRequest("The `view_range` parameter is not allowed when `path` points to a directory.")
+		}
+		lim := s.files().limits
+		var b strings.Builder
+		fmt.Fprintf(&b, "Here's the files and directories up to %d levels deep in %s, excluding hidden items:\n%s\n", lim.ViewDepth, ap, ap)
+		n := 0
+		err := fsys.Walk(ctx, ap, core.WalkOptions{MaxDepth: lim.ViewDepth, NoHidden: true}, func(e core.WalkEntry) error {
+			if n >= lim.ViewLimit {
+				b.WriteString("…\n")
+				return fs.SkipAll
+			}
+			n++
+			b.WriteString(e.Path)
+			if e.IsDirLike() {
+				b.WriteString("/")
+			}
+			b.WriteString("\n")
+			return nil
+		})
+		if err != nil {
+			return editResult{}, err
+		}
+		res.Output = b.String()
+		return res, nil
+	}
+	_, content, err := s.readWhole(ctx, ap)
+	if err != nil {
+		return editResult{}, err
+	}
+	first, last := 0, -1
+	if len(rng) > 0 {
+		nl := len(splitLines(content))
+		if len(rng) != 2 {
+			return editResult{}, invalidRequest("Invalid `view_range`: it should be a list of two integers.")
+		}
+		if rng[0] < 1 || rng[0] > max(nl, 1) {
+			return editResult{}, invalidRequest("Invalid `view_range`: %v. Its first element `%d` should be within the range of lines of the file: [1, %d]", rng, rng[0], nl)
+		}
+		if rng[1] != -1 && (rng[1] < rng[0] || rng[1] > nl) {
+			return editResult{}, invalidRequest("Invalid `view_range`: %v. Its second element `%d` should be -1 or within [%d, %d]", rng, rng[1], rng[0], nl)
+		}
+		first = rng[0] - 1
+		if rng[1] != -1 {
+			last = rng[1] - 1
+		}
+	}
+	res.Output = fmt.Sprintf("Here's the result of running `cat -n` on %s:\n%s", ap, catN(content, first, last))
+	return res, nil
+}
+
+// snippet is the cat -n of the lines around [first, last] (0-based) of text.
+func (s *Server) snippet(text string, first, last int) string {
+	c := s.files().limits.SnippetCtx
+	return catN(text, max(first-c, 0), last+c)
+}
+
+// catN numbers lines first..last (0-based, inclusive; last -1 or past the
+// end: to the end) the way cat -n does: six columns, a tab, the line
+// without its ending.
+func catN(text string, first, last int) string {
+	lines := splitLines(text)
+	if last < 0 || last >= len(lines) {
+		last = len(lines) - 1
+	}
+	var b strings.Builder
+	for i := first; i <= last && i < len(lines); i++ {
+		l := strings.TrimSuffix(strings.TrimSuffix(lines[i], "\n"), "\r")
+		fmt.Fprintf(&b, "%6d\t%s\n", i+1, l)
+	}
+	return b.String()
+}
