@@ -42,6 +42,28 @@
 // and renamed over the target. A failed or abandoned write removes the temp
 // file and leaves the old content whole. Nothing holds a whole file in memory.
 //
+// Two writes differ on purpose. [Sandbox.WriteInPlace] (the AIO plain write)
+// writes through the file itself: the destination keeps its inode, mode and
+// owner and no temp file is made. [Sandbox.Copy] builds the copy under a
+// temp name beside the destination and renames it in (RENAME_NOREPLACE
+// unless overwriting), so a copy appears whole or not at all.
+//
+// # Ownership
+//
+// [WithOwner] stamps an [Owner] on the context; every operation that creates
+// a file or directory under it (WriteFile, WriteInPlace, Mkdir with its
+// parents, Copy) chowns what it creates to that account before the call
+// returns, and fails, removing what it made, when it cannot. Existing files
+// keep their owner.
+//
+// # Walks
+//
+// [Sandbox.Walk] is the one bounded tree walk of the listing and name-search
+// routes: depth first, names in byte order, each directory opened by fd from
+// its parent with O_NOFOLLOW, symlinks reported (with whether they point at
+// a directory) and never descended; the caller stops it with fs.SkipAll at
+// its limit. [Glob] matches slash-separated relative paths with "**".
+//
 // # Tar extraction
 //
 // [Sandbox.ExtractTar] refuses a hostile archive whole: entries are extracted

@@ -731,6 +731,12 @@ func TestAIOUserOwnership(t *testing.T) {
 				t.Errorf("%s: owner %d:%d, want %d:%d", p, st.Uid, st.Gid, uid, gid)
 			}
 		}
+		wantAIO[copyResult](t, h.post(t, "/v2/fs/copy?user=nobody", `{"source":"/o/p","destination":"/o/cp"}`))
+		for _, p := range []string{"/o/cp", "/o/cp/w.txt"} {
+			if st := lstatSys(t, h.host(p)); int(st.Uid) != uid || int(st.Gid) != gid {
+				t.Errorf("copy %s: owner %d:%d, want %d:%d", p, st.Uid, st.Gid, uid, gid)
+			}
+		}
 		// An existing file keeps its owner.
 		h.writeFile(t, "/mine.txt", "a")
 		wantAIO[fileWriteResult](t, h.post(t, "/v2/fs/write?user=nobody", `{"path":"/mine.txt","content":"b"}`))
@@ -757,4 +763,36 @@ func TestAIOCapabilities(t *testing.T) {
 	}
 	h2 := newHarness(t, harnessOpts{Token: "tok"})
 	wantAIOError(t, h2.do(t, req{Method: "GET", Target: "/v1/capabilities", NoAuth: true}), 401, "unauthorized")
+}
+
+func lstatSys(t *testing.T, p string) *syscall.Stat_t {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t)
+}
+
+// TestAIOJournal: a change made through the file routes is told once, by
+// core, with origin api.
+func TestAIOJournal(t *testing.T) {
+	h := newFilesHarness(t, nil)
+	j := h.srv.sandboxes["default"].Journal()
+	seq := j.Seq()
+	wantAIO[fileWriteResult](t, h.post(t, "/v2/fs/write", `{"path":"/j.txt","content":"x"}`))
+	wantAIO[editResult](t, h.post(t, "/v2/fs/edit", `{"command":"str_replace","path":"/j.txt","old_str":"x","new_str":"y"}`))
+	wantAIO[copyResult](t, h.post(t, "/v2/fs/copy", `{"source":"/j.txt","destination":"/k.txt"}`))
+	wantAIO[moveResult](t, h.post(t, "/v2/fs/move", `{"source":"/k.txt","destination":"/l.txt"}`))
+	wantAIO[deleteResult](t, h.post(t, "/v2/fs/delete", `{"path":"/l.txt"}`))
+	wantAIO[mkdirResult](t, h.post(t, "/v2/fs/mkdir", `{"path":"/jd"}`))
+	es, _ := j.Since(seq, 100)
+	var got []string
+	for _, e := range es {
+		got = append(got, fmt.Sprintf("%s %s %s", e.Type, e.Path, e.Origin))
+	}
+	want := "create /j.txt api,write /j.txt api,write /j.txt api,create /k.txt api,write /k.txt api,rename /l.txt api,remove /l.txt api,create /jd api"
+	if strings.Join(got, ",") != want {
+		t.Errorf("events:\ngot  %s\nwant %s", strings.Join(got, ","), want)
+	}
 }

@@ -15,6 +15,12 @@
 //     token) and GET /openapi.json.
 //   - sandbox-agent (agentfs.go, agentfs_types.go): the eight /v1/fs/*
 //     routes of seed 000, with its wire types to the field.
+//   - AIO files (aio_files.go, aio_files_types.go, aio_edit.go,
+//     aio_user.go): /v2/fs/* and /v1/file/* read, write, edit, stat, list,
+//     search, find, glob, mkdir, copy, move, delete and /v1/capabilities;
+//     v1 speaks the 1.x schema's models (tests validate against a copy in
+//     testdata/), v2 the contract's. aio_user.go resolves `user` into a
+//     core.Owner for every route that creates files.
 //
 // The AIO family (/v1/file, /v2/fs, watch) and the named-sandbox family
 // (/v1/sandboxes/:name/fs) are later families: each gets its own handler and
