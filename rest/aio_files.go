@@ -63,11 +63,13 @@ type aioFileLimits struct {
 	ViewDepth  int   // editor view of a directory: 2 levels
 	ViewLimit  int   // editor view of a directory: 1,000 entries
 	SnippetCtx int   // editor snippet: lines of context around an edit: 4
+	Visit      int   // entries one list, search or glob walk looks at: 1,000,000 → truncated
 }
 
 var defaultAIOFileLimits = aioFileLimits{
 	ReadBytes: 16 << 20, List: 10_000, Search: 10_000, Glob: 5_000, GlobMax: 50_000,
 	UndoPer: 10, UndoBytes: 64 << 20, ViewDepth: 2, ViewLimit: 1_000, SnippetCtx: 4,
+	Visit: 1_000_000,
 }
 
 // aioFiles is the Server's state for the file routes.
@@ -562,7 +564,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p string, o listOp
 		}
 	}
 	res := listResult{Path: info.Path, Files: []listEntry{}}
+	visited := 0
 	err = fsys.Walk(r.Context(), info.Path, wo, func(e core.WalkEntry) error {
+		if visited++; visited > lim.Visit {
+			res.Truncated = true
+			return fs.SkipAll
+		}
 		dir := e.IsDirLike()
 		if len(types) > 0 && !dir && !types[strings.ToLower(path.Ext(e.Name))] {
 			return nil
@@ -701,7 +708,7 @@ func compileGlob(field, pattern string) (*core.Glob, error) {
 // are searched; symlinks are not descended. At most the search limit of
 // paths, in walk order (depth first, names in byte order), then truncated.
 func (s *Server) find(w http.ResponseWriter, r *http.Request, p, pattern string) error {
-	limit := s.files().limits.Search
+	limit, visit := s.files().limits.Search, s.files().limits.Visit
 	pat := strings.TrimPrefix(pattern, "./")
 	if !strings.Contains(strings.Trim(pat, "/"), "/") {
 		pat = "**/" + pat
@@ -719,7 +726,12 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, p, pattern string)
 		return withOp("find", &fs.PathError{Op: "find", Path: info.Path, Err: errnoNotDir})
 	}
 	res := findResult{Path: info.Path, Files: []string{}}
+	visited := 0
 	err = fsys.Walk(r.Context(), info.Path, core.WalkOptions{MaxDepth: g.MaxDepth()}, func(e core.WalkEntry) error {
+		if visited++; visited > visit {
+			res.Truncated = true
+			return fs.SkipAll
+		}
 		if !g.Match(e.Rel) {
 			return nil
 		}
@@ -790,7 +802,12 @@ func (s *Server) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	}
 	res := globResult{Path: info.Path, Pattern: *req.Pattern, Files: []globEntry{}}
 	wo := core.WalkOptions{MaxDepth: g.MaxDepth(), NoHidden: !boolOr(req.IncludeHidden, false)}
+	visited := 0
 	err = fsys.Walk(r.Context(), info.Path, wo, func(e core.WalkEntry) error {
+		if visited++; visited > lim.Visit {
+			res.Truncated = true
+			return fs.SkipAll
+		}
 		if len(req.Exclude) > 0 && journal.Excluded(e.Rel, req.Exclude) {
 			if e.IsDir() {
 				return fs.SkipDir

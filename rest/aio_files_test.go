@@ -508,6 +508,25 @@ func TestAIOList(t *testing.T) {
 			}
 		}
 	})
+	t.Run("visit bound", func(t *testing.T) {
+		h := newFilesHarness(t, func(l *aioFileLimits) { l.Visit = 4 })
+		for i := range 6 {
+			h.writeFile(t, fmt.Sprintf("/v/f%d.txt", i), "")
+		}
+		h.writeFile(t, "/v/z.py", "")
+		d := wantAIO[listResult](t, h.v1(t, "/v1/file/list", `{"path":"/v","file_types":[".py"]}`))
+		if !d.Truncated || d.TotalCount != 0 {
+			t.Errorf("list: got truncated %v total %d, want true 0", d.Truncated, d.TotalCount)
+		}
+		f := wantAIO[findResult](t, h.get(t, "/v2/fs/search?path=/v&pattern=*.py"))
+		if !f.Truncated || len(f.Files) != 0 {
+			t.Errorf("search: got %+v, want truncated and nothing", f)
+		}
+		g := wantAIO[globResult](t, h.v1(t, "/v1/file/glob", `{"path":"/v","pattern":"*.py"}`))
+		if !g.Truncated || len(g.Files) != 0 {
+			t.Errorf("glob: got %+v, want truncated and nothing", g)
+		}
+	})
 	wantAIOError(t, h.get(t, "/v2/fs/list?path=/p/a.py"), 400, "invalid_target")
 	wantV1Failure(t, h.v1(t, "/v1/file/list", `{"path":"/p/a.py"}`), "invalid_target", unix.ENOTDIR, "NotADirectoryError")
 	wantAIOError(t, h.get(t, "/v2/fs/list?path=/none"), 404, "not_found")
