@@ -33,10 +33,12 @@ type agentFS interface {
 
 var _ agentFS = (*core.Sandbox)(nil)
 
+// maxAgentEntries caps GET /v1/fs/entries (API.md §1 list limit). The
+// seed's answer is a bare array, so a cut listing says so in a header. A
+// variable only so that a test can lower it.
+var maxAgentEntries = 10_000
+
 const (
-	// maxAgentEntries caps GET /v1/fs/entries (API.md §1 list limit). The
-	// seed's answer is a bare array, so a cut listing says so in a header.
-	maxAgentEntries = 10_000
 	headerTruncated = "X-Sandfs-Truncated"
 	// maxUploadPaths caps the paths list of upload-batch (seed 000).
 	maxUploadPaths = 1024
