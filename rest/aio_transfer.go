@@ -1,11 +1,13 @@
 package rest
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path"
@@ -51,8 +53,12 @@ type treeResult struct {
 	Mode    string `json:"mode"`
 }
 
-// maxFormField bounds a text field of an upload form (path, user).
-const maxFormField = 64 << 10
+// maxFormField bounds a text field of an upload form (path, user);
+// uploadBuffer is the read buffer of one upload.
+const (
+	maxFormField = 64 << 10
+	uploadBuffer = 1 << 20
+)
 
 // upload: POST /v2/fs/upload, POST /v1/file/upload — multipart/form-data
 // with the file in part "file" and the target in field "path" (or the
@@ -67,10 +73,14 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err != nil {
 		return err
 	}
-	mr, err := r.MultipartReader()
-	if err != nil {
-		return withOp("upload", unsupportedMedia("want a multipart/form-data body with a \"file\" part: %v", err))
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return withOp("upload", unsupportedMedia("want a multipart/form-data body with a boundary and a \"file\" part, got %q", r.Header.Get("Content-Type")))
 	}
+	// One 1 MiB buffer under the parser (multipart.NewReader keeps a
+	// bufio.Reader this large as it is): the part scans for its boundary a
+	// MiB at a time instead of 4 KiB, and the body is read in large reads.
+	mr := multipart.NewReader(bufio.NewReaderSize(r.Body, uploadBuffer), params["boundary"])
 	target, user := q.Get("path"), q.Get("user")
 	var res *uploadResult
 	for {

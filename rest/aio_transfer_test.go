@@ -57,9 +57,17 @@ func TestGrepRoutes(t *testing.T) {
 	}
 	for _, route := range []string{"/v2/fs/grep", "/v1/file/grep"} {
 		t.Run(route, func(t *testing.T) {
+			do := func(body string) resp {
+				t.Helper()
+				r := h.do(t, jsonReq("POST", route, body))
+				if strings.HasPrefix(route, "/v1/") && r.Status == 200 && !checkV1Schema(t, route, r) {
+					t.Errorf("%s: not checked against the 1.x schema", route)
+				}
+				return r
+			}
 			ok := func(body string) result {
 				t.Helper()
-				return wantAIO[result](t, h.do(t, jsonReq("POST", route, body)))
+				return wantAIO[result](t, do(body))
 			}
 			r := ok(`{"path":"/p","pattern":"TODO"}`)
 			want := result{Path: "/p", Pattern: "TODO", MatchCount: 2, FilesSearched: 2, FilesMatched: 2, Matches: []match{
@@ -103,7 +111,7 @@ func TestGrepRoutes(t *testing.T) {
 				{"bad max_file_size", `{"path":"/p","pattern":"a","max_file_size":"lots"}`, 400, "invalid_request"},
 			} {
 				t.Run(c.name, func(t *testing.T) {
-					f := wantAIOError(t, h.do(t, jsonReq("POST", route, c.body)), c.status, c.errType)
+					f := wantAIOError(t, do(c.body), c.status, c.errType)
 					if f.Errno != nil {
 						t.Errorf("errno: got %v, want null", *f.Errno)
 					}
@@ -113,7 +121,7 @@ func TestGrepRoutes(t *testing.T) {
 			if strings.HasPrefix(route, "/v1/") {
 				missing = 200
 			}
-			f := wantAIOError(t, h.do(t, jsonReq("POST", route, `{"path":"/nope","pattern":"a"}`)), missing, "not_found")
+			f := wantAIOError(t, do(`{"path":"/nope","pattern":"a"}`), missing, "not_found")
 			wantErrno(t, f, unix.ENOENT, "FileNotFoundError")
 			if f.Path != "/nope" || f.Operation != "grep" {
 				t.Errorf("failure path/op: %q %q", f.Path, f.Operation)
@@ -131,18 +139,26 @@ func TestGrepRoutes(t *testing.T) {
 			Matches     []string `json:"matches"`
 			LineNumbers []int    `json:"line_numbers"`
 		}
-		r := wantAIO[sr](t, h.do(t, jsonReq("POST", "/v1/file/search", `{"file":"/p/a.go","regex":"^(package|func)"}`)))
+		search := func(body string) resp {
+			t.Helper()
+			r := h.do(t, jsonReq("POST", "/v1/file/search", body))
+			if r.Status == 200 && !checkV1Schema(t, "/v1/file/search", r) {
+				t.Errorf("not checked against the 1.x schema")
+			}
+			return r
+		}
+		r := wantAIO[sr](t, search(`{"file":"/p/a.go","regex":"^(package|func)"}`))
 		if want := (sr{"/p/a.go", []string{"package a", "func main() {}"}, []int{0, 2}}); !reflect.DeepEqual(r, want) {
 			t.Errorf("got %+v, want %+v", r, want)
 		}
-		r = wantAIO[sr](t, h.do(t, jsonReq("POST", "/v1/file/search", `{"file":"/p/c.bin","regex":"TODO"}`)))
+		r = wantAIO[sr](t, search(`{"file":"/p/c.bin","regex":"TODO"}`))
 		if len(r.Matches) != 1 {
 			t.Errorf("a file named directly is searched even when binary: %+v", r)
 		}
 		wantAIOError(t, h.do(t, jsonReq("POST", "/v1/file/search", `{"file":"/p/a.go","regex":"("}`)), 400, "invalid_request")
-		f := wantAIOError(t, h.do(t, jsonReq("POST", "/v1/file/search", `{"file":"/p","regex":"x"}`)), 200, "invalid_target")
+		f := wantAIOError(t, search(`{"file":"/p","regex":"x"}`), 200, "invalid_target")
 		wantErrno(t, f, unix.EISDIR, "IsADirectoryError")
-		wantAIOError(t, h.do(t, jsonReq("POST", "/v1/file/search", `{"file":"/zz","regex":"x"}`)), 200, "not_found")
+		wantAIOError(t, search(`{"file":"/zz","regex":"x"}`), 200, "not_found")
 		wantValidation(t, h.do(t, jsonReq("POST", "/v1/file/search", `{"file":"/p/a.go"}`)), "body.regex", "missing")
 	})
 }
@@ -181,7 +197,11 @@ func TestUploadRoutes(t *testing.T) {
 	}
 	upload := func(route string, fields [][2]string, name, content string) resp {
 		body, ct := multipartBody(t, fields, name, strings.NewReader(content))
-		return h.do(t, req{Method: "POST", Target: route, Body: body, Header: map[string]string{"Content-Type": ct}})
+		r := h.do(t, req{Method: "POST", Target: route, Body: body, Header: map[string]string{"Content-Type": ct}})
+		if route == "/v1/file/upload" && r.Status == 200 && !checkV1Schema(t, route, r) {
+			t.Errorf("not checked against the 1.x schema")
+		}
+		return r
 	}
 	for _, route := range []string{"/v2/fs/upload", "/v1/file/upload"} {
 		t.Run(route, func(t *testing.T) {
@@ -335,8 +355,8 @@ func TestDownloadCutOnChange(t *testing.T) {
 	}
 }
 
-// TestTransferBoundedMemory uploads and downloads 1 GiB (sparse on disk,
-// generated on the wire) and checks the heap does not grow with the size.
+// TestTransferBoundedMemory uploads and downloads 1 GiB (generated on the
+// wire, sparse on disk) and checks the heap does not grow with the size.
 func TestTransferBoundedMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1 GiB transfer")
@@ -348,7 +368,13 @@ func TestTransferBoundedMemory(t *testing.T) {
 		t.Cleanup(func() { os.RemoveAll(dir) })
 		h = newHarnessAt(t, dir)
 	}
-	const size = 1 << 30
+	// 1 GiB; 128 MiB under the race detector, where the multipart parser
+	// runs ten times slower: still twice the heap growth allowed, so a
+	// handler that buffered the body would fail either way.
+	size, allowed := int64(1<<30), int64(64<<20)
+	if raceEnabled {
+		size, allowed = 128<<20, 32<<20
+	}
 	heap := func() uint64 {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -370,7 +396,7 @@ func TestTransferBoundedMemory(t *testing.T) {
 			if v := heap(); v > peak {
 				peak = v
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond)
 		}
 	}()
 
@@ -385,7 +411,13 @@ func TestTransferBoundedMemory(t *testing.T) {
 		io.MultiReader(&head, io.LimitReader(zeroReader{}, size), &tail))
 	hr.ContentLength = int64(head.Len()) + size + int64(tail.Len())
 	hr.Header.Set("Content-Type", mw.FormDataContentType())
-	res, err := h.ts.Client().Do(hr)
+	// Large socket writes, as a real uploader makes (the default 4 KiB
+	// buffer costs a syscall per 4 KiB).
+	tr := h.ts.Client().Transport.(*http.Transport).Clone()
+	tr.WriteBufferSize, tr.ReadBufferSize = 1<<20, 1<<20
+	hc := &http.Client{Transport: tr}
+	defer tr.CloseIdleConnections()
+	res, err := hc.Do(hr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +430,7 @@ func TestTransferBoundedMemory(t *testing.T) {
 		t.Fatalf("uploaded file: %v %v", st, err)
 	}
 	t.Logf("upload done after %v", time.Since(start))
-	res, err = h.ts.Client().Get(h.ts.URL + "/v1/file/download?path=/huge.bin")
+	res, err = hc.Get(h.ts.URL + "/v1/file/download?path=/huge.bin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,8 +442,8 @@ func TestTransferBoundedMemory(t *testing.T) {
 	t.Logf("download done after %v", time.Since(start))
 	close(stop)
 	<-done
-	if grew := int64(peak) - int64(base); grew > 64<<20 {
-		t.Errorf("heap in use grew by %d MiB moving 1 GiB, want < 64 MiB", grew>>20)
+	if grew := int64(peak) - int64(base); grew > allowed {
+		t.Errorf("heap in use grew by %d MiB moving %d MiB, want < %d MiB", grew>>20, size>>20, allowed>>20)
 	}
 }
 
