@@ -9,4 +9,8 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require golang.org/x/text v0.14.0 // indirect
+require (
+	github.com/hanwen/go-fuse/v2 v2.12.1 // indirect
+	github.com/pkg/xattr v0.4.12 // indirect
+	golang.org/x/text v0.14.0 // indirect
+)
