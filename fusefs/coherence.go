@@ -27,7 +27,7 @@ func (m *Mirror) invalidate(ctx context.Context) {
 			if sub.TakeDropped() > 0 {
 				m.forgetAll(&m.root.Inode)
 			}
-			m.forget(e.Path, e.Type == journal.Remove || e.Type == journal.Rename)
+			m.forget(e.Path, e.Type == journal.Remove)
 			if e.OldPath != "" {
 				m.forget(e.OldPath, true)
 			}
@@ -56,10 +56,17 @@ func (m *Mirror) forget(p string, gone bool) {
 	parent.NotifyEntry(name)
 	if ch := parent.GetChild(name); ch != nil {
 		ch.NotifyContent(0, 0)
-		if gone {
+		if gone && !m.still(p, ch) {
 			parent.RmChild(name)
 		}
 	}
+}
+
+// still reports whether the inode ch is what the root holds at p now (the
+// name may have been recreated or renamed back since the event).
+func (m *Mirror) still(p string, ch *fs.Inode) bool {
+	st, err := m.sb.LstatRaw(context.Background(), p)
+	return err == nil && m.stableAttr(&st).Ino == ch.StableAttr().Ino
 }
 
 // forgetAll invalidates every inode the mirror knows (events were lost).

@@ -100,7 +100,13 @@ func (n *node) lookupNew(ctx context.Context, name string, out *fuse.EntryOut) (
 }
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	return n.lookupNew(ctx, name, out)
+	ch, errno := n.lookupNew(ctx, name, out)
+	if errno == syscall.ENOENT && n.GetChild(name) != nil {
+		// Gone behind our back (outside): keep the tree true, so the
+		// inode's path is taken from a name it still has.
+		n.RmChild(name)
+	}
+	return ch, errno
 }
 
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {

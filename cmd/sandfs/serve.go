@@ -127,6 +127,23 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 
+	// The mirror is up before the daemon answers /health.
+	mirror, stopMirror, err := mountMirror(cfg, sandboxes, log)
+	if err != nil {
+		return err
+	}
+	defer stopMirror()
+	unmount := func() {
+		if mirror != nil {
+			log.Info("unmounting the FUSE mirror", "mountpoint", mirror.Mountpoint())
+			if err := mirror.Unmount(); err != nil {
+				log.Warn("fuse: unmount", "err", err)
+			}
+			mirror = nil
+		}
+	}
+	defer unmount()
+
 	l, where, cleanup, err := listen(cfg.listen)
 	if err != nil {
 		return err
@@ -156,25 +173,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			"sandbox", d.name, "root", d.dir, "listen", where, "workdir", sb.Workdir(), "openat2", sb.UsesOpenat2())
 	}
 
-	mirror, stopMirror, err := mountMirror(cfg, sandboxes, log)
-	if err != nil {
-		srv.Close()
-		<-served
-		return err
-	}
-	defer stopMirror()
-
 	select {
 	case err := <-served:
 		return fmt.Errorf("serving on %s: %w", where, err)
 	case <-ctx.Done():
 	}
-	if mirror != nil {
-		log.Info("unmounting the FUSE mirror", "mountpoint", mirror.Mountpoint())
-		if err := mirror.Unmount(); err != nil {
-			log.Warn("fuse: unmount", "err", err)
-		}
-	}
+	unmount()
 	log.Info("shutting down: finishing the requests in flight", "timeout", cfg.shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
