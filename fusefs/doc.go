@@ -55,9 +55,22 @@
 //
 // # Passthrough
 //
-// Not enabled yet: reads and writes go through the daemon (with splice for
-// reads). With FUSE passthrough (root, kernel 6.9+) the daemon would
-// receive no WRITE requests; the write event would then be told from
-// open-for-write, flush and release, which is where this package already
-// tells it.
+// An open handle offers its backing descriptor to the kernel
+// (PassthroughFd); where the kernel grants FUSE passthrough (root, kernel
+// 6.9+) reads and writes then go straight to the backing file and the
+// daemon receives no READ or WRITE requests, and where it refuses, go-fuse
+// falls back to serving them. Options.NoPassthrough (serve
+// --no-passthrough) turns it off. Either way the write event is told from
+// open-for-write (O_TRUNC), flush and release: a handle open for writing
+// remembers the backing file's size, mtime and ctime at open and at each
+// time it told, and tells write when they moved (or when a WRITE or
+// fallocate came through the daemon). The page cache is then the backing
+// file's own, so passthrough reads are coherent with outside writers.
+//
+// # Locks
+//
+// flock and fcntl locks are kept by the kernel on the mount's inodes (the
+// mirror does not ask for FUSE lock requests): they hold between processes
+// using the mount with exact POSIX semantics, but not against processes
+// writing the root directly.
 package fusefs

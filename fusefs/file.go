@@ -8,6 +8,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 
 	"sandfs/core"
 	"sandfs/core/journal"
@@ -26,7 +27,8 @@ type file struct {
 	claim  *core.Claim // held from open-for-write until release
 
 	mu    sync.Mutex
-	wrote bool
+	wrote bool        // a WRITE or fallocate went through the daemon
+	seen  unix.Stat_t // size and times when last told (or at open)
 }
 
 var (
@@ -39,7 +41,35 @@ var (
 )
 
 func (m *Mirror) newFile(f *os.File, pathOf func() string, a core.Actor, claim *core.Claim) *file {
-	return &file{LoopbackFile: fs.NewLoopbackFileFromOS(f), f: f, m: m, pathOf: pathOf, opener: a, claim: claim}
+	h := &file{LoopbackFile: fs.NewLoopbackFileFromOS(f), f: f, m: m, pathOf: pathOf, opener: a, claim: claim}
+	if claim != nil {
+		unix.Fstat(int(f.Fd()), &h.seen)
+	}
+	return h
+}
+
+// PassthroughFd offers the backing descriptor to the kernel for FUSE
+// passthrough, unless the mirror was told not to.
+func (h *file) PassthroughFd() (int, bool) {
+	if h.m.noPassthrough {
+		return 0, false
+	}
+	return h.LoopbackFile.PassthroughFd()
+}
+
+// changed reports whether the backing file's size or times moved since
+// last told: with passthrough the daemon sees no WRITE requests.
+func (h *file) changed() bool {
+	if h.claim == nil {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(h.f.Fd()), &st) != nil {
+		return false
+	}
+	moved := st.Size != h.seen.Size || st.Mtim != h.seen.Mtim || st.Ctim != h.seen.Ctim
+	h.seen = st
+	return moved
 }
 
 func (h *file) fd() int { return int(h.f.Fd()) }
@@ -67,7 +97,7 @@ func (h *file) Allocate(ctx context.Context, off uint64, sz uint64, mode uint32)
 // tell appends the write event if the handle wrote since it last told.
 func (h *file) tell(ctx context.Context) {
 	h.mu.Lock()
-	wrote := h.wrote
+	wrote := h.changed() || h.wrote
 	h.wrote = false
 	h.mu.Unlock()
 	if !wrote {

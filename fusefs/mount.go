@@ -27,6 +27,10 @@ type Options struct {
 	EntryTimeout, AttrTimeout, NegativeTimeout time.Duration
 	// DirectMount mounts with mount(2) instead of fusermount3 (root only).
 	DirectMount bool
+	// NoPassthrough turns FUSE passthrough off: every read and write then
+	// goes through the daemon. Passthrough is used where the kernel grants
+	// it (root, kernel 6.9+) and silently falls back otherwise.
+	NoPassthrough bool
 	// Debug logs every FUSE request.
 	Debug bool
 	Log   *slog.Logger
@@ -34,14 +38,15 @@ type Options struct {
 
 // Mirror is a live mirror of a sandbox at a mountpoint.
 type Mirror struct {
-	sb         *core.Sandbox
-	mountpoint string
-	log        *slog.Logger
-	rootDev    uint64
-	root       *node
-	server     *fuse.Server
-	stopNotify context.CancelFunc
-	notifyDone chan struct{}
+	sb            *core.Sandbox
+	mountpoint    string
+	log           *slog.Logger
+	rootDev       uint64
+	noPassthrough bool
+	root          *node
+	server        *fuse.Server
+	stopNotify    context.CancelFunc
+	notifyDone    chan struct{}
 }
 
 // Mount mounts sb at mountpoint (created if missing) and serves it until
@@ -64,7 +69,7 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox root: %w", err)
 	}
-	m := &Mirror{sb: sb, mountpoint: mountpoint, log: o.Log, rootDev: uint64(st.Dev)}
+	m := &Mirror{sb: sb, mountpoint: mountpoint, log: o.Log, rootDev: uint64(st.Dev), noPassthrough: o.NoPassthrough}
 	m.root = &node{m: m}
 	rootAttr := m.stableAttr(&st)
 	entry, attr, neg := o.EntryTimeout, o.AttrTimeout, o.NegativeTimeout

@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -441,6 +443,16 @@ var posixSuite = map[string]func(t *testing.T, dir string){
 	},
 }
 
+// fuseModes are the ways the mirror runs: FUSE passthrough where the kernel
+// grants it (the default), and every read and write through the daemon.
+var fuseModes = []struct {
+	name string
+	args []string
+}{
+	{"passthrough", nil},
+	{"no-passthrough", []string{"--no-passthrough"}},
+}
+
 func TestPOSIXConformance(t *testing.T) {
 	run := func(t *testing.T, base string) {
 		for name, tc := range posixSuite {
@@ -452,14 +464,22 @@ func TestPOSIXConformance(t *testing.T) {
 		}
 	}
 	t.Run("tempdir", func(t *testing.T) { run(t, t.TempDir()) })
-	t.Run("mount", func(t *testing.T) {
-		_, mnt := startMirror(t)
-		run(t, mnt)
-	})
+	for _, mode := range fuseModes {
+		t.Run("mount/"+mode.name, func(t *testing.T) {
+			_, mnt := startMirror(t, mode.args...)
+			run(t, mnt)
+		})
+	}
 }
 
 func TestFUSECoherence(t *testing.T) {
-	d, mnt := startMirror(t)
+	for _, mode := range fuseModes {
+		t.Run(mode.name, func(t *testing.T) { testCoherence(t, mode.args) })
+	}
+}
+
+func testCoherence(t *testing.T, args []string) {
+	d, mnt := startMirror(t, args...)
 	root := d.Root
 
 	t.Run("REST write then read through the mount", func(t *testing.T) {
@@ -622,4 +642,92 @@ func restGet(t *testing.T, d *Daemon, p string) string {
 		t.Fatalf("GET %s: %s: %s", p, resp.Status, b)
 	}
 	return string(b)
+}
+
+// logEvent is one "msg=event" line of a daemon run with --log-events.
+type logEvent map[string]string
+
+var logKV = regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*"|\S*)`)
+
+func parseEvents(log string) []logEvent {
+	var out []logEvent
+	for _, l := range strings.Split(log, "\n") {
+		if !strings.Contains(l, " msg=event ") {
+			continue
+		}
+		e := logEvent{}
+		for _, m := range logKV.FindAllStringSubmatch(l, -1) {
+			v := m[2]
+			if uq, err := strconv.Unquote(v); err == nil {
+				v = uq
+			}
+			e[m[1]] = v
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// waitEvent polls the daemon's event log until one matches.
+func waitEvent(t *testing.T, d *Daemon, match func(logEvent) bool) []logEvent {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		evs := parseEvents(d.Log())
+		for _, e := range evs {
+			if match(e) {
+				return evs
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("event not seen in 15s; log:\n%s", d.Log())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestFUSEEvents(t *testing.T) {
+	for _, mode := range fuseModes {
+		t.Run(mode.name, func(t *testing.T) { testEvents(t, mode.args) })
+	}
+}
+
+// testEvents: a write through the mount is create + write with origin fuse,
+// pid and uid, never also external; a rename is one rename with old_path.
+func testEvents(t *testing.T, args []string) {
+	d, mnt := startMirror(t, append([]string{"--log-events"}, args...)...)
+	must(t, os.WriteFile(filepath.Join(mnt, "new"), []byte("data"), 0o644))
+	must(t, os.Rename(filepath.Join(mnt, "new"), filepath.Join(mnt, "renamed")))
+	must(t, os.Mkdir(filepath.Join(mnt, "dir"), 0o755))
+	must(t, os.Remove(filepath.Join(mnt, "renamed")))
+	// inotify keeps order: once an outside write made after all that is
+	// told, every echo of the changes above has been read.
+	must(t, os.WriteFile(filepath.Join(d.Root, "sentinel"), []byte("s"), 0o644))
+	evs := waitEvent(t, d, func(e logEvent) bool { return e["path"] == "/sentinel" && e["origin"] == "external" })
+
+	var got []string
+	for _, e := range evs {
+		if e["path"] == "/sentinel" {
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s %s<-%s %s", e["type"], e["path"], e["old_path"], e["origin"]))
+		if e["origin"] == "fuse" {
+			if pid, _ := strconv.Atoi(e["pid"]); pid <= 0 {
+				t.Errorf("fuse event %v has no pid", e)
+			}
+			if e["uid"] != strconv.Itoa(os.Getuid()) {
+				t.Errorf("fuse event %v: got uid %s, want %d", e, e["uid"], os.Getuid())
+			}
+		}
+	}
+	want := []string{
+		"create /new<- fuse",
+		"write /new<- fuse",
+		"rename /renamed<-/new fuse",
+		"create /dir<- fuse",
+		"remove /renamed<- fuse",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

@@ -33,6 +33,8 @@ type serveConfig struct {
 	shutdownTimeout time.Duration
 	mount           string // MNT or NAME=MNT: the FUSE mirror
 	fuseDebug       bool
+	logEvents       bool
+	noPassthrough   bool
 }
 
 const (
@@ -71,6 +73,8 @@ warning. The token comes from --token or SANDFS_TOKEN; clients send it as
 		fs.Var(&cfg.maxTarBytes, "max-tar-bytes", "most bytes (`SIZE`) extracted from one tar upload")
 		fs.StringVar(&cfg.mount, "mount", "", "mount the sandbox \"default\" at `MNT` through FUSE (NAME=MNT for another sandbox)")
 		fs.BoolVar(&cfg.fuseDebug, "fuse-debug", false, "log every FUSE request")
+		fs.BoolVar(&cfg.noPassthrough, "no-passthrough", false, "never use FUSE passthrough (every read and write of the mount goes through the daemon)")
+		fs.BoolVar(&cfg.logEvents, "log-events", false, "log every journal event (type, path, old_path, origin, pid, uid)")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -125,6 +129,13 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	})
 	if err != nil {
 		return err
+	}
+
+	if cfg.logEvents {
+		for name, sb := range sandboxes {
+			stop := logEvents(name, sb, log)
+			defer stop()
+		}
 	}
 
 	// The mirror is up before the daemon answers /health.
@@ -217,13 +228,30 @@ func mountMirror(cfg serveConfig, sandboxes map[string]*core.Sandbox, log *slog.
 	case <-time.After(30 * time.Second):
 		log.Warn("kernel watch not ready after 30s; mounting anyway", "sandbox", name)
 	}
-	m, err := fusefs.Mount(sb, mnt, fusefs.Options{Log: log, Debug: cfg.fuseDebug})
+	m, err := fusefs.Mount(sb, mnt, fusefs.Options{Log: log, Debug: cfg.fuseDebug, NoPassthrough: cfg.noPassthrough})
 	if err != nil {
 		stop()
 		return nil, nil, err
 	}
 	log.Info("mounted sandbox "+name+" at "+m.Mountpoint(), "sandbox", name, "mountpoint", m.Mountpoint())
 	return m, stop, nil
+}
+
+// logEvents logs each event of sb's journal until stop.
+func logEvents(name string, sb *core.Sandbox, log *slog.Logger) (stop func()) {
+	sub := sb.Journal().Subscribe(nil, 4096)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range sub.C {
+			if n := sub.TakeDropped(); n > 0 {
+				log.Warn("event log fell behind", "sandbox", name, "dropped", n)
+			}
+			log.Info("event", "sandbox", name, "seq", e.Seq, "type", string(e.Type), "path", e.Path,
+				"old_path", e.OldPath, "origin", string(e.Origin), "pid", e.Pid, "uid", e.Uid)
+		}
+	}()
+	return func() { sub.Close(); <-done }
 }
 
 type namedDir struct{ name, dir string }
