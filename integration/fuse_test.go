@@ -731,3 +731,31 @@ func testEvents(t *testing.T, args []string) {
 		t.Errorf("got events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestFUSECallerIdentity: files are created with the caller's uid, gid and
+// umask, and the kernel checks each caller against mode and owner
+// (allow_other, default_permissions).
+func TestFUSECallerIdentity(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a process as another user")
+	}
+	d, mnt := startMirror(t)
+	for p := filepath.Dir(mnt); p != "/" && p != filepath.Clean(os.TempDir()); p = filepath.Dir(p) {
+		must(t, os.Chmod(p, 0o755))
+	}
+	must(t, os.Chmod(d.Root, 0o777))
+	must(t, os.WriteFile(filepath.Join(d.Root, "secret"), []byte("root only"), 0o600))
+	cmd := exec.Command("sh", "-c", "umask 027; echo hi > mine; mkdir dir; cat secret")
+	cmd.Dir = mnt
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Permission denied") {
+		t.Errorf("got %v %q reading a 0600 root file as nobody, want permission denied", err, out)
+	}
+	for name, mode := range map[string]uint32{"mine": 0o640, "dir": 0o750} {
+		st := lstat(t, filepath.Join(d.Root, name))
+		if st.Uid != 65534 || st.Gid != 65534 || st.Mode&0o7777 != mode {
+			t.Errorf("%s: got owner %d:%d mode %o, want 65534:65534 %o", name, st.Uid, st.Gid, st.Mode&0o7777, mode)
+		}
+	}
+}
