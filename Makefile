@@ -37,6 +37,12 @@ layering: ## fail if core imports rest/fusefs/cmd, or rest and fusefs import eac
 fuzz: ## run each fuzz target for FUZZTIME (default 60s)
 	$(GO) test ./core -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $${FUZZTIME:-60s}
 
+.PHONY: bench
+bench: build ## benchmarks against their anchors (QUICK=1 for a short run); writes bench/results.md
+	@command -v inotifywait >/dev/null || echo "bench: inotifywait missing (apt-get install inotify-tools): its anchor column stays empty"
+	@{ echo "# bench results"; echo; echo "## watch journal"; echo; \
+	  $(GO) run ./bench/watchbench -bin $(BIN) $(if $(QUICK),-n 50 -burst 2000,); } | tee bench/results.md
+
 .PHONY: clean
 clean: ## remove build output
 	rm -rf bin

@@ -37,6 +37,10 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 	if err := unix.Mkdirat(dirfd, name, perm); err != nil {
 		return pathErr(OpMkdir, ap, err)
 	}
+	if err := chownNewAt(ctx, dirfd, name); err != nil {
+		unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+		return pathErr(OpMkdir, ap, err)
+	}
 	s.emit(ctx, journal.Create, ap, "", true)
 	return nil
 }
@@ -80,6 +84,13 @@ func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
 		name := missing[i]
 		cur = join(cur, name)
 		err := unix.Mkdirat(fd, name, perm)
+		if err == nil {
+			if cerr := chownNewAt(ctx, fd, name); cerr != nil {
+				unix.Unlinkat(fd, name, unix.AT_REMOVEDIR)
+				unix.Close(fd)
+				return pathErr(OpMkdir, ap, cerr)
+			}
+		}
 		next, oerr := unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if oerr != nil && err == unix.EEXIST {
 			// Lost a race to another creator, or a symlink or file sits

@@ -93,6 +93,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		// Keep the replaced file's owner where we may (root may; others
 		// keep their own uid, as any editor that saves by rename does).
 		_ = f.Chown(owner, group)
+	} else if err := chownNewFd(ctx, int(f.Fd())); err != nil {
+		return fail(err) // a new file: the owner in ctx (owner.go), or nothing
 	}
 	if err := unix.Fchmod(int(f.Fd()), mode); err != nil {
 		return fail(err)

@@ -59,7 +59,7 @@ func TestAuth(t *testing.T) {
 			for _, c := range refused {
 				t.Run(c.name, func(t *testing.T) {
 					r := h.do(t, req{Method: rt.Method, Target: target(rt, c.query), Header: c.header, NoAuth: true})
-					wantProblem(t, r, 401, "token_invalid")
+					wantFamilyError(t, rt.Family, r, 401, "token_invalid", "unauthorized")
 					if got := r.Header.Get("WWW-Authenticate"); got == "" {
 						t.Errorf("WWW-Authenticate: got none, want a Bearer challenge")
 					}

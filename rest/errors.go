@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/journal"
 )
 
 // kind names what went wrong, as API.md §2's error_type. Every family
@@ -42,6 +43,11 @@ const (
 	kindUnauthorized     kind = "unauthorized"
 	kindRouteNotFound    kind = "route_not_found"
 	kindMethodNotAllowed kind = "method_not_allowed"
+	kindValidation       kind = "validation_error" // AIO: malformed JSON, missing field, wrong type (422)
+
+	// Watch lifecycle kinds (API.md §4: 404 unknown watcher, 429, 503).
+	kindTooManyWatchers kind = "too_many_watchers"
+	kindTimeout         kind = "timeout"
 )
 
 // errKind is an error classified: everything a family renderer needs, and
@@ -49,11 +55,12 @@ const (
 type errKind struct {
 	Kind     kind
 	Status   int
-	Errno    unix.Errno // 0 when the error carried none
-	Op       string     // core op (core.OpStat, …), "" when none
-	Path     string     // API path, "" when none
-	Detail   string     // safe for a client: API paths only, no panic, no host path
-	Internal bool       // unknown error: the full error goes to the log, Detail is generic
+	Errno    unix.Errno   // 0 when the error carried none
+	Op       string       // core op (core.OpStat, …), "" when none
+	Path     string       // API path, "" when none
+	Detail   string       // safe for a client: API paths only, no panic, no host path
+	Internal bool         // unknown error: the full error goes to the log, Detail is generic
+	Fields   []fieldError // kindValidation: what is wrong, field by field
 }
 
 // requestError is a refusal the boundary makes itself: a bad query, a bad
@@ -91,9 +98,22 @@ func (e *bodyError) Unwrap() error { return e.err }
 // classify turns any error a handler returns into a kind and a status
 // (API.md §2). It looks at types and errnos only, never at message text.
 func classify(err error) errKind {
+	var oe *opError
+	errors.As(err, &oe)
 	var re *requestError
 	if errors.As(err, &re) {
-		return errKind{Kind: re.kind, Status: re.status, Detail: re.msg}
+		return errKind{Kind: re.kind, Status: re.status, Op: oe.opName(), Detail: re.msg}
+	}
+	var ve *validationError
+	if errors.As(err, &ve) {
+		return errKind{Kind: kindValidation, Status: http.StatusUnprocessableEntity, Detail: ve.Error(), Fields: ve.fields}
+	}
+	switch {
+	case errors.Is(err, journal.ErrUnknownWatcher), errors.Is(err, journal.ErrWatcherClosed):
+		return errKind{Kind: kindNotFound, Status: http.StatusNotFound, Op: oe.opName(), Detail: err.Error()}
+	case errors.Is(err, journal.ErrTooManyWatchers):
+		return errKind{Kind: kindTooManyWatchers, Status: http.StatusTooManyRequests, Op: oe.opName(),
+			Detail: fmt.Sprintf("too many watchers: at most %d run at once; stop one first", journal.MaxWatchers)}
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -117,7 +137,7 @@ func classify(err error) errKind {
 		return k
 	}
 
-	k := errKind{}
+	k := errKind{Op: oe.opName()}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		k.Op, k.Path = pe.Op, pe.Path
@@ -222,6 +242,10 @@ func familyOf(name string) family {
 	switch name {
 	case FamilyAgent:
 		return family{name, renderAgentProblem}
+	case FamilyAIOv1:
+		return family{name, renderAIOv1}
+	case FamilyAIOv2:
+		return family{name, renderAIOv2}
 	default:
 		// Service routes (health, openapi) and unknown paths speak problem+json
 		// too: the only error they give is 401/404/405.
@@ -234,6 +258,10 @@ func familyForPath(p string) family {
 	switch {
 	case strings.HasPrefix(p, "/v1/fs/"):
 		return familyOf(FamilyAgent)
+	case p == "/v1/file" || strings.HasPrefix(p, "/v1/file/"):
+		return familyOf(FamilyAIOv1)
+	case strings.HasPrefix(p, "/v2/"):
+		return familyOf(FamilyAIOv2)
 	}
 	return familyOf(FamilyService)
 }

@@ -18,6 +18,8 @@ type Route struct {
 const (
 	FamilyService = "service"       // /health, /v1/ping, /openapi.json
 	FamilyAgent   = "sandbox-agent" // /v1/fs/*
+	FamilyAIOv1   = "aio-v1"        // /v1/file/*: AIO envelope, filesystem failures 200 + success:false
+	FamilyAIOv2   = "aio-v2"        // /v2/fs/*, /v2/watch: AIO envelope, the status of API.md §2
 )
 
 // handlerFunc is a thin handler: decode, one core call, encode. A non-nil
@@ -54,6 +56,20 @@ func (s *Server) table() []route {
 		{Route{"POST", "/v1/fs/move", FamilyAgent, authed}, s.fsMove},                // b: {from,to,overwrite} → FsMoveResponse
 		{Route{"GET", "/v1/fs/stat", FamilyAgent, authed}, s.fsStat},                 // q: path → FsStat
 		{Route{"POST", "/v1/fs/upload-batch", FamilyAgent, authed}, s.fsUploadBatch}, // q: path (default "."); b: tar → FsUploadBatchResponse
+
+		// AIO watch (API.md §4, §6, seed 001): v2.
+		{Route{"POST", "/v2/watch", FamilyAIOv2, authed}, s.watchCreate},           // b: {path, recursive, debounce, exclude, include_patterns} → {watcher_id, path, status, created_at, reused, initial_cursor}
+		{Route{"GET", "/v2/watch", FamilyAIOv2, authed}, s.watchList},              // → {watchers, count}
+		{Route{"GET", "/v2/watch/:id/poll", FamilyAIOv2, authed}, s.watchPollV2},   // q: cursor, limit, timeout → {events, cursor, overflow}; Accept: text/event-stream → SSE
+		{Route{"GET", "/v2/watch/:id/events", FamilyAIOv2, authed}, s.watchEvents}, // q: cursor; Last-Event-ID → SSE
+		{Route{"DELETE", "/v2/watch/:id", FamilyAIOv2, authed}, s.watchStop},       // → {watcher_id, status, subscribers}
+		// AIO watch: v1 (the 1.x schema's models).
+		{Route{"POST", "/v1/file/watch", FamilyAIOv1, authed}, s.watchCreate},           // b: CreateWatchRequest → as v2
+		{Route{"GET", "/v1/file/watch", FamilyAIOv1, authed}, s.watchList},              // → as v2
+		{Route{"POST", "/v1/file/watch/wait", FamilyAIOv1, authed}, s.watchWait},        // b: {path, timeout, event_types} → the first matching event; 503 on timeout
+		{Route{"POST", "/v1/file/watch/:id/poll", FamilyAIOv1, authed}, s.watchPollV1},  // b: PollRequest {cursor, limit, timeout} → {events, cursor, overflow}
+		{Route{"GET", "/v1/file/watch/:id/events", FamilyAIOv1, authed}, s.watchEvents}, // q: cursor; Last-Event-ID → SSE
+		{Route{"DELETE", "/v1/file/watch/:id", FamilyAIOv1, authed}, s.watchStop},       // → as v2
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -36,6 +37,7 @@ type Server struct {
 	log       *slog.Logger
 	routes    []route
 	handler   http.Handler
+	watches   watchState // watch.go
 }
 
 // New builds a Server from cfg. It fails when sandbox "default" is missing.
@@ -63,14 +65,56 @@ func New(cfg Config) (*Server, error) {
 	s.routes = s.table()
 
 	r := httprouter.New()
+	exact := map[string]httprouter.Handle{}
 	for _, rt := range s.routes {
+		if shadowsParam(rt, s.routes) {
+			exact[rt.Method+" "+rt.Path] = s.handle(rt)
+			continue
+		}
 		r.Handle(rt.Method, rt.Path, s.handle(rt))
 	}
 	r.NotFound = http.HandlerFunc(s.notFound)
 	r.MethodNotAllowed = http.HandlerFunc(s.methodNotAllowed)
 	r.PanicHandler = s.lastResortPanic
 	s.handler = r
+	if len(exact) > 0 {
+		s.handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if h := exact[req.Method+" "+req.URL.Path]; h != nil {
+				h(w, req, nil)
+				return
+			}
+			r.ServeHTTP(w, req)
+		})
+	}
 	return s, nil
+}
+
+// shadowsParam reports whether rt is a static route beside a parameter of
+// another route of its method (POST /v1/file/watch/wait beside POST
+// /v1/file/watch/:id/poll), which httprouter cannot hold in one tree: such
+// routes are matched exactly in front of the router, and win over the
+// parameter.
+func shadowsParam(rt route, all []route) bool {
+	if strings.ContainsAny(rt.Path, ":*") {
+		return false
+	}
+	segs := strings.Split(rt.Path, "/")
+	for _, o := range all {
+		if o.Method != rt.Method || o.Path == rt.Path {
+			continue
+		}
+		os := strings.Split(o.Path, "/")
+		for i := 0; i < len(segs) && i < len(os); i++ {
+			if os[i] == segs[i] {
+				continue
+			}
+			if strings.HasPrefix(os[i], ":") || strings.HasPrefix(os[i], "*") {
+				return true
+			}
+			break
+		}
+	}
+	return false
 }
 
 // Handler is the http.Handler serving every route of the table.

@@ -1,0 +1,55 @@
+package core
+
+import (
+	"context"
+
+	"golang.org/x/sys/unix"
+)
+
+// Owner is the account that owns the files and directories an operation
+// creates (the AIO "user" of API.md §4). It travels in the context, like the
+// Actor, so every creating operation (WriteFile, WriteInPlace, Mkdir and its
+// parents, Copy, uploads and extractions built on them) honours it without
+// an option of its own. Files that already exist keep their owner: the owner
+// decides only who owns what the call creates.
+//
+// Core never checks whether the daemon may give files away: the boundary
+// refuses a non-root daemon before calling core. If a chown fails anyway,
+// the operation fails and removes what it created, so nothing is ever left
+// under the wrong owner.
+type Owner struct {
+	Uid, Gid int
+}
+
+type ownerKey struct{}
+
+// WithOwner stamps ctx with the owner of what the operations under it create.
+func WithOwner(ctx context.Context, o Owner) context.Context {
+	return context.WithValue(ctx, ownerKey{}, o)
+}
+
+// OwnerOf is the owner stamped on ctx, and whether there is one.
+func OwnerOf(ctx context.Context) (Owner, bool) {
+	o, ok := ctx.Value(ownerKey{}).(Owner)
+	return o, ok
+}
+
+// chownNewAt gives name in dirfd (just created by this operation) to the
+// owner in ctx, if any, without following a symlink.
+func chownNewAt(ctx context.Context, dirfd int, name string) error {
+	o, ok := OwnerOf(ctx)
+	if !ok {
+		return nil
+	}
+	return unix.Fchownat(dirfd, name, o.Uid, o.Gid, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// chownNewFd gives the open file fd (just created by this operation) to the
+// owner in ctx, if any.
+func chownNewFd(ctx context.Context, fd int) error {
+	o, ok := OwnerOf(ctx)
+	if !ok {
+		return nil
+	}
+	return unix.Fchown(fd, o.Uid, o.Gid)
+}

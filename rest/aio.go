@@ -1,0 +1,256 @@
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The AIO family (API.md §2, §4; seed 001): every answer, success or
+// failure, is the envelope {"success", "message", "data", "hint"}. The
+// family has two dialects that differ only in the status of an expected
+// filesystem failure: /v1/file/* answers it 200 with success:false, /v2/*
+// with the status of §2. Failures that are not the filesystem's (a request
+// out of bounds, an unknown watcher, the watcher limit, a wait that timed
+// out, a missing token, an internal error) keep their status in both.
+
+// aioMessageOK is the message of a successful answer, as the AIO daemon's
+// Response model defaults it.
+const aioMessageOK = "Operation successful"
+
+// aioEnvelope is the AIO Response model.
+type aioEnvelope struct {
+	Success bool    `json:"success"`
+	Message string  `json:"message"`
+	Data    any     `json:"data"`
+	Hint    *string `json:"hint"`
+}
+
+// aioFailure is the data of a failed AIO answer (FileOperationError).
+type aioFailure struct {
+	Path          string  `json:"path"`
+	Operation     string  `json:"operation"`
+	Message       string  `json:"message"`
+	ErrorType     string  `json:"error_type"`
+	Retryable     bool    `json:"retryable"`
+	Errno         *int    `json:"errno"`
+	ErrnoName     *string `json:"errno_name"`
+	ExceptionType *string `json:"exception_type"`
+}
+
+// aioValidation is the 422 answer to a body that is not valid JSON, misses
+// a required field or has a field of the wrong type.
+type aioValidation struct {
+	Success bool         `json:"success"`
+	Message string       `json:"message"`
+	Errors  []fieldError `json:"errors"`
+}
+
+// fieldError is one entry of aioValidation.Errors. Location is dotted:
+// "body", "body.path", "query.limit".
+type fieldError struct {
+	Location string `json:"location"`
+	Message  string `json:"message"`
+	Type     string `json:"type"`
+}
+
+// validationError is a request the AIO family refuses with 422.
+type validationError struct{ fields []fieldError }
+
+func (e *validationError) Error() string {
+	parts := make([]string, len(e.fields))
+	for i, f := range e.fields {
+		parts[i] = f.Location + ": " + f.Message
+	}
+	return "request validation failed: " + strings.Join(parts, "; ")
+}
+
+func invalidField(location, typ, format string, args ...any) error {
+	return &validationError{[]fieldError{{Location: location, Message: fmt.Sprintf(format, args...), Type: typ}}}
+}
+
+// opError names the AIO operation a failure belongs to (the "operation" of
+// the failure data) when the error itself names none.
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string { return e.err.Error() }
+func (e *opError) Unwrap() error { return e.err }
+
+func (e *opError) opName() string {
+	if e == nil {
+		return ""
+	}
+	return e.op
+}
+
+// withOp marks err as a failure of the AIO operation op.
+func withOp(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &opError{op, err}
+}
+
+// writeAIO writes a successful AIO answer.
+func writeAIO(w http.ResponseWriter, data any) error {
+	return writeJSON(w, http.StatusOK, aioEnvelope{Success: true, Message: aioMessageOK, Data: data})
+}
+
+func renderAIOv1(w http.ResponseWriter, k errKind) { renderAIO(w, k, true) }
+func renderAIOv2(w http.ResponseWriter, k errKind) { renderAIO(w, k, false) }
+
+// renderAIO writes k as an AIO envelope with success:false; v1 answers an
+// expected filesystem failure (one that carries an errno) with 200.
+func renderAIO(w http.ResponseWriter, k errKind, v1 bool) {
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if k.Status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="sandfs"`)
+	}
+	if k.Kind == kindValidation {
+		writeJSON(w, k.Status, aioValidation{Success: false, Message: k.Detail, Errors: k.Fields})
+		return
+	}
+	status := k.Status
+	if v1 && k.Errno != 0 && !k.Internal && k.Op != "resolve" {
+		// An empty path or one with a NUL byte is a 400 in every family
+		// (API.md §1), not a filesystem failure.
+		status = http.StatusOK
+	}
+	writeJSON(w, status, aioEnvelope{Success: false, Message: k.Detail, Data: aioFailureOf(k)})
+}
+
+func aioFailureOf(k errKind) aioFailure {
+	f := aioFailure{
+		Path:      k.Path,
+		Operation: k.Op,
+		Message:   k.Detail,
+		ErrorType: string(k.Kind),
+		Retryable: k.Status == http.StatusTooManyRequests || k.Status == http.StatusServiceUnavailable,
+	}
+	if k.Kind == kindRouteNotFound {
+		f.ErrorType = string(kindNotFound)
+	}
+	var exc string
+	if k.Errno != 0 {
+		n, name := int(k.Errno), unix.ErrnoName(k.Errno)
+		f.Errno, f.ErrnoName = &n, &name
+		f.Message = k.Errno.Error()
+		switch k.Errno {
+		case unix.EAGAIN, unix.EBUSY, unix.EINTR, unix.ETIMEDOUT:
+			f.Retryable = true
+		}
+		exc = pythonException(k.Errno)
+	} else {
+		switch k.Kind {
+		case kindTimeout:
+			exc = "TimeoutError"
+		case kindInvalidRequest, kindInvalidPath, kindInvalidTarget:
+			exc = "ValueError"
+		}
+	}
+	if exc != "" {
+		f.ExceptionType = &exc
+	}
+	return f
+}
+
+// pythonException is the Python OSError subclass the AIO daemon would have
+// caught for errno.
+func pythonException(errno unix.Errno) string {
+	switch errno {
+	case unix.ENOENT:
+		return "FileNotFoundError"
+	case unix.EEXIST:
+		return "FileExistsError"
+	case unix.EACCES, unix.EPERM:
+		return "PermissionError"
+	case unix.EISDIR:
+		return "IsADirectoryError"
+	case unix.ENOTDIR:
+		return "NotADirectoryError"
+	case unix.ETIMEDOUT:
+		return "TimeoutError"
+	case unix.EINTR:
+		return "InterruptedError"
+	case unix.EAGAIN:
+		return "BlockingIOError"
+	}
+	return "OSError"
+}
+
+// decodeAIO decodes an AIO request body of at most limit bytes into v (a
+// struct whose required fields are pointers). Malformed JSON, a body that
+// is not an object, and a field of the wrong type are 422 validation
+// errors; an empty body is one too unless emptyOK (then v keeps its zero
+// value); a body over the limit is 413. Unknown fields are ignored, as
+// pydantic does.
+func decodeAIO(w http.ResponseWriter, r *http.Request, limit int64, v any, emptyOK bool) error {
+	if r.ContentLength > limit {
+		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, limit)
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	err := dec.Decode(v)
+	if err == io.EOF && emptyOK {
+		return nil
+	}
+	if err == nil {
+		if _, err = dec.Token(); err == io.EOF {
+			return nil
+		} else if err == nil {
+			return invalidField("body", "json_invalid", "JSON decode error: unexpected data after the JSON object")
+		}
+	}
+	var (
+		mbe *http.MaxBytesError
+		se  *json.SyntaxError
+		ute *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &mbe):
+		return err
+	case err == io.EOF:
+		return invalidField("body", "missing", "Field required: the request body is empty")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return invalidField("body", "json_invalid", "JSON decode error: unexpected end of input")
+	case errors.As(err, &se):
+		return invalidField("body", "json_invalid", "JSON decode error at byte %d: %v", se.Offset, se)
+	case errors.As(err, &ute):
+		if ute.Field == "" {
+			return invalidField("body", "model_attributes_type", "Input should be a valid dictionary or object, got %s", ute.Value)
+		}
+		typ, want := pydanticType(ute.Type)
+		return invalidField("body."+ute.Field, typ, "Input should be %s, got %s", want, ute.Value)
+	}
+	return &bodyError{err}
+}
+
+// pydanticType names a Go type as pydantic's error type and message do.
+func pydanticType(t reflect.Type) (typ, want string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string_type", "a valid string"
+	case reflect.Bool:
+		return "bool_type", "a valid boolean"
+	case reflect.Slice, reflect.Array:
+		return "list_type", "a valid list"
+	case reflect.Struct, reflect.Map:
+		return "model_attributes_type", "a valid dictionary or object"
+	case reflect.Float32, reflect.Float64:
+		return "float_type", "a valid number"
+	}
+	return "int_type", "a valid integer"
+}

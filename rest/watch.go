@@ -1,0 +1,332 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"sandfs/core"
+	"sandfs/core/journal"
+)
+
+// The AIO watch routes (API.md §4 watch bullet, §6; seed 001 "Watch a
+// directory"): create, list, poll, SSE, stop, and the v1 wait. Every route
+// acts on sandbox "default" and its one journal; a watcher is a filtered,
+// bounded view of that journal (core/journal), so a poll and an SSE stream
+// read the watcher's own buffer with a cursor and nothing is ever queued
+// per client.
+
+// watchFS is what the watch routes need from core.
+type watchFS interface {
+	Clean(p string) (string, error)
+	Stat(ctx context.Context, p string) (core.Info, error)
+	Journal() *journal.Journal
+}
+
+var _ watchFS = (*core.Sandbox)(nil)
+
+// watchState remembers which live watchers watch a file rather than a
+// directory, so their events' relative_path is the file's name.
+type watchState struct {
+	mu    sync.Mutex
+	files map[string]bool
+}
+
+func (ws *watchState) setFile(id string, isFile bool) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.files == nil {
+		ws.files = map[string]bool{}
+	}
+	if isFile {
+		ws.files[id] = true
+	}
+}
+
+func (ws *watchState) isFile(id string) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.files[id]
+}
+
+func (ws *watchState) forget(id string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	delete(ws.files, id)
+}
+
+func (s *Server) watchFS() watchFS { return s.sandboxes["default"] }
+
+// watchCreate: POST /v2/watch, POST /v1/file/watch {path, recursive,
+// debounce, exclude, include_patterns} — a watcher on a directory or file
+// (an identical config reuses the live watcher: reused:true).
+func (s *Server) watchCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var req watchCreateRequest
+	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
+		return err
+	}
+	cfg, err := watchConfig(req)
+	if err != nil {
+		return withOp("watch_create", err)
+	}
+	sb := s.watchFS()
+	p, err := sb.Clean(*req.Path)
+	if err != nil {
+		return withOp("watch_create", err)
+	}
+	info, err := sb.Stat(r.Context(), p)
+	if err != nil {
+		return withOp("watch_create", err)
+	}
+	cfg.Path = p
+	wt, in, reused, err := sb.Journal().Watch(cfg)
+	if err != nil {
+		return withOp("watch_create", err)
+	}
+	if !reused {
+		s.watches.setFile(wt.ID, !info.IsDir())
+	}
+	return writeAIO(w, watchCreated{
+		WatcherID:     wt.ID,
+		Path:          p,
+		Status:        "active",
+		CreatedAt:     rfc3339(in.Created),
+		Reused:        reused,
+		InitialCursor: in.InitialCursor,
+	})
+}
+
+// watchConfig checks a create request against its bounds (400) and turns
+// it into a journal config without its path.
+func watchConfig(req watchCreateRequest) (journal.Config, error) {
+	if req.Path == nil {
+		return journal.Config{}, invalidField("body.path", "missing", "Field required")
+	}
+	cfg := journal.Config{Recursive: true, Debounce: watchDebounceDefault * time.Millisecond}
+	if req.Recursive != nil {
+		cfg.Recursive = *req.Recursive
+	}
+	if d := req.Debounce; d != nil {
+		if *d < watchDebounceMin || *d > watchDebounceMax {
+			return cfg, invalidRequest("debounce must be between %d and %d ms, got %d", watchDebounceMin, watchDebounceMax, *d)
+		}
+		cfg.Debounce = time.Duration(*d) * time.Millisecond
+	}
+	if req.Exclude != nil {
+		cfg.Exclude = append([]string{}, *req.Exclude...) // empty, not nil: no excludes
+	}
+	for _, list := range []struct {
+		name string
+		pats []string
+	}{{"exclude", cfg.Exclude}, {"include_patterns", req.IncludePatterns}} {
+		for _, p := range list.pats {
+			if !journal.ValidPattern(strings.Trim(p, "/")) {
+				return cfg, invalidRequest("%s: bad glob pattern %q", list.name, p)
+			}
+		}
+	}
+	cfg.Include = req.IncludePatterns
+	return cfg, nil
+}
+
+// watchList: GET /v2/watch, GET /v1/file/watch — the live watchers.
+func (s *Server) watchList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	infos := s.watchFS().Journal().Watchers()
+	out := watchList{Watchers: make([]watchInfo, len(infos)), Count: len(infos)}
+	for i, in := range infos {
+		ex := in.Config.Exclude
+		if ex == nil {
+			ex = journal.DefaultExcludes
+		}
+		inc := in.Config.Include
+		if inc == nil {
+			inc = []string{}
+		}
+		out.Watchers[i] = watchInfo{
+			WatcherID:       in.ID,
+			Path:            in.Config.Path,
+			Status:          "active",
+			CreatedAt:       rfc3339(in.Created),
+			Recursive:       in.Config.Recursive,
+			Debounce:        in.Config.Debounce.Milliseconds(),
+			Exclude:         ex,
+			IncludePatterns: inc,
+			Subscribers:     in.Refs,
+		}
+	}
+	return writeAIO(w, out)
+}
+
+// watchPollV2: GET /v2/watch/{id}/poll?cursor&limit&timeout — long-poll;
+// with Accept: text/event-stream, the SSE stream instead.
+func (s *Server) watchPollV2(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	if wantsEventStream(r) {
+		return s.serveWatchSSE(w, r, ps.ByName("id"), q)
+	}
+	var pr watchPollRequest
+	for name, dst := range map[string]**int64{"cursor": &pr.Cursor, "limit": &pr.Limit, "timeout": &pr.Timeout} {
+		if *dst, err = intQuery(q, name); err != nil {
+			return err
+		}
+	}
+	return s.poll(w, r, ps.ByName("id"), pr, pollLimitDefaultV2, pollLimitMaxV2)
+}
+
+// watchPollV1: POST /v1/file/watch/{id}/poll {cursor, limit, timeout}.
+func (s *Server) watchPollV1(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	var pr watchPollRequest
+	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &pr, true); err != nil {
+		return err
+	}
+	return s.poll(w, r, ps.ByName("id"), pr, pollLimitDefaultV1, pollLimitMaxV1)
+}
+
+func (s *Server) poll(w http.ResponseWriter, r *http.Request, id string, pr watchPollRequest, defLimit, maxLimit int64) error {
+	cursor, limit, timeout := int64(0), defLimit, int64(0)
+	if pr.Cursor != nil {
+		if cursor = *pr.Cursor; cursor < 0 {
+			return withOp("watch_poll", invalidRequest("cursor must be 0 or more, got %d", cursor))
+		}
+	}
+	if pr.Limit != nil {
+		if limit = *pr.Limit; limit < 1 || limit > maxLimit {
+			return withOp("watch_poll", invalidRequest("limit must be between 1 and %d, got %d", maxLimit, limit))
+		}
+	}
+	if pr.Timeout != nil {
+		if timeout = *pr.Timeout; timeout < 0 || timeout > pollTimeoutMax {
+			return withOp("watch_poll", invalidRequest("timeout must be between 0 and %d s, got %d", pollTimeoutMax, timeout))
+		}
+	}
+	wt, err := s.watchFS().Journal().Watcher(id)
+	if err != nil {
+		return withOp("watch_poll", unknownWatcher(id, err))
+	}
+	b, err := wt.Poll(r.Context(), uint64(cursor), int(limit), time.Duration(timeout)*time.Second)
+	if err != nil {
+		return withOp("watch_poll", unknownWatcher(id, err))
+	}
+	return writeAIO(w, watchBatch{
+		Events:   wireEvents(b.Events, wt.Config().Path, s.watches.isFile(id)),
+		Cursor:   b.Cursor,
+		Overflow: b.Overflow,
+	})
+}
+
+// watchStop: DELETE /v2/watch/{id}, DELETE /v1/file/watch/{id} — release
+// one reference; the watcher stops at the last.
+func (s *Server) watchStop(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	id := ps.ByName("id")
+	left, err := s.watchFS().Journal().Release(id)
+	if err != nil {
+		return withOp("watch_stop", unknownWatcher(id, err))
+	}
+	status := "active"
+	if left == 0 {
+		status = "stopped"
+		s.watches.forget(id)
+	}
+	return writeAIO(w, watchStopped{WatcherID: id, Status: status, Subscribers: left})
+}
+
+// watchWait: POST /v1/file/watch/wait {path, timeout, event_types} — the
+// first event on exactly path (as the path, or as the old path of a
+// rename) of one of the types, after the call begins; 503 on timeout.
+func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var req watchWaitRequest
+	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
+		return err
+	}
+	if req.Path == nil {
+		return invalidField("body.path", "missing", "Field required")
+	}
+	timeout := int64(waitTimeoutDefault)
+	if req.Timeout != nil {
+		if timeout = *req.Timeout; timeout < waitTimeoutMin || timeout > waitTimeoutMax {
+			return withOp("watch_wait", invalidRequest("timeout must be between %d and %d s, got %d", waitTimeoutMin, waitTimeoutMax, timeout))
+		}
+	}
+	types := map[journal.Type]bool{}
+	for i, t := range req.EventTypes {
+		switch typ := journal.Type(t); typ {
+		case journal.Create, journal.Write, journal.Remove, journal.Rename, journal.Chmod:
+			types[typ] = true
+		default:
+			return invalidField(fmt.Sprintf("body.event_types.%d", i), "enum",
+				"Input should be 'create', 'write', 'remove', 'rename' or 'chmod', got %q", t)
+		}
+	}
+	sb := s.watchFS()
+	p, err := sb.Clean(*req.Path)
+	if err != nil {
+		return withOp("watch_wait", err)
+	}
+	sub := sb.Journal().Subscribe(func(e journal.Event) bool {
+		return (e.Path == p || e.OldPath == p) && (len(types) == 0 || types[e.Type])
+	}, 16)
+	defer sub.Close()
+	t := time.NewTimer(time.Duration(timeout) * time.Second)
+	defer t.Stop()
+	select {
+	case e := <-sub.C:
+		return writeAIO(w, wireEvent(e, p, true))
+	case <-t.C:
+		return withOp("watch_wait", &requestError{kindTimeout, http.StatusServiceUnavailable,
+			fmt.Sprintf("no matching event on %s within %d s", p, timeout)})
+	case <-r.Context().Done():
+		return r.Context().Err()
+	}
+}
+
+// watchEvents: GET /v2/watch/{id}/events, GET /v1/file/watch/{id}/events
+// ?cursor, Last-Event-ID — the SSE stream (sse.go).
+func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	return s.serveWatchSSE(w, r, ps.ByName("id"), q)
+}
+
+// unknownWatcher names the watcher in the error of a lookup that failed
+// (unknown, or stopped while a poll waited).
+func unknownWatcher(id string, err error) error {
+	if errors.Is(err, journal.ErrUnknownWatcher) || errors.Is(err, journal.ErrWatcherClosed) {
+		return fmt.Errorf("watcher %q: %w", id, err)
+	}
+	return err
+}
+
+// intQuery reads an optional integer query parameter (nil when absent); a
+// value that is not an integer is a 422 validation error.
+func intQuery(q url.Values, name string) (*int64, error) {
+	if _, ok := q[name]; !ok {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(q.Get(name), 10, 64)
+	if err != nil {
+		return nil, invalidField("query."+name, "int_parsing", "Input should be a valid integer, got %q", q.Get(name))
+	}
+	return &n, nil
+}
+
+func wantsEventStream(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		if strings.Contains(strings.ToLower(v), "text/event-stream") {
+			return true
+		}
+	}
+	return false
+}
