@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -556,6 +557,19 @@ func TestFUSELifecycle(t *testing.T) {
 			t.Errorf("%s still mounted after SIGTERM:\n%s", mnt, d.Log())
 		}
 	})
+	t.Run("busy unmount is detached lazily and reported", func(t *testing.T) {
+		d, mnt := startMirror(t)
+		f, err := os.Create(filepath.Join(mnt, "held"))
+		must(t, err)
+		defer f.Close()
+		d.Stop(t)
+		if !strings.Contains(d.Log(), "detached lazily") {
+			t.Errorf("daemon did not report the busy unmount:\n%s", d.Log())
+		}
+		if mounted(t, mnt) {
+			t.Errorf("%s still mounted after SIGTERM", mnt)
+		}
+	})
 	t.Run("kill -9 then restart over the stale mount", func(t *testing.T) {
 		root, mnt := t.TempDir(), t.TempDir()
 		d := startDaemon(t, "--root", root, "--mount", mnt)
@@ -696,6 +710,7 @@ func TestFUSEEvents(t *testing.T) {
 // pid and uid, never also external; a rename is one rename with old_path.
 func testEvents(t *testing.T, args []string) {
 	d, mnt := startMirror(t, append([]string{"--log-events"}, args...)...)
+	watch := newWatch(t, d)
 	must(t, os.WriteFile(filepath.Join(mnt, "new"), []byte("data"), 0o644))
 	must(t, os.Rename(filepath.Join(mnt, "new"), filepath.Join(mnt, "renamed")))
 	must(t, os.Mkdir(filepath.Join(mnt, "dir"), 0o755))
@@ -728,8 +743,90 @@ func testEvents(t *testing.T, args []string) {
 		"remove /renamed<- fuse",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Errorf("got events in the log\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+
+	// The same through the AIO watch route.
+	got = nil
+	for _, e := range watch.until(t, "/sentinel", "external") {
+		if e.Path == "/sentinel" {
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s %s<-%s %s", e.Type, e.Path, e.OldPath, e.Origin))
+		if e.Origin == "fuse" && (e.Pid == nil || *e.Pid == 0 || e.Uid == nil) {
+			t.Errorf("fuse event %+v over the watch route has no pid or uid", e)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got events over /v2/watch\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// watchEvent is an event as the AIO watch route tells it.
+type watchEvent struct {
+	Type    string  `json:"type"`
+	Path    string  `json:"path"`
+	OldPath string  `json:"old_path"`
+	Origin  string  `json:"origin"`
+	Pid     *uint32 `json:"pid"`
+	Uid     *uint32 `json:"uid"`
+}
+
+// aioWatch is a watcher on "/" made through POST /v2/watch.
+type aioWatch struct {
+	d      *Daemon
+	id     string
+	cursor uint64
+}
+
+func newWatch(t *testing.T, d *Daemon) *aioWatch {
+	t.Helper()
+	var out struct {
+		Data struct {
+			WatcherID     string `json:"watcher_id"`
+			InitialCursor uint64 `json:"initial_cursor"`
+		} `json:"data"`
+	}
+	resp, err := http.Post(d.URL+"/v2/watch", "application/json", strings.NewReader(`{"path":"/","recursive":true,"debounce":50}`))
+	must(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || json.Unmarshal(b, &out) != nil || out.Data.WatcherID == "" {
+		t.Fatalf("POST /v2/watch: %s: %s", resp.Status, b)
+	}
+	return &aioWatch{d: d, id: out.Data.WatcherID, cursor: out.Data.InitialCursor}
+}
+
+// until polls the watcher until an event on path with origin arrives, and
+// returns every event up to then.
+func (w *aioWatch) until(t *testing.T, path, origin string) []watchEvent {
+	t.Helper()
+	var all []watchEvent
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		var out struct {
+			Data struct {
+				Events []watchEvent `json:"events"`
+				Cursor uint64       `json:"cursor"`
+			} `json:"data"`
+		}
+		resp, err := http.Get(fmt.Sprintf("%s/v2/watch/%s/poll?cursor=%d&timeout=2", w.d.URL, w.id, w.cursor))
+		must(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || json.Unmarshal(b, &out) != nil {
+			t.Fatalf("poll: %s: %s", resp.Status, b)
+		}
+		w.cursor = out.Data.Cursor
+		all = append(all, out.Data.Events...)
+		for _, e := range out.Data.Events {
+			if e.Path == path && e.Origin == origin {
+				return all
+			}
+		}
+	}
+	t.Fatalf("no %s event on %s over the watch route in 15s; got %+v", origin, path, all)
+	return nil
 }
 
 // TestFUSECallerIdentity: files are created with the caller's uid, gid and
