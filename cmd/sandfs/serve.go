@@ -221,9 +221,11 @@ func mountMirror(cfg serveConfig, sandboxes map[string]*core.Sandbox, log *slog.
 		return nil, nil, usagef("--mount %q: no sandbox %s", cfg.mount, name)
 	}
 	wctx, stop := context.WithCancel(context.Background())
-	if err := sb.StartWatching(wctx, log); err != nil {
-		stop()
-		return nil, nil, fmt.Errorf("kernel watch of sandbox %s: %w", name, err)
+	if !sb.Watching() { // serve may already run the watch of every sandbox
+		if err := sb.StartWatching(wctx, log); err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("kernel watch of sandbox %s: %w", name, err)
+		}
 	}
 	select {
 	case <-sb.WatchReady():
