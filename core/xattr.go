@@ -10,9 +10,6 @@ import (
 	"sandfs/core/journal"
 )
 
-// OpXattr names extended-attribute failures.
-const OpXattr = "xattr"
-
 // maxXattrValue is the largest value the kernel takes (XATTR_SIZE_MAX).
 const maxXattrValue = 64 << 10
 

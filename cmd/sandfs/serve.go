@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"sandfs/core"
+	"sandfs/fusefs"
 	"sandfs/rest"
 )
 
@@ -30,6 +31,11 @@ type serveConfig struct {
 	maxTarEntries   int
 	maxTarBytes     sizeFlag
 	shutdownTimeout time.Duration
+	mount           string // MNT or NAME=MNT: the FUSE mirror
+	fuseDebug       bool
+	logEvents       bool
+	noPassthrough   bool
+	mountCache      time.Duration
 }
 
 const (
@@ -40,7 +46,7 @@ const (
 var serveCommand = &command{
 	name:     "serve",
 	short:    "run the daemon",
-	synopsis: "serve [--root DIR] [--listen ADDR] [--token T] [--workdir P] [limit flags]",
+	synopsis: "serve [--root DIR] [--mount MNT] [--listen ADDR] [--token T] [--workdir P] [limit flags]",
 	about: `Run the daemon: serve the directory DIR as the sandbox "default" over HTTP on
 ADDR until SIGINT or SIGTERM, then finish the requests in flight (up to
 --shutdown-timeout) and exit 0. DIR is created if missing. ADDR is HOST:PORT
@@ -66,6 +72,11 @@ warning. The token comes from --token or SANDFS_TOKEN; clients send it as
 		fs.Var(&cfg.maxTarBody, "max-tar-body", "`SIZE` of the largest tar upload body (upload-batch)")
 		fs.IntVar(&cfg.maxTarEntries, "max-tar-entries", cfg.maxTarEntries, "most entries (`N`) in one tar upload")
 		fs.Var(&cfg.maxTarBytes, "max-tar-bytes", "most bytes (`SIZE`) extracted from one tar upload")
+		fs.StringVar(&cfg.mount, "mount", "", "mount the sandbox \"default\" at `MNT` through FUSE (NAME=MNT for another sandbox)")
+		fs.BoolVar(&cfg.fuseDebug, "fuse-debug", false, "log every FUSE request")
+		fs.BoolVar(&cfg.noPassthrough, "no-passthrough", false, "never use FUSE passthrough (every read and write of the mount goes through the daemon)")
+		fs.DurationVar(&cfg.mountCache, "mount-cache", 0, "how long (`DURATION`) the kernel may cache names and attributes of the mount; 0 (the default) sees outside changes at the next system call, longer relies on the journal's invalidations, which reach the kernel a moment after an outside change")
+		fs.BoolVar(&cfg.logEvents, "log-events", false, "log every journal event (type, path, old_path, origin, pid, uid)")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -125,6 +136,30 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 
+	if cfg.logEvents {
+		for name, sb := range sandboxes {
+			stop := logEvents(name, sb, log)
+			defer stop()
+		}
+	}
+
+	// The mirror is up before the daemon answers /health.
+	mirror, stopMirror, err := mountMirror(cfg, sandboxes, log)
+	if err != nil {
+		return err
+	}
+	defer stopMirror()
+	unmount := func() {
+		if mirror != nil {
+			log.Info("unmounting the FUSE mirror", "mountpoint", mirror.Mountpoint())
+			if err := mirror.Unmount(); err != nil {
+				log.Warn("fuse: unmount", "err", err)
+			}
+			mirror = nil
+		}
+	}
+	defer unmount()
+
 	l, where, cleanup, err := listen(cfg.listen)
 	if err != nil {
 		return err
@@ -159,6 +194,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return fmt.Errorf("serving on %s: %w", where, err)
 	case <-ctx.Done():
 	}
+	unmount()
 	log.Info("shutting down: finishing the requests in flight", "timeout", cfg.shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
@@ -170,6 +206,62 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	<-served
 	log.Info("stopped")
 	return nil
+}
+
+// mountMirror mounts the FUSE mirror --mount asks for, with the kernel watch
+// of its sandbox running (the mirror learns of outside changes from it).
+// stop ends the watch.
+func mountMirror(cfg serveConfig, sandboxes map[string]*core.Sandbox, log *slog.Logger) (*fusefs.Mirror, func(), error) {
+	if cfg.mount == "" {
+		return nil, func() {}, nil
+	}
+	name, mnt := "default", cfg.mount
+	if n, m, ok := strings.Cut(cfg.mount, "="); ok && sandboxes[n] != nil {
+		name, mnt = n, m
+	}
+	sb := sandboxes[name]
+	if sb == nil {
+		return nil, nil, usagef("--mount %q: no sandbox %s", cfg.mount, name)
+	}
+	wctx, stop := context.WithCancel(context.Background())
+	if !sb.Watching() { // serve may already run the watch of every sandbox
+		if err := sb.StartWatching(wctx, log); err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("kernel watch of sandbox %s: %w", name, err)
+		}
+	}
+	select {
+	case <-sb.WatchReady():
+	case <-time.After(30 * time.Second):
+		log.Warn("kernel watch not ready after 30s; mounting anyway", "sandbox", name)
+	}
+	m, err := fusefs.Mount(sb, mnt, fusefs.Options{
+		Log: log, Debug: cfg.fuseDebug, NoPassthrough: cfg.noPassthrough,
+		EntryTimeout: cfg.mountCache, AttrTimeout: cfg.mountCache, NegativeTimeout: cfg.mountCache,
+	})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	log.Info("mounted sandbox "+name+" at "+m.Mountpoint(), "sandbox", name, "mountpoint", m.Mountpoint())
+	return m, stop, nil
+}
+
+// logEvents logs each event of sb's journal until stop.
+func logEvents(name string, sb *core.Sandbox, log *slog.Logger) (stop func()) {
+	sub := sb.Journal().Subscribe(nil, 4096)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range sub.C {
+			if n := sub.TakeDropped(); n > 0 {
+				log.Warn("event log fell behind", "sandbox", name, "dropped", n)
+			}
+			log.Info("event", "sandbox", name, "seq", e.Seq, "type", string(e.Type), "path", e.Path,
+				"old_path", e.OldPath, "origin", string(e.Origin), "pid", e.Pid, "uid", e.Uid)
+		}
+	}()
+	return func() { sub.Close(); <-done }
 }
 
 type namedDir struct{ name, dir string }

@@ -1,0 +1,442 @@
+package core
+
+import (
+	"context"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
+)
+
+// Operations for the FUSE mirror. The kernel speaks in single syscalls
+// (create with these flags, rename with these flags, set these attributes),
+// so these are the syscalls themselves, resolved the way every other core
+// operation is: the parent directory beneath the root fd, the last
+// component with the *at call and never followed. Each mutating one claims
+// its paths in the ledger and appends one event made by the actor in ctx.
+// Paths are API paths; the caller's uid and gid, where given (>= 0), become
+// the owner of what is created.
+
+// Op names of the mirror's operations.
+const (
+	OpCreate   = "create"
+	OpMknod    = "mknod"
+	OpSymlink  = "symlink"
+	OpLink     = "link"
+	OpSetattr  = "setattr"
+	OpXattr    = "xattr"
+	OpReadlink = "readlink"
+)
+
+// LstatRaw is lstat(2) of p beneath the root, as the kernel reports it.
+func (s *Sandbox) LstatRaw(ctx context.Context, p string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	ap, err := s.Clean(p)
+	if err != nil {
+		return st, err
+	}
+	fd, err := s.openat(ap, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return st, pathErr(OpStat, ap, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fstat(fd, &st); err != nil {
+		return st, pathErr(OpStat, ap, err)
+	}
+	return st, nil
+}
+
+// OpenAt opens the existing file at p with open(2) flags, never following a
+// final symlink. O_CREAT is refused (EINVAL): use Create.
+func (s *Sandbox) OpenAt(ctx context.Context, p string, flags int, mode uint32) (*os.File, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return nil, err
+	}
+	if flags&unix.O_CREAT != 0 {
+		return nil, pathErr(OpOpen, ap, unix.EINVAL)
+	}
+	fd, err := s.openat(ap, flags|unix.O_NOFOLLOW, mode)
+	if err != nil {
+		return nil, pathErr(OpOpen, ap, err)
+	}
+	return os.NewFile(uintptr(fd), ap), nil
+}
+
+// Create creates (or, without O_EXCL, opens) the regular file at p with the
+// given flags and mode (the caller's umask already applied), owned by uid
+// and gid where >= 0. A new file is told as create.
+func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, uid, gid int) (*os.File, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return nil, err
+	}
+	dirfd, name, err := s.parent(ap)
+	if err != nil {
+		return nil, pathErr(OpCreate, ap, err)
+	}
+	defer unix.Close(dirfd)
+	claim := s.Claim(ap)
+	defer claim.Done()
+	fd, err := unix.Openat(dirfd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	created := err == nil
+	if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
+		fd, err = unix.Openat(dirfd, name, (flags&^unix.O_CREAT)|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	}
+	if err != nil {
+		return nil, pathErr(OpCreate, ap, err)
+	}
+	if created {
+		if uid >= 0 || gid >= 0 {
+			if err := unix.Fchown(fd, uid, gid); err == nil && mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+				unix.Fchmod(fd, mode&0o7777) // chown clears setuid/setgid
+			}
+		}
+		s.emit(ctx, journal.Create, ap, "", false)
+	}
+	return os.NewFile(uintptr(fd), ap), nil
+}
+
+// Mknod makes a node (FIFO, socket, device, or regular file) at p.
+func (s *Sandbox) Mknod(ctx context.Context, p string, mode uint32, dev uint64, uid, gid int) error {
+	return s.makeAt(ctx, OpMknod, p, uid, gid, mode, false, func(dirfd int, name string) error {
+		return unix.Mknodat(dirfd, name, mode, int(dev))
+	})
+}
+
+// MkdirAt makes the directory p with exactly mode (umask already applied).
+func (s *Sandbox) MkdirAt(ctx context.Context, p string, mode uint32, uid, gid int) error {
+	return s.makeAt(ctx, OpMkdir, p, uid, gid, mode, true, func(dirfd int, name string) error {
+		return unix.Mkdirat(dirfd, name, mode)
+	})
+}
+
+// Symlink makes a symlink at p pointing at target (stored as given).
+func (s *Sandbox) Symlink(ctx context.Context, target, p string, uid, gid int) error {
+	return s.makeAt(ctx, OpSymlink, p, uid, gid, 0, false, func(dirfd int, name string) error {
+		return unix.Symlinkat(target, dirfd, name)
+	})
+}
+
+func (s *Sandbox) makeAt(ctx context.Context, op, p string, uid, gid int, mode uint32, isDir bool, mk func(dirfd int, name string) error) error {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return err
+	}
+	dirfd, name, err := s.parent(ap)
+	if err == unix.EINVAL {
+		err = unix.EEXIST
+	}
+	if err != nil {
+		return pathErr(op, ap, err)
+	}
+	defer unix.Close(dirfd)
+	claim := s.Claim(ap)
+	defer claim.Done()
+	if err := mk(dirfd, name); err != nil {
+		return pathErr(op, ap, err)
+	}
+	if uid >= 0 || gid >= 0 {
+		if unix.Fchownat(dirfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW) == nil && mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+			s.chmodNoFollow(dirfd, name, mode&0o7777)
+		}
+	}
+	s.emit(ctx, journal.Create, ap, "", isDir)
+	return nil
+}
+
+// Link makes newp a hard link to the file at oldp (a symlink links as itself).
+func (s *Sandbox) Link(ctx context.Context, oldp, newp string) error {
+	oa, err := s.Clean(oldp)
+	if err != nil {
+		return err
+	}
+	na, err := s.Clean(newp)
+	if err != nil {
+		return err
+	}
+	odir, oname, err := s.parent(oa)
+	if err != nil {
+		return pathErr(OpLink, oa, err)
+	}
+	defer unix.Close(odir)
+	ndir, nname, err := s.parent(na)
+	if err != nil {
+		return pathErr(OpLink, na, err)
+	}
+	defer unix.Close(ndir)
+	claim := s.Claim(na)
+	defer claim.Done()
+	if err := unix.Linkat(odir, oname, ndir, nname, 0); err != nil {
+		return pathErr(OpLink, na, err)
+	}
+	s.emit(ctx, journal.Create, na, "", false)
+	return nil
+}
+
+// Rename is renameat2(2) of from to to with the kernel's flags
+// (RENAME_NOREPLACE, RENAME_EXCHANGE). It is one rename event with
+// old_path; an exchange is two, one each way.
+func (s *Sandbox) Rename(ctx context.Context, from, to string, flags uint) error {
+	fa, err := s.Clean(from)
+	if err != nil {
+		return err
+	}
+	ta, err := s.Clean(to)
+	if err != nil {
+		return err
+	}
+	fdir, fname, err := s.parent(fa)
+	if err != nil {
+		return pathErr(OpMove, fa, err)
+	}
+	defer unix.Close(fdir)
+	tdir, tname, err := s.parent(ta)
+	if err != nil {
+		return pathErr(OpMove, ta, err)
+	}
+	defer unix.Close(tdir)
+	claim := s.Claim(fa, ta)
+	defer claim.Done()
+	if flags == 0 {
+		err = unix.Renameat(fdir, fname, tdir, tname)
+	} else {
+		err = unix.Renameat2(fdir, fname, tdir, tname, flags)
+	}
+	if err != nil {
+		return pathErr(OpMove, fa, err)
+	}
+	s.emit(ctx, journal.Rename, ta, fa, false)
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		s.emit(ctx, journal.Rename, fa, ta, false)
+	}
+	return nil
+}
+
+// Unlink removes the non-directory p.
+func (s *Sandbox) Unlink(ctx context.Context, p string) error {
+	return s.removeAt(ctx, p, 0)
+}
+
+// Rmdir removes the empty directory p.
+func (s *Sandbox) Rmdir(ctx context.Context, p string) error {
+	return s.removeAt(ctx, p, unix.AT_REMOVEDIR)
+}
+
+func (s *Sandbox) removeAt(ctx context.Context, p string, flags int) error {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return err
+	}
+	dirfd, name, err := s.parent(ap)
+	if err == unix.EINVAL {
+		err = unix.EBUSY
+	}
+	if err != nil {
+		return pathErr(OpRemove, ap, err)
+	}
+	defer unix.Close(dirfd)
+	claim := s.Claim(ap)
+	defer claim.Done()
+	if err := unix.Unlinkat(dirfd, name, flags); err != nil {
+		return pathErr(OpRemove, ap, err)
+	}
+	s.emit(ctx, journal.Remove, ap, "", flags == unix.AT_REMOVEDIR)
+	return nil
+}
+
+// Readlink reads the symlink at p.
+func (s *Sandbox) Readlink(ctx context.Context, p string) (string, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return "", err
+	}
+	dirfd, name, err := s.parent(ap)
+	if err != nil {
+		return "", pathErr(OpReadlink, ap, err)
+	}
+	defer unix.Close(dirfd)
+	t, err := readlinkat(dirfd, name)
+	if err != nil {
+		return "", pathErr(OpReadlink, ap, err)
+	}
+	return t, nil
+}
+
+// SetAttr says which attributes a Setattr changes (nil: unchanged).
+type SetAttr struct {
+	Mode         *uint32 // permission and special bits
+	Uid, Gid     *int
+	Size         *int64
+	Atime, Mtime *unix.Timespec // unix.UTIME_NOW in Nsec for "now"
+}
+
+// Setattr changes the attributes of p, through fd when fd >= 0 (an open
+// handle on p: works for an unlinked file and for ftruncate). A size change
+// is told as write, anything else as chmod.
+func (s *Sandbox) Setattr(ctx context.Context, p string, fd int, a SetAttr) error {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return err
+	}
+	claim := s.Claim(ap)
+	defer claim.Done()
+	if fd < 0 {
+		pfd, err := s.openat(ap, unix.O_PATH|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return pathErr(OpSetattr, ap, err)
+		}
+		defer unix.Close(pfd)
+		fd = pfd
+	}
+	proc := "/proc/self/fd/" + strconv.Itoa(fd)
+	if a.Mode != nil {
+		if err := unix.Fchmodat(unix.AT_FDCWD, proc, *a.Mode&0o7777, 0); err != nil {
+			return pathErr(OpSetattr, ap, err)
+		}
+	}
+	if a.Uid != nil || a.Gid != nil {
+		uid, gid := -1, -1
+		if a.Uid != nil {
+			uid = *a.Uid
+		}
+		if a.Gid != nil {
+			gid = *a.Gid
+		}
+		if err := unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil {
+			return pathErr(OpSetattr, ap, err)
+		}
+	}
+	if a.Size != nil {
+		// Truncate through a writable fd opened on the same inode.
+		wfd, err := unix.Open(proc, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return pathErr(OpSetattr, ap, err)
+		}
+		err = unix.Ftruncate(wfd, *a.Size)
+		unix.Close(wfd)
+		if err != nil {
+			return pathErr(OpSetattr, ap, err)
+		}
+	}
+	if a.Atime != nil || a.Mtime != nil {
+		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
+		if a.Atime != nil {
+			ts[0] = *a.Atime
+		}
+		if a.Mtime != nil {
+			ts[1] = *a.Mtime
+		}
+		if err := unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH); err != nil {
+			return pathErr(OpSetattr, ap, err)
+		}
+	}
+	if a.Size != nil {
+		s.emit(ctx, journal.Write, ap, "", false)
+	}
+	if a.Mode != nil || a.Uid != nil || a.Gid != nil || a.Atime != nil || a.Mtime != nil {
+		s.emit(ctx, journal.Chmod, ap, "", false)
+	}
+	return nil
+}
+
+// chmodNoFollow changes the mode of name in dirfd unless it is a symlink.
+func (s *Sandbox) chmodNoFollow(dirfd int, name string, mode uint32) {
+	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return
+	}
+	unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), mode, 0)
+}
+
+// xattrAt runs fn on a /proc/self/fd path naming exactly the file at p.
+func (s *Sandbox) xattrAt(p string, fn func(path string) error) error {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return err
+	}
+	fd, err := s.openat(ap, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return pathErr(OpXattr, ap, err)
+	}
+	defer unix.Close(fd)
+	if err := fn("/proc/self/fd/" + strconv.Itoa(fd)); err != nil {
+		return pathErr(OpXattr, ap, err)
+	}
+	return nil
+}
+
+// Getxattr reads the extended attribute name of p into dest (its size when
+// dest is empty).
+func (s *Sandbox) Getxattr(ctx context.Context, p, name string, dest []byte) (int, error) {
+	var n int
+	err := s.xattrAt(p, func(path string) (err error) {
+		n, err = unix.Getxattr(path, name, dest)
+		return err
+	})
+	return n, err
+}
+
+// Listxattr lists the extended attribute names of p into dest.
+func (s *Sandbox) Listxattr(ctx context.Context, p string, dest []byte) (int, error) {
+	var n int
+	err := s.xattrAt(p, func(path string) (err error) {
+		n, err = unix.Listxattr(path, dest)
+		return err
+	})
+	return n, err
+}
+
+// Setxattr sets the extended attribute name of p; told as chmod.
+func (s *Sandbox) Setxattr(ctx context.Context, p, name string, data []byte, flags int) error {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return err
+	}
+	claim := s.Claim(ap)
+	defer claim.Done()
+	if err := s.xattrAt(ap, func(path string) error { return unix.Setxattr(path, name, data, flags) }); err != nil {
+		return err
+	}
+	s.emit(ctx, journal.Chmod, ap, "", false)
+	return nil
+}
+
+// Removexattr removes the extended attribute name of p; told as chmod.
+func (s *Sandbox) Removexattr(ctx context.Context, p, name string) error {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return err
+	}
+	claim := s.Claim(ap)
+	defer claim.Done()
+	if err := s.xattrAt(ap, func(path string) error { return unix.Removexattr(path, name) }); err != nil {
+		return err
+	}
+	s.emit(ctx, journal.Chmod, ap, "", false)
+	return nil
+}
+
+// Statfs reports the filesystem holding the root.
+func (s *Sandbox) Statfs(st *unix.Statfs_t) error {
+	return unix.Fstatfs(s.root, st)
+}
+
+// Emit appends one event of type typ on p (old: the old path of a rename)
+// made by the actor in ctx, describing p as it is now. The mirror uses it
+// for changes it tells late: writes through a handle, told at flush or
+// release.
+func (s *Sandbox) Emit(ctx context.Context, typ journal.Type, p, old string) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return
+	}
+	s.emit(ctx, typ, ap, old, false)
+}

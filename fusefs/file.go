@@ -1,0 +1,126 @@
+package fusefs
+
+import (
+	"context"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+	"sandfs/core/journal"
+)
+
+// file is an open handle: a descriptor on the backing file, resolved under
+// the root at open. Reads, locks, seeks and fsync go straight to it (the
+// embedded LoopbackFile); writes are remembered and told once at flush or
+// release.
+type file struct {
+	*fs.LoopbackFile
+	f      *os.File
+	m      *Mirror
+	pathOf func() string
+	opener core.Actor  // who opened it: RELEASE carries no pid
+	claim  *core.Claim // held from open-for-write until release
+
+	mu    sync.Mutex
+	wrote bool        // a WRITE or fallocate went through the daemon
+	seen  unix.Stat_t // size and times when last told (or at open)
+}
+
+var (
+	_ = (fs.FileWriter)((*file)(nil))
+	_ = (fs.FileFlusher)((*file)(nil))
+	_ = (fs.FileReleaser)((*file)(nil))
+	_ = (fs.FileAllocater)((*file)(nil))
+	_ = (fs.FileGetattrer)((*file)(nil))
+	_ = (fs.FileFsyncer)((*file)(nil))
+)
+
+func (m *Mirror) newFile(f *os.File, pathOf func() string, a core.Actor, claim *core.Claim) *file {
+	h := &file{LoopbackFile: fs.NewLoopbackFileFromOS(f), f: f, m: m, pathOf: pathOf, opener: a, claim: claim}
+	if claim != nil {
+		unix.Fstat(int(f.Fd()), &h.seen)
+	}
+	return h
+}
+
+// PassthroughFd offers the backing descriptor to the kernel for FUSE
+// passthrough, unless the mirror was told not to.
+func (h *file) PassthroughFd() (int, bool) {
+	if h.m.noPassthrough {
+		return 0, false
+	}
+	return h.LoopbackFile.PassthroughFd()
+}
+
+// changed reports whether the backing file's size or times moved since
+// last told: with passthrough the daemon sees no WRITE requests.
+func (h *file) changed() bool {
+	if h.claim == nil {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(h.f.Fd()), &st) != nil {
+		return false
+	}
+	moved := st.Size != h.seen.Size || st.Mtim != h.seen.Mtim || st.Ctim != h.seen.Ctim
+	h.seen = st
+	return moved
+}
+
+func (h *file) fd() int { return int(h.f.Fd()) }
+
+func (h *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	n, errno := h.LoopbackFile.Write(ctx, data, off)
+	if n > 0 {
+		h.mu.Lock()
+		h.wrote = true
+		h.mu.Unlock()
+	}
+	return n, errno
+}
+
+func (h *file) Allocate(ctx context.Context, off uint64, sz uint64, mode uint32) syscall.Errno {
+	errno := h.LoopbackFile.Allocate(ctx, off, sz, mode)
+	if errno == 0 {
+		h.mu.Lock()
+		h.wrote = true
+		h.mu.Unlock()
+	}
+	return errno
+}
+
+// tell appends the write event if the handle wrote since it last told.
+func (h *file) tell(ctx context.Context) {
+	h.mu.Lock()
+	wrote := h.changed() || h.wrote
+	h.wrote = false
+	h.mu.Unlock()
+	if !wrote {
+		return
+	}
+	a := h.opener
+	if c, ok := fuse.FromContext(ctx); ok && c.Pid != 0 {
+		a.Pid, a.Uid = c.Pid, c.Uid
+	}
+	h.m.sb.Emit(core.WithActor(ctx, a), journal.Write, h.pathOf(), "")
+}
+
+func (h *file) Flush(ctx context.Context) syscall.Errno {
+	errno := h.LoopbackFile.Flush(ctx)
+	h.tell(ctx)
+	return errno
+}
+
+func (h *file) Release(ctx context.Context) syscall.Errno {
+	h.tell(ctx)
+	errno := h.LoopbackFile.Release(ctx)
+	if h.claim != nil {
+		h.claim.Done()
+	}
+	return errno
+}

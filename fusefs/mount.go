@@ -1,0 +1,165 @@
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+)
+
+// Options configure a mount. Zero values are the safe defaults.
+type Options struct {
+	// EntryTimeout, AttrTimeout and NegativeTimeout are how long the kernel
+	// may trust a name, attributes, or a missing name without asking. Zero
+	// (the default) is coherent with outside writers at the next system
+	// call; see "Kernel caching" in the package doc.
+	EntryTimeout, AttrTimeout, NegativeTimeout time.Duration
+	// DirectMount mounts with mount(2) instead of fusermount3 (root only).
+	DirectMount bool
+	// NoPassthrough turns FUSE passthrough off: every read and write then
+	// goes through the daemon. Passthrough is used where the kernel grants
+	// it (root, kernel 6.9+) and silently falls back otherwise.
+	NoPassthrough bool
+	// Debug logs every FUSE request.
+	Debug bool
+	Log   *slog.Logger
+}
+
+// Mirror is a live mirror of a sandbox at a mountpoint.
+type Mirror struct {
+	sb            *core.Sandbox
+	mountpoint    string
+	log           *slog.Logger
+	rootDev       uint64
+	noPassthrough bool
+	root          *node
+	server        *fuse.Server
+	stopNotify    context.CancelFunc
+	notifyDone    chan struct{}
+}
+
+// Mount mounts sb at mountpoint (created if missing) and serves it until
+// Unmount. A stale mount left there by a killed daemon ("transport endpoint
+// is not connected") is cleared first.
+func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if abs, err := filepath.Abs(mountpoint); err == nil {
+		mountpoint = abs
+	}
+	if err := clearStale(mountpoint, o.Log); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(mountpoint, 0o755); err != nil {
+		return nil, fmt.Errorf("mountpoint: %w", err)
+	}
+	st, err := sb.LstatRaw(context.Background(), "/")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox root: %w", err)
+	}
+	m := &Mirror{sb: sb, mountpoint: mountpoint, log: o.Log, rootDev: uint64(st.Dev), noPassthrough: o.NoPassthrough}
+	m.root = &node{m: m}
+	rootAttr := m.stableAttr(&st)
+	entry, attr, neg := o.EntryTimeout, o.AttrTimeout, o.NegativeTimeout
+	fo := &fs.Options{
+		MountOptions: fuse.MountOptions{
+			AllowOther:         true,
+			Options:            []string{"default_permissions"},
+			FsName:             "sandfs:" + sb.Name(),
+			Name:               "sandfs",
+			DisableReadDirPlus: true,
+			MaxWrite:           1 << 20,
+			DirectMount:        o.DirectMount,
+			Debug:              o.Debug,
+		},
+		EntryTimeout:    &entry,
+		AttrTimeout:     &attr,
+		NegativeTimeout: &neg,
+		RootStableAttr:  &rootAttr,
+		NullPermissions: true,
+	}
+	if os.Geteuid() != 0 && !userAllowOther() {
+		fo.MountOptions.AllowOther = false
+		o.Log.Warn("fuse: not root and user_allow_other is not in /etc/fuse.conf: the mount is for this user only")
+	}
+	server, err := fs.Mount(mountpoint, m.root, fo)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+	}
+	m.server = server
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stopNotify = cancel
+	m.notifyDone = make(chan struct{})
+	go m.invalidate(ctx)
+	return m, nil
+}
+
+// Mountpoint is where the mirror is mounted.
+func (m *Mirror) Mountpoint() string { return m.mountpoint }
+
+// Unmount stops the mirror and unmounts it. A busy mount is retried for a
+// while, then detached lazily (fusermount3 -u -z), and the error says so.
+func (m *Mirror) Unmount() error {
+	m.stopNotify()
+	<-m.notifyDone
+	var err error
+	for try := 0; try < 10; try++ {
+		if err = m.server.Unmount(); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		out, lerr := exec.Command("fusermount3", "-u", "-z", m.mountpoint).CombinedOutput()
+		if lerr != nil {
+			return fmt.Errorf("unmount %s: %v; lazy unmount: %v: %s", m.mountpoint, err, lerr, strings.TrimSpace(string(out)))
+		}
+		return fmt.Errorf("unmount %s was busy (%v): detached lazily", m.mountpoint, err)
+	}
+	m.server.Wait()
+	return nil
+}
+
+// clearStale unmounts a dead FUSE mount at mountpoint: its stat fails with
+// ENOTCONN once the daemon that served it is gone.
+func clearStale(mountpoint string, log *slog.Logger) error {
+	var st unix.Stat_t
+	err := unix.Stat(mountpoint, &st)
+	if !errors.Is(err, unix.ENOTCONN) && !errors.Is(err, unix.ECONNABORTED) {
+		return nil
+	}
+	log.Warn("fuse: clearing a stale mount left by a daemon that died", "mountpoint", mountpoint)
+	out, err := exec.Command("fusermount3", "-u", "-z", mountpoint).CombinedOutput()
+	if err != nil {
+		// Root may unmount directly when fusermount3 refuses.
+		if uerr := unix.Unmount(mountpoint, unix.MNT_DETACH); uerr != nil {
+			return fmt.Errorf("stale mount at %s: fusermount3 -u -z: %v: %s; umount: %v", mountpoint, err, strings.TrimSpace(string(out)), uerr)
+		}
+	}
+	return nil
+}
+
+func userAllowOther() bool {
+	b, err := os.ReadFile("/etc/fuse.conf")
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) == "user_allow_other" {
+			return true
+		}
+	}
+	return false
+}
