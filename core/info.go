@@ -15,6 +15,7 @@ type Info struct {
 	Mode    fs.FileMode
 	Size    int64
 	ModTime time.Time
+	Ctime   time.Time // last status change
 	Inode   uint64
 	Nlink   uint64
 	Uid     uint32
@@ -41,6 +42,7 @@ func infoFrom(apiPath string, st *unix.Stat_t) Info {
 		Mode:    fileMode(st.Mode),
 		Size:    st.Size,
 		ModTime: time.Unix(st.Mtim.Unix()),
+		Ctime:   time.Unix(st.Ctim.Unix()),
 		Inode:   st.Ino,
 		Nlink:   uint64(st.Nlink),
 		Uid:     st.Uid,

@@ -88,7 +88,7 @@ func (n *notifier) run(ctx context.Context) {
 		n.w.Close()
 		os.RemoveAll(n.ctl)
 	}()
-	n.addTree("/", false)
+	n.addTree("/", tellNone)
 	close(n.s.watchReady)
 	n.log.Info("kernel watch ready", "sandbox", n.s.name, "directories", len(n.dirs))
 	var pairTimer *time.Timer
@@ -127,7 +127,7 @@ func (n *notifier) error(err error) {
 	if errors.Is(err, fsnotify.ErrEventOverflow) {
 		n.log.Warn("inotify queue overflowed: re-walking the tree", "sandbox", n.s.name)
 		n.scanned = map[string]bool{}
-		n.addTree("/", false)
+		n.addTree("/", tellNone)
 		n.s.journal.Lost("/")
 		return
 	}
@@ -215,7 +215,7 @@ func (n *notifier) created(ap string) {
 	info, err := n.s.lstat(ap)
 	n.tell(journal.Create, ap, "", err == nil && info.IsDir())
 	if err == nil && info.IsDir() {
-		n.addTree(ap, true)
+		n.addTree(ap, tellAll)
 	}
 }
 
@@ -234,7 +234,7 @@ func (n *notifier) renamed(old, ap string) {
 	n.forget(old)
 	n.tell(journal.Rename, ap, old, isDir)
 	if isDir {
-		n.addTree(ap, false)
+		n.addTree(ap, tellSince(info.Ctime))
 	}
 }
 
@@ -263,9 +263,22 @@ func (n *notifier) forget(ap string) {
 	}
 }
 
-// addTree watches the directory ap and every directory under it. With tell,
-// what it finds is told as created (a directory that arrived with contents).
-func (n *notifier) addTree(ap string, tell bool) {
+// Which entries a walk of a newly watched tree tells as created.
+var (
+	tellNone = func(Info) bool { return false }
+	tellAll  = func(Info) bool { return true } // a directory that arrived with contents
+)
+
+// tellSince tells the entries changed since t: after a directory rename, the
+// files made in it between the rename and its new watch (a rename sets the
+// moved directory's ctime, and a new file's ctime is no older).
+func tellSince(t time.Time) func(Info) bool {
+	return func(e Info) bool { return !e.Ctime.Before(t) }
+}
+
+// addTree watches the directory ap and every directory under it, telling as
+// created the entries tell picks.
+func (n *notifier) addTree(ap string, tell func(Info) bool) {
 	_, name := split(ap)
 	if skipDirs[name] {
 		return
@@ -278,7 +291,7 @@ func (n *notifier) addTree(ap string, tell bool) {
 		return
 	}
 	for _, e := range entries {
-		if tell {
+		if tell(e) {
 			if len(n.scanned) > journal.BufferSize {
 				n.scanned = map[string]bool{}
 			}

@@ -145,6 +145,13 @@ func TestJournalScenarios(t *testing.T) {
 				os.WriteFile(filepath.Join(root, "d2/y"), nil, 0o644)
 			},
 			"external rename /d2 <- /d1\nexternal create /d2/y"},
+		{"a file made in a directory just renamed, before its new watch",
+			func(t *testing.T, s *Sandbox, root string) { mk(t, root, map[string]string{"r1/old": "1"}) },
+			func(t *testing.T, s *Sandbox, root string) {
+				os.Rename(filepath.Join(root, "r1"), filepath.Join(root, "r2"))
+				os.WriteFile(filepath.Join(root, "r2/new"), nil, 0o644)
+			},
+			"external rename /r2 <- /r1\nexternal create /r2/new"},
 		{"moved out of the tree is a remove",
 			func(t *testing.T, s *Sandbox, root string) { mk(t, root, map[string]string{"gone": "1"}) },
 			func(t *testing.T, s *Sandbox, root string) {
