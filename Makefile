@@ -41,7 +41,9 @@ fuzz: ## run each fuzz target for FUZZTIME (default 60s)
 bench: build ## benchmarks against their anchors (QUICK=1 for a short run); writes bench/results.md
 	@command -v inotifywait >/dev/null || echo "bench: inotifywait missing (apt-get install inotify-tools): its anchor column stays empty"
 	@{ echo "# bench results"; echo; echo "## watch journal"; echo; \
-	  $(GO) run ./bench/watchbench -bin $(BIN) $(if $(QUICK),-n 50 -burst 2000,); } | tee bench/results.md
+	  $(GO) run ./bench/watchbench -bin $(BIN) $(if $(QUICK),-n 50 -burst 2000,); \
+	  echo; echo "## grep (POST /v2/fs/grep vs rg --json)"; echo; \
+	  $(GO) run ./bench/grepbench -bin $(BIN) $(if $(QUICK),-runs 1,); } | tee bench/results.md
 
 .PHONY: clean
 clean: ## remove build output

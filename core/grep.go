@@ -8,11 +8,13 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"regexp/syntax"
 	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -144,6 +146,7 @@ func GrepTypes() []string {
 // matcher finds the matching lines of one file's bytes.
 type matcher struct {
 	re        *regexp.Regexp
+	need      []byte // a literal every match contains (regex only), or nil
 	lit       []byte // non-nil: a plain substring search (bytes.Index)
 	multiline bool
 }
@@ -174,7 +177,38 @@ func newMatcher(o GrepOptions) (*matcher, error) {
 		return nil, &PatternError{Pattern: o.Pattern, Err: err}
 	}
 	m.re = re
+	m.need = requiredLiteral(re.String())
 	return m, nil
+}
+
+// requiredLiteral is the longest case-sensitive literal every match of expr
+// must contain (a piece of a top-level concatenation), or nil. A file
+// without it cannot match, so it is skipped with one bytes.Index.
+func requiredLiteral(expr string) []byte {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	for re.Op == syntax.OpCapture && len(re.Sub) == 1 {
+		re = re.Sub[0]
+	}
+	var subs []*syntax.Regexp
+	switch re.Op {
+	case syntax.OpConcat:
+		subs = re.Sub
+	case syntax.OpLiteral:
+		subs = []*syntax.Regexp{re}
+	}
+	var best []byte
+	for _, sub := range subs {
+		if sub.Op == syntax.OpLiteral && sub.Flags&syntax.FoldCase == 0 {
+			if lit := []byte(string(sub.Rune)); len(lit) > len(best) {
+				best = lit
+			}
+		}
+	}
+	return best
 }
 
 // find returns the next match in b at or after from: its start and end, or
@@ -205,6 +239,9 @@ func (m *matcher) lineMatches(l []byte) bool {
 // search appends the matches of file data b (named file) to out, at most
 // limit of them, and reports whether it stopped at the limit.
 func (m *matcher) search(file string, b []byte, before, after, limit int, out []GrepMatch) ([]GrepMatch, bool) {
+	if len(m.need) > 0 && !bytes.Contains(b, m.need) {
+		return out, false
+	}
 	pos := 0    // search resumes here
 	line := 1   // line number at lineAt
 	lineAt := 0 // offset of the start of line `line`
@@ -315,8 +352,23 @@ func anyGlob(pats []string, name, relPath string) bool {
 // grepJob is one file to search, in walk order.
 type grepJob struct {
 	idx    int
-	path   string // API path
-	follow bool   // the path named in the request: a final symlink is followed
+	path   string  // API path
+	follow bool    // the path named in the request: a final symlink is followed
+	dir    *dirRef // non-nil: open name relative to this directory
+	name   string
+}
+
+// dirRef is a directory fd shared by the walk and the workers searching its
+// files; the last one done closes it.
+type dirRef struct {
+	fd   int
+	refs atomic.Int32
+}
+
+func (d *dirRef) release() {
+	if d.refs.Add(-1) == 0 {
+		unix.Close(d.fd)
+	}
 }
 
 type grepOutcome struct {
@@ -402,12 +454,17 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 		defer close(jobs)
 		if !info.IsDir() {
 			if info.IsRegular() {
-				jobs <- grepJob{0, ap, true}
+				jobs <- grepJob{idx: 0, path: ap, follow: true}
 			}
 			return
 		}
 		w := grepWalk{s: s, ctx: ctx, jobs: jobs, root: ap, o: &o, include: o.Include, types: typeGlobs, excludes: excludes}
-		walkErr = w.dir(ap, "")
+		fd, err := s.openat(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			walkErr = pathErr(OpGrep, ap, err)
+			return
+		}
+		walkErr = w.dir(fd, ap, "")
 	}()
 
 	workers := min(runtime.GOMAXPROCS(0), 8)
@@ -419,6 +476,9 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 			defer wg.Done()
 			for j := range jobs {
 				if ctx.Err() != nil {
+					if j.dir != nil {
+						j.dir.release()
+					}
 					outcomes <- grepOutcome{idx: j.idx}
 					continue
 				}
@@ -483,7 +543,14 @@ func (s *Sandbox) grepFile(j grepJob, m *matcher, o *GrepOptions, limit int, big
 	if !j.follow {
 		flags |= unix.O_NOFOLLOW
 	}
-	fd, err := s.openat(ap, flags, 0)
+	var fd int
+	var err error
+	if j.dir != nil {
+		fd, err = unix.Openat(j.dir.fd, j.name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		j.dir.release()
+	} else {
+		fd, err = s.openat(ap, flags, 0)
+	}
 	if err != nil {
 		return nil, false, nil // gone or unreadable: skipped, as rg does
 	}
@@ -552,25 +619,22 @@ type grepWalk struct {
 	n        int
 }
 
-// dir walks the directory ap (relPath from the grep root). Each directory is
-// opened by resolving its API path beneath the root with O_NOFOLLOW on the
-// last component, so a directory swapped for a symlink mid-walk is refused,
-// never followed.
-func (w *grepWalk) dir(ap, relPath string) error {
-	flags := unix.O_RDONLY | unix.O_DIRECTORY
-	if relPath != "" {
-		flags |= unix.O_NOFOLLOW
-	}
-	fd, err := w.s.openat(ap, flags, 0)
+// dir walks the directory open at fd (owned: dir closes it), API path ap,
+// relPath from the grep root. Entries are read from the fd and every
+// subdirectory and file is opened relative to it with O_NOFOLLOW, so the
+// walk never leaves the root and a name swapped for a symlink mid-walk is
+// refused, never followed.
+func (w *grepWalk) dir(fd int, ap, relPath string) error {
+	d := &dirRef{fd: fd}
+	d.refs.Store(1)
+	defer d.release()
+	dup, err := unix.Dup(fd)
 	if err != nil {
-		if relPath == "" {
-			return pathErr(OpGrep, ap, err)
-		}
-		return nil // vanished or unreadable below the root: skipped
+		return pathErr(OpGrep, ap, err)
 	}
-	d := os.NewFile(uintptr(fd), ap)
-	ents, err := d.ReadDir(-1)
-	d.Close()
+	df := os.NewFile(uintptr(dup), ap)
+	ents, err := df.ReadDir(-1)
+	df.Close()
 	if err != nil && relPath == "" {
 		return pathErr(OpGrep, ap, err)
 	}
@@ -593,7 +657,11 @@ func (w *grepWalk) dir(ap, relPath string) error {
 			if w.o.NoRecurse {
 				continue
 			}
-			if err := w.dir(child, rp); err != nil {
+			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				continue // vanished, swapped or unreadable: skipped
+			}
+			if err := w.dir(sub, child, rp); err != nil {
 				return err
 			}
 		case t.IsRegular():
@@ -603,10 +671,12 @@ func (w *grepWalk) dir(ap, relPath string) error {
 			if len(w.types) > 0 && !anyGlob(w.types, name, rp) {
 				continue
 			}
+			d.refs.Add(1)
 			select {
-			case w.jobs <- grepJob{w.n, child, false}:
+			case w.jobs <- grepJob{idx: w.n, path: child, dir: d, name: name}:
 				w.n++
 			case <-w.ctx.Done():
+				d.release()
 				return w.ctx.Err()
 			}
 		}
