@@ -92,6 +92,8 @@ func wantFamilyError(t *testing.T, family string, r resp, status int, agentType,
 	switch family {
 	case FamilyAIOv1, FamilyAIOv2:
 		wantAIOError(t, r, status, aioType)
+	case FamilyNamed:
+		wantNamedError(t, r, status, "", "")
 	default:
 		wantProblem(t, r, status, agentType)
 	}

@@ -276,6 +276,8 @@ func familyOf(name string) family {
 		return family{name, renderAIOv1}
 	case FamilyAIOv2:
 		return family{name, renderAIOv2}
+	case FamilyNamed:
+		return family{name, renderNamed}
 	default:
 		// Service routes (health, openapi) and unknown paths speak problem+json
 		// too: the only error they give is 401/404/405.
@@ -292,8 +294,59 @@ func familyForPath(p string) family {
 		return familyOf(FamilyAIOv1)
 	case strings.HasPrefix(p, "/v2/"):
 		return familyOf(FamilyAIOv2)
+	case strings.HasPrefix(p, "/v1/sandboxes/"), strings.HasPrefix(p, "/v1/sprites/"):
+		return familyOf(FamilyNamed)
 	}
 	return familyOf(FamilyService)
+}
+
+// namedError is the error shape of the named-sandbox family (API.md §5).
+type namedError struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+	Path  string `json:"path"`
+}
+
+// renderNamed writes k as {"error", "code", "path"}: code is the errno name
+// (ENOENT, …); a refusal that carries no errno gets the errno nearest its
+// status (EINVAL for a bad request, EACCES for a missing token, EFBIG for a
+// body over a limit, EIO for an internal failure).
+func renderNamed(w http.ResponseWriter, k errKind) {
+	code := ""
+	if k.Errno != 0 {
+		code = unix.ErrnoName(k.Errno)
+	}
+	if code == "" {
+		switch k.Status {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			code = "EACCES"
+		case http.StatusNotFound:
+			code = "ENOENT"
+		case http.StatusConflict:
+			code = "EEXIST"
+		case http.StatusRequestEntityTooLarge:
+			code = "EFBIG"
+		case http.StatusTooManyRequests:
+			code = "EAGAIN"
+		case http.StatusInsufficientStorage:
+			code = "ENOSPC"
+		default:
+			if k.Status >= 500 {
+				code = "EIO"
+			} else {
+				code = "EINVAL"
+			}
+		}
+	}
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if k.Status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="sandfs"`)
+	}
+	w.WriteHeader(k.Status)
+	json.NewEncoder(w).Encode(namedError{Error: k.Detail, Code: code, Path: k.Path})
 }
 
 // agentType is one member of sandbox-agent's ErrorType enum.

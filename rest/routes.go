@@ -20,6 +20,7 @@ const (
 	FamilyAgent   = "sandbox-agent" // /v1/fs/*
 	FamilyAIOv1   = "aio-v1"        // /v1/file/*: AIO envelope, filesystem failures 200 + success:false
 	FamilyAIOv2   = "aio-v2"        // /v2/fs/*, /v2/watch: AIO envelope, the status of API.md §2
+	FamilyNamed   = "named"         // /v1/sandboxes/{name}/fs/*, /v1/sprites/{name}/fs/*: {error, code, path}
 )
 
 // handlerFunc is a thin handler: decode, one core call, encode. A non-nil
@@ -110,6 +111,28 @@ func (s *Server) table() []route {
 		{Route{"GET", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrGet},         // q: path, name → {path, xattrs:{name: base64}}
 		{Route{"PUT", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrSet},         // b: {path, name, value (base64)} → {path, xattrs}
 		{Route{"DELETE", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrDelete},   // q: path, name → {path, xattrs}
+
+		// Named sandboxes (API.md §5, seed 002): every route under both prefixes; asRoot accepted and ignored.
+		{Route{"GET", "/v1/sandboxes/:name/fs/read", FamilyNamed, authed}, s.namedRead},        // q: path, workingDir; Range → bytes
+		{Route{"GET", "/v1/sprites/:name/fs/read", FamilyNamed, authed}, s.namedRead},          // q: path, workingDir; Range → bytes
+		{Route{"PUT", "/v1/sandboxes/:name/fs/write", FamilyNamed, authed}, s.namedWrite},      // q: path, workingDir, mode, mkdir|mkdirParents; b: bytes ≤ 16 MiB → {path, size, mode}
+		{Route{"PUT", "/v1/sprites/:name/fs/write", FamilyNamed, authed}, s.namedWrite},        // q: path, workingDir, mode, mkdir|mkdirParents; b: bytes ≤ 16 MiB → {path, size, mode}
+		{Route{"GET", "/v1/sandboxes/:name/fs/list", FamilyNamed, authed}, s.namedList},        // q: path, workingDir, recursive, pattern → {path, entries, count}
+		{Route{"GET", "/v1/sprites/:name/fs/list", FamilyNamed, authed}, s.namedList},          // q: path, workingDir, recursive, pattern → {path, entries, count}
+		{Route{"GET", "/v1/sandboxes/:name/fs/stat", FamilyNamed, authed}, s.namedStat},        // q: path, workingDir → entry
+		{Route{"GET", "/v1/sprites/:name/fs/stat", FamilyNamed, authed}, s.namedStat},          // q: path, workingDir → entry
+		{Route{"DELETE", "/v1/sandboxes/:name/fs/delete", FamilyNamed, authed}, s.namedDelete}, // q: path, workingDir, recursive (or b: the same) → {deleted, count}
+		{Route{"DELETE", "/v1/sprites/:name/fs/delete", FamilyNamed, authed}, s.namedDelete},   // q: path, workingDir, recursive (or b: the same) → {deleted, count}
+		{Route{"POST", "/v1/sandboxes/:name/fs/rename", FamilyNamed, authed}, s.namedRename},   // b: {source, dest, workingDir} → {source, dest}
+		{Route{"POST", "/v1/sprites/:name/fs/rename", FamilyNamed, authed}, s.namedRename},     // b: {source, dest, workingDir} → {source, dest}
+		{Route{"POST", "/v1/sandboxes/:name/fs/copy", FamilyNamed, authed}, s.namedCopy},       // b: {source, dest, workingDir, recursive, preserveAttrs} → {source, dest, count, totalBytes}
+		{Route{"POST", "/v1/sprites/:name/fs/copy", FamilyNamed, authed}, s.namedCopy},         // b: {source, dest, workingDir, recursive, preserveAttrs} → {source, dest, count, totalBytes}
+		{Route{"POST", "/v1/sandboxes/:name/fs/chmod", FamilyNamed, authed}, s.namedChmod},     // b: {path, mode, workingDir, recursive} → {path, mode, count}
+		{Route{"POST", "/v1/sprites/:name/fs/chmod", FamilyNamed, authed}, s.namedChmod},       // b: {path, mode, workingDir, recursive} → {path, mode, count}
+		{Route{"POST", "/v1/sandboxes/:name/fs/chown", FamilyNamed, authed}, s.namedChown},     // b: {path, uid, gid, workingDir, recursive} → {path, affected, count}
+		{Route{"POST", "/v1/sprites/:name/fs/chown", FamilyNamed, authed}, s.namedChown},       // b: {path, uid, gid, workingDir, recursive} → {path, affected, count}
+		{Route{"GET", "/v1/sandboxes/:name/fs/watch", FamilyNamed, authed}, s.namedWatch},      // websocket: subscribe → subscribed, event…, error
+		{Route{"GET", "/v1/sprites/:name/fs/watch", FamilyNamed, authed}, s.namedWatch},        // websocket: subscribe → subscribed, event…, error
 	}
 }
 

@@ -1,0 +1,584 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"os/user"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+	"sandfs/core/journal"
+)
+
+// namedFS is what the named-sandbox family (API.md §5) needs from a core
+// sandbox.
+type namedFS interface {
+	CleanIn(workdir, p string) (string, error)
+	Lstat(ctx context.Context, p string) (core.Info, error)
+	List(ctx context.Context, p string, limit int) ([]core.Info, bool, error)
+	Walk(ctx context.Context, p string, o core.WalkOptions, fn func(core.WalkEntry) error) error
+	OpenFile(ctx context.Context, p string) (*os.File, core.Info, error)
+	WriteFile(ctx context.Context, p string, r io.Reader, o core.WriteOptions) (int64, error)
+	Remove(ctx context.Context, p string, recursive bool) error
+	Move(ctx context.Context, from, to string, o core.MoveOptions) error
+	Copy(ctx context.Context, from, to string, o core.CopyOptions) (core.CopyStats, error)
+	PreserveAttrs(ctx context.Context, from, to string) error
+	Chmod(ctx context.Context, p string, mode uint32, recursive bool) (core.AttrResult, error)
+	Chown(ctx context.Context, p string, uid, gid int, recursive bool) (core.AttrResult, error)
+	Journal() *journal.Journal
+}
+
+var _ namedFS = (*core.Sandbox)(nil)
+
+const (
+	// maxNamedWrite caps the body of PUT /fs/write (API.md §1).
+	maxNamedWrite = 16 << 20
+	// maxNamedEntries caps a listing (API.md §1 list limit).
+	maxNamedEntries = 10_000
+)
+
+// namedEntry is one entry of a listing or a stat (API.md §5).
+type namedEntry struct {
+	Name    string `json:"name"`
+	Path    string `json:"path"`
+	Type    string `json:"type"` // file, directory, symlink (anything else: file)
+	Size    int64  `json:"size"`
+	Mode    string `json:"mode"` // octal permission and special bits, "0644"
+	ModTime string `json:"modTime"`
+	IsDir   bool   `json:"isDir"`
+}
+
+type namedList struct {
+	Path      string       `json:"path"`
+	Entries   []namedEntry `json:"entries"`
+	Count     int          `json:"count"`
+	Truncated bool         `json:"truncated,omitempty"`
+}
+
+type namedWriteResponse struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+	Mode string `json:"mode"`
+}
+
+type namedDeleteRequest struct {
+	Path       *string `json:"path"`
+	WorkingDir string  `json:"workingDir"`
+	Recursive  bool    `json:"recursive"`
+	AsRoot     any     `json:"asRoot"`
+}
+
+type namedDeleteResponse struct {
+	Deleted []string `json:"deleted"`
+	Count   int      `json:"count"`
+}
+
+type namedMoveRequest struct {
+	Source        *string `json:"source"`
+	Dest          *string `json:"dest"`
+	WorkingDir    string  `json:"workingDir"`
+	Recursive     bool    `json:"recursive"`
+	PreserveAttrs bool    `json:"preserveAttrs"`
+	AsRoot        any     `json:"asRoot"`
+}
+
+type namedMoveResponse struct {
+	Source string `json:"source"`
+	Dest   string `json:"dest"`
+}
+
+type namedCopyResponse struct {
+	Source     string `json:"source"`
+	Dest       string `json:"dest"`
+	Count      int    `json:"count"`
+	TotalBytes int64  `json:"totalBytes"`
+}
+
+type namedChmodRequest struct {
+	Path       *string `json:"path"`
+	Mode       *string `json:"mode"`
+	WorkingDir string  `json:"workingDir"`
+	Recursive  bool    `json:"recursive"`
+	AsRoot     any     `json:"asRoot"`
+}
+
+type namedChmodResponse struct {
+	Path  string `json:"path"`
+	Mode  string `json:"mode"`
+	Count int    `json:"count"`
+}
+
+type namedChownRequest struct {
+	Path       *string         `json:"path"`
+	Uid        json.RawMessage `json:"uid"`
+	Gid        json.RawMessage `json:"gid"`
+	WorkingDir string          `json:"workingDir"`
+	Recursive  bool            `json:"recursive"`
+	AsRoot     any             `json:"asRoot"`
+}
+
+type namedChownResponse struct {
+	Path     string   `json:"path"`
+	Affected []string `json:"affected"`
+	Count    int      `json:"count"`
+}
+
+// sandbox picks the sandbox {name}; an unknown one is 404 ENOENT with the
+// name as path.
+func (s *Server) sandbox(ps httprouter.Params) (namedFS, error) {
+	name := ps.ByName("name")
+	sb := s.sandboxes[name]
+	if sb == nil {
+		return nil, &fs.PathError{Op: "sandbox", Path: name, Err: unix.ENOENT}
+	}
+	return sb, nil
+}
+
+// namedPath resolves a client path against workingDir, which must be
+// absolute (default "/").
+func namedPath(sb namedFS, workingDir, p string, present bool) (string, error) {
+	if !present {
+		return "", invalidRequest(`missing required parameter "path"`)
+	}
+	if workingDir == "" {
+		workingDir = "/"
+	}
+	if !strings.HasPrefix(workingDir, "/") {
+		return "", invalidRequest("workingDir must be an absolute path, got %q", workingDir)
+	}
+	return sb.CleanIn(workingDir, p)
+}
+
+// namedQueryPath is namedPath from the query's path and workingDir.
+func namedQueryPath(sb namedFS, q url.Values) (string, error) {
+	_, ok := q["path"]
+	return namedPath(sb, q.Get("workingDir"), q.Get("path"), ok)
+}
+
+func octal(m fs.FileMode) string {
+	bits := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		bits |= unix.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		bits |= unix.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		bits |= unix.S_ISVTX
+	}
+	return fmt.Sprintf("%04o", bits)
+}
+
+// parseMode reads an octal mode ("0755", "755", "0o755").
+func parseMode(field, v string) (uint32, error) {
+	t := strings.TrimPrefix(strings.TrimPrefix(v, "0o"), "0O")
+	m, err := strconv.ParseUint(t, 8, 32)
+	if err != nil || t == "" || m > 0o7777 {
+		return 0, invalidRequest("%s must be an octal mode such as \"0644\", got %q", field, v)
+	}
+	return uint32(m), nil
+}
+
+func toNamedEntry(in core.Info) namedEntry {
+	typ := "file"
+	switch {
+	case in.IsDir():
+		typ = "directory"
+	case in.IsSymlink():
+		typ = "symlink"
+	}
+	return namedEntry{Name: in.Name, Path: in.Path, Type: typ, Size: in.Size, Mode: octal(in.Mode),
+		ModTime: in.ModTime.UTC().Format(time.RFC3339), IsDir: in.IsDir()}
+}
+
+// namedRead: GET /fs/read?path&workingDir — the bytes, streamed, Range.
+func (s *Server) namedRead(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return err
+	}
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	p, err := namedQueryPath(sb, q)
+	if err != nil {
+		return err
+	}
+	f, info, err := sb.OpenFile(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	http.ServeContent(w, r, "", info.ModTime, f)
+	return nil
+}
+
+// namedWrite: PUT /fs/write?path&workingDir&mode&mkdir|mkdirParents — the
+// body (≤ 16 MiB) replaces the file atomically.
+func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return err
+	}
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	p, err := namedQueryPath(sb, q)
+	if err != nil {
+		return err
+	}
+	var o core.WriteOptions
+	if v := q.Get("mode"); v != "" {
+		m, err := parseMode("mode", v)
+		if err != nil {
+			return err
+		}
+		o.Mode = fs.FileMode(m & 0o777)
+		if m&unix.S_ISUID != 0 {
+			o.Mode |= fs.ModeSetuid
+		}
+		if m&unix.S_ISGID != 0 {
+			o.Mode |= fs.ModeSetgid
+		}
+		if m&unix.S_ISVTX != 0 {
+			o.Mode |= fs.ModeSticky
+		}
+	}
+	for _, name := range []string{"mkdir", "mkdirParents"} {
+		b, err := boolParam(q, name)
+		if err != nil {
+			return err
+		}
+		o.MkdirParents = o.MkdirParents || b
+	}
+	if r.ContentLength > maxNamedWrite {
+		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, maxNamedWrite)
+	}
+	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, maxNamedWrite)}
+	n, err := sb.WriteFile(r.Context(), p, body, o)
+	if err != nil {
+		return body.blame(err)
+	}
+	out := namedWriteResponse{Path: p, Size: n, Mode: "0644"}
+	if o.Mode != 0 {
+		out.Mode = octal(o.Mode)
+	}
+	if info, err := sb.Lstat(r.Context(), p); err == nil && !info.IsSymlink() {
+		out.Mode = octal(info.Mode)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// namedList: GET /fs/list?path&workingDir&recursive&pattern — a directory's
+// entries (everything under it with recursive), a file as itself; pattern
+// is a glob over the name (over the path below path with recursive).
+func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return err
+	}
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	if _, ok := q["path"]; !ok {
+		q.Set("path", ".")
+	}
+	p, err := namedQueryPath(sb, q)
+	if err != nil {
+		return err
+	}
+	recursive, err := boolParam(q, "recursive")
+	if err != nil {
+		return err
+	}
+	var g *core.Glob
+	if pat := q.Get("pattern"); pat != "" {
+		if g, err = core.CompileGlob(pat); err != nil {
+			return invalidRequest("pattern %q is not a valid glob", pat)
+		}
+	}
+	top, err := sb.Lstat(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	out := namedList{Path: p, Entries: []namedEntry{}}
+	switch {
+	case !top.IsDir():
+		if g == nil || g.Match(top.Name) {
+			out.Entries = append(out.Entries, toNamedEntry(top))
+		}
+	case recursive:
+		err = sb.Walk(r.Context(), p, core.WalkOptions{}, func(e core.WalkEntry) error {
+			if g != nil && !g.Match(e.Rel) && !g.Match(e.Name) {
+				return nil
+			}
+			if len(out.Entries) >= maxNamedEntries {
+				out.Truncated = true
+				return fs.SkipAll
+			}
+			out.Entries = append(out.Entries, toNamedEntry(e.Info))
+			return nil
+		})
+	default:
+		var infos []core.Info
+		infos, out.Truncated, err = sb.List(r.Context(), p, maxNamedEntries)
+		for _, in := range infos {
+			if g == nil || g.Match(in.Name) {
+				out.Entries = append(out.Entries, toNamedEntry(in))
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	out.Count = len(out.Entries)
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// namedStat: GET /fs/stat?path&workingDir — one entry, as in a listing.
+func (s *Server) namedStat(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return err
+	}
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	p, err := namedQueryPath(sb, q)
+	if err != nil {
+		return err
+	}
+	info, err := sb.Lstat(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toNamedEntry(info))
+}
+
+// namedDelete: DELETE /fs/delete?path&workingDir&recursive, or the same as
+// a JSON body {path, workingDir, recursive}.
+func (s *Server) namedDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return err
+	}
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	_, hasPath := q["path"]
+	req := namedDeleteRequest{WorkingDir: q.Get("workingDir")}
+	if hasPath {
+		v := q.Get("path")
+		req.Path = &v
+		if req.Recursive, err = boolParam(q, "recursive"); err != nil {
+			return err
+		}
+	} else if r.ContentLength != 0 {
+		if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+			return err
+		}
+	}
+	p, err := namedPath(sb, req.WorkingDir, deref(req.Path), req.Path != nil)
+	if err != nil {
+		return err
+	}
+	if err := sb.Remove(r.Context(), p, req.Recursive); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, namedDeleteResponse{Deleted: []string{p}, Count: 1})
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// namedSourceDest decodes {source, dest, workingDir, …} and resolves both.
+func (s *Server) namedSourceDest(w http.ResponseWriter, r *http.Request, sb namedFS) (namedMoveRequest, string, string, error) {
+	var req namedMoveRequest
+	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+		return req, "", "", err
+	}
+	if req.Source == nil {
+		return req, "", "", invalidRequest(`missing required field "source"`)
+	}
+	if req.Dest == nil {
+		return req, "", "", invalidRequest(`missing required field "dest"`)
+	}
+	src, err := namedPath(sb, req.WorkingDir, *req.Source, true)
+	if err != nil {
+		return req, "", "", err
+	}
+	dst, err := namedPath(sb, req.WorkingDir, *req.Dest, true)
+	return req, src, dst, err
+}
+
+// namedRename: POST /fs/rename {source, dest, workingDir} — rename(2): an
+// existing destination is replaced.
+func (s *Server) namedRename(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return err
+	}
+	_, src, dst, err := s.namedSourceDest(w, r, sb)
+	if err != nil {
+		return err
+	}
+	if err := sb.Move(r.Context(), src, dst, core.MoveOptions{Overwrite: true}); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, namedMoveResponse{Source: src, Dest: dst})
+}
+
+// namedCopy: POST /fs/copy {source, dest, workingDir, recursive,
+// preserveAttrs} — cp [-r] [-p]: an existing destination is replaced.
+func (s *Server) namedCopy(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return err
+	}
+	req, src, dst, err := s.namedSourceDest(w, r, sb)
+	if err != nil {
+		return err
+	}
+	info, err := sb.Lstat(r.Context(), src)
+	if err != nil {
+		return err
+	}
+	if info.IsDir() && !req.Recursive {
+		return &fs.PathError{Op: core.OpCopy, Path: src, Err: unix.EISDIR}
+	}
+	st, err := sb.Copy(r.Context(), src, dst, core.CopyOptions{Overwrite: true})
+	if err != nil {
+		return err
+	}
+	if req.PreserveAttrs {
+		if err := sb.PreserveAttrs(r.Context(), src, dst); err != nil {
+			return err
+		}
+	}
+	return writeJSON(w, http.StatusOK, namedCopyResponse{Source: src, Dest: dst, Count: st.Entries, TotalBytes: st.Bytes})
+}
+
+// namedChmod: POST /fs/chmod {path, mode "0755", workingDir, recursive}.
+func (s *Server) namedChmod(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return err
+	}
+	var req namedChmodRequest
+	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	if req.Mode == nil {
+		return invalidRequest(`missing required field "mode"`)
+	}
+	mode, err := parseMode("mode", *req.Mode)
+	if err != nil {
+		return err
+	}
+	p, err := namedPath(sb, req.WorkingDir, deref(req.Path), req.Path != nil)
+	if err != nil {
+		return err
+	}
+	res, err := sb.Chmod(r.Context(), p, mode, req.Recursive)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, namedChmodResponse{Path: res.Path, Mode: fmt.Sprintf("%04o", mode), Count: res.Count})
+}
+
+// namedChown: POST /fs/chown {path, uid, gid, workingDir, recursive}; uid
+// and gid are numbers or names, at least one of them given.
+func (s *Server) namedChown(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return err
+	}
+	var req namedChownRequest
+	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	uid, err := ownerID("uid", req.Uid, func(n string) (string, error) {
+		u, err := user.Lookup(n)
+		if err != nil {
+			return "", err
+		}
+		return u.Uid, nil
+	})
+	if err != nil {
+		return err
+	}
+	gid, err := ownerID("gid", req.Gid, func(n string) (string, error) {
+		g, err := user.LookupGroup(n)
+		if err != nil {
+			return "", err
+		}
+		return g.Gid, nil
+	})
+	if err != nil {
+		return err
+	}
+	if uid < 0 && gid < 0 {
+		return invalidRequest(`one of "uid" and "gid" is required`)
+	}
+	p, err := namedPath(sb, req.WorkingDir, deref(req.Path), req.Path != nil)
+	if err != nil {
+		return err
+	}
+	res, err := sb.Chown(r.Context(), p, uid, gid, req.Recursive)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, namedChownResponse{Path: res.Path, Affected: res.Paths, Count: res.Count})
+}
+
+// ownerID reads a uid or gid given as a number, a numeric string or a name
+// (looked up on the host); absent or null is -1.
+func ownerID(field string, raw json.RawMessage, lookup func(string) (string, error)) (int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return -1, nil
+	}
+	var n int64
+	if err := json.Unmarshal(raw, &n); err == nil {
+		if n < 0 || n > 1<<32-2 {
+			return 0, invalidRequest("%s %d is out of range", field, n)
+		}
+		return int(n), nil
+	}
+	var name string
+	if err := json.Unmarshal(raw, &name); err != nil || name == "" {
+		return 0, invalidRequest("%s must be a number or a name", field)
+	}
+	if v, err := strconv.ParseUint(name, 10, 32); err == nil {
+		return int(v), nil
+	}
+	id, err := lookup(name)
+	if err != nil {
+		return 0, invalidRequest("unknown %s %q", map[string]string{"uid": "user", "gid": "group"}[field], name)
+	}
+	v, err := strconv.Atoi(id)
+	if err != nil {
+		return 0, invalidRequest("%s %q has no numeric id", field, name)
+	}
+	return v, nil
+}

@@ -1,0 +1,205 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/julienschmidt/httprouter"
+
+	"sandfs/core/journal"
+)
+
+const (
+	// maxSocketPaths is how many paths one watch socket follows (API.md §5).
+	maxSocketPaths = 8
+	// socketQueue is the per-socket event queue; a reader slower than the
+	// journal loses what does not fit and is told how many.
+	socketQueue = 256
+	// maxSocketMessage bounds a client message (a subscription).
+	maxSocketMessage = 64 << 10
+)
+
+// wsSubscribe is a client message on the watch socket.
+type wsSubscribe struct {
+	Type       string   `json:"type"`
+	Paths      []string `json:"paths"`
+	Recursive  bool     `json:"recursive"`
+	WorkingDir string   `json:"workingDir"`
+}
+
+type wsSubscribed struct {
+	Type  string   `json:"type"` // "subscribed"
+	Paths []string `json:"paths"`
+}
+
+type wsEvent struct {
+	Type      string `json:"type"` // "event"
+	Path      string `json:"path"`
+	Event     string `json:"event"`
+	Timestamp string `json:"timestamp"`
+	IsDir     bool   `json:"isDir"`
+	Size      int64  `json:"size"`
+}
+
+type wsError struct {
+	Type    string `json:"type"` // "error"
+	Message string `json:"message"`
+}
+
+// wsPath is one followed path: an exact API path, with everything under it
+// when recursive, else with its direct entries.
+type wsPath struct {
+	path      string
+	recursive bool
+}
+
+func (p wsPath) covers(ev string) bool {
+	if ev == p.path {
+		return true
+	}
+	prefix := p.path
+	if prefix != "/" {
+		prefix += "/"
+	}
+	if !strings.HasPrefix(ev, prefix) {
+		return false
+	}
+	return p.recursive || !strings.Contains(ev[len(prefix):], "/")
+}
+
+// namedWatch: GET /fs/watch (websocket). Auth was checked on the upgrade
+// request (header or access_token/api_key query). The socket takes
+// subscribe messages and sends one event message per journal event under
+// the paths followed.
+func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return err
+	}
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		// The token, not a cookie, is the credential: a page of another
+		// origin holding it may watch.
+		InsecureSkipVerify: true,
+	})
+	if err != nil {
+		return nil // Accept has answered the failed handshake
+	}
+	conn.SetReadLimit(maxSocketMessage)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+
+	var paths atomic.Pointer[[]wsPath]
+	paths.Store(&[]wsPath{})
+	sub := sb.Journal().Subscribe(func(e journal.Event) bool {
+		for _, p := range *paths.Load() {
+			if p.covers(e.Path) {
+				return true
+			}
+		}
+		return false
+	}, socketQueue)
+	defer sub.Close()
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer cancel()
+		var mu sync.Mutex // one subscription at a time
+		for {
+			_, data, err := conn.Read(ctx)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			reply := s.wsHandle(sb, data, &paths)
+			mu.Unlock()
+			if wsWrite(ctx, conn, reply) != nil {
+				return
+			}
+		}
+	}()
+
+	for err == nil {
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case e, ok := <-sub.C:
+			if !ok {
+				err = context.Canceled
+				break
+			}
+			if n := sub.TakeDropped(); n > 0 {
+				if err = wsWrite(ctx, conn, wsError{"error", fmt.Sprintf("dropped %d events", n)}); err != nil {
+					break
+				}
+			}
+			err = wsWrite(ctx, conn, wsEvent{Type: "event", Path: e.Path, Event: string(e.Type),
+				Timestamp: e.Time.UTC().Format(time.RFC3339Nano), IsDir: e.IsDir, Size: e.Size})
+			if err == nil && len(sub.C) == 0 {
+				if n := sub.TakeDropped(); n > 0 {
+					err = wsWrite(ctx, conn, wsError{"error", fmt.Sprintf("dropped %d events", n)})
+				}
+			}
+		}
+	}
+	cancel()
+	conn.Close(websocket.StatusNormalClosure, "")
+	wg.Wait()
+	return nil
+}
+
+// wsHandle answers one client message.
+func (s *Server) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPath]) any {
+	var m wsSubscribe
+	if err := json.Unmarshal(data, &m); err != nil {
+		return wsError{"error", "message is not a JSON object: " + err.Error()}
+	}
+	if m.Type != "subscribe" {
+		return wsError{"error", fmt.Sprintf("unknown message type %q; want \"subscribe\"", m.Type)}
+	}
+	if len(m.Paths) == 0 {
+		return wsError{"error", "subscribe needs at least one path"}
+	}
+	cur := *paths.Load()
+	next := append([]wsPath(nil), cur...)
+	var added []string
+	for _, raw := range m.Paths {
+		p, err := namedPath(sb, m.WorkingDir, raw, true)
+		if err != nil {
+			return wsError{"error", classify(err).Detail}
+		}
+		wp := wsPath{p, m.Recursive}
+		dup := false
+		for i, q := range next {
+			if q.path == p {
+				next[i].recursive = q.recursive || m.Recursive
+				dup = true
+			}
+		}
+		if !dup {
+			next = append(next, wp)
+		}
+		added = append(added, p)
+	}
+	if len(next) > maxSocketPaths {
+		return wsError{"error", fmt.Sprintf("too many paths: one socket follows at most %d (%d already)", maxSocketPaths, len(cur))}
+	}
+	paths.Store(&next)
+	return wsSubscribed{Type: "subscribed", Paths: added}
+}
+
+func wsWrite(ctx context.Context, conn *websocket.Conn, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return conn.Write(ctx, websocket.MessageText, b)
+}
