@@ -362,12 +362,12 @@ func (s *Sandbox) xattrAt(p string, fn func(path string) error) error {
 	if err != nil {
 		return err
 	}
-	fd, err := s.openat(ap, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	fd, proc, err := s.xattrTarget(ap, false)
 	if err != nil {
 		return pathErr(OpXattr, ap, err)
 	}
 	defer unix.Close(fd)
-	if err := fn("/proc/self/fd/" + strconv.Itoa(fd)); err != nil {
+	if err := fn(proc); err != nil {
 		return pathErr(OpXattr, ap, err)
 	}
 	return nil
@@ -400,13 +400,7 @@ func (s *Sandbox) Setxattr(ctx context.Context, p, name string, data []byte, fla
 	if err != nil {
 		return err
 	}
-	claim := s.Claim(ap)
-	defer claim.Done()
-	if err := s.xattrAt(ap, func(path string) error { return unix.Setxattr(path, name, data, flags) }); err != nil {
-		return err
-	}
-	s.emit(ctx, journal.Chmod, ap, "", false)
-	return nil
+	return s.changeXattr(ctx, ap, false, func(proc string) error { return unix.Setxattr(proc, name, data, flags) })
 }
 
 // Removexattr removes the extended attribute name of p; told as chmod.
@@ -415,13 +409,7 @@ func (s *Sandbox) Removexattr(ctx context.Context, p, name string) error {
 	if err != nil {
 		return err
 	}
-	claim := s.Claim(ap)
-	defer claim.Done()
-	if err := s.xattrAt(ap, func(path string) error { return unix.Removexattr(path, name) }); err != nil {
-		return err
-	}
-	s.emit(ctx, journal.Chmod, ap, "", false)
-	return nil
+	return s.changeXattr(ctx, ap, false, func(proc string) error { return unix.Removexattr(proc, name) })
 }
 
 // Statfs reports the filesystem holding the root.

@@ -17,8 +17,13 @@ const maxXattrValue = 64 << 10
 // O_PATH fd and the magic-link name that reaches the very file it holds.
 // The xattr syscalls are given "/proc/self/fd/N", never a host path, so no
 // rename racing the request can redirect them.
-func (s *Sandbox) xattrTarget(ap string) (int, string, error) {
-	fd, err := s.openat(ap, unix.O_PATH, 0)
+// With follow false a final symlink is the file itself (the mirror's view).
+func (s *Sandbox) xattrTarget(ap string, follow bool) (int, string, error) {
+	flags := unix.O_PATH
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := s.openat(ap, flags, 0)
 	if err != nil {
 		return -1, "", err
 	}
@@ -32,7 +37,7 @@ func (s *Sandbox) Xattrs(ctx context.Context, p, name string) (string, map[strin
 	if err != nil {
 		return "", nil, err
 	}
-	fd, proc, err := s.xattrTarget(ap)
+	fd, proc, err := s.xattrTarget(ap, true)
 	if err != nil {
 		return ap, nil, pathErr(OpXattr, ap, err)
 	}
@@ -76,18 +81,7 @@ func (s *Sandbox) SetXattr(ctx context.Context, p, name string, value []byte) (s
 	if len(value) > maxXattrValue {
 		return ap, pathErr(OpXattr, ap, unix.E2BIG)
 	}
-	fd, proc, err := s.xattrTarget(ap)
-	if err != nil {
-		return ap, pathErr(OpXattr, ap, err)
-	}
-	defer unix.Close(fd)
-	claim := s.Claim(ap)
-	defer claim.Done()
-	if err := unix.Setxattr(proc, name, value, 0); err != nil {
-		return ap, pathErr(OpXattr, ap, err)
-	}
-	s.emitFd(ctx, journal.Chmod, ap, fd)
-	return ap, nil
+	return ap, s.changeXattr(ctx, ap, true, func(proc string) error { return unix.Setxattr(proc, name, value, 0) })
 }
 
 // RemoveXattr removes one extended attribute of the file at p (ENODATA when
@@ -100,18 +94,26 @@ func (s *Sandbox) RemoveXattr(ctx context.Context, p, name string) (string, erro
 	if name == "" || strings.IndexByte(name, 0) >= 0 {
 		return ap, pathErr(OpXattr, ap, unix.EINVAL)
 	}
-	fd, proc, err := s.xattrTarget(ap)
+	return ap, s.changeXattr(ctx, ap, true, func(proc string) error { return unix.Removexattr(proc, name) })
+}
+
+// changeXattr runs change on the /proc/self/fd name of the file at the
+// clean API path ap, under a claim, and reports a chmod event (an attribute
+// change, as inotify's IN_ATTRIB tells it). The REST routes and the mirror
+// both change attributes through it.
+func (s *Sandbox) changeXattr(ctx context.Context, ap string, follow bool, change func(proc string) error) error {
+	fd, proc, err := s.xattrTarget(ap, follow)
 	if err != nil {
-		return ap, pathErr(OpXattr, ap, err)
+		return pathErr(OpXattr, ap, err)
 	}
 	defer unix.Close(fd)
 	claim := s.Claim(ap)
 	defer claim.Done()
-	if err := unix.Removexattr(proc, name); err != nil {
-		return ap, pathErr(OpXattr, ap, err)
+	if err := change(proc); err != nil {
+		return pathErr(OpXattr, ap, err)
 	}
 	s.emitFd(ctx, journal.Chmod, ap, fd)
-	return ap, nil
+	return nil
 }
 
 // emitFd appends an event for ap describing the file fd holds.
