@@ -32,22 +32,9 @@ const TempPrefix = ".sandfs-"
 // directory is EISDIR. It returns the bytes written. On any error, r failing
 // half-way included, the old content stays whole and no temp file is left.
 func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteOptions) (int64, error) {
-	ap, err := s.Clean(p)
+	ap, dirfd, name, err := s.writeTarget(ctx, p, o.MkdirParents)
 	if err != nil {
 		return 0, err
-	}
-	if ap, err = s.followLeaf(ap); err != nil {
-		return 0, pathErr(OpWrite, ap, err)
-	}
-	if o.MkdirParents {
-		parentDir, _ := split(ap)
-		if err := s.mkdirAll(ctx, parentDir, 0o755); err != nil {
-			return 0, err
-		}
-	}
-	dirfd, name, err := s.parent(ap)
-	if err != nil {
-		return 0, pathErr(OpWrite, ap, err)
 	}
 	defer unix.Close(dirfd)
 
@@ -115,6 +102,28 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	}
 	s.emit(ctx, journal.Write, ap, "", false)
 	return n, nil
+}
+
+// writeTarget resolves the file a write of p lands in: a final symlink
+// followed within the root, the parents made when asked. It returns the
+// file's API path and an O_PATH fd on its directory with the last name.
+func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) (ap string, dirfd int, name string, err error) {
+	if ap, err = s.Clean(p); err != nil {
+		return "", -1, "", err
+	}
+	if ap, err = s.followLeaf(ap); err != nil {
+		return ap, -1, "", pathErr(OpWrite, ap, err)
+	}
+	if mkdirParents {
+		dir, _ := split(ap)
+		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
+			return ap, -1, "", err
+		}
+	}
+	if dirfd, name, err = s.parent(ap); err != nil {
+		return ap, -1, "", pathErr(OpWrite, ap, err)
+	}
+	return ap, dirfd, name, nil
 }
 
 // createTemp makes a new empty temp file in dirfd, named for the target.

@@ -27,22 +27,9 @@ type InPlaceOptions struct {
 // written. A final symlink is followed within the root; a directory is
 // EISDIR; a FIFO, socket or device is EINVAL. It returns the bytes written.
 func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InPlaceOptions) (int64, error) {
-	ap, err := s.Clean(p)
+	ap, dirfd, name, err := s.writeTarget(ctx, p, o.MkdirParents)
 	if err != nil {
 		return 0, err
-	}
-	if ap, err = s.followLeaf(ap); err != nil {
-		return 0, pathErr(OpWrite, ap, err)
-	}
-	if o.MkdirParents {
-		dir, _ := split(ap)
-		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
-			return 0, err
-		}
-	}
-	dirfd, name, err := s.parent(ap)
-	if err != nil {
-		return 0, pathErr(OpWrite, ap, err)
 	}
 	defer unix.Close(dirfd)
 	claim := s.Claim(ap)
