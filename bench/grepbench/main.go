@@ -10,8 +10,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +17,8 @@ import (
 	"runtime"
 
 	"time"
+
+	"sandfs/bench/benchd"
 )
 
 func main() {
@@ -33,29 +33,11 @@ func main() {
 }
 
 func run(bin, tree string, runs int) error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	base, stop, err := benchd.Start(bin, tree)
 	if err != nil {
 		return err
 	}
-	addr := l.Addr().String()
-	l.Close()
-	d := exec.Command(bin, "serve", "--root", tree, "--listen", addr)
-	d.Stderr = io.Discard
-	if err := d.Start(); err != nil {
-		return err
-	}
-	defer func() { d.Process.Signal(os.Interrupt); d.Wait() }()
-	base := "http://" + addr
-	for i := 0; ; i++ {
-		if r, err := http.Get(base + "/health"); err == nil {
-			r.Body.Close()
-			break
-		}
-		if i > 500 {
-			return fmt.Errorf("daemon not ready")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	defer stop()
 	rg, _ := exec.LookPath("rg")
 	fmt.Printf("tree: %s (%s), %d CPUs\n\n", tree, size(tree), runtime.NumCPU())
 	fmt.Println("| pattern | sandfs /v2/fs/grep | rg --json | ratio | matches (sandfs / rg) |")

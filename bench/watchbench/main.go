@@ -11,7 +11,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"sandfs/bench/benchd"
 )
 
 type event struct {
@@ -51,29 +52,11 @@ func run(bin string, n, burst int) error {
 		return err
 	}
 	defer os.RemoveAll(root)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	base, stop, err := benchd.Start(bin, root)
 	if err != nil {
 		return err
 	}
-	addr := l.Addr().String()
-	l.Close()
-	d := exec.Command(bin, "serve", "--root", root, "--listen", addr)
-	d.Stderr = io.Discard
-	if err := d.Start(); err != nil {
-		return err
-	}
-	defer func() { d.Process.Signal(os.Interrupt); d.Wait() }()
-	base := "http://" + addr
-	for i := 0; ; i++ {
-		if r, err := http.Get(base + "/health"); err == nil {
-			r.Body.Close()
-			break
-		}
-		if i > 500 {
-			return fmt.Errorf("daemon not ready")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	defer stop()
 	time.Sleep(200 * time.Millisecond) // the kernel watch's first walk
 
 	id, cursor, err := createWatcher(base, 50, "/")
