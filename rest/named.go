@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/user"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +33,7 @@ type namedFS interface {
 	OpenFile(ctx context.Context, p string) (*os.File, core.Info, error)
 	WriteFile(ctx context.Context, p string, r io.Reader, o core.WriteOptions) (int64, error)
 	Remove(ctx context.Context, p string, recursive bool) error
+	Mkdir(ctx context.Context, p string, parents bool, mode fs.FileMode) error
 	Move(ctx context.Context, from, to string, o core.MoveOptions) error
 	Copy(ctx context.Context, from, to string, o core.CopyOptions) (core.CopyStats, error)
 	PreserveAttrs(ctx context.Context, from, to string) error
@@ -268,6 +271,11 @@ func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httproute
 	if r.ContentLength > maxNamedWrite {
 		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, maxNamedWrite)
 	}
+	if !o.MkdirParents {
+		if err := mkdirOne(r.Context(), sb, path.Dir(p)); err != nil {
+			return err
+		}
+	}
 	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, maxNamedWrite)}
 	n, err := sb.WriteFile(r.Context(), p, body, o)
 	if err != nil {
@@ -281,6 +289,24 @@ func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httproute
 		out.Mode = octal(info.Mode)
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// mkdirOne makes the directory dir when it is missing and its own parent
+// exists (mkdir(2), not mkdir -p): without mkdir/mkdirParents, a write may
+// create its immediate parent. The Sprites SDK's mkdir(path) without
+// recursive is a write of path/.keep with no flag, then a delete of .keep.
+// A deeper missing parent is left for the write to refuse (ENOENT).
+func mkdirOne(ctx context.Context, sb namedFS, dir string) error {
+	if _, err := sb.Lstat(ctx, dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there, or a failure the write will report
+	}
+	if gp, err := sb.Lstat(ctx, path.Dir(dir)); err != nil || !gp.IsDir() {
+		return nil
+	}
+	if err := sb.Mkdir(ctx, dir, false, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
 }
 
 // namedList: GET /fs/list?path&workingDir&recursive&pattern — a directory's

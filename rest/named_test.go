@@ -134,11 +134,21 @@ func TestNamedRoutes(t *testing.T) {
 						h.wantFile(t, "/w/a.txt", "new!")
 						wantNoTemp(t, h.host("/w"))
 					}},
-				{"write missing parent", nil,
-					req{Method: "PUT", Target: d + "write?path=/nope/a.txt", Body: strings.NewReader("x")},
+				{"write missing parents", nil,
+					req{Method: "PUT", Target: d + "write?path=/nope/deeper/a.txt", Body: strings.NewReader("x")},
 					func(t *testing.T, r resp) {
-						wantNamedError(t, r, 404, "ENOENT", "/nope/a.txt")
+						wantNamedError(t, r, 404, "ENOENT", "/nope/deeper/a.txt")
 						h.wantAbsent(t, "/nope")
+					}},
+				{"write makes its immediate parent (the SDK's mkdir)", nil,
+					req{Method: "PUT", Target: d + "write?path=/mk/.keep", Body: strings.NewReader("")},
+					func(t *testing.T, r resp) {
+						wantStatus(t, r, 200)
+						if got := decode[namedWriteResponse](t, r); got != (namedWriteResponse{Path: "/mk/.keep", Size: 0, Mode: "0644"}) {
+							t.Errorf("got %+v", got)
+						}
+						h.wantDir(t, "/mk")
+						h.wantFile(t, "/mk/.keep", "")
 					}},
 				{"write too large", nil,
 					req{Method: "PUT", Target: d + "write?path=/big", Body: bytes.NewReader(make([]byte, maxNamedWrite+1))},
