@@ -25,7 +25,8 @@ type Options struct {
 	// (the default) is coherent with outside writers at the next system
 	// call; see "Kernel caching" in the package doc.
 	EntryTimeout, AttrTimeout, NegativeTimeout time.Duration
-	// DirectMount mounts with mount(2) instead of fusermount3 (root only).
+	// DirectMount mounts with mount(2) instead of fusermount3: root only,
+	// and no fallback (asked for explicitly, it happens or the mount fails).
 	DirectMount bool
 	// NoPassthrough turns FUSE passthrough off: every read and write then
 	// goes through the daemon. Passthrough is used where the kernel grants
@@ -81,7 +82,7 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 			Name:               "sandfs",
 			DisableReadDirPlus: true,
 			MaxWrite:           1 << 20,
-			DirectMount:        o.DirectMount,
+			DirectMountStrict:  o.DirectMount,
 			Debug:              o.Debug,
 		},
 		EntryTimeout:    &entry,

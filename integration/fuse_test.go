@@ -570,6 +570,18 @@ func TestFUSELifecycle(t *testing.T) {
 			t.Errorf("%s still mounted after SIGTERM", mnt)
 		}
 	})
+	t.Run("direct mount when asked", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("a direct mount needs root")
+		}
+		d, mnt := startMirror(t, "--direct-mount")
+		must(t, os.WriteFile(filepath.Join(mnt, "f"), []byte("direct"), 0o644))
+		wantContent(t, filepath.Join(d.Root, "f"), "direct")
+		d.Stop(t)
+		if mounted(t, mnt) {
+			t.Errorf("%s still mounted after SIGTERM:\n%s", mnt, d.Log())
+		}
+	})
 	t.Run("kill -9 then restart over the stale mount", func(t *testing.T) {
 		root, mnt := t.TempDir(), t.TempDir()
 		d := startDaemon(t, "--root", root, "--mount", mnt)

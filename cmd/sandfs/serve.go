@@ -35,6 +35,7 @@ type serveConfig struct {
 	fuseDebug       bool
 	logEvents       bool
 	noPassthrough   bool
+	directMount     bool
 	mountCache      time.Duration
 }
 
@@ -75,6 +76,7 @@ warning. The token comes from --token or SANDFS_TOKEN; clients send it as
 		fs.StringVar(&cfg.mount, "mount", "", "mount the sandbox \"default\" at `MNT` through FUSE (NAME=MNT for another sandbox)")
 		fs.BoolVar(&cfg.fuseDebug, "fuse-debug", false, "log every FUSE request")
 		fs.BoolVar(&cfg.noPassthrough, "no-passthrough", false, "never use FUSE passthrough (every read and write of the mount goes through the daemon)")
+		fs.BoolVar(&cfg.directMount, "direct-mount", false, "mount with mount(2) instead of fusermount3 (root only; no fallback)")
 		fs.DurationVar(&cfg.mountCache, "mount-cache", 0, "how long (`DURATION`) the kernel may cache names and attributes of the mount; 0 (the default) sees outside changes at the next system call, longer relies on the journal's invalidations, which reach the kernel a moment after an outside change")
 		fs.BoolVar(&cfg.logEvents, "log-events", false, "log every journal event (type, path, old_path, origin, pid, uid)")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
@@ -236,7 +238,7 @@ func mountMirror(cfg serveConfig, sandboxes map[string]*core.Sandbox, log *slog.
 		log.Warn("kernel watch not ready after 30s; mounting anyway", "sandbox", name)
 	}
 	m, err := fusefs.Mount(sb, mnt, fusefs.Options{
-		Log: log, Debug: cfg.fuseDebug, NoPassthrough: cfg.noPassthrough,
+		Log: log, Debug: cfg.fuseDebug, NoPassthrough: cfg.noPassthrough, DirectMount: cfg.directMount,
 		EntryTimeout: cfg.mountCache, AttrTimeout: cfg.mountCache, NegativeTimeout: cfg.mountCache,
 	})
 	if err != nil {
