@@ -156,7 +156,7 @@ func TestWatchScenarios(t *testing.T) {
 			act: func(t *testing.T, h *harness) {
 				wantStatus(t, h.do(t, req{Method: "PUT", Target: "/v1/fs/file?path=/dir/new.txt", Body: jsonBody("hello")}), 200)
 			},
-			setup: func(t *testing.T, h *harness) { h.mkdir(t, "/dir") },
+			setup: func(t *testing.T, h *harness) { h.apiMkdir(t, "/dir") },
 			want:  []wantEv{{Type: "create", Path: "/dir/new.txt", Rel: "dir/new.txt", Origin: "api"}, {Type: "write", Path: "/dir/new.txt", Rel: "dir/new.txt", Origin: "api"}},
 		},
 		{
@@ -314,7 +314,7 @@ func TestWatchFile(t *testing.T) {
 func TestWatchRoutes(t *testing.T) {
 	h, _ := newWatchHarness(t)
 	h.writeFile(t, "/file.txt", "x")
-	h.mkdir(t, "/dir")
+	h.apiMkdir(t, "/dir")
 
 	t.Run("create", func(t *testing.T) {
 		for _, target := range []string{"/v2/watch", "/v1/file/watch"} {
@@ -696,7 +696,7 @@ func TestWatchSSE(t *testing.T) {
 	}
 
 	t.Run("resume with Last-Event-ID", func(t *testing.T) {
-		h.mkdir(t, "/res")
+		h.apiMkdir(t, "/res")
 		w := h.createWatch(t, `{"path":"/res","debounce":50}`)
 		for _, n := range []string{"a", "b", "c"} {
 			wantStatus(t, h.do(t, req{Method: "PUT", Target: "/v1/fs/file?path=/res/" + n, Body: jsonBody(n)}), 200)
@@ -725,7 +725,7 @@ func TestWatchSSE(t *testing.T) {
 	})
 
 	t.Run("stream ends when the watcher stops", func(t *testing.T) {
-		h.mkdir(t, "/stop")
+		h.apiMkdir(t, "/stop")
 		w := h.createWatch(t, `{"path":"/stop","debounce":50}`)
 		s := h.openSSE(t, "/v2/watch/"+w.WatcherID+"/events", nil)
 		s.next(t)
@@ -747,7 +747,7 @@ func TestWatchSSE(t *testing.T) {
 // as an overflow event (and poll says overflow: true).
 func TestWatchSSEOverflow(t *testing.T) {
 	h, sb := newWatchHarness(t)
-	h.mkdir(t, "/ov")
+	h.apiMkdir(t, "/ov")
 	w := h.createWatch(t, `{"path":"/ov","debounce":50}`)
 	const n = journal.BufferSize + 500
 	for i := range n {
@@ -838,4 +838,12 @@ func jsonDecoder(s string) *json.Decoder {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
 	return dec
+}
+
+// apiMkdir makes a directory through the API, so that its create is in the
+// journal before the next step (an outside mkdir is told when the kernel
+// watch reads it, which may be after a watcher made next exists).
+func (h *harness) apiMkdir(t *testing.T, p string) {
+	t.Helper()
+	wantStatus(t, h.do(t, req{Method: "POST", Target: "/v1/fs/mkdir?path=" + p}), 200)
 }
