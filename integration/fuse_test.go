@@ -582,6 +582,21 @@ func TestFUSELifecycle(t *testing.T) {
 			t.Errorf("%s still mounted after SIGTERM:\n%s", mnt, d.Log())
 		}
 	})
+	t.Run("a mount per named sandbox", func(t *testing.T) {
+		root, other := t.TempDir(), t.TempDir()
+		mnt, mnt2 := t.TempDir(), t.TempDir()
+		d := startDaemon(t, "--root", root, "--sandbox", "two="+other, "--mount", mnt, "--mount", "two="+mnt2)
+		must(t, os.WriteFile(filepath.Join(mnt, "f"), []byte("one"), 0o644))
+		must(t, os.WriteFile(filepath.Join(mnt2, "f"), []byte("two"), 0o644))
+		wantContent(t, filepath.Join(root, "f"), "one")
+		wantContent(t, filepath.Join(other, "f"), "two")
+		d.Stop(t)
+		for _, m := range []string{mnt, mnt2} {
+			if mounted(t, m) {
+				t.Errorf("%s still mounted after SIGTERM:\n%s", m, d.Log())
+			}
+		}
+	})
 	t.Run("kill -9 then restart over the stale mount", func(t *testing.T) {
 		root, mnt := t.TempDir(), t.TempDir()
 		d := startDaemon(t, "--root", root, "--mount", mnt)

@@ -31,7 +31,7 @@ type serveConfig struct {
 	maxTarEntries   int
 	maxTarBytes     sizeFlag
 	shutdownTimeout time.Duration
-	mount           string // MNT or NAME=MNT: the FUSE mirror
+	mounts          multiFlag // MNT or NAME=MNT, repeatable: the FUSE mirrors
 	fuseDebug       bool
 	logEvents       bool
 	noPassthrough   bool
@@ -73,7 +73,7 @@ warning. The token comes from --token or SANDFS_TOKEN; clients send it as
 		fs.Var(&cfg.maxTarBody, "max-tar-body", "`SIZE` of the largest tar upload body (upload-batch)")
 		fs.IntVar(&cfg.maxTarEntries, "max-tar-entries", cfg.maxTarEntries, "most entries (`N`) in one tar upload")
 		fs.Var(&cfg.maxTarBytes, "max-tar-bytes", "most bytes (`SIZE`) extracted from one tar upload")
-		fs.StringVar(&cfg.mount, "mount", "", "mount the sandbox \"default\" at `MNT` through FUSE (NAME=MNT for another sandbox)")
+		fs.Var(&cfg.mounts, "mount", "mount the sandbox \"default\" at `MNT` through FUSE (NAME=MNT for another sandbox; repeatable)")
 		fs.BoolVar(&cfg.fuseDebug, "fuse-debug", false, "log every FUSE request")
 		fs.BoolVar(&cfg.noPassthrough, "no-passthrough", false, "never use FUSE passthrough (every read and write of the mount goes through the daemon)")
 		fs.BoolVar(&cfg.directMount, "direct-mount", false, "mount with mount(2) instead of fusermount3 (root only; no fallback)")
@@ -145,22 +145,26 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		}
 	}
 
-	// The mirror is up before the daemon answers /health.
-	mirror, stopMirror, err := mountMirror(cfg, sandboxes, log)
-	if err != nil {
-		return err
-	}
-	defer stopMirror()
+	// The mirrors are up before the daemon answers /health.
+	var mirrors []*fusefs.Mirror
 	unmount := func() {
-		if mirror != nil {
-			log.Info("unmounting the FUSE mirror", "mountpoint", mirror.Mountpoint())
-			if err := mirror.Unmount(); err != nil {
+		for _, m := range mirrors {
+			log.Info("unmounting the FUSE mirror", "mountpoint", m.Mountpoint())
+			if err := m.Unmount(); err != nil {
 				log.Warn("fuse: unmount", "err", err)
 			}
-			mirror = nil
 		}
+		mirrors = nil
 	}
 	defer unmount()
+	for _, spec := range cfg.mounts {
+		m, stopWatch, err := mountMirror(cfg, spec, sandboxes, log)
+		if err != nil {
+			return err
+		}
+		defer stopWatch()
+		mirrors = append(mirrors, m)
+	}
 
 	l, where, cleanup, err := listen(cfg.listen)
 	if err != nil {
@@ -210,20 +214,17 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	return nil
 }
 
-// mountMirror mounts the FUSE mirror --mount asks for, with the kernel watch
-// of its sandbox running (the mirror learns of outside changes from it).
-// stop ends the watch.
-func mountMirror(cfg serveConfig, sandboxes map[string]*core.Sandbox, log *slog.Logger) (*fusefs.Mirror, func(), error) {
-	if cfg.mount == "" {
-		return nil, func() {}, nil
-	}
-	name, mnt := "default", cfg.mount
-	if n, m, ok := strings.Cut(cfg.mount, "="); ok && sandboxes[n] != nil {
+// mountMirror mounts the FUSE mirror one --mount (MNT or NAME=MNT) asks
+// for, with the kernel watch of its sandbox running (the mirror learns of
+// outside changes from it). stop ends a watch it started.
+func mountMirror(cfg serveConfig, spec string, sandboxes map[string]*core.Sandbox, log *slog.Logger) (*fusefs.Mirror, func(), error) {
+	name, mnt := "default", spec
+	if n, m, ok := strings.Cut(spec, "="); ok && sandboxes[n] != nil {
 		name, mnt = n, m
 	}
 	sb := sandboxes[name]
 	if sb == nil {
-		return nil, nil, usagef("--mount %q: no sandbox %s", cfg.mount, name)
+		return nil, nil, usagef("--mount %q: no sandbox %s", spec, name)
 	}
 	wctx, stop := context.WithCancel(context.Background())
 	if !sb.Watching() { // serve may already run the watch of every sandbox
