@@ -82,6 +82,7 @@ type daemonOptions struct {
 	Dir    string   // working directory of the daemon ("" = the test's)
 	NoRoot bool     // add no --root (the daemon uses its default ./sandbox)
 	Env    []string // extra KEY=VALUE entries on top of the test's environment
+	Bin    string   // the binary to run ("" = the -race build of sandfsBin)
 }
 
 // startDaemonWith is startDaemon with options.
@@ -113,7 +114,11 @@ func startDaemonWith(t testing.TB, o daemonOptions, args ...string) *Daemon {
 	if sock, ok := strings.CutPrefix(addr, "unix:"); ok {
 		d.Socket = sock
 	}
-	d.cmd = exec.Command(sandfsBin(t), append([]string{"serve"}, args...)...)
+	bin := o.Bin
+	if bin == "" {
+		bin = sandfsBin(t)
+	}
+	d.cmd = exec.Command(bin, append([]string{"serve"}, args...)...)
 	d.cmd.Dir = o.Dir
 	if len(o.Env) > 0 {
 		d.cmd.Env = append(os.Environ(), o.Env...)
