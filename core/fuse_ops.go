@@ -188,15 +188,11 @@ func (s *Sandbox) Rename(ctx context.Context, from, to string, flags uint) error
 	if err != nil {
 		return err
 	}
-	fdir, fname, err := s.parent(fa)
+	fdir, fname, tdir, tname, err := s.renameParents(fa, ta)
 	if err != nil {
-		return pathErr(OpMove, fa, err)
+		return err
 	}
 	defer unix.Close(fdir)
-	tdir, tname, err := s.parent(ta)
-	if err != nil {
-		return pathErr(OpMove, ta, err)
-	}
 	defer unix.Close(tdir)
 	claim := s.Claim(fa, ta)
 	defer claim.Done()

@@ -38,15 +38,11 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 			return err
 		}
 	}
-	fdir, fname, err := s.parent(fa)
+	fdir, fname, tdir, tname, err := s.renameParents(fa, ta)
 	if err != nil {
-		return pathErr(OpMove, fa, err)
+		return err
 	}
 	defer unix.Close(fdir)
-	tdir, tname, err := s.parent(ta)
-	if err != nil {
-		return pathErr(OpMove, ta, err)
-	}
 	defer unix.Close(tdir)
 
 	claim := s.Claim(fa, ta)
@@ -79,6 +75,19 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	}
 	s.emit(ctx, journal.Rename, ta, fa, false)
 	return nil
+}
+
+// renameParents resolves the directories of both ends of a rename (clean
+// API paths), for the *at syscalls; on error nothing is left open.
+func (s *Sandbox) renameParents(fa, ta string) (fdir int, fname string, tdir int, tname string, err error) {
+	if fdir, fname, err = s.parent(fa); err != nil {
+		return -1, "", -1, "", pathErr(OpMove, fa, err)
+	}
+	if tdir, tname, err = s.parent(ta); err != nil {
+		unix.Close(fdir)
+		return -1, "", -1, "", pathErr(OpMove, ta, err)
+	}
+	return fdir, fname, tdir, tname, nil
 }
 
 // renameNoReplace is renameat2(RENAME_NOREPLACE), with a check-then-rename
