@@ -79,6 +79,13 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 	return nil
 }
 
+// WatchDegraded reports whether the kernel watch ran into the inotify watch
+// limit: some directories are not watched, so changes made there by other
+// processes are not told (API and mirror changes still are). Watchers of the
+// unwatched directories were marked as having lost events. It stays set
+// until the daemon restarts.
+func (s *Sandbox) WatchDegraded() bool { return s.degraded.Load() }
+
 // WatchReady is closed once the kernel watch covers the whole tree.
 func (s *Sandbox) WatchReady() <-chan struct{} { return s.watchReady }
 
@@ -314,6 +321,7 @@ func (n *notifier) addWatch(ap string) bool {
 	if err := n.w.Add(h); err != nil {
 		if errors.Is(err, unix.ENOSPC) && !n.degraded {
 			n.degraded = true
+			n.s.degraded.Store(true)
 			n.log.Error("inotify watch limit reached: changes under some directories will not be seen (raise fs.inotify.max_user_watches)", "sandbox", n.s.name, "dir", ap)
 		}
 		if errors.Is(err, unix.ENOSPC) {

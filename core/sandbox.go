@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -40,6 +42,10 @@ type Sandbox struct {
 	journal    *journal.Journal
 	ledger     ledger
 	watchReady chan struct{}
+	opened     time.Time     // when Open ran: the sweep spares newer temps
+	sweepDone  chan struct{} // closed when the start-up sweep (sweep.go) ends
+	swept      atomic.Int64
+	degraded   atomic.Bool // the kernel watch hit the inotify limit (notify.go)
 }
 
 // Open opens the directory dir as the sandbox called name.
@@ -51,7 +57,8 @@ func Open(name, dir string, o Options) (*Sandbox, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open sandbox root", Path: dir, Err: err}
 	}
-	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, journal: journal.New(), watchReady: make(chan struct{})}
+	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, journal: journal.New(), watchReady: make(chan struct{}),
+		opened: time.Now(), sweepDone: make(chan struct{})}
 	if s.limits.TarEntries <= 0 {
 		s.limits.TarEntries = DefaultLimits.TarEntries
 	}
@@ -68,6 +75,7 @@ func Open(name, dir string, o Options) (*Sandbox, error) {
 		s.workdir = wd
 	}
 	s.openat2 = !o.NoOpenat2 && probeOpenat2(fd)
+	s.startSweep()
 	return s, nil
 }
 

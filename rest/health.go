@@ -3,17 +3,33 @@ package rest
 import (
 	"encoding/json"
 	"net/http"
+	"sort"
 
 	"github.com/julienschmidt/httprouter"
 )
 
 type healthResponse struct {
 	Status string `json:"status"`
+	// Watch is "degraded" when a sandbox's kernel watch hit the inotify
+	// watch limit (absent otherwise); Degraded names those sandboxes.
+	Watch    string   `json:"watch,omitempty"`
+	Degraded []string `json:"degraded,omitempty"`
 }
 
-// health answers GET /health, /v1/health and /v1/ping: the daemon is up.
+// health answers GET /health, /v1/health and /v1/ping: the daemon is up
+// (still "ok" with a degraded watch: the files are served).
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	return writeJSON(w, http.StatusOK, healthResponse{Status: "ok"})
+	h := healthResponse{Status: "ok"}
+	for name, sb := range s.sandboxes {
+		if sb.WatchDegraded() {
+			h.Degraded = append(h.Degraded, name)
+		}
+	}
+	if len(h.Degraded) > 0 {
+		h.Watch = "degraded"
+		sort.Strings(h.Degraded)
+	}
+	return writeJSON(w, http.StatusOK, h)
 }
 
 // writeJSON encodes v as the whole answer.

@@ -29,6 +29,7 @@ type watchFS interface {
 	Clean(p string) (string, error)
 	Stat(ctx context.Context, p string) (core.Info, error)
 	Journal() *journal.Journal
+	WatchDegraded() bool
 }
 
 var _ watchFS = (*core.Sandbox)(nil)
@@ -139,7 +140,12 @@ func watchConfig(req watchCreateRequest) (journal.Config, error) {
 
 // watchList: GET /v2/watch, GET /v1/file/watch — the live watchers.
 func (s *Server) watchList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	infos := s.watchFS().Journal().Watchers()
+	sb := s.watchFS()
+	infos := sb.Journal().Watchers()
+	status := "active"
+	if sb.WatchDegraded() {
+		status = "degraded" // the inotify limit: some directories unwatched
+	}
 	out := watchList{Watchers: make([]watchInfo, len(infos)), Count: len(infos)}
 	for i, in := range infos {
 		ex := in.Config.Exclude
@@ -153,7 +159,7 @@ func (s *Server) watchList(w http.ResponseWriter, r *http.Request, _ httprouter.
 		out.Watchers[i] = watchInfo{
 			WatcherID:       in.ID,
 			Path:            in.Config.Path,
-			Status:          "active",
+			Status:          status,
 			CreatedAt:       rfc3339(in.Created),
 			Recursive:       in.Config.Recursive,
 			Debounce:        in.Config.Debounce.Milliseconds(),

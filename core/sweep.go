@@ -1,0 +1,120 @@
+package core
+
+import (
+	"context"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The start-up sweep: a daemon killed mid-write (kill -9, power loss) leaves
+// its temp files behind: ".sandfs-<16 hex>.part" (WriteFile, copy, and the
+// tar staging directory) and ".sandfs-upload-<16 hex>.part" (Upload). Open
+// starts one walk of the tree in the background that removes them, so a big
+// tree does not slow the start. Only names of exactly that pattern are
+// touched, never a user's own files; an entry is spared when an operation of
+// this process claims it (it is a live temp) or when it changed after Open
+// (a temp of another live process serving the same root). The walk goes by
+// fd with O_NOFOLLOW beneath a dup of the root fd, so it never leaves the
+// root, and it does not descend into a staging directory it removes.
+
+// isTempName reports whether name is one of core's temp names.
+func isTempName(name string) bool {
+	rest, ok := strings.CutPrefix(name, TempPrefix)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutSuffix(rest, ".part")
+	if !ok {
+		return false
+	}
+	rest = strings.TrimPrefix(rest, "upload-")
+	if len(rest) != 16 {
+		return false
+	}
+	for _, c := range rest {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// startSweep runs the sweep in the background on a dup of the root fd (so
+// Close does not pull the fd away under it); SweepDone is closed after it.
+func (s *Sandbox) startSweep() {
+	fd, err := unix.FcntlInt(uintptr(s.root), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		close(s.sweepDone)
+		return
+	}
+	go func() {
+		defer close(s.sweepDone)
+		defer unix.Close(fd)
+		n := s.sweepDir(fd, "/", s.opened)
+		if n > 0 {
+			s.swept.Add(int64(n))
+		}
+	}()
+}
+
+// SweepDone is closed when the start-up sweep of leftover temp files ends.
+func (s *Sandbox) SweepDone() <-chan struct{} { return s.sweepDone }
+
+// Swept is how many leftover temp files or staging directories the start-up
+// sweep removed.
+func (s *Sandbox) Swept() int64 { return s.swept.Load() }
+
+// sweepDir removes the leftover temps in the directory fd (API path ap) and
+// recurses into its subdirectories. It returns how many it removed.
+func (s *Sandbox) sweepDir(fd int, ap string, before time.Time) int {
+	dup, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	dir := os.NewFile(uintptr(dup), ap)
+	defer dir.Close()
+	removed := 0
+	for {
+		names, rerr := dir.Readdirnames(512)
+		for _, name := range names {
+			child := join(ap, name)
+			if isTempName(name) {
+				if s.sweepOne(fd, name, child, before) {
+					removed++
+				}
+				continue
+			}
+			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				continue // not a directory, a symlink, or gone
+			}
+			removed += s.sweepDir(sub, child, before)
+			unix.Close(sub)
+		}
+		if rerr == io.EOF || len(names) == 0 || rerr != nil {
+			return removed
+		}
+	}
+}
+
+// sweepOne removes one temp entry unless a live operation owns it.
+func (s *Sandbox) sweepOne(dirfd int, name, ap string, before time.Time) bool {
+	if s.ledger.claimed(ap) {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false
+	}
+	if !time.Unix(st.Mtim.Unix()).Before(before) {
+		return false
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return removeAllAt(context.Background(), dirfd, name) == nil
+	}
+	return unix.Unlinkat(dirfd, name, 0) == nil
+}
