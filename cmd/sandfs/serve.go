@@ -37,6 +37,7 @@ type serveConfig struct {
 	noPassthrough   bool
 	directMount     bool
 	mountCache      time.Duration
+	debugListen     string // loopback ADDR for Go's profiles (debug.go); "" = none
 }
 
 const (
@@ -79,6 +80,7 @@ warning. The token comes from --token or SANDFS_TOKEN; clients send it as
 		fs.BoolVar(&cfg.directMount, "direct-mount", false, "mount with mount(2) instead of fusermount3 (root only; no fallback)")
 		fs.DurationVar(&cfg.mountCache, "mount-cache", 0, "how long (`DURATION`) the kernel may cache names and attributes of the mount; 0 (the default) sees outside changes at the next system call, longer relies on the journal's invalidations, which reach the kernel a moment after an outside change")
 		fs.BoolVar(&cfg.logEvents, "log-events", false, "log every journal event (type, path, old_path, origin, pid, uid)")
+		fs.StringVar(&cfg.debugListen, "debug-listen", "", "serve Go's runtime profiles (/debug/pprof/) on the loopback `ADDR` (for leak checks; no token)")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -126,6 +128,17 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		sandboxes[d.name] = sb
 		if err := sb.StartWatching(ctx, log); err != nil {
 			return fmt.Errorf("sandbox %s: kernel watch: %w", d.name, err)
+		}
+		go func() {
+			<-sb.SweepDone()
+			if n := sb.Swept(); n > 0 {
+				log.Info("removed leftover temp files of an earlier run", "sandbox", sb.Name(), "count", n)
+			}
+		}()
+	}
+	if cfg.debugListen != "" {
+		if err := startDebug(ctx, cfg.debugListen, log); err != nil {
+			return err
 		}
 	}
 	srvREST, err := rest.New(rest.Config{
