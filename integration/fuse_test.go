@@ -602,6 +602,20 @@ func TestFUSELifecycle(t *testing.T) {
 		d := startDaemon(t, "--root", root, "--mount", mnt)
 		must(t, os.MkdirAll(filepath.Join(mnt, "a", "b"), 0o755))
 		must(t, os.WriteFile(filepath.Join(mnt, "a", "b", "f"), []byte("intact"), 0o644))
+		// Another process holds the file open and has its cwd on the mount
+		// while the daemon dies.
+		holder := exec.Command("sh", "-c", `exec 3<"$1"; cd "$2" || exit 9; echo ready; read go; cat <&3; echo " rc=$?"; ls >/dev/null 2>&1; echo "ls=$?"`,
+			"sh", filepath.Join(mnt, "a", "b", "f"), filepath.Join(mnt, "a"))
+		hin, err := holder.StdinPipe()
+		must(t, err)
+		var hout syncBuffer
+		holder.Stdout, holder.Stderr = &hout, &hout
+		must(t, holder.Start())
+		hdone := make(chan error, 1)
+		go func() { hdone <- holder.Wait() }()
+		if !waitFor(10*time.Second, func() bool { return strings.Contains(hout.String(), "ready") }) {
+			t.Fatalf("holder not ready: %s", hout.String())
+		}
 		must(t, d.cmd.Process.Kill())
 		if _, exited := d.Wait(10 * time.Second); !exited {
 			t.Fatal("daemon did not die on SIGKILL")
@@ -614,6 +628,21 @@ func TestFUSELifecycle(t *testing.T) {
 			t.Errorf("restart did not report the stale mount:\n%s", d2.Log())
 		}
 		wantContent(t, filepath.Join(mnt, "a", "b", "f"), "intact")
+		restPut(t, d2, "/a/b/g", "after restart")
+		wantContent(t, filepath.Join(mnt, "a", "b", "g"), "after restart")
+		// The holder's fd and cwd belong to the detached old mount: it gets
+		// an answer (the bytes through passthrough, or ENOTCONN), never hangs.
+		hin.Write([]byte("go\n"))
+		select {
+		case <-hdone:
+		case <-time.After(20 * time.Second):
+			holder.Process.Kill()
+			t.Fatalf("the process holding a file on the killed mount hung: %s", hout.String())
+		}
+		t.Logf("holder after the restart: %q", hout.String())
+		if !strings.Contains(hout.String(), "rc=") || !strings.Contains(hout.String(), "ls=") {
+			t.Errorf("holder output %q", hout.String())
+		}
 		d2.Stop(t)
 		if mounted(t, mnt) {
 			t.Errorf("%s still mounted after SIGTERM", mnt)
