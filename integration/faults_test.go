@@ -160,7 +160,7 @@ func TestFaultClientDisconnect(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<20) // 16 MiB
 	must(t, os.WriteFile(filepath.Join(d.Root, "big"), big, 0o644))
 	seedOld(t, d.Root)
-	base := d.settle(t, dbg, procStats{}, 0)
+	base := d.baseline(t, dbg)
 	const rounds = 5
 	for _, c := range streamCases() {
 		for i := 0; i < rounds; i++ {
@@ -251,9 +251,9 @@ func TestFaultDiskFull(t *testing.T) {
 	upload := func(route string) *http.Request {
 		var b bytes.Buffer
 		mw := multipart.NewWriter(&b)
+		mw.WriteField("path", "/f.txt") // before "file", as the route wants
 		fw, _ := mw.CreateFormFile("file", "f.txt")
 		fw.Write(body)
-		mw.WriteField("path", "/f.txt")
 		mw.Close()
 		r, _ := http.NewRequest("POST", d.URL+route, &b)
 		r.Header.Set("Content-Type", mw.FormDataContentType())

@@ -85,6 +85,15 @@ func (d *Daemon) stats(t testing.TB, debugURL string) procStats {
 	return st
 }
 
+// baseline reads the daemon's resources at rest: this process's idle
+// connections to it closed, and a moment for the daemon to see them go.
+func (d *Daemon) baseline(t testing.TB, debugURL string) procStats {
+	t.Helper()
+	http.DefaultClient.CloseIdleConnections()
+	time.Sleep(300 * time.Millisecond)
+	return d.stats(t, debugURL)
+}
+
 // settle waits (up to 20 s) until the daemon's fds and goroutines are back
 // within slack of base, closing this process's idle connections first, and
 // returns the last reading. The caller judges it.
