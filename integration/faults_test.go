@@ -367,7 +367,10 @@ func familyCalls(base string) []*http.Request {
 		r.Header.Set("Content-Type", "application/json")
 		return r
 	}
-	put := func(u, body string) *http.Request { r, _ := http.NewRequest("PUT", base+u, strings.NewReader(body)); return r }
+	put := func(u, body string) *http.Request {
+		r, _ := http.NewRequest("PUT", base+u, strings.NewReader(body))
+		return r
+	}
 	return []*http.Request{
 		get("/v1/fs/file?path=/f.txt"), get("/v1/fs/entries?path=/"), put("/v1/fs/file?path=/new.txt", "n"),
 		get("/v2/fs/read?path=/f.txt"), get("/v2/fs/list?path=/"), post("/v2/fs/write", `{"path":"/new2.txt","content":"n"}`),
