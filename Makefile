@@ -37,6 +37,10 @@ layering: ## fail if core imports rest/fusefs/cmd, or rest and fusefs import eac
 fuzz: ## run each fuzz target for FUZZTIME (default 60s)
 	$(GO) test ./core -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $${FUZZTIME:-60s}
 
+.PHONY: soak
+soak: ## the long reliability runs: TestLoad for SOAK (default 10m) and the 10,000-iteration escape race (RELIABILITY.md)
+	SOAK=$${SOAK:-10m} ESCAPE_ITERATIONS=$${ESCAPE_ITERATIONS:-10000} $(GO) test -race -count=1 -timeout 2h -v -run '^(TestLoad|TestEscapeRaceDaemon)$$' ./integration/
+
 .PHONY: bench
 bench: build ## benchmarks against their anchors (QUICK=1 for a short run); writes bench/results.md
 	@command -v inotifywait >/dev/null || echo "bench: inotifywait missing (apt-get install inotify-tools): its anchor column stays empty"
