@@ -100,10 +100,15 @@ func (n *notifier) run(ctx context.Context) {
 	n.log.Info("kernel watch ready", "sandbox", n.s.name, "directories", len(n.dirs))
 	var pairTimer *time.Timer
 	var pairC <-chan time.Time
+	rootTick := time.NewTicker(rootCheckEvery)
+	defer rootTick.Stop()
+	rootState := "ok"
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-rootTick.C:
+			rootState = n.checkRoot(rootState)
 		case ev, ok := <-n.w.Events:
 			if !ok {
 				return
@@ -128,6 +133,26 @@ func (n *notifier) run(ctx context.Context) {
 			n.error(err)
 		}
 	}
+}
+
+// rootCheckEvery is how often the notifier looks whether the root directory
+// is still in place. A removed root sends no inotify event while the
+// sandbox holds its fd, so it is looked at, not waited for.
+const rootCheckEvery = 2 * time.Second
+
+// checkRoot logs a change of the root's state (Sandbox.RootState) and
+// returns the new state.
+func (n *notifier) checkRoot(was string) string {
+	now := n.s.RootState()
+	switch {
+	case now == was:
+	case now == "ok":
+		n.log.Info("the sandbox root is in place again", "sandbox", n.s.name, "root", n.s.hostRoot)
+	default:
+		n.log.Error("the sandbox root was removed or moved away underneath the daemon: it keeps serving the directory it opened (removed: empty, nothing can be created in it); restart to serve what is at the root path now",
+			"sandbox", n.s.name, "root", n.s.hostRoot, "state", now)
+	}
+	return now
 }
 
 func (n *notifier) error(err error) {

@@ -82,6 +82,26 @@ func Open(name, dir string, o Options) (*Sandbox, error) {
 // Close releases the root fd.
 func (s *Sandbox) Close() error { return unix.Close(s.root) }
 
+// RootState tells whether the host directory the sandbox was opened on is
+// still in place: "ok"; "removed" (deleted: the sandbox serves an empty
+// directory nothing can be created in, ENOENT); "moved" (renamed away, or
+// its path now names another directory: the sandbox keeps serving the
+// directory it opened, by its fd, wherever it now is). A restart serves
+// what is at the root path then.
+func (s *Sandbox) RootState() string {
+	var fd, p unix.Stat_t
+	if err := unix.Fstat(s.root, &fd); err != nil {
+		return "ok" // closed: nothing to tell
+	}
+	if fd.Nlink == 0 {
+		return "removed"
+	}
+	if unix.Stat(s.hostRoot, &p) != nil || p.Dev != fd.Dev || p.Ino != fd.Ino {
+		return "moved"
+	}
+	return "ok"
+}
+
 // Name is the sandbox's name ("default" for --root).
 func (s *Sandbox) Name() string { return s.name }
 

@@ -422,6 +422,21 @@ func TestFaultRootGone(t *testing.T) {
 				}
 			}
 			t.Logf("root %s:\n%s", how, strings.Join(seen, "\n"))
+			want := map[string]string{"removed": "removed", "replaced": "moved"}[how]
+			var h struct {
+				Status string            `json:"status"`
+				Roots  map[string]string `json:"roots"`
+			}
+			resp, err := http.Get(d.URL + "/health")
+			must(t, err)
+			json.NewDecoder(resp.Body).Decode(&h)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || h.Status != "ok" || h.Roots["default"] != want {
+				t.Errorf("/health: %s %+v, want roots.default %q", resp.Status, h, want)
+			}
+			if !waitFor(10*time.Second, func() bool { return strings.Contains(d.Log(), "the sandbox root was removed or moved away") }) {
+				t.Errorf("the daemon did not log the root's loss:\n%s", d.Log())
+			}
 			if _, exited := d.Wait(0); exited {
 				t.Fatalf("daemon exited:\n%s", d.Log())
 			}
@@ -431,7 +446,7 @@ func TestFaultRootGone(t *testing.T) {
 			}
 			d.Stop(t)
 			d2 := startDaemon(t, "--root", root)
-			resp, err := http.Get(d2.URL + "/v1/fs/entries?path=/")
+			resp, err = http.Get(d2.URL + "/v1/fs/entries?path=/")
 			must(t, err)
 			resp.Body.Close()
 			if resp.StatusCode != 200 {

@@ -14,6 +14,9 @@ type healthResponse struct {
 	// watch limit (absent otherwise); Degraded names those sandboxes.
 	Watch    string   `json:"watch,omitempty"`
 	Degraded []string `json:"degraded,omitempty"`
+	// Roots names the sandboxes whose root directory was removed or moved
+	// away underneath the daemon (core.Sandbox.RootState), absent otherwise.
+	Roots map[string]string `json:"roots,omitempty"`
 }
 
 // health answers GET /health, /v1/health and /v1/ping: the daemon is up
@@ -23,6 +26,12 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	for name, sb := range s.sandboxes {
 		if sb.WatchDegraded() {
 			h.Degraded = append(h.Degraded, name)
+		}
+		if st := sb.RootState(); st != "ok" {
+			if h.Roots == nil {
+				h.Roots = map[string]string{}
+			}
+			h.Roots[name] = st
 		}
 	}
 	if len(h.Degraded) > 0 {
