@@ -314,6 +314,7 @@ func (n *notifier) addWatch(ap string) bool {
 	if err := n.w.Add(h); err != nil {
 		if errors.Is(err, unix.ENOSPC) && !n.degraded {
 			n.degraded = true
+			n.s.watchDegraded.Store(true)
 			n.log.Error("inotify watch limit reached: changes under some directories will not be seen (raise fs.inotify.max_user_watches)", "sandbox", n.s.name, "dir", ap)
 		}
 		if errors.Is(err, unix.ENOSPC) {

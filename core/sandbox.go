@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -40,6 +41,9 @@ type Sandbox struct {
 	journal    *journal.Journal
 	ledger     ledger
 	watchReady chan struct{}
+	// watchDegraded is set once a directory could not be watched (the
+	// inotify watch limit): outside changes may then go untold.
+	watchDegraded atomic.Bool
 }
 
 // Open opens the directory dir as the sandbox called name.
