@@ -73,7 +73,11 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 		os.RemoveAll(ctl)
 		return err
 	}
-	s.ledger.setCtlDir(ctl)
+	if err := s.ledger.setCtlDir(ctl); err != nil {
+		w.Close()
+		os.RemoveAll(ctl)
+		return err
+	}
 	n := &notifier{s: s, w: w, log: log, ctl: ctl, dirs: map[string]bool{}, movedAway: map[string]bool{}, scanned: map[string]bool{}}
 	go n.run(ctx)
 	return nil
