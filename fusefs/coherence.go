@@ -24,11 +24,16 @@ const uncached = time.Nanosecond
 // runs inside a FUSE handler: the mirror's own events (origin fuse) are
 // skipped, and the kernel keeps its caches true for changes made through it.
 func (m *Mirror) heard(e journal.Event, lost bool) {
-	if lost {
-		m.forgetAll(&m.root.Inode)
+	if !lost && e.Origin == journal.FUSE {
+		return // before the gate: handlers never wait on it
+	}
+	m.gate.RLock()
+	defer m.gate.RUnlock()
+	if m.closed {
 		return
 	}
-	if e.Origin == journal.FUSE {
+	if lost {
+		m.forgetAll(&m.root.Inode)
 		return
 	}
 	m.forget(e.Path, e.Type == journal.Remove)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -48,6 +49,11 @@ type Mirror struct {
 	server        *fuse.Server
 	caching       bool   // timeouts are not zero: see cacheable
 	unhook        func() // stops heard
+	// gate lets Unmount wait for notifies under way before the server goes:
+	// heard holds it shared (never for the mirror's own events, so no FUSE
+	// handler waits on it) and closed says the server is going.
+	gate   sync.RWMutex
+	closed bool
 }
 
 // Mount mounts sb at mountpoint (created if missing) and serves it until
@@ -115,6 +121,9 @@ func (m *Mirror) Mountpoint() string { return m.mountpoint }
 // while, then detached lazily (fusermount3 -u -z), and the error says so.
 func (m *Mirror) Unmount() error {
 	m.unhook()
+	m.gate.Lock()
+	m.closed = true
+	m.gate.Unlock()
 	var err error
 	for try := 0; try < 10; try++ {
 		if err = m.server.Unmount(); err == nil {

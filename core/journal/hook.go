@@ -1,47 +1,62 @@
 package journal
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Hooks run synchronously, in the goroutine that appends, before the event
 // is stored and handed to any reader. So once anyone can read an event, every
 // hook has finished with it: the FUSE mirror uses one to invalidate the
 // kernel's caches, which makes "the journal told it" imply "the mount shows
-// it". A hook must not call back into the journal, and runs with no lock of
-// the journal's held.
+// it". A hook runs with no lock held (it may block in the kernel, and an
+// Append from another goroutine must never wait behind it) and must not call
+// back into the journal.
 type hooks struct {
-	mu sync.RWMutex
-	fs map[*hookEntry]struct{}
+	mu  sync.Mutex                  // serializes changes of list
+	fns atomic.Pointer[[]*hookFunc] // read without a lock by run
 }
 
-type hookEntry struct {
-	f func(e Event, lost bool)
-}
+type hookFunc struct{ f func(e Event, lost bool) }
 
 // OnAppend registers f to be called for every event before it is stored
 // (lost is false), and for every loss marker (lost is true; e.Path is the
-// path under which events were lost). The returned function removes f and
-// returns once no call of f is in progress; it must not be called from f.
+// path under which events were lost). The returned function removes f; a
+// call of f already under way may still finish after it returns.
 func (j *Journal) OnAppend(f func(e Event, lost bool)) (remove func()) {
-	h := &hookEntry{f: f}
-	j.hooks.mu.Lock()
-	if j.hooks.fs == nil {
-		j.hooks.fs = map[*hookEntry]struct{}{}
-	}
-	j.hooks.fs[h] = struct{}{}
-	j.hooks.mu.Unlock()
+	h := &hookFunc{f: f}
+	j.hooks.update(func(l []*hookFunc) []*hookFunc { return append(l, h) })
 	return func() {
-		j.hooks.mu.Lock()
-		delete(j.hooks.fs, h)
-		j.hooks.mu.Unlock()
+		j.hooks.update(func(l []*hookFunc) []*hookFunc {
+			out := make([]*hookFunc, 0, len(l))
+			for _, x := range l {
+				if x != h {
+					out = append(out, x)
+				}
+			}
+			return out
+		})
 	}
 }
 
-// run calls every hook with e. Hooks may block (a kernel notify waits for
-// the kernel); the read lock only keeps the set stable.
+func (hs *hooks) update(change func([]*hookFunc) []*hookFunc) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	var cur []*hookFunc
+	if p := hs.fns.Load(); p != nil {
+		cur = append(cur, *p...)
+	}
+	next := change(cur)
+	hs.fns.Store(&next)
+}
+
+// run calls every hook with e.
 func (hs *hooks) run(e Event, lost bool) {
-	hs.mu.RLock()
-	defer hs.mu.RUnlock()
-	for h := range hs.fs {
+	p := hs.fns.Load()
+	if p == nil {
+		return
+	}
+	for _, h := range *p {
 		h.f(e, lost)
 	}
 }
