@@ -11,10 +11,10 @@ import (
 	"sandfs/core/journal"
 )
 
-// uncached is the timeout given where the kernel must ask every time: a
-// zero timeout would be replaced by the mount's default, so the smallest
-// non-zero one stands in for it.
-const uncached = time.Nanosecond
+// vetoed is the entry timeout that stops the bridge from turning a missing
+// name into a negative entry (it does so only when the node left it zero);
+// it goes nowhere, since the kernel then gets ENOENT.
+const vetoed = time.Nanosecond
 
 // heard is the journal hook: for each event the mirror did not make, it
 // tells the kernel to forget what it may cache of the paths. It runs in the
@@ -89,23 +89,30 @@ func (m *Mirror) forgetAll(n *fs.Inode) {
 // p for the mount's timeouts: only where an outside change is sure to be
 // heard (core.Sandbox.WatchCovers) and so invalidated.
 func (m *Mirror) cacheable(p string) bool {
-	return m.caching && m.sb.WatchCovers(p)
+	return (m.entryTTL > 0 || m.attrTTL > 0) && m.sb.WatchCovers(p)
 }
 
 // entryTimeouts sets the timeouts of a name looked up or made at p: the
-// mount's (left zero, the bridge fills them in) where cacheable, none
-// elsewhere.
+// mount's where cacheable, zero (ask every time) elsewhere.
 func (m *Mirror) entryTimeouts(p string, out *fuse.EntryOut) {
+	if m.cacheable(p) {
+		out.SetEntryTimeout(m.entryTTL)
+		out.SetAttrTimeout(m.attrTTL)
+	}
+}
+
+// missing vetoes the negative entry of a missing name at p where the
+// kernel may not cache it.
+func (m *Mirror) missing(p string, out *fuse.EntryOut) {
 	if !m.cacheable(p) {
-		out.SetEntryTimeout(uncached)
-		out.SetAttrTimeout(uncached)
+		out.SetEntryTimeout(vetoed)
 	}
 }
 
 // attrTimeout is entryTimeouts for attributes alone.
 func (m *Mirror) attrTimeout(p string, out *fuse.AttrOut) {
-	if !m.cacheable(p) {
-		out.SetTimeout(uncached)
+	if m.cacheable(p) {
+		out.SetTimeout(m.attrTTL)
 	}
 }
 

@@ -47,8 +47,9 @@ type Mirror struct {
 	noPassthrough bool
 	root          *node
 	server        *fuse.Server
-	caching       bool   // timeouts are not zero: see cacheable
-	unhook        func() // stops heard
+	entryTTL      time.Duration // how long the kernel may keep a name …
+	attrTTL       time.Duration // … and attributes, where cacheable
+	unhook        func()        // stops heard
 	// gate lets Unmount wait for notifies under way before the server goes:
 	// heard holds it shared (never for the mirror's own events, so no FUSE
 	// handler waits on it) and closed says the server is going.
@@ -77,10 +78,18 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 		return nil, fmt.Errorf("sandbox root: %w", err)
 	}
 	m := &Mirror{sb: sb, mountpoint: mountpoint, log: o.Log, rootDev: uint64(st.Dev), noPassthrough: o.NoPassthrough,
-		caching: o.EntryTimeout > 0 || o.AttrTimeout > 0 || o.NegativeTimeout > 0}
+		entryTTL: o.EntryTimeout, attrTTL: o.AttrTimeout}
 	m.root = &node{m: m}
 	rootAttr := m.stableAttr(&st)
-	entry, attr, neg := o.EntryTimeout, o.AttrTimeout, o.NegativeTimeout
+	// The bridge fills in a timeout the node left zero; the mirror sets
+	// names' and attributes' itself (see entryTimeouts), so they are nil
+	// here and a zero the mirror leaves is a true zero. A negative entry
+	// has no reply to set it in: the bridge makes it, and the mirror vetoes
+	// it where the kernel may not cache.
+	var neg *time.Duration
+	if o.NegativeTimeout > 0 {
+		neg = &o.NegativeTimeout
+	}
 	fo := &fs.Options{
 		MountOptions: fuse.MountOptions{
 			AllowOther:         true,
@@ -92,9 +101,7 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 			DirectMountStrict:  o.DirectMount,
 			Debug:              o.Debug,
 		},
-		EntryTimeout:    &entry,
-		AttrTimeout:     &attr,
-		NegativeTimeout: &neg,
+		NegativeTimeout: neg,
 		RootStableAttr:  &rootAttr,
 		NullPermissions: true,
 	}

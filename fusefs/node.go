@@ -93,11 +93,12 @@ func (n *node) newChild(ctx context.Context, st *unix.Stat_t, out *fuse.EntryOut
 
 func (n *node) lookupNew(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	p := n.child(name)
-	n.m.entryTimeouts(p, out) // for a missing name too: the negative entry
 	st, err := n.m.sb.LstatRaw(ctx, p)
 	if err != nil {
+		n.m.missing(p, out)
 		return nil, n.m.toErrno(err)
 	}
+	n.m.entryTimeouts(p, out)
 	return n.newChild(ctx, &st, out), 0
 }
 
