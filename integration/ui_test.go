@@ -41,13 +41,16 @@ type uiResult struct {
 	Outside       []string `json:"outside"`
 	ConsoleErrors []string `json:"consoleErrors"`
 	Screenshot    string   `json:"screenshot"`
+	ScratchTree   []string `json:"scratchTree"`
+	SameDocAtEnd  bool     `json:"sameDocumentAtEnd"`
 }
 
 // TestWebConsole opens /ui/ of a daemon with a token in a real headless
 // chromium: the token dialog, browsing, edit and save, uploads (file picker
 // and drag and drop), and the live feed showing files written straight into
 // the root (origin external) while the tree and the open file follow, all
-// without a reload. The screenshot stays in the artifacts directory it logs
+// without a reload; then the same for a second sandbox, whose feed comes
+// over the §5 websocket. The screenshot stays in the artifacts directory it logs
 // (SANDFS_UI_ARTIFACTS, else the test's temp dir).
 func TestWebConsole(t *testing.T) {
 	dir, err := filepath.Abs(uiDir)
@@ -77,7 +80,11 @@ func TestWebConsole(t *testing.T) {
 	root := t.TempDir()
 	populateConsoleSandbox(t, root)
 	const token = "ui-check-token-41d9"
-	d := startDaemon(t, "--token", token, "--root", root, "--sandbox", "scratch="+t.TempDir())
+	scratch := t.TempDir()
+	if err := os.WriteFile(filepath.Join(scratch, "seed.txt"), []byte("seed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, "--token", token, "--root", root, "--sandbox", "scratch="+scratch)
 
 	artifacts := os.Getenv("SANDFS_UI_ARTIFACTS")
 	if artifacts == "" {
@@ -98,6 +105,7 @@ func TestWebConsole(t *testing.T) {
 		"UI_ROOT="+root,
 		"UI_USERDIR="+t.TempDir(),
 		"UI_SHOT="+shot,
+		"UI_SCRATCH="+scratch,
 	)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -227,7 +235,10 @@ func checkConsoleResult(t *testing.T, res uiResult, token string) {
 			t.Errorf("tree: %s missing from %q", p, res.Tree)
 		}
 	}
-	if !res.SameDocument || res.Navigations != 1 {
+	if strings.Join(res.ScratchTree, ",") != "/,/hello.txt,/seed.txt" {
+		t.Errorf("tree of sandbox scratch after an outside write: %q, want /, /hello.txt, /seed.txt", res.ScratchTree)
+	}
+	if !res.SameDocument || !res.SameDocAtEnd || res.Navigations != 1 {
 		t.Errorf("the page reloaded (same document %v, %d navigations); want one load", res.SameDocument, res.Navigations)
 	}
 	if len(res.Outside) > 0 {

@@ -638,7 +638,8 @@ function fmtTime(ts) {
 
 function feedItem(ev, fresh) {
   const li = document.createElement('li');
-  li.className = 'ev' + (fresh ? ' new' : '');
+  // The daemon's own upload spool files (.sandfs-upload-*.part) are shown dimmed.
+  li.className = 'ev' + (fresh ? ' new' : '') + (/\/\.sandfs-[^/]*\.part$/.test(ev.path) ? ' aux' : '');
   li.dataset.origin = ev.origin;
   li.dataset.type = ev.type;
   li.dataset.path = ev.path;

@@ -5,13 +5,15 @@
 //   save it; upload one file with the file picker and one by drag and drop;
 //   write files from outside the daemon (node's fs, straight into the root)
 //   and see them in the feed with origin "external", in the tree, and in the
-//   open file's view, without a reload; take a screenshot.
+//   open file's view, without a reload; take a screenshot; switch to the
+//   second sandbox and see an outside write there too (websocket feed).
 //
 // It prints one line "RESULT {json}" with what the page showed; the Go test
 // checks that and the files on disk.
 //
 // Env: SANDFS_URL, SANDFS_TOKEN, UI_ROOT (the sandbox root on the host),
-// UI_USERDIR (a fresh chromium profile), UI_SHOT (the screenshot's path).
+// UI_USERDIR (a fresh chromium profile), UI_SHOT (the screenshot's path),
+// UI_SCRATCH (the root of the second sandbox, "scratch").
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -121,6 +123,16 @@ try {
   await page.mouse.move(0, 0);
   await page.screenshot({ path: shot });
   result.screenshot = shot;
+
+  step('switch to sandbox scratch: its feed comes over the websocket');
+  await page.selectOption('#sandbox', 'scratch');
+  await page.locator('#live.on', { hasText: 'websocket' }).waitFor();
+  await page.locator('.node[data-path="/seed.txt"]').waitFor();
+  fs.writeFileSync(path.join(process.env.UI_SCRATCH, 'hello.txt'), 'hello, scratch\n');
+  await page.locator('#feed li[data-origin="external"][data-path="/hello.txt"]').first().waitFor();
+  await page.locator('.node[data-path="/hello.txt"]').waitFor();
+  result.scratchTree = await page.$$eval('.node', (ns) => ns.map((n) => n.dataset.path));
+  result.sameDocumentAtEnd = await page.evaluate(() => window.__sameDocument === true);
 } catch (err) {
   const page = ctx.pages()[0];
   if (page) {
