@@ -42,6 +42,8 @@ type uiResult struct {
 	ConsoleErrors []string `json:"consoleErrors"`
 	Screenshot    string   `json:"screenshot"`
 	ScratchTree   []string `json:"scratchTree"`
+	ImageWidth    int      `json:"imageWidth"`
+	BinaryText    string   `json:"binaryText"`
 	SameDocAtEnd  bool     `json:"sameDocumentAtEnd"`
 }
 
@@ -181,6 +183,12 @@ func checkConsoleResult(t *testing.T, res uiResult, token string) {
 	if res.AfterSave != "hello\nedited in the console\n\tindented line" {
 		t.Errorf("view after save: %q", res.AfterSave)
 	}
+	if res.ImageWidth != 48 {
+		t.Errorf("image view: naturalWidth %d, want the 48-pixel logo", res.ImageWidth)
+	}
+	if res.BinaryText != "2.0 KiB (2000 bytes)" {
+		t.Errorf("binary view: %q, want its size", res.BinaryText)
+	}
 	if res.UploadLabel != "3.0 MiB" {
 		t.Errorf("dropped upload's finished label: %q, want its size 3.0 MiB", res.UploadLabel)
 	}
@@ -197,6 +205,8 @@ func checkConsoleResult(t *testing.T, res uiResult, token string) {
 		{"external", "create", "/docs/from-outside.txt"},
 		{"external", "write", "/src/main.go"},
 		{"api", "write", "/docs/notes.txt"},
+		{"api", "rename", "/src/todo.md"},
+		{"api", "remove", "/docs/design.md"},
 		{"api", "rename", "/docs/picked.txt"}, // the upload's .part renamed onto the target
 		{"api", "rename", "/src/dropped.bin"},
 	} {
@@ -230,7 +240,7 @@ func checkConsoleResult(t *testing.T, res uiResult, token string) {
 	for _, p := range res.Tree {
 		inTree[p] = true
 	}
-	for _, p := range []string{"/docs/from-outside.txt", "/docs/picked.txt", "/src/dropped.bin", "/src/main.go", "/assets"} {
+	for _, p := range []string{"/docs/from-outside.txt", "/docs/picked.txt", "/src/dropped.bin", "/src/main.go", "/src/todo.md", "/assets"} {
 		if !inTree[p] {
 			t.Errorf("tree: %s missing from %q", p, res.Tree)
 		}
@@ -260,6 +270,7 @@ func checkConsoleDisk(t *testing.T, root string) {
 		"docs/picked.txt":       []byte("uploaded with the picker\n"),
 		"src/dropped.bin":       dropped,
 		"docs/from-outside.txt": []byte("written straight into the root\n"),
+		"src/todo.md":           []byte("- ship the console\n"),
 		"src/util.go":           []byte("package main\n\nfunc greet(name string) string { return \"hello, \" + name }\n"),
 		"data/blob.bin":         bytes.Repeat([]byte{0, 1, 2, 0xfe, 0xff}, 400),
 	} {
@@ -270,6 +281,11 @@ func checkConsoleDisk(t *testing.T, root string) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("on disk: %s has %d bytes %q…, want %d bytes %q…", rel, len(got), head(got), len(want), head(want))
+		}
+	}
+	for _, gone := range []string{"docs/todo.txt", "docs/design.md"} {
+		if _, err := os.Lstat(filepath.Join(root, gone)); !os.IsNotExist(err) {
+			t.Errorf("on disk: %s should be gone (moved or deleted in the console): %v", gone, err)
 		}
 	}
 	for _, d := range []string{"docs", "src"} {

@@ -186,6 +186,7 @@ function ask(title, value) {
   const input = $('askinput');
   input.hidden = value === null;
   input.value = value || '';
+  $('askcancel').onclick = () => dlg.close('cancel');
   return new Promise((resolve) => {
     dlg.onclose = () => {
       if (dlg.returnValue !== 'ok') resolve(null);
@@ -268,7 +269,7 @@ async function loadDir(path) {
   if (!entries.length || (entries.length === 1 && entries[0].path === path)) {
     const none = document.createElement('div');
     none.className = 'row';
-    none.innerHTML = '<span class="twisty"></span><span class="name" style="color:var(--faint)">empty</span>';
+    none.innerHTML = '<span class="twisty"></span><span class="name faint">empty</span>';
     kids.appendChild(none);
   }
 }

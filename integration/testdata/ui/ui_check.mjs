@@ -24,6 +24,13 @@ const root = process.env.UI_ROOT;
 const shot = process.env.UI_SHOT;
 const T = 20_000; // per step; generous for a loaded 2-core machine
 
+// openDir unfolds a folder of the tree (a click on an open one folds it).
+const openDir = async (page, p) => {
+  const node = page.locator(`.node[data-path="${p}"]`);
+  if (!(await node.evaluate((n) => n.classList.contains('open')))) await node.locator(':scope > .row').click();
+  await page.locator(`.node.open[data-path="${p}"]`).waitFor();
+};
+
 const step = (msg) => console.log(new Date().toISOString().slice(11, 23), msg);
 
 const ctx = await chromium.launchPersistentContext(process.env.UI_USERDIR, {
@@ -58,7 +65,7 @@ try {
   await page.evaluate(() => { window.__sameDocument = true; });
 
   step('browse to /docs/notes.txt');
-  await page.click('.node[data-path="/docs"] > .row');
+  await openDir(page, '/docs');
   await page.click('.node[data-path="/docs/notes.txt"] > .row');
   await page.locator('#viewpath', { hasText: '/docs/notes.txt' }).waitFor();
   result.viewed = await page.textContent('#view .tx');
@@ -71,6 +78,45 @@ try {
   await page.locator('#status', { hasText: 'saved /docs/notes.txt' }).waitFor();
   await page.locator('#view .tx', { hasText: 'edited in the console' }).waitFor();
   result.afterSave = await page.textContent('#view .tx');
+
+  step('an image and a binary file');
+  await openDir(page, '/assets');
+  await page.click('.node[data-path="/assets/logo.png"] > .row');
+  await page.waitForFunction(() => { const i = document.querySelector('#view img'); return i && i.complete && i.naturalWidth > 0; });
+  result.imageWidth = await page.$eval('#view img', (i) => i.naturalWidth);
+  await openDir(page, '/data');
+  await page.click('.node[data-path="/data/blob.bin"] > .row');
+  await page.locator('#view .binary').waitFor();
+  result.binaryText = await page.textContent('#view .binary b');
+
+  step('new file, rename it into another folder, delete a file');
+  await page.click('.node[data-path="/docs"] > .row .name'); // select the folder
+  await openDir(page, '/docs');
+  await page.click('#newfile');
+  await page.locator('#askdlg[open]').waitFor();
+  await page.fill('#askinput', 'todo.txt');
+  await page.press('#askinput', 'Enter');
+  await page.locator('#editor').waitFor();
+  await page.fill('#editor', '- ship the console\n');
+  await page.keyboard.press('Control+s');
+  await page.locator('#status', { hasText: 'saved /docs/todo.txt' }).waitFor();
+  await page.click('#move');
+  await page.locator('#askdlg[open]').waitFor();
+  await page.fill('#askinput', '/src/todo.md');
+  await page.press('#askinput', 'Enter');
+  await page.locator('#viewpath', { hasText: '/src/todo.md' }).waitFor();
+  await page.locator('.node[data-path="/src/todo.md"]').waitFor();
+  await openDir(page, '/docs');
+  await page.click('.node[data-path="/docs/design.md"] > .row');
+  await page.locator('#viewpath', { hasText: '/docs/design.md' }).waitFor();
+  await page.click('#delete');
+  await page.locator('#askdlg[open]').waitFor();
+  await page.click('#askdlg button[value="ok"]');
+  await page.locator('#status', { hasText: 'deleted /docs/design.md' }).waitFor();
+  await page.locator('.node[data-path="/docs/design.md"]').waitFor({ state: 'detached' });
+  await page.locator('.node[data-path="/docs/todo.txt"]').waitFor({ state: 'detached' });
+  await page.click('.node[data-path="/docs/notes.txt"] > .row');
+  await page.locator('#viewpath', { hasText: '/docs/notes.txt' }).waitFor();
 
   step('upload with the file picker into /docs');
   await page.setInputFiles('#uploadinput', {
@@ -94,7 +140,7 @@ try {
   result.uploadLabel = await page.textContent('.up.done[data-name="dropped.bin"] .pct');
 
   step('open /src/main.go, then change it and add a file from outside');
-  await page.click('.node[data-path="/src"] > .row');
+  await openDir(page, '/src');
   await page.locator('.node[data-path="/src/dropped.bin"]').waitFor();
   await page.click('.node[data-path="/src/main.go"] > .row');
   await page.locator('#viewpath', { hasText: '/src/main.go' }).waitFor();
