@@ -52,8 +52,8 @@ type uiResult struct {
 // and drag and drop), and the live feed showing files written straight into
 // the root (origin external) while the tree and the open file follow, all
 // without a reload; then the same for a second sandbox, whose feed comes
-// over the §5 websocket. The screenshot stays in the artifacts directory it logs
-// (SANDFS_UI_ARTIFACTS, else the test's temp dir).
+// over the §5 websocket. The screenshot (console.png, and console.failed.png
+// when a step fails) stays in the artifacts directory the test logs.
 func TestWebConsole(t *testing.T) {
 	dir, err := filepath.Abs(uiDir)
 	if err != nil {
@@ -88,9 +88,13 @@ func TestWebConsole(t *testing.T) {
 	}
 	d := startDaemon(t, "--token", token, "--root", root, "--sandbox", "scratch="+scratch)
 
+	// The screenshot is an artifact: it outlives the test, in
+	// SANDFS_UI_ARTIFACTS or a temp dir of its own, whose path is logged.
 	artifacts := os.Getenv("SANDFS_UI_ARTIFACTS")
 	if artifacts == "" {
-		artifacts = t.TempDir()
+		if artifacts, err = os.MkdirTemp("", "sandfs-ui-artifacts-"); err != nil {
+			t.Fatal(err)
+		}
 	} else if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
