@@ -44,6 +44,8 @@ type uiResult struct {
 	ScratchTree   []string `json:"scratchTree"`
 	ImageWidth    int      `json:"imageWidth"`
 	BinaryText    string   `json:"binaryText"`
+	DownloadName  string   `json:"downloadName"`
+	DownloadOK    bool     `json:"downloadMatches"`
 	SameDocAtEnd  bool     `json:"sameDocumentAtEnd"`
 }
 
@@ -192,6 +194,9 @@ func checkConsoleResult(t *testing.T, res uiResult, token string) {
 	}
 	if res.BinaryText != "2.0 KiB (2000 bytes)" {
 		t.Errorf("binary view: %q, want its size", res.BinaryText)
+	}
+	if res.DownloadName != "blob.bin" || !res.DownloadOK {
+		t.Errorf("download: %q, bytes equal to data/blob.bin: %v", res.DownloadName, res.DownloadOK)
 	}
 	if res.UploadLabel != "3.0 MiB" {
 		t.Errorf("dropped upload's finished label: %q, want its size 3.0 MiB", res.UploadLabel)

@@ -88,6 +88,9 @@ try {
   await page.click('.node[data-path="/data/blob.bin"] > .row');
   await page.locator('#view .binary').waitFor();
   result.binaryText = await page.textContent('#view .binary b');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+  result.downloadName = dl.suggestedFilename();
+  result.downloadMatches = fs.readFileSync(await dl.path()).equals(fs.readFileSync(path.join(root, 'data', 'blob.bin')));
 
   step('new file, rename it into another folder, delete a file');
   await page.click('.node[data-path="/docs"] > .row .name'); // select the folder
