@@ -16,7 +16,8 @@ import (
 // inotify queues events in the order they happen, so every echo of the
 // operation reaches the reader before the sentinel does: the reader drops
 // events on claimed paths while the claim is open and closes the claim when
-// it reads the sentinel. No time window is involved, so an outside write
+// it reads the sentinel. A sentinel is a hard link to one file, so it makes
+// a name but no inode. No time window is involved, so an outside write
 // that lands right after an API write of the same file is still told.
 type ledger struct {
 	mu     sync.Mutex
@@ -70,13 +71,16 @@ func (c *Claim) Done() {
 		return
 	}
 	l.mu.Unlock()
-	fd, err := unix.Open(filepath.Join(dir, strconv.FormatUint(c.id, 10)), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
-	if err != nil {
+	// A hard link to the control directory's one file: a new name (the
+	// IN_CREATE the reader waits for) without a new inode, which on ext4
+	// costs as much as the operation being claimed.
+	if err := unix.Link(filepath.Join(dir, sentinelBase), filepath.Join(dir, strconv.FormatUint(c.id, 10))); err != nil {
 		l.close(c.id) // no sentinel: better a duplicate event than a lost one
-		return
 	}
-	unix.Close(fd)
 }
+
+// sentinelBase is the file in the control directory every sentinel links to.
+const sentinelBase = "base"
 
 func (l *ledger) close(id uint64) {
 	l.mu.Lock()
@@ -101,14 +105,31 @@ func (l *ledger) claimed(p string) bool {
 // sentinel handles a file appearing in the control directory: the claim it
 // names is over.
 func (l *ledger) sentinel(name string) {
-	if id, err := strconv.ParseUint(name, 10, 64); err == nil {
-		l.close(id)
+	id, err := strconv.ParseUint(name, 10, 64)
+	if err != nil {
+		return // the base file
 	}
-	os.Remove(filepath.Join(l.ctlDir, name))
+	l.close(id)
+	l.mu.Lock()
+	dir := l.ctlDir
+	l.mu.Unlock()
+	if dir != "" {
+		os.Remove(filepath.Join(dir, name))
+	}
 }
 
-func (l *ledger) setCtlDir(dir string) {
+// setCtlDir starts (dir) or stops ("") closing claims by sentinel; the
+// directory must be empty and watched by the reader.
+func (l *ledger) setCtlDir(dir string) error {
+	if dir != "" {
+		fd, err := unix.Open(filepath.Join(dir, sentinelBase), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return err
+		}
+		unix.Close(fd)
+	}
 	l.mu.Lock()
 	l.ctlDir = dir
 	l.mu.Unlock()
+	return nil
 }

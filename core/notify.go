@@ -73,7 +73,11 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 		os.RemoveAll(ctl)
 		return err
 	}
-	s.ledger.setCtlDir(ctl)
+	if err := s.ledger.setCtlDir(ctl); err != nil {
+		w.Close()
+		os.RemoveAll(ctl)
+		return err
+	}
 	n := &notifier{s: s, w: w, log: log, ctl: ctl, dirs: map[string]bool{}, movedAway: map[string]bool{}, scanned: map[string]bool{}}
 	go n.run(ctx)
 	return nil
@@ -84,7 +88,7 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 // processes are not told (API and mirror changes still are). Watchers of the
 // unwatched directories were marked as having lost events. It stays set
 // until the daemon restarts.
-func (s *Sandbox) WatchDegraded() bool { return s.degraded.Load() }
+func (s *Sandbox) WatchDegraded() bool { return s.watchDegraded.Load() }
 
 // WatchReady is closed once the kernel watch covers the whole tree.
 func (s *Sandbox) WatchReady() <-chan struct{} { return s.watchReady }
@@ -346,7 +350,7 @@ func (n *notifier) addWatch(ap string) bool {
 	if err := n.w.Add(h); err != nil {
 		if errors.Is(err, unix.ENOSPC) && !n.degraded {
 			n.degraded = true
-			n.s.degraded.Store(true)
+			n.s.watchDegraded.Store(true)
 			n.log.Error("inotify watch limit reached: changes under some directories will not be seen (raise fs.inotify.max_user_watches)", "sandbox", n.s.name, "dir", ap)
 		}
 		if errors.Is(err, unix.ENOSPC) {

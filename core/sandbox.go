@@ -42,10 +42,12 @@ type Sandbox struct {
 	journal    *journal.Journal
 	ledger     ledger
 	watchReady chan struct{}
-	opened     time.Time     // when Open ran: the sweep spares newer temps
-	sweepDone  chan struct{} // closed when the start-up sweep (sweep.go) ends
-	swept      atomic.Int64
-	degraded   atomic.Bool // the kernel watch hit the inotify limit (notify.go)
+	// watchDegraded is set once a directory could not be watched (the
+	// inotify watch limit): outside changes may then go untold.
+	watchDegraded atomic.Bool
+	opened        time.Time     // when Open ran: the sweep spares newer temps
+	sweepDone     chan struct{} // closed when the start-up sweep (sweep.go) ends
+	swept         atomic.Int64
 }
 
 // Open opens the directory dir as the sandbox called name.

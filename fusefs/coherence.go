@@ -3,35 +3,42 @@ package fusefs
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"sandfs/core/journal"
 )
 
-// invalidate runs until ctx ends: for each journal event the mirror did not
-// make, it tells the kernel to forget what it may cache of the paths. It is
-// the only place notifies are issued (never from a FUSE handler).
-func (m *Mirror) invalidate(ctx context.Context) {
-	defer close(m.notifyDone)
-	sub := m.sb.Journal().Subscribe(func(e journal.Event) bool { return e.Origin != journal.FUSE }, 4096)
-	defer sub.Close()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-sub.C:
-			if !ok {
-				return
-			}
-			if sub.TakeDropped() > 0 {
-				m.forgetAll(&m.root.Inode)
-			}
-			m.forget(e.Path, e.Type == journal.Remove)
-			if e.OldPath != "" {
-				m.forget(e.OldPath, true)
-			}
-		}
+// vetoed is the entry timeout that stops the bridge from turning a missing
+// name into a negative entry (it does so only when the node left it zero);
+// it goes nowhere, since the kernel then gets ENOENT.
+const vetoed = time.Nanosecond
+
+// heard is the journal hook: for each event the mirror did not make, it
+// tells the kernel to forget what it may cache of the paths. It runs in the
+// goroutine that appends the event (a REST handler, the kernel watch's
+// reader), before anyone can read the event, so a REST call returns, and a
+// watcher hears of an outside change, only once the mount shows it. It never
+// runs inside a FUSE handler: the mirror's own events (origin fuse) are
+// skipped, and the kernel keeps its caches true for changes made through it.
+func (m *Mirror) heard(e journal.Event, lost bool) {
+	if !lost && e.Origin == journal.FUSE {
+		return // before the gate: handlers never wait on it
+	}
+	m.gate.RLock()
+	defer m.gate.RUnlock()
+	if m.closed {
+		return
+	}
+	if lost {
+		m.forgetAll(&m.root.Inode)
+		return
+	}
+	m.forget(e.Path, e.Type == journal.Remove)
+	if e.OldPath != "" {
+		m.forget(e.OldPath, true)
 	}
 }
 
@@ -76,4 +83,47 @@ func (m *Mirror) forgetAll(n *fs.Inode) {
 		n.NotifyEntry(name)
 		m.forgetAll(ch)
 	}
+}
+
+// cacheable reports whether the kernel may keep what it learns of API path
+// p for the mount's timeouts: only where an outside change is sure to be
+// heard (core.Sandbox.WatchCovers) and so invalidated.
+func (m *Mirror) cacheable(p string) bool {
+	return (m.entryTTL > 0 || m.attrTTL > 0) && m.sb.WatchCovers(p)
+}
+
+// entryTimeouts sets the timeouts of a name looked up or made at p: the
+// mount's where cacheable, zero (ask every time) elsewhere.
+func (m *Mirror) entryTimeouts(p string, out *fuse.EntryOut) {
+	if m.cacheable(p) {
+		out.SetEntryTimeout(m.entryTTL)
+		out.SetAttrTimeout(m.attrTTL)
+	}
+}
+
+// missing vetoes the negative entry of a missing name at p where the
+// kernel may not cache it.
+func (m *Mirror) missing(p string, out *fuse.EntryOut) {
+	if !m.cacheable(p) {
+		out.SetEntryTimeout(vetoed)
+	}
+}
+
+// attrTimeout is entryTimeouts for attributes alone.
+func (m *Mirror) attrTimeout(p string, out *fuse.AttrOut) {
+	if m.cacheable(p) {
+		out.SetTimeout(m.attrTTL)
+	}
+}
+
+// openFlags lets the kernel keep a file's pages (or a directory's listing)
+// across opens where the journal will say when they change.
+func (m *Mirror) openFlags(p string, dir bool) uint32 {
+	if !m.cacheable(p) {
+		return 0
+	}
+	if dir {
+		return fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	}
+	return fuse.FOPEN_KEEP_CACHE
 }

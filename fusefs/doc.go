@@ -32,26 +32,39 @@
 //
 // # Kernel caching
 //
-// The mirror subscribes to the sandbox journal and, for every event it did
-// not make itself (origin api or external), invalidates what the kernel may
-// hold: the parent's dentry for the name (NotifyEntry), the inode's
-// attributes and pages (NotifyContent), and for removes and renames drops
-// the name from the go-fuse tree so paths stay true. Because the outside
-// changes reach the journal asynchronously (inotify), the entry, attribute
-// and negative timeouts default to zero: every lookup and getattr is
-// answered from the backing directory, so a change is seen on the next
-// system call without any sleep. Options.EntryTimeout and friends allow
-// long timeouts where invalidation alone is enough (changes only through
-// the mount and REST). READDIRPLUS is off: it makes large readdirs an order
-// of magnitude slower than native.
+// Because the mirror hears of every change (the journal), it lets the kernel
+// cache names, attributes, missing names, pages and directory listings for
+// long (serve --mount-cache, one minute by default) and invalidates exactly
+// what changed: for every event it did not make itself (origin api or
+// external), the parent's dentry for the name (NotifyEntry), the parent's
+// and the inode's attributes and pages (NotifyContent), and for removes and
+// renames the name in the go-fuse tree. The invalidation is a journal hook
+// (journal.OnAppend): it runs in the goroutine that appends the event,
+// before the event is stored, so a REST call returns only once the mount
+// shows its change, and an outside change is visible through the mount by
+// the time any watcher can read its event (the moment inotify's reader
+// reaches it, well under a millisecond on an idle machine). Changes made
+// through the mount need nothing: the kernel keeps its own caches true.
+//
+// The kernel may cache only what an outside change is sure to reach the
+// journal for (core.Sandbox.WatchCovers): until the watch's first walk is
+// done, after the inotify watch limit refused a directory, and anywhere
+// under the directories never watched (.git, node_modules, …), names and
+// attributes are given a zero timeout and pages are not kept, so the kernel
+// asks at every system call there. --mount-cache 0 does the same for the
+// whole mount: strict coherence even with an outside writer whose event is
+// still in flight, at the cost of a round trip per lookup and stat.
+// READDIRPLUS is off: it makes large readdirs an order of magnitude slower
+// than native.
 //
 // # Deadlocks
 //
 // A notify for an inode blocks while the kernel holds a lock a running
 // handler of a related inode waits on, so notifies are never issued from a
-// FUSE handler: the journal subscription feeds one goroutine, which issues
-// them. The daemon process never touches its own mount (tests run the
-// daemon as a subprocess). Unmount stops the notifier before unmounting.
+// FUSE handler: the hook skips the mirror's own events, which are the only
+// ones appended from inside a handler, and it holds no lock a handler
+// takes. The daemon process never touches its own mount (tests run the
+// daemon as a subprocess). Unmount removes the hook before unmounting.
 //
 // # Passthrough
 //

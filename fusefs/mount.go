@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -21,9 +22,9 @@ import (
 // Options configure a mount. Zero values are the safe defaults.
 type Options struct {
 	// EntryTimeout, AttrTimeout and NegativeTimeout are how long the kernel
-	// may trust a name, attributes, or a missing name without asking. Zero
-	// (the default) is coherent with outside writers at the next system
-	// call; see "Kernel caching" in the package doc.
+	// may trust a name, attributes, or a missing name without asking, where
+	// the journal will tell the mirror of a change (see "Kernel caching" in
+	// the package doc). Zero makes the kernel ask at every system call.
 	EntryTimeout, AttrTimeout, NegativeTimeout time.Duration
 	// DirectMount mounts with mount(2) instead of fusermount3: root only,
 	// and no fallback (asked for explicitly, it happens or the mount fails).
@@ -46,8 +47,14 @@ type Mirror struct {
 	noPassthrough bool
 	root          *node
 	server        *fuse.Server
-	stopNotify    context.CancelFunc
-	notifyDone    chan struct{}
+	entryTTL      time.Duration // how long the kernel may keep a name …
+	attrTTL       time.Duration // … and attributes, where cacheable
+	unhook        func()        // stops heard
+	// gate lets Unmount wait for notifies under way before the server goes:
+	// heard holds it shared (never for the mirror's own events, so no FUSE
+	// handler waits on it) and closed says the server is going.
+	gate   sync.RWMutex
+	closed bool
 }
 
 // Mount mounts sb at mountpoint (created if missing) and serves it until
@@ -70,10 +77,19 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox root: %w", err)
 	}
-	m := &Mirror{sb: sb, mountpoint: mountpoint, log: o.Log, rootDev: uint64(st.Dev), noPassthrough: o.NoPassthrough}
+	m := &Mirror{sb: sb, mountpoint: mountpoint, log: o.Log, rootDev: uint64(st.Dev), noPassthrough: o.NoPassthrough,
+		entryTTL: o.EntryTimeout, attrTTL: o.AttrTimeout}
 	m.root = &node{m: m}
 	rootAttr := m.stableAttr(&st)
-	entry, attr, neg := o.EntryTimeout, o.AttrTimeout, o.NegativeTimeout
+	// The bridge fills in a timeout the node left zero; the mirror sets
+	// names' and attributes' itself (see entryTimeouts), so they are nil
+	// here and a zero the mirror leaves is a true zero. A negative entry
+	// has no reply to set it in: the bridge makes it, and the mirror vetoes
+	// it where the kernel may not cache.
+	var neg *time.Duration
+	if o.NegativeTimeout > 0 {
+		neg = &o.NegativeTimeout
+	}
 	fo := &fs.Options{
 		MountOptions: fuse.MountOptions{
 			AllowOther:         true,
@@ -85,9 +101,7 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 			DirectMountStrict:  o.DirectMount,
 			Debug:              o.Debug,
 		},
-		EntryTimeout:    &entry,
-		AttrTimeout:     &attr,
-		NegativeTimeout: &neg,
+		NegativeTimeout: neg,
 		RootStableAttr:  &rootAttr,
 		NullPermissions: true,
 	}
@@ -100,10 +114,10 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
 	m.server = server
-	ctx, cancel := context.WithCancel(context.Background())
-	m.stopNotify = cancel
-	m.notifyDone = make(chan struct{})
-	go m.invalidate(ctx)
+	m.unhook = sb.Journal().OnAppend(m.heard)
+	// A change between the mount and the hook would go unheard: forget the
+	// little the kernel may have learnt in between.
+	m.forgetAll(&m.root.Inode)
 	return m, nil
 }
 
@@ -113,8 +127,10 @@ func (m *Mirror) Mountpoint() string { return m.mountpoint }
 // Unmount stops the mirror and unmounts it. A busy mount is retried for a
 // while, then detached lazily (fusermount3 -u -z), and the error says so.
 func (m *Mirror) Unmount() error {
-	m.stopNotify()
-	<-m.notifyDone
+	m.unhook()
+	m.gate.Lock()
+	m.closed = true
+	m.gate.Unlock()
 	var err error
 	for try := 0; try < 10; try++ {
 		if err = m.server.Unmount(); err == nil {
@@ -133,11 +149,12 @@ func (m *Mirror) Unmount() error {
 	return nil
 }
 
-// clearStale unmounts a dead FUSE mount at mountpoint: its stat fails with
-// ENOTCONN once the daemon that served it is gone.
+// clearStale unmounts a dead FUSE mount at mountpoint: its statfs fails
+// with ENOTCONN once the daemon that served it is gone (a stat may still be
+// answered from the kernel's attribute cache; a statfs is always asked).
 func clearStale(mountpoint string, log *slog.Logger) error {
-	var st unix.Stat_t
-	err := unix.Stat(mountpoint, &st)
+	var st unix.Statfs_t
+	err := unix.Statfs(mountpoint, &st)
 	if !errors.Is(err, unix.ENOTCONN) && !errors.Is(err, unix.ECONNABORTED) {
 		return nil
 	}

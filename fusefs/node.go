@@ -92,10 +92,13 @@ func (n *node) newChild(ctx context.Context, st *unix.Stat_t, out *fuse.EntryOut
 }
 
 func (n *node) lookupNew(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	st, err := n.m.sb.LstatRaw(ctx, n.child(name))
+	p := n.child(name)
+	st, err := n.m.sb.LstatRaw(ctx, p)
 	if err != nil {
+		n.m.missing(p, out)
 		return nil, n.m.toErrno(err)
 	}
+	n.m.entryTimeouts(p, out)
 	return n.newChild(ctx, &st, out), 0
 }
 
@@ -110,10 +113,12 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 }
 
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	p := n.path()
+	n.m.attrTimeout(p, out)
 	if fh, ok := f.(*file); ok && fh != nil {
 		return fh.Getattr(ctx, out)
 	}
-	st, err := n.m.sb.LstatRaw(ctx, n.path())
+	st, err := n.m.sb.LstatRaw(ctx, p)
 	if err != nil {
 		return n.m.toErrno(err)
 	}
@@ -163,6 +168,7 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		return n.m.toErrno(err)
 	}
 	if fh != nil {
+		n.m.attrTimeout(n.path(), out)
 		return fh.Getattr(ctx, out)
 	}
 	return n.Getattr(ctx, nil, out)
@@ -188,7 +194,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if writing && flags&syscall.O_TRUNC != 0 {
 		fh.wrote = true
 	}
-	return fh, 0, 0
+	return fh, n.m.openFlags(p, false), 0
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
@@ -208,12 +214,13 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		claim.Done()
 		return nil, nil, 0, n.m.toErrno(err)
 	}
+	n.m.entryTimeouts(p, out)
 	ch := n.newChild(ctx, &st, out)
 	pathOf := func() string { return p }
 	if cn, ok := ch.Operations().(*node); ok {
 		pathOf = cn.path
 	}
-	return ch, n.m.newFile(f, pathOf, a, claim), 0, 0
+	return ch, n.m.newFile(f, pathOf, a, claim), n.m.openFlags(p, false), 0
 }
 
 func (n *node) made(ctx context.Context, name string, err error, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -278,7 +285,8 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 }
 
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	f, err := n.m.sb.OpenAt(ctx, n.path(), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	p := n.path()
+	f, err := n.m.sb.OpenAt(ctx, p, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, 0, n.m.toErrno(err)
 	}
@@ -292,7 +300,7 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, 
 		unix.Close(fd)
 		return nil, 0, errno
 	}
-	return ds, 0, 0
+	return ds, n.m.openFlags(p, true), 0
 }
 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {

@@ -473,15 +473,31 @@ func TestPOSIXConformance(t *testing.T) {
 	}
 }
 
+// TestFUSECoherence: in every mode a change made through REST is seen
+// through the mount at the next system call. An outside change is seen at
+// the next system call once the journal has told it (the mirror invalidates
+// the kernel's caches before the event can be read), and with
+// --mount-cache 0 (strict: the kernel asks every time) at the next system
+// call with no wait at all.
 func TestFUSECoherence(t *testing.T) {
 	for _, mode := range fuseModes {
-		t.Run(mode.name, func(t *testing.T) { testCoherence(t, mode.args) })
+		t.Run(mode.name, func(t *testing.T) { testCoherence(t, mode.args, false) })
 	}
+	t.Run("strict", func(t *testing.T) { testCoherence(t, []string{"--mount-cache", "0"}, true) })
 }
 
-func testCoherence(t *testing.T, args []string) {
+func testCoherence(t *testing.T, args []string, strict bool) {
 	d, mnt := startMirror(t, args...)
 	root := d.Root
+	w := newWatch(t, d)
+	// told waits, unless strict, until the journal has told the outside
+	// change of API path p: from then on the mount must show it.
+	told := func(p string) {
+		t.Helper()
+		if !strict {
+			w.until(t, p, "external")
+		}
+	}
 
 	t.Run("REST write then read through the mount", func(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(mnt, "r"), []byte("old"), 0o644))
@@ -493,6 +509,7 @@ func testCoherence(t *testing.T, args []string) {
 		_, err := os.Stat(filepath.Join(mnt, "late"))
 		wantErrno(t, err, unix.ENOENT)
 		must(t, os.WriteFile(filepath.Join(root, "late"), []byte("here"), 0o644))
+		told("/late")
 		wantContent(t, filepath.Join(mnt, "late"), "here")
 	})
 	t.Run("outside append then stat", func(t *testing.T) {
@@ -504,6 +521,7 @@ func testCoherence(t *testing.T, args []string) {
 		_, err = f.WriteString("678")
 		must(t, err)
 		must(t, f.Close())
+		told("/grow")
 		fi, err := os.Stat(p)
 		must(t, err)
 		if fi.Size() != 8 {
@@ -516,6 +534,7 @@ func testCoherence(t *testing.T, args []string) {
 		must(t, os.WriteFile(p, []byte("x"), 0o644))
 		wantContent(t, p, "x")
 		must(t, os.Remove(filepath.Join(root, "gone")))
+		told("/gone")
 		_, err := os.Stat(p)
 		wantErrno(t, err, unix.ENOENT)
 	})
@@ -524,11 +543,29 @@ func testCoherence(t *testing.T, args []string) {
 		must(t, os.WriteFile(filepath.Join(mnt, "dir", "a"), []byte("A"), 0o644))
 		wantContent(t, filepath.Join(mnt, "dir", "a"), "A")
 		must(t, os.Rename(filepath.Join(root, "dir"), filepath.Join(root, "dir2")))
+		told("/dir2")
 		_, err := os.Stat(filepath.Join(mnt, "dir", "a"))
 		wantErrno(t, err, unix.ENOENT)
 		wantContent(t, filepath.Join(mnt, "dir2", "a"), "A")
 		must(t, os.WriteFile(filepath.Join(mnt, "dir2", "b"), []byte("B"), 0o644))
 		wantContent(t, filepath.Join(root, "dir2", "b"), "B")
+	})
+	t.Run("outside change under an unwatched directory", func(t *testing.T) {
+		// .git is never watched, so nothing tells its changes: the mirror
+		// must not let the kernel cache it, in any mode.
+		p := filepath.Join(mnt, ".git", "HEAD")
+		must(t, os.Mkdir(filepath.Join(mnt, ".git"), 0o755))
+		must(t, os.WriteFile(p, []byte("ref: a"), 0o644))
+		wantContent(t, p, "ref: a")
+		must(t, os.WriteFile(filepath.Join(root, ".git", "HEAD"), []byte("ref: main"), 0o644))
+		if fi, err := os.Stat(p); err != nil || fi.Size() != 9 {
+			t.Errorf("stat through the mount: %v, %v; want size 9", fi, err)
+		}
+		wantContent(t, p, "ref: main")
+		_, err := os.Stat(filepath.Join(mnt, ".git", "index"))
+		wantErrno(t, err, unix.ENOENT)
+		must(t, os.WriteFile(filepath.Join(root, ".git", "index"), []byte("i"), 0o644))
+		wantContent(t, filepath.Join(mnt, ".git", "index"), "i")
 	})
 	t.Run("write through the mount then REST read", func(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(mnt, "m"), []byte("via mount"), 0o644))

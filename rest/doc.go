@@ -21,6 +21,10 @@
 //     v1 speaks the 1.x schema's models (tests validate against a copy in
 //     testdata/), v2 the contract's. aio_user.go resolves `user` into a
 //     core.Owner for every route that creates files.
+//   - web console (ui.go, ui/): GET /ui/, /ui/app.js, /ui/style.css, the
+//     embedded page (public: it carries no data) that browses and watches
+//     the sandboxes through the authed routes; GET /v1/sandboxes lists the
+//     sandbox names for its picker.
 //
 // The AIO family (/v1/file, /v2/fs, watch) and the named-sandbox family
 // (/v1/sandboxes/:name/fs) are later families: each gets its own handler and

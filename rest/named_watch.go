@@ -46,6 +46,11 @@ type wsEvent struct {
 	Timestamp string `json:"timestamp"`
 	IsDir     bool   `json:"isDir"`
 	Size      int64  `json:"size"`
+	// sandfs's own, after the seed's fields: who made the change (API.md
+	// §6) and, for a fuse change, the calling process; a rename's old path.
+	Origin  string  `json:"origin,omitempty"`
+	Pid     *uint32 `json:"pid,omitempty"`
+	OldPath string  `json:"oldPath,omitempty"`
 }
 
 type wsError struct {
@@ -141,8 +146,7 @@ func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 					break
 				}
 			}
-			err = wsWrite(ctx, conn, wsEvent{Type: "event", Path: e.Path, Event: string(e.Type),
-				Timestamp: e.Time.UTC().Format(time.RFC3339Nano), IsDir: e.IsDir, Size: e.Size})
+			err = wsWrite(ctx, conn, socketEvent(e))
 			if err == nil && len(sub.C) == 0 {
 				if n := sub.TakeDropped(); n > 0 {
 					err = wsWrite(ctx, conn, wsError{"error", fmt.Sprintf("dropped %d events", n)})
@@ -194,6 +198,18 @@ func (s *Server) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPat
 	}
 	paths.Store(&next)
 	return wsSubscribed{Type: "subscribed", Paths: added}
+}
+
+// socketEvent is e as a watch socket sends it.
+func socketEvent(e journal.Event) wsEvent {
+	out := wsEvent{Type: "event", Path: e.Path, Event: string(e.Type),
+		Timestamp: e.Time.UTC().Format(time.RFC3339Nano), IsDir: e.IsDir, Size: e.Size,
+		Origin: string(e.Origin), OldPath: e.OldPath}
+	if e.Origin == journal.FUSE {
+		pid := e.Pid
+		out.Pid = &pid
+	}
+	return out
 }
 
 func wsWrite(ctx context.Context, conn *websocket.Conn, v any) error {

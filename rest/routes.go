@@ -48,6 +48,11 @@ func (s *Server) table() []route {
 		{Route{"GET", "/v1/ping", FamilyService, public}, s.health},          // → {"status":"ok"}
 		{Route{"GET", "/openapi.json", FamilyService, authed}, s.openapiDoc}, // → OpenAPI 3.1 document
 
+		// Web console (ui.go): the page and its two files, embedded; public (they carry no data). GET /ui → 301 /ui/.
+		{Route{"GET", "/ui/", FamilyService, public}, s.uiAsset},          // → index.html
+		{Route{"GET", "/ui/app.js", FamilyService, public}, s.uiAsset},    // → the console's script
+		{Route{"GET", "/ui/style.css", FamilyService, public}, s.uiAsset}, // → the console's style sheet
+
 		// sandbox-agent (API.md §3, seed 000).
 		{Route{"GET", "/v1/fs/entries", FamilyAgent, authed}, s.fsEntries},           // q: path (default ".") → [FsEntry]
 		{Route{"GET", "/v1/fs/file", FamilyAgent, authed}, s.fsReadFile},             // q: path; Range → bytes
@@ -111,6 +116,9 @@ func (s *Server) table() []route {
 		{Route{"GET", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrGet},         // q: path, name → {path, xattrs:{name: base64}}
 		{Route{"PUT", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrSet},         // b: {path, name, value (base64)} → {path, xattrs}
 		{Route{"DELETE", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrDelete},   // q: path, name → {path, xattrs}
+
+		// The sandboxes served (sandfs's own, for the console's picker; ui.go).
+		{Route{"GET", "/v1/sandboxes", FamilyNamed, authed}, s.listSandboxes}, // → {sandboxes: [{name}], count}, "default" first
 
 		// Named sandboxes (API.md §5, seed 002): every route under both prefixes; asRoot accepted and ignored.
 		{Route{"GET", "/v1/sandboxes/:name/fs/read", FamilyNamed, authed}, s.namedRead},        // q: path, workingDir; Range → bytes

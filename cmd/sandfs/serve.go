@@ -78,7 +78,7 @@ warning. The token comes from --token or SANDFS_TOKEN; clients send it as
 		fs.BoolVar(&cfg.fuseDebug, "fuse-debug", false, "log every FUSE request")
 		fs.BoolVar(&cfg.noPassthrough, "no-passthrough", false, "never use FUSE passthrough (every read and write of the mount goes through the daemon)")
 		fs.BoolVar(&cfg.directMount, "direct-mount", false, "mount with mount(2) instead of fusermount3 (root only; no fallback)")
-		fs.DurationVar(&cfg.mountCache, "mount-cache", 0, "how long (`DURATION`) the kernel may cache names and attributes of the mount; 0 (the default) sees outside changes at the next system call, longer relies on the journal's invalidations, which reach the kernel a moment after an outside change")
+		fs.DurationVar(&cfg.mountCache, "mount-cache", time.Minute, "how long (`DURATION`) the kernel may cache names, attributes and pages of the mount where the kernel watch covers them; the journal invalidates each change before it is told, and 0 makes the kernel ask the daemon at every system call")
 		fs.BoolVar(&cfg.logEvents, "log-events", false, "log every journal event (type, path, old_path, origin, pid, uid)")
 		fs.StringVar(&cfg.debugListen, "debug-listen", "", "serve Go's runtime profiles (/debug/pprof/) on the loopback `ADDR` (for leak checks; no token)")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")

@@ -19,6 +19,7 @@ type Journal struct {
 	counts   map[Origin]map[Type]uint64
 	now      func() time.Time
 	maxW     int
+	hooks    hooks
 }
 
 // New makes an empty journal.
@@ -36,8 +37,10 @@ func New() *Journal {
 
 // Append gives e the next sequence number and the current time, keeps it,
 // and hands it to every watcher and subscription. It never blocks on a
-// reader. It returns the event as stored.
+// reader. Hooks (OnAppend) run first, in the caller's goroutine. It
+// returns the event as stored.
 func (j *Journal) Append(e Event) Event {
+	j.hooks.run(e, false)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
@@ -112,6 +115,7 @@ func (j *Journal) Counts() map[Origin]map[Type]uint64 {
 // cursor, even one that has read everything, is before it and the next poll
 // reports overflow.
 func (j *Journal) Lost(p string) {
+	j.hooks.run(Event{Path: p}, true)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++

@@ -1,0 +1,197 @@
+// Drives the sandfs web console (/ui/) in Debian's headless chromium
+// through playwright-core, as integration/ui_test.go asks:
+//
+//   open the console (auth on: the token dialog), browse to a file, edit and
+//   save it; upload one file with the file picker and one by drag and drop;
+//   write files from outside the daemon (node's fs, straight into the root)
+//   and see them in the feed with origin "external", in the tree, and in the
+//   open file's view, without a reload; take a screenshot; switch to the
+//   second sandbox and see an outside write there too (websocket feed).
+//
+// It prints one line "RESULT {json}" with what the page showed; the Go test
+// checks that and the files on disk.
+//
+// Env: SANDFS_URL, SANDFS_TOKEN, UI_ROOT (the sandbox root on the host),
+// UI_USERDIR (a fresh chromium profile), UI_SHOT (the screenshot's path),
+// UI_SCRATCH (the root of the second sandbox, "scratch").
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const base = process.env.SANDFS_URL;
+const token = process.env.SANDFS_TOKEN;
+const root = process.env.UI_ROOT;
+const shot = process.env.UI_SHOT;
+const T = 20_000; // per step; generous for a loaded 2-core machine
+
+// openDir unfolds a folder of the tree (a click on an open one folds it).
+const openDir = async (page, p) => {
+  const node = page.locator(`.node[data-path="${p}"]`);
+  if (!(await node.evaluate((n) => n.classList.contains('open')))) await node.locator(':scope > .row').click();
+  await page.locator(`.node.open[data-path="${p}"]`).waitFor();
+};
+
+const step = (msg) => console.log(new Date().toISOString().slice(11, 23), msg);
+
+const ctx = await chromium.launchPersistentContext(process.env.UI_USERDIR, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  viewport: { width: 1440, height: 860 },
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const result = { outside: [], consoleErrors: [], navigations: 0 };
+try {
+  const page = ctx.pages()[0] || await ctx.newPage();
+  page.setDefaultTimeout(T);
+  page.on('request', (r) => { if (!r.url().startsWith(base) && !r.url().startsWith('blob:') && !r.url().startsWith('data:')) result.outside.push(r.url()); });
+  page.on('console', (m) => { if (m.type() === 'error') result.consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => result.consoleErrors.push('pageerror: ' + e.message));
+  page.on('framenavigated', (f) => { if (f === page.mainFrame()) result.navigations++; });
+
+  step('open the console');
+  await page.goto(base + '/ui/');
+  await page.locator('#tokendlg[open]').waitFor();
+  result.tokenAsked = true;
+  await page.fill('#tokeninput', token);
+  await page.press('#tokeninput', 'Enter');
+  await page.locator('body[data-ready="1"]').waitFor();
+  step('console ready');
+  result.consoleErrors = result.consoleErrors.filter((e) => !/status of 401/.test(e)); // the tokenless first try
+  await page.locator('#live.on').waitFor();
+  step('feed live');
+  result.sandboxes = await page.$$eval('#sandbox option', (os) => os.map((o) => o.value));
+  result.tokenStored = await page.evaluate(() => sessionStorage.getItem('sandfs.token'));
+  await page.evaluate(() => { window.__sameDocument = true; });
+
+  step('browse to /docs/notes.txt');
+  await openDir(page, '/docs');
+  await page.click('.node[data-path="/docs/notes.txt"] > .row');
+  await page.locator('#viewpath', { hasText: '/docs/notes.txt' }).waitFor();
+  result.viewed = await page.textContent('#view .tx');
+  result.lineNumbers = await page.textContent('#view .ln');
+
+  step('edit and save');
+  await page.click('#edit');
+  await page.fill('#editor', 'hello\nedited in the console\n\tindented line\n');
+  await page.click('#save');
+  await page.locator('#status', { hasText: 'saved /docs/notes.txt' }).waitFor();
+  await page.locator('#view .tx', { hasText: 'edited in the console' }).waitFor();
+  result.afterSave = await page.textContent('#view .tx');
+
+  step('an image and a binary file');
+  await openDir(page, '/assets');
+  await page.click('.node[data-path="/assets/logo.png"] > .row');
+  await page.waitForFunction(() => { const i = document.querySelector('#view img'); return i && i.complete && i.naturalWidth > 0; });
+  result.imageWidth = await page.$eval('#view img', (i) => i.naturalWidth);
+  await openDir(page, '/data');
+  await page.click('.node[data-path="/data/blob.bin"] > .row');
+  await page.locator('#view .binary').waitFor();
+  result.binaryText = await page.textContent('#view .binary b');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+  result.downloadName = dl.suggestedFilename();
+  result.downloadMatches = fs.readFileSync(await dl.path()).equals(fs.readFileSync(path.join(root, 'data', 'blob.bin')));
+
+  step('new file, rename it into another folder, delete a file');
+  await page.click('.node[data-path="/docs"] > .row .name'); // select the folder
+  await openDir(page, '/docs');
+  await page.click('#newfile');
+  await page.locator('#askdlg[open]').waitFor();
+  await page.fill('#askinput', 'todo.txt');
+  await page.press('#askinput', 'Enter');
+  await page.locator('#editor').waitFor();
+  await page.fill('#editor', '- ship the console\n');
+  await page.keyboard.press('Control+s');
+  await page.locator('#status', { hasText: 'saved /docs/todo.txt' }).waitFor();
+  await page.click('#move');
+  await page.locator('#askdlg[open]').waitFor();
+  await page.fill('#askinput', '/src/todo.md');
+  await page.press('#askinput', 'Enter');
+  await page.locator('#viewpath', { hasText: '/src/todo.md' }).waitFor();
+  await page.locator('.node[data-path="/src/todo.md"]').waitFor();
+  await openDir(page, '/docs');
+  await page.click('.node[data-path="/docs/design.md"] > .row');
+  await page.locator('#viewpath', { hasText: '/docs/design.md' }).waitFor();
+  await page.click('#delete');
+  await page.locator('#askdlg[open]').waitFor();
+  await page.click('#askdlg button[value="ok"]');
+  await page.locator('#status', { hasText: 'deleted /docs/design.md' }).waitFor();
+  await page.locator('.node[data-path="/docs/design.md"]').waitFor({ state: 'detached' });
+  await page.locator('.node[data-path="/docs/todo.txt"]').waitFor({ state: 'detached' });
+  await page.click('.node[data-path="/docs/notes.txt"] > .row');
+  await page.locator('#viewpath', { hasText: '/docs/notes.txt' }).waitFor();
+
+  step('upload with the file picker into /docs');
+  await page.setInputFiles('#uploadinput', {
+    name: 'picked.txt', mimeType: 'text/plain', buffer: Buffer.from('uploaded with the picker\n'),
+  });
+  await page.locator('.up.done[data-name="picked.txt"]').waitFor();
+  await page.locator('.node[data-path="/docs/picked.txt"]').waitFor();
+
+  step('upload by drag and drop onto /src');
+  await page.evaluate(() => {
+    const bytes = new Uint8Array(3 * 1024 * 1024 + 7);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + (i >> 9)) & 0xff;
+    const dt = new DataTransfer();
+    dt.items.add(new File([bytes], 'dropped.bin', { type: 'application/octet-stream' }));
+    const row = document.querySelector('.node[data-path="/src"] > .row');
+    for (const type of ['dragenter', 'dragover', 'drop']) {
+      row.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }
+  });
+  await page.locator('.up.done[data-name="dropped.bin"]').waitFor();
+  result.uploadLabel = await page.textContent('.up.done[data-name="dropped.bin"] .pct');
+
+  step('open /src/main.go, then change it and add a file from outside');
+  await openDir(page, '/src');
+  await page.locator('.node[data-path="/src/dropped.bin"]').waitFor();
+  await page.click('.node[data-path="/src/main.go"] > .row');
+  await page.locator('#viewpath', { hasText: '/src/main.go' }).waitFor();
+  fs.writeFileSync(path.join(root, 'docs', 'from-outside.txt'), 'written straight into the root\n');
+  fs.appendFileSync(path.join(root, 'src', 'main.go'), '// appended from outside the daemon\n');
+  await page.locator('#feed li[data-origin="external"][data-path="/docs/from-outside.txt"]').first().waitFor();
+  await page.locator('.node[data-path="/docs/from-outside.txt"]').waitFor();
+  await page.locator('#view .tx', { hasText: 'appended from outside the daemon' }).waitFor();
+  result.openFileRefreshed = true;
+
+  step('filters');
+  await page.uncheck('.filters input[data-origin="api"]');
+  result.feedWithoutAPI = await page.$$eval('#feed li', (ls) => ls.map((l) => l.dataset.origin));
+  await page.check('.filters input[data-origin="api"]');
+  await page.fill('#pathfilter', 'notes');
+  result.feedNotes = await page.$$eval('#feed li', (ls) => ls.map((l) => l.dataset.path));
+  await page.fill('#pathfilter', '');
+
+  result.feed = await page.$$eval('#feed li', (ls) => ls.map((l) => ({ origin: l.dataset.origin, type: l.dataset.type, path: l.dataset.path })));
+  result.tree = await page.$$eval('.node', (ns) => ns.map((n) => n.dataset.path));
+  result.sameDocument = await page.evaluate(() => window.__sameDocument === true);
+
+  step('screenshot');
+  await page.click('.node[data-path="/docs/notes.txt"] > .row');
+  await page.locator('#viewpath', { hasText: '/docs/notes.txt' }).waitFor();
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: shot });
+  result.screenshot = shot;
+
+  step('switch to sandbox scratch: its feed comes over the websocket');
+  await page.selectOption('#sandbox', 'scratch');
+  await page.locator('#live.on', { hasText: 'websocket' }).waitFor();
+  await page.locator('.node[data-path="/seed.txt"]').waitFor();
+  fs.writeFileSync(path.join(process.env.UI_SCRATCH, 'hello.txt'), 'hello, scratch\n');
+  await page.locator('#feed li[data-origin="external"][data-path="/hello.txt"]').first().waitFor();
+  await page.locator('.node[data-path="/hello.txt"]').waitFor();
+  result.scratchTree = await page.$$eval('.node', (ns) => ns.map((n) => n.dataset.path));
+  result.sameDocumentAtEnd = await page.evaluate(() => window.__sameDocument === true);
+} catch (err) {
+  const page = ctx.pages()[0];
+  if (page) {
+    await page.screenshot({ path: shot.replace(/\.png$/, '.failed.png') }).catch(() => {});
+    console.log('status:', await page.textContent('#status').catch(() => '?'));
+    console.log('view:', (await page.innerHTML('#view').catch(() => '?')).slice(0, 2000));
+  }
+  console.log('RESULT-SO-FAR ' + JSON.stringify(result));
+  throw err;
+} finally {
+  await ctx.close();
+}
+console.log('RESULT ' + JSON.stringify(result));

@@ -1,0 +1,111 @@
+package rest
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+)
+
+// The web console (GET /ui/): one page, its script and its style sheet,
+// embedded in the binary and served from it; nothing is loaded from
+// elsewhere, and the Content-Security-Policy below holds the page to that.
+// The page carries no data, so its routes are public; everything it shows
+// comes from the authed public API (the named-sandbox family for files,
+// SSE /v2/watch/{id}/events or the §5 websocket for the feed), with the
+// token the user types once, kept in sessionStorage.
+//
+// Each file has its own line in the route table (GET /ui/, /ui/app.js,
+// /ui/style.css), so the table stays the one list of what the daemon
+// serves; httprouter's trailing-slash redirect answers GET /ui with a 301 to
+// /ui/, and any other /ui/x is the router's 404. ui_test.go checks that every
+// embedded file has its line.
+//
+//go:embed ui
+var uiFiles embed.FS
+
+// uiTypes are the content types of the console's files, by extension.
+var uiTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+}
+
+// uiCSP allows the console to load only its own files and to talk only to
+// its own daemon; images it shows and files it offers for download are
+// blob: URLs made from authed fetches.
+const uiCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// uiAsset answers GET /ui/ (index.html) and GET /ui/<file> from the
+// embedded files.
+func (s *Server) uiAsset(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	name := strings.TrimPrefix(r.URL.Path, "/ui/")
+	if name == "" {
+		name = "index.html"
+	}
+	b, err := uiFiles.ReadFile("ui/" + name)
+	if err != nil { // a table line without its file: a build mistake
+		return &requestError{kindRouteNotFound, http.StatusNotFound, "no console file " + name}
+	}
+	h := w.Header()
+	h.Set("Content-Type", uiTypes[path.Ext(name)])
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Content-Security-Policy", uiCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(b)
+	}
+	return nil
+}
+
+// uiFileNames lists the embedded console files (for the tests).
+func uiFileNames() []string {
+	var out []string
+	fs.WalkDir(uiFiles, "ui", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, strings.TrimPrefix(p, "ui/"))
+		}
+		return nil
+	})
+	return out
+}
+
+// sandboxList is the answer of GET /v1/sandboxes.
+type sandboxList struct {
+	Sandboxes []sandboxName `json:"sandboxes"`
+	Count     int           `json:"count"`
+}
+
+type sandboxName struct {
+	Name string `json:"name"`
+}
+
+// listSandboxes answers GET /v1/sandboxes: the names the daemon serves,
+// "default" first, then by name. The console's picker reads it; it names no
+// host path.
+func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	names := make([]string, 0, len(s.sandboxes))
+	for n := range s.sandboxes {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if (names[i] == "default") != (names[j] == "default") {
+			return names[i] == "default"
+		}
+		return names[i] < names[j]
+	})
+	out := sandboxList{Sandboxes: make([]sandboxName, len(names)), Count: len(names)}
+	for i, n := range names {
+		out.Sandboxes[i] = sandboxName{n}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,228 @@
+package rest
+
+import (
+	"encoding/json"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"sandfs/core"
+	"sandfs/core/journal"
+)
+
+// TestUIServesEmbeddedFiles: /ui/ and each file answer the embedded bytes
+// with their content type and the CSP, with no token even when one is set.
+func TestUIServesEmbeddedFiles(t *testing.T) {
+	h := newHarness(t, harnessOpts{Token: "tok"})
+	cases := []struct {
+		target, file, ctype, marker string
+	}{
+		{"/ui/", "index.html", "text/html; charset=utf-8", `<script src="app.js"`},
+		{"/ui/app.js", "app.js", "text/javascript; charset=utf-8", "function main()"},
+		{"/ui/style.css", "style.css", "text/css; charset=utf-8", ".feed"},
+	}
+	for _, c := range cases {
+		t.Run(c.target, func(t *testing.T) {
+			r := h.do(t, req{Method: "GET", Target: c.target, NoAuth: true})
+			wantStatus(t, r, 200)
+			want, err := uiFiles.ReadFile("ui/" + c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(r.Body) != string(want) {
+				t.Errorf("body: %d bytes, want the embedded %s (%d bytes)", len(r.Body), c.file, len(want))
+			}
+			if !strings.Contains(string(r.Body), c.marker) {
+				t.Errorf("body lacks %q", c.marker)
+			}
+			if got := r.Header.Get("Content-Type"); got != c.ctype {
+				t.Errorf("Content-Type: got %q, want %q", got, c.ctype)
+			}
+			if got := r.Header.Get("Content-Security-Policy"); !strings.Contains(got, "default-src 'none'") || !strings.Contains(got, "connect-src 'self'") {
+				t.Errorf("Content-Security-Policy: got %q", got)
+			}
+			if got := r.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+				t.Errorf("X-Content-Type-Options: got %q", got)
+			}
+		})
+	}
+}
+
+// TestUIRoutes: /ui redirects to /ui/; anything else under /ui/ is 404; the
+// console's pages need no token while the API they call does.
+func TestUIRoutes(t *testing.T) {
+	h := newHarness(t, harnessOpts{Token: "tok"})
+	cases := []struct {
+		method, target string
+		status         int
+		location       string
+	}{
+		{"GET", "/ui", http.StatusMovedPermanently, "/ui/"},
+		{"GET", "/ui/", 200, ""},
+		{"GET", "/ui/x", 404, ""},
+		{"GET", "/ui/index.html", 404, ""}, // the page has one address, /ui/
+		{"GET", "/ui/ui.go", 404, ""},
+		{"GET", "/ui/../openapi.json", http.StatusMovedPermanently, "/openapi.json"}, // cleaned by the router, never a file lookup
+		{"GET", "/ui/app.js/", http.StatusMovedPermanently, "/ui/app.js"},
+		{"POST", "/ui/", http.StatusMethodNotAllowed, ""},
+		{"GET", "/v1/sandboxes", 401, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.method+" "+c.target, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.srv.Handler().ServeHTTP(rec, httptest.NewRequest(c.method, c.target, nil))
+			if rec.Code != c.status {
+				t.Fatalf("status: got %d, want %d (body %s)", rec.Code, c.status, rec.Body)
+			}
+			if got := rec.Header().Get("Location"); got != c.location {
+				t.Errorf("Location: got %q, want %q", got, c.location)
+			}
+			if c.status == 404 && strings.Contains(rec.Body.String(), "<html") {
+				t.Errorf("a 404 served the page: %s", rec.Body)
+			}
+		})
+	}
+}
+
+// TestUIFilesHaveRoutes: every embedded file has its line in the route
+// table (and so in openapi.json), and the table serves nothing that is not
+// embedded.
+func TestUIFilesHaveRoutes(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	inTable := map[string]bool{}
+	for _, rt := range h.srv.Routes() {
+		if strings.HasPrefix(rt.Path, "/ui/") {
+			inTable[rt.Path] = true
+			if rt.Auth || rt.Family != FamilyService || rt.Method != "GET" {
+				t.Errorf("route %s %s: want a public GET of the service family", rt.Method, rt.Path)
+			}
+		}
+	}
+	files := uiFileNames()
+	if len(files) != 3 {
+		t.Errorf("embedded files: %q, want index.html, app.js, style.css", files)
+	}
+	for _, f := range files {
+		p := "/ui/" + f
+		if f == "index.html" {
+			p = "/ui/"
+		}
+		if !inTable[p] {
+			t.Errorf("embedded %s has no route %s", f, p)
+		}
+		delete(inTable, p)
+	}
+	for p := range inTable {
+		t.Errorf("route %s serves no embedded file", p)
+	}
+}
+
+// TestUINoExternalURLs: nothing in the console loads from outside the
+// daemon: no src/href/url()/import/fetch naming http:// or https://.
+func TestUINoExternalURLs(t *testing.T) {
+	ref := regexp.MustCompile(`(?i)(src|href|action)\s*=\s*["']?\s*(https?:)?//|url\(\s*["']?\s*(https?:)?//|@import|(fetch|open|WebSocket|EventSource)\(\s*["'\x60](https?|wss?):`)
+	anyURL := regexp.MustCompile(`(?i)\b(https?|wss?)://`)
+	err := fs.WalkDir(uiFiles, "ui", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := uiFiles.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := ref.FindString(line); m != "" {
+				t.Errorf("%s:%d references something outside: %q", p, i+1, strings.TrimSpace(line))
+			}
+			if m := anyURL.FindString(line); m != "" {
+				t.Errorf("%s:%d names an absolute URL: %q", p, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The scan can fail: a line that loads a script from elsewhere is caught.
+	if ref.FindString(`<script src="https://cdn.example/x.js"></script>`) == "" || ref.FindString(`<link href="//cdn.example/x.css">`) == "" {
+		t.Error("the scan misses an external src/href")
+	}
+}
+
+// TestListSandboxes: GET /v1/sandboxes names every sandbox, default first,
+// and no host path.
+func TestListSandboxes(t *testing.T) {
+	sbs := map[string]*core.Sandbox{}
+	roots := map[string]string{}
+	for _, n := range []string{"zeta", "default", "alpha"} {
+		roots[n] = t.TempDir()
+		sb, err := core.Open(n, roots[n], core.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sb.Close() })
+		sbs[n] = sb
+	}
+	srv, err := New(Config{Sandboxes: sbs, Token: "tok", Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	r := httptest.NewRequest("GET", "/v1/sandboxes", nil)
+	r.Header.Set("Authorization", "Bearer tok")
+	srv.Handler().ServeHTTP(rec, r)
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d, type %q: %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+	var got sandboxList
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range got.Sandboxes {
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, ",") != "default,alpha,zeta" || got.Count != 3 {
+		t.Errorf("got %q (count %d), want default,alpha,zeta (3)", names, got.Count)
+	}
+	for _, root := range roots {
+		if strings.Contains(rec.Body.String(), root) {
+			t.Errorf("the listing names a host path: %s", rec.Body)
+		}
+	}
+	checkAgainstOpenAPI(t, srv.Routes(), "GET", "/v1/sandboxes", resp{Status: 200, Header: rec.Header(), Body: rec.Body.Bytes()})
+}
+
+// TestSocketEventOrigin: the watch socket's events carry origin, pid (fuse
+// only) and a rename's old path after the seed's fields.
+func TestSocketEventOrigin(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	cases := []struct {
+		name string
+		in   journal.Event
+		want string
+	}{
+		{"api write", journal.Event{Type: journal.Write, Path: "/a", Size: 3, Time: at, Origin: journal.API, Pid: 9},
+			`{"type":"event","path":"/a","event":"write","timestamp":"2026-01-02T03:04:05Z","isDir":false,"size":3,"origin":"api"}`},
+		{"fuse create", journal.Event{Type: journal.Create, Path: "/d", IsDir: true, Time: at, Origin: journal.FUSE, Pid: 4242, Uid: 1000},
+			`{"type":"event","path":"/d","event":"create","timestamp":"2026-01-02T03:04:05Z","isDir":true,"size":0,"origin":"fuse","pid":4242}`},
+		{"external rename", journal.Event{Type: journal.Rename, Path: "/new", OldPath: "/old", Time: at, Origin: journal.External},
+			`{"type":"event","path":"/new","event":"rename","timestamp":"2026-01-02T03:04:05Z","isDir":false,"size":0,"origin":"external","oldPath":"/old"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := json.Marshal(socketEvent(c.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != c.want {
+				t.Errorf("got  %s\nwant %s", b, c.want)
+			}
+		})
+	}
+}
