@@ -3,6 +3,7 @@ package rest
 import (
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -64,7 +65,50 @@ func (c *refusalCatcher) refusal() error {
 // sendfile) whose refusals come back as an error in the family's shape
 // rather than as net/http's plain text.
 func serveContent(w http.ResponseWriter, r *http.Request, modtime time.Time, content io.ReadSeeker) error {
+	if rng := r.Header.Get("Range"); rng != "" {
+		kept, dropped := dropEmptySuffixRanges(rng)
+		if dropped && kept == "" {
+			size, err := content.Seek(0, io.SeekEnd)
+			if err != nil {
+				return err
+			}
+			w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
+			return &requestError{kindInvalidRequest, http.StatusRequestedRangeNotSatisfiable, "invalid range: a suffix of 0 bytes selects nothing"}
+		}
+		if dropped {
+			r = r.Clone(r.Context())
+			r.Header.Set("Range", kept)
+		}
+	}
 	c := &refusalCatcher{ResponseWriter: w}
 	http.ServeContent(c, r, "", modtime, content)
 	return c.refusal()
+}
+
+// dropEmptySuffixRanges removes the suffix ranges of zero bytes ("-0") from
+// a bytes Range header. RFC 9110 §14.1.3 makes such a range unsatisfiable,
+// but http.ServeContent answers it 206 with the impossible Content-Range
+// "bytes N-(N-1)/N" and an empty part. dropped says whether any was
+// removed; kept is "" when nothing is left.
+func dropEmptySuffixRanges(h string) (kept string, dropped bool) {
+	spec, ok := strings.CutPrefix(h, "bytes=")
+	if !ok {
+		return h, false
+	}
+	var out []string
+	for _, ra := range strings.Split(spec, ",") {
+		t := strings.TrimSpace(ra)
+		if n, isSuffix := strings.CutPrefix(t, "-"); isSuffix && n != "" && strings.Trim(n, "0") == "" {
+			dropped = true
+			continue
+		}
+		out = append(out, ra)
+	}
+	if !dropped {
+		return h, false
+	}
+	if len(out) == 0 {
+		return "", true
+	}
+	return "bytes=" + strings.Join(out, ","), true
 }
