@@ -36,7 +36,7 @@ layering: ## fail if core imports rest/fusefs/cmd, or rest and fusefs import eac
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (default 60s)
 	@set -e; for t in core:FuzzResolve core:FuzzExtractTar rest:FuzzRange rest:FuzzDecoders rest:FuzzEditor; do \
-	  echo "== $${t#*:} ($${t%%:*})"; $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $${FUZZTIME:-60s}; done
+	  echo "== $${t#*:} ($${t%%:*})"; $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $${FUZZTIME:-60s} -fuzzminimizetime 10s; done
 
 .PHONY: bench
 bench: build ## benchmarks against their anchors (QUICK=1 for a short run); writes bench/results.md

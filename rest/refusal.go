@@ -3,6 +3,7 @@ package rest
 import (
 	"io"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -97,10 +98,15 @@ func dropEmptySuffixRanges(h string) (kept string, dropped bool) {
 	}
 	var out []string
 	for _, ra := range strings.Split(spec, ",") {
-		t := strings.TrimSpace(ra)
-		if n, isSuffix := strings.CutPrefix(t, "-"); isSuffix && n != "" && strings.Trim(n, "0") == "" {
-			dropped = true
-			continue
+		// Read as net/http reads it: a suffix range is "-N" around which
+		// ASCII space is ignored (textproto.TrimString), N as
+		// strconv.ParseInt takes it.
+		if start, end, ok := strings.Cut(ra, "-"); ok && textproto.TrimString(start) == "" {
+			end = textproto.TrimString(end)
+			if n, err := strconv.ParseInt(end, 10, 64); err == nil && n == 0 && end[0] != '-' {
+				dropped = true
+				continue
+			}
 		}
 		out = append(out, ra)
 	}
