@@ -35,7 +35,8 @@ layering: ## fail if core imports rest/fusefs/cmd, or rest and fusefs import eac
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (default 60s)
-	$(GO) test ./core -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $${FUZZTIME:-60s}
+	@set -e; for t in core:FuzzResolve core:FuzzExtractTar rest:FuzzRange rest:FuzzDecoders rest:FuzzEditor; do \
+	  echo "== $${t#*:} ($${t%%:*})"; $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $${FUZZTIME:-60s} -fuzzminimizetime 10s; done
 
 .PHONY: soak
 soak: ## the long reliability runs: TestLoad for SOAK (default 10m) and the 10,000-iteration escape race (RELIABILITY.md)

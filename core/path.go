@@ -28,6 +28,9 @@ func (s *Sandbox) CleanIn(workdir, p string) (string, error) {
 	return cleanAPI(wd, p)
 }
 
+// nameMax is the longest name a Linux filesystem takes (NAME_MAX).
+const nameMax = 255
+
 func cleanAPI(workdir, p string) (string, error) {
 	if p == "" || strings.IndexByte(p, 0) >= 0 {
 		return "", pathErr("resolve", sanitize(p), unix.EINVAL)
@@ -38,6 +41,15 @@ func cleanAPI(workdir, p string) (string, error) {
 	p = path.Clean(p)
 	if len(p) >= unix.PathMax {
 		return "", pathErr("resolve", p[:64]+"…", unix.ENAMETOOLONG)
+	}
+	for rest := p[1:]; rest != ""; {
+		name, next, _ := strings.Cut(rest, "/")
+		if len(name) > nameMax {
+			// No such name can exist: refused here like the kernel would,
+			// also where no system call follows (a watch wait).
+			return "", pathErr("resolve", p[:min(len(p), 64)]+"…", unix.ENAMETOOLONG)
+		}
+		rest = next
 	}
 	return p, nil
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -128,7 +129,7 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 		removeAllAt(context.WithoutCancel(ctx), basefd, stage)
 	}()
 
-	x := extractor{stagefd: stagefd, limits: s.limits, files: map[string]bool{}, isDir: map[string]bool{}, isLink: map[string]bool{}}
+	x := extractor{dest: da, stagefd: stagefd, limits: s.limits, files: map[string]bool{}, isDir: map[string]bool{}, isLink: map[string]bool{}}
 	names, err := x.run(ctx, r)
 	if err != nil {
 		return fail(err)
@@ -196,6 +197,7 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 
 // extractor stages one archive under stagefd.
 type extractor struct {
+	dest    string // API path of the destination, for the length of entries' paths
 	stagefd int
 	limits  Limits
 	bytes   int64
@@ -235,6 +237,11 @@ func (x *extractor) run(ctx context.Context, r io.Reader) ([]string, error) {
 		}
 		if name == "" {
 			continue // "." or "./": the destination itself
+		}
+		if len(join(x.dest, name)) >= unix.PathMax {
+			// Every other route refuses such a path: the archive may not
+			// make one either.
+			return nil, &TarEntryError{Entry: hdr.Name, Reason: fmt.Sprintf("path in the sandbox is longer than %d bytes", unix.PathMax-1), Errno: unix.ENAMETOOLONG}
 		}
 		if len(names) >= x.limits.TarEntries {
 			return nil, &TarEntryError{Entry: hdr.Name, Reason: "archive has more than the allowed entries", Errno: unix.EFBIG}

@@ -220,29 +220,80 @@ func TestServeFailsToStart(t *testing.T) {
 	}
 }
 
-// TestServeWarnsWithoutToken: no token on a non-loopback address is logged;
-// with a token, or on loopback, it is not.
+// TestServeWarnsWithoutToken: without a token the daemon refuses a
+// non-loopback address unless --insecure-no-token says so, and then warns;
+// with a token, on loopback or on a unix socket it serves without a word.
 func TestServeWarnsWithoutToken(t *testing.T) {
 	port := func() string {
 		_, p, _ := net.SplitHostPort(freeAddr(t))
 		return p
 	}
+	for _, addr := range []string{"0.0.0.0:0", ":" + port(), "[::]:0"} {
+		t.Run("refused "+addr, func(t *testing.T) {
+			res := runSandfs(t, nil, nil, "serve", "--root", t.TempDir(), "--listen", addr)
+			if res.Code != 1 {
+				t.Fatalf("got exit %d, want 1\n%s", res.Code, res)
+			}
+			if !strings.Contains(res.Stderr, "refusing to listen on "+addr+" without a token") ||
+				!strings.Contains(res.Stderr, "--insecure-no-token") {
+				t.Errorf("stderr does not say why nor what to do: %q", res.Stderr)
+			}
+		})
+	}
+	t.Run("refused with an empty SANDFS_TOKEN", func(t *testing.T) {
+		res := runSandfs(t, []string{"SANDFS_TOKEN="}, nil, "serve", "--root", t.TempDir(), "--listen", "0.0.0.0:0")
+		if res.Code != 1 || !strings.Contains(res.Stderr, "without a token") {
+			t.Fatalf("got exit %d, want 1 and the refusal\n%s", res.Code, res)
+		}
+	})
+	sock := filepath.Join(t.TempDir(), "s.sock")
 	cases := []struct {
 		name string
 		args []string
 		warn bool
 	}{
-		{"all interfaces without token", []string{"--listen", "0.0.0.0:" + port()}, true},
+		{"all interfaces without token, told", []string{"--listen", "0.0.0.0:" + port(), "--insecure-no-token"}, true},
 		{"all interfaces with token", []string{"--listen", "0.0.0.0:" + port(), "--token", "t"}, false},
 		{"loopback without token", nil, false},
+		{"unix socket without token", []string{"--listen", "unix:" + sock}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := startDaemon(t, tc.args...)
+			if d.Socket != "" {
+				waitSocket(t, d)
+			}
+			res, err := d.Client().Get(d.BaseURL() + "/v1/fs/stat?path=/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if want := map[bool]int{true: 401, false: 200}[d.Token != ""]; res.StatusCode != want {
+				t.Errorf("GET /v1/fs/stat: %d, want %d", res.StatusCode, want)
+			}
 			d.Stop(t)
 			if got := strings.Contains(d.Log(), "no token set"); got != tc.warn {
 				t.Errorf("warning logged: got %v, want %v\n%s", got, tc.warn, d.Log())
 			}
 		})
+	}
+}
+
+// waitSocket waits until a unix-socket daemon answers /health.
+func waitSocket(t *testing.T, d *Daemon) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := d.Client().Get(d.BaseURL() + "/health")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon on %s not ready:\n%s", d.Socket, d.Log())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -81,8 +81,7 @@ func (s *Server) fsReadFile(w http.ResponseWriter, r *http.Request, _ httprouter
 	}
 	defer f.Close()
 	w.Header().Set("Content-Type", "application/octet-stream")
-	http.ServeContent(w, r, "", info.ModTime, f)
-	return nil
+	return serveContent(w, r, info.ModTime, f)
 }
 
 // fsWriteFile: PUT /v1/fs/file?path — body streamed into the file,

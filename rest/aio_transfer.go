@@ -200,8 +200,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": info.Name}))
 	if policy == "ignore" {
-		http.ServeContent(w, r, "", info.ModTime, f)
-		return nil
+		return downloadRefused(h, serveContent(w, r, info.ModTime, f))
 	}
 	if im := r.Header.Get("If-Match"); im != "" && !etagListHas(im, etag) {
 		h.Del("ETag")
@@ -214,11 +213,21 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, _ httprouter.P
 		h.Del("Content-Disposition")
 		return withOp("download", errFileChanged)
 	}
-	http.ServeContent(w, r, "", info.ModTime, pf)
+	err = serveContent(w, r, info.ModTime, pf)
 	if pf.cut {
 		// Too late for a status: cut the connection so the client sees a
 		// short body, never a whole-looking mix of two versions.
 		panic(http.ErrAbortHandler)
+	}
+	return downloadRefused(h, err)
+}
+
+// downloadRefused drops the attachment header from a refused download (a
+// range it cannot serve, a failed precondition): the answer is the error.
+func downloadRefused(h http.Header, err error) error {
+	if err != nil {
+		h.Del("Content-Disposition")
+		return withOp("download", err)
 	}
 	return nil
 }

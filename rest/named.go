@@ -225,8 +225,7 @@ func (s *Server) namedRead(w http.ResponseWriter, r *http.Request, ps httprouter
 	}
 	defer f.Close()
 	w.Header().Set("Content-Type", "application/octet-stream")
-	http.ServeContent(w, r, "", info.ModTime, f)
-	return nil
+	return serveContent(w, r, info.ModTime, f)
 }
 
 // namedWrite: PUT /fs/write?path&workingDir&mode&mkdir|mkdirParents — the

@@ -88,13 +88,17 @@ func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 	if err != nil {
 		return err
 	}
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	c := &refusalCatcher{ResponseWriter: w}
+	conn, err := websocket.Accept(c, r, &websocket.AcceptOptions{
 		// The token, not a cookie, is the credential: a page of another
 		// origin holding it may watch.
 		InsecureSkipVerify: true,
 	})
 	if err != nil {
-		return nil // Accept has answered the failed handshake
+		if refused := c.refusal(); refused != nil {
+			return refused // a failed handshake, in the family's shape
+		}
+		return nil
 	}
 	conn.SetReadLimit(maxSocketMessage)
 	ctx, cancel := context.WithCancel(r.Context())

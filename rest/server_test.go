@@ -35,7 +35,7 @@ type harnessOpts struct {
 	Limits Limits
 }
 
-func newHarness(t *testing.T, o harnessOpts) *harness {
+func newHarness(t testing.TB, o harnessOpts) *harness {
 	t.Helper()
 	root := t.TempDir()
 	sb, err := core.Open("default", root, core.Options{})

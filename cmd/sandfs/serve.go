@@ -31,6 +31,10 @@ type serveConfig struct {
 	maxTarEntries   int
 	maxTarBytes     sizeFlag
 	shutdownTimeout time.Duration
+	headerTimeout   time.Duration // ReadHeaderTimeout: a client has this long to send its headers
+	idleTimeout     time.Duration // IdleTimeout: a keep-alive connection with no request is closed after it
+	maxHeaderBytes  sizeFlag
+	insecureNoToken bool      // serve beyond loopback without a token
 	mounts          multiFlag // MNT or NAME=MNT, repeatable: the FUSE mirrors
 	fuseDebug       bool
 	logEvents       bool
@@ -54,16 +58,17 @@ ADDR until SIGINT or SIGTERM, then finish the requests in flight (up to
 --shutdown-timeout) and exit 0. DIR is created if missing. ADDR is HOST:PORT
 or unix:/path.sock (a stale socket file is replaced, and removed on exit).
 Without a token every client that reaches ADDR may read and write DIR: the
-default ADDR is loopback only, and a non-loopback ADDR without a token logs a
-warning. The token comes from --token or SANDFS_TOKEN; clients send it as
+default ADDR is loopback only, and the daemon refuses a non-loopback ADDR
+without a token unless --insecure-no-token says so (then it logs a warning). The token comes from --token or SANDFS_TOKEN; clients send it as
 "Authorization: Bearer T". Sizes take K, M, G, T suffixes (powers of 1024);
 0 means the default.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		cfg := serveConfig{
-			maxJSONBody:   64 << 20,
-			maxTarBody:    4 << 30,
-			maxTarEntries: core.DefaultLimits.TarEntries,
-			maxTarBytes:   sizeFlag(core.DefaultLimits.TarBytes),
+			maxJSONBody:    64 << 20,
+			maxTarBody:     4 << 30,
+			maxTarEntries:  core.DefaultLimits.TarEntries,
+			maxTarBytes:    sizeFlag(core.DefaultLimits.TarBytes),
+			maxHeaderBytes: defaultMaxHeaderBytes,
 		}
 		fs.StringVar(&cfg.root, "root", defaultRoot, "host `DIR` served as the sandbox \"default\" (created if missing)")
 		fs.Var(&cfg.sandboxes, "sandbox", "also serve a directory as a named sandbox: `NAME=DIR` (repeatable)")
@@ -81,6 +86,10 @@ warning. The token comes from --token or SANDFS_TOKEN; clients send it as
 		fs.DurationVar(&cfg.mountCache, "mount-cache", time.Minute, "how long (`DURATION`) the kernel may cache names, attributes and pages of the mount where the kernel watch covers them; the journal invalidates each change before it is told, and 0 makes the kernel ask the daemon at every system call")
 		fs.BoolVar(&cfg.logEvents, "log-events", false, "log every journal event (type, path, old_path, origin, pid, uid)")
 		fs.StringVar(&cfg.debugListen, "debug-listen", "", "serve Go's runtime profiles (/debug/pprof/) on the loopback `ADDR` (for leak checks; no token)")
+		fs.DurationVar(&cfg.headerTimeout, "header-timeout", 10*time.Second, "how long (`DURATION`) a client may take to send a request's headers before its connection is closed")
+		fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 120*time.Second, "how long (`DURATION`) an idle keep-alive connection stays open")
+		fs.Var(&cfg.maxHeaderBytes, "max-header-bytes", "`SIZE` of the largest request line and headers (431 over it)")
+		fs.BoolVar(&cfg.insecureNoToken, "insecure-no-token", false, "serve on a non-loopback address without a token (anyone who reaches it may read and write the sandbox)")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -99,6 +108,9 @@ warning. The token comes from --token or SANDFS_TOKEN; clients send it as
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if cfg.maxTarEntries < 0 {
 		return usagef("--max-tar-entries must not be negative")
+	}
+	if cfg.token == "" && !cfg.insecureNoToken && !localAddr(cfg.listen) {
+		return errNoToken(cfg.listen)
 	}
 	dirs, err := sandboxDirs(cfg.root, cfg.sandboxes)
 	if err != nil {
@@ -185,6 +197,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	defer cleanup()
 	if cfg.token == "" && !isLocal(l) {
+		if !cfg.insecureNoToken {
+			return errNoToken(where)
+		}
 		log.Warn("no token set and listening beyond loopback: anyone who reaches " + where +
 			" can read and write the sandbox; set --token or SANDFS_TOKEN")
 	}
@@ -193,13 +208,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	// requests in flight finish, not cancel them.
 	reqCtx, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
-	srv := &http.Server{
-		Handler:           srvREST.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return reqCtx },
-	}
+	srv := httpServer(srvREST.Handler(), cfg, log, reqCtx)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	for _, d := range dirs {
@@ -225,6 +234,52 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	<-served
 	log.Info("stopped")
 	return nil
+}
+
+// defaultMaxHeaderBytes bounds a request's line and headers: room for a
+// query naming a 4 KiB path three times over, percent-encoded.
+const defaultMaxHeaderBytes = 64 << 10
+
+// httpServer builds the daemon's http.Server. A client that sends its
+// headers slowly, or leaves a keep-alive connection idle, loses the
+// connection after the configured time (API.md §1: 10 s, 120 s); request
+// lines and headers over maxHeaderBytes get 431. Bodies have no read
+// timeout: a large upload may take as long as it takes, and a client gone
+// quiet mid-body is seen by the handler as a failed read when the TCP
+// connection dies. Requests run under base, not the signal's context.
+func httpServer(h http.Handler, cfg serveConfig, log *slog.Logger, base context.Context) *http.Server {
+	maxHeader := int(cfg.maxHeaderBytes)
+	if maxHeader <= 0 {
+		maxHeader = defaultMaxHeaderBytes
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cfg.headerTimeout,
+		IdleTimeout:       cfg.idleTimeout,
+		MaxHeaderBytes:    maxHeader,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
+}
+
+// errNoToken refuses to serve beyond loopback without a token.
+func errNoToken(where string) error {
+	return fmt.Errorf("refusing to listen on %s without a token: anyone who reaches it could read and write the sandbox; "+
+		"set --token (or SANDFS_TOKEN), listen on loopback or a unix socket, or pass --insecure-no-token", where)
+}
+
+// localAddr reports whether the --listen ADDR reaches this machine only: a
+// unix socket, or a TCP address whose host resolves to a loopback IP (an
+// empty host is every interface).
+func localAddr(addr string) bool {
+	if strings.HasPrefix(addr, "unix:") {
+		return true
+	}
+	a, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		return true // listen reports the bad address; the listener is checked again
+	}
+	return a.IP != nil && a.IP.IsLoopback()
 }
 
 // mountMirror mounts the FUSE mirror one --mount (MNT or NAME=MNT) asks

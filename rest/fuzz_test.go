@@ -1,0 +1,269 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Fuzz targets of the rest layer (issue 8). Their seeds (f.Add and
+// testdata/fuzz/) run in every `go test`; `make fuzz` explores. Requests go
+// straight to the Server's handler (no socket) so that an exec is cheap.
+
+func serveLocal(h http.Handler, req *http.Request) resp {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return resp{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+}
+
+// FuzzRange sends any Range header to the three routes that serve bytes
+// with Range (sandbox-agent, AIO download, named read): the answer is 200
+// with the whole file, 206 with exactly the bytes asked for, or 416 in the
+// family's shape; never anything else, never a panic.
+func FuzzRange(f *testing.F) {
+	for _, s := range []string{"bytes=0-0", "bytes=0-", "bytes=-1", "bytes=3-9", "bytes=0-1,4-5", "bytes=999-", "bytes=5-2",
+		"bytes=abc", "bytes=-", "bytes=,", "bytes=0-1,0-1,0-1", "chars=0-1", "", "bytes= 1 - 2 ", "bytes=-0", "bytes=0-1,-0", "bytes=-00, 2-3", "bytes=- 0", "bytes=\t-+0", "bytes=-99999999999999999999"} {
+		f.Add(s)
+	}
+	h := newHarness(f, harnessOpts{})
+	content := []byte("0123456789abcdefghijklmnopqrstuvwxyz")
+	if err := os.WriteFile(filepath.Join(h.root, "f"), content, 0o644); err != nil {
+		f.Fatal(err)
+	}
+	routes := []struct{ family, target string }{
+		{FamilyAgent, "/v1/fs/file?path=/f"},
+		{FamilyAIOv2, "/v2/fs/download?path=/f"},
+		{FamilyNamed, "/v1/sandboxes/default/fs/read?path=/f"},
+	}
+	handler := h.srv.Handler()
+	f.Fuzz(func(t *testing.T, rng string) {
+		for _, rt := range routes {
+			req := httptest.NewRequest("GET", rt.target, nil)
+			req.Header["Range"] = []string{rng}
+			r := serveLocal(handler, req)
+			switch r.Status {
+			case 200:
+				if !bytes.Equal(r.Body, content) {
+					t.Fatalf("%s Range %q: 200 with %q", rt.target, rng, r.Body)
+				}
+			case 206:
+				checkPartial(t, rt.target, rng, r, content)
+			case 416:
+				if err := checkFamilyShape(rt.family, r); err != nil {
+					t.Fatalf("%s Range %q: 416 not in the family's shape: %v: %s", rt.target, rng, err, r.Body)
+				}
+				// net/http names the size only when the range is well formed.
+				if cr := r.Header.Get("Content-Range"); cr != "" && cr != fmt.Sprintf("bytes */%d", len(content)) {
+					t.Errorf("%s Range %q: 416 with Content-Range %q", rt.target, rng, cr)
+				}
+			default:
+				t.Fatalf("%s Range %q: status %d: %s", rt.target, rng, r.Status, r.Body)
+			}
+		}
+	})
+}
+
+// checkPartial checks a 206: one range (Content-Range) or several
+// (multipart/byteranges), each part exactly the bytes of the file it names.
+func checkPartial(t *testing.T, target, rng string, r resp, content []byte) {
+	t.Helper()
+	part := func(cr string, body []byte) {
+		var a, b, size int
+		if _, err := fmt.Sscanf(cr, "bytes %d-%d/%d", &a, &b, &size); err != nil || size != len(content) || a < 0 || b < a || b >= size {
+			t.Fatalf("%s Range %q: Content-Range %q", target, rng, cr)
+		}
+		if !bytes.Equal(body, content[a:b+1]) {
+			t.Fatalf("%s Range %q: part %q is %q, want %q", target, rng, cr, body, content[a:b+1])
+		}
+	}
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "multipart/byteranges" {
+		part(r.Header.Get("Content-Range"), r.Body)
+		return
+	}
+	mr := multipart.NewReader(bytes.NewReader(r.Body), params["boundary"])
+	n := 0
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s Range %q: multipart: %v", target, rng, err)
+		}
+		b, _ := io.ReadAll(p)
+		part(p.Header.Get("Content-Range"), b)
+		n++
+	}
+	if n < 2 {
+		t.Fatalf("%s Range %q: multipart/byteranges with %d parts", target, rng, n)
+	}
+}
+
+// decodeTargets are the request types of every JSON route, with the decoder
+// their family uses.
+var decodeTargets = []struct {
+	name string
+	aio  bool
+	v    func() any
+}{
+	{"fsMoveRequest", false, func() any { return new(fsMoveRequest) }},
+	{"namedDeleteRequest", false, func() any { return new(namedDeleteRequest) }},
+	{"namedMoveRequest", false, func() any { return new(namedMoveRequest) }},
+	{"namedChmodRequest", false, func() any { return new(namedChmodRequest) }},
+	{"namedChownRequest", false, func() any { return new(namedChownRequest) }},
+	{"fileReadRequest", true, func() any { return new(fileReadRequest) }},
+	{"fileWriteRequest", true, func() any { return new(fileWriteRequest) }},
+	{"editRequest", true, func() any { return new(editRequest) }},
+	{"pathRequest", true, func() any { return new(pathRequest) }},
+	{"listRequest", true, func() any { return new(listRequest) }},
+	{"findRequest", true, func() any { return new(findRequest) }},
+	{"globRequest", true, func() any { return new(globRequest) }},
+	{"transferRequest", true, func() any { return new(transferRequest) }},
+	{"grepRequest", true, func() any { return new(grepRequest) }},
+	{"searchRequest", true, func() any { return new(searchRequest) }},
+	{"xattrSetRequest", true, func() any { return new(xattrSetRequest) }},
+	{"watchCreateRequest", true, func() any { return new(watchCreateRequest) }},
+	{"watchPollRequest", true, func() any { return new(watchPollRequest) }},
+	{"watchWaitRequest", true, func() any { return new(watchWaitRequest) }},
+}
+
+// FuzzDecoders feeds any body to both decode helpers for every request
+// type: a body is either taken (and then it was one valid JSON value, an
+// object, within the limit) or refused with a 4xx; never a 5xx, never a
+// panic.
+func FuzzDecoders(f *testing.F) {
+	for _, s := range []string{`{}`, `{"path":"/a"}`, `{"from":"a","to":"b","overwrite":true}`, `{"path":1}`, `{"uid":"root","gid":0}`,
+		`{"mode":"0755","recursive":true}`, `[]`, `null`, `"x"`, `{"path":"a"} {}`, `{"path":"\u0000"}`, `{"timeout":1e999}`,
+		`{"view_range":[1,-1]}`, `{"exclude":null,"include_patterns":["*"]}`, `{"cursor":-1,"limit":99999999999999999999}`, "", `{`, "\xff"} {
+		f.Add([]byte(s))
+	}
+	const limit = 1 << 10
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, dt := range decodeTargets {
+			for _, chunked := range []bool{false, true} {
+				var rd io.Reader = bytes.NewReader(body)
+				if chunked {
+					rd = io.MultiReader(rd)
+				}
+				req := httptest.NewRequest("POST", "/", rd)
+				if chunked {
+					req.ContentLength = -1
+				}
+				v := dt.v()
+				var err error
+				if dt.aio {
+					err = decodeAIO(httptest.NewRecorder(), req, limit, v, dt.name == "watchPollRequest")
+				} else {
+					err = decodeJSON(httptest.NewRecorder(), req, limit, v)
+				}
+				if err == nil {
+					if len(bytes.TrimSpace(body)) == 0 {
+						if dt.name != "watchPollRequest" {
+							t.Fatalf("%s: an empty body was taken", dt.name)
+						}
+						continue
+					}
+					if !json.Valid(body) || len(body) > limit {
+						t.Fatalf("%s: took %q, not one valid JSON value within the limit", dt.name, body)
+					}
+					if k := reflect.ValueOf(v).Elem().Kind(); k != reflect.Struct {
+						t.Fatalf("%s: decoded into a %v", dt.name, k)
+					}
+					continue
+				}
+				k := classify(err)
+				if k.Status < 400 || k.Status >= 500 || k.Internal {
+					t.Fatalf("%s: body %q: %v classified %d (internal %v)", dt.name, body, err, k.Status, k.Internal)
+				}
+			}
+		}
+	})
+}
+
+// FuzzEditor drives the AIO editor (str_replace in each mode, insert, then
+// undo) over any file content: an edit that succeeds writes what it says
+// (new_content, and for ALL exactly strings.ReplaceAll), one that fails
+// leaves the file as it was, and undo gives back the bytes before the edit.
+func FuzzEditor(f *testing.F) {
+	f.Add("a\nb\nc\n", "b", "B", 1, uint8(0))
+	f.Add("a\r\nb\r\nc", "b\r\n", "x\ny\n", 3, uint8(1))
+	f.Add("xxx", "x", "", 0, uint8(2))
+	f.Add("aaa", "aa", "a", 5, uint8(3))
+	f.Add("", "", "z", 0, uint8(4))
+	f.Add("no newline", "line", "\n\n", -1, uint8(5))
+	f.Add("\xff\xfe bad utf8", "bad", "good", 1, uint8(0))
+	h := newHarness(f, harnessOpts{})
+	s := h.srv
+	host := filepath.Join(h.root, "e.txt")
+	ctx := context.Background()
+	modes := []string{"", "FIRST", "LAST", "ALL"}
+	f.Fuzz(func(t *testing.T, content, old, repl string, line int, sel uint8) {
+		if err := os.WriteFile(host, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		onDisk := func() string {
+			b, err := os.ReadFile(host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+		var res editResult
+		var err error
+		mode := modes[int(sel)%len(modes)]
+		insert := sel >= 128
+		if insert {
+			res, err = s.editInsert(ctx, "/e.txt", &line, &repl)
+		} else {
+			res, _, err = s.editReplace(ctx, "/e.txt", old, repl, mode)
+		}
+		if err != nil {
+			if k := classify(err); k.Status >= 500 {
+				t.Fatalf("edit failed with %d: %v", k.Status, err)
+			}
+			if got := onDisk(); got != content {
+				t.Fatalf("a failed edit changed the file: %q -> %q (%v)", content, got, err)
+			}
+			return
+		}
+		got := onDisk()
+		if res.NewContent == nil || *res.NewContent != got {
+			t.Fatalf("new_content %v, file holds %q", res.NewContent, got)
+		}
+		if res.OldContent == nil || *res.OldContent != content {
+			t.Fatalf("old_content %v, file held %q", res.OldContent, content)
+		}
+		switch {
+		case insert:
+			if len(splitLines(got)) < len(splitLines(content)) {
+				t.Fatalf("insert lost lines: %q -> %q", content, got)
+			}
+		case mode == "ALL" && !isCRLF(content):
+			if want := strings.ReplaceAll(content, old, repl); got != want {
+				t.Fatalf("ALL: got %q, want %q", got, want)
+			}
+		case !isCRLF(content) && (mode == "FIRST" || mode == ""):
+			if want := strings.Replace(content, old, repl, 1); got != want {
+				t.Fatalf("%q: got %q, want %q", mode, got, want)
+			}
+		}
+		if _, err := s.editUndo(ctx, "/e.txt"); err != nil {
+			t.Fatalf("undo: %v", err)
+		}
+		if back := onDisk(); back != content {
+			t.Fatalf("undo gave %q, want %q", back, content)
+		}
+	})
+}
