@@ -16,10 +16,13 @@
 // A Watcher is a filtered view of the journal with its own buffer: a path
 // (and whether it is recursive), excludes (a default list, replaced by a
 // given one), include patterns, and a debounce window. Events that pass the
-// filter enter the watcher's buffer in journal order. A write is held for
-// the debounce window and repeated writes of one path inside it become one
-// (the latest); nothing else is held except behind a held write, so order is
-// kept, a create is never merged into a write and a remove is never dropped.
+// filter enter the watcher's buffer in journal order. The first write of a
+// path is told at once and opens a debounce window; writes of that path
+// inside it are held to its end and become one (the latest), which opens the
+// next window. So a lone write waits for nothing and a stream of writes is
+// told once a window. Nothing else is held except behind a held write, so
+// order is kept, a create is never merged into a write and a remove is never
+// dropped (and ends the path's window).
 // The buffer keeps the last 10,000 events; dropping older ones, or a loss
 // reported by a source (kernel queue overflow), marks the watcher as having
 // lost events up to a sequence number, and a poll from a cursor before it

@@ -65,26 +65,34 @@ func TestDebounce(t *testing.T) {
 	j := New()
 	w, _, _, _ := j.Watch(Config{Path: "/", Recursive: true, Debounce: 50 * time.Millisecond})
 	j.Append(ev(Create, "/a")) // 1
-	j.Append(ev(Write, "/a"))  // 2: coalesced into 3
-	j.Append(ev(Write, "/a"))  // 3
-	j.Append(ev(Create, "/b")) // 4: waits behind the held write
-	j.Append(ev(Write, "/c"))  // 5
-	j.Append(ev(Remove, "/c")) // 6: never dropped, and 5 stays before it
-	j.Append(ev(Write, "/c"))  // 7: a new window after the remove
-	if b, _, _ := w.Read(0, 0); seqs(b.Events) != "1:create:/a" {
+	j.Append(ev(Write, "/a"))  // 2: the first write, told at once
+	j.Append(ev(Write, "/a"))  // 3: inside 2's window: held, coalesced into 4
+	j.Append(ev(Write, "/a"))  // 4
+	j.Append(ev(Create, "/b")) // 5: waits behind the held write
+	j.Append(ev(Write, "/c"))  // 6
+	j.Append(ev(Remove, "/c")) // 7: never dropped, and 6 stays before it
+	j.Append(ev(Write, "/c"))  // 8: a new window after the remove
+	if b, _, _ := w.Read(0, 0); seqs(b.Events) != "1:create:/a 2:write:/a" {
 		t.Fatalf("before the window: %q", seqs(b.Events))
 	}
-	b, err := w.Poll(context.Background(), 1, 0, 2*time.Second)
+	b, err := w.Poll(context.Background(), 2, 0, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for len(b.Events) > 0 && b.Events[len(b.Events)-1].Seq < 7 {
+	for len(b.Events) > 0 && b.Events[len(b.Events)-1].Seq < 8 {
 		more, _ := w.Poll(context.Background(), b.Cursor, 0, 2*time.Second)
 		b.Events = append(b.Events, more.Events...)
 		b.Cursor = more.Cursor
 	}
-	if got, want := seqs(b.Events), "3:write:/a 4:create:/b 5:write:/c 6:remove:/c 7:write:/c"; got != want {
+	if got, want := seqs(b.Events), "4:write:/a 5:create:/b 6:write:/c 7:remove:/c 8:write:/c"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+	// 4 was told at the end of 2's window and opened the next one; a write
+	// after that window is told at once again.
+	time.Sleep(60 * time.Millisecond)
+	j.Append(ev(Write, "/a")) // 9
+	if b, _, _ := w.Read(8, 0); seqs(b.Events) != "9:write:/a" {
+		t.Errorf("a write after the window: %q", seqs(b.Events))
 	}
 }
 

@@ -54,6 +54,7 @@ type Watcher struct {
 	mu          sync.Mutex
 	queue       []*pending // waiting for their debounce, in order
 	latest      map[string]*pending
+	quiet       map[string]time.Time // path → end of the window opened by a write told
 	buf         []Event // a ring once full: the oldest at head
 	head        int
 	lostThrough uint64
@@ -100,6 +101,7 @@ func (j *Journal) Watch(cfg Config) (w *Watcher, info Info, reused bool, err err
 		created: j.now(),
 		refs:    1,
 		latest:  map[string]*pending{},
+		quiet:   map[string]time.Time{},
 		changed: make(chan struct{}),
 	}
 	if w.exclude == nil {
@@ -191,11 +193,20 @@ func (w *Watcher) offer(e Event) {
 	now := time.Now()
 	p := &pending{e: e, deadline: now}
 	if e.Type == Write && w.cfg.Debounce > 0 {
-		p.deadline = now.Add(w.cfg.Debounce)
+		// The first write of a path is told at once and opens a window;
+		// writes inside it are held to its end and coalesce into one, which
+		// opens the next window when told. A lone write waits for nothing,
+		// and a stream of them is told once a window.
 		if prev := w.latest[e.Path]; prev != nil && prev.e.Type == Write && !prev.dead {
 			prev.dead = true
-			p.deadline = prev.deadline // the window opened at the first write
+			p.deadline = prev.deadline // not told yet: this one takes its place
+		} else if end, ok := w.quiet[e.Path]; ok && now.Before(end) {
+			p.deadline = end
 		}
+	}
+	if e.Type == Remove || e.Type == Rename {
+		delete(w.quiet, e.Path) // a new file: a new window
+		delete(w.quiet, e.OldPath)
 	}
 	w.queue = append(w.queue, p)
 	w.latest[e.Path] = p
@@ -225,6 +236,9 @@ func (w *Watcher) flush(now time.Time) {
 		if p.dead {
 			continue
 		}
+		if p.e.Type == Write && w.cfg.Debounce > 0 {
+			w.quietUntil(p.e.Path, now.Add(w.cfg.Debounce), now)
+		}
 		w.push(p.e)
 		moved = true
 	}
@@ -241,6 +255,20 @@ func (w *Watcher) flush(now time.Time) {
 	if moved {
 		w.wake()
 	}
+}
+
+// quietUntil opens the window of path until end, forgetting windows that
+// ended before now once there are many, so the map stays as small as the
+// set of paths written in the last window.
+func (w *Watcher) quietUntil(path string, end, now time.Time) {
+	if len(w.quiet) >= 1024 {
+		for p, e := range w.quiet {
+			if !now.Before(e) {
+				delete(w.quiet, p)
+			}
+		}
+	}
+	w.quiet[path] = end
 }
 
 // push keeps e, dropping the oldest event once the buffer is full.
@@ -286,7 +314,7 @@ func (w *Watcher) close() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	w.queue, w.latest = nil, nil
+	w.queue, w.latest, w.quiet = nil, nil, nil
 	w.wake()
 }
 
