@@ -11,30 +11,34 @@ import (
 )
 
 // fuseRequests returns the requests the daemon (run with --fuse-debug)
-// received while do ran. A lookup of a fresh name in dir (a name the
-// kernel cannot know) marks the end, so the log is read only once it holds
-// everything do caused.
+// received while do ran. The log reaches this process a moment after the
+// requests, so do is fenced by lookups of fresh names in dir (names the
+// kernel cannot know, so each is one LOOKUP), and the requests between the
+// two fences' log lines are do's.
 func fuseRequests(t *testing.T, d *Daemon, mnt string, do func()) []string {
 	t.Helper()
-	start := len(d.Log())
-	do()
-	marker := fmt.Sprintf("end-%d", time.Now().UnixNano())
-	os.Stat(filepath.Join(mnt, "dir", marker))
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(d.Log()[start:], marker) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the daemon never logged the lookup of %s:\n%s", marker, d.Log()[start:])
+	fence := func() string {
+		name := fmt.Sprintf("fence-%d", time.Now().UnixNano())
+		os.Stat(filepath.Join(mnt, "dir", name))
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(d.Log(), name); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the daemon never logged the lookup of %s:\n%s", name, d.Log())
+			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		return name
 	}
+	begin := fence()
+	do()
+	end := fence()
+	log := d.Log()
+	log = log[strings.Index(log, begin):]
+	log = log[strings.Index(log, "\n")+1:]                               // after the first fence's line
+	log = log[:strings.LastIndex(log[:strings.Index(log, end)], "\n")+1] // before the second's
 	var reqs []string
-	rx := regexp.MustCompile(`rx \d+: ([A-Z_]+)`)
-	for _, l := range strings.Split(d.Log()[start:], "\n") {
-		if strings.Contains(l, marker) {
-			break
-		}
+	rx := regexp.MustCompile(`rx \d+: ([A-Z_]+.*)`)
+	for _, l := range strings.Split(log, "\n") {
 		if m := rx.FindStringSubmatch(l); m != nil {
-			reqs = append(reqs, m[1]+strings.SplitN(l, m[0], 2)[1])
+			reqs = append(reqs, m[1])
 		}
 	}
 	return reqs
