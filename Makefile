@@ -38,12 +38,8 @@ fuzz: ## run each fuzz target for FUZZTIME (default 60s)
 	$(GO) test ./core -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $${FUZZTIME:-60s}
 
 .PHONY: bench
-bench: build ## benchmarks against their anchors (QUICK=1 for a short run); writes bench/results.md
-	@command -v inotifywait >/dev/null || echo "bench: inotifywait missing (apt-get install inotify-tools): its anchor column stays empty"
-	@{ echo "# bench results"; echo; echo "## watch journal"; echo; \
-	  $(GO) run ./bench/watchbench -bin $(BIN) $(if $(QUICK),-n 50 -burst 2000,); \
-	  echo; echo "## grep (POST /v2/fs/grep vs rg --json)"; echo; \
-	  $(GO) run ./bench/grepbench -bin $(BIN) $(if $(QUICK),-runs 1,); } | tee bench/results.md
+bench: build ## every figure against its anchor (QUICK=1: about two minutes; ONLY=regexp of groups); writes bench/results.md
+	$(GO) run ./bench/run -bin $(BIN) $(if $(QUICK),-quick,) $(if $(ONLY),-only '$(ONLY)',)
 
 .PHONY: clean
 clean: ## remove build output
