@@ -40,6 +40,7 @@ type Sandbox struct {
 	journal    *journal.Journal
 	ledger     ledger
 	watchReady chan struct{}
+	fuseOps    fuseOpCounts // fuse_stats.go
 }
 
 // Open opens the directory dir as the sandbox called name.

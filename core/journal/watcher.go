@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,7 +50,8 @@ type Watcher struct {
 	exclude []string
 	key     string
 	created time.Time
-	refs    int // under the journal's lock
+	refs    int            // under the journal's lock
+	dropped *atomic.Uint64 // the journal's count of dropped events
 
 	mu          sync.Mutex
 	queue       []*pending // waiting for their debounce, in order
@@ -101,6 +103,7 @@ func (j *Journal) Watch(cfg Config) (w *Watcher, info Info, reused bool, err err
 		refs:    1,
 		latest:  map[string]*pending{},
 		changed: make(chan struct{}),
+		dropped: &j.dropped,
 	}
 	if w.exclude == nil {
 		w.exclude = DefaultExcludes
@@ -250,6 +253,9 @@ func (w *Watcher) push(e Event) {
 		return
 	}
 	w.lostThrough = max(w.lostThrough, w.buf[w.head].Seq)
+	if w.dropped != nil {
+		w.dropped.Add(1)
+	}
 	w.buf[w.head] = e
 	w.head = (w.head + 1) % BufferSize
 }
