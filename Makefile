@@ -43,12 +43,8 @@ soak: ## the long reliability runs: TestLoad for SOAK (default 10m) and the 10,0
 	SOAK=$${SOAK:-10m} ESCAPE_ITERATIONS=$${ESCAPE_ITERATIONS:-10000} $(GO) test -race -count=1 -timeout 2h -v -run '^(TestLoad|TestEscapeRaceDaemon)$$' ./integration/
 
 .PHONY: bench
-bench: build ## benchmarks against their anchors (QUICK=1 for a short run); writes bench/results.md
-	@command -v inotifywait >/dev/null || echo "bench: inotifywait missing (apt-get install inotify-tools): its anchor column stays empty"
-	@{ echo "# bench results"; echo; echo "## watch journal"; echo; \
-	  $(GO) run ./bench/watchbench -bin $(BIN) $(if $(QUICK),-n 50 -burst 2000,); \
-	  echo; echo "## grep (POST /v2/fs/grep vs rg --json)"; echo; \
-	  $(GO) run ./bench/grepbench -bin $(BIN) $(if $(QUICK),-runs 1,); } | tee bench/results.md
+bench: build ## every figure against its anchor (QUICK=1: about two minutes; ONLY=regexp of groups); writes bench/results.md
+	$(GO) run ./bench/run -bin $(BIN) $(if $(QUICK),-quick,) $(if $(ONLY),-only '$(ONLY)',)
 
 .PHONY: clean
 clean: ## remove build output

@@ -71,7 +71,7 @@ func (s *Sandbox) attrTree(ctx context.Context, op, p string, recursive, links b
 	if err != nil {
 		return res, pathErr(op, ap, err)
 	}
-	if err := s.Setattr(ctx, ap, -1, a); err != nil {
+	if err := s.setattr(ctx, ap, -1, a); err != nil {
 		return res, relabel(err, op)
 	}
 	add(ap)
@@ -82,7 +82,7 @@ func (s *Sandbox) attrTree(ctx context.Context, op, p string, recursive, links b
 		if e.IsSymlink() && !links {
 			return nil
 		}
-		if err := s.Setattr(ctx, e.Path, -1, a); err != nil {
+		if err := s.setattr(ctx, e.Path, -1, a); err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				return nil // gone since the walk saw it
 			}

@@ -32,6 +32,7 @@ const (
 
 // LstatRaw is lstat(2) of p beneath the root, as the kernel reports it.
 func (s *Sandbox) LstatRaw(ctx context.Context, p string) (unix.Stat_t, error) {
+	s.fuseOps[fopGetattr].Add(1)
 	var st unix.Stat_t
 	ap, err := s.Clean(p)
 	if err != nil {
@@ -51,6 +52,7 @@ func (s *Sandbox) LstatRaw(ctx context.Context, p string) (unix.Stat_t, error) {
 // OpenAt opens the existing file at p with open(2) flags, never following a
 // final symlink. O_CREAT is refused (EINVAL): use Create.
 func (s *Sandbox) OpenAt(ctx context.Context, p string, flags int, mode uint32) (*os.File, error) {
+	s.fuseOps[fopOpen].Add(1)
 	ap, err := s.Clean(p)
 	if err != nil {
 		return nil, err
@@ -69,6 +71,7 @@ func (s *Sandbox) OpenAt(ctx context.Context, p string, flags int, mode uint32) 
 // given flags and mode (the caller's umask already applied), owned by uid
 // and gid where >= 0. A new file is told as create.
 func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, uid, gid int) (*os.File, error) {
+	s.fuseOps[fopCreate].Add(1)
 	ap, err := s.Clean(p)
 	if err != nil {
 		return nil, err
@@ -101,6 +104,7 @@ func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, 
 
 // Mknod makes a node (FIFO, socket, device, or regular file) at p.
 func (s *Sandbox) Mknod(ctx context.Context, p string, mode uint32, dev uint64, uid, gid int) error {
+	s.fuseOps[fopMknod].Add(1)
 	return s.makeAt(ctx, OpMknod, p, uid, gid, mode, false, func(dirfd int, name string) error {
 		return unix.Mknodat(dirfd, name, mode, int(dev))
 	})
@@ -108,6 +112,7 @@ func (s *Sandbox) Mknod(ctx context.Context, p string, mode uint32, dev uint64, 
 
 // MkdirAt makes the directory p with exactly mode (umask already applied).
 func (s *Sandbox) MkdirAt(ctx context.Context, p string, mode uint32, uid, gid int) error {
+	s.fuseOps[fopMkdir].Add(1)
 	return s.makeAt(ctx, OpMkdir, p, uid, gid, mode, true, func(dirfd int, name string) error {
 		return unix.Mkdirat(dirfd, name, mode)
 	})
@@ -115,6 +120,7 @@ func (s *Sandbox) MkdirAt(ctx context.Context, p string, mode uint32, uid, gid i
 
 // Symlink makes a symlink at p pointing at target (stored as given).
 func (s *Sandbox) Symlink(ctx context.Context, target, p string, uid, gid int) error {
+	s.fuseOps[fopSymlink].Add(1)
 	return s.makeAt(ctx, OpSymlink, p, uid, gid, 0, false, func(dirfd int, name string) error {
 		return unix.Symlinkat(target, dirfd, name)
 	})
@@ -149,6 +155,7 @@ func (s *Sandbox) makeAt(ctx context.Context, op, p string, uid, gid int, mode u
 
 // Link makes newp a hard link to the file at oldp (a symlink links as itself).
 func (s *Sandbox) Link(ctx context.Context, oldp, newp string) error {
+	s.fuseOps[fopLink].Add(1)
 	oa, err := s.Clean(oldp)
 	if err != nil {
 		return err
@@ -180,6 +187,7 @@ func (s *Sandbox) Link(ctx context.Context, oldp, newp string) error {
 // (RENAME_NOREPLACE, RENAME_EXCHANGE). It is one rename event with
 // old_path; an exchange is two, one each way.
 func (s *Sandbox) Rename(ctx context.Context, from, to string, flags uint) error {
+	s.fuseOps[fopRename].Add(1)
 	fa, err := s.Clean(from)
 	if err != nil {
 		return err
@@ -213,11 +221,13 @@ func (s *Sandbox) Rename(ctx context.Context, from, to string, flags uint) error
 
 // Unlink removes the non-directory p.
 func (s *Sandbox) Unlink(ctx context.Context, p string) error {
+	s.fuseOps[fopUnlink].Add(1)
 	return s.removeAt(ctx, p, 0)
 }
 
 // Rmdir removes the empty directory p.
 func (s *Sandbox) Rmdir(ctx context.Context, p string) error {
+	s.fuseOps[fopRmdir].Add(1)
 	return s.removeAt(ctx, p, unix.AT_REMOVEDIR)
 }
 
@@ -245,6 +255,7 @@ func (s *Sandbox) removeAt(ctx context.Context, p string, flags int) error {
 
 // Readlink reads the symlink at p.
 func (s *Sandbox) Readlink(ctx context.Context, p string) (string, error) {
+	s.fuseOps[fopReadlink].Add(1)
 	ap, err := s.Clean(p)
 	if err != nil {
 		return "", err
@@ -273,6 +284,12 @@ type SetAttr struct {
 // handle on p: works for an unlinked file and for ftruncate). A size change
 // is told as write, anything else as chmod.
 func (s *Sandbox) Setattr(ctx context.Context, p string, fd int, a SetAttr) error {
+	s.fuseOps[fopSetattr].Add(1)
+	return s.setattr(ctx, p, fd, a)
+}
+
+// setattr is Setattr, uncounted (the REST chmod and chown use it).
+func (s *Sandbox) setattr(ctx context.Context, p string, fd int, a SetAttr) error {
 	ap, err := s.Clean(p)
 	if err != nil {
 		return err
@@ -372,6 +389,7 @@ func (s *Sandbox) xattrAt(p string, fn func(path string) error) error {
 // Getxattr reads the extended attribute name of p into dest (its size when
 // dest is empty).
 func (s *Sandbox) Getxattr(ctx context.Context, p, name string, dest []byte) (int, error) {
+	s.fuseOps[fopGetxattr].Add(1)
 	var n int
 	err := s.xattrAt(p, func(path string) (err error) {
 		n, err = unix.Getxattr(path, name, dest)
@@ -382,6 +400,7 @@ func (s *Sandbox) Getxattr(ctx context.Context, p, name string, dest []byte) (in
 
 // Listxattr lists the extended attribute names of p into dest.
 func (s *Sandbox) Listxattr(ctx context.Context, p string, dest []byte) (int, error) {
+	s.fuseOps[fopListxattr].Add(1)
 	var n int
 	err := s.xattrAt(p, func(path string) (err error) {
 		n, err = unix.Listxattr(path, dest)
@@ -392,6 +411,7 @@ func (s *Sandbox) Listxattr(ctx context.Context, p string, dest []byte) (int, er
 
 // Setxattr sets the extended attribute name of p; told as chmod.
 func (s *Sandbox) Setxattr(ctx context.Context, p, name string, data []byte, flags int) error {
+	s.fuseOps[fopSetxattr].Add(1)
 	ap, err := s.Clean(p)
 	if err != nil {
 		return err
@@ -401,6 +421,7 @@ func (s *Sandbox) Setxattr(ctx context.Context, p, name string, data []byte, fla
 
 // Removexattr removes the extended attribute name of p; told as chmod.
 func (s *Sandbox) Removexattr(ctx context.Context, p, name string) error {
+	s.fuseOps[fopRemovexattr].Add(1)
 	ap, err := s.Clean(p)
 	if err != nil {
 		return err
@@ -410,6 +431,7 @@ func (s *Sandbox) Removexattr(ctx context.Context, p, name string) error {
 
 // Statfs reports the filesystem holding the root.
 func (s *Sandbox) Statfs(st *unix.Statfs_t) error {
+	s.fuseOps[fopStatfs].Add(1)
 	return unix.Fstatfs(s.root, st)
 }
 

@@ -301,7 +301,7 @@ func (n *notifier) forget(ap string) {
 
 // Which entries a walk of a newly watched tree tells as created.
 var (
-	tellNone = func(Info) bool { return false }
+	tellNone func(Info) bool                   // nil: tell nothing, the quiet walk (addQuiet)
 	tellAll  = func(Info) bool { return true } // a directory that arrived with contents
 )
 
@@ -317,6 +317,10 @@ func tellSince(t time.Time) func(Info) bool {
 func (n *notifier) addTree(ap string, tell func(Info) bool) {
 	_, name := split(ap)
 	if skipDirs[name] {
+		return
+	}
+	if tell == nil {
+		n.addQuiet(ap)
 		return
 	}
 	if !n.addWatch(ap) {
@@ -340,9 +344,39 @@ func (n *notifier) addTree(ap string, tell func(Info) bool) {
 	}
 }
 
+// addQuiet is addTree telling nothing (the first walk of the root, the
+// re-walk after an overflow): it needs only which entries are directories,
+// which the directory's own entries tell (d_type), so no entry is stat'ed,
+// and one fd per directory serves the watch's identity check and the read.
+// The fd is closed before descending, so the depth of the tree does not
+// hold fds.
+func (n *notifier) addQuiet(ap string) {
+	fd, err := n.s.openat(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return
+	}
+	d := os.NewFile(uintptr(fd), ap)
+	if !n.addWatchFd(ap, fd) {
+		d.Close()
+		return
+	}
+	ents, _ := d.ReadDir(-1)
+	d.Close()
+	for _, e := range ents {
+		if e.IsDir() && !skipDirs[e.Name()] { // d_type: a symlink is never a directory here
+			n.addQuiet(join(ap, e.Name()))
+		}
+	}
+}
+
 // addWatch watches one directory, checking that the host path names the
 // same directory the root fd resolves ap to.
 func (n *notifier) addWatch(ap string) bool {
+	return n.addWatchFd(ap, -1)
+}
+
+// addWatchFd is addWatch with the directory already open at fd (-1: none).
+func (n *notifier) addWatchFd(ap string, dirfd int) bool {
 	if n.dirs[ap] {
 		return true
 	}
@@ -358,14 +392,17 @@ func (n *notifier) addWatch(ap string) bool {
 		}
 		return false
 	}
-	fd, err := n.s.openDir(ap)
-	if err != nil {
-		n.w.Remove(h)
-		return false
+	fd := dirfd
+	if fd < 0 {
+		var err error
+		if fd, err = n.s.openDir(ap); err != nil {
+			n.w.Remove(h)
+			return false
+		}
+		defer unix.Close(fd)
 	}
 	var want, got unix.Stat_t
-	err = unix.Fstat(fd, &want)
-	unix.Close(fd)
+	err := unix.Fstat(fd, &want)
 	if err != nil || unix.Lstat(h, &got) != nil || got.Dev != want.Dev || got.Ino != want.Ino {
 		n.w.Remove(h)
 		return false

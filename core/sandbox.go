@@ -48,6 +48,7 @@ type Sandbox struct {
 	opened        time.Time     // when Open ran: the sweep spares newer temps
 	sweepDone     chan struct{} // closed when the start-up sweep (sweep.go) ends
 	swept         atomic.Int64
+	fuseOps       fuseOpCounts // fuse_stats.go
 }
 
 // Open opens the directory dir as the sandbox called name.

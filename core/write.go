@@ -69,7 +69,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		unix.Unlinkat(dirfd, tmp, 0)
 		return 0, pathErr(OpWrite, ap, err)
 	}
-	n, err := io.Copy(f, r)
+	n, err := copyToFile(f, r)
 	if err != nil {
 		return fail(err)
 	}

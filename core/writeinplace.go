@@ -92,7 +92,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 			return 0, pathErr(OpWrite, ap, err)
 		}
 	}
-	n, err := io.Copy(f, r)
+	n, err := copyToFile(f, r)
 	if err != nil {
 		s.emit(ctx, journal.Write, ap, "", false)
 		return n, pathErr(OpWrite, ap, err)

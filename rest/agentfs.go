@@ -67,11 +67,7 @@ func (s *Server) fsEntries(w http.ResponseWriter, r *http.Request, _ httprouter.
 // fsReadFile: GET /v1/fs/file?path — the bytes, with Range and
 // conditional requests, sent with sendfile.
 func (s *Server) fsReadFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
-	if err != nil {
-		return err
-	}
-	p, err := requiredPath(q)
+	p, err := pathQuery(r)
 	if err != nil {
 		return err
 	}
@@ -80,7 +76,10 @@ func (s *Server) fsReadFile(w http.ResponseWriter, r *http.Request, _ httprouter
 		return err
 	}
 	defer f.Close()
-	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header()["Content-Type"] = ctOctet
+	if serveSmall(w, r, f, info.Size, info.ModTime) {
+		return nil
+	}
 	return serveContent(w, r, info.ModTime, f)
 }
 
@@ -173,11 +172,7 @@ func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 
 // fsStat: GET /v1/fs/stat?path — metadata, following a final symlink.
 func (s *Server) fsStat(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
-	if err != nil {
-		return err
-	}
-	p, err := requiredPath(q)
+	p, err := pathQuery(r)
 	if err != nil {
 		return err
 	}
@@ -185,7 +180,9 @@ func (s *Server) fsStat(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, agentStat(info))
+	// agentStat(info), encoded without reflection (fastjson.go).
+	writeStat(w, info.Path, agentEntryType(info), uint64(max(info.Size, 0)), info.ModTime)
+	return nil
 }
 
 // fsUploadBatch: POST /v1/fs/upload-batch?path — extract an uncompressed

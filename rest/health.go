@@ -48,7 +48,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 		return err
 	}
 	b = append(b, '\n')
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = ctJSON
 	w.WriteHeader(status)
 	w.Write(b)
 	return nil

@@ -11,28 +11,44 @@ import (
 // the fast paths of the writer it wraps: ReadFrom still reaches the
 // connection's sendfile, and http.ResponseController finds Flush and the
 // deadlines through Unwrap.
+// It also keeps the status and the body bytes written, for /metrics.
 type trackingWriter struct {
 	http.ResponseWriter
 	started bool
+	status  int   // the final status written (0: none yet)
+	n       int64 // body bytes written
 }
 
 func (t *trackingWriter) WriteHeader(code int) {
 	if code >= 200 {
 		t.started = true
+		if t.status == 0 {
+			t.status = code
+		}
 	}
 	t.ResponseWriter.WriteHeader(code)
 }
 
 func (t *trackingWriter) Write(b []byte) (int, error) {
 	t.started = true
-	return t.ResponseWriter.Write(b)
+	if t.status == 0 {
+		t.status = http.StatusOK
+	}
+	n, err := t.ResponseWriter.Write(b)
+	t.n += int64(n)
+	return n, err
 }
 
 // ReadFrom lets io.Copy (and http.ServeContent) hand the source to the
 // underlying writer, which uses sendfile for an *os.File.
 func (t *trackingWriter) ReadFrom(r io.Reader) (int64, error) {
 	t.started = true
-	return io.Copy(t.ResponseWriter, r)
+	if t.status == 0 {
+		t.status = http.StatusOK
+	}
+	n, err := io.Copy(t.ResponseWriter, r)
+	t.n += n
+	return n, err
 }
 
 func (t *trackingWriter) Flush() {

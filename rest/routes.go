@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 )
@@ -47,6 +48,7 @@ func (s *Server) table() []route {
 		{Route{"GET", "/v1/health", FamilyService, public}, s.health},        // → {"status":"ok"}
 		{Route{"GET", "/v1/ping", FamilyService, public}, s.health},          // → {"status":"ok"}
 		{Route{"GET", "/openapi.json", FamilyService, authed}, s.openapiDoc}, // → OpenAPI 3.1 document
+		{Route{"GET", "/metrics", FamilyService, authed}, s.metrics},         // → Prometheus text (metrics.go)
 
 		// Web console (ui.go): the page and its two files, embedded; public (they carry no data). GET /ui → 301 /ui/.
 		{Route{"GET", "/ui/", FamilyService, public}, s.uiAsset},          // → index.html
@@ -148,8 +150,23 @@ func (s *Server) table() []route {
 // error rendered in the route's family shape.
 func (s *Server) handle(rt route) httprouter.Handle {
 	fam := familyOf(rt.Family)
+	st := newRouteStats(rt.Route)
+	s.stats = append(s.stats, st)
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		start := time.Now()
 		tw := &trackingWriter{ResponseWriter: w}
+		var body *countingBody
+		if r.Body != nil && r.Body != http.NoBody {
+			body = &countingBody{ReadCloser: r.Body}
+			r.Body = body
+		}
+		defer func() {
+			var in int64
+			if body != nil {
+				in = body.n
+			}
+			st.done(tw.status, in, tw.n, time.Since(start))
+		}()
 		defer s.recoverPanic(tw, r, fam, rt.Path)
 		if rt.Auth && !s.auth.ok(r) {
 			s.fail(tw, r, fam, rt.Path, errUnauthorized)

@@ -39,6 +39,9 @@ type Server struct {
 	handler   http.Handler
 	watches   watchState // watch.go
 	fileState aioFiles   // aio_files.go: limits and the editor's undo history
+
+	stats          []*routeStats // metrics.go: one per route, in table order
+	metricsHandler http.Handler
 }
 
 // New builds a Server from cfg. It fails when sandbox "default" is missing.
@@ -74,6 +77,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		r.Handle(rt.Method, rt.Path, s.handle(rt))
 	}
+	s.metricsHandler = s.newMetricsHandler() // after handle made every route's stats
 	r.NotFound = http.HandlerFunc(s.notFound)
 	r.MethodNotAllowed = http.HandlerFunc(s.methodNotAllowed)
 	r.PanicHandler = s.lastResortPanic

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,6 +21,9 @@ type Journal struct {
 	now      func() time.Time
 	maxW     int
 	hooks    hooks
+
+	dropped   atomic.Uint64 // events a watcher or subscription could not keep
+	overflows atomic.Uint64 // Lost calls: kernel queue overflows
 }
 
 // New makes an empty journal.
@@ -116,6 +120,7 @@ func (j *Journal) Counts() map[Origin]map[Type]uint64 {
 // reports overflow.
 func (j *Journal) Lost(p string) {
 	j.hooks.run(Event{Path: p}, true)
+	j.overflows.Add(1)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
@@ -134,3 +139,11 @@ func (j *Journal) Lost(p string) {
 		s.markLost()
 	}
 }
+
+// Dropped is how many events watchers (a full buffer drops its oldest) and
+// subscriptions (a reader behind) could not keep, since the journal began.
+func (j *Journal) Dropped() uint64 { return j.dropped.Load() }
+
+// Overflows is how many times events were lost before the journal (Lost:
+// the kernel's queue overflowed).
+func (j *Journal) Overflows() uint64 { return j.overflows.Load() }

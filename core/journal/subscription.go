@@ -35,6 +35,7 @@ func (s *Subscription) offer(e Event) {
 	case s.ch <- e:
 	default:
 		s.dropped.Add(1)
+		s.j.dropped.Add(1)
 	}
 }
 

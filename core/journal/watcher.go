@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,13 +50,14 @@ type Watcher struct {
 	exclude []string
 	key     string
 	created time.Time
-	refs    int // under the journal's lock
+	refs    int            // under the journal's lock
+	dropped *atomic.Uint64 // the journal's count of dropped events
 
 	mu          sync.Mutex
 	queue       []*pending // waiting for their debounce, in order
 	latest      map[string]*pending
 	quiet       map[string]time.Time // path → end of the window opened by a write told
-	buf         []Event // a ring once full: the oldest at head
+	buf         []Event              // a ring once full: the oldest at head
 	head        int
 	lostThrough uint64
 	changed     chan struct{} // closed and replaced when buf or lostThrough change
@@ -103,6 +105,7 @@ func (j *Journal) Watch(cfg Config) (w *Watcher, info Info, reused bool, err err
 		latest:  map[string]*pending{},
 		quiet:   map[string]time.Time{},
 		changed: make(chan struct{}),
+		dropped: &j.dropped,
 	}
 	if w.exclude == nil {
 		w.exclude = DefaultExcludes
@@ -278,6 +281,9 @@ func (w *Watcher) push(e Event) {
 		return
 	}
 	w.lostThrough = max(w.lostThrough, w.buf[w.head].Seq)
+	if w.dropped != nil {
+		w.dropped.Add(1)
+	}
 	w.buf[w.head] = e
 	w.head = (w.head + 1) % BufferSize
 }
