@@ -23,7 +23,8 @@ type ledger struct {
 	mu     sync.Mutex
 	next   uint64
 	open   map[uint64]*Claim
-	ctlDir string // "" while no kernel watch runs: claims close at once
+	ctlDir string   // "" while no kernel watch runs: claims close at once
+	spent  []string // sentinels read, not yet removed (the reader's alone)
 }
 
 // Claim is one operation's hold on the echoes of its changes.
@@ -103,20 +104,34 @@ func (l *ledger) claimed(p string) bool {
 }
 
 // sentinel handles a file appearing in the control directory: the claim it
-// names is over.
+// names is over. Only the reader calls it.
 func (l *ledger) sentinel(name string) {
 	id, err := strconv.ParseUint(name, 10, 64)
 	if err != nil {
 		return // the base file
 	}
 	l.close(id)
+	// Spent sentinels are removed a batch at a time: one at a time, each
+	// removal's own event woke the reader once more per claimed operation.
+	l.spent = append(l.spent, name)
+	if len(l.spent) < spentBatch {
+		return
+	}
 	l.mu.Lock()
 	dir := l.ctlDir
 	l.mu.Unlock()
-	if dir != "" {
-		os.Remove(filepath.Join(dir, name))
+	for _, n := range l.spent {
+		if dir != "" {
+			os.Remove(filepath.Join(dir, n))
+		}
 	}
+	l.spent = l.spent[:0]
 }
+
+// spentBatch is how many spent sentinels wait for removal (links to one
+// inode: they cost a directory entry each, and the directory goes with the
+// watch).
+const spentBatch = 256
 
 // setCtlDir starts (dir) or stops ("") closing claims by sentinel; the
 // directory must be empty and watched by the reader.
