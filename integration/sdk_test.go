@@ -22,27 +22,7 @@ const sdkDir = "testdata/sdk"
 // the SDK's own request building and response parsing. Then it checks what
 // the SDK's calls left on disk.
 func TestSandboxAgentSDK(t *testing.T) {
-	dir, err := filepath.Abs(sdkDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, nodeErr := exec.LookPath("node")
-	missing := ""
-	switch {
-	case nodeErr != nil:
-		missing = "node is not on PATH"
-	default:
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", "sandbox-agent", "package.json")); err != nil {
-			missing = "integration/testdata/sdk/node_modules is absent (run integration/testdata/sdk/setup.sh)"
-		}
-	}
-	if missing != "" {
-		if os.Getenv("SANDFS_REQUIRE_SDK") == "1" {
-			t.Fatalf("SANDFS_REQUIRE_SDK=1 but %s", missing)
-		}
-		t.Skipf("\n*** SKIPPING the sandbox-agent SDK compatibility test: %s. ***\n"+
-			"*** Set SANDFS_REQUIRE_SDK=1 to make this a failure.              ***", missing)
-	}
+	node, dir := requireNode(t, sdkDir, "sandbox-agent", "SANDFS_REQUIRE_SDK", "the sandbox-agent SDK compatibility test")
 
 	const token = "sdk-check-token-7f3a"
 	d := startDaemon(t, "--token", token)

@@ -57,29 +57,7 @@ type uiResult struct {
 // over the §5 websocket. The screenshot (console.png, and console.failed.png
 // when a step fails) stays in the artifacts directory the test logs.
 func TestWebConsole(t *testing.T) {
-	dir, err := filepath.Abs(uiDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, nodeErr := exec.LookPath("node")
-	missing := ""
-	switch {
-	case nodeErr != nil:
-		missing = "node is not on PATH"
-	default:
-		if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-			missing = "/usr/bin/chromium is absent (apt-get install chromium)"
-		} else if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core", "package.json")); err != nil {
-			missing = "integration/testdata/ui/node_modules is absent (run integration/testdata/ui/setup.sh)"
-		}
-	}
-	if missing != "" {
-		if os.Getenv("SANDFS_REQUIRE_UI") == "1" {
-			t.Fatalf("SANDFS_REQUIRE_UI=1 but %s", missing)
-		}
-		t.Skipf("\n*** SKIPPING the web console browser test: %s. ***\n"+
-			"*** Set SANDFS_REQUIRE_UI=1 to make this a failure.   ***", missing)
-	}
+	node, dir := requireNode(t, uiDir, "playwright-core", "SANDFS_REQUIRE_UI", "the web console browser test", "/usr/bin/chromium")
 
 	root := t.TempDir()
 	populateConsoleSandbox(t, root)
@@ -94,6 +72,7 @@ func TestWebConsole(t *testing.T) {
 	// SANDFS_UI_ARTIFACTS or a temp dir of its own, whose path is logged.
 	artifacts := os.Getenv("SANDFS_UI_ARTIFACTS")
 	if artifacts == "" {
+		var err error
 		if artifacts, err = os.MkdirTemp("", "sandfs-ui-artifacts-"); err != nil {
 			t.Fatal(err)
 		}
