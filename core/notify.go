@@ -63,7 +63,7 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	ctl, err := os.MkdirTemp("", "sandfs-ctl-")
+	ctl, err := os.MkdirTemp(ctlParent(), "sandfs-ctl-")
 	if err != nil {
 		w.Close()
 		return err
