@@ -249,8 +249,25 @@ func TestNamedWatchSlowReader(t *testing.T) {
 	if got >= n {
 		t.Errorf("nothing was dropped")
 	}
-	h.def.Emit(ctx, journal.Chmod, "/s", "")
+	// The queue may still be full when the dropped message comes (the
+	// events that fit are still on their way), so a single new event could
+	// be dropped too: tell chmod again until one arrives.
+	stop := make(chan struct{})
+	told := make(chan struct{})
+	go func() {
+		defer close(told)
+		for {
+			h.def.Emit(ctx, journal.Chmod, "/s", "")
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
 	wsUntil(t, c, func(m wsMsg) bool { return m.Type == "event" && m.Event == "chmod" && m.Path == "/s" })
+	close(stop)
+	<-told
 
 	c.Close(websocket.StatusNormalClosure, "")
 	client.CloseIdleConnections()
