@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"sandfs/internal/testenv"
 )
 
 func ownerOfPath(t *testing.T, p string) (int, int) {
@@ -20,7 +22,7 @@ func ownerOfPath(t *testing.T, p string) (int, int) {
 
 func TestOwnerOnCreate(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("chown to another account needs root")
+		testenv.Skip(t, nil, "chown to another account needs root")
 	}
 	modes(t, func(t *testing.T, s *Sandbox, root string) {
 		octx := WithOwner(ctx, Owner{Uid: 4242, Gid: 4343})

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/internal/testenv"
 )
 
 // Faults (issue 8): the daemon killed mid-write, a full disk, the root taken
@@ -216,11 +218,7 @@ func requireRoot(t *testing.T, what string) {
 	if os.Geteuid() == 0 {
 		return
 	}
-	msg := what + " NOT RUN: needs root"
-	if os.Getenv("SANDFS_REQUIRE_FUSE") == "1" {
-		t.Fatal(msg + " (SANDFS_REQUIRE_FUSE=1)")
-	}
-	t.Skip(msg)
+	testenv.Skip(t, nil, "%s NOT RUN: needs root", what)
 }
 
 // aioErr is the part of an AIO envelope the fault tests read.
@@ -464,7 +462,7 @@ func TestFaultRootGone(t *testing.T) {
 func TestFaultInotifyLimit(t *testing.T) {
 	requireRoot(t, "inotify limit test (user namespace)")
 	if out, err := exec.Command("unshare", "--user", "--map-root-user", "true").CombinedOutput(); err != nil {
-		t.Skipf("INOTIFY LIMIT TEST NOT RUN: cannot make a user namespace (unshare --user): %v %s", err, out)
+		testenv.Skip(t, nil, "INOTIFY LIMIT TEST NOT RUN: cannot make a user namespace (unshare --user): %v %s", err, out)
 	}
 	wrapper := filepath.Join(t.TempDir(), "limited-sandfs")
 	must(t, os.WriteFile(wrapper, []byte(`#!/bin/sh

@@ -22,9 +22,11 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/internal/testenv"
 )
 
-// requireFUSE skips loudly where the machine cannot mount FUSE, and fails
+// requireFUSE skips loudly (testenv.Skip) where the machine cannot mount FUSE, and fails
 // instead when SANDFS_REQUIRE_FUSE=1 (CI).
 func requireFUSE(t *testing.T) {
 	t.Helper()
@@ -38,11 +40,7 @@ func requireFUSE(t *testing.T) {
 	if len(missing) == 0 {
 		return
 	}
-	msg := "FUSE TESTS NOT RUN: missing " + strings.Join(missing, ", ")
-	if os.Getenv("SANDFS_REQUIRE_FUSE") == "1" {
-		t.Fatal(msg + " (SANDFS_REQUIRE_FUSE=1)")
-	}
-	t.Skip(msg + " (set SANDFS_REQUIRE_FUSE=1 to fail instead)")
+	testenv.Skip(t, nil, "FUSE TESTS NOT RUN: missing %s", strings.Join(missing, ", "))
 }
 
 // mounted reports whether mnt is a mount point in this process's view.
@@ -196,7 +194,7 @@ var posixSuite = map[string]func(t *testing.T, dir string){
 		must(t, os.WriteFile(p, nil, 0o644))
 		if err := unix.Setxattr(p, "user.sandfs", []byte("v1"), 0); err != nil {
 			if errors.Is(err, unix.ENOTSUP) {
-				t.Skip("user xattrs not supported by the backing filesystem")
+				testenv.Skip(t, nil, "user xattrs not supported by the backing filesystem")
 			}
 			t.Fatal(err)
 		}
@@ -609,7 +607,7 @@ func TestFUSELifecycle(t *testing.T) {
 	})
 	t.Run("direct mount when asked", func(t *testing.T) {
 		if os.Geteuid() != 0 {
-			t.Skip("a direct mount needs root")
+			testenv.Skip(t, nil, "a direct mount needs root")
 		}
 		d, mnt := startMirror(t, "--direct-mount")
 		must(t, os.WriteFile(filepath.Join(mnt, "f"), []byte("direct"), 0o644))
@@ -927,7 +925,7 @@ func (w *aioWatch) until(t *testing.T, path, origin string) []watchEvent {
 // (allow_other, default_permissions).
 func TestFUSECallerIdentity(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to run a process as another user")
+		testenv.Skip(t, nil, "needs root to run a process as another user")
 	}
 	d, mnt := startMirror(t)
 	for p := filepath.Dir(mnt); p != "/" && p != filepath.Clean(os.TempDir()); p = filepath.Dir(p) {

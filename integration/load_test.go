@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"sandfs/bench/load"
+	"sandfs/internal/testenv"
 )
 
 // loadDuration is SOAK (make soak, e.g. 10m) or 20 s.
@@ -35,7 +36,7 @@ func fuseAvailable(t *testing.T) bool {
 	if errDev == nil && errBin == nil {
 		return true
 	}
-	if os.Getenv("SANDFS_REQUIRE_FUSE") == "1" {
+	if testenv.Required() {
 		t.Fatal("FUSE missing (SANDFS_REQUIRE_FUSE=1)")
 	}
 	t.Log("FUSE missing: the load runs without its FUSE writer")

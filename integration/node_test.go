@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"sandfs/internal/testenv"
 )
 
 // requireNode finds node and the npm packages a test drives, installed in
@@ -32,10 +34,7 @@ func requireNode(t *testing.T, dir, pkg, env, what string, needFiles ...string) 
 		missing = fmt.Sprintf("integration/%s/node_modules is absent (run integration/%s/setup.sh)", dir, dir)
 	}
 	if missing != "" {
-		if os.Getenv(env) == "1" {
-			t.Fatalf("%s=1 but %s", env, missing)
-		}
-		t.Skipf("\n*** SKIPPING %s: %s. ***\n*** Set %s=1 to make this a failure. ***", what, missing, env)
+		testenv.Skip(t, []string{env}, "%s: %s", what, missing)
 	}
 	return node, abs
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/internal/testenv"
 )
 
 // Tests of the AIO file routes of part A: each route's success and each
@@ -703,7 +705,7 @@ func TestAIOMkdirCopyMoveDelete(t *testing.T) {
 
 func TestAIOUserOwnership(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("the ownership tests run as root (non-root is simulated)")
+		testenv.Skip(t, nil, "the ownership tests run as root (non-root is simulated)")
 	}
 	h := newFilesHarness(t, nil)
 	before := h.tree(t)
@@ -733,7 +735,7 @@ func TestAIOUserOwnership(t *testing.T) {
 	t.Run("owned", func(t *testing.T) {
 		uid, gid := 65534, 65534
 		if _, _, err := resolveOwner("nobody"); err != nil {
-			t.Skip("no account nobody here")
+			testenv.Skip(t, nil, "no account nobody here")
 		}
 		o, _, _ := resolveOwner("nobody")
 		uid, gid = o.Uid, o.Gid

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/internal/testenv"
 )
 
 // Tests of the AIO transfer routes (part B): grep, search, upload,
@@ -359,7 +360,7 @@ func TestDownloadCutOnChange(t *testing.T) {
 // wire, sparse on disk) and checks the heap does not grow with the size.
 func TestTransferBoundedMemory(t *testing.T) {
 	if testing.Short() {
-		t.Skip("1 GiB transfer")
+		testenv.Skip(t, nil, "1 GiB transfer")
 	}
 	h := newHarness(t, harnessOpts{})
 	// The disk under t.TempDir() may write at tens of MB/s: when there is a
@@ -532,7 +533,7 @@ func TestXattrRoutes(t *testing.T) {
 	v := base64.StdEncoding.EncodeToString([]byte("val\x00ue"))
 	r := h.do(t, jsonReq("PUT", "/v2/fs/xattr", `{"path":"/f","name":"user.k","value":"`+v+`"}`))
 	if r.Status == 400 && strings.Contains(string(r.Body), "EOPNOTSUPP") {
-		t.Skip("no user xattrs here")
+		testenv.Skip(t, nil, "no user xattrs here")
 	}
 	got := wantAIO[xr](t, r)
 	if want := (xr{"/f", map[string]string{"user.k": v}}); !reflect.DeepEqual(got, want) {

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/internal/testenv"
 )
 
 // namedHarness is the harness with a second sandbox, "other", beside
@@ -390,7 +391,7 @@ func TestNamedRoutes(t *testing.T) {
 func currentUserName(t *testing.T) string {
 	u, err := user.Current()
 	if err != nil {
-		t.Skipf("no current user: %v", err)
+		testenv.Skip(t, nil, "no current user: %v", err)
 	}
 	return u.Username
 }
