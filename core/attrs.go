@@ -111,13 +111,7 @@ func relabel(err error, op string) error {
 func setattrFd(fd int, a SetAttr) error {
 	proc := "/proc/self/fd/" + strconv.Itoa(fd)
 	if a.Uid != nil || a.Gid != nil {
-		uid, gid := -1, -1
-		if a.Uid != nil {
-			uid = *a.Uid
-		}
-		if a.Gid != nil {
-			gid = *a.Gid
-		}
+		uid, gid := a.owner()
 		if err := unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil && err != unix.EPERM {
 			return err // like cp -p, an owner we may not give is not an error
 		}
@@ -128,16 +122,33 @@ func setattrFd(fd int, a SetAttr) error {
 		}
 	}
 	if a.Atime != nil || a.Mtime != nil {
-		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
-		if a.Atime != nil {
-			ts[0] = *a.Atime
-		}
-		if a.Mtime != nil {
-			ts[1] = *a.Mtime
-		}
-		if err := unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH); err != nil {
+		if err := unix.UtimesNanoAt(fd, "", a.times(), unix.AT_EMPTY_PATH); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// owner is the uid and gid a sets, -1 for those it leaves.
+func (a SetAttr) owner() (uid, gid int) {
+	uid, gid = -1, -1
+	if a.Uid != nil {
+		uid = *a.Uid
+	}
+	if a.Gid != nil {
+		gid = *a.Gid
+	}
+	return uid, gid
+}
+
+// times is the atime and mtime a sets, UTIME_OMIT for those it leaves.
+func (a SetAttr) times() []unix.Timespec {
+	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
+	if a.Atime != nil {
+		ts[0] = *a.Atime
+	}
+	if a.Mtime != nil {
+		ts[1] = *a.Mtime
+	}
+	return ts
 }

@@ -19,11 +19,7 @@ const OpPreserve = "preserve"
 // (EPERM when not root) is skipped, as cp -p does. Times are set children
 // first, so a directory keeps its own. Each entry changed is one chmod event.
 func (s *Sandbox) PreserveAttrs(ctx context.Context, from, to string) error {
-	fa, err := s.Clean(from)
-	if err != nil {
-		return err
-	}
-	ta, err := s.Clean(to)
+	fa, ta, err := s.cleanBoth(from, to)
 	if err != nil {
 		return err
 	}

@@ -156,11 +156,7 @@ func (s *Sandbox) makeAt(ctx context.Context, op, p string, uid, gid int, mode u
 // Link makes newp a hard link to the file at oldp (a symlink links as itself).
 func (s *Sandbox) Link(ctx context.Context, oldp, newp string) error {
 	s.fuseOps[fopLink].Add(1)
-	oa, err := s.Clean(oldp)
-	if err != nil {
-		return err
-	}
-	na, err := s.Clean(newp)
+	oa, na, err := s.cleanBoth(oldp, newp)
 	if err != nil {
 		return err
 	}
@@ -188,11 +184,7 @@ func (s *Sandbox) Link(ctx context.Context, oldp, newp string) error {
 // old_path; an exchange is two, one each way.
 func (s *Sandbox) Rename(ctx context.Context, from, to string, flags uint) error {
 	s.fuseOps[fopRename].Add(1)
-	fa, err := s.Clean(from)
-	if err != nil {
-		return err
-	}
-	ta, err := s.Clean(to)
+	fa, ta, err := s.cleanBoth(from, to)
 	if err != nil {
 		return err
 	}
@@ -311,13 +303,7 @@ func (s *Sandbox) setattr(ctx context.Context, p string, fd int, a SetAttr) erro
 		}
 	}
 	if a.Uid != nil || a.Gid != nil {
-		uid, gid := -1, -1
-		if a.Uid != nil {
-			uid = *a.Uid
-		}
-		if a.Gid != nil {
-			gid = *a.Gid
-		}
+		uid, gid := a.owner()
 		if err := unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil {
 			return pathErr(OpSetattr, ap, err)
 		}
@@ -335,14 +321,7 @@ func (s *Sandbox) setattr(ctx context.Context, p string, fd int, a SetAttr) erro
 		}
 	}
 	if a.Atime != nil || a.Mtime != nil {
-		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
-		if a.Atime != nil {
-			ts[0] = *a.Atime
-		}
-		if a.Mtime != nil {
-			ts[1] = *a.Mtime
-		}
-		if err := unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH); err != nil {
+		if err := unix.UtimesNanoAt(fd, "", a.times(), unix.AT_EMPTY_PATH); err != nil {
 			return pathErr(OpSetattr, ap, err)
 		}
 	}

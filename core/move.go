@@ -21,11 +21,7 @@ type MoveOptions struct {
 // replaced, nor a directory moved into itself or over one of its ancestors
 // (EINVAL).
 func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) error {
-	fa, err := s.Clean(from)
-	if err != nil {
-		return err
-	}
-	ta, err := s.Clean(to)
+	fa, ta, err := s.cleanBoth(from, to)
 	if err != nil {
 		return err
 	}

@@ -92,3 +92,14 @@ func join(dir, name string) string {
 
 // quote prints a client-supplied name safely inside a message.
 func quote(s string) string { return strconv.Quote(s) }
+
+// cleanBoth is Clean of the two API paths of a two-path operation (move,
+// copy, link, rename).
+func (s *Sandbox) cleanBoth(a, b string) (string, string, error) {
+	ca, err := s.Clean(a)
+	if err != nil {
+		return "", "", err
+	}
+	cb, err := s.Clean(b)
+	return ca, cb, err
+}

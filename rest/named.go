@@ -164,6 +164,25 @@ func namedPath(sb namedFS, workingDir, p string, present bool) (string, error) {
 }
 
 // namedQueryPath is namedPath from the query's path and workingDir.
+// namedTarget is the start of every route that names one path in its
+// query: the sandbox, the query, and the path (def when path is absent and
+// def is not "").
+func (s *Server) namedTarget(r *http.Request, ps httprouter.Params, def string) (namedFS, url.Values, string, error) {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	q, err := query(r)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if _, ok := q["path"]; !ok && def != "" {
+		q.Set("path", def)
+	}
+	p, err := namedQueryPath(sb, q)
+	return sb, q, p, err
+}
+
 func namedQueryPath(sb namedFS, q url.Values) (string, error) {
 	_, ok := q["path"]
 	return namedPath(sb, q.Get("workingDir"), q.Get("path"), ok)
@@ -207,15 +226,7 @@ func toNamedEntry(in core.Info) namedEntry {
 
 // namedRead: GET /fs/read?path&workingDir — the bytes, streamed, Range.
 func (s *Server) namedRead(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
-	q, err := query(r)
-	if err != nil {
-		return err
-	}
-	p, err := namedQueryPath(sb, q)
+	sb, _, p, err := s.namedTarget(r, ps, "")
 	if err != nil {
 		return err
 	}
@@ -231,15 +242,7 @@ func (s *Server) namedRead(w http.ResponseWriter, r *http.Request, ps httprouter
 // namedWrite: PUT /fs/write?path&workingDir&mode&mkdir|mkdirParents — the
 // body (≤ 16 MiB) replaces the file atomically.
 func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
-	q, err := query(r)
-	if err != nil {
-		return err
-	}
-	p, err := namedQueryPath(sb, q)
+	sb, q, p, err := s.namedTarget(r, ps, "")
 	if err != nil {
 		return err
 	}
@@ -312,18 +315,7 @@ func mkdirOne(ctx context.Context, sb namedFS, dir string) error {
 // entries (everything under it with recursive), a file as itself; pattern
 // is a glob over the name (over the path below path with recursive).
 func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
-	q, err := query(r)
-	if err != nil {
-		return err
-	}
-	if _, ok := q["path"]; !ok {
-		q.Set("path", ".")
-	}
-	p, err := namedQueryPath(sb, q)
+	sb, q, p, err := s.namedTarget(r, ps, ".")
 	if err != nil {
 		return err
 	}
@@ -377,15 +369,7 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 
 // namedStat: GET /fs/stat?path&workingDir — one entry, as in a listing.
 func (s *Server) namedStat(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
-	q, err := query(r)
-	if err != nil {
-		return err
-	}
-	p, err := namedQueryPath(sb, q)
+	sb, _, p, err := s.namedTarget(r, ps, "")
 	if err != nil {
 		return err
 	}
