@@ -6,9 +6,7 @@ import "strings"
 // StartWatching whose context has not ended). The FUSE mirror needs the
 // watch to hear of outside changes; it starts one only when nobody has.
 func (s *Sandbox) Watching() bool {
-	s.ledger.mu.Lock()
-	defer s.ledger.mu.Unlock()
-	return s.ledger.ctlDir != ""
+	return s.ledger.dir() != ""
 }
 
 // WatchCovers reports whether an outside change to API path ap (its name in

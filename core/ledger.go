@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,8 +24,8 @@ type ledger struct {
 	mu     sync.Mutex
 	next   uint64
 	open   map[uint64]*Claim
-	ctlDir string   // "" while no kernel watch runs: claims close at once
-	spent  []string // sentinels read, not yet removed (the reader's alone)
+	ctlDir atomic.Pointer[string] // nil while no kernel watch runs: claims close at once
+	spent  []string               // sentinels read, not yet removed (the reader's alone)
 }
 
 // Claim is one operation's hold on the echoes of its changes.
@@ -61,7 +62,7 @@ func (c *Claim) Add(paths ...string) {
 func (c *Claim) Done() {
 	l := c.l
 	l.mu.Lock()
-	dir := l.ctlDir
+	dir := l.dir()
 	if _, ok := l.open[c.id]; !ok {
 		l.mu.Unlock()
 		return
@@ -117,9 +118,7 @@ func (l *ledger) sentinel(name string) {
 	if len(l.spent) < spentBatch {
 		return
 	}
-	l.mu.Lock()
-	dir := l.ctlDir
-	l.mu.Unlock()
+	dir := l.dir()
 	for _, n := range l.spent {
 		if dir != "" {
 			os.Remove(filepath.Join(dir, n))
@@ -143,10 +142,22 @@ func (l *ledger) setCtlDir(dir string) error {
 		}
 		unix.Close(fd)
 	}
-	l.mu.Lock()
-	l.ctlDir = dir
-	l.mu.Unlock()
+	if dir == "" {
+		l.ctlDir.Store(nil)
+	} else {
+		l.ctlDir.Store(&dir)
+	}
 	return nil
+}
+
+// dir is the control directory, "" while no kernel watch runs. It is read
+// without the ledger's lock: the mirror asks (through Watching) at every
+// lookup it may let the kernel cache.
+func (l *ledger) dir() string {
+	if p := l.ctlDir.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // ctlParent is where the control directory goes: a tmpfs (/dev/shm) where
