@@ -177,10 +177,11 @@ func isMount(p string) bool {
 	return false
 }
 
-// startLoopback mounts go-fuse's loopback example of root at mnt.
-func startLoopback(c *cfg, root, mnt string) (*proc, error) {
+// startLoopback mounts go-fuse's loopback example of root at mnt, with its
+// flags before the two paths.
+func startLoopback(c *cfg, root, mnt string, flags ...string) (*proc, error) {
 	os.MkdirAll(mnt, 0o755)
-	p, err := startProc("", "", "", filepath.Join(c.cache, "loopback"), "-q", mnt, root)
+	p, err := startProc("", "", "", filepath.Join(c.cache, "loopback"), append(append([]string{"-q"}, flags...), mnt, root)...)
 	if err != nil {
 		return nil, err
 	}
