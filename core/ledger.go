@@ -2,7 +2,6 @@ package core
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,20 +11,31 @@ import (
 
 // The ledger is how a change made by core (or the mirror) is told once: the
 // operation opens a claim on the paths it is about to touch before its first
-// syscall, and when it is done it drops a sentinel file named for the claim
-// in a private control directory that the same inotify instance watches.
-// inotify queues events in the order they happen, so every echo of the
-// operation reaches the reader before the sentinel does: the reader drops
-// events on claimed paths while the claim is open and closes the claim when
-// it reads the sentinel. A sentinel is a hard link to one file, so it makes
-// a name but no inode. No time window is involved, so an outside write
-// that lands right after an API write of the same file is still told.
+// syscall, and when it is done it marks a sentinel in a private control
+// directory that the same inotify instance watches. inotify queues events in
+// the order they happen, so every echo of the operation reaches the reader
+// before the sentinel does: the reader drops events on claimed paths while
+// the claim is open and closes the claim when it reads the sentinel. No time
+// window is involved, so an outside write that lands right after an API
+// write of the same file is still told.
+//
+// A sentinel is an fchmod of a slot: a file of the control directory lent
+// to one finished claim until the reader has read the IN_ATTRIB that names
+// it. One syscall and one event a claim, no name made or removed (a link
+// and its later unlink cost four events and as much time as the operation
+// claimed). A slot is lent again only after its event was read, so two
+// queued sentinels are never the same event, which inotify would merge.
+// There are as many slots as sentinels were ever in flight at once; they
+// are names under one open directory, not descriptors.
 type ledger struct {
 	mu     sync.Mutex
 	next   uint64
 	open   map[uint64]*Claim
 	ctlDir atomic.Pointer[string] // nil while no kernel watch runs: claims close at once
-	spent  []string               // sentinels read, not yet removed (the reader's alone)
+	ctlFd  int                    // the control directory, while ctlDir is set
+	free   []string               // slots not lent
+	lent   map[string]uint64      // by slot: the claim its sentinel closes
+	slots  int                    // slots made
 }
 
 // Claim is one operation's hold on the echoes of its changes.
@@ -62,32 +72,45 @@ func (c *Claim) Add(paths ...string) {
 func (c *Claim) Done() {
 	l := c.l
 	l.mu.Lock()
-	dir := l.dir()
 	if _, ok := l.open[c.id]; !ok {
 		l.mu.Unlock()
 		return
 	}
+	dir := l.dir()
 	if dir == "" {
 		delete(l.open, c.id)
 		l.mu.Unlock()
 		return
 	}
-	l.mu.Unlock()
-	// A hard link to the control directory's one file: a new name (the
-	// IN_CREATE the reader waits for) without a new inode, which on ext4
-	// costs as much as the operation being claimed.
-	if err := unix.Link(filepath.Join(dir, sentinelBase), filepath.Join(dir, strconv.FormatUint(c.id, 10))); err != nil {
-		l.close(c.id) // no sentinel: better a duplicate event than a lost one
+	// Marked under the lock, so setCtlDir cannot close the directory's
+	// descriptor in between (and fchmodat one that reused its number).
+	if sl, ok := l.takeSlot(); !ok || unix.Fchmodat(l.ctlFd, sl, 0o600, 0) != nil {
+		delete(l.open, c.id) // no sentinel: better a duplicate event than a lost one
+		if ok {
+			l.free = append(l.free, sl)
+		}
+	} else {
+		l.lent[sl] = c.id
 	}
+	l.mu.Unlock()
 }
 
-// sentinelBase is the file in the control directory every sentinel links to.
-const sentinelBase = "base"
-
-func (l *ledger) close(id uint64) {
-	l.mu.Lock()
-	delete(l.open, id)
-	l.mu.Unlock()
+// takeSlot lends a free slot, making one when none is free. The lock is
+// held.
+func (l *ledger) takeSlot() (string, bool) {
+	if n := len(l.free); n > 0 {
+		sl := l.free[n-1]
+		l.free = l.free[:n-1]
+		return sl, true
+	}
+	name := strconv.Itoa(l.slots)
+	fd, err := unix.Openat(l.ctlFd, name, unix.O_CREAT|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return "", false
+	}
+	unix.Close(fd)
+	l.slots++
+	return name, true
 }
 
 // claimed reports whether an open claim covers API path p.
@@ -104,49 +127,59 @@ func (l *ledger) claimed(p string) bool {
 	return false
 }
 
-// sentinel handles a file appearing in the control directory: the claim it
-// names is over. Only the reader calls it.
+// sentinel handles the IN_ATTRIB of a slot: the claim it was lent to is
+// over, and the slot is free again. Only the reader calls it.
 func (l *ledger) sentinel(name string) {
-	id, err := strconv.ParseUint(name, 10, 64)
-	if err != nil {
-		return // the base file
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id, ok := l.lent[name]
+	if !ok {
+		return // a slot being made, or one freed by lost()
 	}
-	l.close(id)
-	// Spent sentinels are removed a batch at a time: one at a time, each
-	// removal's own event woke the reader once more per claimed operation.
-	l.spent = append(l.spent, name)
-	if len(l.spent) < spentBatch {
-		return
-	}
-	dir := l.dir()
-	for _, n := range l.spent {
-		if dir != "" {
-			os.Remove(filepath.Join(dir, n))
-		}
-	}
-	l.spent = l.spent[:0]
+	delete(l.lent, name)
+	delete(l.open, id)
+	l.free = append(l.free, name)
 }
 
-// spentBatch is how many spent sentinels wait for removal (links to one
-// inode: they cost a directory entry each, and the directory goes with the
-// watch).
-const spentBatch = 256
+// lost closes every claim waiting for its sentinel: the kernel queue
+// overflowed, and the sentinel may be among the events it dropped (the
+// watchers were told they lost events). A sentinel still queued may then
+// close a later claim of its slot early: an echo told twice, never a change
+// lost.
+func (l *ledger) lost() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for name, id := range l.lent {
+		delete(l.lent, name)
+		delete(l.open, id)
+		l.free = append(l.free, name)
+	}
+}
 
 // setCtlDir starts (dir) or stops ("") closing claims by sentinel; the
-// directory must be empty and watched by the reader.
+// directory must be empty and watched by the reader. Stopping closes every
+// claim waiting for a sentinel.
 func (l *ledger) setCtlDir(dir string) error {
-	if dir != "" {
-		fd, err := unix.Open(filepath.Join(dir, sentinelBase), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
-		if err != nil {
-			return err
-		}
-		unix.Close(fd)
-	}
-	if dir == "" {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctlDir.Load() != nil {
+		unix.Close(l.ctlFd)
 		l.ctlDir.Store(nil)
-	} else {
-		l.ctlDir.Store(&dir)
 	}
+	for name, id := range l.lent {
+		delete(l.lent, name)
+		delete(l.open, id)
+	}
+	l.free, l.slots = nil, 0
+	if dir == "" {
+		return nil
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	l.ctlFd, l.lent = fd, map[string]uint64{}
+	l.ctlDir.Store(&dir)
 	return nil
 }
 

@@ -162,6 +162,7 @@ func (n *notifier) checkRoot(was string) string {
 func (n *notifier) error(err error) {
 	if errors.Is(err, fsnotify.ErrEventOverflow) {
 		n.log.Warn("inotify queue overflowed: re-walking the tree", "sandbox", n.s.name)
+		n.s.ledger.lost() // their sentinels may be among the events dropped
 		n.scanned = map[string]bool{}
 		n.addTree("/", tellNone)
 		n.s.journal.Lost("/")
@@ -190,7 +191,7 @@ func (n *notifier) host(ap string) string {
 
 func (n *notifier) handle(ev fsnotify.Event) {
 	if filepath.Dir(ev.Name) == n.ctl {
-		if ev.Has(fsnotify.Create) {
+		if ev.Has(fsnotify.Chmod) {
 			n.s.ledger.sentinel(filepath.Base(ev.Name))
 		}
 		return
