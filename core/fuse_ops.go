@@ -92,12 +92,12 @@ func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, 
 		return nil, pathErr(OpCreate, ap, err)
 	}
 	if created {
-		if uid >= 0 || gid >= 0 {
+		if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok {
 			if err := unix.Fchown(fd, uid, gid); err == nil && mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
 				unix.Fchmod(fd, mode&0o7777) // chown clears setuid/setgid
 			}
 		}
-		s.emit(ctx, journal.Create, ap, "", false)
+		s.emitFd(ctx, journal.Create, ap, fd)
 	}
 	return os.NewFile(uintptr(fd), ap), nil
 }
@@ -144,8 +144,11 @@ func (s *Sandbox) makeAt(ctx context.Context, op, p string, uid, gid int, mode u
 	if err := mk(dirfd, name); err != nil {
 		return pathErr(op, ap, err)
 	}
-	if uid >= 0 || gid >= 0 {
+	if uid, gid, setgidDir, ok := callerOwner(dirfd, uid, gid); ok {
 		if unix.Fchownat(dirfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW) == nil && mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+			if isDir && setgidDir {
+				mode |= unix.S_ISGID // a directory made in a setgid one stays setgid
+			}
 			s.chmodNoFollow(dirfd, name, mode&0o7777)
 		}
 	}

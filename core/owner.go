@@ -53,3 +53,27 @@ func chownNewFd(ctx context.Context, fd int) error {
 	}
 	return unix.Fchown(fd, o.Uid, o.Gid)
 }
+
+// callerOwner is the chown that gives what a FUSE caller (uid, gid; -1 when
+// the mirror does not set owners) just made in dirfd to it, as a local
+// filesystem would have made it (inode_init_owner): the caller's uid, and
+// its gid unless the directory is setgid (setgidDir), where the new entry
+// keeps the directory's group (-1). ok is false when the entry, made by the
+// daemon, already has that owner, so the chown (and the IN_ATTRIB it would
+// cost the kernel watch) is skipped.
+func callerOwner(dirfd, uid, gid int) (newUid, newGid int, setgidDir, ok bool) {
+	if uid < 0 && gid < 0 {
+		return -1, -1, false, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(dirfd, &st) == nil && st.Mode&unix.S_ISGID != 0 {
+		gid, setgidDir = -1, true
+	}
+	if uid == unix.Geteuid() {
+		uid = -1
+	}
+	if gid == unix.Getegid() {
+		gid = -1
+	}
+	return uid, gid, setgidDir, uid >= 0 || gid >= 0
+}

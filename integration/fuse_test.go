@@ -91,6 +91,35 @@ var posixSuite = map[string]func(t *testing.T, dir string){
 		}
 		wantContent(t, p, "hello")
 	},
+	"setgid directory": func(t *testing.T, dir string) {
+		if os.Geteuid() != 0 {
+			testenv.Skip(t, nil, "setgid directory: giving a directory to another group needs root")
+		}
+		d := filepath.Join(dir, "shared")
+		must(t, os.Mkdir(d, 0o755))
+		must(t, os.Chown(d, 0, 65534))
+		must(t, os.Chmod(d, 0o775|fs.ModeSetgid))
+		must(t, os.WriteFile(filepath.Join(d, "f"), []byte("x"), 0o644))
+		must(t, os.Mkdir(filepath.Join(d, "sub"), 0o755))
+		must(t, os.Symlink("f", filepath.Join(d, "l")))
+		must(t, os.WriteFile(filepath.Join(dir, "plain"), []byte("x"), 0o644))
+		for _, c := range []struct {
+			path       string
+			gid        uint32
+			wantSetgid bool
+		}{
+			{"shared/f", 65534, false},             // the directory's group, not the caller's
+			{"shared/sub", 65534, true},            // and a directory inherits setgid
+			{"shared/l", 65534, false},             // symlinks too
+			{"plain", uint32(os.Getegid()), false}, // elsewhere the caller's group
+		} {
+			var st unix.Stat_t
+			must(t, unix.Lstat(filepath.Join(dir, c.path), &st))
+			if st.Gid != c.gid || (st.Mode&unix.S_ISGID != 0) != c.wantSetgid {
+				t.Errorf("%s: gid %d, mode %o; want gid %d, setgid %v", c.path, st.Gid, st.Mode, c.gid, c.wantSetgid)
+			}
+		}
+	},
 	"append": func(t *testing.T, dir string) {
 		p := filepath.Join(dir, "f")
 		must(t, os.WriteFile(p, []byte("ab"), 0o644))
