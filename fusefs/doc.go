@@ -23,12 +23,20 @@
 // the caller's pid and uid from fuse.FromContext) and makes one core call,
 // which claims the paths in the ledger (so the inotify echo of the change is
 // not told again as external) and appends one event. Writes through a
-// handle are told once, as write, at flush (when the handle wrote) and at
-// release if writes came after the last flush; a handle open for writing
-// holds a ledger claim on its path from open until release, so the echoes
-// of its writes are claimed too. RELEASE carries no pid: the pid of the
-// opener is told then. A new file written through the mount is create (at
-// CREATE) then write (at flush).
+// handle are told once, as write, at flush (each close of a descriptor of
+// it) when the file changed; a handle open for writing holds a ledger
+// claim on its path from open until release, so the echoes of its writes
+// are claimed too (a shell's `> f` dups the descriptor and closes the
+// original before writing: the claim cannot end at the first flush).
+// RELEASE reaches the daemon after close() has returned, so an outside
+// write right after the close can land under the claim: at release, a
+// change since the last flush that did not come through the daemon is told
+// as external (every descriptor was closed, each close told its own
+// writes), which also invalidates the kernel's caches. RELEASE carries no
+// pid: the pid of the opener is told for a write told then. A new file written through the mount is create (at
+// CREATE) then write (at flush). A handle opened read-only has nothing to
+// tell, so it is opened with FOPEN_NOFLUSH and its close costs no round
+// trip.
 //
 // # Kernel caching
 //

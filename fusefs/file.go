@@ -26,9 +26,10 @@ type file struct {
 	opener core.Actor  // who opened it: RELEASE carries no pid
 	claim  *core.Claim // held from open-for-write until release
 
-	mu    sync.Mutex
-	wrote bool        // a WRITE or fallocate went through the daemon
-	seen  unix.Stat_t // size and times when last told (or at open)
+	mu      sync.Mutex
+	wrote   bool        // a WRITE or fallocate went through the daemon
+	flushed bool        // a flush (a close) came since the last WRITE
+	seen    unix.Stat_t // size and times when last told (or at open)
 }
 
 var (
@@ -78,7 +79,7 @@ func (h *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 	n, errno := h.LoopbackFile.Write(ctx, data, off)
 	if n > 0 {
 		h.mu.Lock()
-		h.wrote = true
+		h.wrote, h.flushed = true, false
 		h.mu.Unlock()
 	}
 	return n, errno
@@ -88,23 +89,32 @@ func (h *file) Allocate(ctx context.Context, off uint64, sz uint64, mode uint32)
 	errno := h.LoopbackFile.Allocate(ctx, off, sz, mode)
 	if errno == 0 {
 		h.mu.Lock()
-		h.wrote = true
+		h.wrote, h.flushed = true, false
 		h.mu.Unlock()
 	}
 	return errno
 }
 
-// tell appends the write event if the handle wrote since it last told.
-func (h *file) tell(ctx context.Context) {
+// tell appends the write event if the file changed since it last told. At
+// RELEASE (release), a change since the last flush that did not come
+// through the daemon is not the handle's: every descriptor of it was closed
+// by then, each close a flush that told what it wrote. It is an outside
+// writer's, whose own inotify event the handle's claim swallowed (RELEASE
+// reaches the daemon after close() has returned), so it is told as
+// external, which also makes the mirror invalidate the kernel's caches.
+func (h *file) tell(ctx context.Context, release bool) {
 	h.mu.Lock()
-	wrote := h.changed() || h.wrote
+	changed, wrote, flushed := h.changed(), h.wrote, h.flushed
 	h.wrote = false
+	h.flushed = !release
 	h.mu.Unlock()
-	if !wrote {
+	if !changed && !wrote {
 		return
 	}
 	a := h.opener
-	if c, ok := fuse.FromContext(ctx); ok && c.Pid != 0 {
+	if release && flushed && !wrote {
+		a = core.Actor{Origin: journal.External}
+	} else if c, ok := fuse.FromContext(ctx); ok && c.Pid != 0 {
 		a.Pid, a.Uid = c.Pid, c.Uid
 	}
 	h.m.sb.Emit(core.WithActor(ctx, a), journal.Write, h.pathOf(), "")
@@ -112,12 +122,12 @@ func (h *file) tell(ctx context.Context) {
 
 func (h *file) Flush(ctx context.Context) syscall.Errno {
 	errno := h.LoopbackFile.Flush(ctx)
-	h.tell(ctx)
+	h.tell(ctx, false)
 	return errno
 }
 
 func (h *file) Release(ctx context.Context) syscall.Errno {
-	h.tell(ctx)
+	h.tell(ctx, true)
 	errno := h.LoopbackFile.Release(ctx)
 	if h.claim != nil {
 		h.claim.Done()

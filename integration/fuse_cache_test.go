@@ -112,3 +112,105 @@ func TestFUSECaching(t *testing.T) {
 		})
 	}
 }
+
+// TestFUSEFlush: a handle opened read-only is opened with FOPEN_NOFLUSH, so
+// its close costs no round trip (a read-only handle has no write to tell),
+// while each close of a handle open for writing still sends FLUSH, at which
+// the mirror tells the write (TestFUSEEvents checks the event).
+func TestFUSEFlush(t *testing.T) {
+	const n = 10
+	d, mnt := startMirror(t, "--fuse-debug")
+	must(t, os.MkdirAll(filepath.Join(mnt, "dir"), 0o755))
+	p := filepath.Join(mnt, "dir", "f")
+	must(t, os.WriteFile(p, []byte("hello"), 0o644))
+	cases := []struct {
+		name      string
+		flag      int
+		wantFlush int
+	}{
+		{"read-only", os.O_RDONLY, 0},
+		{"write-only", os.O_WRONLY, n},
+		{"read-write", os.O_RDWR, n},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			reqs := fuseRequests(t, d, mnt, func() {
+				for i := 0; i < n; i++ {
+					f, err := os.OpenFile(p, tc.flag, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if tc.flag == os.O_RDONLY {
+						b := make([]byte, 16)
+						if k, err := f.Read(b); err != nil || string(b[:k]) != "hello" {
+							t.Errorf("read %q, %v; want hello", b[:k], err)
+						}
+					}
+					must(t, f.Close())
+				}
+			})
+			flushes, opens := 0, 0
+			for _, r := range reqs {
+				switch {
+				case strings.HasPrefix(r, "FLUSH"):
+					flushes++
+				case strings.HasPrefix(r, "OPEN"):
+					opens++
+				}
+			}
+			if opens != n {
+				t.Errorf("%d opens sent %d OPEN requests (%v), want %d", n, opens, reqs, n)
+			}
+			if flushes != tc.wantFlush {
+				t.Errorf("%d closes of a %s handle sent %d FLUSH requests (%v), want %d", n, tc.name, flushes, reqs, tc.wantFlush)
+			}
+		})
+	}
+}
+
+// TestFUSEOutsideWriteAfterClose: a file written through the mount (and
+// every other time read back through it), then appended to directly in the
+// root at once: the
+// write handle's RELEASE (sent after close() returned) may come after the
+// append, under the handle's claim. Every append is still told exactly
+// once, as external, and the mount shows it once it is told. Repeated, so
+// both orders of RELEASE and append happen.
+func TestFUSEOutsideWriteAfterClose(t *testing.T) {
+	const n = 30
+	for _, mode := range fuseModes {
+		t.Run(mode.name, func(t *testing.T) {
+			d, mnt := startMirror(t, mode.args...)
+			w := newWatch(t, d)
+			var all []watchEvent
+			for i := 0; i < n; i++ {
+				name := fmt.Sprintf("after%d", i)
+				must(t, os.WriteFile(filepath.Join(mnt, name), []byte("a"), 0o644))
+				if i%2 == 1 {
+					wantContent(t, filepath.Join(mnt, name), "a")
+				}
+				f, err := os.OpenFile(filepath.Join(d.Root, name), os.O_APPEND|os.O_WRONLY, 0)
+				must(t, err)
+				_, err = f.WriteString("b")
+				must(t, err)
+				must(t, f.Close())
+				all = append(all, w.until(t, "/"+name, "external")...)
+				wantContent(t, filepath.Join(mnt, name), "ab")
+			}
+			restPut(t, d, "/end", "end")
+			all = append(all, w.until(t, "/end", "api")...)
+			for i := 0; i < n; i++ {
+				p := fmt.Sprintf("/after%d", i)
+				var got []string
+				for _, e := range all {
+					if e.Path == p {
+						got = append(got, e.Origin+" "+e.Type)
+					}
+				}
+				want := "fuse create\nfuse write\nexternal write"
+				if strings.Join(got, "\n") != want {
+					t.Errorf("%s: got events\n%s\nwant\n%s", p, strings.Join(got, "\n"), want)
+				}
+			}
+		})
+	}
+}
