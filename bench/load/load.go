@@ -144,9 +144,28 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		g.rep.OtherWatch[kind] += n
 		otherMu.Unlock()
 	}
-	for _, kind := range []string{"poll-v2", "poll-v1", "sse", "websocket"} {
+	// Each is subscribed before the first change and reads until it has
+	// told the end marker, so its count is of the whole run.
+	kinds := []string{"poll-v2", "poll-v1", "sse", "websocket"}
+	readyc := make(chan struct{}, len(kinds))
+	ended := make(chan string, len(kinds))
+	for _, kind := range kinds {
 		wwg.Add(1)
-		go func() { defer wwg.Done(); g.watchOther(wctx, kind, count) }()
+		go func() {
+			defer wwg.Done()
+			w := &otherWatch{kind: kind, count: count, ready: sync.OnceFunc(func() { readyc <- struct{}{} })}
+			defer w.ready()
+			if g.watchOther(wctx, w) {
+				ended <- kind
+			}
+		}()
+	}
+	for range kinds {
+		select {
+		case <-readyc:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 
 	// The FUSE writer.
@@ -221,14 +240,22 @@ exit 0`, "sh", stopFile, filepath.Join(cfg.Mount, "load", "fuse"), salt)
 
 	// A marker write ends the journal: once its event is read, every
 	// acknowledged change before it has been told.
-	if _, err := g.do(ctx, "agent", "PUT", "/v1/fs/file?path=/load/end-marker", strings.NewReader("end"), ""); err != nil {
+	if _, err := g.do(ctx, "agent", "PUT", "/v1/fs/file?path="+endMarker, strings.NewReader("end"), ""); err != nil {
 		return nil, err
 	}
-	if !journal.waitFor(ctx, "/load/end-marker", 60*time.Second) {
+	if !journal.waitFor(ctx, endMarker, 60*time.Second) {
 		g.rep.fail("journal: the end marker's event never arrived")
 	}
 	jcancel()
 	bg.Wait()
+	for waiting, limit := len(kinds), time.After(60*time.Second); waiting > 0; waiting-- {
+		select {
+		case <-ended:
+		case <-limit:
+			g.rep.fail("%d of the other watchers never told the end marker", waiting)
+			waiting = 1
+		}
+	}
 	wcancel()
 	wwg.Wait()
 
@@ -482,10 +509,23 @@ func (g *gen) createWatch(route, body string) (string, error) {
 	return out.Data.WatcherID, nil
 }
 
-// watchOther runs one watcher of the given kind until ctx ends, counting
-// the events it receives; an overflow or an error is a failure.
-func (g *gen) watchOther(ctx context.Context, kind string, count func(string, int64)) {
+// endMarker is the path of the write that ends the run's journal.
+const endMarker = "/load/end-marker"
+
+// otherWatch is one of the other watchers: its kind, the counter of the
+// events it told, and ready, called once it is subscribed.
+type otherWatch struct {
+	kind  string
+	count func(string, int64)
+	ready func()
+}
+
+// watchOther runs one watcher until it tells the end marker (true) or ctx
+// ends, counting the events it receives; an overflow or an error is a
+// failure.
+func (g *gen) watchOther(ctx context.Context, w *otherWatch) bool {
 	hc := &http.Client{}
+	kind := w.kind
 	switch kind {
 	case "poll-v2", "poll-v1", "sse":
 		route := "/v2/watch"
@@ -495,11 +535,11 @@ func (g *gen) watchOther(ctx context.Context, kind string, count func(string, in
 		id, err := g.createWatch(route, `{"path":"/load","recursive":true,"debounce":100}`)
 		if err != nil {
 			g.rep.fail("%s watcher: %v", kind, err)
-			return
+			return false
 		}
+		w.ready() // the watcher's cursor starts at its creation
 		if kind == "sse" {
-			g.sse(ctx, hc, id, count)
-			return
+			return g.sse(ctx, hc, id, w.count)
 		}
 		cursor := uint64(0)
 		for ctx.Err() == nil {
@@ -516,13 +556,13 @@ func (g *gen) watchOther(ctx context.Context, kind string, count func(string, in
 				if ctx.Err() == nil {
 					g.rep.fail("%s: %v", kind, err)
 				}
-				return
+				return false
 			}
 			var out struct {
 				Data struct {
-					Events   []json.RawMessage `json:"events"`
-					Cursor   uint64            `json:"cursor"`
-					Overflow bool              `json:"overflow"`
+					Events   []event `json:"events"`
+					Cursor   uint64  `json:"cursor"`
+					Overflow bool    `json:"overflow"`
 				} `json:"data"`
 			}
 			err = json.NewDecoder(resp.Body).Decode(&out)
@@ -534,26 +574,31 @@ func (g *gen) watchOther(ctx context.Context, kind string, count func(string, in
 				if ctx.Err() == nil {
 					g.rep.fail("%s: %s: %v", kind, resp.Status, err)
 				}
-				return
+				return false
 			}
 			if out.Data.Overflow {
 				g.rep.fail("%s: overflow", kind)
 			}
 			cursor = out.Data.Cursor
-			count(kind, int64(len(out.Data.Events)))
+			w.count(kind, int64(len(out.Data.Events)))
+			for _, e := range out.Data.Events {
+				if e.Path == endMarker {
+					return true
+				}
+			}
 		}
 	case "websocket":
 		u := "ws" + strings.TrimPrefix(g.cfg.URL, "http") + "/v1/sandboxes/default/fs/watch"
 		c, _, err := websocket.Dial(ctx, u, nil)
 		if err != nil {
 			g.rep.fail("websocket: %v", err)
-			return
+			return false
 		}
 		defer c.CloseNow()
 		c.SetReadLimit(1 << 20)
 		if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"subscribe","paths":["/load"],"recursive":true}`)); err != nil {
 			g.rep.fail("websocket subscribe: %v", err)
-			return
+			return false
 		}
 		for {
 			_, b, err := c.Read(ctx)
@@ -561,48 +606,61 @@ func (g *gen) watchOther(ctx context.Context, kind string, count func(string, in
 				if ctx.Err() == nil {
 					g.rep.fail("websocket: %v", err)
 				}
-				return
+				return false
 			}
-			var m struct{ Type, Message string }
+			var m struct{ Type, Path string }
 			json.Unmarshal(b, &m)
 			switch m.Type {
+			case "subscribed":
+				w.ready() // live only: events from here on
 			case "event":
-				count(kind, 1)
+				w.count(kind, 1)
+				if m.Path == endMarker {
+					return true
+				}
 			case "error":
 				// A socket reader slower than the journal is told what it
 				// lost (a queue of 256); that is the contract, not a fault.
-				count("websocket-lost-notices", 1)
+				w.count("websocket-lost-notices", 1)
 			}
 		}
 	}
+	return false
 }
 
-// sse reads the SSE stream of watcher id.
-func (g *gen) sse(ctx context.Context, hc *http.Client, id string, count func(string, int64)) {
+// sse reads the SSE stream of watcher id until it tells the end marker.
+func (g *gen) sse(ctx context.Context, hc *http.Client, id string, count func(string, int64)) bool {
 	req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/v2/watch/%s/events?cursor=0", g.cfg.URL, id), nil)
 	resp, err := hc.Do(req)
 	if err != nil {
 		g.rep.fail("sse: %v", err)
-		return
+		return false
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		g.rep.fail("sse: %s", resp.Status)
-		return
+		return false
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		switch sc.Text() {
-		case "event: file_change":
+		line := sc.Text()
+		switch {
+		case line == "event: file_change":
 			count("sse", 1)
-		case "event: overflow":
+		case line == "event: overflow":
 			g.rep.fail("sse: overflow")
+		case strings.HasPrefix(line, "data: "):
+			var e event
+			if json.Unmarshal([]byte(line[len("data: "):]), &e) == nil && e.Path == endMarker {
+				return true
+			}
 		}
 	}
 	if err := sc.Err(); err != nil && ctx.Err() == nil {
 		g.rep.fail("sse: %v", err)
 	}
+	return false
 }
 
 // journalReader long-polls one watcher from cursor 0 and keeps every event.
