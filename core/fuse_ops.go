@@ -69,27 +69,30 @@ func (s *Sandbox) OpenAt(ctx context.Context, p string, flags int, mode uint32) 
 
 // Create creates (or, without O_EXCL, opens) the regular file at p with the
 // given flags and mode (the caller's umask already applied), owned by uid
-// and gid where >= 0. A new file is told as create.
-func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, uid, gid int) (*os.File, error) {
+// and gid where >= 0. A new file is told as create. The claim on p is
+// returned open with the descriptor: the caller ends it (Done) once it
+// stops writing through it, so the echoes of those writes are claimed by
+// the same claim as the create's (the mirror ends it at release).
+func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, uid, gid int) (*os.File, *Claim, error) {
 	s.fuseOps[fopCreate].Add(1)
 	ap, err := s.Clean(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dirfd, name, err := s.parent(ap)
 	if err != nil {
-		return nil, pathErr(OpCreate, ap, err)
+		return nil, nil, pathErr(OpCreate, ap, err)
 	}
 	defer unix.Close(dirfd)
 	claim := s.Claim(ap)
-	defer claim.Done()
 	fd, err := unix.Openat(dirfd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	created := err == nil
 	if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
 		fd, err = unix.Openat(dirfd, name, (flags&^unix.O_CREAT)|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	}
 	if err != nil {
-		return nil, pathErr(OpCreate, ap, err)
+		claim.Done()
+		return nil, nil, pathErr(OpCreate, ap, err)
 	}
 	if created {
 		if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok {
@@ -99,7 +102,7 @@ func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, 
 		}
 		s.emitFd(ctx, journal.Create, ap, fd)
 	}
-	return os.NewFile(uintptr(fd), ap), nil
+	return os.NewFile(uintptr(fd), ap), claim, nil
 }
 
 // Mknod makes a node (FIFO, socket, device, or regular file) at p.

@@ -197,8 +197,9 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	of := n.m.openFlags(p, false)
 	if !writing {
 		// Nothing to tell at close: the kernel skips FLUSH, one round trip
-		// less for every read-only close. Locks are the daemon's OFD locks
-		// on the backing descriptor, released with it at RELEASE either way.
+		// less for every read-only close. Locks are the kernel's own on
+		// the mount's inodes (see Locks in the package doc): FLUSH plays no
+		// part in them.
 		of |= fuse.FOPEN_NOFLUSH
 	}
 	return fh, of, 0
@@ -209,10 +210,8 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	actx, a := actor(ctx)
 	p := n.child(name)
 	uid, gid := owner(ctx)
-	claim := n.m.sb.Claim(p)
-	f, err := n.m.sb.Create(actx, p, int(flags), mode, uid, gid)
+	f, claim, err := n.m.sb.Create(actx, p, int(flags), mode, uid, gid)
 	if err != nil {
-		claim.Done()
 		return nil, nil, 0, n.m.toErrno(err)
 	}
 	var st unix.Stat_t
