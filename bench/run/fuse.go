@@ -18,7 +18,7 @@ import (
 // (see runFUSE). Every operation runs here, in the harness.
 
 type fsFigures struct {
-	write, read, stat, create, unlink, readdir []float64
+	write, read, stat, create, unlink, readdir, open []float64
 }
 
 func runFUSE(c *cfg, t *table) error {
@@ -115,6 +115,8 @@ func runFUSE(c *cfg, t *table) error {
 		mSfs.unlink, mShared.unlink, atMost, 1.0, metaNote("µs", mSfs.unlink, mPrivate.unlink, mNat.unlink))
 	t.pair("FUSE readdir of 5,000 entries, ms: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "ms",
 		mSfs.readdir, mShared.readdir, atMost, 1.0, metaNote("ms", mSfs.readdir, mPrivate.readdir, mNat.readdir))
+	t.pair("FUSE open, read 4 KiB, close, µs/op: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "µs",
+		mSfs.open, mShared.open, atMost, 0, metaNote("µs", mSfs.open, mPrivate.open, mNat.open)+"; a read-only handle is opened FOPEN_NOFLUSH: its close sends no FLUSH")
 	return nil
 }
 
@@ -143,6 +145,9 @@ func runMeta(c *cfg, nCreate int) (nat, sfs, shared, private fsFigures, err erro
 	for i, k := range kinds {
 		root := filepath.Join(meta, k)
 		if err = mkTree(filepath.Join(root, "rd"), 1, 5000); err != nil {
+			return
+		}
+		if err = os.WriteFile(filepath.Join(root, "small"), make([]byte, 4096), 0o644); err != nil {
 			return
 		}
 		dirs[i] = root
@@ -242,7 +247,31 @@ func metaRun(f *fsFigures, dir string, nCreate int) error {
 		return err
 	}
 	f.readdir = append(f.readdir, rd)
+	op, err := openRead(filepath.Join(dir, "small"), nCreate)
+	if err != nil {
+		return err
+	}
+	f.open = append(f.open, op)
 	return nil
+}
+
+// openRead opens p read-only, reads it whole and closes it n times, and
+// gives µs per round.
+func openRead(p string, n int) (float64, error) {
+	buf := make([]byte, 8192)
+	t := time.Now()
+	for i := 0; i < n; i++ {
+		fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return 0, err
+		}
+		k, err := syscall.Read(fd, buf)
+		syscall.Close(fd)
+		if err != nil || k != 4096 {
+			return 0, fmt.Errorf("read %s: %d bytes, %v", p, k, err)
+		}
+	}
+	return float64(time.Since(t).Nanoseconds()) / 1e3 / float64(n), nil
 }
 
 func seqWrite(p string, mib int64) (float64, error) {
