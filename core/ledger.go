@@ -149,6 +149,12 @@ func (l *ledger) sentinel(name string) {
 func (l *ledger) lost() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closeLent()
+}
+
+// closeLent closes every claim waiting for its sentinel and frees its
+// slot. The lock is held.
+func (l *ledger) closeLent() {
 	for name, id := range l.lent {
 		delete(l.lent, name)
 		delete(l.open, id)
@@ -166,10 +172,7 @@ func (l *ledger) setCtlDir(dir string) error {
 		unix.Close(l.ctlFd)
 		l.ctlDir.Store(nil)
 	}
-	for name, id := range l.lent {
-		delete(l.lent, name)
-		delete(l.open, id)
-	}
+	l.closeLent()
 	l.free, l.slots = nil, 0
 	if dir == "" {
 		return nil

@@ -62,18 +62,18 @@ func chownNewFd(ctx context.Context, fd int) error {
 // daemon, already has that owner, so the chown (and the IN_ATTRIB it would
 // cost the kernel watch) is skipped.
 func callerOwner(dirfd, uid, gid int) (newUid, newGid int, setgidDir, ok bool) {
-	if uid < 0 && gid < 0 {
-		return -1, -1, false, false
-	}
-	var st unix.Stat_t
-	if unix.Fstat(dirfd, &st) == nil && st.Mode&unix.S_ISGID != 0 {
-		gid, setgidDir = -1, true
-	}
 	if uid == unix.Geteuid() {
 		uid = -1
 	}
 	if gid == unix.Getegid() {
 		gid = -1
+	}
+	if uid < 0 && gid < 0 {
+		return -1, -1, false, false // the daemon's own: no chown, no stat
+	}
+	var st unix.Stat_t
+	if unix.Fstat(dirfd, &st) == nil && st.Mode&unix.S_ISGID != 0 {
+		gid, setgidDir = -1, true
 	}
 	return uid, gid, setgidDir, uid >= 0 || gid >= 0
 }

@@ -41,9 +41,16 @@ var (
 	_ = (fs.FileFsyncer)((*file)(nil))
 )
 
-func (m *Mirror) newFile(f *os.File, pathOf func() string, a core.Actor, claim *core.Claim) *file {
+// newFile makes the handle of f. A handle with a claim (open for writing)
+// remembers f's stat to tell changes by: st when the caller has it, else
+// taken here.
+func (m *Mirror) newFile(f *os.File, pathOf func() string, a core.Actor, claim *core.Claim, st *unix.Stat_t) *file {
 	h := &file{LoopbackFile: fs.NewLoopbackFileFromOS(f), f: f, m: m, pathOf: pathOf, opener: a, claim: claim}
-	if claim != nil {
+	switch {
+	case claim == nil:
+	case st != nil:
+		h.seen = *st
+	default:
 		unix.Fstat(int(f.Fd()), &h.seen)
 	}
 	return h
@@ -78,19 +85,22 @@ func (h *file) fd() int { return int(h.f.Fd()) }
 func (h *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
 	n, errno := h.LoopbackFile.Write(ctx, data, off)
 	if n > 0 {
-		h.mu.Lock()
-		h.wrote, h.flushed = true, false
-		h.mu.Unlock()
+		h.noteWrite()
 	}
 	return n, errno
+}
+
+// noteWrite remembers a change made through the daemon (WRITE, fallocate).
+func (h *file) noteWrite() {
+	h.mu.Lock()
+	h.wrote, h.flushed = true, false
+	h.mu.Unlock()
 }
 
 func (h *file) Allocate(ctx context.Context, off uint64, sz uint64, mode uint32) syscall.Errno {
 	errno := h.LoopbackFile.Allocate(ctx, off, sz, mode)
 	if errno == 0 {
-		h.mu.Lock()
-		h.wrote, h.flushed = true, false
-		h.mu.Unlock()
+		h.noteWrite()
 	}
 	return errno
 }

@@ -190,7 +190,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 		}
 		return nil, 0, n.m.toErrno(err)
 	}
-	fh := n.m.newFile(f, n.path, a, claim)
+	fh := n.m.newFile(f, n.path, a, claim, nil)
 	if writing && flags&syscall.O_TRUNC != 0 {
 		fh.wrote = true
 	}
@@ -226,7 +226,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if cn, ok := ch.Operations().(*node); ok {
 		pathOf = cn.path
 	}
-	return ch, n.m.newFile(f, pathOf, a, claim), n.m.openFlags(p, false), 0
+	return ch, n.m.newFile(f, pathOf, a, claim, &st), n.m.openFlags(p, false), 0
 }
 
 func (n *node) made(ctx context.Context, name string, err error, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {

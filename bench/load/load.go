@@ -543,36 +543,10 @@ func (g *gen) watchOther(ctx context.Context, w *otherWatch) bool {
 		}
 		cursor := uint64(0)
 		for ctx.Err() == nil {
-			var req *http.Request
-			if kind == "poll-v2" {
-				req, _ = http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/v2/watch/%s/poll?cursor=%d&timeout=1&limit=10000", g.cfg.URL, id, cursor), nil)
-			} else {
-				req, _ = http.NewRequestWithContext(ctx, "POST", fmt.Sprintf("%s/v1/file/watch/%s/poll", g.cfg.URL, id),
-					strings.NewReader(fmt.Sprintf(`{"cursor":%d,"timeout":1,"limit":1000}`, cursor)))
-				req.Header.Set("Content-Type", "application/json")
-			}
-			resp, err := hc.Do(req)
+			out, err := g.poll(ctx, hc, kind == "poll-v1", id, cursor)
 			if err != nil {
 				if ctx.Err() == nil {
 					g.rep.fail("%s: %v", kind, err)
-				}
-				return false
-			}
-			var out struct {
-				Data struct {
-					Events   []event `json:"events"`
-					Cursor   uint64  `json:"cursor"`
-					Overflow bool    `json:"overflow"`
-				} `json:"data"`
-			}
-			err = json.NewDecoder(resp.Body).Decode(&out)
-			resp.Body.Close()
-			if resp.StatusCode >= 500 {
-				g.status5xx.Add(1)
-			}
-			if err != nil || resp.StatusCode != 200 {
-				if ctx.Err() == nil {
-					g.rep.fail("%s: %s: %v", kind, resp.Status, err)
 				}
 				return false
 			}
@@ -663,6 +637,40 @@ func (g *gen) sse(ctx context.Context, hc *http.Client, id string, count func(st
 	return false
 }
 
+// pollAnswer is one long-poll answer of a watcher.
+type pollAnswer struct {
+	Data struct {
+		Events   []event `json:"events"`
+		Cursor   uint64  `json:"cursor"`
+		Overflow bool    `json:"overflow"`
+	} `json:"data"`
+}
+
+// poll asks watcher id for its events after cursor, waiting up to 1 s:
+// GET /v2/watch/{id}/poll, or (v1) POST /v1/file/watch/{id}/poll. A 5xx is
+// counted; any answer but 200 is an error.
+func (g *gen) poll(ctx context.Context, hc *http.Client, v1 bool, id string, cursor uint64) (*pollAnswer, error) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/v2/watch/%s/poll?cursor=%d&timeout=1&limit=10000", g.cfg.URL, id, cursor), nil)
+	if v1 {
+		req, _ = http.NewRequestWithContext(ctx, "POST", fmt.Sprintf("%s/v1/file/watch/%s/poll", g.cfg.URL, id),
+			strings.NewReader(fmt.Sprintf(`{"cursor":%d,"timeout":1,"limit":1000}`, cursor)))
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 500 {
+		g.status5xx.Add(1)
+	}
+	var out pollAnswer
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+		return nil, fmt.Errorf("%s: %v", resp.Status, err)
+	}
+	return &out, nil
+}
+
 // journalReader long-polls one watcher from cursor 0 and keeps every event.
 type journalReader struct {
 	g        *gen
@@ -691,26 +699,10 @@ func (j *journalReader) run(ctx context.Context) {
 	hc := &http.Client{}
 	cursor := uint64(0)
 	for ctx.Err() == nil {
-		req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/v2/watch/%s/poll?cursor=%d&timeout=1&limit=10000", j.g.cfg.URL, j.id, cursor), nil)
-		resp, err := hc.Do(req)
+		out, err := j.g.poll(ctx, hc, false, j.id, cursor)
 		if err != nil {
 			if ctx.Err() == nil {
 				j.g.rep.fail("journal poll: %v", err)
-			}
-			return
-		}
-		var out struct {
-			Data struct {
-				Events   []event `json:"events"`
-				Cursor   uint64  `json:"cursor"`
-				Overflow bool    `json:"overflow"`
-			} `json:"data"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&out)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 {
-			if ctx.Err() == nil {
-				j.g.rep.fail("journal poll: %s: %v", resp.Status, err)
 			}
 			return
 		}

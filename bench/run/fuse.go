@@ -54,7 +54,7 @@ func runFUSE(c *cfg, t *table) error {
 	var stale staleFigures
 	for i := 0; i < c.runs; i++ {
 		logf("fuse run %d", i+1)
-		for _, k := range alternate(3, i) {
+		for _, k := range order(3, i) {
 			switch k {
 			case 0:
 				if err := dataRun(&nat, root, nStat, c.bigMiB); err != nil {
@@ -176,7 +176,7 @@ func runMeta(c *cfg, nCreate int) (nat, sfs, shared, private fsFigures, err erro
 		if r%c.runs == 0 {
 			logf("fuse metadata round %d of %d", r+1, rounds)
 		}
-		for _, k := range alternate(len(kinds), r) {
+		for _, k := range order(len(kinds), r) {
 			if err = metaRun(figs[k], dirs[k], nCreate); err != nil {
 				err = fmt.Errorf("%s: %w", kinds[k], err)
 				return
@@ -184,19 +184,6 @@ func runMeta(c *cfg, nCreate int) (nat, sfs, shared, private fsFigures, err erro
 		}
 	}
 	return
-}
-
-// alternate is the order of n kinds in run i: forward in even runs,
-// backward in odd ones, so no kind always follows the same other.
-func alternate(n, i int) []int {
-	k := make([]int, n)
-	for j := range k {
-		k[j] = j
-		if i%2 == 1 {
-			k[j] = n - 1 - j
-		}
-	}
-	return k
 }
 
 // tmpfsDir is a fresh directory on /dev/shm (a tmpfs), else under c.work.

@@ -200,7 +200,7 @@ func runDownload(c *cfg, t *table) error {
 	download(su, size) // warm the page cache
 	var s, a []float64
 	for i := 0; i < c.runs; i++ {
-		for _, k := range order(i) {
+		for _, k := range order(2, i) {
 			if k == 0 {
 				v, err := download(su, size)
 				if err != nil {
@@ -220,12 +220,17 @@ func runDownload(c *cfg, t *table) error {
 	return nil
 }
 
-// order alternates which of a pair goes first.
-func order(i int) []int {
-	if i%2 == 0 {
-		return []int{0, 1}
+// order is the order of n kinds in run i: forward in even runs, backward
+// in odd ones, so no kind always follows the same other.
+func order(n, i int) []int {
+	k := make([]int, n)
+	for j := range k {
+		k[j] = j
+		if i%2 == 1 {
+			k[j] = n - 1 - j
+		}
 	}
-	return []int{1, 0}
+	return k
 }
 
 func runRPS(c *cfg, t *table) error {
@@ -236,15 +241,11 @@ func runRPS(c *cfg, t *table) error {
 	if err != nil {
 		return err
 	}
-	sd, err := startSandfs(c, root)
+	sd, ag, err := startPair(c, root)
 	if err != nil {
 		return err
 	}
 	defer sd.stop()
-	ag, err := startAgent(c)
-	if err != nil {
-		return err
-	}
 	defer ag.stop()
 	for _, fig := range []struct{ name, route, file string }{
 		{"`GET /v1/fs/stat` requests/s, 32 connections", "/v1/fs/stat", "stat1"},
@@ -254,7 +255,7 @@ func runRPS(c *cfg, t *table) error {
 		au := ag.base + fig.route + "?path=" + q(filepath.Join(root, fig.file))
 		var s, a, sc, ac []float64
 		for i := 0; i < c.runs; i++ {
-			for _, k := range order(i) {
+			for _, k := range order(2, i) {
 				u, pid, dst, cpu := su, sd.pid(), &s, &sc
 				if k == 1 {
 					u, pid, dst, cpu = au, ag.pid(), &a, &ac
@@ -270,6 +271,18 @@ func runRPS(c *cfg, t *table) error {
 			fmt.Sprintf("server CPU per request: sandfs %.0f µs, sandbox-agent %.0f µs (%.2fx); Go client in the harness, keep-alive, sharing the cores", median(sc), median(ac), median(sc)/median(ac)))
 	}
 	return nil
+}
+
+// startPair starts sandfs serving root and the sandbox-agent server.
+func startPair(c *cfg, root string) (sd, ag *proc, err error) {
+	if sd, err = startSandfs(c, root); err != nil {
+		return nil, nil, err
+	}
+	if ag, err = startAgent(c); err != nil {
+		sd.stop()
+		return nil, nil, err
+	}
+	return sd, ag, nil
 }
 
 // runPut: sandbox-agent refuses a body over 2 MiB (413 "Failed to buffer
@@ -292,15 +305,11 @@ func runPut(c *cfg, t *table) error {
 	if err := ensureFile(small, 2<<20); err != nil {
 		return err
 	}
-	sd, err := startSandfs(c, root)
+	sd, ag, err := startPair(c, root)
 	if err != nil {
 		return err
 	}
 	defer sd.stop()
-	ag, err := startAgent(c)
-	if err != nil {
-		return err
-	}
 	defer ag.stop()
 	dst := filepath.Join(root, "put.bin")
 	series := func(u string) (float64, error) {
@@ -318,7 +327,7 @@ func runPut(c *cfg, t *table) error {
 	}
 	var s2, a2, s, a, rss, arss []float64
 	for i := 0; i < c.runs; i++ {
-		for _, k := range order(i) {
+		for _, k := range order(2, i) {
 			os.Remove(dst)
 			if k == 0 {
 				v, err := series(sd.base + "/v1/fs/file?path=/put.bin")

@@ -145,16 +145,23 @@ func startSandfs(c *cfg, root string, args ...string) (*proc, error) {
 // waits for the mount.
 func startMount(c *cfg, root, mnt string, args ...string) (*proc, error) {
 	os.MkdirAll(mnt, 0o755)
-	p, err := startSandfs(c, root, append([]string{"--mount", mnt}, args...)...)
-	if err != nil {
-		return nil, err
+	return mounted(mnt)(startSandfs(c, root, append([]string{"--mount", mnt}, args...)...))
+}
+
+// mounted waits for the mount at mnt of a process just started, and stops
+// it if the mount never comes.
+func mounted(mnt string) func(*proc, error) (*proc, error) {
+	return func(p *proc, err error) (*proc, error) {
+		if err != nil {
+			return nil, err
+		}
+		p.mnt = mnt
+		if err := waitMount(mnt); err != nil {
+			p.stop()
+			return nil, err
+		}
+		return p, nil
 	}
-	p.mnt = mnt
-	if err := waitMount(mnt); err != nil {
-		p.stop()
-		return nil, err
-	}
-	return p, nil
 }
 
 func waitMount(mnt string) error {
@@ -181,16 +188,7 @@ func isMount(p string) bool {
 // flags before the two paths.
 func startLoopback(c *cfg, root, mnt string, flags ...string) (*proc, error) {
 	os.MkdirAll(mnt, 0o755)
-	p, err := startProc("", "", "", filepath.Join(c.cache, "loopback"), append(append([]string{"-q"}, flags...), mnt, root)...)
-	if err != nil {
-		return nil, err
-	}
-	p.mnt = mnt
-	if err := waitMount(mnt); err != nil {
-		p.stop()
-		return nil, err
-	}
-	return p, nil
+	return mounted(mnt)(startProc("", "", "", filepath.Join(c.cache, "loopback"), append(append([]string{"-q"}, flags...), mnt, root)...))
 }
 
 // startNginx serves root with nginx (sendfile on, one worker).
