@@ -136,11 +136,15 @@ func (h *file) Flush(ctx context.Context) syscall.Errno {
 	return errno
 }
 
+// Release ends the claim before it looks at the file: a change after the
+// sentinel is told by the kernel watch, a change before it by tell. An
+// outside write landing between the two is told twice, never lost (with
+// the sentinel last, one landing between tell's fstat and the sentinel was
+// seen by neither).
 func (h *file) Release(ctx context.Context) syscall.Errno {
-	h.tell(ctx, true)
-	errno := h.LoopbackFile.Release(ctx)
 	if h.claim != nil {
 		h.claim.Done()
 	}
-	return errno
+	h.tell(ctx, true)
+	return h.LoopbackFile.Release(ctx)
 }
