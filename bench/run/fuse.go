@@ -25,6 +25,9 @@ func runFUSE(c *cfg, t *table) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("the FUSE rows need root")
 	}
+	if err := needApt("fusermount3", "fuse3"); err != nil {
+		return err
+	}
 	if err := needLoopback(c); err != nil {
 		return err
 	}
