@@ -54,6 +54,10 @@ func chownNewFd(ctx context.Context, fd int) error {
 	return unix.Fchown(fd, o.Uid, o.Gid)
 }
 
+// The daemon's effective ids, which it never changes: asked once, not at
+// every create.
+var daemonUid, daemonGid = unix.Geteuid(), unix.Getegid()
+
 // callerOwner is the chown that gives what a FUSE caller (uid, gid; -1 when
 // the mirror does not set owners) just made in dirfd to it, as a local
 // filesystem would have made it (inode_init_owner): the caller's uid, and
@@ -62,10 +66,10 @@ func chownNewFd(ctx context.Context, fd int) error {
 // daemon, already has that owner, so the chown (and the IN_ATTRIB it would
 // cost the kernel watch) is skipped.
 func callerOwner(dirfd, uid, gid int) (newUid, newGid int, setgidDir, ok bool) {
-	if uid == unix.Geteuid() {
+	if uid == daemonUid {
 		uid = -1
 	}
-	if gid == unix.Getegid() {
+	if gid == daemonGid {
 		gid = -1
 	}
 	if uid < 0 && gid < 0 {
