@@ -72,7 +72,9 @@ func (s *Sandbox) OpenAt(ctx context.Context, p string, flags int, mode uint32) 
 // and gid where >= 0. A new file is told as create. The claim on p is
 // returned open with the descriptor: the caller ends it (Done) once it
 // stops writing through it, so the echoes of those writes are claimed by
-// the same claim as the create's (the mirror ends it at release).
+// the same claim as the create's (the mirror ends it at release): with
+// DoneEcho when the file was left as made, since the create's echo is then
+// the last.
 func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, uid, gid int) (*os.File, *Claim, error) {
 	s.fuseOps[fopCreate].Add(1)
 	ap, err := s.Clean(p)
@@ -84,7 +86,7 @@ func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, 
 		return nil, nil, pathErr(OpCreate, ap, err)
 	}
 	defer unix.Close(dirfd)
-	claim := s.Claim(ap)
+	claim := s.ClaimEcho(ap, journal.Create)
 	fd, err := unix.Openat(dirfd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	created := err == nil
 	if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
@@ -94,8 +96,11 @@ func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, 
 		claim.Done()
 		return nil, nil, pathErr(OpCreate, ap, err)
 	}
-	if created {
+	if !created {
+		claim.NoEcho()
+	} else {
 		if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok {
+			claim.NoEcho() // the chown's echo comes after the create's
 			if err := unix.Fchown(fd, uid, gid); err == nil && mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
 				unix.Fchmod(fd, mode&0o7777) // chown clears setuid/setgid
 			}
@@ -242,12 +247,18 @@ func (s *Sandbox) removeAt(ctx context.Context, p string, flags int) error {
 		return pathErr(OpRemove, ap, err)
 	}
 	defer unix.Close(dirfd)
-	claim := s.Claim(ap)
-	defer claim.Done()
+	dir := flags == unix.AT_REMOVEDIR
+	// A file's one echo is its Remove; a directory's own watch adds more.
+	claim := s.ClaimEcho(ap, journal.Remove)
+	if dir {
+		claim.NoEcho()
+	}
 	if err := unix.Unlinkat(dirfd, name, flags); err != nil {
+		claim.Done()
 		return pathErr(OpRemove, ap, err)
 	}
-	s.emit(ctx, journal.Remove, ap, "", flags == unix.AT_REMOVEDIR)
+	s.emit(ctx, journal.Remove, ap, "", dir)
+	claim.DoneEcho()
 	return nil
 }
 

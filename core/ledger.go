@@ -5,8 +5,11 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
 )
 
 // The ledger is how a change made by core (or the mirror) is told once: the
@@ -34,25 +37,45 @@ type ledger struct {
 	ctlDir atomic.Pointer[string] // nil while no kernel watch runs: claims close at once
 	ctlFd  int                    // the control directory, while ctlDir is set
 	free   []string               // slots not lent
-	lent   map[string]uint64      // by slot: the claim its sentinel closes
+	lent   map[string][]uint64    // by slot: the claims its sentinel closes
 	slots  int                    // slots made
+
+	waiting  []uint64      // done claims waiting for their last echo
+	fallback *time.Timer   // lends waiting claims a sentinel
+	armed    bool          // fallback is set to fire
+	wait     time.Duration // how long it waits: echoWait unless a test says
+	marked   int           // sentinels marked (read by the tests)
 }
 
 // Claim is one operation's hold on the echoes of its changes.
 type Claim struct {
-	l     *ledger
-	id    uint64
-	paths []string // API paths; each covers its subtree
+	l      *ledger
+	id     uint64
+	paths  []string     // API paths; each covers its subtree
+	echo   string       // API path of the last echo DoneEcho waits for
+	echoOf journal.Type // its type
+	echoed bool         // that echo has been read
+	waits  bool         // done, waiting for that echo
 }
+
+// echoWait is how long a claim closed by its own last echo (DoneEcho) waits for
+// it before it is lent a sentinel after all: the echo never comes when its
+// directory is not watched, or is told under another name when the
+// directory was moved meanwhile.
+const echoWait = 10 * time.Millisecond
 
 // Claim opens a claim on the given API paths (each with everything under
 // it). Add more with Add; Done must be called when the changes are made.
 func (s *Sandbox) Claim(paths ...string) *Claim {
-	l := &s.ledger
+	return s.ledger.claim(&Claim{paths: append([]string(nil), paths...)})
+}
+
+// claim opens c.
+func (l *ledger) claim(c *Claim) *Claim {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.next++
-	c := &Claim{l: l, id: l.next, paths: append([]string(nil), paths...)}
+	c.l, c.id = l, l.next
 	if l.open == nil {
 		l.open = map[uint64]*Claim{}
 	}
@@ -82,17 +105,103 @@ func (c *Claim) Done() {
 		l.mu.Unlock()
 		return
 	}
-	// Marked under the lock, so setCtlDir cannot close the directory's
-	// descriptor in between (and fchmodat one that reused its number).
+	l.mark(c.id)
+	l.mu.Unlock()
+}
+
+// mark lends the claims ids one slot and marks it: they close when the
+// reader meets its event. Marked under the lock, so setCtlDir cannot close
+// the directory's descriptor in between (and fchmodat one that reused its
+// number). Without a slot they close at once: better a duplicate event
+// than a lost one.
+func (l *ledger) mark(ids ...uint64) {
 	if sl, ok := l.takeSlot(); !ok || unix.Fchmodat(l.ctlFd, sl, 0o600, 0) != nil {
-		delete(l.open, c.id) // no sentinel: better a duplicate event than a lost one
+		for _, id := range ids {
+			delete(l.open, id)
+		}
 		if ok {
 			l.free = append(l.free, sl)
 		}
 	} else {
-		l.lent[sl] = c.id
+		l.lent[sl] = ids
+		l.marked++
 	}
-	l.mu.Unlock()
+}
+
+// ClaimEcho opens a claim on API path p for an operation whose last echo
+// is the event typ of p: the Remove of a file unlinked, the Create of a
+// file made and left as it was. DoneEcho then ends it at that echo, with
+// no sentinel. An operation that turns out to make more echoes (it failed,
+// or changed more) calls NoEcho, or ends with Done.
+func (s *Sandbox) ClaimEcho(p string, typ journal.Type) *Claim {
+	return s.ledger.claim(&Claim{paths: []string{p}, echo: p, echoOf: typ})
+}
+
+// NoEcho makes the claim end by its sentinel, even through DoneEcho.
+func (c *Claim) NoEcho() {
+	c.l.mu.Lock()
+	c.echo = ""
+	c.l.mu.Unlock()
+}
+
+// DoneEcho ends a claim of ClaimEcho whose operation made nothing after
+// its last echo: the claim closes when the reader has read that echo (at
+// once if it already has), or after echoWait by a sentinel if it never
+// comes. Without an echo to wait for (NoEcho) it is Done.
+func (c *Claim) DoneEcho() {
+	l := c.l
+	l.mu.Lock()
+	if c.echo == "" {
+		l.mu.Unlock()
+		c.Done()
+		return
+	}
+	defer l.mu.Unlock()
+	if _, ok := l.open[c.id]; !ok {
+		return
+	}
+	if c.echoed || l.dir() == "" {
+		delete(l.open, c.id)
+		return
+	}
+	c.waits = true
+	l.waiting = append(l.waiting, c.id)
+	if !l.armed {
+		l.armed = true
+		if l.wait == 0 {
+			l.wait = echoWait
+		}
+		if l.fallback == nil {
+			l.fallback = time.AfterFunc(l.wait, l.lendWaiting)
+		} else {
+			l.fallback.Reset(l.wait)
+		}
+	}
+}
+
+// lendWaiting lends one sentinel to every claim still waiting for its
+// echo (the fallback timer).
+func (l *ledger) lendWaiting() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.armed = false
+	var ids []uint64
+	for _, id := range l.waiting {
+		if _, ok := l.open[id]; ok {
+			ids = append(ids, id)
+		}
+	}
+	l.waiting = l.waiting[:0]
+	if len(ids) == 0 {
+		return
+	}
+	if l.dir() == "" {
+		for _, id := range ids {
+			delete(l.open, id)
+		}
+		return
+	}
+	l.mark(ids...)
 }
 
 // takeSlot lends a free slot, making one when none is free. The lock is
@@ -113,15 +222,37 @@ func (l *ledger) takeSlot() (string, bool) {
 	return name, true
 }
 
-// claimed reports whether an open claim covers API path p.
-func (l *ledger) claimed(p string) bool {
+// claimed reports whether an open claim covers the event typ of API path
+// p (typ "" for a question that is no event). A claim of ClaimEcho waiting
+// for that event covers it and closes (once done).
+func (l *ledger) claimed(p string, typ journal.Type) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, c := range l.open {
-		for _, cp := range c.paths {
-			if p == cp || isUnder(p, cp) || cp == "/" {
+	covered := false
+	for id, c := range l.open {
+		if typ != "" && c.echo == p && c.echoOf == typ && !c.echoed {
+			c.echoed = true
+			if c.waits {
+				delete(l.open, id)
+			}
+			covered = true
+			continue
+		}
+		if !covered && c.covers(p) {
+			if typ == "" {
 				return true
 			}
+			covered = true
+		}
+	}
+	return covered
+}
+
+// covers reports whether the claim covers API path p.
+func (c *Claim) covers(p string) bool {
+	for _, cp := range c.paths {
+		if p == cp || isUnder(p, cp) || cp == "/" {
+			return true
 		}
 	}
 	return false
@@ -132,12 +263,14 @@ func (l *ledger) claimed(p string) bool {
 func (l *ledger) sentinel(name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	id, ok := l.lent[name]
+	ids, ok := l.lent[name]
 	if !ok {
 		return // a slot being made, or one freed by lost()
 	}
 	delete(l.lent, name)
-	delete(l.open, id)
+	for _, id := range ids {
+		delete(l.open, id)
+	}
 	l.free = append(l.free, name)
 }
 
@@ -155,11 +288,17 @@ func (l *ledger) lost() {
 // closeLent closes every claim waiting for its sentinel and frees its
 // slot. The lock is held.
 func (l *ledger) closeLent() {
-	for name, id := range l.lent {
+	for name, ids := range l.lent {
 		delete(l.lent, name)
-		delete(l.open, id)
+		for _, id := range ids {
+			delete(l.open, id)
+		}
 		l.free = append(l.free, name)
 	}
+	for _, id := range l.waiting {
+		delete(l.open, id)
+	}
+	l.waiting = l.waiting[:0]
 }
 
 // setCtlDir starts (dir) or stops ("") closing claims by sentinel; the
@@ -181,7 +320,7 @@ func (l *ledger) setCtlDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	l.ctlFd, l.lent = fd, map[string]uint64{}
+	l.ctlFd, l.lent = fd, map[string][]uint64{}
 	l.ctlDir.Store(&dir)
 	return nil
 }

@@ -232,7 +232,7 @@ func (n *notifier) handle(ev fsnotify.Event) {
 
 // tell appends an external event unless a claim covers the path.
 func (n *notifier) tell(typ journal.Type, ap, old string, isDir bool) {
-	if n.s.ledger.claimed(ap) || (old != "" && n.s.ledger.claimed(old)) {
+	if n.s.ledger.claimed(ap, typ) || (old != "" && n.s.ledger.claimed(old, "")) {
 		return
 	}
 	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: journal.External}

@@ -29,6 +29,7 @@ type file struct {
 	mu      sync.Mutex
 	wrote   bool        // a WRITE or fallocate went through the daemon
 	flushed bool        // a flush (a close) came since the last WRITE
+	told    bool        // a change was told (the file is not as opened)
 	seen    unix.Stat_t // size and times when last told (or at open)
 }
 
@@ -117,6 +118,7 @@ func (h *file) tell(ctx context.Context, release bool) {
 	changed, wrote, flushed := h.changed(), h.wrote, h.flushed
 	h.wrote = false
 	h.flushed = !release
+	h.told = h.told || changed || wrote
 	h.mu.Unlock()
 	if !changed && !wrote {
 		return
@@ -140,11 +142,30 @@ func (h *file) Flush(ctx context.Context) syscall.Errno {
 // sentinel is told by the kernel watch, a change before it by tell. An
 // outside write landing between the two is told twice, never lost (with
 // the sentinel last, one landing between tell's fstat and the sentinel was
-// seen by neither).
+// seen by neither). A handle that left the file as it was opened ends the
+// claim at its last echo (DoneEcho: a create's, no sentinel needed).
 func (h *file) Release(ctx context.Context) syscall.Errno {
 	if h.claim != nil {
-		h.claim.Done()
+		if h.untouched() {
+			h.claim.DoneEcho()
+		} else {
+			h.claim.Done()
+		}
 	}
 	h.tell(ctx, true)
 	return h.LoopbackFile.Release(ctx)
+}
+
+// untouched reports whether the file is as the handle opened it: nothing
+// written or told, size and times as at open (a change after our fstat at
+// open gets a ctime of its own: the kernel's timestamps are fine-grained
+// once queried).
+func (h *file) untouched() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var st unix.Stat_t
+	if h.wrote || h.told || unix.Fstat(h.fd(), &st) != nil {
+		return false
+	}
+	return st.Size == h.seen.Size && st.Mtim == h.seen.Mtim && st.Ctim == h.seen.Ctim
 }
