@@ -224,28 +224,27 @@ func (l *ledger) takeSlot() (string, bool) {
 
 // claimed reports whether an open claim covers the event typ of API path
 // p (typ "" for a question that is no event). A claim of ClaimEcho waiting
-// for that event covers it and closes (once done).
-func (l *ledger) claimed(p string, typ journal.Type) bool {
+// for that event covers it and closes (once done); echo says so.
+func (l *ledger) claimed(p string, typ journal.Type) (covered, echo bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	covered := false
 	for id, c := range l.open {
 		if typ != "" && c.echo == p && c.echoOf == typ && !c.echoed {
 			c.echoed = true
 			if c.waits {
 				delete(l.open, id)
 			}
-			covered = true
+			covered, echo = true, true
 			continue
 		}
 		if !covered && c.covers(p) {
 			if typ == "" {
-				return true
+				return true, false
 			}
 			covered = true
 		}
 	}
-	return covered
+	return covered, echo
 }
 
 // covers reports whether the claim covers API path p.

@@ -232,9 +232,17 @@ func (n *notifier) handle(ev fsnotify.Event) {
 
 // tell appends an external event unless a claim covers the path.
 func (n *notifier) tell(typ journal.Type, ap, old string, isDir bool) {
-	if n.s.ledger.claimed(ap, typ) || (old != "" && n.s.ledger.claimed(old, "")) {
+	if covered, _ := n.s.ledger.claimed(ap, typ); covered {
 		return
 	}
+	if covered, _ := n.s.ledger.claimed(old, ""); old != "" && covered {
+		return
+	}
+	n.append(typ, ap, old, isDir)
+}
+
+// append appends the external event typ of ap.
+func (n *notifier) append(typ journal.Type, ap, old string, isDir bool) {
 	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: journal.External}
 	if typ != journal.Remove {
 		if info, err := n.s.lstat(ap); err == nil {
@@ -249,9 +257,16 @@ func (n *notifier) created(ap string) {
 		delete(n.scanned, ap)
 		return
 	}
+	covered, echo := n.s.ledger.claimed(ap, journal.Create)
+	if echo {
+		return // the Create of a file the mirror made: nothing to tell or watch
+	}
 	info, err := n.s.lstat(ap)
-	n.tell(journal.Create, ap, "", err == nil && info.IsDir())
-	if err == nil && info.IsDir() {
+	isDir := err == nil && info.IsDir()
+	if !covered {
+		n.append(journal.Create, ap, "", isDir)
+	}
+	if isDir {
 		n.addTree(ap, tellAll)
 	}
 }

@@ -103,7 +103,7 @@ func (s *Sandbox) sweepDir(fd int, ap string, before time.Time) int {
 
 // sweepOne removes one temp entry unless a live operation owns it.
 func (s *Sandbox) sweepOne(dirfd int, name, ap string, before time.Time) bool {
-	if s.ledger.claimed(ap, "") {
+	if covered, _ := s.ledger.claimed(ap, ""); covered {
 		return false
 	}
 	var st unix.Stat_t
