@@ -30,6 +30,16 @@ import (
 // queued sentinels are never the same event, which inotify would merge.
 // There are as many slots as sentinels were ever in flight at once; they
 // are names under one open directory, not descriptors.
+//
+// An operation whose last echo is known ends its claim at that echo, with
+// no sentinel at all (ClaimEcho, DoneEcho): the unlink of a file has one
+// echo, its Remove, and a file created and left as made has one, its
+// Create. Since the queue is in order, reading that echo means every echo
+// of the operation was read. An echo that never comes (an unwatched
+// directory, one moved meanwhile) costs echoWait, then a sentinel. A
+// Remove or Create of the same name by someone else just before the
+// operation can be taken for its echo: then the operation's own echo is
+// told as external, once more; never is a change left untold.
 type ledger struct {
 	mu     sync.Mutex
 	next   uint64

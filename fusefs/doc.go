@@ -33,7 +33,10 @@
 // change since the last flush that did not come through the daemon is told
 // as external (every descriptor was closed, each close told its own
 // writes), which also invalidates the kernel's caches. RELEASE carries no
-// pid: the pid of the opener is told for a write told then. A new file
+// pid: the pid of the opener is told for a write told then. A handle that
+// left its file as the create made it (nothing written, same size and
+// times) ends its claim at the create's own echo (core.Claim.DoneEcho),
+// with no sentinel; so does every unlink of a file. A new file
 // written through the mount is create (at CREATE) then write (at flush). A
 // handle opened read-only has nothing to tell, so it is opened with
 // FOPEN_NOFLUSH and its close costs no round trip.
