@@ -385,19 +385,31 @@ function note(msg, actions) {
   el.hidden = false;
 }
 
+// openGen counts openFile calls: a call that a later one overtook while
+// it waited for the server leaves the view to the later one. wanted is the
+// file last asked for: a reload (keepScroll) of another file, the one
+// still shown while the new one loads, is dropped, so it cannot cover the
+// file just clicked.
+let openGen = 0;
+let wanted = null;
+
 async function openFile(path, { keepScroll } = {}) {
+  if (keepScroll && wanted !== path) return;
+  wanted = path;
+  const gen = ++openGen;
   const view = $('view');
   const scroll = keepScroll ? view.scrollTop : 0;
   const entry = await fsapi.stat(path);
+  if (gen !== openGen) return;
   if (entry.isDir) {
     await reveal(path);
     return;
   }
-  if (state.open && state.open.url) URL.revokeObjectURL(state.open.url);
   const o = { path, entry, size: entry.size, kind: 'binary' };
   let content;
   if (entry.size <= MAX_VIEW) {
     const blob = await fsapi.read(path);
+    if (gen !== openGen) return;
     if (IMAGE.test(path)) {
       o.kind = 'image';
       o.url = URL.createObjectURL(path.toLowerCase().endsWith('.svg') ? new Blob([blob], { type: 'image/svg+xml' }) : blob);
@@ -409,6 +421,7 @@ async function openFile(path, { keepScroll } = {}) {
       content.appendChild(img);
     } else {
       const buf = new Uint8Array(await blob.arrayBuffer());
+      if (gen !== openGen) return;
       const text = decodeText(buf);
       if (text !== null) {
         o.kind = 'text';
@@ -418,6 +431,7 @@ async function openFile(path, { keepScroll } = {}) {
     }
   }
   if (o.kind === 'binary') content = renderBinary(o);
+  if (state.open && state.open.url) URL.revokeObjectURL(state.open.url);
   state.open = o;
   state.editing = false;
   state.dirty = false;
@@ -462,6 +476,8 @@ function renderBinary(o) {
 }
 
 function closeFile() {
+  wanted = null;
+  openGen++;
   if (state.open && state.open.url) URL.revokeObjectURL(state.open.url);
   state.open = null;
   state.editing = false;
