@@ -50,8 +50,7 @@ type ledger struct {
 	lent   map[string][]uint64    // by slot: the claims its sentinel closes
 	slots  int                    // slots made
 
-	waiting  []uint64      // done claims waiting for their last echo
-	fallback *time.Timer   // lends waiting claims a sentinel
+	fallback *time.Timer   // lends the claims that wait for an echo a sentinel
 	armed    bool          // fallback is set to fire
 	wait     time.Duration // how long it waits: echoWait unless a test says
 	marked   int           // sentinels marked (read by the tests)
@@ -62,8 +61,7 @@ type Claim struct {
 	l      *ledger
 	id     uint64
 	paths  []string     // API paths; each covers its subtree
-	echo   string       // API path of the last echo DoneEcho waits for
-	echoOf journal.Type // its type
+	echoOf journal.Type // of ClaimEcho: the type of the last echo, of paths[0]
 	echoed bool         // that echo has been read
 	waits  bool         // done, waiting for that echo
 }
@@ -144,13 +142,13 @@ func (l *ledger) mark(ids ...uint64) {
 // no sentinel. An operation that turns out to make more echoes (it failed,
 // or changed more) calls NoEcho, or ends with Done.
 func (s *Sandbox) ClaimEcho(p string, typ journal.Type) *Claim {
-	return s.ledger.claim(&Claim{paths: []string{p}, echo: p, echoOf: typ})
+	return s.ledger.claim(&Claim{paths: []string{p}, echoOf: typ})
 }
 
 // NoEcho makes the claim end by its sentinel, even through DoneEcho.
 func (c *Claim) NoEcho() {
 	c.l.mu.Lock()
-	c.echo = ""
+	c.echoOf = ""
 	c.l.mu.Unlock()
 }
 
@@ -161,7 +159,7 @@ func (c *Claim) NoEcho() {
 func (c *Claim) DoneEcho() {
 	l := c.l
 	l.mu.Lock()
-	if c.echo == "" {
+	if c.echoOf == "" {
 		l.mu.Unlock()
 		c.Done()
 		return
@@ -175,7 +173,6 @@ func (c *Claim) DoneEcho() {
 		return
 	}
 	c.waits = true
-	l.waiting = append(l.waiting, c.id)
 	if !l.armed {
 		l.armed = true
 		if l.wait == 0 {
@@ -190,28 +187,22 @@ func (c *Claim) DoneEcho() {
 }
 
 // lendWaiting lends one sentinel to every claim still waiting for its
-// echo (the fallback timer).
+// echo (the fallback timer). Without a control directory none waits:
+// setCtlDir("") closed them.
 func (l *ledger) lendWaiting() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.armed = false
 	var ids []uint64
-	for _, id := range l.waiting {
-		if _, ok := l.open[id]; ok {
+	for id, c := range l.open {
+		if c.waits {
+			c.waits = false
 			ids = append(ids, id)
 		}
 	}
-	l.waiting = l.waiting[:0]
-	if len(ids) == 0 {
-		return
+	if len(ids) > 0 {
+		l.mark(ids...)
 	}
-	if l.dir() == "" {
-		for _, id := range ids {
-			delete(l.open, id)
-		}
-		return
-	}
-	l.mark(ids...)
 }
 
 // takeSlot lends a free slot, making one when none is free. The lock is
@@ -239,7 +230,7 @@ func (l *ledger) claimed(p string, typ journal.Type) (covered, echo bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for id, c := range l.open {
-		if typ != "" && c.echo == p && c.echoOf == typ && !c.echoed {
+		if typ != "" && c.echoOf == typ && !c.echoed && c.paths[0] == p {
 			c.echoed = true
 			if c.waits {
 				delete(l.open, id)
@@ -294,8 +285,8 @@ func (l *ledger) lost() {
 	l.closeLent()
 }
 
-// closeLent closes every claim waiting for its sentinel and frees its
-// slot. The lock is held.
+// closeLent closes every claim waiting for its sentinel (freeing its
+// slot) or for its echo. The lock is held.
 func (l *ledger) closeLent() {
 	for name, ids := range l.lent {
 		delete(l.lent, name)
@@ -304,10 +295,11 @@ func (l *ledger) closeLent() {
 		}
 		l.free = append(l.free, name)
 	}
-	for _, id := range l.waiting {
-		delete(l.open, id)
+	for id, c := range l.open {
+		if c.waits {
+			delete(l.open, id)
+		}
 	}
-	l.waiting = l.waiting[:0]
 }
 
 // setCtlDir starts (dir) or stops ("") closing claims by sentinel; the

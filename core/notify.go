@@ -244,8 +244,10 @@ func (n *notifier) tell(typ journal.Type, ap, old string, isDir bool) {
 	if covered, _ := n.s.ledger.claimed(ap, typ); covered {
 		return
 	}
-	if covered, _ := n.s.ledger.claimed(old, ""); old != "" && covered {
-		return
+	if old != "" {
+		if covered, _ := n.s.ledger.claimed(old, ""); covered {
+			return
+		}
 	}
 	n.append(typ, ap, old, isDir)
 }
