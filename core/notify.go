@@ -9,16 +9,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
 )
 
-// The kernel watch: fsnotify on the root's directories feeds the journal
-// with what nobody else told (origin external).
+// The kernel watch: inotify on the root's directories (kwatch) feeds the
+// journal with what nobody else told (origin external).
 //
-// fsnotify is not recursive on Linux: the notifier adds a watch per
+// inotify is not recursive: the notifier adds a watch per
 // directory, and a new directory is listed right after its watch is added,
 // so files made in it before the watch are told too. Directories named like
 // the default excludes (.git, node_modules, __pycache__, .venv) are not
@@ -27,10 +26,12 @@ import (
 // checked against the directory the root fd resolves to, so a directory
 // swapped for a symlink is never watched outside the root.
 //
-// A rename inside the tree reaches fsnotify as Rename(old) followed at once
-// by Create(new) (inotify queues MOVED_FROM and MOVED_TO together); the
-// notifier pairs them into one rename event with old_path. A Rename that no
-// Create follows moved out of the tree and is told as a remove. A kernel
+// A rename inside the tree is MOVED_FROM(old) followed at once by
+// MOVED_TO(new) (inotify queues them together); the notifier pairs them
+// into one rename event with old_path. A MOVED_FROM that no MOVED_TO
+// follows moved out of the tree and is told as a remove. A directory's own
+// events (DELETE_SELF, MOVE_SELF) are told by its parent's watch and
+// dropped, but for the root's, which has no parent watched. A kernel
 // queue overflow re-walks the tree to restore the watches and marks every
 // watcher as having lost events.
 
@@ -41,25 +42,16 @@ var skipDirs = map[string]bool{".git": true, "node_modules": true, "__pycache__"
 const renamePairWait = 20 * time.Millisecond
 
 type notifier struct {
-	s         *Sandbox
-	w         *fsnotify.Watcher
-	log       *slog.Logger
-	ctl       string
-	dirs      map[string]bool // API paths of watched directories
-	pending   string          // a Rename(old) waiting for its Create(new)
-	movedAway map[string]bool // moved directories whose own MOVE_SELF is still to come
-	scanned   map[string]bool // told by a scan; their own Create is still to come
-	degraded  bool
+	s        *Sandbox
+	w        *kwatch
+	log      *slog.Logger
+	ctl      string
+	ctlWd    int32           // the watch of the ledger's control directory
+	dirs     map[string]bool // API paths of watched directories
+	pending  string          // a Rename(old) waiting for its Create(new)
+	scanned  map[string]bool // told by a scan; their own Create is still to come
+	degraded bool
 }
-
-// eventBuffer is how many events fsnotify's channel holds between its
-// reader and ours. The kernel's own queue (max_queued_events, 16384 by
-// default) is the big buffer; this one only smooths the hand-over. It is
-// scanned at every GC (an event holds strings), and go-fuse forces a GC
-// each time most of the mount's inodes are forgotten (a directory of files
-// made and removed): at 65,536 events (2.5 MiB) that GC cost an unlink
-// through the mount ~10 µs on average, at 4,096 it does not show.
-const eventBuffer = 1 << 12
 
 // StartWatching starts the kernel watch of the root; it runs until ctx ends.
 // The first walk of the tree runs in the background; WatchReady is closed
@@ -68,26 +60,25 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 	if log == nil {
 		log = slog.Default()
 	}
-	w, err := fsnotify.NewBufferedWatcher(eventBuffer)
+	w, err := newKwatch()
 	if err != nil {
 		return err
 	}
 	ctl, err := os.MkdirTemp(ctlParent(), "sandfs-ctl-")
 	if err != nil {
-		w.Close()
+		w.close()
 		return err
 	}
-	if err := w.Add(ctl); err != nil {
-		w.Close()
+	ctlWd, err := w.add(ctl)
+	if err == nil {
+		err = s.ledger.setCtlDir(ctl)
+	}
+	if err != nil {
+		w.close()
 		os.RemoveAll(ctl)
 		return err
 	}
-	if err := s.ledger.setCtlDir(ctl); err != nil {
-		w.Close()
-		os.RemoveAll(ctl)
-		return err
-	}
-	n := &notifier{s: s, w: w, log: log, ctl: ctl, dirs: map[string]bool{}, movedAway: map[string]bool{}, scanned: map[string]bool{}}
+	n := &notifier{s: s, w: w, log: log, ctl: ctl, ctlWd: ctlWd, dirs: map[string]bool{}, scanned: map[string]bool{}}
 	go n.run(ctx)
 	return nil
 }
@@ -103,48 +94,43 @@ func (s *Sandbox) WatchDegraded() bool { return s.watchDegraded.Load() }
 func (s *Sandbox) WatchReady() <-chan struct{} { return s.watchReady }
 
 func (n *notifier) run(ctx context.Context) {
+	stop := context.AfterFunc(ctx, n.w.interrupt)
 	defer func() {
+		stop()
 		n.s.ledger.setCtlDir("")
-		n.w.Close()
+		n.w.close()
 		os.RemoveAll(n.ctl)
 	}()
 	n.addTree("/", tellNone)
 	close(n.s.watchReady)
 	n.log.Info("kernel watch ready", "sandbox", n.s.name, "directories", len(n.dirs))
-	var pairTimer *time.Timer
-	var pairC <-chan time.Time
-	rootTick := time.NewTicker(rootCheckEvery)
-	defer rootTick.Stop()
 	rootState := "ok"
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-rootTick.C:
+	nextRoot := time.Now().Add(rootCheckEvery)
+	var pairBy time.Time // when the pending Rename(old) is told as moved out
+	for ctx.Err() == nil {
+		now := time.Now()
+		if !now.Before(nextRoot) {
 			rootState = n.checkRoot(rootState)
-		case ev, ok := <-n.w.Events:
-			if !ok {
-				return
-			}
-			had := n.pending
-			n.handle(ev)
-			if n.pending != "" && n.pending != had {
-				if pairTimer == nil {
-					pairTimer = time.NewTimer(renamePairWait)
-				} else {
-					pairTimer.Reset(renamePairWait)
-				}
-				pairC = pairTimer.C
-			}
-		case <-pairC:
-			pairC = nil
-			n.flushPending()
-		case err, ok := <-n.w.Errors:
-			if !ok {
-				return
-			}
-			n.error(err)
+			nextRoot = now.Add(rootCheckEvery)
 		}
+		if n.pending != "" && !now.Before(pairBy) {
+			n.flushPending()
+		}
+		timeout := nextRoot.Sub(now)
+		if n.pending != "" && pairBy.Sub(now) < timeout {
+			timeout = pairBy.Sub(now)
+		}
+		if !n.w.wait(timeout) {
+			continue
+		}
+		had := n.pending
+		if err := n.w.read(n.handle, n.overflow); err != nil {
+			n.log.Error("kernel watch", "sandbox", n.s.name, "err", err)
+		}
+		if n.pending != "" && n.pending != had {
+			pairBy = time.Now().Add(renamePairWait)
+		}
+		time.Sleep(gatherWait)
 	}
 }
 
@@ -168,16 +154,13 @@ func (n *notifier) checkRoot(was string) string {
 	return now
 }
 
-func (n *notifier) error(err error) {
-	if errors.Is(err, fsnotify.ErrEventOverflow) {
-		n.log.Warn("inotify queue overflowed: re-walking the tree", "sandbox", n.s.name)
-		n.s.ledger.lost() // their sentinels may be among the events dropped
-		n.scanned = map[string]bool{}
-		n.addTree("/", tellNone)
-		n.s.journal.Lost("/")
-		return
-	}
-	n.log.Error("kernel watch", "sandbox", n.s.name, "err", err)
+// overflow: the kernel's queue overflowed, and events were dropped.
+func (n *notifier) overflow() {
+	n.log.Warn("inotify queue overflowed: re-walking the tree", "sandbox", n.s.name)
+	n.s.ledger.lost() // their sentinels may be among the events dropped
+	n.scanned = map[string]bool{}
+	n.addTree("/", tellNone)
+	n.s.journal.Lost("/")
 }
 
 func (n *notifier) apiPath(host string) (string, bool) {
@@ -198,27 +181,23 @@ func (n *notifier) host(ap string) string {
 	return n.s.hostRoot + ap
 }
 
-func (n *notifier) handle(ev fsnotify.Event) {
-	if filepath.Dir(ev.Name) == n.ctl {
-		if ev.Has(fsnotify.Chmod) {
-			n.s.ledger.sentinel(filepath.Base(ev.Name))
+func (n *notifier) handle(ev kevent) {
+	if ev.wd == n.ctlWd {
+		if ev.has(kChmod) && !ev.self {
+			n.s.ledger.sentinel(filepath.Base(ev.name))
 		}
 		return
 	}
-	ap, ok := n.apiPath(ev.Name)
-	if !ok {
+	ap, ok := n.apiPath(ev.name)
+	if !ok || (ev.self && ap != "/") {
 		return
 	}
-	if ev.Has(fsnotify.Rename) {
+	if ev.has(kRename) {
 		n.flushPending()
-		if n.movedAway[ap] {
-			delete(n.movedAway, ap) // the moved directory's own MOVE_SELF
-			return
-		}
 		n.pending = ap
 		return
 	}
-	if ev.Has(fsnotify.Create) {
+	if ev.has(kCreate) {
 		if old := n.pending; old != "" {
 			n.pending = ""
 			n.renamed(old, ap)
@@ -228,13 +207,13 @@ func (n *notifier) handle(ev fsnotify.Event) {
 		return
 	}
 	n.flushPending()
-	if ev.Has(fsnotify.Remove) {
+	if ev.has(kRemove) {
 		n.removed(ap)
 	}
-	if ev.Has(fsnotify.Write) {
+	if ev.has(kWrite) {
 		n.tell(journal.Write, ap, "", false)
 	}
-	if ev.Has(fsnotify.Chmod) {
+	if ev.has(kChmod) {
 		n.tell(journal.Chmod, ap, "", false)
 	}
 }
@@ -291,9 +270,6 @@ func (n *notifier) removed(ap string) {
 func (n *notifier) renamed(old, ap string) {
 	info, err := n.s.lstat(ap)
 	isDir := err == nil && info.IsDir()
-	if n.dirs[old] {
-		n.movedAway[old] = true
-	}
 	n.forget(old)
 	n.tell(journal.Rename, ap, old, isDir)
 	if isDir {
@@ -309,9 +285,6 @@ func (n *notifier) flushPending() {
 	}
 	n.pending = ""
 	isDir := n.dirs[old]
-	if isDir {
-		n.movedAway[old] = true
-	}
 	n.forget(old)
 	n.tell(journal.Remove, old, "", isDir)
 }
@@ -320,7 +293,7 @@ func (n *notifier) flushPending() {
 func (n *notifier) forget(ap string) {
 	for d := range n.dirs {
 		if d == ap || isUnder(d, ap) {
-			n.w.Remove(n.host(d))
+			n.w.remove(n.host(d))
 			delete(n.dirs, d)
 		}
 	}
@@ -408,7 +381,7 @@ func (n *notifier) addWatchFd(ap string, dirfd int) bool {
 		return true
 	}
 	h := n.host(ap)
-	if err := n.w.Add(h); err != nil {
+	if _, err := n.w.add(h); err != nil {
 		if errors.Is(err, unix.ENOSPC) && !n.degraded {
 			n.degraded = true
 			n.s.watchDegraded.Store(true)
@@ -423,7 +396,7 @@ func (n *notifier) addWatchFd(ap string, dirfd int) bool {
 	if fd < 0 {
 		var err error
 		if fd, err = n.s.openDir(ap); err != nil {
-			n.w.Remove(h)
+			n.w.remove(h)
 			return false
 		}
 		defer unix.Close(fd)
@@ -431,7 +404,7 @@ func (n *notifier) addWatchFd(ap string, dirfd int) bool {
 	var want, got unix.Stat_t
 	err := unix.Fstat(fd, &want)
 	if err != nil || unix.Lstat(h, &got) != nil || got.Dev != want.Dev || got.Ino != want.Ino {
-		n.w.Remove(h)
+		n.w.remove(h)
 		return false
 	}
 	n.dirs[ap] = true

@@ -1,0 +1,242 @@
+package core
+
+import (
+	"errors"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// kwatch is the kernel watch itself: one inotify descriptor, read by the
+// notifier's own goroutine, with the watch descriptors it added.
+//
+// It reads inotify directly rather than through fsnotify, for two reasons
+// the mirror's numbers show. fsnotify reads on a goroutine of its own
+// through Go's netpoller and hands every event over a channel, so each
+// change made through the mount woke two goroutines and an epoll wait on
+// the other core while the caller waited for its reply. And fsnotify turns
+// each event's watch into a path when it reads it, ahead of the notifier,
+// so an event of a watch the notifier has just dropped (the MOVE_SELF of a
+// directory it saw renamed) still arrived, named by its old path.
+//
+// Here the notifier polls the descriptor itself (poll(2), blocking, with
+// the wake-up eventfd beside it), reads what is queued in one read, and
+// names each event by its watch only when it handles it. After a read it
+// lets events gather for gatherWait before it waits again: while nobody
+// waits on the descriptor the kernel queues an event without waking
+// anyone, so a burst of changes (a build, a test run, a benchmark's loop of
+// creates) costs one wake-up per gatherWait instead of one per change. A
+// lone change is read at once; only the changes right behind another wait,
+// and never longer than gatherWait.
+type kwatch struct {
+	fd   int
+	wake int              // eventfd: written to end a wait early
+	path map[int32]string // host path of each watch descriptor
+	wd   map[string]int32 // watch descriptor of each host path
+	buf  []byte
+
+	mu     sync.Mutex // guards closed against interrupt
+	closed bool
+}
+
+// gatherWait is how long the notifier lets events gather after a read.
+// (Go's timers wait at least a millisecond here: the runtime's epoll wait
+// takes milliseconds.)
+const gatherWait = time.Millisecond
+
+// watchMask is what a directory's watch asks for: changes of its entries
+// (created, removed, moved in or out, written, attributes) and of itself.
+// IN_ONLYDIR and IN_DONT_FOLLOW: a path swapped for a symlink or a file
+// between the walk and the watch is refused, not watched.
+const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_ATTRIB |
+	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
+	unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+
+// kop is what happened, in the notifier's terms.
+type kop uint8
+
+const (
+	kCreate kop = 1 << iota // created, or moved in (IN_CREATE, IN_MOVED_TO)
+	kRemove                 // removed (IN_DELETE, a watched directory's IN_DELETE_SELF)
+	kRename                 // moved away (IN_MOVED_FROM, a watched directory's IN_MOVE_SELF)
+	kWrite                  // written (IN_MODIFY)
+	kChmod                  // attributes changed (IN_ATTRIB)
+)
+
+// kevent is one inotify event, named when it is handled.
+type kevent struct {
+	wd   int32  // the watch it came from
+	name string // host path: the watch's path, and the entry's name when it has one
+	op   kop
+	self bool // the event is about the watched directory itself
+}
+
+func (e kevent) has(op kop) bool { return e.op&op != 0 }
+
+// errOverflow: the kernel's queue overflowed and events were dropped.
+var errOverflow = errors.New("inotify queue overflow")
+
+func newKwatch() (*kwatch, error) {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	// The largest read the kernel's default queue (16,384 events of 16
+	// bytes and a name) can need in one go is far more; 256 KiB reads a
+	// few thousand events of short names at once.
+	return &kwatch{fd: fd, wake: wake, path: map[int32]string{}, wd: map[string]int32{}, buf: make([]byte, 256<<10)}, nil
+}
+
+// add watches the directory at host path h.
+func (k *kwatch) add(h string) (int32, error) {
+	wd, err := unix.InotifyAddWatch(k.fd, h, watchMask)
+	if err != nil {
+		return -1, err
+	}
+	w := int32(wd)
+	if old, ok := k.path[w]; ok && old != h {
+		delete(k.wd, old) // the same directory under a new name
+	}
+	k.path[w] = h
+	k.wd[h] = w
+	return w, nil
+}
+
+// remove stops watching host path h.
+func (k *kwatch) remove(h string) {
+	w, ok := k.wd[h]
+	if !ok {
+		return
+	}
+	delete(k.wd, h)
+	delete(k.path, w)
+	unix.InotifyRmWatch(k.fd, uint32(w))
+}
+
+// watched reports whether host path h is watched.
+func (k *kwatch) watched(h string) bool {
+	_, ok := k.wd[h]
+	return ok
+}
+
+// wait blocks until events are queued (true), the wait is woken (false), or
+// timeout passes (false).
+func (k *kwatch) wait(timeout time.Duration) bool {
+	ms := int(timeout / time.Millisecond)
+	if timeout > 0 && ms == 0 {
+		ms = 1
+	}
+	fds := []unix.PollFd{{Fd: int32(k.fd), Events: unix.POLLIN}, {Fd: int32(k.wake), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, ms)
+	if err != nil || n == 0 {
+		return false
+	}
+	if fds[1].Revents != 0 {
+		var b [8]byte
+		unix.Read(k.wake, b[:])
+	}
+	return fds[0].Revents&unix.POLLIN != 0
+}
+
+// interrupt ends a wait under way (or the next one) early.
+func (k *kwatch) interrupt() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.closed {
+		one := [8]byte{1}
+		unix.Write(k.wake, one[:])
+	}
+}
+
+// read reads what is queued (wait said there is some) and hands each event
+// to fn in order, naming it only then, so what fn does to the watches
+// (remove) holds for the events after it: an event of a watch removed by
+// then is dropped. A queue overflow is handed to overflow.
+func (k *kwatch) read(fn func(kevent), overflow func()) error {
+	n, err := unix.Read(k.fd, k.buf)
+	if err != nil {
+		if err == unix.EINTR || err == unix.EAGAIN {
+			return nil
+		}
+		return err
+	}
+	for off := 0; off+unix.SizeofInotifyEvent <= n; {
+		raw := (*unix.InotifyEvent)(unsafe.Pointer(&k.buf[off]))
+		nameAt := off + unix.SizeofInotifyEvent
+		off = nameAt + int(raw.Len)
+		if off > n {
+			break
+		}
+		mask := raw.Mask
+		if mask&unix.IN_Q_OVERFLOW != 0 {
+			overflow()
+			continue
+		}
+		w := raw.Wd
+		dir, ok := k.path[w]
+		if !ok {
+			continue // a watch removed since: its events are stale
+		}
+		if mask&(unix.IN_IGNORED|unix.IN_UNMOUNT) != 0 {
+			delete(k.path, w)
+			if k.wd[dir] == w {
+				delete(k.wd, dir)
+			}
+			continue
+		}
+		e := kevent{wd: w, name: dir, self: raw.Len == 0}
+		if raw.Len > 0 {
+			e.name = dir + "/" + cstring(k.buf[nameAt:off])
+		}
+		if mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
+			e.op |= kCreate
+		}
+		if mask&(unix.IN_DELETE|unix.IN_DELETE_SELF) != 0 {
+			e.op |= kRemove
+		}
+		if mask&(unix.IN_MOVED_FROM|unix.IN_MOVE_SELF) != 0 {
+			e.op |= kRename
+		}
+		if mask&unix.IN_MODIFY != 0 {
+			e.op |= kWrite
+		}
+		if mask&unix.IN_ATTRIB != 0 {
+			e.op |= kChmod
+		}
+		if mask&unix.IN_DELETE_SELF != 0 {
+			// The kernel drops the watch (IN_IGNORED follows).
+			delete(k.path, w)
+			delete(k.wd, dir)
+		}
+		fn(e)
+	}
+	return nil
+}
+
+// cstring is the NUL-padded name of an inotify event.
+func cstring(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+func (k *kwatch) close() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return
+	}
+	k.closed = true
+	unix.Close(k.fd)
+	unix.Close(k.wake)
+}

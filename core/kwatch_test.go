@@ -1,0 +1,91 @@
+package core
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestKwatch: events are named by their watch when read, so the events of
+// a watch removed before the read are dropped; a wait ends on events, on
+// interrupt, or at its timeout.
+func TestKwatch(t *testing.T) {
+	k, err := newKwatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.close()
+	dir := t.TempDir()
+	if _, err := k.add(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.add(filepath.Join(dir, "missing")); err == nil {
+		t.Error("a watch of a missing directory was added")
+	}
+	var got []kevent
+	collect := func(e kevent) { got = append(got, e) }
+	overflow := func() { t.Error("overflow") }
+
+	for _, tc := range []struct {
+		name   string
+		change func() error
+		want   []kevent // name and op only
+	}{
+		{"create", func() error { return os.WriteFile(filepath.Join(dir, "a"), []byte("x"), 0o644) },
+			[]kevent{{name: filepath.Join(dir, "a"), op: kCreate}, {name: filepath.Join(dir, "a"), op: kWrite}}},
+		{"chmod", func() error { return os.Chmod(filepath.Join(dir, "a"), 0o600) },
+			[]kevent{{name: filepath.Join(dir, "a"), op: kChmod}}},
+		{"rename", func() error { return os.Rename(filepath.Join(dir, "a"), filepath.Join(dir, "b")) },
+			[]kevent{{name: filepath.Join(dir, "a"), op: kRename}, {name: filepath.Join(dir, "b"), op: kCreate}}},
+		{"remove", func() error { return os.Remove(filepath.Join(dir, "b")) },
+			[]kevent{{name: filepath.Join(dir, "b"), op: kRemove}}},
+	} {
+		got = nil
+		if err := tc.change(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(5 * time.Second); len(got) < len(tc.want) && time.Now().Before(deadline); {
+			if k.wait(time.Second) {
+				if err := k.read(collect, overflow); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+			continue
+		}
+		for i, e := range got {
+			if e.name != tc.want[i].name || e.op != tc.want[i].op || e.self {
+				t.Errorf("%s: event %d is %+v, want %+v", tc.name, i, e, tc.want[i])
+			}
+		}
+	}
+
+	// Queued, then its watch removed before the read: dropped.
+	got = nil
+	if err := os.WriteFile(filepath.Join(dir, "late"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k.remove(dir)
+	if k.watched(dir) {
+		t.Error("still watched after remove")
+	}
+	for k.wait(100 * time.Millisecond) {
+		k.read(collect, overflow)
+	}
+	if len(got) != 0 {
+		t.Errorf("events of a removed watch were handed on: %+v", got)
+	}
+
+	// A wait ends early when interrupted.
+	start := time.Now()
+	go func() { time.Sleep(20 * time.Millisecond); k.interrupt() }()
+	if k.wait(10 * time.Second) {
+		t.Error("an interrupted wait reported events")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("interrupt ended the wait after %v", d)
+	}
+}
