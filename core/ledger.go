@@ -44,6 +44,7 @@ type ledger struct {
 	mu     sync.Mutex
 	next   uint64
 	open   map[uint64]*Claim
+	byPath map[string][]*Claim    // the open claims holding each path
 	ctlDir atomic.Pointer[string] // nil while no kernel watch runs: claims close at once
 	ctlFd  int                    // the control directory, while ctlDir is set
 	free   []string               // slots not lent
@@ -63,7 +64,8 @@ type Claim struct {
 	paths  []string     // API paths; each covers its subtree
 	echoOf journal.Type // of ClaimEcho: the type of the last echo, of paths[0]
 	echoed bool         // that echo has been read
-	waits  bool         // done, waiting for that echo
+	waits  bool         // done, waiting for that echo …
+	since  time.Time    // … since then
 }
 
 // echoWait is how long a claim closed by its own last echo (DoneEcho) waits for
@@ -85,15 +87,51 @@ func (l *ledger) claim(c *Claim) *Claim {
 	l.next++
 	c.l, c.id = l, l.next
 	if l.open == nil {
-		l.open = map[uint64]*Claim{}
+		l.open, l.byPath = map[uint64]*Claim{}, map[string][]*Claim{}
 	}
 	l.open[c.id] = c
+	l.index(c, c.paths)
 	return c
+}
+
+// index files the open claim c under paths. The lock is held.
+func (l *ledger) index(c *Claim, paths []string) {
+	for _, p := range paths {
+		l.byPath[p] = append(l.byPath[p], c)
+	}
+}
+
+// close closes the claim id. The lock is held.
+func (l *ledger) close(id uint64) {
+	c, ok := l.open[id]
+	if !ok {
+		return
+	}
+	delete(l.open, id)
+	for _, p := range c.paths {
+		cs := l.byPath[p]
+		for i, x := range cs {
+			if x == c {
+				cs[i] = cs[len(cs)-1]
+				cs[len(cs)-1] = nil
+				cs = cs[:len(cs)-1]
+				break
+			}
+		}
+		if len(cs) == 0 {
+			delete(l.byPath, p)
+		} else {
+			l.byPath[p] = cs
+		}
+	}
 }
 
 // Add extends the claim to more paths.
 func (c *Claim) Add(paths ...string) {
 	c.l.mu.Lock()
+	if _, ok := c.l.open[c.id]; ok {
+		c.l.index(c, paths)
+	}
 	c.paths = append(c.paths, paths...)
 	c.l.mu.Unlock()
 }
@@ -109,7 +147,7 @@ func (c *Claim) Done() {
 	}
 	dir := l.dir()
 	if dir == "" {
-		delete(l.open, c.id)
+		l.close(c.id)
 		l.mu.Unlock()
 		return
 	}
@@ -125,7 +163,7 @@ func (c *Claim) Done() {
 func (l *ledger) mark(ids ...uint64) {
 	if sl, ok := l.takeSlot(); !ok || unix.Fchmodat(l.ctlFd, sl, 0o600, 0) != nil {
 		for _, id := range ids {
-			delete(l.open, id)
+			l.close(id)
 		}
 		if ok {
 			l.free = append(l.free, sl)
@@ -169,39 +207,57 @@ func (c *Claim) DoneEcho() {
 		return
 	}
 	if c.echoed || l.dir() == "" {
-		delete(l.open, c.id)
+		l.close(c.id)
 		return
 	}
-	c.waits = true
+	if l.wait == 0 {
+		l.wait = echoWait
+	}
+	c.waits, c.since = true, time.Now()
 	if !l.armed {
-		l.armed = true
-		if l.wait == 0 {
-			l.wait = echoWait
-		}
-		if l.fallback == nil {
-			l.fallback = time.AfterFunc(l.wait, l.lendWaiting)
-		} else {
-			l.fallback.Reset(l.wait)
-		}
+		l.arm(l.wait)
 	}
 }
 
-// lendWaiting lends one sentinel to every claim still waiting for its
-// echo (the fallback timer). Without a control directory none waits:
+// arm sets the fallback to fire in d. The lock is held.
+func (l *ledger) arm(d time.Duration) {
+	l.armed = true
+	if l.fallback == nil {
+		l.fallback = time.AfterFunc(d, l.lendWaiting)
+	} else {
+		l.fallback.Reset(d)
+	}
+}
+
+// lendWaiting lends one sentinel to every claim that has waited echoWait
+// for its echo (the fallback timer), and sets itself again for the claims
+// that have waited less. Without a control directory none waits:
 // setCtlDir("") closed them.
 func (l *ledger) lendWaiting() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.armed = false
+	now := time.Now()
 	var ids []uint64
+	var next time.Duration
 	for id, c := range l.open {
-		if c.waits {
-			c.waits = false
-			ids = append(ids, id)
+		if !c.waits {
+			continue
 		}
+		if left := l.wait - now.Sub(c.since); left > 0 {
+			if next == 0 || left < next {
+				next = left
+			}
+			continue
+		}
+		c.waits = false
+		ids = append(ids, id)
 	}
 	if len(ids) > 0 {
 		l.mark(ids...)
+	}
+	if next > 0 {
+		l.arm(next)
 	}
 }
 
@@ -224,38 +280,37 @@ func (l *ledger) takeSlot() (string, bool) {
 }
 
 // claimed reports whether an open claim covers the event typ of API path
-// p (typ "" for a question that is no event). A claim of ClaimEcho waiting
-// for that event covers it and closes (once done); echo says so.
+// p (typ "" for a question that is no event). The oldest claim of
+// ClaimEcho waiting for that very event covers it and closes (once done);
+// echo says so. It looks only at the claims filed under p and its
+// ancestors, so its cost is the depth of p, not the number of claims open.
 func (l *ledger) claimed(p string, typ journal.Type) (covered, echo bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for id, c := range l.open {
-		if typ != "" && c.echoOf == typ && !c.echoed && c.paths[0] == p {
-			c.echoed = true
-			if c.waits {
-				delete(l.open, id)
+	if typ != "" {
+		var first *Claim
+		for _, c := range l.byPath[p] {
+			if c.echoOf == typ && !c.echoed && c.paths[0] == p && (first == nil || c.id < first.id) {
+				first = c
 			}
-			covered, echo = true, true
-			continue
 		}
-		if !covered && c.covers(p) {
-			if typ == "" {
-				return true, false
+		if first != nil {
+			first.echoed = true
+			if first.waits {
+				l.close(first.id)
 			}
-			covered = true
+			return true, true
 		}
 	}
-	return covered, echo
-}
-
-// covers reports whether the claim covers API path p.
-func (c *Claim) covers(p string) bool {
-	for _, cp := range c.paths {
-		if p == cp || isUnder(p, cp) || cp == "/" {
-			return true
+	for q := p; ; {
+		if len(l.byPath[q]) > 0 {
+			return true, false
 		}
+		if q == "/" || len(q) == 0 || q[0] != '/' {
+			return false, false
+		}
+		q, _ = split(q)
 	}
-	return false
 }
 
 // sentinel handles the IN_ATTRIB of a slot: the claim it was lent to is
@@ -269,7 +324,7 @@ func (l *ledger) sentinel(name string) {
 	}
 	delete(l.lent, name)
 	for _, id := range ids {
-		delete(l.open, id)
+		l.close(id)
 	}
 	l.free = append(l.free, name)
 }
@@ -291,13 +346,13 @@ func (l *ledger) closeLent() {
 	for name, ids := range l.lent {
 		delete(l.lent, name)
 		for _, id := range ids {
-			delete(l.open, id)
+			l.close(id)
 		}
 		l.free = append(l.free, name)
 	}
 	for id, c := range l.open {
 		if c.waits {
-			delete(l.open, id)
+			l.close(id)
 		}
 	}
 }

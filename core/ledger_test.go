@@ -3,6 +3,7 @@ package core
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -150,5 +151,65 @@ func TestLedgerEcho(t *testing.T) {
 				t.Errorf("events: got\n%s\nwant external create (and write) of /g", got)
 			}
 		})
+	}
+}
+
+// TestLedgerCovers: a claim covers its path and everything under it, and
+// nothing beside it, however many other claims are open (claimed looks
+// them up by the event's path and its ancestors).
+func TestLedgerCovers(t *testing.T) {
+	for _, tc := range []struct {
+		claims  []string
+		path    string
+		covered bool
+	}{
+		{[]string{"/a/b"}, "/a/b", true},
+		{[]string{"/a/b"}, "/a/b/c/d", true},
+		{[]string{"/a/b"}, "/a", false},
+		{[]string{"/a/b"}, "/a/bc", false},
+		{[]string{"/a/b"}, "/", false},
+		{[]string{"/"}, "/x/y", true},
+		{[]string{"/x", "/a/b"}, "/a/b/c", true},
+		{nil, "/a", false},
+	} {
+		s := &Sandbox{}
+		var open []*Claim
+		for i := 0; i < 1000; i++ {
+			open = append(open, s.Claim("/other/"+strconv.Itoa(i)))
+		}
+		c := s.Claim(tc.claims...)
+		if covered, echo := s.ledger.claimed(tc.path, journal.Write); covered != tc.covered || echo {
+			t.Errorf("claims %v, event on %s: covered %v echo %v, want %v false", tc.claims, tc.path, covered, echo, tc.covered)
+		}
+		c.Done()
+		for _, o := range open {
+			o.Done()
+		}
+		if covered, _ := s.ledger.claimed(tc.path, ""); covered {
+			t.Errorf("claims %v done: %s still covered", tc.claims, tc.path)
+		}
+		if len(s.ledger.open) != 0 || len(s.ledger.byPath) != 0 {
+			t.Errorf("all done: %d claims open, %d paths indexed", len(s.ledger.open), len(s.ledger.byPath))
+		}
+	}
+}
+
+// TestLedgerEchoOnce: one echo ends one claim, the oldest waiting for it;
+// a second claim on the same path waits for an echo of its own.
+func TestLedgerEchoOnce(t *testing.T) {
+	s := &Sandbox{}
+	first := s.ClaimEcho("/f", journal.Create)
+	second := s.ClaimEcho("/f", journal.Create)
+	if covered, echo := s.ledger.claimed("/f", journal.Create); !covered || !echo {
+		t.Fatalf("first echo: covered %v echo %v", covered, echo)
+	}
+	if !first.echoed || second.echoed {
+		t.Fatalf("after one echo: first echoed %v, second %v; want true, false", first.echoed, second.echoed)
+	}
+	if _, echo := s.ledger.claimed("/f", journal.Create); !echo || !second.echoed {
+		t.Fatalf("second echo: echo %v, second echoed %v", echo, second.echoed)
+	}
+	if covered, echo := s.ledger.claimed("/f", journal.Create); !covered || echo {
+		t.Errorf("third Create: covered %v echo %v, want covered by the open claims, no echo", covered, echo)
 	}
 }
