@@ -45,6 +45,25 @@ func newWatchHarness(t *testing.T) (*harness, *core.Sandbox) {
 
 func jsonBody(s string) io.Reader { return strings.NewReader(s) }
 
+// settleOutside waits until the kernel watch has told every change made
+// directly in the root so far: it makes one more (empty) file there and
+// waits for its create, which inotify queues after them.
+func settleOutside(t *testing.T, h *harness, sb *core.Sandbox) {
+	t.Helper()
+	seq := sb.Journal().Seq()
+	name := "/.settle-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	h.writeFile(t, name, "")
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		evs, _ := sb.Journal().Since(seq, journal.RingSize)
+		for _, e := range evs {
+			if e.Path == name {
+				return
+			}
+		}
+	}
+	t.Fatalf("the kernel watch did not tell %s in 10 s", name)
+}
+
 // create makes a watcher through the v2 route and returns its data.
 func (h *harness) createWatch(t *testing.T, body string) watchCreated {
 	t.Helper()
@@ -296,9 +315,10 @@ func TestWatchCursor(t *testing.T) {
 // TestWatchFile: a file may be watched; its events name it relative to its
 // directory, and its siblings are not told.
 func TestWatchFile(t *testing.T) {
-	h, _ := newWatchHarness(t)
+	h, sb := newWatchHarness(t)
 	h.writeFile(t, "/d/f.txt", "x")
 	h.writeFile(t, "/d/other.txt", "x")
+	settleOutside(t, h, sb)
 	w := h.createWatch(t, `{"path":"/d/f.txt","debounce":50}`)
 	if w.Path != "/d/f.txt" || w.Status != "active" {
 		t.Errorf("create: got %+v", w)
