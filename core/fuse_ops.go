@@ -32,19 +32,43 @@ const (
 
 // LstatRaw is lstat(2) of p beneath the root, as the kernel reports it.
 func (s *Sandbox) LstatRaw(ctx context.Context, p string) (unix.Stat_t, error) {
+	st, _, err := s.LookupRaw(ctx, p, false)
+	return st, err
+}
+
+// LookupRaw is LstatRaw that, when keepDir is set and p is a directory,
+// also returns an O_PATH descriptor on it (else -1), which the caller
+// closes: the mirror holds one per directory it knows, so the GETATTR the
+// kernel asks of a directory after every change in it is one fstat
+// (FstatRaw) instead of a resolution beneath the root.
+func (s *Sandbox) LookupRaw(ctx context.Context, p string, keepDir bool) (unix.Stat_t, int, error) {
 	s.fuseOps[fopGetattr].Add(1)
 	var st unix.Stat_t
 	ap, err := s.Clean(p)
 	if err != nil {
-		return st, err
+		return st, -1, err
 	}
 	fd, err := s.openat(ap, unix.O_PATH|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return st, pathErr(OpStat, ap, err)
+		return st, -1, pathErr(OpStat, ap, err)
 	}
-	defer unix.Close(fd)
 	if err := unix.Fstat(fd, &st); err != nil {
-		return st, pathErr(OpStat, ap, err)
+		unix.Close(fd)
+		return st, -1, pathErr(OpStat, ap, err)
+	}
+	if !keepDir || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		unix.Close(fd)
+		fd = -1
+	}
+	return st, fd, nil
+}
+
+// FstatRaw is fstat(2) of a descriptor LookupRaw returned for API path p.
+func (s *Sandbox) FstatRaw(fd int, p string) (unix.Stat_t, error) {
+	s.fuseOps[fopGetattr].Add(1)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return st, pathErr(OpStat, p, err)
 	}
 	return st, nil
 }
@@ -69,21 +93,22 @@ func (s *Sandbox) OpenAt(ctx context.Context, p string, flags int, mode uint32) 
 
 // Create creates (or, without O_EXCL, opens) the regular file at p with the
 // given flags and mode (the caller's umask already applied), owned by uid
-// and gid where >= 0. A new file is told as create. The claim on p is
+// and gid where >= 0, with its stat. A new file is told as create. The claim on p is
 // returned open with the descriptor: the caller ends it (Done) once it
 // stops writing through it, so the echoes of those writes are claimed by
 // the same claim as the create's (the mirror ends it at release): with
 // DoneEcho when the file was left as made, since the create's echo is then
 // the last.
-func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, uid, gid int) (*os.File, *Claim, error) {
+func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, uid, gid int) (*os.File, unix.Stat_t, *Claim, error) {
 	s.fuseOps[fopCreate].Add(1)
+	var st unix.Stat_t
 	ap, err := s.Clean(p)
 	if err != nil {
-		return nil, nil, err
+		return nil, st, nil, err
 	}
 	dirfd, name, err := s.parent(ap)
 	if err != nil {
-		return nil, nil, pathErr(OpCreate, ap, err)
+		return nil, st, nil, pathErr(OpCreate, ap, err)
 	}
 	defer unix.Close(dirfd)
 	claim := s.ClaimEcho(ap, journal.Create)
@@ -94,20 +119,30 @@ func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, 
 	}
 	if err != nil {
 		claim.Done()
-		return nil, nil, pathErr(OpCreate, ap, err)
+		return nil, st, nil, pathErr(OpCreate, ap, err)
 	}
 	if !created {
 		claim.NoEcho()
-	} else {
-		if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok {
-			claim.NoEcho() // the chown's echo comes after the create's
-			if err := unix.Fchown(fd, uid, gid); err == nil && mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
-				unix.Fchmod(fd, mode&0o7777) // chown clears setuid/setgid
-			}
+	} else if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok {
+		claim.NoEcho() // the chown's echo comes after the create's
+		if err := unix.Fchown(fd, uid, gid); err == nil && mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+			unix.Fchmod(fd, mode&0o7777) // chown clears setuid/setgid
 		}
-		s.emitFd(ctx, journal.Create, ap, fd)
 	}
-	return os.NewFile(uintptr(fd), ap), claim, nil
+	serr := unix.Fstat(fd, &st)
+	if created {
+		if serr != nil {
+			s.emitStat(ctx, journal.Create, ap, nil)
+		} else {
+			s.emitStat(ctx, journal.Create, ap, &st)
+		}
+	}
+	if serr != nil {
+		unix.Close(fd)
+		claim.Done()
+		return nil, st, nil, pathErr(OpCreate, ap, serr)
+	}
+	return os.NewFile(uintptr(fd), ap), st, claim, nil
 }
 
 // Mknod makes a node (FIFO, socket, device, or regular file) at p.

@@ -118,11 +118,21 @@ func (s *Sandbox) changeXattr(ctx context.Context, ap string, follow bool, chang
 
 // emitFd appends an event for ap describing the file fd holds.
 func (s *Sandbox) emitFd(ctx context.Context, typ journal.Type, ap string, fd int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		s.emitStat(ctx, typ, ap, nil)
+		return
+	}
+	s.emitStat(ctx, typ, ap, &st)
+}
+
+// emitStat appends an event for ap describing the file of stat st (nil:
+// unknown).
+func (s *Sandbox) emitStat(ctx context.Context, typ journal.Type, ap string, st *unix.Stat_t) {
 	a := actorOf(ctx)
 	e := journal.Event{Type: typ, Path: ap, Origin: a.Origin, Pid: a.Pid, Uid: a.Uid}
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) == nil {
-		fillEvent(&e, infoFrom(ap, &st))
+	if st != nil {
+		fillEvent(&e, infoFrom(ap, st))
 	}
 	s.journal.Append(e)
 }

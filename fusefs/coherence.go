@@ -64,6 +64,7 @@ func (m *Mirror) forget(p string, gone bool) {
 	if ch := parent.GetChild(name); ch != nil {
 		ch.NotifyContent(0, 0)
 		if gone && !m.still(p, ch) {
+			releaseTree(ch)
 			parent.RmChild(name)
 		}
 	}
@@ -110,10 +111,12 @@ func (m *Mirror) missing(p string, out *fuse.EntryOut) {
 }
 
 // attrTimeout is entryTimeouts for attributes alone.
-func (m *Mirror) attrTimeout(p string, out *fuse.AttrOut) {
+func (m *Mirror) attrTimeout(p string, out *fuse.AttrOut) bool {
 	if m.cacheable(p) {
 		out.SetTimeout(m.attrTTL)
+		return true
 	}
+	return false
 }
 
 // openFlags lets the kernel keep a file's pages (or a directory's listing)

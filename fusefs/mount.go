@@ -55,6 +55,9 @@ type Mirror struct {
 	// handler waits on it) and closed says the server is going.
 	gate   sync.RWMutex
 	closed bool
+	// held: the directory nodes holding a descriptor (dirfd.go).
+	heldMu sync.Mutex
+	held   map[*node]struct{}
 }
 
 // Mount mounts sb at mountpoint (created if missing) and serves it until
@@ -73,13 +76,14 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 	if err := os.MkdirAll(mountpoint, 0o755); err != nil {
 		return nil, fmt.Errorf("mountpoint: %w", err)
 	}
-	st, err := sb.LstatRaw(context.Background(), "/")
+	st, rootfd, err := sb.LookupRaw(context.Background(), "/", true)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox root: %w", err)
 	}
 	m := &Mirror{sb: sb, mountpoint: mountpoint, log: o.Log, rootDev: uint64(st.Dev), noPassthrough: o.NoPassthrough,
-		entryTTL: o.EntryTimeout, attrTTL: o.AttrTimeout}
-	m.root = &node{m: m}
+		entryTTL: o.EntryTimeout, attrTTL: o.AttrTimeout, held: map[*node]struct{}{}}
+	m.root = m.newNode()
+	m.root.keep(rootfd)
 	rootAttr := m.stableAttr(&st)
 	// The bridge fills in a timeout the node left zero; the mirror sets
 	// names' and attributes' itself (see entryTimeouts), so they are nil
@@ -111,6 +115,7 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 	}
 	server, err := fs.Mount(mountpoint, m.root, fo)
 	if err != nil {
+		m.releaseAll()
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
 	m.server = server
@@ -146,6 +151,7 @@ func (m *Mirror) Unmount() error {
 		return fmt.Errorf("unmount %s was busy (%v): detached lazily", m.mountpoint, err)
 	}
 	m.server.Wait()
+	m.releaseAll()
 	return nil
 }
 

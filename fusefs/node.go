@@ -18,7 +18,8 @@ import (
 // its place in the tree, and every operation resolves it under the root fd.
 type node struct {
 	fs.Inode
-	m *Mirror
+	m   *Mirror
+	dir dirFd // a directory's own descriptor, for GETATTR (dirfd.go)
 }
 
 var (
@@ -87,22 +88,29 @@ func (m *Mirror) stableAttr(st *unix.Stat_t) fs.StableAttr {
 	return fs.StableAttr{Mode: st.Mode, Ino: (swapped ^ rootSwapped) ^ st.Ino, Gen: 1}
 }
 
-// newChild makes (or finds) the inode of name from its stat.
-func (n *node) newChild(ctx context.Context, st *unix.Stat_t, out *fuse.EntryOut) *fs.Inode {
+// newChild makes (or finds) the inode of name from its stat; dirfd (or -1)
+// is a directory's descriptor for the node to hold.
+func (n *node) newChild(ctx context.Context, st *unix.Stat_t, dirfd int, out *fuse.EntryOut) *fs.Inode {
 	out.Attr.FromStat(sysStat(st))
 	out.Attr.Ino = n.m.stableAttr(st).Ino
-	return n.NewInode(ctx, &node{m: n.m}, n.m.stableAttr(st))
+	ch := n.NewInode(ctx, n.m.newNode(), n.m.stableAttr(st))
+	if cn, ok := ch.Operations().(*node); ok {
+		cn.keep(dirfd)
+	} else if dirfd >= 0 {
+		unix.Close(dirfd)
+	}
+	return ch
 }
 
 func (n *node) lookupNew(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	p := n.child(name)
-	st, err := n.m.sb.LstatRaw(ctx, p)
-	if err != nil {
+	st, dirfd, errno := n.m.lookupHeld(ctx, p)
+	if errno != 0 {
 		n.m.missing(p, out)
-		return nil, n.m.toErrno(err)
+		return nil, errno
 	}
 	n.m.entryTimeouts(p, out)
-	return n.newChild(ctx, &st, out), 0
+	return n.newChild(ctx, &st, dirfd, out), 0
 }
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -117,11 +125,21 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	p := n.path()
-	n.m.attrTimeout(p, out)
+	cached := n.m.attrTimeout(p, out)
 	if fh, ok := f.(*file); ok && fh != nil {
 		return fh.Getattr(ctx, out)
 	}
-	st, err := n.m.sb.LstatRaw(ctx, p)
+	// A held descriptor answers only where the journal keeps the kernel's
+	// caches true: elsewhere the answer is what the path names now.
+	var st unix.Stat_t
+	var err error
+	held := false
+	if cached {
+		st, held, err = n.statHeld(p)
+	}
+	if !held {
+		st, err = n.m.sb.LstatRaw(ctx, p)
+	}
 	if err != nil {
 		return n.m.toErrno(err)
 	}
@@ -213,18 +231,12 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	actx, a := actor(ctx)
 	p := n.child(name)
 	uid, gid := owner(ctx)
-	f, claim, err := n.m.sb.Create(actx, p, int(flags), mode, uid, gid)
+	f, st, claim, err := n.m.sb.Create(actx, p, int(flags), mode, uid, gid)
 	if err != nil {
 		return nil, nil, 0, n.m.toErrno(err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		f.Close()
-		claim.Done()
-		return nil, nil, 0, n.m.toErrno(err)
-	}
 	n.m.entryTimeouts(p, out)
-	ch := n.newChild(ctx, &st, out)
+	ch := n.newChild(ctx, &st, -1, out)
 	pathOf := func() string { return p }
 	if cn, ok := ch.Operations().(*node); ok {
 		pathOf = cn.path

@@ -577,6 +577,25 @@ func testCoherence(t *testing.T, args []string, strict bool) {
 		must(t, os.WriteFile(filepath.Join(mnt, "dir2", "b"), []byte("B"), 0o644))
 		wantContent(t, filepath.Join(root, "dir2", "b"), "B")
 	})
+	t.Run("outside move out of the root", func(t *testing.T) {
+		// A directory the kernel knows, held open through the mount, moved
+		// out of the root: the mount must not show it as it is outside.
+		must(t, os.Mkdir(filepath.Join(mnt, "leaving"), 0o755))
+		fd, err := unix.Open(filepath.Join(mnt, "leaving"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		must(t, err)
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		must(t, unix.Fstat(fd, &st))
+		away := filepath.Join(t.TempDir(), "away")
+		must(t, os.Rename(filepath.Join(root, "leaving"), away))
+		told("/leaving")
+		must(t, os.Chmod(away, 0o700))
+		if err := unix.Fstat(fd, &st); err == nil && st.Mode&0o777 == 0o700 {
+			t.Errorf("fstat through the mount shows the directory as it is outside the root (mode %o)", st.Mode&0o777)
+		}
+		_, err = os.Stat(filepath.Join(mnt, "leaving"))
+		wantErrno(t, err, unix.ENOENT)
+	})
 	t.Run("outside change under an unwatched directory", func(t *testing.T) {
 		// .git is never watched, so nothing tells its changes: the mirror
 		// must not let the kernel cache it, in any mode.
