@@ -289,8 +289,14 @@ func (n *notifier) flushPending() {
 	n.tell(journal.Remove, old, "", isDir)
 }
 
-// forget drops the watches of ap and everything under it.
+// forget drops the watches of ap and everything under it. Only a watched
+// directory has any: the rest (a file's remove or rename) costs nothing,
+// where a walk of every watched directory would cost the reader a map of
+// the whole tree per event.
 func (n *notifier) forget(ap string) {
+	if !n.dirs[ap] {
+		return
+	}
 	for d := range n.dirs {
 		if d == ap || isUnder(d, ap) {
 			n.w.remove(n.host(d))
