@@ -106,11 +106,11 @@ func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, 
 	if err != nil {
 		return nil, st, nil, err
 	}
-	dirfd, name, err := s.parent(ap)
+	dirfd, name, err := s.parentAt(ap)
 	if err != nil {
 		return nil, st, nil, pathErr(OpCreate, ap, err)
 	}
-	defer unix.Close(dirfd)
+	defer s.closeParent(dirfd)
 	claim := s.ClaimEcho(ap, journal.Create)
 	fd, err := unix.Openat(dirfd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	created := err == nil
@@ -174,14 +174,14 @@ func (s *Sandbox) makeAt(ctx context.Context, op, p string, uid, gid int, mode u
 	if err != nil {
 		return err
 	}
-	dirfd, name, err := s.parent(ap)
+	dirfd, name, err := s.parentAt(ap)
 	if err == unix.EINVAL {
 		err = unix.EEXIST
 	}
 	if err != nil {
 		return pathErr(op, ap, err)
 	}
-	defer unix.Close(dirfd)
+	defer s.closeParent(dirfd)
 	claim := s.Claim(ap)
 	defer claim.Done()
 	if err := mk(dirfd, name); err != nil {
@@ -274,14 +274,14 @@ func (s *Sandbox) removeAt(ctx context.Context, p string, flags int) error {
 	if err != nil {
 		return err
 	}
-	dirfd, name, err := s.parent(ap)
+	dirfd, name, err := s.parentAt(ap)
 	if err == unix.EINVAL {
 		err = unix.EBUSY
 	}
 	if err != nil {
 		return pathErr(OpRemove, ap, err)
 	}
-	defer unix.Close(dirfd)
+	defer s.closeParent(dirfd)
 	dir := flags == unix.AT_REMOVEDIR
 	// A file's one echo is its Remove; a directory's own watch adds more.
 	claim := s.ClaimEcho(ap, journal.Remove)
@@ -304,11 +304,11 @@ func (s *Sandbox) Readlink(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dirfd, name, err := s.parent(ap)
+	dirfd, name, err := s.parentAt(ap)
 	if err != nil {
 		return "", pathErr(OpReadlink, ap, err)
 	}
-	defer unix.Close(dirfd)
+	defer s.closeParent(dirfd)
 	t, err := readlinkat(dirfd, name)
 	if err != nil {
 		return "", pathErr(OpReadlink, ap, err)
@@ -464,6 +464,16 @@ func (s *Sandbox) Removexattr(ctx context.Context, p, name string) error {
 func (s *Sandbox) Statfs(st *unix.Statfs_t) error {
 	s.fuseOps[fopStatfs].Add(1)
 	return unix.Fstatfs(s.root, st)
+}
+
+// FSType is the filesystem type (statfs f_type) of the root; not counted
+// as a mirror operation.
+func (s *Sandbox) FSType() (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(s.root, &st); err != nil {
+		return 0, err
+	}
+	return st.Type, nil
 }
 
 // Emit appends one event of type typ on p (old: the old path of a rename)
