@@ -132,10 +132,37 @@ func (h *file) tell(ctx context.Context, release bool) {
 	h.m.sb.Emit(core.WithActor(ctx, a), journal.Write, h.pathOf(), "")
 }
 
+// Flush tells what the handle wrote. Where the backing filesystem acts at
+// close (flushesAtClose) it also closes a duplicate of the backing
+// descriptor, as the loopback does, so that filesystem flushes and reports
+// its errors at the caller's close.
 func (h *file) Flush(ctx context.Context) syscall.Errno {
-	errno := h.LoopbackFile.Flush(ctx)
+	var errno syscall.Errno
+	if h.m.flushBacking {
+		errno = h.LoopbackFile.Flush(ctx)
+	}
 	h.tell(ctx, false)
 	return errno
+}
+
+// noCloseWork are the filesystems whose files do nothing at close but at
+// the last one (no ->flush: ext2/3/4, xfs, btrfs, tmpfs): closing a
+// duplicate descriptor there is two syscalls that change nothing (the
+// daemon holds no locks on backing files: see Locks in doc.go). Any other
+// (NFS writes back and reports errors at close, overlayfs passes the close
+// down, FUSE asks its daemon) gets the duplicate closed.
+var noCloseWork = map[int64]bool{
+	unix.EXT4_SUPER_MAGIC:  true,
+	unix.XFS_SUPER_MAGIC:   true,
+	unix.BTRFS_SUPER_MAGIC: true,
+	unix.TMPFS_MAGIC:       true,
+}
+
+// flushesAtClose reports whether the filesystem of sb's root may act when
+// a descriptor of one of its files is closed (unknown: yes).
+func flushesAtClose(sb *core.Sandbox) bool {
+	typ, err := sb.FSType()
+	return err != nil || !noCloseWork[typ]
 }
 
 // Release ends the claim before it looks at the file: a change after the

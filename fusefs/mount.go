@@ -45,6 +45,7 @@ type Mirror struct {
 	log           *slog.Logger
 	rootDev       uint64
 	noPassthrough bool
+	flushBacking  bool // a FLUSH closes a duplicate of the backing descriptor (file.go)
 	root          *node
 	server        *fuse.Server
 	entryTTL      time.Duration // how long the kernel may keep a name …
@@ -82,6 +83,7 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 	}
 	m := &Mirror{sb: sb, mountpoint: mountpoint, log: o.Log, rootDev: uint64(st.Dev), noPassthrough: o.NoPassthrough,
 		entryTTL: o.EntryTimeout, attrTTL: o.AttrTimeout, held: map[*node]struct{}{}}
+	m.flushBacking = flushesAtClose(sb)
 	m.root = m.newNode()
 	m.root.keep(rootfd)
 	rootAttr := m.stableAttr(&st)
