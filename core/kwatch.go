@@ -1,7 +1,6 @@
 package core
 
 import (
-	"errors"
 	"sync"
 	"time"
 	"unsafe"
@@ -67,16 +66,14 @@ const (
 
 // kevent is one inotify event, named when it is handled.
 type kevent struct {
-	wd   int32  // the watch it came from
-	name string // host path: the watch's path, and the entry's name when it has one
-	op   kop
-	self bool // the event is about the watched directory itself
+	wd     int32  // the watch it came from
+	name   string // host path: the watch's path, and the entry's name when it has one
+	op     kop
+	self   bool   // the event is about the watched directory itself
+	cookie uint32 // pairs a MOVED_FROM with its MOVED_TO (0: neither)
 }
 
 func (e kevent) has(op kop) bool { return e.op&op != 0 }
-
-// errOverflow: the kernel's queue overflowed and events were dropped.
-var errOverflow = errors.New("inotify queue overflow")
 
 func newKwatch() (*kwatch, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
@@ -120,17 +117,14 @@ func (k *kwatch) remove(h string) {
 	unix.InotifyRmWatch(k.fd, uint32(w))
 }
 
-// watched reports whether host path h is watched.
-func (k *kwatch) watched(h string) bool {
-	_, ok := k.wd[h]
-	return ok
-}
-
 // wait blocks until events are queued (true), the wait is woken (false), or
 // timeout passes (false).
 func (k *kwatch) wait(timeout time.Duration) bool {
 	ms := int(timeout / time.Millisecond)
-	if timeout > 0 && ms == 0 {
+	switch {
+	case timeout <= 0:
+		ms = 0 // poll(2) takes a negative timeout for "forever"
+	case ms == 0:
 		ms = 1
 	}
 	fds := []unix.PollFd{{Fd: int32(k.fd), Events: unix.POLLIN}, {Fd: int32(k.wake), Events: unix.POLLIN}}
@@ -191,7 +185,7 @@ func (k *kwatch) read(fn func(kevent), overflow func()) error {
 			}
 			continue
 		}
-		e := kevent{wd: w, name: dir, self: raw.Len == 0}
+		e := kevent{wd: w, name: dir, self: raw.Len == 0, cookie: raw.Cookie}
 		if raw.Len > 0 {
 			e.name = dir + "/" + cstring(k.buf[nameAt:off])
 		}

@@ -69,7 +69,7 @@ func TestKwatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.remove(dir)
-	if k.watched(dir) {
+	if _, ok := k.wd[dir]; ok {
 		t.Error("still watched after remove")
 	}
 	for k.wait(100 * time.Millisecond) {

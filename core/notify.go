@@ -27,9 +27,10 @@ import (
 // swapped for a symlink is never watched outside the root.
 //
 // A rename inside the tree is MOVED_FROM(old) followed at once by
-// MOVED_TO(new) (inotify queues them together); the notifier pairs them
-// into one rename event with old_path. A MOVED_FROM that no MOVED_TO
-// follows moved out of the tree and is told as a remove. A directory's own
+// MOVED_TO(new) with the same cookie (inotify queues them together); the
+// notifier pairs them into one rename event with old_path. A MOVED_FROM
+// that no MOVED_TO of its cookie follows moved out of the tree and is told
+// as a remove. A directory's own
 // events (DELETE_SELF, MOVE_SELF) are told by its parent's watch and
 // dropped, but for the root's, which has no parent watched. A kernel
 // queue overflow re-walks the tree to restore the watches and marks every
@@ -48,7 +49,8 @@ type notifier struct {
 	ctl      string
 	ctlWd    int32           // the watch of the ledger's control directory
 	dirs     map[string]bool // API paths of watched directories
-	pending  string          // a Rename(old) waiting for its Create(new)
+	pending  string          // a MOVED_FROM(old) waiting for its MOVED_TO(new) …
+	cookie   uint32          // … which carries this cookie
 	scanned  map[string]bool // told by a scan; their own Create is still to come
 	degraded bool
 }
@@ -194,15 +196,16 @@ func (n *notifier) handle(ev kevent) {
 	}
 	if ev.has(kRename) {
 		n.flushPending()
-		n.pending = ap
+		n.pending, n.cookie = ap, ev.cookie
 		return
 	}
 	if ev.has(kCreate) {
-		if old := n.pending; old != "" {
+		if old := n.pending; old != "" && ev.cookie != 0 && ev.cookie == n.cookie {
 			n.pending = ""
 			n.renamed(old, ap)
 			return
 		}
+		n.flushPending() // a create, not the rename's other half: it moved out
 		n.created(ap)
 		return
 	}

@@ -158,6 +158,13 @@ func TestJournalScenarios(t *testing.T) {
 				os.Rename(filepath.Join(root, "gone"), filepath.Join(filepath.Dir(root), "gone-"+filepath.Base(root)))
 			},
 			"external remove /gone"},
+		{"moved out of the tree, then a file made, is a remove and a create",
+			func(t *testing.T, s *Sandbox, root string) { mk(t, root, map[string]string{"out": "1"}) },
+			func(t *testing.T, s *Sandbox, root string) {
+				os.Rename(filepath.Join(root, "out"), filepath.Join(filepath.Dir(root), "out-"+filepath.Base(root)))
+				os.WriteFile(filepath.Join(root, "made"), nil, 0o644)
+			},
+			"external remove /out\nexternal create /made"},
 		{"api tar extraction",
 			nil,
 			func(t *testing.T, s *Sandbox, root string) {
