@@ -33,6 +33,9 @@ func (m *Mirror) heard(e journal.Event, lost bool) {
 		return
 	}
 	if lost {
+		// A directory may have left the root unheard: held descriptors
+		// go too (lookups take them again).
+		m.releaseAll()
 		m.forgetAll(&m.root.Inode)
 		return
 	}

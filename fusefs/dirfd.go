@@ -1,10 +1,8 @@
 package fusefs
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
@@ -27,9 +25,9 @@ import (
 // It names the node's own inode, which is what GETATTR asks about (a
 // directory replaced by an outside rename is a new inode, looked up anew).
 // Once the journal tells that a directory was removed or renamed away, the
-// mirror drops the descriptors of its subtree (forget in coherence.go), so
-// a directory moved out of the root is asked by its path again, and is
-// gone. Every change still resolves its path beneath the root fd: nothing
+// mirror drops the descriptors of its subtree (forget in coherence.go), and
+// when events were lost (a queue overflow) every descriptor, so a
+// directory moved out of the root is asked by its path again, and is gone. Every change still resolves its path beneath the root fd: nothing
 // is ever written through a held descriptor. Where the kernel may not cache
 // (--mount-cache 0, .git, before the first walk) GETATTR resolves the path,
 // as it always did. Files hold nothing: their attributes are cached for
@@ -67,10 +65,12 @@ func (n *node) keep(fd int) {
 		unix.Close(fd) // nothing is cached: nothing is asked of a held one
 		return
 	}
-	if n.dir.fd >= 0 || heldDirFds.Add(1) > dirFdBudget {
-		if n.dir.fd < 0 {
-			heldDirFds.Add(-1)
-		}
+	if n.dir.fd >= 0 {
+		unix.Close(fd) // found, not made: it holds one already
+		return
+	}
+	if heldDirFds.Add(1) > dirFdBudget {
+		heldDirFds.Add(-1)
 		unix.Close(fd)
 		return
 	}
@@ -137,13 +137,3 @@ func (n *node) OnForget() { n.release() }
 
 // newNode is a node of m holding nothing yet.
 func (m *Mirror) newNode() *node { return &node{m: m, dir: dirFd{fd: -1}} }
-
-// lookupHeld is the lookup of API path p: its stat, and for a directory the
-// descriptor keep takes.
-func (m *Mirror) lookupHeld(ctx context.Context, p string) (unix.Stat_t, int, syscall.Errno) {
-	st, fd, err := m.sb.LookupRaw(ctx, p, true)
-	if err != nil {
-		return st, -1, m.toErrno(err)
-	}
-	return st, fd, 0
-}

@@ -14,8 +14,9 @@ import (
 	"sandfs/core/journal"
 )
 
-// node is one file of the mirror. It holds no descriptor: its API path is
-// its place in the tree, and every operation resolves it under the root fd.
+// node is one file of the mirror. Its API path is its place in the tree,
+// and every operation resolves it under the root fd; a directory's node
+// also holds a descriptor of its own for GETATTR alone (dirfd.go).
 type node struct {
 	fs.Inode
 	m   *Mirror
@@ -104,10 +105,10 @@ func (n *node) newChild(ctx context.Context, st *unix.Stat_t, dirfd int, out *fu
 
 func (n *node) lookupNew(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	p := n.child(name)
-	st, dirfd, errno := n.m.lookupHeld(ctx, p)
-	if errno != 0 {
+	st, dirfd, err := n.m.sb.LookupRaw(ctx, p, true)
+	if err != nil {
 		n.m.missing(p, out)
-		return nil, errno
+		return nil, n.m.toErrno(err)
 	}
 	n.m.entryTimeouts(p, out)
 	return n.newChild(ctx, &st, dirfd, out), 0
