@@ -40,10 +40,18 @@ type kwatch struct {
 	closed bool
 }
 
-// gatherWait is how long the notifier lets events gather after a read.
-// (Go's timers wait at least a millisecond here: the runtime's epoll wait
-// takes milliseconds.)
-const gatherWait = time.Millisecond
+// gatherWait is how long the notifier lets events gather after a read:
+// the most a change right behind another waits to be read. At 1 ms a loop
+// of creates through the mount woke the daemon 6.35 times per operation,
+// at 0.5 ms 6.5, without gathering 7.1 (the loopback: 6.2); an outside
+// write told in a stream of them waited up to the whole of it.
+const gatherWait = 500 * time.Microsecond
+
+// gather lets events gather. nanosleep(2), not a Go timer: the runtime
+// waits for timers in whole milliseconds when idle.
+func (k *kwatch) gather() {
+	unix.Nanosleep(&unix.Timespec{Nsec: int64(gatherWait)}, nil)
+}
 
 // watchMask is what a directory's watch asks for: changes of its entries
 // (created, removed, moved in or out, written, attributes) and of itself.

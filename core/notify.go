@@ -132,7 +132,7 @@ func (n *notifier) run(ctx context.Context) {
 		if n.pending != "" && n.pending != had {
 			pairBy = time.Now().Add(renamePairWait)
 		}
-		time.Sleep(gatherWait)
+		n.w.gather()
 	}
 }
 
