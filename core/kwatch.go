@@ -22,13 +22,14 @@ import (
 //
 // Here the notifier polls the descriptor itself (poll(2), blocking, with
 // the wake-up eventfd beside it), reads what is queued in one read, and
-// names each event by its watch only when it handles it. After a read it
-// lets events gather for gatherWait before it waits again: while nobody
-// waits on the descriptor the kernel queues an event without waking
-// anyone, so a burst of changes (a build, a test run, a benchmark's loop of
-// creates) costs one wake-up per gatherWait instead of one per change. A
-// lone change is read at once; only the changes right behind another wait,
-// and never longer than gatherWait.
+// names each event by its watch only when it handles it. While the daemon
+// is making changes itself (it opened a ledger claim in the last busyFor:
+// a burst through the mount or the API), it lets events gather for
+// gatherWait after a read before it waits again: while nobody waits on the descriptor the kernel
+// queues an event without waking anyone, so the burst's echoes cost one
+// wake-up per gatherWait instead of one per change. Otherwise (an outside
+// writer alone) it waits again at once, and a change is read as soon as
+// the kernel queues it.
 type kwatch struct {
 	fd   int
 	wake int              // eventfd: written to end a wait early
@@ -40,12 +41,12 @@ type kwatch struct {
 	closed bool
 }
 
-// gatherWait is how long the notifier lets events gather after a read:
-// the most a change right behind another waits to be read. At 1 ms a loop
-// of creates through the mount woke the daemon 6.35 times per operation,
-// at 0.5 ms 6.5, without gathering 7.1 (the loopback: 6.2); an outside
-// write told in a stream of them waited up to the whole of it.
-const gatherWait = 500 * time.Microsecond
+// gatherWait is how long the notifier lets events gather after a read
+// while the daemon makes changes: the most an outside change made in the
+// middle of such a burst waits to be read. A loop of creates and unlinks
+// through the mount woke the daemon 7.1 times per operation without
+// gathering, 6.5 at 0.5 ms, 6.35 at 1 ms (the loopback: 6.2).
+const gatherWait = time.Millisecond
 
 // gather lets events gather. nanosleep(2), not a Go timer: the runtime
 // waits for timers in whole milliseconds when idle.

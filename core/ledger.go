@@ -45,6 +45,7 @@ type ledger struct {
 	next   uint64
 	open   map[uint64]*Claim
 	byPath map[string][]*Claim    // the open claims holding each path
+	opened atomic.Int64           // when the last claim was opened (Unix ns)
 	ctlDir atomic.Pointer[string] // nil while no kernel watch runs: claims close at once
 	ctlFd  int                    // the control directory, while ctlDir is set
 	free   []string               // slots not lent
@@ -91,7 +92,14 @@ func (l *ledger) claim(c *Claim) *Claim {
 	}
 	l.open[c.id] = c
 	l.index(c, c.paths)
+	l.opened.Store(time.Now().UnixNano())
 	return c
+}
+
+// busyWithin reports whether a claim was opened in the last d: the daemon
+// is making changes, and more of their echoes are likely on their way.
+func (l *ledger) busyWithin(d time.Duration) bool {
+	return time.Now().UnixNano()-l.opened.Load() < int64(d)
 }
 
 // index files the open claim c under paths. The lock is held.

@@ -213,3 +213,21 @@ func TestLedgerEchoOnce(t *testing.T) {
 		t.Errorf("third Create: covered %v echo %v, want covered by the open claims, no echo", covered, echo)
 	}
 }
+
+// TestLedgerBusy: the reader gathers events only while the daemon has been
+// opening claims (busyWithin), never for an outside writer alone.
+func TestLedgerBusy(t *testing.T) {
+	s := &Sandbox{}
+	if s.ledger.busyWithin(time.Hour) {
+		t.Error("busy before any claim")
+	}
+	c := s.Claim("/a")
+	if !s.ledger.busyWithin(time.Hour) {
+		t.Error("not busy right after a claim")
+	}
+	c.Done()
+	s.ledger.opened.Store(time.Now().Add(-time.Minute).UnixNano())
+	if s.ledger.busyWithin(time.Second) {
+		t.Error("busy a minute after the last claim")
+	}
+}

@@ -132,9 +132,15 @@ func (n *notifier) run(ctx context.Context) {
 		if n.pending != "" && n.pending != had {
 			pairBy = time.Now().Add(renamePairWait)
 		}
-		n.w.gather()
+		if n.s.ledger.busyWithin(busyFor) {
+			n.w.gather()
+		}
 	}
 }
+
+// busyFor is how recently the daemon must have opened a claim for the
+// reader to gather events after a read (kwatch).
+const busyFor = 10 * time.Millisecond
 
 // rootCheckEvery is how often the notifier looks whether the root directory
 // is still in place. A removed root sends no inotify event while the

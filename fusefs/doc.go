@@ -56,9 +56,9 @@
 // before the event is stored, so a REST call returns only once the mount
 // shows its change, and an outside change is visible through the mount by
 // the time any watcher can read its event (the moment inotify's reader
-// reaches it: about 0.1 ms at the median and 5 ms at p99 on the bench VM,
-// the reader gathering half a millisecond of events at a time in a burst; a
-// stat in between may show the old state). Changes made
+// reaches it: about 0.1 ms at the median and 3 ms at p99 on the bench VM,
+// up to a millisecond more while the daemon's own changes are streaming in;
+// a stat in between may show the old state). Changes made
 // through the mount need nothing: the kernel keeps its own caches true.
 //
 // The kernel may cache only what an outside change is sure to reach the
