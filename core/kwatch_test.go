@@ -3,8 +3,12 @@ package core
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"sandfs/internal/testenv"
 )
 
 // TestKwatch: events are named by their watch when read, so the events of
@@ -87,5 +91,49 @@ func TestKwatch(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("interrupt ended the wait after %v", d)
+	}
+}
+
+// TestKwatchOverflow: more events than the kernel queues while nobody
+// reads end in a queue overflow, handed to overflow after the events kept.
+func TestKwatchOverflow(t *testing.T) {
+	b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("max_queued_events %q: %v", b, err)
+	}
+	if limit > 1<<18 {
+		testenv.Skip(t, nil, "fs.inotify.max_queued_events is %d: overflowing it takes as many files", limit)
+	}
+	k, err := newKwatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.close()
+	dir := t.TempDir()
+	if _, err := k.add(dir); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < limit+100; i++ {
+		f, err := os.Create(filepath.Join(dir, strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	events, overflows, afterOverflow := 0, 0, 0
+	for k.wait(100 * time.Millisecond) {
+		k.read(func(kevent) {
+			events++
+			if overflows > 0 {
+				afterOverflow++
+			}
+		}, func() { overflows++ })
+	}
+	if overflows != 1 || events != limit || afterOverflow != 0 {
+		t.Errorf("read %d events and %d overflows (%d events after it); want %d events, then one overflow", events, overflows, afterOverflow, limit)
 	}
 }
