@@ -93,12 +93,12 @@ func (s *Sandbox) OpenAt(ctx context.Context, p string, flags int, mode uint32) 
 
 // Create creates (or, without O_EXCL, opens) the regular file at p with the
 // given flags and mode (the caller's umask already applied), owned by uid
-// and gid where >= 0, with its stat. A new file is told as create. The claim on p is
-// returned open with the descriptor: the caller ends it (Done) once it
-// stops writing through it, so the echoes of those writes are claimed by
-// the same claim as the create's (the mirror ends it at release): with
-// DoneEcho when the file was left as made, since the create's echo is then
-// the last.
+// and gid where >= 0, and returns it with its stat. A new file is told as
+// create. The claim on p is returned open with the descriptor: the caller
+// ends it (Done) once it stops writing through it, so the echoes of those
+// writes are claimed by the same claim as the create's (the mirror ends it
+// at release): with DoneEcho when the file was left as made, since the
+// create's echo is then the last.
 func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, uid, gid int) (*os.File, unix.Stat_t, *Claim, error) {
 	s.fuseOps[fopCreate].Add(1)
 	var st unix.Stat_t

@@ -17,10 +17,10 @@ import (
 // The kernel watch: inotify on the root's directories (kwatch) feeds the
 // journal with what nobody else told (origin external).
 //
-// inotify is not recursive: the notifier adds a watch per
-// directory, and a new directory is listed right after its watch is added,
-// so files made in it before the watch are told too. Directories named like
-// the default excludes (.git, node_modules, __pycache__, .venv) are not
+// inotify is not recursive: the notifier adds a watch per directory, and
+// a new directory is listed right after its watch is added, so files made
+// in it before the watch are told too. Directories named like the default
+// excludes (.git, node_modules, __pycache__, .venv) are not
 // watched at all, to spare inotify watches; changes made there through the
 // API or the mirror are still told. A watch is added by host path and then
 // checked against the directory the root fd resolves to, so a directory
@@ -30,9 +30,9 @@ import (
 // MOVED_TO(new) with the same cookie (inotify queues them together); the
 // notifier pairs them into one rename event with old_path. A MOVED_FROM
 // that no MOVED_TO of its cookie follows moved out of the tree and is told
-// as a remove. A directory's own
-// events (DELETE_SELF, MOVE_SELF) are told by its parent's watch and
-// dropped, but for the root's, which has no parent watched. A kernel
+// as a remove. A directory's own events (DELETE_SELF, MOVE_SELF) are told
+// by its parent's watch and dropped, but for the root's, which has no
+// parent watched. A kernel
 // queue overflow re-walks the tree to restore the watches and marks every
 // watcher as having lost events.
 
@@ -125,14 +125,15 @@ func (n *notifier) run(ctx context.Context) {
 		if !n.w.wait(timeout) {
 			continue
 		}
-		had := n.pending
-		if err := n.w.read(n.handle, n.overflow); err != nil {
+		had, hadCookie := n.pending, n.cookie
+		err := n.w.read(n.handle, n.overflow)
+		if err != nil {
 			n.log.Error("kernel watch", "sandbox", n.s.name, "err", err)
 		}
-		if n.pending != "" && n.pending != had {
+		if n.pending != "" && (n.pending != had || n.cookie != hadCookie) {
 			pairBy = time.Now().Add(renamePairWait)
 		}
-		if n.s.ledger.busyWithin(busyFor) {
+		if err != nil || n.s.ledger.busyWithin(busyFor) {
 			n.w.gather()
 		}
 	}

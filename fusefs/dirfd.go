@@ -27,11 +27,12 @@ import (
 // Once the journal tells that a directory was removed or renamed away, the
 // mirror drops the descriptors of its subtree (forget in coherence.go), and
 // when events were lost (a queue overflow) every descriptor, so a
-// directory moved out of the root is asked by its path again, and is gone. Every change still resolves its path beneath the root fd: nothing
-// is ever written through a held descriptor. Where the kernel may not cache
-// (--mount-cache 0, .git, before the first walk) GETATTR resolves the path,
-// as it always did. Files hold nothing: their attributes are cached for
-// long and asked rarely.
+// directory moved out of the root is asked by its path again, and is gone.
+// Every change still resolves its path beneath the root fd: nothing is
+// ever written through a held descriptor. Where the kernel may not cache
+// (--mount-cache 0, .git, before the first walk) GETATTR resolves the
+// path, as it always did. Files hold nothing: their attributes are cached
+// for long and asked rarely.
 
 // dirFdBudget bounds the descriptors held at once, a quarter of the
 // daemon's limit (Go raises the soft limit to the hard one at start):
@@ -105,8 +106,8 @@ func releaseTree(in *fs.Inode) {
 	}
 }
 
-// releaseAll closes every descriptor the mirror's nodes hold (unmounted:
-// the kernel forgets nothing more).
+// releaseAll closes every descriptor the mirror's nodes hold: at unmount
+// (the kernel forgets nothing more), and when events were lost.
 func (m *Mirror) releaseAll() {
 	m.heldMu.Lock()
 	nodes := make([]*node, 0, len(m.held))
