@@ -11,19 +11,26 @@ import (
 	"sandfs/internal/testenv"
 )
 
-// TestKwatch: events are named by their watch when read, so the events of
-// a watch removed before the read are dropped; a wait ends on events, on
-// interrupt, or at its timeout.
-func TestKwatch(t *testing.T) {
+// watchedDir is a kwatch watching a new temporary directory.
+func watchedDir(t *testing.T) (*kwatch, string) {
+	t.Helper()
 	k, err := newKwatch()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer k.close()
+	t.Cleanup(k.close)
 	dir := t.TempDir()
 	if _, err := k.add(dir); err != nil {
 		t.Fatal(err)
 	}
+	return k, dir
+}
+
+// TestKwatch: events are named by their watch when read, so the events of
+// a watch removed before the read are dropped; a wait ends on events, on
+// interrupt, or at its timeout.
+func TestKwatch(t *testing.T) {
+	k, dir := watchedDir(t)
 	if _, err := k.add(filepath.Join(dir, "missing")); err == nil {
 		t.Error("a watch of a missing directory was added")
 	}
@@ -108,15 +115,7 @@ func TestKwatchOverflow(t *testing.T) {
 	if limit > 1<<18 {
 		testenv.Skip(t, nil, "fs.inotify.max_queued_events is %d: overflowing it takes as many files", limit)
 	}
-	k, err := newKwatch()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.close()
-	dir := t.TempDir()
-	if _, err := k.add(dir); err != nil {
-		t.Fatal(err)
-	}
+	k, dir := watchedDir(t)
 	for i := 0; i < limit+100; i++ {
 		f, err := os.Create(filepath.Join(dir, strconv.Itoa(i)))
 		if err != nil {
