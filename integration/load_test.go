@@ -76,6 +76,7 @@ func TestLoad(t *testing.T) {
 				mu.Lock()
 				peak.RSSKiB = max(peak.RSSKiB, s.RSSKiB)
 				peak.FDs = max(peak.FDs, s.FDs)
+				peak.Held = max(peak.Held, s.Held)
 				peak.Threads = max(peak.Threads, s.Threads)
 				peak.Goroutines = max(peak.Goroutines, s.Goroutines)
 				mu.Unlock()

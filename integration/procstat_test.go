@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,14 +19,15 @@ import (
 // procStats is what /proc and the daemon's --debug-listen tell about its
 // resources: the leak checks compare them before and after a load.
 type procStats struct {
-	FDs        int   // entries of /proc/PID/fd
+	FDs        int   // entries of /proc/PID/fd, less the mirror's held directories
+	Held       int   // directory descriptors the mirror holds by design (-1 without --debug-listen)
 	Threads    int   // Threads: of /proc/PID/status
 	RSSKiB     int64 // VmRSS: of /proc/PID/status
 	Goroutines int   // from /debug/pprof/goroutine (-1 without --debug-listen)
 }
 
 func (p procStats) String() string {
-	return fmt.Sprintf("fds=%d threads=%d rss=%dKiB goroutines=%d", p.FDs, p.Threads, p.RSSKiB, p.Goroutines)
+	return fmt.Sprintf("fds=%d (+%d held) threads=%d rss=%dKiB goroutines=%d", p.FDs, p.Held, p.Threads, p.RSSKiB, p.Goroutines)
 }
 
 // startDebugDaemon starts a daemon with --debug-listen and returns it with
@@ -48,7 +50,7 @@ func (d *Daemon) stats(t testing.TB, debugURL string) procStats {
 	if err != nil {
 		t.Fatalf("daemon fds: %v", err)
 	}
-	st := procStats{FDs: len(ents), Goroutines: -1}
+	st := procStats{FDs: len(ents), Held: -1, Goroutines: -1}
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +83,28 @@ func (d *Daemon) stats(t testing.TB, debugURL string) procStats {
 			t.Fatalf("goroutine profile: %q", line)
 		}
 		st.Goroutines = n
+		st.Held = heldDirs(t, debugURL)
+		st.FDs -= st.Held
 	}
 	return st
+}
+
+// heldDirs reads fuse_held_dirs from the daemon's /debug/vars: descriptors
+// it holds open by design, one per directory node the kernel knows.
+func heldDirs(t testing.TB, debugURL string) int {
+	t.Helper()
+	resp, err := debugClient.Get(debugURL + "/debug/vars")
+	if err != nil {
+		t.Fatalf("debug vars: %v", err)
+	}
+	defer resp.Body.Close()
+	var vars struct {
+		Held *int `json:"fuse_held_dirs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&vars); err != nil || vars.Held == nil {
+		t.Fatalf("debug vars: no fuse_held_dirs (%v)", err)
+	}
+	return *vars.Held
 }
 
 // baseline reads the daemon's resources at rest: this process's idle

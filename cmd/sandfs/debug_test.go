@@ -37,4 +37,13 @@ func TestStartDebug(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(string(b), "goroutine profile: total ") {
 		t.Errorf("goroutine profile: %s %.100s", resp.Status, b)
 	}
+	resp, err = http.Get("http://" + addr + "/debug/vars")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"fuse_held_dirs": 0`) {
+		t.Errorf("debug vars: %s %.300s", resp.Status, b)
+	}
 }
