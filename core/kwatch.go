@@ -107,9 +107,7 @@ func (k *kwatch) add(h string) (int32, error) {
 		return -1, err
 	}
 	w := int32(wd)
-	if old, ok := k.path[w]; ok && old != h {
-		delete(k.wd, old) // the same directory under a new name
-	}
+	k.drop(w) // the same directory may be watched under an older name
 	k.path[w] = h
 	k.wd[h] = w
 	return w, nil
@@ -121,9 +119,19 @@ func (k *kwatch) remove(h string) {
 	if !ok {
 		return
 	}
-	delete(k.wd, h)
-	delete(k.path, w)
+	k.drop(w)
 	unix.InotifyRmWatch(k.fd, uint32(w))
+}
+
+// drop forgets the watch descriptor w (the kernel dropped it, or remove
+// will), and its path unless that path is watched by a newer descriptor.
+func (k *kwatch) drop(w int32) {
+	if h, ok := k.path[w]; ok {
+		delete(k.path, w)
+		if k.wd[h] == w {
+			delete(k.wd, h)
+		}
+	}
 }
 
 // wait blocks until events are queued (true), the wait is woken (false), or
@@ -188,10 +196,7 @@ func (k *kwatch) read(fn func(kevent), overflow func()) error {
 			continue // a watch removed since: its events are stale
 		}
 		if mask&(unix.IN_IGNORED|unix.IN_UNMOUNT) != 0 {
-			delete(k.path, w)
-			if k.wd[dir] == w {
-				delete(k.wd, dir)
-			}
+			k.drop(w)
 			continue
 		}
 		e := kevent{wd: w, name: dir, self: raw.Len == 0, cookie: raw.Cookie}
@@ -214,9 +219,7 @@ func (k *kwatch) read(fn func(kevent), overflow func()) error {
 			e.op |= kChmod
 		}
 		if mask&unix.IN_DELETE_SELF != 0 {
-			// The kernel drops the watch (IN_IGNORED follows).
-			delete(k.path, w)
-			delete(k.wd, dir)
+			k.drop(w) // the kernel drops the watch (IN_IGNORED follows)
 		}
 		fn(e)
 	}

@@ -59,15 +59,10 @@ func (s *Sandbox) parent(apiPath string) (dirfd int, name string, err error) {
 // gets the root fd itself, with nothing to open or close (its last
 // component is one name, which those calls never follow).
 func (s *Sandbox) parentAt(apiPath string) (dirfd int, name string, err error) {
-	dir, name := split(apiPath)
-	if name == "" {
-		return -1, "", unix.EINVAL
-	}
-	if dir == "/" {
+	if dir, name := split(apiPath); dir == "/" && name != "" {
 		return s.root, name, nil
 	}
-	fd, err := s.openDir(dir)
-	return fd, name, err
+	return s.parent(apiPath)
 }
 
 // closeParent lets go of a descriptor parentAt returned.

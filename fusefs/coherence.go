@@ -89,11 +89,15 @@ func (m *Mirror) forgetAll(n *fs.Inode) {
 	}
 }
 
+// caching reports whether the mount lets the kernel cache anything at all
+// (--mount-cache above zero).
+func (m *Mirror) caching() bool { return m.entryTTL > 0 || m.attrTTL > 0 }
+
 // cacheable reports whether the kernel may keep what it learns of API path
 // p for the mount's timeouts: only where an outside change is sure to be
 // heard (core.Sandbox.WatchCovers) and so invalidated.
 func (m *Mirror) cacheable(p string) bool {
-	return (m.entryTTL > 0 || m.attrTTL > 0) && m.sb.WatchCovers(p)
+	return m.caching() && m.sb.WatchCovers(p)
 }
 
 // entryTimeouts sets the timeouts of a name looked up or made at p: the

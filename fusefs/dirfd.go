@@ -67,7 +67,7 @@ func (n *node) keep(fd int) {
 	}
 	n.dir.mu.Lock()
 	defer n.dir.mu.Unlock()
-	if n.m.entryTTL == 0 && n.m.attrTTL == 0 {
+	if !n.m.caching() {
 		unix.Close(fd) // nothing is cached: nothing is asked of a held one
 		return
 	}

@@ -76,7 +76,7 @@ func (h *file) changed() bool {
 	if unix.Fstat(int(h.f.Fd()), &st) != nil {
 		return false
 	}
-	moved := st.Size != h.seen.Size || st.Mtim != h.seen.Mtim || st.Ctim != h.seen.Ctim
+	moved := !sameContent(&st, &h.seen)
 	h.seen = st
 	return moved
 }
@@ -194,5 +194,11 @@ func (h *file) untouched() bool {
 	if h.wrote || h.told || unix.Fstat(h.fd(), &st) != nil {
 		return false
 	}
-	return st.Size == h.seen.Size && st.Mtim == h.seen.Mtim && st.Ctim == h.seen.Ctim
+	return sameContent(&st, &h.seen)
+}
+
+// sameContent reports whether two stats of one file show it unchanged:
+// the same size, mtime and ctime.
+func sameContent(a, b *unix.Stat_t) bool {
+	return a.Size == b.Size && a.Mtim == b.Mtim && a.Ctim == b.Ctim
 }
