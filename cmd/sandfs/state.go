@@ -69,6 +69,11 @@ type stateDir struct {
 // host directories served). A directory of ours with a looser mode is made
 // 0700; tightened reports that.
 func openStateDir(dir string, roots []string) (sd *stateDir, tightened bool, err error) {
+	// Checked before anything is made (a refused directory is not left in
+	// a root) and again once it is open.
+	if err := notInsideRoots(dir, roots); err != nil {
+		return nil, false, err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, false, fmt.Errorf("state directory: %w", err)
 	}
@@ -106,9 +111,10 @@ func openStateDir(dir string, roots []string) (sd *stateDir, tightened bool, err
 }
 
 // notInsideRoots refuses a state directory equal to or below a served root,
-// comparing the paths with every symlink resolved.
+// comparing the paths with every symlink resolved (of the part of dir that
+// exists).
 func notInsideRoots(dir string, roots []string) error {
-	real, err := filepath.EvalSymlinks(dir)
+	real, err := resolveExisting(dir)
 	if err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
@@ -123,6 +129,22 @@ func notInsideRoots(dir string, roots []string) error {
 		}
 	}
 	return nil
+}
+
+// resolveExisting is dir with the symlinks of its longest existing prefix
+// resolved and the missing rest appended.
+func resolveExisting(dir string) (string, error) {
+	rest := ""
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if !errors.Is(err, os.ErrNotExist) || p == filepath.Dir(p) {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 func (sd *stateDir) Close() error { return unix.Close(sd.fd) }
