@@ -1,6 +1,15 @@
 // Command sandfs is the sandfs daemon ("sandfs serve") and a small client
 // for it (ls, stat, cat, put, rm, mkdir, mv, upload-batch).
 //
+// Auth (auth.go, state.go): the daemon always has a token unless --no-auth
+// says otherwise. Given none (--token-file, SANDFS_TOKEN, --token), it makes
+// one in its state directory (--state, SANDFS_STATE, $XDG_STATE_HOME/sandfs,
+// ~/.local/state/sandfs): STATE/token, 0600, kept across restarts, and logs
+// the console URL /ui/#token=T. The client verbs of the same user resolve
+// the same directory and send that token to a daemon on this machine, so
+// "make run" and "sandfs ls" work together with no set-up while any other
+// local user gets 401.
+//
 // The main function only wires signals and exit codes: everything else is
 // run, which returns an error that exitCode maps to the process status:
 //
