@@ -120,6 +120,15 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err != nil {
 		return err
 	}
+	// The token first: a daemon that cannot have one starts nothing.
+	roots := make([]string, len(dirs))
+	for i, d := range dirs {
+		roots[i] = d.dir
+	}
+	auth, err := cfg.auth.resolve(getenv, roots, log)
+	if err != nil {
+		return err
+	}
 	sandboxes := make(map[string]*core.Sandbox, len(dirs))
 	defer func() {
 		for _, sb := range sandboxes {
@@ -151,14 +160,6 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 				log.Info("removed leftover temp files of an earlier run", "sandbox", sb.Name(), "count", n)
 			}
 		}()
-	}
-	roots := make([]string, len(dirs))
-	for i, d := range dirs {
-		roots[i] = d.dir
-	}
-	auth, err := cfg.auth.resolve(getenv, roots, log)
-	if err != nil {
-		return err
 	}
 	if cfg.debugListen != "" {
 		if err := startDebug(ctx, cfg.debugListen, log); err != nil {

@@ -119,7 +119,7 @@ func notInsideRoots(dir string, roots []string) error {
 		return fmt.Errorf("state directory: %w", err)
 	}
 	for _, root := range roots {
-		r, err := filepath.EvalSymlinks(root)
+		r, err := resolveExisting(root) // a root may be created later
 		if err != nil {
 			return fmt.Errorf("sandbox root: %w", err)
 		}
