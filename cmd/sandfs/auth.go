@@ -8,7 +8,7 @@ import (
 	"net/url"
 )
 
-// The daemon's token, by precedence (serve -h and README "Auth"):
+// The daemon's token, by precedence (serve -h; README, "The daemon"):
 //
 //	--no-auth            no token: every client that reaches --listen is the
 //	                     daemon's user. Refused beyond loopback unless
