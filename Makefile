@@ -16,7 +16,7 @@ build: ## build bin/sandfs
 	$(GO) build -o $(BIN) ./cmd/sandfs
 
 .PHONY: run
-run: build ## serve ./sandbox on 127.0.0.1:7420 (ROOT=, LISTEN=, ARGS= to change)
+run: build ## serve ./sandbox on 127.0.0.1:7420 with the token of ~/.local/state/sandfs (made at the first run; the log has the console URL; ROOT=, LISTEN=, ARGS= to change)
 	$(BIN) serve --root $(ROOT) --listen $(LISTEN) $(ARGS)
 
 .PHONY: test

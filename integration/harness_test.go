@@ -50,6 +50,15 @@ type Daemon struct {
 	URL   string // http://127.0.0.1:PORT
 	Root  string // host directory of sandbox "default"
 	Token string
+	// State is the daemon's --state directory, a temp dir of the test's
+	// unless args give one.
+	State string
+	// MadeToken: the daemon was started the default way (no --token,
+	// --token-file, SANDFS_TOKEN, --no-auth or --insecure-no-token), so it
+	// made its token in State; the harness read it into Token and this
+	// process's HTTP clients send it (authTransport), as a console tab
+	// opened from the logged URL would.
+	MadeToken bool
 	// Socket is the unix socket path of a "--listen unix:PATH" daemon; its
 	// URL is then not dialable: use Client and BaseURL.
 	Socket string
@@ -94,6 +103,22 @@ func startDaemonWith(t testing.TB, o daemonOptions, args ...string) *Daemon {
 		d.Root = t.TempDir()
 		args = append(args, "--root", d.Root)
 	}
+	if !strings.Contains(joined, " --state") {
+		d.State = t.TempDir()
+		args = append(args, "--state", d.State)
+	}
+	d.MadeToken = true
+	for _, a := range args {
+		switch a {
+		case "--token", "--token-file", "--no-auth", "--insecure-no-token":
+			d.MadeToken = false
+		}
+	}
+	for _, kv := range o.Env {
+		if strings.HasPrefix(kv, "SANDFS_TOKEN=") && kv != "SANDFS_TOKEN=" {
+			d.MadeToken = false
+		}
+	}
 	addr := ""
 	if !strings.Contains(joined, " --listen") {
 		addr = freeAddr(t)
@@ -103,11 +128,19 @@ func startDaemonWith(t testing.TB, o daemonOptions, args ...string) *Daemon {
 		if a == "--token" && i+1 < len(args) {
 			d.Token = args[i+1]
 		}
+		if a == "--token-file" && i+1 < len(args) {
+			if b, err := os.ReadFile(args[i+1]); err == nil {
+				d.Token = strings.TrimSpace(string(b))
+			}
+		}
 		if a == "--root" && i+1 < len(args) {
 			d.Root = args[i+1]
 		}
 		if a == "--listen" && i+1 < len(args) {
 			addr = args[i+1]
+		}
+		if a == "--state" && i+1 < len(args) {
+			d.State = args[i+1]
 		}
 	}
 	d.URL = "http://" + addr
@@ -131,6 +164,7 @@ func startDaemonWith(t testing.TB, o daemonOptions, args ...string) *Daemon {
 	go func() { d.done <- d.cmd.Wait() }()
 	t.Cleanup(func() { d.Stop(t) })
 	if strings.HasPrefix(addr, "unix:") {
+		d.readToken(t)
 		return d // the caller waits on its own socket
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -139,6 +173,7 @@ func startDaemonWith(t testing.TB, o daemonOptions, args ...string) *Daemon {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
+				d.readToken(t)
 				return d
 			}
 		}
@@ -152,6 +187,35 @@ func startDaemonWith(t testing.TB, o daemonOptions, args ...string) *Daemon {
 			t.Fatalf("sandfs serve not ready after 30s:\n%s", d.log)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// readToken reads the token a daemon started the default way made in its
+// state directory (it is written before the daemon listens), and lets this
+// process's HTTP clients send it to the daemon's address. It waits for the
+// file only while the daemon runs.
+func (d *Daemon) readToken(t testing.TB) {
+	t.Helper()
+	if !d.MadeToken {
+		return
+	}
+	file := filepath.Join(d.State, "token")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile(file)
+		if err == nil && len(b) > 0 {
+			d.Token = strings.TrimSpace(string(b))
+			break
+		}
+		if _, exited := d.Wait(0); exited || time.Now().After(deadline) {
+			return // the test sees the daemon fail its own way
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if d.Socket == "" {
+		host := strings.TrimPrefix(d.URL, "http://")
+		authHosts.Store(host, d.Token)
+		t.Cleanup(func() { authHosts.Delete(host) })
 	}
 }
 
@@ -197,10 +261,23 @@ func (b *syncBuffer) String() string {
 }
 
 // Client is an HTTP client that reaches the daemon: over its unix socket
-// for a "--listen unix:PATH" daemon, plain TCP otherwise.
+// for a "--listen unix:PATH" daemon, plain TCP otherwise. It sends the
+// token the daemon made (MadeToken) unless a request carries one.
 func (d *Daemon) Client() *http.Client {
 	if d.Socket == "" {
 		return http.DefaultClient
+	}
+	c := bareClient(d)
+	if d.MadeToken && d.Token != "" {
+		c.Transport = &authTransport{base: c.Transport, token: func(string) string { return d.Token }}
+	}
+	return c
+}
+
+// bareClient reaches d as Client does but never adds a token.
+func bareClient(d *Daemon) *http.Client {
+	if d.Socket == "" {
+		return &http.Client{Transport: plainTransport}
 	}
 	sock := d.Socket
 	return &http.Client{Transport: &http.Transport{
@@ -209,6 +286,76 @@ func (d *Daemon) Client() *http.Client {
 			return dialer.DialContext(ctx, "unix", sock)
 		},
 	}}
+}
+
+// plainTransport is net/http's DefaultTransport, before TestMain wraps it.
+var plainTransport = http.DefaultTransport
+
+// authHosts maps the host:port of each running daemon that made its own
+// token to that token.
+var authHosts sync.Map
+
+// authTransport adds "Authorization: Bearer T" to a request for a daemon
+// whose token is T, unless the request already carries a token (header or
+// query): the tests that check refusals send their own. TestMain installs
+// it as http.DefaultTransport, so every plain client of the tests (the
+// http.Get of a test, a websocket dial) reaches a daemon started the
+// default way as its user does.
+type authTransport struct {
+	base  http.RoundTripper
+	token func(host string) string
+}
+
+func (a *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	q := r.URL.Query()
+	if r.Header.Get("Authorization") != "" || r.Header.Get("X-API-Key") != "" || q.Has("access_token") || q.Has("api_key") {
+		return a.base.RoundTrip(r)
+	}
+	tok := a.token(r.URL.Host)
+	if tok == "" {
+		return a.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+tok)
+	return a.base.RoundTrip(r)
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the
+// base transport.
+func (a *authTransport) CloseIdleConnections() {
+	if c, ok := a.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+func hostToken(host string) string {
+	if v, ok := authHosts.Load(host); ok {
+		return v.(string)
+	}
+	return ""
+}
+
+// TestMain runs the tests with HTTP clients that know the tokens daemons
+// made (authTransport), and with a state directory of their own
+// (XDG_STATE_HOME, removed at the end): a daemon or client run without
+// --state never reads or writes the user's ~/.local/state/sandfs. Any
+// SANDFS_ variable of the caller's environment is dropped.
+func TestMain(m *testing.M) {
+	http.DefaultTransport = &authTransport{base: http.DefaultTransport, token: hostToken}
+	dir, err := os.MkdirTemp("", "sandfs-test-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_STATE_HOME", dir)
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "SANDFS_") && !strings.HasPrefix(k, "SANDFS_REQUIRE") && !strings.HasPrefix(k, "SANDFS_UI_") {
+			os.Unsetenv(k)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // BaseURL is the URL to put in front of a route when using Client.
@@ -334,16 +481,23 @@ func runSandfs(t testing.TB, env []string, stdin []byte, args ...string) cliResu
 	return res
 }
 
-// CLI runs the sandfs client against d (SANDFS_URL, and SANDFS_TOKEN when
-// the daemon has a token).
+// CLI runs the sandfs client against d, with cliEnv(d.Env()...).
 func (d *Daemon) CLI(t testing.TB, stdin []byte, args ...string) cliResult {
 	t.Helper()
-	env := []string{"SANDFS_URL=" + d.URL}
+	return runSandfs(t, d.Env(), stdin, args...)
+}
+
+// Env is what a client of d is given: SANDFS_URL and SANDFS_STATE, and
+// SANDFS_TOKEN when the token was given to the daemon. A daemon that made
+// its token is reached as "make run" and "sandfs ls" are: the client reads
+// the token file of the state directory.
+func (d *Daemon) Env() []string {
+	env := []string{"SANDFS_URL=" + d.URL, "SANDFS_STATE=" + d.State}
 	if d.Socket != "" {
-		env = []string{"SANDFS_URL=unix:" + d.Socket}
+		env[0] = "SANDFS_URL=unix:" + d.Socket
 	}
-	if d.Token != "" {
+	if d.Token != "" && !d.MadeToken {
 		env = append(env, "SANDFS_TOKEN="+d.Token)
 	}
-	return runSandfs(t, env, stdin, args...)
+	return env
 }

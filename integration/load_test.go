@@ -85,7 +85,7 @@ func TestLoad(t *testing.T) {
 	}()
 	dur := loadDuration(t)
 	start := time.Now()
-	rep, err := load.Run(context.Background(), load.Config{URL: d.URL, Clients: 64, Duration: dur, Mount: mnt, Window: 5, Logf: t.Logf})
+	rep, err := load.Run(context.Background(), load.Config{URL: d.URL, Token: d.Token, Clients: 64, Duration: dur, Mount: mnt, Window: 5, Logf: t.Logf})
 	close(stop)
 	wg.Wait()
 	if err != nil {

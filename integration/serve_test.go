@@ -220,17 +220,20 @@ func TestServeFailsToStart(t *testing.T) {
 	}
 }
 
-// TestServeWarnsWithoutToken: without a token the daemon refuses a
-// non-loopback address unless --insecure-no-token says so, and then warns;
-// with a token, on loopback or on a unix socket it serves without a word.
+// TestServeWarnsWithoutToken: --no-auth is refused on a non-loopback
+// address unless --insecure-no-token says so too, and then warns;
+// --insecure-no-token alone keeps its old sense (no token). A daemon given
+// no token flag at all makes one, and serves beyond loopback with it. On
+// loopback or a unix socket --no-auth serves without a word.
 func TestServeWarnsWithoutToken(t *testing.T) {
 	port := func() string {
 		_, p, _ := net.SplitHostPort(freeAddr(t))
 		return p
 	}
 	for _, addr := range []string{"0.0.0.0:0", ":" + port(), "[::]:0"} {
-		t.Run("refused "+addr, func(t *testing.T) {
-			res := runSandfs(t, nil, nil, "serve", "--root", t.TempDir(), "--listen", addr)
+		t.Run("refused --no-auth "+addr, func(t *testing.T) {
+			state := t.TempDir()
+			res := runSandfs(t, nil, nil, "serve", "--root", t.TempDir(), "--listen", addr, "--no-auth", "--state", state)
 			if res.Code != 1 {
 				t.Fatalf("got exit %d, want 1\n%s", res.Code, res)
 			}
@@ -238,24 +241,33 @@ func TestServeWarnsWithoutToken(t *testing.T) {
 				!strings.Contains(res.Stderr, "--insecure-no-token") {
 				t.Errorf("stderr does not say why nor what to do: %q", res.Stderr)
 			}
+			if ents, _ := os.ReadDir(state); len(ents) != 0 {
+				t.Errorf("a refused daemon left %d files in its state directory", len(ents))
+			}
 		})
 	}
-	t.Run("refused with an empty SANDFS_TOKEN", func(t *testing.T) {
-		res := runSandfs(t, []string{"SANDFS_TOKEN="}, nil, "serve", "--root", t.TempDir(), "--listen", "0.0.0.0:0")
+	t.Run("refused --no-auth with an empty SANDFS_TOKEN", func(t *testing.T) {
+		res := runSandfs(t, []string{"SANDFS_TOKEN="}, nil, "serve", "--root", t.TempDir(), "--listen", "0.0.0.0:0", "--no-auth")
 		if res.Code != 1 || !strings.Contains(res.Stderr, "without a token") {
 			t.Fatalf("got exit %d, want 1 and the refusal\n%s", res.Code, res)
 		}
 	})
 	sock := filepath.Join(t.TempDir(), "s.sock")
+	sock2 := filepath.Join(t.TempDir(), "s.sock")
 	cases := []struct {
-		name string
-		args []string
-		warn bool
+		name   string
+		args   []string
+		warn   bool
+		status int // of an untokened GET /v1/fs/stat
 	}{
-		{"all interfaces without token, told", []string{"--listen", "0.0.0.0:" + port(), "--insecure-no-token"}, true},
-		{"all interfaces with token", []string{"--listen", "0.0.0.0:" + port(), "--token", "t"}, false},
-		{"loopback without token", nil, false},
-		{"unix socket without token", []string{"--listen", "unix:" + sock}, false},
+		{"all interfaces --no-auth --insecure-no-token, told", []string{"--listen", "0.0.0.0:" + port(), "--no-auth", "--insecure-no-token"}, true, 200},
+		{"all interfaces --insecure-no-token alone, told", []string{"--listen", "0.0.0.0:" + port(), "--insecure-no-token"}, true, 200},
+		{"all interfaces with a token", []string{"--listen", "0.0.0.0:" + port(), "--token", "t"}, false, 401},
+		{"all interfaces, no token flag: a made token", []string{"--listen", "0.0.0.0:" + port()}, false, 401},
+		{"loopback --no-auth", []string{"--no-auth"}, false, 200},
+		{"loopback, no token flag: a made token", nil, false, 401},
+		{"unix socket --no-auth", []string{"--listen", "unix:" + sock, "--no-auth"}, false, 200},
+		{"unix socket, no token flag: a made token", []string{"--listen", "unix:" + sock2}, false, 401},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -263,13 +275,25 @@ func TestServeWarnsWithoutToken(t *testing.T) {
 			if d.Socket != "" {
 				waitSocket(t, d)
 			}
-			res, err := d.Client().Get(d.BaseURL() + "/v1/fs/stat?path=/")
+			res, err := bareClient(d).Get(d.BaseURL() + "/v1/fs/stat?path=/")
 			if err != nil {
 				t.Fatal(err)
 			}
 			res.Body.Close()
-			if want := map[bool]int{true: 401, false: 200}[d.Token != ""]; res.StatusCode != want {
-				t.Errorf("GET /v1/fs/stat: %d, want %d", res.StatusCode, want)
+			if res.StatusCode != tc.status {
+				t.Errorf("GET /v1/fs/stat with no token: %d, want %d", res.StatusCode, tc.status)
+			}
+			if tc.status == 401 {
+				req, _ := http.NewRequest("GET", d.BaseURL()+"/v1/fs/stat?path=/", nil)
+				req.Header.Set("Authorization", "Bearer "+d.Token)
+				res, err := bareClient(d).Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					t.Errorf("GET /v1/fs/stat with the token: %d, want 200", res.StatusCode)
+				}
 			}
 			d.Stop(t)
 			if got := strings.Contains(d.Log(), "no token set"); got != tc.warn {

@@ -47,6 +47,11 @@ type uiResult struct {
 	DownloadName  string   `json:"downloadName"`
 	DownloadOK    bool     `json:"downloadMatches"`
 	SameDocAtEnd  bool     `json:"sameDocumentAtEnd"`
+	// The tab opened with /ui/#token=T.
+	FragmentAsked     bool     `json:"fragmentAsked"`
+	FragmentStored    string   `json:"fragmentStored"`
+	FragmentURL       string   `json:"fragmentURL"`
+	FragmentSandboxes []string `json:"fragmentSandboxes"`
 }
 
 // TestWebConsole opens /ui/ of a daemon with a token in a real headless
@@ -158,6 +163,11 @@ func checkConsoleResult(t *testing.T, res uiResult, token string) {
 	t.Helper()
 	if !res.TokenAsked || res.TokenStored != token {
 		t.Errorf("token: asked %v, kept in sessionStorage %q; want asked and %q", res.TokenAsked, res.TokenStored, token)
+	}
+	if res.FragmentAsked || res.FragmentStored != token || !strings.HasSuffix(res.FragmentURL, "/ui/") ||
+		strings.Join(res.FragmentSandboxes, ",") != "default,scratch" {
+		t.Errorf("tab opened with /ui/#token=: asked %v, stored %q, address %q, sandboxes %q; want no dialog, %q stored, the address without the fragment, and the console working",
+			res.FragmentAsked, res.FragmentStored, res.FragmentURL, res.FragmentSandboxes, token)
 	}
 	if strings.Join(res.Sandboxes, ",") != "default,scratch" {
 		t.Errorf("sandbox picker: %q, want [default scratch]", res.Sandboxes)

@@ -97,7 +97,7 @@ func TestWatchExternalWrite(t *testing.T) {
 func TestWatchCLI(t *testing.T) {
 	d := startDaemon(t)
 	cmd := exec.Command(sandfsBin(t), "watch", "--json", "--debounce", "50", "/")
-	cmd.Env = cliEnv("SANDFS_URL=" + d.URL)
+	cmd.Env = cliEnv(d.Env()...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

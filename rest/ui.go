@@ -18,7 +18,9 @@ import (
 // The page carries no data, so its routes are public; everything it shows
 // comes from the authed public API (the named-sandbox family for files,
 // SSE /v2/watch/{id}/events or the §5 websocket for the feed), with the
-// token the user types once, kept in sessionStorage.
+// token taken from the fragment of the URL the daemon logs (/ui/#token=T,
+// which no server or proxy ever sees; the script removes it from the
+// address bar) or typed once, kept in sessionStorage.
 //
 // Each file has its own line in the route table (GET /ui/, /ui/app.js,
 // /ui/style.css), so the table stays the one list of what the daemon

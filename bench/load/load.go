@@ -55,6 +55,7 @@ import (
 // Config is one run.
 type Config struct {
 	URL      string        // the daemon, http://host:port
+	Token    string        // sent as "Authorization: Bearer" ("" = none: a --no-auth daemon)
 	Clients  int           // concurrent clients (default 64)
 	Duration time.Duration // how long the clients run (default 20 s)
 	Mount    string        // host path of the FUSE mount of sandbox "default"; "" = no FUSE writer
@@ -116,7 +117,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Logf = func(string, ...any) {}
 	}
 	g := &gen{cfg: cfg, rep: &Report{ByFamily: map[string]int64{}, OtherWatch: map[string]int64{}},
-		hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Clients + 16, DialContext: (&net.Dialer{}).DialContext}}}
+		hc: &http.Client{Transport: withToken(cfg.Token, &http.Transport{MaxIdleConnsPerHost: cfg.Clients + 16, DialContext: (&net.Dialer{}).DialContext})}}
 	defer g.hc.CloseIdleConnections()
 
 	// The journal checker's watcher exists before the first change.
@@ -524,7 +525,7 @@ type otherWatch struct {
 // ends, counting the events it receives; an overflow or an error is a
 // failure.
 func (g *gen) watchOther(ctx context.Context, w *otherWatch) bool {
-	hc := &http.Client{}
+	hc := &http.Client{Transport: withToken(g.cfg.Token, http.DefaultTransport)}
 	kind := w.kind
 	switch kind {
 	case "poll-v2", "poll-v1", "sse":
@@ -563,7 +564,7 @@ func (g *gen) watchOther(ctx context.Context, w *otherWatch) bool {
 		}
 	case "websocket":
 		u := "ws" + strings.TrimPrefix(g.cfg.URL, "http") + "/v1/sandboxes/default/fs/watch"
-		c, _, err := websocket.Dial(ctx, u, nil)
+		c, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: authHeader(g.cfg.Token)})
 		if err != nil {
 			g.rep.fail("websocket: %v", err)
 			return false
@@ -696,7 +697,7 @@ func newJournalReader(g *gen, id string) *journalReader {
 }
 
 func (j *journalReader) run(ctx context.Context) {
-	hc := &http.Client{}
+	hc := &http.Client{Transport: withToken(j.g.cfg.Token, http.DefaultTransport)}
 	cursor := uint64(0)
 	for ctx.Err() == nil {
 		out, err := j.g.poll(ctx, hc, false, j.id, cursor)
@@ -803,4 +804,37 @@ func (j *journalReader) check(rep *Report, acks []ack, gone map[string]bool) {
 	if len(stray) > 0 {
 		rep.fail("journal: %d events on paths nobody acknowledged writing, e.g. %q", len(stray), stray[:min(5, len(stray))])
 	}
+}
+
+// withToken makes rt send "Authorization: Bearer token" (token "" = rt).
+func withToken(token string, rt http.RoundTripper) http.RoundTripper {
+	if token == "" {
+		return rt
+	}
+	return tokenRT{token: token, rt: rt}
+}
+
+type tokenRT struct {
+	token string
+	rt    http.RoundTripper
+}
+
+func (t tokenRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return t.rt.RoundTrip(r)
+}
+
+func (t tokenRT) CloseIdleConnections() {
+	if c, ok := t.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// authHeader is the websocket handshake's header for token.
+func authHeader(token string) http.Header {
+	if token == "" {
+		return nil
+	}
+	return http.Header{"Authorization": {"Bearer " + token}}
 }

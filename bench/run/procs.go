@@ -135,10 +135,11 @@ func waitHTTP(url string, limit time.Duration) error {
 	}
 }
 
-// startSandfs runs `sandfs serve --root root` plus args on a free port.
+// startSandfs runs `sandfs serve --root root --no-auth` plus args on a free
+// port: with no token, as the sandbox-agent it is compared with runs.
 func startSandfs(c *cfg, root string, args ...string) (*proc, error) {
 	addr := freePort()
-	return startProc("", addr, "/health", c.bin, append([]string{"serve", "--root", root, "--listen", addr}, args...)...)
+	return startProc("", addr, "/health", c.bin, append([]string{"serve", "--root", root, "--listen", addr, "--no-auth"}, args...)...)
 }
 
 // startMount runs sandfs serving root with its FUSE mirror at mnt, and

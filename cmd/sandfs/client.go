@@ -28,6 +28,7 @@ const (
 type client struct {
 	base  string // scheme://host[/prefix], no trailing slash
 	token string
+	local bool // the daemon is on this machine: a unix socket or a loopback host
 	hc    *http.Client
 }
 
@@ -49,6 +50,7 @@ func newClient(server, token string) (*client, error) {
 			return d.DialContext(ctx, "unix", sock)
 		}
 		c.base = "http://sandfs"
+		c.local = true
 	default:
 		s := server
 		if !strings.Contains(s, "://") {
@@ -60,9 +62,20 @@ func newClient(server, token string) (*client, error) {
 		}
 		u.RawQuery, u.Fragment = "", ""
 		c.base = strings.TrimSuffix(u.String(), "/")
+		c.local = loopbackHost(u.Hostname())
 	}
 	tr.DialContext = withDialTimeout(tr.DialContext, 10*time.Second)
 	return c, nil
+}
+
+// loopbackHost reports whether host names this machine's loopback: a
+// loopback IP literal or "localhost" (which resolves nowhere else, RFC 6761).
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func withDialTimeout(dial func(context.Context, string, string) (net.Conn, error), d time.Duration) func(context.Context, string, string) (net.Conn, error) {

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // usageError is a bad command line: an unknown verb, a missing argument, a
@@ -134,30 +137,56 @@ func (m *multiFlag) Set(v string) error {
 
 // clientFlags are the flags every client verb shares.
 type clientFlags struct {
-	server string
-	token  string
-	json   bool
+	server    string
+	token     string
+	tokenFile string
+	state     string
+	json      bool
 }
 
-// add registers --server, --token and (withJSON) --json on fs. Defaults come
-// from SANDFS_URL and SANDFS_TOKEN.
+// add registers --server, --token, --token-file, --state and (withJSON)
+// --json on fs. Defaults come from SANDFS_URL, SANDFS_TOKEN and
+// SANDFS_STATE.
 func (c *clientFlags) add(fs *flag.FlagSet, getenv func(string) string, withJSON bool) {
 	def := getenv("SANDFS_URL")
 	if def == "" {
 		def = defaultServer
 	}
 	fs.StringVar(&c.server, "server", def, "daemon `URL`, or unix:/path.sock (env SANDFS_URL)")
-	fs.StringVar(&c.token, "token", "", "bearer `TOKEN` (default: env SANDFS_TOKEN)")
+	fs.StringVar(&c.token, "token", "", "bearer `TOKEN` (default: env SANDFS_TOKEN, else the daemon's token file)")
+	fs.StringVar(&c.tokenFile, "token-file", "", "read the bearer token from `PATH`")
+	fs.StringVar(&c.state, "state", "", "the daemon's state directory `STATE`, whose token file a client of a loopback or unix-socket daemon reads when given no token (env SANDFS_STATE; default $XDG_STATE_HOME/sandfs, else ~/.local/state/sandfs)")
 	if withJSON {
 		fs.BoolVar(&c.json, "json", false, "print the daemon's JSON answer")
 	}
 }
 
-// client builds the HTTP client the flags describe.
+// client builds the HTTP client the flags describe. The token is --token,
+// else --token-file, else SANDFS_TOKEN, else the token file of the state
+// directory, which is sent only to a daemon on this machine (loopback or
+// a unix socket): it is the local daemon's, and no remote server is to see
+// it. A token file that is missing, not ours or open to others is passed
+// over without a word; the daemon's 401 then says what to do.
 func (c *clientFlags) client(getenv func(string) string) (*client, error) {
 	tok := c.token
+	if tok == "" && c.tokenFile != "" {
+		t, _, err := readTokenFile(c.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
+		tok = t
+	}
 	if tok == "" {
 		tok = getenv("SANDFS_TOKEN")
 	}
-	return newClient(c.server, tok)
+	cl, err := newClient(c.server, tok)
+	if err != nil || tok != "" || !cl.local {
+		return cl, err
+	}
+	if dir, err := defaultStateDir(c.state, getenv); err == nil {
+		if t, err := readTokenAt(unix.AT_FDCWD, filepath.Join(dir, tokenFileName)); err == nil {
+			cl.token = t
+		}
+	}
+	return cl, nil
 }

@@ -1,6 +1,15 @@
 // Command sandfs is the sandfs daemon ("sandfs serve") and a small client
 // for it (ls, stat, cat, put, rm, mkdir, mv, upload-batch).
 //
+// Auth (auth.go, state.go): the daemon always has a token unless --no-auth
+// says otherwise. Given none (--token-file, SANDFS_TOKEN, --token), it makes
+// one in its state directory (--state, SANDFS_STATE, $XDG_STATE_HOME/sandfs,
+// ~/.local/state/sandfs): STATE/token, 0600, kept across restarts, and logs
+// the console URL /ui/#token=T. The client verbs of the same user resolve
+// the same directory and send that token to a daemon on this machine, so
+// "make run" and "sandfs ls" work together with no set-up while any other
+// local user gets 401.
+//
 // The main function only wires signals and exit codes: everything else is
 // run, which returns an error that exitCode maps to the process status:
 //
@@ -55,7 +64,7 @@ func report(err error, stderr io.Writer) int {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "sandfs: interrupted")
 	case errors.As(err, &apiErr) && apiErr.Status == 401:
-		fmt.Fprintf(stderr, "sandfs: %v (the daemon wants a token: --token or SANDFS_TOKEN)\n", err)
+		fmt.Fprintf(stderr, "sandfs: %v (the daemon wants a token: SANDFS_TOKEN, --token-file, or the token file of its state directory, which only the daemon's user can read: --state or SANDFS_STATE)\n", err)
 	default:
 		fmt.Fprintf(stderr, "sandfs: %v\n", err)
 	}
@@ -202,7 +211,11 @@ commands:
 	fmt.Fprintf(w, `
 Client commands talk to --server (env SANDFS_URL, default
 %s; unix:/path.sock works too) with the token from
---token or SANDFS_TOKEN. Flags may come before or after the arguments.
+--token, --token-file or SANDFS_TOKEN, else, for a daemon on this machine,
+from the token file the daemon made in its state directory (--state, env
+SANDFS_STATE, default ~/.local/state/sandfs), so a daemon started with no
+token flag and the client of the same user work together with no set-up.
+Flags may come before or after the arguments.
 "sandfs help COMMAND" or "sandfs COMMAND -h" describes one command.
 
 exit status: 0 ok, 2 not found (404), 3 refused by the daemon (any other 4xx:

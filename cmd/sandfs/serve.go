@@ -24,7 +24,7 @@ type serveConfig struct {
 	root            string
 	sandboxes       multiFlag // NAME=DIR
 	listen          string
-	token           string
+	auth            authFlags // --token, --token-file, --state, --no-auth, --insecure-no-token (auth.go)
 	workdir         string
 	maxJSONBody     sizeFlag
 	maxTarBody      sizeFlag
@@ -34,7 +34,6 @@ type serveConfig struct {
 	headerTimeout   time.Duration // ReadHeaderTimeout: a client has this long to send its headers
 	idleTimeout     time.Duration // IdleTimeout: a keep-alive connection with no request is closed after it
 	maxHeaderBytes  sizeFlag
-	insecureNoToken bool      // serve beyond loopback without a token
 	mounts          multiFlag // MNT or NAME=MNT, repeatable: the FUSE mirrors
 	fuseDebug       bool
 	logEvents       bool
@@ -52,16 +51,21 @@ const (
 var serveCommand = &command{
 	name:     "serve",
 	short:    "run the daemon",
-	synopsis: "serve [--root DIR] [--mount MNT] [--listen ADDR] [--token T] [--workdir P] [limit flags]",
+	synopsis: "serve [--root DIR] [--mount MNT] [--listen ADDR] [--state STATE | --token-file PATH | --no-auth] [--workdir P] [limit flags]",
 	about: `Run the daemon: serve the directory DIR as the sandbox "default" over HTTP on
 ADDR until SIGINT or SIGTERM, then finish the requests in flight (up to
 --shutdown-timeout) and exit 0. DIR is created if missing. ADDR is HOST:PORT
 or unix:/path.sock (a stale socket file is replaced, and removed on exit).
-Without a token every client that reaches ADDR may read and write DIR: the
-default ADDR is loopback only, and the daemon refuses a non-loopback ADDR
-without a token unless --insecure-no-token says so (then it logs a warning). The token comes from --token or SANDFS_TOKEN; clients send it as
-"Authorization: Bearer T". Sizes take K, M, G, T suffixes (powers of 1024);
-0 means the default.`,
+Every route but health needs a token, sent as "Authorization: Bearer T".
+The token comes from --token-file PATH or SANDFS_TOKEN (or --token, which
+every local user can read in ps); without one the daemon uses STATE/token,
+STATE being its state directory (--state), made 0600 with 256 random bits
+at the first start and kept, and logs the console URL that carries it. The client verbs
+of the same user read that file, so "sandfs ls" works with no set-up.
+--no-auth serves without a token (every client that reaches ADDR may read
+and write DIR); it is refused beyond loopback unless --insecure-no-token
+is given too. Sizes take K, M, G, T suffixes (powers of 1024); 0 means
+the default.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		cfg := serveConfig{
 			maxJSONBody:    64 << 20,
@@ -73,7 +77,7 @@ without a token unless --insecure-no-token says so (then it logs a warning). The
 		fs.StringVar(&cfg.root, "root", defaultRoot, "host `DIR` served as the sandbox \"default\" (created if missing)")
 		fs.Var(&cfg.sandboxes, "sandbox", "also serve a directory as a named sandbox: `NAME=DIR` (repeatable)")
 		fs.StringVar(&cfg.listen, "listen", defaultListen, "`ADDR` to serve on: HOST:PORT or unix:/path.sock")
-		fs.StringVar(&cfg.token, "token", "", "bearer `TOKEN` every route but health needs (default: env SANDFS_TOKEN; none: no auth)")
+		cfg.auth.add(fs)
 		fs.StringVar(&cfg.workdir, "workdir", "/", "API `PATH` relative request paths are taken against")
 		fs.Var(&cfg.maxJSONBody, "max-json-body", "`SIZE` of the largest JSON request body")
 		fs.Var(&cfg.maxTarBody, "max-tar-body", "`SIZE` of the largest tar upload body (upload-batch)")
@@ -89,30 +93,39 @@ without a token unless --insecure-no-token says so (then it logs a warning). The
 		fs.DurationVar(&cfg.headerTimeout, "header-timeout", 10*time.Second, "how long (`DURATION`) a client may take to send a request's headers before its connection is closed")
 		fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 120*time.Second, "how long (`DURATION`) an idle keep-alive connection stays open")
 		fs.Var(&cfg.maxHeaderBytes, "max-header-bytes", "`SIZE` of the largest request line and headers (431 over it)")
-		fs.BoolVar(&cfg.insecureNoToken, "insecure-no-token", false, "serve on a non-loopback address without a token (anyone who reaches it may read and write the sandbox)")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usagef("serve takes no arguments (got %q)", args[0])
 			}
-			if cfg.token == "" {
-				cfg.token = e.getenv("SANDFS_TOKEN")
-			}
 			log := slog.New(slog.NewTextHandler(e.stderr, nil))
-			return serve(ctx, cfg, log)
+			return serve(ctx, cfg, e.getenv, log)
 		}
 	},
 }
 
 // serve runs the daemon until ctx is done.
-func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log *slog.Logger) error {
 	if cfg.maxTarEntries < 0 {
 		return usagef("--max-tar-entries must not be negative")
 	}
-	if cfg.token == "" && !cfg.insecureNoToken && !localAddr(cfg.listen) {
-		return errNoToken(cfg.listen)
+	noToken, err := cfg.auth.noToken(getenv)
+	if err != nil {
+		return err
+	}
+	if err := cfg.auth.checkListen(noToken, cfg.listen, localAddr(cfg.listen)); err != nil {
+		return err
 	}
 	dirs, err := sandboxDirs(cfg.root, cfg.sandboxes)
+	if err != nil {
+		return err
+	}
+	// The token first: a daemon that cannot have one starts nothing.
+	roots := make([]string, len(dirs))
+	for i, d := range dirs {
+		roots[i] = d.dir
+	}
+	auth, err := cfg.auth.resolve(getenv, roots, log)
 	if err != nil {
 		return err
 	}
@@ -155,7 +168,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	srvREST, err := rest.New(rest.Config{
 		Sandboxes: sandboxes,
-		Token:     cfg.token,
+		Token:     auth.token,
 		Limits:    rest.Limits{MaxJSONBody: int64(cfg.maxJSONBody), MaxTarBody: int64(cfg.maxTarBody)},
 		Log:       log,
 	})
@@ -196,12 +209,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 	defer cleanup()
-	if cfg.token == "" && !isLocal(l) {
-		if !cfg.insecureNoToken {
-			return errNoToken(where)
-		}
+	if err := cfg.auth.checkListen(noToken, where, isLocal(l)); err != nil {
+		return err
+	}
+	if noToken && !isLocal(l) {
 		log.Warn("no token set and listening beyond loopback: anyone who reaches " + where +
-			" can read and write the sandbox; set --token or SANDFS_TOKEN")
+			" can read and write the sandbox; drop --no-auth and --insecure-no-token to have a token")
 	}
 
 	// Requests run under their own context, not ctx: a signal must let the
@@ -216,6 +229,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		log.Info(fmt.Sprintf("serving sandbox %s (%s) on %s", d.name, d.dir, where),
 			"sandbox", d.name, "root", d.dir, "listen", where, "workdir", sb.Workdir(), "openat2", sb.UsesOpenat2())
 	}
+	logConsole(log, l.Addr(), auth)
 
 	select {
 	case err := <-served:
@@ -260,12 +274,6 @@ func httpServer(h http.Handler, cfg serveConfig, log *slog.Logger, base context.
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
-}
-
-// errNoToken refuses to serve beyond loopback without a token.
-func errNoToken(where string) error {
-	return fmt.Errorf("refusing to listen on %s without a token: anyone who reaches it could read and write the sandbox; "+
-		"set --token (or SANDFS_TOKEN), listen on loopback or a unix socket, or pass --insecure-no-token", where)
 }
 
 // localAddr reports whether the --listen ADDR reaches this machine only: a

@@ -11,8 +11,11 @@
 //           in a URL (no server or proxy log, history entry or Referer ever
 //           holds it). Other sandboxes: the §5 websocket, which a browser
 //           cannot give headers, so the token goes as ?access_token there.
-//   token   asked once when the daemon answers 401, kept in sessionStorage
-//           (this tab only), sent as "Authorization: Bearer".
+//   token   taken from the fragment of the URL the daemon logs
+//           (/ui/#token=T: a fragment never reaches a server, a proxy log or
+//           a Referer), and at once removed from the address bar and the
+//           history entry; else asked when the daemon answers 401. Kept in
+//           sessionStorage (this tab only), sent as "Authorization: Bearer".
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -22,8 +25,23 @@ const MAX_VIEW = 4 << 20; // bytes shown as text or image; larger files: size + 
 const MAX_FEED = 2000; // events kept; the list shows the newest that pass the filters
 const IMAGE = /\.(png|jpe?g|gif|webp|svg|ico|bmp|avif)$/i;
 
+// tokenFromFragment moves a "#token=T" of the address into storage and
+// out of the address bar (history.replaceState: no reload, no new history
+// entry), and returns the token to use: the fragment's, else the stored one.
+function tokenFromFragment(loc, hist, store) {
+  const frag = new URLSearchParams((loc.hash || '').replace(/^#/, ''));
+  const t = (frag.get('token') || '').trim();
+  if (frag.has('token')) {
+    frag.delete('token');
+    const rest = frag.toString();
+    hist.replaceState(hist.state, '', loc.pathname + loc.search + (rest ? '#' + rest : ''));
+  }
+  if (t) store.setItem(TOKEN_KEY, t);
+  return t || store.getItem(TOKEN_KEY) || '';
+}
+
 const state = {
-  token: sessionStorage.getItem(TOKEN_KEY) || '',
+  token: tokenFromFragment(location, history, sessionStorage),
   sandbox: '',
   nodes: new Map(), // API path -> tree node element
   selected: null, // {path, isDir}

@@ -1,7 +1,8 @@
 // Drives the sandfs web console (/ui/) in Debian's headless chromium
 // through playwright-core, as integration/ui_test.go asks:
 //
-//   open the console (auth on: the token dialog), browse to a file, edit and
+//   open the console (auth on: the token dialog; at the end a new tab opened
+//   with the token in the URL fragment, which the console takes and removes), browse to a file, edit and
 //   save it; upload one file with the file picker and one by drag and drop;
 //   write files from outside the daemon (node's fs, straight into the root)
 //   and see them in the feed with origin "external", in the tree, and in the
@@ -182,6 +183,17 @@ try {
   await page.locator('.node[data-path="/hello.txt"]').waitFor();
   result.scratchTree = await page.$$eval('.node', (ns) => ns.map((n) => n.dataset.path));
   result.sameDocumentAtEnd = await page.evaluate(() => window.__sameDocument === true);
+
+  step('a new tab opened from the URL the daemon logs: the token comes from the fragment');
+  const tab = await ctx.newPage(); // a tab of its own: empty sessionStorage
+  tab.setDefaultTimeout(T);
+  await tab.goto(base + '/ui/#token=' + encodeURIComponent(token));
+  await tab.locator('body[data-ready="1"]').waitFor();
+  result.fragmentAsked = (await tab.locator('#tokendlg[open]').count()) > 0;
+  result.fragmentStored = await tab.evaluate(() => sessionStorage.getItem('sandfs.token'));
+  result.fragmentURL = await tab.evaluate(() => location.href);
+  result.fragmentSandboxes = await tab.$$eval('#sandbox option', (os) => os.map((o) => o.value));
+  await tab.close();
 } catch (err) {
   const page = ctx.pages()[0];
   if (page) {

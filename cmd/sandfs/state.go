@@ -1,0 +1,294 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The daemon's state directory holds what it keeps between runs and what
+// only its own user may read: today the generated API token (DIR/token),
+// later its journals. It is --state DIR, else env SANDFS_STATE, else
+// $XDG_STATE_HOME/sandfs, else ~/.local/state/sandfs, and the client verbs
+// resolve it the same way, so `make run` and `sandfs ls` of the same user
+// meet at the same file with no set-up.
+//
+// The directory is owned by the daemon's user and mode 0700 (made so), never
+// a symlink, and never inside a served root (a root is written by clients
+// and by whoever else may write the host directory). The token file is
+// mode 0600, owned by the daemon's user, opened with O_NOFOLLOW, and written
+// whole under a temporary name then linked into place, so a reader never
+// sees half a token and two daemons starting at once agree on one.
+
+const (
+	stateEnv       = "SANDFS_STATE"
+	tokenFileName  = "token"
+	tokenBytes     = 32 // 256 bits of crypto/rand, 64 hex digits
+	maxTokenLength = 4096
+)
+
+// defaultStateDir resolves the state directory as the package comment
+// says, from the flag value (may be "") and the environment. XDG says a
+// relative $XDG_STATE_HOME is to be ignored.
+func defaultStateDir(flagValue string, getenv func(string) string) (string, error) {
+	if flagValue != "" {
+		return filepath.Abs(flagValue)
+	}
+	if v := getenv(stateEnv); v != "" {
+		return filepath.Abs(v)
+	}
+	if x := getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "sandfs"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", errors.New("no state directory: set --state DIR (or SANDFS_STATE, XDG_STATE_HOME, HOME)")
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "state", "sandfs"), nil
+}
+
+// stateDir is the daemon's open state directory.
+type stateDir struct {
+	path string
+	fd   int // O_DIRECTORY descriptor; the names inside are taken against it
+}
+
+// openStateDir creates (0700, parents too) and opens dir, refusing one that
+// is a symlink, is not owned by this user, or lies inside one of roots (the
+// host directories served). A directory of ours with a looser mode is made
+// 0700; tightened reports that.
+func openStateDir(dir string, roots []string) (sd *stateDir, tightened bool, err error) {
+	// Checked before anything is made (a refused directory is not left in
+	// a root) and again once it is open.
+	if err := notInsideRoots(dir, roots); err != nil {
+		return nil, false, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, false, fmt.Errorf("state directory: %w", err)
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			return nil, false, fmt.Errorf("state directory %s is a symlink or not a directory; refusing it", dir)
+		}
+		return nil, false, fmt.Errorf("state directory %s: %w", dir, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			unix.Close(fd)
+		}
+	}()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, false, fmt.Errorf("state directory %s: %w", dir, err)
+	}
+	if int(st.Uid) != os.Geteuid() {
+		return nil, false, fmt.Errorf("state directory %s is owned by uid %d, not by this user (uid %d); refusing it", dir, st.Uid, os.Geteuid())
+	}
+	if st.Mode&0o077 != 0 {
+		if err := unix.Fchmod(fd, 0o700); err != nil {
+			return nil, false, fmt.Errorf("state directory %s: making it 0700: %w", dir, err)
+		}
+		tightened = true
+	}
+	if err := notInsideRoots(dir, roots); err != nil {
+		return nil, false, err
+	}
+	ok = true
+	return &stateDir{path: dir, fd: fd}, tightened, nil
+}
+
+// notInsideRoots refuses a state directory equal to or below a served root,
+// comparing the paths with every symlink resolved (of the part of dir that
+// exists).
+func notInsideRoots(dir string, roots []string) error {
+	real, err := resolveExisting(dir)
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	for _, root := range roots {
+		r, err := resolveExisting(root) // a root may be created later
+		if err != nil {
+			return fmt.Errorf("sandbox root: %w", err)
+		}
+		if real == r || strings.HasPrefix(real, strings.TrimSuffix(r, "/")+"/") {
+			return fmt.Errorf("state directory %s is inside the served root %s, where clients could read its token; "+
+				"give --state a directory outside every root", dir, root)
+		}
+	}
+	return nil
+}
+
+// resolveExisting is dir with the symlinks of its longest existing prefix
+// resolved and the missing rest appended.
+func resolveExisting(dir string) (string, error) {
+	rest := ""
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if !errors.Is(err, os.ErrNotExist) || p == filepath.Dir(p) {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
+func (sd *stateDir) Close() error { return unix.Close(sd.fd) }
+
+// tokenPath is where the token file lives, for the logs.
+func (sd *stateDir) tokenPath() string { return filepath.Join(sd.path, tokenFileName) }
+
+// token returns the token of DIR/token, making one first when there is
+// none. An existing token is kept across restarts: the state directory is
+// the user's, not one daemon's, so two daemons of one user share it and a
+// client (or a console tab) keeps working when the daemon restarts. Delete
+// the file to rotate it.
+func (sd *stateDir) token() (tok string, created bool, err error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		tok, err := readTokenAt(sd.fd, tokenFileName)
+		if err == nil {
+			return tok, false, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return "", false, fmt.Errorf("token file %s: %w", sd.tokenPath(), err)
+		}
+		tok, err = newToken()
+		if err != nil {
+			return "", false, err
+		}
+		switch err := sd.publish(tokenFileName, tok+"\n"); {
+		case err == nil:
+			return tok, true, nil
+		case errors.Is(err, unix.EEXIST): // another daemon won the race: read its token
+		default:
+			return "", false, fmt.Errorf("token file %s: %w", sd.tokenPath(), err)
+		}
+	}
+	return "", false, fmt.Errorf("token file %s: keeps appearing and vanishing", sd.tokenPath())
+}
+
+// publish writes data to a new 0600 temporary file of the directory, syncs
+// it, and links it as name; EEXIST if name exists (it is never replaced).
+func (sd *stateDir) publish(name, data string) error {
+	var suffix [8]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return err
+	}
+	tmp := "." + name + ".tmp-" + hex.EncodeToString(suffix[:])
+	fd, err := unix.Openat(sd.fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer unix.Unlinkat(sd.fd, tmp, 0)
+	f := os.NewFile(uintptr(fd), tmp)
+	_, werr := f.WriteString(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return werr
+	}
+	if err := unix.Linkat(sd.fd, tmp, sd.fd, name, 0); err != nil {
+		return err
+	}
+	return unix.Fsync(sd.fd)
+}
+
+// newToken is tokenBytes of crypto/rand in hex.
+func newToken() (string, error) {
+	var b [tokenBytes]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("making a token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// readTokenAt reads the token file name of the directory dirfd, never
+// following a symlink in its last component. The file must be a regular
+// file owned by this user and unreadable by group and others.
+func readTokenAt(dirfd int, name string) (string, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return "", os.ErrNotExist
+	case errors.Is(err, unix.ELOOP):
+		return "", errors.New("is a symlink; refusing it (remove it to make a new token)")
+	case err != nil:
+		return "", err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return "", err
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return "", errors.New("is not a regular file; refusing it")
+	case int(st.Uid) != os.Geteuid():
+		return "", fmt.Errorf("is owned by uid %d, not by this user (uid %d); refusing it (remove it to make a new token)", st.Uid, os.Geteuid())
+	case st.Mode&0o077 != 0:
+		return "", fmt.Errorf("has mode %04o: others may read it; refusing it (remove it to make a new token)", st.Mode&0o7777)
+	}
+	return readToken(f)
+}
+
+// readTokenFile reads the token of a --token-file PATH. Symlinks are
+// followed (a mounted secret is often one); the file must be regular.
+// loose reports a file that group or others may read.
+func readTokenFile(path string) (tok string, loose bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return "", false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", false, fmt.Errorf("%s is not a regular file", path)
+	}
+	tok, err = readToken(f)
+	if err != nil {
+		return "", false, fmt.Errorf("%s %w", path, err)
+	}
+	return tok, fi.Mode().Perm()&0o077 != 0, nil
+}
+
+// readToken reads a token file's content: the token without surrounding
+// white space, non-empty, with no white space or control character inside.
+func readToken(f *os.File) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenLength+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxTokenLength {
+		return "", fmt.Errorf("is over %d bytes: not a token", maxTokenLength)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", errors.New("is empty")
+	}
+	if strings.ContainsFunc(tok, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return "", errors.New("holds white space or control characters inside the token")
+	}
+	return tok, nil
+}
