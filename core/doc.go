@@ -42,6 +42,13 @@
 // and renamed over the target. A failed or abandoned write removes the temp
 // file and leaves the old content whole. Nothing holds a whole file in memory.
 //
+// Bytes live only in regular files. A read, write, upload or copy of a
+// FIFO, unix socket or device is EINVAL and leaves the node as it was: a
+// replacing write does not swap it for a file, and no open blocks (opens
+// are O_NONBLOCK, so a FIFO with no peer answers at once, and the ENXIO or
+// ENODEV open(2) gives for a socket, a reader-less FIFO or a driverless
+// device is reported as that EINVAL).
+//
 // Two writes differ on purpose. [Sandbox.WriteInPlace] (the AIO plain write)
 // writes through the file itself: the destination keeps its inode, mode and
 // owner and no temp file is made. [Sandbox.Copy] builds the copy under a

@@ -115,7 +115,7 @@ func (s *Sandbox) OpenFile(ctx context.Context, p string) (*os.File, Info, error
 	}
 	fd, err := s.openat(ap, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
-		return nil, Info{}, pathErr(OpOpen, ap, err)
+		return nil, Info{}, pathErr(OpOpen, ap, specialErr(err))
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {

@@ -41,7 +41,9 @@
 // no_space_left, …) and its HTTP status, looking only at types and errnos
 // (errors.As), never at message text. The op tells the two ENOTEMPTYs apart:
 // on remove it is a non-empty directory (409 invalid_target), on move a
-// non-empty destination (409 already_exists). Refusals the boundary makes
+// non-empty destination (409 already_exists). ENXIO and ENODEV (open(2) of a
+// unix socket, a FIFO with no reader, a device with no driver) are
+// invalid_target like EINVAL, which is what core reports for them anyway. Refusals the boundary makes
 // itself (a missing parameter, a bad body, a wrong media type, no token) are
 // requestErrors and classify the same way; a failure reading the request
 // body is blamed on the client (400, or 413 over a limit), not on the disk.

@@ -215,7 +215,8 @@ func errnoKind(errno unix.Errno, op string) (kind, int) {
 			return kindInvalidTarget, http.StatusConflict
 		}
 		return kindAlreadyExists, http.StatusConflict
-	case unix.ENOTDIR, unix.EISDIR, unix.EINVAL:
+	case unix.ENOTDIR, unix.EISDIR, unix.EINVAL,
+		unix.ENXIO, unix.ENODEV: // open(2) of a socket, a FIFO with no reader, a device with no driver
 		return kindInvalidTarget, http.StatusBadRequest
 	case unix.ELOOP, unix.ENAMETOOLONG:
 		return kindInvalidPath, http.StatusBadRequest
