@@ -82,6 +82,13 @@
 // are core's. Header and idle timeouts belong to the http.Server cmd/sandfs
 // builds.
 //
+// A refusal must reach a client that writes its whole body before reading
+// (Python's urllib): after every handler, drain.go sends the answer and
+// then reads and discards the rest of the body, at most 128 MiB and 5 s,
+// so such a client finishes writing and reads its 413, 507 or 401 instead
+// of a connection reset. A body announcing more than that, or a client
+// still waiting on "Expect: 100-continue", is not waited for.
+//
 // # OpenAPI
 //
 // openapi.json (embedded, served at GET /openapi.json) describes every route
