@@ -70,6 +70,11 @@
 // its parent with O_NOFOLLOW, symlinks reported (with whether they point at
 // a directory) and never descended; the caller stops it with fs.SkipAll at
 // its limit. [Glob] matches slash-separated relative paths with "**".
+// Walk, List and Grep leave out a name that is not valid UTF-8 (and do not
+// descend such a directory), counting it in the [SkippedNames] of the
+// context: no boundary could report it without aliasing another file
+// (names.go). The path functions themselves stay byte-exact for the
+// mirror.
 //
 // # Tar extraction
 //

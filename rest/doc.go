@@ -60,6 +60,17 @@
 // family's shape, or, if the answer had already begun, the connection is
 // cut. No error body carries a host path or panic text.
 //
+// # Names that are not UTF-8
+//
+// A name that is not valid UTF-8 cannot be put in a JSON string or read
+// back from one without becoming U+FFFD, which is the name of another
+// possible file. names.go holds the rule: no answer reports such a name
+// (core leaves it out of listings, walks and grep and counts it; the
+// handler answers X-Sandfs-Skipped-Names: N), no request acts on one (a
+// query or multipart path that is not UTF-8 is 400 invalid_path), and no
+// watcher hears of one (journal.Reportable). An error met below such a
+// name carries no path, and its message spells the bytes Go-quoted.
+//
 // # Auth
 //
 // With Config.Token set, every route whose table line says so (all but the
