@@ -42,6 +42,13 @@
 // and renamed over the target. A failed or abandoned write removes the temp
 // file and leaves the old content whole. Nothing holds a whole file in memory.
 //
+// Bytes live only in regular files. A read, write, upload or copy of a
+// FIFO, unix socket or device is EINVAL and leaves the node as it was: a
+// replacing write does not swap it for a file, and no open blocks (opens
+// are O_NONBLOCK, so a FIFO with no peer answers at once, and the ENXIO or
+// ENODEV open(2) gives for a socket, a reader-less FIFO or a driverless
+// device is reported as that EINVAL).
+//
 // Two writes differ on purpose. [Sandbox.WriteInPlace] (the AIO plain write)
 // writes through the file itself: the destination keeps its inode, mode and
 // owner and no temp file is made. [Sandbox.Copy] builds the copy under a
@@ -63,6 +70,11 @@
 // its parent with O_NOFOLLOW, symlinks reported (with whether they point at
 // a directory) and never descended; the caller stops it with fs.SkipAll at
 // its limit. [Glob] matches slash-separated relative paths with "**".
+// Walk, List and Grep leave out a name that is not valid UTF-8 (and do not
+// descend such a directory), counting it in the [SkippedNames] of the
+// context: no boundary could report it without aliasing another file
+// (names.go). The path functions themselves stay byte-exact for the
+// mirror.
 //
 // # Tar extraction
 //

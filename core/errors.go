@@ -40,3 +40,25 @@ func Errno(err error) (unix.Errno, bool) {
 	ok := errors.As(err, &errno)
 	return errno, ok
 }
+
+// specialErr turns the errnos open(2) gives for the bytes of a node that
+// has none, a unix socket (ENXIO), a FIFO with no reader on a
+// non-blocking write open (ENXIO) or a device with no driver (ENXIO,
+// ENODEV), into the EINVAL core answers for every FIFO, socket and device.
+func specialErr(err error) error {
+	if errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV) {
+		return unix.EINVAL
+	}
+	return err
+}
+
+// notRegular is EINVAL for an existing node that is neither a regular file
+// nor a directory (FIFO, socket, device): an operation that replaces a
+// file's bytes refuses it rather than swapping the node for a file.
+func notRegular(mode uint32) bool {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFDIR, unix.S_IFLNK:
+		return false
+	}
+	return true
+}

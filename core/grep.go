@@ -644,6 +644,9 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 			return err
 		}
 		name := e.Name()
+		if unreportable(w.ctx, name) {
+			continue // names.go: not reported, not descended
+		}
 		rp := name
 		if relPath != "" {
 			rp = relPath + "/" + name

@@ -65,7 +65,8 @@ func (s *Sandbox) lstat(ap string) (Info, error) {
 // List describes the entries of the directory at p (following a final
 // symlink), sorted by name, each as lstat sees it. At most limit entries are
 // returned (limit <= 0: no limit); truncated says whether more were there.
-// Listing a non-directory is ENOTDIR.
+// A name that is not UTF-8 is left out and counted (names.go). Listing a
+// non-directory is ENOTDIR.
 func (s *Sandbox) List(ctx context.Context, p string, limit int) (entries []Info, truncated bool, err error) {
 	ap, err := s.Clean(p)
 	if err != nil {
@@ -80,6 +81,9 @@ func (s *Sandbox) List(ctx context.Context, p string, limit int) (entries []Info
 	for {
 		names, err := dir.Readdirnames(1024)
 		for _, name := range names {
+			if unreportable(ctx, name) {
+				continue // names.go
+			}
 			if limit > 0 && len(entries) >= limit {
 				truncated = true
 				break
@@ -115,7 +119,7 @@ func (s *Sandbox) OpenFile(ctx context.Context, p string) (*os.File, Info, error
 	}
 	fd, err := s.openat(ap, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
-		return nil, Info{}, pathErr(OpOpen, ap, err)
+		return nil, Info{}, pathErr(OpOpen, ap, specialErr(err))
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {

@@ -57,6 +57,8 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader) (string, in
 	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return "", 0, pathErr(OpUpload, ap, unix.EISDIR)
+	case err == nil && notRegular(st.Mode):
+		return "", 0, pathErr(OpUpload, ap, unix.EINVAL)
 	case err == nil:
 		mode = st.Mode & 0o7777
 		owner, group = int(st.Uid), int(st.Gid)

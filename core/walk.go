@@ -44,7 +44,7 @@ func (e WalkEntry) IsDirLike() bool { return e.IsDir() || e.LinkDir }
 // race lead the walk out of the root). fn returns fs.SkipDir to skip a
 // directory's contents, fs.SkipAll to stop the walk (Walk then returns nil),
 // or another error to abort with it. Entries that vanish mid-walk are
-// skipped. Walking a non-directory is ENOTDIR.
+// skipped, and so are names that are not UTF-8 (counted, names.go). Walking a non-directory is ENOTDIR.
 func (s *Sandbox) Walk(ctx context.Context, p string, o WalkOptions, fn func(WalkEntry) error) error {
 	ap, err := s.Clean(p)
 	if err != nil {
@@ -93,6 +93,9 @@ func (w *walker) dir(fd int, ap, rel string, depth int) error {
 		}
 		if w.o.NoHidden && strings.HasPrefix(name, ".") {
 			continue
+		}
+		if unreportable(w.ctx, name) {
+			continue // names.go: not reported, not descended
 		}
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {

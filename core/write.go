@@ -29,7 +29,7 @@ const TempPrefix = ".sandfs-"
 // WriteFile streams r into the file at p and replaces it atomically (temp
 // file beside it, fsync, rename). A final symlink is followed within the
 // root, so the file it points at is replaced, not the link. Writing over a
-// directory is EISDIR. It returns the bytes written. On any error, r failing
+// directory is EISDIR, over a FIFO, socket or device EINVAL (the node stays). It returns the bytes written. On any error, r failing
 // half-way included, the old content stays whole and no temp file is left.
 func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteOptions) (int64, error) {
 	ap, dirfd, name, err := s.writeTarget(ctx, p, o.MkdirParents)
@@ -48,6 +48,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return 0, pathErr(OpWrite, ap, unix.EISDIR)
+	case err == nil && notRegular(st.Mode):
+		return 0, pathErr(OpWrite, ap, unix.EINVAL)
 	case err == nil:
 		existed = true
 		mode = st.Mode & 0o7777

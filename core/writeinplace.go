@@ -62,6 +62,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	if err == unix.ELOOP {
 		err = unix.EINVAL // a symlink appeared in its place after followLeaf
 	}
+	err = specialErr(err) // a socket, or a FIFO nobody reads
 	if err != nil {
 		return 0, pathErr(OpWrite, ap, err)
 	}

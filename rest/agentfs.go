@@ -50,10 +50,12 @@ func (s *Server) fsEntries(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return err
 	}
-	infos, truncated, err := s.fs.List(r.Context(), optionalPath(q, "."), maxAgentEntries)
+	ctx, skipped := core.WithSkippedNames(r.Context())
+	infos, truncated, err := s.fs.List(ctx, optionalPath(q, "."), maxAgentEntries)
 	if err != nil {
 		return err
 	}
+	noteSkipped(w, skipped)
 	out := make([]fsEntry, len(infos))
 	for i, in := range infos {
 		out[i] = agentEntry(in)
@@ -204,10 +206,8 @@ func (s *Server) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return body.blame(err)
 	}
-	paths := res.Paths
-	if paths == nil {
-		paths = []string{}
-	}
+	paths, skipped := reportablePaths(res.Paths)
+	noteSkipped(w, skipped)
 	return writeJSON(w, http.StatusOK, fsUploadBatchResponse{Paths: paths, Truncated: res.Truncated || res.Entries > len(res.Paths)})
 }
 
@@ -217,6 +217,9 @@ func query(r *http.Request) (url.Values, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, invalidRequest("malformed query string: %v", err)
+	}
+	if err := checkQueryUTF8(q); err != nil {
+		return nil, err // names.go
 	}
 	return q, nil
 }

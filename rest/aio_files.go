@@ -565,7 +565,8 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p string, o listOp
 	}
 	res := listResult{Path: info.Path, Files: []listEntry{}}
 	visited := 0
-	err = fsys.Walk(r.Context(), info.Path, wo, func(e core.WalkEntry) error {
+	ctx, skipped := core.WithSkippedNames(r.Context())
+	err = fsys.Walk(ctx, info.Path, wo, func(e core.WalkEntry) error {
 		if visited++; visited > lim.Visit {
 			res.Truncated = true
 			return fs.SkipAll
@@ -609,6 +610,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p string, o listOp
 		return less(res.Files[i], res.Files[j])
 	})
 	res.TotalCount = len(res.Files)
+	noteSkipped(w, skipped)
 	return writeAIO(w, res)
 }
 
@@ -727,7 +729,8 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, p, pattern string)
 	}
 	res := findResult{Path: info.Path, Files: []string{}}
 	visited := 0
-	err = fsys.Walk(r.Context(), info.Path, core.WalkOptions{MaxDepth: g.MaxDepth()}, func(e core.WalkEntry) error {
+	ctx, skipped := core.WithSkippedNames(r.Context())
+	err = fsys.Walk(ctx, info.Path, core.WalkOptions{MaxDepth: g.MaxDepth()}, func(e core.WalkEntry) error {
 		if visited++; visited > visit {
 			res.Truncated = true
 			return fs.SkipAll
@@ -745,6 +748,7 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, p, pattern string)
 	if err != nil {
 		return withOp("find", err)
 	}
+	noteSkipped(w, skipped)
 	return writeAIO(w, res)
 }
 
@@ -803,7 +807,8 @@ func (s *Server) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	res := globResult{Path: info.Path, Pattern: *req.Pattern, Files: []globEntry{}}
 	wo := core.WalkOptions{MaxDepth: g.MaxDepth(), NoHidden: !boolOr(req.IncludeHidden, false)}
 	visited := 0
-	err = fsys.Walk(r.Context(), info.Path, wo, func(e core.WalkEntry) error {
+	ctx, skipped := core.WithSkippedNames(r.Context())
+	err = fsys.Walk(ctx, info.Path, wo, func(e core.WalkEntry) error {
 		if visited++; visited > lim.Visit {
 			res.Truncated = true
 			return fs.SkipAll
@@ -856,6 +861,7 @@ func (s *Server) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		return a.Path < b.Path
 	})
 	res.TotalCount = len(res.Files)
+	noteSkipped(w, skipped)
 	return writeAIO(w, res)
 }
 

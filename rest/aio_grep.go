@@ -90,10 +90,12 @@ func (s *Server) grep(w http.ResponseWriter, r *http.Request, _ httprouter.Param
 	if err != nil {
 		return withOp("grep", err)
 	}
-	res, err := s.grepFS().Grep(r.Context(), *req.Path, o)
+	ctx, skipped := core.WithSkippedNames(r.Context())
+	res, err := s.grepFS().Grep(ctx, *req.Path, o)
 	if err != nil {
 		return withOp("grep", err)
 	}
+	noteSkipped(w, skipped)
 	p, _ := s.fs.Clean(*req.Path)
 	out := grepResult{Path: p, Pattern: o.Pattern, Matches: make([]grepMatch, len(res.Matches)),
 		MatchCount: len(res.Matches), FilesSearched: res.FilesSearched, FilesMatched: res.FilesMatched, Truncated: res.Truncated}

@@ -13,6 +13,7 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/julienschmidt/httprouter"
 	"golang.org/x/sys/unix"
@@ -113,6 +114,9 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 				return invalidField("body.file", "value_error", "Only one \"file\" part is allowed")
 			}
 			dest, err := s.uploadTarget(r.Context(), target, part.FileName())
+			if err == nil && !utf8.ValidString(dest) {
+				err = errNotUTF8 // names.go
+			}
 			if err != nil {
 				return withOp("upload", err)
 			}

@@ -41,7 +41,9 @@
 // no_space_left, …) and its HTTP status, looking only at types and errnos
 // (errors.As), never at message text. The op tells the two ENOTEMPTYs apart:
 // on remove it is a non-empty directory (409 invalid_target), on move a
-// non-empty destination (409 already_exists). Refusals the boundary makes
+// non-empty destination (409 already_exists). ENXIO and ENODEV (open(2) of a
+// unix socket, a FIFO with no reader, a device with no driver) are
+// invalid_target like EINVAL, which is what core reports for them anyway. Refusals the boundary makes
 // itself (a missing parameter, a bad body, a wrong media type, no token) are
 // requestErrors and classify the same way; a failure reading the request
 // body is blamed on the client (400, or 413 over a limit), not on the disk.
@@ -57,6 +59,17 @@
 // (middleware.go), logged with its stack and answered as a 500 in the
 // family's shape, or, if the answer had already begun, the connection is
 // cut. No error body carries a host path or panic text.
+//
+// # Names that are not UTF-8
+//
+// A name that is not valid UTF-8 cannot be put in a JSON string or read
+// back from one without becoming U+FFFD, which is the name of another
+// possible file. names.go holds the rule: no answer reports such a name
+// (core leaves it out of listings, walks and grep and counts it; the
+// handler answers X-Sandfs-Skipped-Names: N), no request acts on one (a
+// query or multipart path that is not UTF-8 is 400 invalid_path), and no
+// watcher hears of one (journal.Reportable). An error met below such a
+// name carries no path, and its message spells the bytes Go-quoted.
 //
 // # Auth
 //
@@ -79,6 +92,13 @@
 // 1024 paths (truncated: true); the archive limits (entries, extracted bytes)
 // are core's. Header and idle timeouts belong to the http.Server cmd/sandfs
 // builds.
+//
+// A refusal must reach a client that writes its whole body before reading
+// (Python's urllib): after every handler, drain.go sends the answer and
+// then reads and discards the rest of the body, at most 128 MiB and 5 s,
+// so such a client finishes writing and reads its 413, 507 or 401 instead
+// of a connection reset. A body announcing more than that, or a client
+// still waiting on "Expect: 100-continue", is not waited for.
 //
 // # OpenAPI
 //

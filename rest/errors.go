@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -167,6 +168,9 @@ func classify(err error) errKind {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		k.Op, k.Path = pe.Op, pe.Path
+		if !utf8.ValidString(k.Path) {
+			k.Path = "" // names.go: never a path that JSON would turn into another file's
+		}
 	}
 	errno, ok := core.Errno(err)
 	if !ok {
@@ -189,7 +193,7 @@ func classify(err error) errKind {
 		k.Kind = kindInvalidPath
 		k.Detail = "path is empty or contains a NUL byte"
 	case pe != nil:
-		k.Detail = fmt.Sprintf("%s %s: %s", pe.Op, pe.Path, errno.Error())
+		k.Detail = fmt.Sprintf("%s %s: %s", pe.Op, quoteIfBad(pe.Path), errno.Error())
 	default:
 		k.Detail = errno.Error()
 	}
@@ -215,7 +219,8 @@ func errnoKind(errno unix.Errno, op string) (kind, int) {
 			return kindInvalidTarget, http.StatusConflict
 		}
 		return kindAlreadyExists, http.StatusConflict
-	case unix.ENOTDIR, unix.EISDIR, unix.EINVAL:
+	case unix.ENOTDIR, unix.EISDIR, unix.EINVAL,
+		unix.ENXIO, unix.ENODEV: // open(2) of a socket, a FIFO with no reader, a device with no driver
 		return kindInvalidTarget, http.StatusBadRequest
 	case unix.ELOOP, unix.ENAMETOOLONG:
 		return kindInvalidPath, http.StatusBadRequest

@@ -101,7 +101,7 @@ func writeStat(w http.ResponseWriter, path, entryType string, size uint64, t tim
 func pathQuery(r *http.Request) (string, error) {
 	raw := r.URL.RawQuery
 	if v, ok := strings.CutPrefix(raw, "path="); ok && !strings.ContainsAny(v, "&;") {
-		if p, err := url.QueryUnescape(v); err == nil {
+		if p, err := url.QueryUnescape(v); err == nil && utf8.ValidString(p) {
 			return p, nil
 		}
 	}

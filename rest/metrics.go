@@ -59,15 +59,22 @@ func (st *routeStats) done(status int, in, out int64, d time.Duration) {
 	st.latency.Observe(d.Seconds())
 }
 
-// countingBody counts the bytes a handler reads from a request body.
+// countingBody counts the bytes a handler reads from a request body, and
+// remembers whether it read at all and whether it saw the end (drain.go).
 type countingBody struct {
 	io.ReadCloser
-	n int64
+	n       int64
+	touched bool // Read was called (an "Expect: 100-continue" was answered)
+	eof     bool // the end of the body was read
 }
 
 func (b *countingBody) Read(p []byte) (int, error) {
+	b.touched = true
 	n, err := b.ReadCloser.Read(p)
 	b.n += int64(n)
+	if err == io.EOF {
+		b.eof = true
+	}
 	return n, err
 }
 

@@ -334,13 +334,14 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 		return err
 	}
 	out := namedList{Path: p, Entries: []namedEntry{}}
+	ctx, skipped := core.WithSkippedNames(r.Context())
 	switch {
 	case !top.IsDir():
 		if g == nil || g.Match(top.Name) {
 			out.Entries = append(out.Entries, toNamedEntry(top))
 		}
 	case recursive:
-		err = sb.Walk(r.Context(), p, core.WalkOptions{}, func(e core.WalkEntry) error {
+		err = sb.Walk(ctx, p, core.WalkOptions{}, func(e core.WalkEntry) error {
 			if g != nil && !g.Match(e.Rel) && !g.Match(e.Name) {
 				return nil
 			}
@@ -353,7 +354,7 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 		})
 	default:
 		var infos []core.Info
-		infos, out.Truncated, err = sb.List(r.Context(), p, maxNamedEntries)
+		infos, out.Truncated, err = sb.List(ctx, p, maxNamedEntries)
 		for _, in := range infos {
 			if g == nil || g.Match(in.Name) {
 				out.Entries = append(out.Entries, toNamedEntry(in))
@@ -364,6 +365,7 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 		return err
 	}
 	out.Count = len(out.Entries)
+	noteSkipped(w, skipped)
 	return writeJSON(w, http.StatusOK, out)
 }
 

@@ -170,10 +170,9 @@ func (s *Server) handle(rt route) httprouter.Handle {
 		defer s.recoverPanic(tw, r, fam, rt.Path)
 		if rt.Auth && !s.auth.ok(r) {
 			s.fail(tw, r, fam, rt.Path, errUnauthorized)
-			return
-		}
-		if err := rt.h(tw, r, ps); err != nil {
+		} else if err := rt.h(tw, r, ps); err != nil {
 			s.fail(tw, r, fam, rt.Path, err)
 		}
+		drainBody(tw, r, body) // the answer reaches a client that sends its whole body first
 	}
 }

@@ -33,11 +33,15 @@ type harness struct {
 type harnessOpts struct {
 	Token  string
 	Limits Limits
+	Root   string // host directory of sandbox "default" (default: a new t.TempDir())
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
 	t.Helper()
-	root := t.TempDir()
+	root := o.Root
+	if root == "" {
+		root = t.TempDir()
+	}
 	sb, err := core.Open("default", root, core.Options{})
 	if err != nil {
 		t.Fatalf("core.Open: %v", err)

@@ -14,7 +14,8 @@ type Subscription struct {
 // Subscribe opens a feed of the events match accepts (nil: all), with room
 // for buf events. match runs under the journal's lock: keep it cheap and
 // never call the journal from it. A reader that falls behind loses events;
-// TakeDropped says how many.
+// TakeDropped says how many. Like a watcher, it hears only Reportable
+// events.
 func (j *Journal) Subscribe(match func(Event) bool, buf int) *Subscription {
 	if buf <= 0 {
 		buf = 1
@@ -28,7 +29,8 @@ func (j *Journal) Subscribe(match func(Event) bool, buf int) *Subscription {
 }
 
 func (s *Subscription) offer(e Event) {
-	if s.match != nil && !s.match(e) {
+	e, ok := Reportable(e) // names.go
+	if !ok || (s.match != nil && !s.match(e)) {
 		return
 	}
 	select {

@@ -185,7 +185,8 @@ func (w *Watcher) matchPath(p string) bool {
 
 // offer takes an event from the journal (under the journal's lock).
 func (w *Watcher) offer(e Event) {
-	if !w.Matches(e) {
+	e, ok := Reportable(e) // names.go
+	if !ok || !w.Matches(e) {
 		return
 	}
 	w.mu.Lock()

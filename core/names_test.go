@@ -1,0 +1,117 @@
+package core
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// badNames makes, in root, two files whose names are not UTF-8 ("a\xff",
+// "a\xfe"), the file literally named "a\uFFFD" that both would turn into,
+// and a directory "b\xff" holding a file: each file's content is its name
+// spelled in hex, with a line "needle".
+func badNames(t *testing.T, root string) {
+	t.Helper()
+	for name, content := range map[string]string{
+		"a\xff": "ff\nneedle\n", "a\xfe": "fe\nneedle\n", "a\uFFFD": "fffd\nneedle\n", "ok": "ok\nneedle\n",
+	} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(root, "b\xff"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "b\xff", "inner"), []byte("inner\nneedle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNamesNotUTF8AreNotReported: List, Walk and Grep leave out and count
+// the names that are not UTF-8 (and do not descend such a directory); every
+// name they report is valid, distinct and names its own file.
+func TestNamesNotUTF8AreNotReported(t *testing.T) {
+	modes(t, func(t *testing.T, s *Sandbox, root string) {
+		badNames(t, root)
+		want := []string{"/a\uFFFD", "/ok"}
+		check := func(t *testing.T, what string, got []string, c *SkippedNames) {
+			t.Helper()
+			sort.Strings(got)
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("%s: got %q, want %q", what, got, want)
+			}
+			if c.Count() != 3 {
+				t.Errorf("%s: skipped %d, want 3 (a\\xff, a\\xfe, b\\xff)", what, c.Count())
+			}
+			for _, p := range got {
+				if !utf8.ValidString(p) {
+					t.Errorf("%s: reported %q", what, p)
+				}
+			}
+		}
+		t.Run("list", func(t *testing.T) {
+			c, sk := WithSkippedNames(ctx)
+			infos, _, err := s.List(c, "/", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, in := range infos {
+				got = append(got, in.Path)
+			}
+			check(t, "List", got, sk)
+		})
+		t.Run("walk", func(t *testing.T) {
+			c, sk := WithSkippedNames(ctx)
+			var got []string
+			err := s.Walk(c, "/", WalkOptions{}, func(e WalkEntry) error {
+				got = append(got, e.Path)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, "Walk", got, sk)
+		})
+		t.Run("grep", func(t *testing.T) {
+			c, sk := WithSkippedNames(ctx)
+			res, err := s.Grep(c, "/", GrepOptions{Pattern: "needle", Exclude: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range res.Matches {
+				got = append(got, m.File)
+			}
+			check(t, "Grep", got, sk)
+		})
+		t.Run("round trip", func(t *testing.T) {
+			f, _, err := s.OpenFile(ctx, "/a\uFFFD")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			b := make([]byte, 16)
+			n, _ := f.Read(b)
+			if got := string(b[:n]); got != "fffd\nneedle\n" {
+				t.Errorf("/a\\uFFFD reads %q, want its own content", got)
+			}
+		})
+		t.Run("no counter", func(t *testing.T) {
+			// Without a counter in the context the names are left out all the same.
+			err := s.Walk(ctx, "/", WalkOptions{}, func(e WalkEntry) error {
+				if !utf8.ValidString(e.Path) {
+					t.Errorf("reported %q", e.Path)
+				}
+				return nil
+			})
+			if err != nil && err != fs.SkipAll {
+				t.Fatal(err)
+			}
+		})
+	})
+}
