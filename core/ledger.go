@@ -44,13 +44,14 @@ type ledger struct {
 	mu     sync.Mutex
 	next   uint64
 	open   map[uint64]*Claim
-	byPath map[string][]*Claim    // the open claims holding each path
-	opened atomic.Int64           // when the last claim was opened (Unix ns)
-	ctlDir atomic.Pointer[string] // nil while no kernel watch runs: claims close at once
-	ctlFd  int                    // the control directory, while ctlDir is set
-	free   []string               // slots not lent
-	lent   map[string][]uint64    // by slot: the claims its sentinel closes
-	slots  int                    // slots made
+	byPath map[string][]*Claim      // the open claims holding each path
+	opened atomic.Int64             // when the last claim was opened (Unix ns)
+	ctlDir atomic.Pointer[string]   // nil while no kernel watch runs: claims close at once
+	ctlFd  int                      // the control directory, while ctlDir is set
+	reader atomic.Pointer[notifier] // the kernel watch, whose queue a claim reads to open
+	free   []string                 // slots not lent
+	lent   map[string][]uint64      // by slot: the claims its sentinel closes
+	slots  int                      // slots made
 
 	fallback *time.Timer   // lends the claims that wait for an echo a sentinel
 	armed    bool          // fallback is set to fire
@@ -81,8 +82,16 @@ func (s *Sandbox) Claim(paths ...string) *Claim {
 	return s.ledger.claim(&Claim{paths: append([]string(nil), paths...)})
 }
 
-// claim opens c.
+// claim opens c: first it reads what the kernel has queued (drain), under
+// the notifier's lock, and files c before that lock is let go, so that the
+// claim opens at that read: the events queued before it are handled (and
+// told) without it, and every event read after it is the claim's to judge.
 func (l *ledger) claim(c *Claim) *Claim {
+	if n := l.reader.Load(); n != nil {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		n.drain()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.next++
