@@ -30,6 +30,12 @@ import (
 // wake-up per gatherWait instead of one per change. Otherwise (an outside
 // writer alone) it waits again at once, and a change is read as soon as
 // the kernel queues it.
+//
+// The reader is not the only one to read: a ledger claim opens by reading
+// what is queued (ledger.go), so the descriptor is non-blocking, and every
+// read and the handling of what it read is done under the notifier's lock.
+// In a burst, each claim reads the echoes of the operation before it, and
+// the reader finds less to read.
 type kwatch struct {
 	fd   int
 	wake int              // eventfd: written to end a wait early

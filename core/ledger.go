@@ -22,6 +22,23 @@ import (
 // window is involved, so an outside write that lands right after an API
 // write of the same file is still told.
 //
+// A claim opens at a read of the queue. The reader may be a millisecond or
+// more behind the kernel (it lets a burst's events gather, it may be busy
+// with a large read), so events of an outside change made just before the
+// operation can still be queued when the claim opens; a claim filed at once
+// would take them for its echoes, and the change would be lost (an outside
+// `mv y z` before an API delete of z left every watcher with a phantom y).
+// So opening a claim reads what the kernel has queued, under the
+// notifier's lock, handles it, and files the claim before it lets the lock
+// go (claim, notifier.drain): every event queued before the claim is
+// judged without it, and every event read after it came after the claim
+// opened. Nothing is compared by time or guessed by name, and it costs one
+// read(2), which finds the queue empty (EAGAIN) while nobody else writes
+// the root. A start marker in the queue would cost as much (an fchmod) and
+// an event more to read, and would leave the outside change to be told
+// after the operation's own event, not before it: the drain tells it first
+// (outbox.go keeps that order in the journal).
+//
 // A sentinel is an fchmod of a slot: a file of the control directory lent
 // to one finished claim until the reader has read the IN_ATTRIB that names
 // it. One syscall and one event a claim, no name made or removed (a link
@@ -36,10 +53,12 @@ import (
 // echo, its Remove, and a file created and left as made has one, its
 // Create. Since the queue is in order, reading that echo means every echo
 // of the operation was read. An echo that never comes (an unwatched
-// directory, one moved meanwhile) costs echoWait, then a sentinel. A
-// Remove or Create of the same name by someone else just before the
-// operation can be taken for its echo: then the operation's own echo is
-// told as external, once more; never is a change left untold.
+// directory, one moved meanwhile) costs echoWait, then a sentinel. Since
+// the claim opened after every event queued before it was read, a Remove
+// or Create of the same name by someone else before the operation is
+// never taken for its echo; one made while the operation runs is, like
+// any outside change of a claimed path in that time (the claim cannot tell
+// them from its own).
 type ledger struct {
 	mu     sync.Mutex
 	next   uint64

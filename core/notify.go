@@ -148,10 +148,11 @@ func (n *notifier) run(ctx context.Context) {
 		os.RemoveAll(n.ctl)
 	}()
 	n.addQuiet("/", true)
+	dirs := len(n.dirs)
 	n.mu.Unlock()
 	n.s.out.flush(n.s.journal)
 	close(n.s.watchReady)
-	n.log.Info("kernel watch ready", "sandbox", n.s.name, "directories", len(n.dirs))
+	n.log.Info("kernel watch ready", "sandbox", n.s.name, "directories", dirs)
 	rootState := "ok"
 	nextRoot := time.Now().Add(rootCheckEvery)
 	for ctx.Err() == nil {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"sandfs/core/journal"
 )
@@ -26,9 +27,9 @@ import (
 type outbox struct {
 	mu      sync.Mutex
 	q       []outItem
-	waiting int        // items queued or being appended
-	order   sync.Mutex // held while appending, so that flushes keep the order
-	wake    func()     // asks the reader to flush (nil: no reader)
+	waiting atomic.Int64 // items queued or being appended (changed under mu)
+	order   sync.Mutex   // held while appending, so that flushes keep the order
+	wake    func()       // asks the reader to flush (nil: no reader)
 }
 
 // outItem is an event to append, or a subtree whose watchers lost events.
@@ -41,20 +42,23 @@ type outItem struct {
 func (o *outbox) push(it outItem) {
 	o.mu.Lock()
 	o.q = append(o.q, it)
-	o.waiting++
+	o.waiting.Add(1)
 	o.mu.Unlock()
 }
 
 // joined queues e behind what waits and asks the reader to append it, or
 // says there is nothing to wait behind.
 func (o *outbox) joined(e journal.Event) bool {
+	if o.waiting.Load() == 0 {
+		return false
+	}
 	o.mu.Lock()
-	if o.waiting == 0 {
+	if o.waiting.Load() == 0 {
 		o.mu.Unlock()
 		return false
 	}
 	o.q = append(o.q, outItem{e: e})
-	o.waiting++
+	o.waiting.Add(1)
 	wake := o.wake
 	o.mu.Unlock()
 	if wake != nil {
@@ -63,12 +67,8 @@ func (o *outbox) joined(e journal.Event) bool {
 	return true
 }
 
-// busy reports whether anything waits.
-func (o *outbox) busy() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.waiting > 0
-}
+// busy reports whether anything waits (no lock: one load, at every claim).
+func (o *outbox) busy() bool { return o.waiting.Load() > 0 }
 
 // flush appends what waits to j, in order. The order lock is held.
 func (o *outbox) flushLocked(j *journal.Journal) {
@@ -88,9 +88,7 @@ func (o *outbox) flushLocked(j *journal.Journal) {
 		} else {
 			j.Append(it.e)
 		}
-		o.mu.Lock()
-		o.waiting--
-		o.mu.Unlock()
+		o.waiting.Add(-1)
 	}
 }
 
