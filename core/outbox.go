@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -13,21 +14,22 @@ import (
 // A claim opens by reading the inotify queue (ledger.go), so the outside
 // changes queued before it are handled before the operation's first
 // syscall. When that claim is the mirror's, the reading goroutine is a FUSE
-// handler, which must never append an event another way than its own: the
-// journal's hook then tells the kernel to forget caches (fusefs), and that
+// handler, which must never append an event other than its own: the
+// journal's hook would tell the kernel to forget caches (fusefs), and that
 // blocks on the very inode locks the handler's request holds. So the
 // notifier never appends: it puts what it would tell here, and the reader
 // (or the next REST operation) appends it. An operation's own event goes
 // behind what waits:
-//   - a REST operation's appends what waits itself, then its own (the REST
-//     call returns once the mount shows every change before it);
-//   - a mirror's joins the queue when anything waits (the reader appends
-//     both, in order), and is appended at once otherwise: the common case
-//     costs a lock.
+//   - a REST operation's appends what waits itself, then its own, so the
+//     REST call returns once the mount shows every change before it;
+//   - a FUSE handler's (origin fuse, or Emit's outside write told at
+//     release) joins the queue when anything waits, and the reader appends
+//     both in order; otherwise it is appended at once: the common case
+//     costs an atomic load.
 type outbox struct {
 	mu      sync.Mutex
 	q       []outItem
-	waiting atomic.Int64 // items queued or being appended (changed under mu)
+	waiting atomic.Int64 // items queued or being appended (added to under mu)
 	order   sync.Mutex   // held while appending, so that flushes keep the order
 	wake    func()       // asks the reader to flush (nil: no reader)
 }
@@ -102,10 +104,20 @@ func (o *outbox) flush(j *journal.Journal) {
 	o.order.Unlock()
 }
 
+// handlerKey marks the context of a FUSE handler that tells an event of
+// another origin (Emit: the mirror's release tells an outside write).
+type handlerKey struct{}
+
+// inHandler marks ctx as a FUSE handler's.
+func inHandler(ctx context.Context) context.Context {
+	return context.WithValue(ctx, handlerKey{}, true)
+}
+
 // record appends the event e of an operation of the daemon behind every
-// event the notifier handled before the operation's claim opened.
-func (s *Sandbox) record(e journal.Event) {
-	if e.Origin == journal.FUSE {
+// event the notifier handled before the operation's claim opened. A FUSE
+// handler's never appends what waits: it joins it.
+func (s *Sandbox) record(ctx context.Context, e journal.Event) {
+	if e.Origin == journal.FUSE || ctx.Value(handlerKey{}) != nil {
 		if !s.out.joined(e) {
 			s.journal.Append(e)
 		}
