@@ -123,6 +123,10 @@ func (s *Sandbox) record(ctx context.Context, e journal.Event) {
 		}
 		return
 	}
+	if !s.out.busy() {
+		s.journal.Append(e) // nothing before it: concurrent REST calls append side by side
+		return
+	}
 	s.out.order.Lock()
 	defer s.out.order.Unlock()
 	s.out.flushLocked(s.journal)
