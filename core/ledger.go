@@ -33,8 +33,9 @@ import (
 // go (claim, notifier.drain): every event queued before the claim is
 // judged without it, and every event read after it came after the claim
 // opened. Nothing is compared by time or guessed by name, and it costs one
-// read(2), which finds the queue empty (EAGAIN) while nobody else writes
-// the root. A start marker in the queue would cost as much (an fchmod) and
+// read(2): EAGAIN when the queue is empty; in a burst through the mount,
+// the echoes of the operation before, which the reader would otherwise
+// have read (it then finds less). A start marker in the queue would cost as much (an fchmod) and
 // an event more to read, and would leave the outside change to be told
 // after the operation's own event, not before it: the drain tells it first
 // (outbox.go keeps that order in the journal).

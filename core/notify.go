@@ -92,7 +92,7 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 	s.out.mu.Lock()
 	s.out.wake = w.interrupt
 	s.out.mu.Unlock()
-	n.mu.Lock() // the first walk's: claims wait for its first directory
+	n.mu.Lock() // the first walk's: it lets claims in between directories
 	s.ledger.reader.Store(n)
 	go n.run(ctx)
 	return nil
@@ -101,8 +101,11 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 // drain reads and handles what the kernel has queued: the ledger calls it
 // with the lock held to open a claim, so that every event queued before
 // the claim is handled before it exists (never taken for its echo) and
-// told before the operation's own events (outbox). One read(2), which
-// finds the queue empty while nobody else writes the root.
+// told before the operation's own events (outbox). One read(2): it finds
+// nothing (EAGAIN), or the echoes of the operations just before, which the
+// reader would have read (a burst's claims each read the one before's), or
+// an outside change to tell. The buffer is refilled only if the read
+// filled it.
 func (n *notifier) drain() {
 	if n.closed {
 		return
