@@ -43,7 +43,7 @@ func (s *Sandbox) emit(ctx context.Context, typ journal.Type, ap, old string, is
 			fillEvent(&e, info)
 		}
 	}
-	s.journal.Append(e)
+	s.record(ctx, e)
 }
 
 func fillEvent(e *journal.Event, info Info) {

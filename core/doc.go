@@ -76,6 +76,28 @@
 // (names.go). The path functions themselves stay byte-exact for the
 // mirror.
 //
+// # The change journal
+//
+// Every change is one event in the sandbox's journal (package journal):
+// core's own operations append theirs, with the actor in ctx (origin api or
+// fuse); the kernel watch (notify.go, kwatch.go) tells the rest, origin
+// external. Each operation claims its paths in the ledger (ledger.go)
+// before its first syscall, so the inotify echoes of its own changes are
+// dropped, not told again.
+//
+// A claim absorbs only what came after it: opening it reads the inotify
+// queue and handles what was there (one read(2), EAGAIN when nothing was),
+// and only then files the claim, all under the notifier's lock. An outside
+// change made just before an operation of the same path is therefore told,
+// once, as external, and before the operation's own event: the
+// notifier's events go to an outbox (outbox.go) that a REST operation
+// empties into the journal before its own event, and that a mirror
+// operation's event joins when anything waits in it (a FUSE handler must
+// not append another's event: the mirror's journal hook would invalidate
+// kernel caches from inside a request). The journal's order is the order
+// the changes were made in, for each path and across the daemon's
+// operations and the outside changes before them.
+//
 // # Tar extraction
 //
 // [Sandbox.ExtractTar] refuses a hostile archive whole: entries are extracted

@@ -485,5 +485,5 @@ func (s *Sandbox) Emit(ctx context.Context, typ journal.Type, p, old string) {
 	if err != nil {
 		return
 	}
-	s.emit(ctx, typ, ap, old, false)
+	s.emit(inHandler(ctx), typ, ap, old, false)
 }

@@ -30,6 +30,12 @@ import (
 // wake-up per gatherWait instead of one per change. Otherwise (an outside
 // writer alone) it waits again at once, and a change is read as soon as
 // the kernel queues it.
+//
+// The reader is not the only one to read: a ledger claim opens by reading
+// what is queued (ledger.go), so the descriptor is non-blocking, and every
+// read and the handling of what it read is done under the notifier's lock.
+// In a burst, each claim reads the echoes of the operation before it, and
+// the reader finds less to read.
 type kwatch struct {
 	fd   int
 	wake int              // eventfd: written to end a wait early
@@ -85,7 +91,8 @@ type kevent struct {
 func (e kevent) has(op kop) bool { return e.op&op != 0 }
 
 func newKwatch() (*kwatch, error) {
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	// Non-blocking: a claim reads what is queued without waiting (ledger.go).
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, err
 	}
@@ -166,18 +173,20 @@ func (k *kwatch) interrupt() {
 	}
 }
 
-// read reads what is queued (wait said there is some) and hands each event
-// to fn in order, naming it only then, so what fn does to the watches
-// (remove) holds for the events after it: an event of a watch removed by
-// then is dropped. A queue overflow is handed to overflow.
-func (k *kwatch) read(fn func(kevent), overflow func()) error {
+// read reads what is queued, if anything, and hands each event to fn in
+// order, naming it only then, so what fn does to the watches (remove) holds
+// for the events after it: an event of a watch removed by then is dropped.
+// A queue overflow is handed to overflow. It reports whether the buffer
+// was filled (more may be queued). The caller holds the notifier's lock.
+func (k *kwatch) read(fn func(kevent), overflow func()) (full bool, err error) {
 	n, err := unix.Read(k.fd, k.buf)
 	if err != nil {
 		if err == unix.EINTR || err == unix.EAGAIN {
-			return nil
+			return false, nil
 		}
-		return err
+		return false, err
 	}
+	full = n > len(k.buf)-(unix.SizeofInotifyEvent+unix.NAME_MAX+1)
 	for off := 0; off+unix.SizeofInotifyEvent <= n; {
 		raw := (*unix.InotifyEvent)(unsafe.Pointer(&k.buf[off]))
 		nameAt := off + unix.SizeofInotifyEvent
@@ -223,7 +232,7 @@ func (k *kwatch) read(fn func(kevent), overflow func()) error {
 		}
 		fn(e)
 	}
-	return nil
+	return full, nil
 }
 
 // cstring is the NUL-padded name of an inotify event.

@@ -58,7 +58,7 @@ func TestKwatch(t *testing.T) {
 		}
 		for deadline := time.Now().Add(5 * time.Second); len(got) < len(tc.want) && time.Now().Before(deadline); {
 			if k.wait(time.Second) {
-				if err := k.read(collect, overflow); err != nil {
+				if _, err := k.read(collect, overflow); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -22,6 +22,24 @@ import (
 // window is involved, so an outside write that lands right after an API
 // write of the same file is still told.
 //
+// A claim opens at a read of the queue. The reader may be a millisecond or
+// more behind the kernel (it lets a burst's events gather, it may be busy
+// with a large read), so events of an outside change made just before the
+// operation can still be queued when the claim opens; a claim filed at once
+// would take them for its echoes, and the change would be lost (an outside
+// `mv y z` before an API delete of z left every watcher with a phantom y).
+// So opening a claim reads what the kernel has queued, under the
+// notifier's lock, handles it, and files the claim before it lets the lock
+// go (claim, notifier.drain): every event queued before the claim is
+// judged without it, and every event read after it came after the claim
+// opened. Nothing is compared by time or guessed by name, and it costs one
+// read(2): EAGAIN when the queue is empty; in a burst through the mount,
+// the echoes of the operation before, which the reader would otherwise
+// have read (it then finds less). A start marker in the queue would cost as much (an fchmod) and
+// an event more to read, and would leave the outside change to be told
+// after the operation's own event, not before it: the drain tells it first
+// (outbox.go keeps that order in the journal).
+//
 // A sentinel is an fchmod of a slot: a file of the control directory lent
 // to one finished claim until the reader has read the IN_ATTRIB that names
 // it. One syscall and one event a claim, no name made or removed (a link
@@ -36,21 +54,24 @@ import (
 // echo, its Remove, and a file created and left as made has one, its
 // Create. Since the queue is in order, reading that echo means every echo
 // of the operation was read. An echo that never comes (an unwatched
-// directory, one moved meanwhile) costs echoWait, then a sentinel. A
-// Remove or Create of the same name by someone else just before the
-// operation can be taken for its echo: then the operation's own echo is
-// told as external, once more; never is a change left untold.
+// directory, one moved meanwhile) costs echoWait, then a sentinel. Since
+// the claim opened after every event queued before it was read, a Remove
+// or Create of the same name by someone else before the operation is
+// never taken for its echo; one made while the operation runs is, like
+// any outside change of a claimed path in that time (the claim cannot tell
+// them from its own).
 type ledger struct {
 	mu     sync.Mutex
 	next   uint64
 	open   map[uint64]*Claim
-	byPath map[string][]*Claim    // the open claims holding each path
-	opened atomic.Int64           // when the last claim was opened (Unix ns)
-	ctlDir atomic.Pointer[string] // nil while no kernel watch runs: claims close at once
-	ctlFd  int                    // the control directory, while ctlDir is set
-	free   []string               // slots not lent
-	lent   map[string][]uint64    // by slot: the claims its sentinel closes
-	slots  int                    // slots made
+	byPath map[string][]*Claim      // the open claims holding each path
+	opened atomic.Int64             // when the last claim was opened (Unix ns)
+	ctlDir atomic.Pointer[string]   // nil while no kernel watch runs: claims close at once
+	ctlFd  int                      // the control directory, while ctlDir is set
+	reader atomic.Pointer[notifier] // the kernel watch, whose queue a claim reads to open
+	free   []string                 // slots not lent
+	lent   map[string][]uint64      // by slot: the claims its sentinel closes
+	slots  int                      // slots made
 
 	fallback *time.Timer   // lends the claims that wait for an echo a sentinel
 	armed    bool          // fallback is set to fire
@@ -81,8 +102,16 @@ func (s *Sandbox) Claim(paths ...string) *Claim {
 	return s.ledger.claim(&Claim{paths: append([]string(nil), paths...)})
 }
 
-// claim opens c.
+// claim opens c: first it reads what the kernel has queued (drain), under
+// the notifier's lock, and files c before that lock is let go, so that the
+// claim opens at that read: the events queued before it are handled (and
+// told) without it, and every event read after it is the claim's to judge.
 func (l *ledger) claim(c *Claim) *Claim {
+	if n := l.reader.Load(); n != nil {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		n.drain()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.next++

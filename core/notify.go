@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -42,15 +43,22 @@ var skipDirs = map[string]bool{".git": true, "node_modules": true, "__pycache__"
 // renamePairWait bounds how long a Rename(old) waits for its Create(new).
 const renamePairWait = 20 * time.Millisecond
 
+// notifier is the kernel watch's state. Its reader goroutine (run) and
+// every claim opening (drain) read the queue and handle what they read,
+// one at a time: mu guards the queue's reading and all below it.
 type notifier struct {
-	s        *Sandbox
-	w        *kwatch
-	log      *slog.Logger
-	ctl      string
+	s   *Sandbox
+	w   *kwatch
+	log *slog.Logger
+	ctl string
+
+	mu       sync.Mutex
+	closed   bool            // the kernel watch is closed: nothing to read
 	ctlWd    int32           // the watch of the ledger's control directory
 	dirs     map[string]bool // API paths of watched directories
 	pending  string          // a MOVED_FROM(old) waiting for its MOVED_TO(new) …
-	cookie   uint32          // … which carries this cookie
+	cookie   uint32          // … which carries this cookie …
+	pairBy   time.Time       // … until then, when it is told as moved out
 	scanned  map[string]bool // told by a scan; their own Create is still to come
 	degraded bool
 }
@@ -81,8 +89,37 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	n := &notifier{s: s, w: w, log: log, ctl: ctl, ctlWd: ctlWd, dirs: map[string]bool{}, scanned: map[string]bool{}}
+	s.out.mu.Lock()
+	s.out.wake = w.interrupt
+	s.out.mu.Unlock()
+	n.mu.Lock() // the first walk's: it lets claims in between directories
+	s.ledger.reader.Store(n)
 	go n.run(ctx)
 	return nil
+}
+
+// drain reads and handles what the kernel has queued: the ledger calls it
+// with the lock held to open a claim, so that every event queued before
+// the claim is handled before it exists (never taken for its echo) and
+// told before the operation's own events (outbox). One read(2): it finds
+// nothing (EAGAIN), or the echoes of the operations just before, which the
+// reader would have read (a burst's claims each read the one before's), or
+// an outside change to tell. The buffer is refilled only if the read
+// filled it.
+func (n *notifier) drain() {
+	if n.closed {
+		return
+	}
+	had, hadCookie := n.pending, n.cookie
+	for {
+		full, err := n.w.read(n.handle, n.overflow)
+		if err != nil || !full {
+			break
+		}
+	}
+	if n.s.out.busy() || (n.pending != "" && (n.pending != had || n.cookie != hadCookie)) {
+		n.w.interrupt() // the reader appends what was told, or waits for the pair
+	}
 }
 
 // WatchDegraded reports whether the kernel watch ran into the inotify watch
@@ -95,44 +132,58 @@ func (s *Sandbox) WatchDegraded() bool { return s.watchDegraded.Load() }
 // WatchReady is closed once the kernel watch covers the whole tree.
 func (s *Sandbox) WatchReady() <-chan struct{} { return s.watchReady }
 
+// run is the reader: it waits for events and handles them, and appends
+// what was told (outbox). StartWatching locked n.mu for its first walk.
 func (n *notifier) run(ctx context.Context) {
 	stop := context.AfterFunc(ctx, n.w.interrupt)
 	defer func() {
 		stop()
+		n.s.ledger.reader.Store(nil)
+		n.mu.Lock()
+		n.closed = true
 		n.s.ledger.setCtlDir("")
 		n.w.close()
+		n.mu.Unlock()
+		n.s.out.mu.Lock()
+		n.s.out.wake = nil
+		n.s.out.mu.Unlock()
+		n.s.out.flush(n.s.journal)
 		os.RemoveAll(n.ctl)
 	}()
-	n.addTree("/", tellNone)
+	n.addQuiet("/", true)
+	dirs := len(n.dirs)
+	n.mu.Unlock()
+	n.s.out.flush(n.s.journal)
 	close(n.s.watchReady)
-	n.log.Info("kernel watch ready", "sandbox", n.s.name, "directories", len(n.dirs))
+	n.log.Info("kernel watch ready", "sandbox", n.s.name, "directories", dirs)
 	rootState := "ok"
 	nextRoot := time.Now().Add(rootCheckEvery)
-	var pairBy time.Time // when the pending Rename(old) is told as moved out
 	for ctx.Err() == nil {
 		now := time.Now()
 		if !now.Before(nextRoot) {
 			rootState = n.checkRoot(rootState)
 			nextRoot = now.Add(rootCheckEvery)
 		}
-		if n.pending != "" && !now.Before(pairBy) {
+		timeout := nextRoot.Sub(now)
+		n.mu.Lock()
+		if n.pending != "" && !now.Before(n.pairBy) {
 			n.flushPending()
 		}
-		timeout := nextRoot.Sub(now)
-		if n.pending != "" && pairBy.Sub(now) < timeout {
-			timeout = pairBy.Sub(now)
+		if n.pending != "" && n.pairBy.Sub(now) < timeout {
+			timeout = n.pairBy.Sub(now)
 		}
+		n.mu.Unlock()
+		n.s.out.flush(n.s.journal)
 		if !n.w.wait(timeout) {
 			continue
 		}
-		had, hadCookie := n.pending, n.cookie
-		err := n.w.read(n.handle, n.overflow)
+		n.mu.Lock()
+		_, err := n.w.read(n.handle, n.overflow)
+		n.mu.Unlock()
 		if err != nil {
 			n.log.Error("kernel watch", "sandbox", n.s.name, "err", err)
 		}
-		if n.pending != "" && (n.pending != had || n.cookie != hadCookie) {
-			pairBy = time.Now().Add(renamePairWait)
-		}
+		n.s.out.flush(n.s.journal)
 		if err != nil || n.s.ledger.busyWithin(busyFor) {
 			n.w.gather()
 		}
@@ -169,7 +220,7 @@ func (n *notifier) overflow() {
 	n.s.ledger.lost() // their sentinels may be among the events dropped
 	n.scanned = map[string]bool{}
 	n.addTree("/", tellNone)
-	n.s.journal.Lost("/")
+	n.s.out.push(outItem{lost: "/"})
 }
 
 func (n *notifier) apiPath(host string) (string, bool) {
@@ -203,7 +254,7 @@ func (n *notifier) handle(ev kevent) {
 	}
 	if ev.has(kRename) {
 		n.flushPending()
-		n.pending, n.cookie = ap, ev.cookie
+		n.pending, n.cookie, n.pairBy = ap, ev.cookie, time.Now().Add(renamePairWait)
 		return
 	}
 	if ev.has(kCreate) {
@@ -241,7 +292,8 @@ func (n *notifier) tell(typ journal.Type, ap, old string, isDir bool) {
 	n.append(typ, ap, old, isDir)
 }
 
-// append appends the external event typ of ap.
+// append tells the external event typ of ap: it goes to the outbox, which
+// the reader (or the next REST operation) appends.
 func (n *notifier) append(typ journal.Type, ap, old string, isDir bool) {
 	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: journal.External}
 	if typ != journal.Remove {
@@ -249,7 +301,7 @@ func (n *notifier) append(typ journal.Type, ap, old string, isDir bool) {
 			fillEvent(&e, info)
 		}
 	}
-	n.s.journal.Append(e)
+	n.s.out.push(outItem{e: e})
 }
 
 func (n *notifier) created(ap string) {
@@ -336,7 +388,7 @@ func (n *notifier) addTree(ap string, tell func(Info) bool) {
 		return
 	}
 	if tell == nil {
-		n.addQuiet(ap)
+		n.addQuiet(ap, false)
 		return
 	}
 	if !n.addWatch(ap) {
@@ -365,8 +417,14 @@ func (n *notifier) addTree(ap string, tell func(Info) bool) {
 // which the directory's own entries tell (d_type), so no entry is stat'ed,
 // and one fd per directory serves the watch's identity check and the read.
 // The fd is closed before descending, so the depth of the tree does not
-// hold fds.
-func (n *notifier) addQuiet(ap string) {
+// hold fds. The first walk (yield) lets claims in between directories: a
+// large tree does not hold every operation until it is walked. Nothing
+// else may yield: a read under way would lose its buffer.
+func (n *notifier) addQuiet(ap string, yield bool) {
+	if yield {
+		n.mu.Unlock()
+		n.mu.Lock()
+	}
 	fd, err := n.s.openat(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return
@@ -380,7 +438,7 @@ func (n *notifier) addQuiet(ap string) {
 	d.Close()
 	for _, e := range ents {
 		if e.IsDir() && !skipDirs[e.Name()] { // d_type: a symlink is never a directory here
-			n.addQuiet(join(ap, e.Name()))
+			n.addQuiet(join(ap, e.Name()), yield)
 		}
 	}
 }
@@ -404,7 +462,7 @@ func (n *notifier) addWatchFd(ap string, dirfd int) bool {
 			n.log.Error("inotify watch limit reached: changes under some directories will not be seen (raise fs.inotify.max_user_watches)", "sandbox", n.s.name, "dir", ap)
 		}
 		if errors.Is(err, unix.ENOSPC) {
-			n.s.journal.Lost(ap)
+			n.s.out.push(outItem{lost: ap})
 		}
 		return false
 	}

@@ -41,6 +41,7 @@ type Sandbox struct {
 	limits     Limits
 	journal    *journal.Journal
 	ledger     ledger
+	out        outbox // the notifier's events, in order with the daemon's (outbox.go)
 	watchReady chan struct{}
 	// watchDegraded is set once a directory could not be watched (the
 	// inotify watch limit): outside changes may then go untold.

@@ -134,7 +134,7 @@ func (s *Sandbox) emitStat(ctx context.Context, typ journal.Type, ap string, st 
 	if st != nil {
 		fillEvent(&e, infoFrom(ap, st))
 	}
-	s.journal.Append(e)
+	s.record(ctx, e)
 }
 
 func getxattr(proc, name string) ([]byte, error) {

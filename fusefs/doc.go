@@ -78,8 +78,12 @@
 // handler of a related inode waits on, so notifies are never issued from a
 // FUSE handler: the hook skips the mirror's own events, which are the only
 // ones appended from inside a handler, and it holds no lock a handler
-// takes. The daemon process never touches its own mount (tests run the
-// daemon as a subprocess). Unmount removes the hook before unmounting.
+// takes. A handler's claim reads the kernel watch's queue when it opens
+// (core's ledger), but what that read tells waits in core's outbox for the
+// reader goroutine, and the handler's own event joins it there: a handler
+// never appends an outside change it read. The daemon process never
+// touches its own mount (tests run the daemon as a subprocess). Unmount
+// removes the hook before unmounting.
 //
 // # Passthrough
 //

@@ -30,6 +30,13 @@ import (
 // instead when SANDFS_REQUIRE_FUSE=1 (CI).
 func requireFUSE(t *testing.T) {
 	t.Helper()
+	if missing := fuseMissing(); missing != "" {
+		testenv.Skip(t, nil, "FUSE TESTS NOT RUN: missing %s", missing)
+	}
+}
+
+// fuseMissing says what the machine lacks to mount FUSE ("" for nothing).
+func fuseMissing() string {
 	var missing []string
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		missing = append(missing, "/dev/fuse")
@@ -37,10 +44,7 @@ func requireFUSE(t *testing.T) {
 	if _, err := exec.LookPath("fusermount3"); err != nil {
 		missing = append(missing, "fusermount3 (apt-get install fuse3)")
 	}
-	if len(missing) == 0 {
-		return
-	}
-	testenv.Skip(t, nil, "FUSE TESTS NOT RUN: missing %s", strings.Join(missing, ", "))
+	return strings.Join(missing, ", ")
 }
 
 // mounted reports whether mnt is a mount point in this process's view.
