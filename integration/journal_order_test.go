@@ -40,6 +40,9 @@ func (o *orderRun) api(route, body string) {
 	req, err := http.NewRequest("POST", o.d.URL+route, strings.NewReader(body))
 	must(o.t, err)
 	req.Header.Set("Content-Type", "application/json")
+	if o.d.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+o.d.Token)
+	}
 	resp, err := o.c.Do(req)
 	must(o.t, err)
 	b, _ := io.ReadAll(resp.Body)
