@@ -72,6 +72,14 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	return h
 }
 
+// localRequest is httptest.NewRequest addressed to 127.0.0.1, a Host the
+// browser guard accepts (httptest's default, example.com, is refused 421).
+func localRequest(method, target string, body io.Reader) *http.Request {
+	r := httptest.NewRequest(method, target, body)
+	r.Host = "127.0.0.1"
+	return r
+}
+
 // req is one request; Token "" sends the harness token as a Bearer header.
 type req struct {
 	Method string
@@ -97,6 +105,11 @@ func (h *harness) do(t *testing.T, r req) resp {
 	}
 	if h.token != "" && !r.NoAuth {
 		hr.Header.Set("Authorization", "Bearer "+h.token)
+	}
+	if r.Body != nil {
+		// Every JSON route wants it (browser.go); a test that means to
+		// send another type, or none (""), says so in r.Header.
+		hr.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range r.Header {
 		hr.Header.Set(k, v)

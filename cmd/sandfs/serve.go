@@ -42,6 +42,10 @@ type serveConfig struct {
 	directMount     bool
 	mountCache      time.Duration
 	debugListen     string // loopback ADDR for Go's profiles (debug.go); "" = none
+
+	// Browser guard (rest/browser.go).
+	allowOrigins multiFlag // --allow-origin ORIGIN: a page that may call the daemon
+	allowHosts   multiFlag // --allow-host NAME: a Host accepted beside loopback and localhost
 }
 
 const (
@@ -90,6 +94,9 @@ without a token unless --insecure-no-token says so (then it logs a warning). The
 		fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 120*time.Second, "how long (`DURATION`) an idle keep-alive connection stays open")
 		fs.Var(&cfg.maxHeaderBytes, "max-header-bytes", "`SIZE` of the largest request line and headers (431 over it)")
 		fs.BoolVar(&cfg.insecureNoToken, "insecure-no-token", false, "serve on a non-loopback address without a token (anyone who reaches it may read and write the sandbox)")
+		// Browser guard: which web pages and Host names may reach the daemon.
+		fs.Var(&cfg.allowOrigins, "allow-origin", "let pages of `ORIGIN` (scheme://host[:port]) call the daemon; others are refused 403 (repeatable)")
+		fs.Var(&cfg.allowHosts, "allow-host", "answer requests whose Host is `NAME` (beside loopback addresses, localhost and the address connected to); others get 421 (repeatable)")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -158,9 +165,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		Token:     cfg.token,
 		Limits:    rest.Limits{MaxJSONBody: int64(cfg.maxJSONBody), MaxTarBody: int64(cfg.maxTarBody)},
 		Log:       log,
+
+		AllowOrigins: cfg.allowOrigins,
+		AllowHosts:   cfg.allowHosts,
 	})
 	if err != nil {
-		return err
+		return usagef("%v", err)
 	}
 
 	if cfg.logEvents {
@@ -210,7 +220,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	defer cancelRequests()
 	srv := httpServer(srvREST.Handler(), cfg, log, reqCtx)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
+	go func() { served <- srv.Serve(srvREST.WrapListener(l)) }()
 	for _, d := range dirs {
 		sb := sandboxes[d.name]
 		log.Info(fmt.Sprintf("serving sandbox %s (%s) on %s", d.name, d.dir, where),
