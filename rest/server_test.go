@@ -33,6 +33,8 @@ type harness struct {
 type harnessOpts struct {
 	Token  string
 	Limits Limits
+
+	AllowOrigins, AllowHosts []string // browser.go
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -49,6 +51,9 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		Token:     o.Token,
 		Limits:    o.Limits,
 		Log:       slog.New(slog.NewTextHandler(h.logs, nil)),
+
+		AllowOrigins: o.AllowOrigins,
+		AllowHosts:   o.AllowHosts,
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -86,7 +91,8 @@ type req struct {
 	Target string // path and query
 	Body   io.Reader
 	Header map[string]string
-	NoAuth bool // send no token at all
+	NoAuth bool   // send no token at all
+	Host   string // the Host header, when not the server's address
 }
 
 type resp struct {
@@ -113,6 +119,9 @@ func (h *harness) do(t *testing.T, r req) resp {
 	}
 	for k, v := range r.Header {
 		hr.Header.Set(k, v)
+	}
+	if r.Host != "" {
+		hr.Host = r.Host
 	}
 	res, err := h.ts.Client().Do(hr)
 	if err != nil {
