@@ -18,9 +18,13 @@ import (
 //
 //   - Host (DNS rebinding): 421 Misdirected Request unless Host names a
 //     loopback IP literal (127.0.0.0/8, ::1), localhost or a name under
-//     .localhost (browsers resolve those to loopback themselves), the IP
-//     address the connection arrived on, or a name given with
-//     Config.AllowHosts; any port. A request on a unix socket skips this
+//     .localhost (browsers resolve those to loopback themselves), the
+//     listen address (the IP the connection arrived on, or 0.0.0.0 and
+//     [::], which reach a wildcard listener), or a name given with
+//     Config.AllowHosts; any port. An IP literal is never a rebinding
+//     name, but only these are taken: any other reaches the daemon only
+//     through a proxy or a forwarding the operator names with
+//     --allow-host. A request on a unix socket skips this
 //     check (no browser reaches a socket file; the file's permissions are
 //     the gate), and so does one without a Host (HTTP/1.0).
 //   - Origin (cross-site requests): 403 unless the request comes from no
@@ -112,8 +116,8 @@ func (g browserGuard) hostOK(r *http.Request) bool {
 	}
 	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 	if ip := net.ParseIP(host); ip != nil {
-		if ip.IsLoopback() {
-			return true
+		if ip.IsLoopback() || ip.IsUnspecified() {
+			return true // 0.0.0.0 and [::] reach this machine: the wildcard listen address
 		}
 		if ta, ok := local.(*net.TCPAddr); ok && ta.IP.Equal(ip) {
 			return true // the address the client connected to
@@ -183,4 +187,12 @@ func (s *Server) familyForPath(p string) family {
 		return familyOf(f)
 	}
 	return familyForPath(p)
+}
+
+// CheckAllowed reports what is wrong with allowed origins and hosts (as
+// Config.AllowOrigins and AllowHosts take them), so that a command line can
+// refuse them before it opens anything.
+func CheckAllowed(origins, hosts []string) error {
+	_, err := newBrowserGuard(origins, hosts)
+	return err
 }

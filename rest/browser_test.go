@@ -428,8 +428,9 @@ func TestBrowserGuardHosts(t *testing.T) {
 		"127.0.0.1:" + port: true, "127.0.0.1": true, "127.1.2.3:80": true, "localhost": true, "localhost:" + port: true,
 		"LocalHost:" + port: true, "localhost.": true, "app.localhost:" + port: true, "[::1]:" + port: true, "[::1]": true,
 		"[::ffff:127.0.0.1]:" + port: true, "sandfs.internal:" + port: true, "SANDFS.internal": true, "10.9.8.7:1": true,
+		"0.0.0.0:" + port: true, "[::]:" + port: true,
 		"evil.example": false, "evil.example:" + port: false, "localhost.evil.example": false, "sandfs.internal.evil.example": false,
-		"0.0.0.0:" + port: false, "192.168.1.1:" + port: false, "127.0.0.1.nip.io": false, "[::2]:" + port: false, "evillocalhost": false,
+		"192.168.1.1:" + port: false, "127.0.0.1.nip.io": false, "[::2]:" + port: false, "evillocalhost": false,
 	} {
 		t.Run(host, func(t *testing.T) {
 			r := h.do(t, req{Method: "GET", Target: "/v1/fs/stat?path=/a.txt", Host: host})

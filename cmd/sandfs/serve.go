@@ -119,6 +119,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if cfg.token == "" && !cfg.insecureNoToken && !localAddr(cfg.listen) {
 		return errNoToken(cfg.listen)
 	}
+	if err := rest.CheckAllowed(cfg.allowOrigins, cfg.allowHosts); err != nil {
+		return usagef("%v", err) // --allow-origin, --allow-host
+	}
 	dirs, err := sandboxDirs(cfg.root, cfg.sandboxes)
 	if err != nil {
 		return err
@@ -170,7 +173,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		AllowHosts:   cfg.allowHosts,
 	})
 	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 
 	if cfg.logEvents {
