@@ -34,8 +34,8 @@ import (
 //     Config.AllowOrigins. same-site is refused like cross-site: a page on
 //     localhost:3000 is same-site with the daemon on localhost:7420. GETs
 //     are checked too: an <img> or a no-cors fetch still starts a watch
-//     stream, a search or a download, even though CORS hides the answer
-//     (the daemon sends no Access-Control-* header).
+//     stream, a search or a download, even though CORS hides the answer.
+//     Only an allowed origin gets CORS headers (allowPage, preflight).
 //   - Media type (requireJSON, in the JSON decoders): a JSON body must say
 //     Content-Type: application/json (parameters allowed); text/plain, a
 //     form or multipart, which a page may send without a CORS preflight,
@@ -195,4 +195,51 @@ func (s *Server) familyForPath(p string) family {
 func CheckAllowed(origins, hosts []string) error {
 	_, err := newBrowserGuard(origins, hosts)
 	return err
+}
+
+// allowed returns the request's Origin when Config.AllowOrigins names it
+// ("" otherwise): a page the operator lets in, which the browser lets read
+// the answers only when they say so (CORS).
+func (g browserGuard) allowed(r *http.Request) string {
+	o := r.Header.Get("Origin")
+	if o == "" || !g.origins[strings.ToLower(o)] {
+		return ""
+	}
+	return o
+}
+
+// corsExposed are the answer headers an allowed page may read beside the
+// CORS-safelisted ones.
+const corsExposed = "ETag, Content-Range, Content-Length, Accept-Ranges, Last-Modified, X-Sandfs-Truncated, WWW-Authenticate"
+
+// allowPage marks an answer readable by an allowed origin's page. Nothing is
+// sent for the daemon's own pages (same origin needs none) nor for anyone
+// else, so no other page may read an answer.
+func (g browserGuard) allowPage(w http.ResponseWriter, r *http.Request) {
+	if len(g.origins) == 0 {
+		return // answers do not vary by Origin
+	}
+	h := w.Header()
+	h.Add("Vary", "Origin")
+	if o := g.allowed(r); o != "" {
+		h.Set("Access-Control-Allow-Origin", o)
+		h.Set("Access-Control-Expose-Headers", corsExposed)
+	}
+}
+
+// preflight answers OPTIONS (httprouter's GlobalOPTIONS, with Allow set):
+// the guard first, as for every route; then, for an allowed origin, the
+// CORS preflight that lets its page send the token header and JSON.
+func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
+	if s.refuseBrowser(w, r) {
+		return
+	}
+	s.browser.allowPage(w, r)
+	if s.browser.allowed(r) != "" && r.Header.Get("Access-Control-Request-Method") != "" {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Methods", h.Get("Allow"))
+		h.Set("Access-Control-Allow-Headers", "Authorization, X-API-Key, Content-Type, Range, If-Match, If-None-Match, Last-Event-ID, Accept")
+		h.Set("Access-Control-Max-Age", "600")
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

@@ -587,3 +587,40 @@ func TestWatchSocketOrigin(t *testing.T) {
 		c.CloseNow()
 	}
 }
+
+// TestAllowedOriginCORS: an --allow-origin page gets the CORS answers its
+// browser needs to send the token header and JSON and to read the answer;
+// the daemon's own pages and every other origin get no Access-Control-*
+// header, and a preflight from another origin is refused like any request.
+func TestAllowedOriginCORS(t *testing.T) {
+	h := newHarness(t, harnessOpts{AllowOrigins: []string{"http://localhost:3000"}})
+	guardFixture(t, h.root)
+	pre := h.do(t, req{Method: "OPTIONS", Target: "/v2/fs/write", Header: map[string]string{
+		"Origin": "http://localhost:3000", "Sec-Fetch-Site": "same-site",
+		"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type"}})
+	if pre.Status != 204 || pre.Header.Get("Access-Control-Allow-Origin") != "http://localhost:3000" ||
+		!strings.Contains(pre.Header.Get("Access-Control-Allow-Methods"), "POST") ||
+		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "Authorization") ||
+		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "Content-Type") {
+		t.Errorf("preflight of an allowed origin: %d %v", pre.Status, pre.Header)
+	}
+	r := h.do(t, req{Method: "POST", Target: "/v2/fs/write", Body: strings.NewReader(`{"path":"/w.txt","content":"x"}`),
+		Header: map[string]string{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "same-site"}})
+	wantStatus(t, r, 200)
+	if r.Header.Get("Access-Control-Allow-Origin") != "http://localhost:3000" || r.Header.Get("Vary") != "Origin" {
+		t.Errorf("answer to an allowed origin: %v", r.Header)
+	}
+	h.wantFile(t, "/w.txt", "x")
+
+	wantGuardRefusal(t, FamilyAIOv2, h.do(t, req{Method: "OPTIONS", Target: "/v2/fs/write", Header: map[string]string{
+		"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site", "Access-Control-Request-Method": "POST"}}), 403, kindCrossOrigin)
+	own := h.do(t, req{Method: "GET", Target: "/v2/fs/read?path=/a.txt", Header: map[string]string{"Origin": h.ts.URL, "Sec-Fetch-Site": "same-origin"}})
+	wantStatus(t, own, 200)
+	for _, a := range []resp{own, h.do(t, req{Method: "GET", Target: "/v2/fs/read?path=/a.txt"})} {
+		for k := range a.Header {
+			if strings.HasPrefix(k, "Access-Control-") {
+				t.Errorf("an answer to the daemon's own page or a program carries %s", k)
+			}
+		}
+	}
+}

@@ -173,6 +173,7 @@ func (s *Server) handle(rt route) httprouter.Handle {
 			s.fail(tw, r, fam, rt.Path, err)
 			return
 		}
+		s.browser.allowPage(tw, r)
 		if rt.Auth && !s.auth.ok(r) {
 			s.fail(tw, r, fam, rt.Path, errUnauthorized)
 			return

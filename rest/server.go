@@ -99,6 +99,7 @@ func New(cfg Config) (*Server, error) {
 	r.NotFound = http.HandlerFunc(s.notFound)
 	r.MethodNotAllowed = http.HandlerFunc(s.methodNotAllowed)
 	r.PanicHandler = s.lastResortPanic
+	r.GlobalOPTIONS = http.HandlerFunc(s.preflight) // browser.go: guarded, CORS for allowed origins
 	s.handler = r
 	if len(exact) > 0 {
 		s.handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
