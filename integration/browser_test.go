@@ -2,11 +2,15 @@ package integration
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -121,4 +125,120 @@ func TestServeBadAllowFlags(t *testing.T) {
 			t.Errorf("serve %v: %s, want a usage error naming the flag's value, before any sandbox opens", args, res)
 		}
 	}
+}
+
+// TestBrowserAttackPage drives a hostile page in a real headless chromium
+// (attack_check.mjs) against a daemon whose token the page even knows:
+// forms (text/plain JSON, urlencoded, multipart with the token in the
+// action URL), no-cors fetches, a preflighted fetch with the token header, a
+// websocket, served from another port of 127.0.0.1 (same-site) and from
+// localhost (cross-site), and a DNS-rebound name. Nothing may change: no
+// file, no mode, no watcher; the websocket must not open; the rebound name
+// gets 421, not the file.
+func TestBrowserAttackPage(t *testing.T) {
+	node, dir := requireNode(t, uiDir, "playwright-core", "SANDFS_REQUIRE_UI", "the hostile page browser test", "/usr/bin/chromium")
+	const token = "attack-page-knows-this-token"
+	d := startDaemon(t, "--token", token)
+	if err := os.WriteFile(filepath.Join(d.Root, "keep.txt"), []byte("keep\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := dirState(t, d.Root)
+
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<!doctype html><title>attacker</title><body></body>")
+	}))
+	defer attacker.Close()
+	same := attacker.URL                                                // 127.0.0.1:P: same-site with the daemon
+	cross := strings.Replace(attacker.URL, "127.0.0.1", "localhost", 1) // cross-site
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "attack_check.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SANDFS_URL="+d.URL, "SANDFS_TOKEN="+token,
+		"ATTACK_PAGES="+same+"/,"+cross+"/", "ATTACK_USERDIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node attack_check.mjs: %v\n%s\n--- daemon log ---\n%s", err, out, d.Log())
+	}
+	t.Logf("node attack_check.mjs:\n%s", out)
+	_, line, ok := strings.Cut(string(out), "RESULT ")
+	if !ok {
+		t.Fatalf("attack_check.mjs printed no RESULT line")
+	}
+	var res struct {
+		Pages      map[string]map[string]string `json:"pages"`
+		RebindRead struct {
+			Status int    `json:"status"`
+			Body   string `json:"body"`
+		} `json:"rebindRead"`
+		RebindConsole struct {
+			Status int `json:"status"`
+		} `json:"rebindConsole"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(line)), &res); err != nil {
+		t.Fatalf("RESULT: %v", err)
+	}
+	if len(res.Pages) != 2 {
+		t.Fatalf("pages run: %v", res.Pages)
+	}
+	for url, p := range res.Pages {
+		if p["websocket"] != "refused" {
+			t.Errorf("%s: websocket %q, want refused", url, p["websocket"])
+		}
+		if strings.Contains(p["corsRead"], "keep") {
+			t.Errorf("%s: the page read a file: %q", url, p["corsRead"])
+		}
+		if !strings.HasPrefix(p["corsWrite"], "blocked") {
+			t.Errorf("%s: the preflighted write was not blocked: %q", url, p["corsWrite"])
+		}
+	}
+	if res.RebindRead.Status != 421 || strings.Contains(res.RebindRead.Body, "keep") || res.RebindConsole.Status != 421 {
+		t.Errorf("rebound name: read %d %q, console %d; want 421 and no content", res.RebindRead.Status, res.RebindRead.Body, res.RebindConsole.Status)
+	}
+	if after := dirState(t, d.Root); after != before {
+		t.Errorf("the hostile page changed the root:\nbefore %s\nafter  %s", before, after)
+	}
+	req, _ := http.NewRequest("GET", d.URL+"/v2/watch", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	wr, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wl struct {
+		Data struct {
+			Count int `json:"count"`
+		} `json:"data"`
+	}
+	json.NewDecoder(wr.Body).Decode(&wl)
+	wr.Body.Close()
+	if wl.Data.Count != 0 {
+		t.Errorf("the hostile page holds %d watchers", wl.Data.Count)
+	}
+	// The daemon saw the attempts and refused them itself (not only the
+	// browser): its refusals are 403/415/421, never a write.
+	if strings.Contains(d.Log(), "panic") {
+		t.Errorf("daemon log has a panic:\n%s", d.Log())
+	}
+}
+
+// dirState lists every entry under root with its mode and content.
+func dirState(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		fmt.Fprintf(&b, "%s %v %d", rel, fi.Mode(), fi.Size())
+		if fi.Mode().IsRegular() {
+			c, _ := os.ReadFile(p)
+			fmt.Fprintf(&b, " %q", c)
+		}
+		b.WriteString("\n")
+		return nil
+	})
+	return b.String()
 }
