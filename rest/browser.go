@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -62,8 +63,8 @@ func newBrowserGuard(origins, hosts []string) (browserGuard, error) {
 	}
 	for _, h := range hosts {
 		n := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), ".")
-		if ip := net.ParseIP(strings.Trim(n, "[]")); ip != nil {
-			n = ip.String()
+		if ip, err := netip.ParseAddr(strings.Trim(n, "[]")); err == nil {
+			n = ip.Unmap().String()
 		} else if n == "" || strings.ContainsAny(n, "/:*?#[] ") {
 			return g, fmt.Errorf("allowed host %q: want a host name or IP address without a port (no wildcards)", h)
 		}
@@ -110,24 +111,39 @@ func (g browserGuard) hostOK(r *http.Request) bool {
 	if r.Host == "" {
 		return true
 	}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if ip := net.ParseIP(host); ip != nil {
+	host := strings.TrimSuffix(strings.ToLower(hostOnly(r.Host)), ".")
+	if ip, err := netip.ParseAddr(host); err == nil { // netip: no allocation on this path
+		ip = ip.Unmap()
 		if ip.IsLoopback() || ip.IsUnspecified() {
 			return true // 0.0.0.0 and [::] reach this machine: the wildcard listen address
 		}
-		if ta, ok := local.(*net.TCPAddr); ok && ta.IP.Equal(ip) {
-			return true // the address the client connected to
+		if ta, ok := local.(*net.TCPAddr); ok {
+			if la, ok := netip.AddrFromSlice(ta.IP); ok && la.Unmap() == ip.WithZone("") {
+				return true // the address the client connected to
+			}
 		}
-		return g.hosts[ip.String()]
+		return g.hosts[ip.WithZone("").String()]
 	}
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
 	}
 	return g.hosts[host]
+}
+
+// hostOnly is a Host header without its port and brackets ("[::1]:80" →
+// "::1"), as net.SplitHostPort would cut it but without an allocation when
+// there is no port.
+func hostOnly(h string) string {
+	if strings.HasPrefix(h, "[") {
+		if end := strings.IndexByte(h, ']'); end > 0 {
+			return h[1:end]
+		}
+		return h
+	}
+	if i := strings.IndexByte(h, ':'); i >= 0 && strings.IndexByte(h[i+1:], ':') < 0 {
+		return h[:i]
+	}
+	return h
 }
 
 func (g browserGuard) originOK(r *http.Request) bool {
