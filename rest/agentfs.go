@@ -268,6 +268,9 @@ func boolParam(q url.Values, name string) (bool, error) {
 // one JSON value into v, turning every failure into a 400 that says what is
 // wrong (or a 413).
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	if err := requireJSON(r); err != nil {
+		return err
+	}
 	if r.ContentLength > limit {
 		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, limit)
 	}

@@ -198,6 +198,9 @@ func pythonException(errno unix.Errno) string {
 // value); a body over the limit is 413. Unknown fields are ignored, as
 // pydantic does.
 func decodeAIO(w http.ResponseWriter, r *http.Request, limit int64, v any, emptyOK bool) error {
+	if err := requireJSON(r); err != nil {
+		return err
+	}
 	if r.ContentLength > limit {
 		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, limit)
 	}

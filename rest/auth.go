@@ -22,10 +22,12 @@ func newTokenCheck(token string) tokenCheck {
 }
 
 // ok reports whether r carries the token in one of the four forms of API.md
-// §1: "Authorization: Bearer T", "X-API-Key: T", or the query parameter
-// access_token or api_key (for EventSource and browser websockets, which
-// cannot set headers). Every form given is compared in constant time; one
-// match is enough.
+// §1: "Authorization: Bearer T", "X-API-Key: T", or, on GET and HEAD only,
+// the query parameter access_token or api_key (for EventSource and browser
+// websockets, which cannot set headers). A request that may change
+// something (POST, PUT, DELETE) must carry it in a header: a form or an
+// <img> of another page can put a token in a URL, never in a header. Every
+// form given is compared in constant time; one match is enough.
 func (c tokenCheck) ok(r *http.Request) bool {
 	if !c.enabled {
 		return true
@@ -42,7 +44,7 @@ func (c tokenCheck) ok(r *http.Request) bool {
 		try(strings.TrimSpace(rest))
 	}
 	try(r.Header.Get("X-API-Key"))
-	if r.URL.RawQuery != "" {
+	if r.URL.RawQuery != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		q := r.URL.Query()
 		try(q.Get("access_token"))
 		try(q.Get("api_key"))

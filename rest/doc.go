@@ -75,11 +75,37 @@
 //
 // With Config.Token set, every route whose table line says so (all but the
 // health routes) needs the token as "Authorization: Bearer T",
-// "X-API-Key: T", or the query parameter access_token or api_key (browsers
-// cannot set headers on EventSource and websockets). Candidates are hashed
-// and compared with crypto/subtle, so neither the content nor the length of
-// the token leaks through timing. A missing or wrong token is 401 in the
-// route's family shape (token_invalid for /v1/fs) with WWW-Authenticate.
+// "X-API-Key: T", or, on GET and HEAD only, the query parameter
+// access_token or api_key (browsers cannot set headers on EventSource and
+// websockets; a form or an <img> of another page can put a token in a URL,
+// so a request that changes something must carry it in a header).
+// Candidates are hashed and compared with crypto/subtle, so neither the
+// content nor the length of the token leaks through timing. A missing or
+// wrong token is 401 in the route's family shape (token_invalid for /v1/fs)
+// with WWW-Authenticate.
+//
+// # Browsers
+//
+// browser.go guards every route, before the token, against web pages: a
+// Host that is not loopback, localhost, the listen address or a
+// Config.AllowHosts name is 421 misdirected_request (DNS rebinding; a unix
+// socket takes any Host); a request from a page of another origin
+// (Sec-Fetch-Site cross-site or same-site, or else an Origin whose host is
+// not the request's Host) is 403 cross_origin_refused unless
+// Config.AllowOrigins names its Origin; a JSON body must say
+// application/json (415 otherwise; requireJSON, called by both JSON
+// decoders). The named watch websocket goes through the same check before
+// its upgrade. Only for an allowed origin does the daemon speak CORS: OPTIONS
+// (httprouter's GlobalOPTIONS) answers its preflight, and every answer to it
+// carries Access-Control-Allow-Origin; no other page gets an
+// Access-Control-* header, so no other page can read an answer.
+//
+// The errors net/http writes itself before any handler (431 for headers
+// over MaxHeaderBytes, 400 for a bad Host or header) would be plain text:
+// WrapListener wraps the daemon's listener so that each connection replaces
+// net/http's error write (recognised by its exact form) with the same
+// status in the family shape of the route the request line names, or as
+// problem+json elsewhere (preroute.go).
 //
 // # Limits
 //

@@ -44,7 +44,10 @@ const (
 	kindUnauthorized     kind = "unauthorized"
 	kindRouteNotFound    kind = "route_not_found"
 	kindMethodNotAllowed kind = "method_not_allowed"
-	kindValidation       kind = "validation_error" // AIO: malformed JSON, missing field, wrong type (422)
+	kindValidation       kind = "validation_error"     // AIO: malformed JSON, missing field, wrong type (422)
+	kindCrossOrigin      kind = "cross_origin_refused" // a page of another origin (403, browser.go)
+	kindMisdirected      kind = "misdirected_request"  // a Host this daemon does not answer for (421, browser.go)
+	kindHeaderTooLarge   kind = "header_too_large"     // request line and headers over the limit (431, preroute.go)
 
 	// Watch lifecycle kinds (API.md §4: 404 unknown watcher, 429, 503).
 	kindTooManyWatchers kind = "too_many_watchers"
@@ -323,7 +326,7 @@ func renderNamed(w http.ResponseWriter, k errKind) {
 	}
 	if code == "" {
 		switch k.Status {
-		case http.StatusUnauthorized, http.StatusForbidden:
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusMisdirectedRequest:
 			code = "EACCES"
 		case http.StatusNotFound:
 			code = "ENOENT"
@@ -331,6 +334,8 @@ func renderNamed(w http.ResponseWriter, k errKind) {
 			code = "EEXIST"
 		case http.StatusRequestEntityTooLarge:
 			code = "EFBIG"
+		case http.StatusRequestHeaderFieldsTooLarge:
+			code = "E2BIG"
 		case http.StatusTooManyRequests:
 			code = "EAGAIN"
 		case http.StatusInsufficientStorage:
@@ -374,7 +379,7 @@ func agentTypeOf(k errKind) agentType {
 	switch k.Status {
 	case http.StatusUnauthorized:
 		return agentTokenInvalid
-	case http.StatusForbidden:
+	case http.StatusForbidden, http.StatusMisdirectedRequest:
 		return agentPermissionDenied
 	case http.StatusNotFound:
 		return agentNotFound
@@ -419,13 +424,19 @@ func renderAgentProblem(w http.ResponseWriter, k errKind) {
 
 // notFound answers a path no route matches.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	familyForPath(r.URL.Path).render(w, errKind{Kind: kindRouteNotFound, Status: http.StatusNotFound,
+	if s.refuseBrowser(w, r) {
+		return
+	}
+	s.familyForPath(r.URL.Path).render(w, errKind{Kind: kindRouteNotFound, Status: http.StatusNotFound,
 		Detail: "no route " + r.Method + " " + r.URL.Path})
 }
 
 // methodNotAllowed answers a known path asked with the wrong method
 // (httprouter has set Allow).
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	familyForPath(r.URL.Path).render(w, errKind{Kind: kindMethodNotAllowed, Status: http.StatusMethodNotAllowed,
+	if s.refuseBrowser(w, r) {
+		return
+	}
+	s.familyForPath(r.URL.Path).render(w, errKind{Kind: kindMethodNotAllowed, Status: http.StatusMethodNotAllowed,
 		Detail: "method " + r.Method + " not allowed on " + r.URL.Path + "; allowed: " + w.Header().Get("Allow")})
 }

@@ -49,7 +49,7 @@ func FuzzRange(f *testing.F) {
 	handler := h.srv.Handler()
 	f.Fuzz(func(t *testing.T, rng string) {
 		for _, rt := range routes {
-			req := httptest.NewRequest("GET", rt.target, nil)
+			req := localRequest("GET", rt.target, nil)
 			req.Header["Range"] = []string{rng}
 			r := serveLocal(handler, req)
 			switch r.Status {
@@ -157,7 +157,8 @@ func FuzzDecoders(f *testing.F) {
 				if chunked {
 					rd = io.MultiReader(rd)
 				}
-				req := httptest.NewRequest("POST", "/", rd)
+				req := localRequest("POST", "/", rd)
+				req.Header.Set("Content-Type", "application/json")
 				if chunked {
 					req.ContentLength = -1
 				}

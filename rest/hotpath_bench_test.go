@@ -25,7 +25,7 @@ func benchHot(b *testing.B, target string) {
 		b.Fatal(err)
 	}
 	h := srv.Handler()
-	req := httptest.NewRequest("GET", target, nil)
+	req := localRequest("GET", target, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		w := httptest.NewRecorder()

@@ -79,8 +79,9 @@ func (p wsPath) covers(ev string) bool {
 	return p.recursive || !strings.Contains(ev[len(prefix):], "/")
 }
 
-// namedWatch: GET /fs/watch (websocket). Auth was checked on the upgrade
-// request (header or access_token/api_key query). The socket takes
+// namedWatch: GET /fs/watch (websocket). The browser guard and auth were
+// checked on the upgrade request (Origin; header or access_token/api_key
+// query), before any upgrade. The socket takes
 // subscribe messages and sends one event message per journal event under
 // the paths followed.
 func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
@@ -90,8 +91,11 @@ func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 	}
 	c := &refusalCatcher{ResponseWriter: w}
 	conn, err := websocket.Accept(c, r, &websocket.AcceptOptions{
-		// The token, not a cookie, is the credential: a page of another
-		// origin holding it may watch.
+		// The route wrapper's browser guard (browser.go) has already
+		// refused a handshake from a page of another origin unless
+		// --allow-origin names it, and checks Origin the same way as for
+		// every route; the library's own check (Origin host = Host, with
+		// host patterns) would refuse an allowed origin.
 		InsecureSkipVerify: true,
 	})
 	if err != nil {

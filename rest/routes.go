@@ -146,8 +146,9 @@ func (s *Server) table() []route {
 	}
 }
 
-// handle wraps a route's handler: recover, auth, then the handler, with any
-// error rendered in the route's family shape.
+// handle wraps a route's handler: recover, the browser guard (Host and
+// Origin, browser.go), auth, then the handler, with any error rendered in
+// the route's family shape.
 func (s *Server) handle(rt route) httprouter.Handle {
 	fam := familyOf(rt.Family)
 	st := newRouteStats(rt.Route)
@@ -168,6 +169,11 @@ func (s *Server) handle(rt route) httprouter.Handle {
 			st.done(tw.status, in, tw.n, time.Since(start))
 		}()
 		defer s.recoverPanic(tw, r, fam, rt.Path)
+		if err := s.browser.check(r); err != nil {
+			s.fail(tw, r, fam, rt.Path, err)
+			return
+		}
+		s.browser.allowPage(tw, r)
 		if rt.Auth && !s.auth.ok(r) {
 			s.fail(tw, r, fam, rt.Path, errUnauthorized)
 		} else if err := rt.h(tw, r, ps); err != nil {

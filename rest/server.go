@@ -2,6 +2,7 @@ package rest
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -17,6 +18,11 @@ type Config struct {
 	Token     string                   // "" = no auth
 	Limits    Limits
 	Log       *slog.Logger // nil = slog.Default()
+
+	// Browser guard (browser.go): the pages and Host names allowed beside
+	// the daemon's own (--allow-origin, --allow-host).
+	AllowOrigins []string // "scheme://host[:port]"
+	AllowHosts   []string // host names or IP addresses, no port
 }
 
 // Limits bound request bodies. Zero fields take the defaults of API.md §1.
@@ -33,6 +39,8 @@ type Server struct {
 	fs        agentFS // sandbox "default"
 	sandboxes map[string]*core.Sandbox
 	auth      tokenCheck
+	browser   browserGuard      // browser.go: Host and Origin
+	families  map[string]string // static route path → family, for requests no route handled
 	limits    Limits
 	log       *slog.Logger
 	routes    []route
@@ -66,7 +74,17 @@ func New(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	var err error
+	if s.browser, err = newBrowserGuard(cfg.AllowOrigins, cfg.AllowHosts); err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
+	}
 	s.routes = s.table()
+	s.families = map[string]string{}
+	for _, rt := range s.routes {
+		if !strings.ContainsAny(rt.Path, ":*") {
+			s.families[rt.Path] = rt.Family
+		}
+	}
 
 	r := httprouter.New()
 	exact := map[string]httprouter.Handle{}
@@ -81,6 +99,7 @@ func New(cfg Config) (*Server, error) {
 	r.NotFound = http.HandlerFunc(s.notFound)
 	r.MethodNotAllowed = http.HandlerFunc(s.methodNotAllowed)
 	r.PanicHandler = s.lastResortPanic
+	r.GlobalOPTIONS = http.HandlerFunc(s.preflight) // browser.go: guarded, CORS for allowed origins
 	s.handler = r
 	if len(exact) > 0 {
 		s.handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

@@ -34,6 +34,8 @@ type harnessOpts struct {
 	Token  string
 	Limits Limits
 	Root   string // host directory of sandbox "default" (default: a new t.TempDir())
+
+	AllowOrigins, AllowHosts []string // browser.go
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -53,6 +55,9 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		Token:     o.Token,
 		Limits:    o.Limits,
 		Log:       slog.New(slog.NewTextHandler(h.logs, nil)),
+
+		AllowOrigins: o.AllowOrigins,
+		AllowHosts:   o.AllowHosts,
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -76,13 +81,22 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	return h
 }
 
+// localRequest is httptest.NewRequest addressed to 127.0.0.1, a Host the
+// browser guard accepts (httptest's default, example.com, is refused 421).
+func localRequest(method, target string, body io.Reader) *http.Request {
+	r := httptest.NewRequest(method, target, body)
+	r.Host = "127.0.0.1"
+	return r
+}
+
 // req is one request; Token "" sends the harness token as a Bearer header.
 type req struct {
 	Method string
 	Target string // path and query
 	Body   io.Reader
 	Header map[string]string
-	NoAuth bool // send no token at all
+	NoAuth bool   // send no token at all
+	Host   string // the Host header, when not the server's address
 }
 
 type resp struct {
@@ -102,8 +116,16 @@ func (h *harness) do(t *testing.T, r req) resp {
 	if h.token != "" && !r.NoAuth {
 		hr.Header.Set("Authorization", "Bearer "+h.token)
 	}
+	if r.Body != nil {
+		// Every JSON route wants it (browser.go); a test that means to
+		// send another type, or none (""), says so in r.Header.
+		hr.Header.Set("Content-Type", "application/json")
+	}
 	for k, v := range r.Header {
 		hr.Header.Set(k, v)
+	}
+	if r.Host != "" {
+		hr.Host = r.Host
 	}
 	res, err := h.ts.Client().Do(hr)
 	if err != nil {

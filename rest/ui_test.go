@@ -75,7 +75,7 @@ func TestUIRoutes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.method+" "+c.target, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			h.srv.Handler().ServeHTTP(rec, httptest.NewRequest(c.method, c.target, nil))
+			h.srv.Handler().ServeHTTP(rec, localRequest(c.method, c.target, nil))
 			if rec.Code != c.status {
 				t.Fatalf("status: got %d, want %d (body %s)", rec.Code, c.status, rec.Body)
 			}
@@ -173,7 +173,7 @@ func TestListSandboxes(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	r := httptest.NewRequest("GET", "/v1/sandboxes", nil)
+	r := localRequest("GET", "/v1/sandboxes", nil)
 	r.Header.Set("Authorization", "Bearer tok")
 	srv.Handler().ServeHTTP(rec, r)
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {

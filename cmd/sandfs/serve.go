@@ -41,6 +41,10 @@ type serveConfig struct {
 	directMount     bool
 	mountCache      time.Duration
 	debugListen     string // loopback ADDR for Go's profiles (debug.go); "" = none
+
+	// Browser guard (rest/browser.go).
+	allowOrigins multiFlag // --allow-origin ORIGIN: a page that may call the daemon
+	allowHosts   multiFlag // --allow-host NAME: a Host accepted beside loopback and localhost
 }
 
 const (
@@ -93,6 +97,9 @@ the default.`,
 		fs.DurationVar(&cfg.headerTimeout, "header-timeout", 10*time.Second, "how long (`DURATION`) a client may take to send a request's headers before its connection is closed")
 		fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 120*time.Second, "how long (`DURATION`) an idle keep-alive connection stays open")
 		fs.Var(&cfg.maxHeaderBytes, "max-header-bytes", "`SIZE` of the largest request line and headers (431 over it)")
+		// Browser guard: which web pages and Host names may reach the daemon.
+		fs.Var(&cfg.allowOrigins, "allow-origin", "let pages of `ORIGIN` (scheme://host[:port]) call the daemon; others are refused 403 (repeatable)")
+		fs.Var(&cfg.allowHosts, "allow-host", "answer requests whose Host is `NAME` (beside loopback addresses, localhost and the address connected to); others get 421 (repeatable)")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -115,6 +122,9 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	}
 	if err := cfg.auth.checkListen(noToken, cfg.listen, localAddr(cfg.listen)); err != nil {
 		return err
+	}
+	if err := rest.CheckAllowed(cfg.allowOrigins, cfg.allowHosts); err != nil {
+		return usagef("%v", err) // --allow-origin, --allow-host
 	}
 	dirs, err := sandboxDirs(cfg.root, cfg.sandboxes)
 	if err != nil {
@@ -171,6 +181,9 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 		Token:     auth.token,
 		Limits:    rest.Limits{MaxJSONBody: int64(cfg.maxJSONBody), MaxTarBody: int64(cfg.maxTarBody)},
 		Log:       log,
+
+		AllowOrigins: cfg.allowOrigins,
+		AllowHosts:   cfg.allowHosts,
 	})
 	if err != nil {
 		return err
@@ -223,7 +236,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	defer cancelRequests()
 	srv := httpServer(srvREST.Handler(), cfg, log, reqCtx)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
+	go func() { served <- srv.Serve(srvREST.WrapListener(l)) }()
 	for _, d := range dirs {
 		sb := sandboxes[d.name]
 		log.Info(fmt.Sprintf("serving sandbox %s (%s) on %s", d.name, d.dir, where),
