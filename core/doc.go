@@ -70,5 +70,9 @@
 // into a staging directory beside the destination, each one checked (no
 // absolute names, no "..", no device nodes or FIFOs, no symlink or hard link
 // whose target leaves the destination, no entry written through a symlink),
-// and only a fully valid archive is merged into the destination.
+// and only a fully valid archive is merged into the destination. A file
+// entry is refused on its declared size (for a GNU sparse entry, the logical
+// size) against what is left of the byte limit before anything is written,
+// and a sparse entry is written with holes, so a few KiB of archive never
+// costs a terabyte of zeros.
 package core
