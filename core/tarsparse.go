@@ -15,13 +15,18 @@ import (
 // logical file, holes expanded to zeros, with hdr.Size the logical size. So
 // a 3 KiB archive can declare 1 TiB. ExtractTar checks that declared size
 // against what is left of the byte limit before it writes a byte, and writes
-// a sparse entry with holes: a block the reader returns all zero is skipped
-// with a seek rather than written, so the disk holds the archive's data, not
-// its logical size.
+// a sparse entry with holes: a 4 KiB block the reader returns all zero is
+// skipped with a seek rather than written, so the disk holds the archive's
+// data, not its logical size.
 
 // sparseHoleBlock is the unit a hole is made of: a block of this many zero
-// bytes, at an offset that is a multiple of it, is seeked over.
-const sparseHoleBlock = 64 << 10
+// bytes, at an offset that is a multiple of it, is seeked over. It is the
+// block size of ext4, xfs and tmpfs; data is read and written 64 KiB at a
+// time (sparseCopyBuf).
+const (
+	sparseHoleBlock = 4 << 10
+	sparseCopyBuf   = 64 << 10
+)
 
 // isSparse reports whether hdr is a GNU sparse entry.
 func isSparse(hdr *tar.Header) bool {
@@ -40,7 +45,7 @@ func isSparse(hdr *tar.Header) bool {
 // of sparseHoleBlock bytes, and sets f's size at the end (a file ending in a
 // hole). It returns the logical bytes copied.
 func copyHoles(f *os.File, r io.Reader) (int64, error) {
-	buf := make([]byte, sparseHoleBlock)
+	buf := make([]byte, sparseCopyBuf)
 	var n int64
 	for {
 		k := 0
@@ -50,16 +55,10 @@ func copyHoles(f *os.File, r io.Reader) (int64, error) {
 			m, rerr = r.Read(buf[k:])
 			k += m
 		}
-		if k > 0 {
-			if allZero(buf[:k]) {
-				if _, err := f.Seek(int64(k), io.SeekCurrent); err != nil {
-					return n, err
-				}
-			} else if _, err := f.Write(buf[:k]); err != nil {
-				return n, err
-			}
-			n += int64(k)
+		if err := writeHoles(f, buf[:k]); err != nil {
+			return n, err
 		}
+		n += int64(k)
 		if rerr == io.EOF {
 			return n, unix.Ftruncate(int(f.Fd()), n)
 		}
@@ -67,6 +66,34 @@ func copyHoles(f *os.File, r io.Reader) (int64, error) {
 			return n, rerr
 		}
 	}
+}
+
+// writeHoles writes b at f's offset, seeking over each all-zero block of
+// sparseHoleBlock bytes and writing each run of other blocks at once.
+func writeHoles(f *os.File, b []byte) error {
+	for len(b) > 0 {
+		run := 0 // bytes of data blocks from the start of b
+		for run < len(b) {
+			end := min(run+sparseHoleBlock, len(b))
+			if allZero(b[run:end]) {
+				break
+			}
+			run = end
+		}
+		if run > 0 {
+			if _, err := f.Write(b[:run]); err != nil {
+				return err
+			}
+			b = b[run:]
+			continue
+		}
+		end := min(sparseHoleBlock, len(b))
+		if _, err := f.Seek(int64(end), io.SeekCurrent); err != nil {
+			return err
+		}
+		b = b[end:]
+	}
+	return nil
 }
 
 func allZero(b []byte) bool {
