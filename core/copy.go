@@ -220,6 +220,10 @@ func (c *copier) dir(sdir int, sname string, ddir int, dname, rel string) error 
 	}
 }
 
+// copyPiece is how much of a file a copy moves between two looks at its
+// context: at this machine's slowest disk speed (100 MB/s) 0.17 s.
+const copyPiece = 16 << 20
+
 // copyFileAt copies the regular file sname in sdir to a new file dname in
 // ddir with the given mode: a reflink where the filesystem can, else
 // copy_file_range (io.Copy between two *os.File uses it), else read/write.
@@ -243,8 +247,21 @@ func copyFileAt(ctx context.Context, sdir int, sname string, ddir int, dname str
 			n = st.Size
 		}
 	} else {
-		if n, err = io.Copy(dst, src); err != nil {
-			return 0, err
+		// In pieces, so an abandoned copy of a big file stops within one
+		// piece; io.CopyN still reaches copy_file_range (os.File.ReadFrom
+		// takes the *io.LimitedReader apart).
+		for {
+			k, err := io.CopyN(dst, src, copyPiece)
+			n += k
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return 0, err
+			}
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
 		}
 	}
 	if err := ctx.Err(); err != nil {

@@ -98,11 +98,33 @@
 // the changes were made in, for each path and across the daemon's
 // operations and the outside changes before them.
 //
+// # Client patterns
+//
+// Every regular expression and glob a client sends is compiled in
+// pattern.go, under one set of bounds: a regex's program is at most
+// [MaxPatternInsts] instructions, one search scans at most
+// [MaxInputFor] bytes of a file (the product is [PatternWork]), a glob is at
+// most [MaxGlobLen] bytes. A refusal is a *PatternError saying which bound
+// and by how much. A line search rewrites its regex so no match holds a
+// newline, which makes one pass over the data enough and lets it scan in
+// windows that end at line ends.
+//
+// # Abandoned work
+//
+// Walk and Grep look at their context at every entry, Grep also at every
+// read and every 64 KiB window of a file, Copy at every entry and every
+// 16 MiB of a file; each returns the context's error once it ends, so work
+// whose client hung up stops within a window rather than at the end.
+//
 // # Tar extraction
 //
 // [Sandbox.ExtractTar] refuses a hostile archive whole: entries are extracted
 // into a staging directory beside the destination, each one checked (no
 // absolute names, no "..", no device nodes or FIFOs, no symlink or hard link
 // whose target leaves the destination, no entry written through a symlink),
-// and only a fully valid archive is merged into the destination.
+// and only a fully valid archive is merged into the destination. A file
+// entry is refused on its declared size (for a GNU sparse entry, the logical
+// size) against what is left of the byte limit before anything is written,
+// and a sparse entry is written with holes, so a few KiB of archive never
+// costs a terabyte of zeros.
 package core

@@ -18,6 +18,9 @@ type Glob struct {
 
 // CompileGlob checks a glob and compiles it; a malformed one is EINVAL.
 func CompileGlob(pattern string) (*Glob, error) {
+	if err := CheckGlob(pattern); err != nil {
+		return nil, err
+	}
 	p := strings.TrimPrefix(pattern, "./")
 	p = strings.Trim(p, "/")
 	if p == "" {
@@ -62,27 +65,33 @@ func MatchGlob(pattern, rel string) bool {
 	return err == nil && g.Match(rel)
 }
 
+// globSegs matches the segments pat against the components comps in
+// O(len(pat)×len(comps)) path.Match calls: reach[j] says whether the
+// segments so far match comps[:j], and a "**" carries every reached j on to
+// all later ones. (Trying each split of each "**" in turn is exponential
+// in their number: "**/a/**/a/…/b" against a deep path of "a"s.)
 func globSegs(pat, comps []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			rest := pat[1:]
-			if len(rest) == 0 {
-				return true
+	reach := make([]bool, len(comps)+1)
+	next := make([]bool, len(comps)+1)
+	reach[0] = true
+	for _, seg := range pat {
+		clear(next)
+		if seg == "**" {
+			on := false
+			for j := range reach {
+				on = on || reach[j]
+				next[j] = on
 			}
-			for i := 0; i <= len(comps); i++ {
-				if globSegs(rest, comps[i:]) {
-					return true
+		} else {
+			for j, c := range comps {
+				if reach[j] {
+					if ok, _ := path.Match(seg, c); ok {
+						next[j+1] = true
+					}
 				}
 			}
-			return false
 		}
-		if len(comps) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], comps[0]); !ok {
-			return false
-		}
-		pat, comps = pat[1:], comps[1:]
+		reach, next = next, reach
 	}
-	return len(comps) == 0
+	return reach[len(comps)]
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -36,6 +37,9 @@ const (
 	// the workers together never hold more than workers×grepBigFile plus
 	// one max_file_size of file data.
 	grepBigFile = 8 << 20
+	// grepChunk is how much of a file one line search scans between two
+	// looks at the request's context (the window ends at a line end).
+	grepChunk = 64 << 10
 )
 
 // GrepDefaultExcludes are the names a walk skips unless the request gives
@@ -149,6 +153,7 @@ type matcher struct {
 	need      []byte // a literal every match contains (regex only), or nil
 	lit       []byte // non-nil: a plain substring search (bytes.Index)
 	multiline bool
+	insts     int // size of re's program (pattern.go); 0 for lit
 }
 
 func newMatcher(o GrepOptions) (*matcher, error) {
@@ -172,11 +177,11 @@ func newMatcher(o GrepOptions) (*matcher, error) {
 	if o.Multiline {
 		flags += "s"
 	}
-	re, err := regexp.Compile("(?" + flags + ")" + expr)
+	re, insts, err := compileRegexp(o.Pattern, "(?"+flags+")"+expr, !o.Multiline)
 	if err != nil {
-		return nil, &PatternError{Pattern: o.Pattern, Err: err}
+		return nil, err
 	}
-	m.re = re
+	m.re, m.insts = re, insts
 	m.need = requiredLiteral(re.String())
 	return m, nil
 }
@@ -228,45 +233,52 @@ func (m *matcher) find(b []byte, from int) (int, int) {
 	return from + loc[0], from + loc[1]
 }
 
-// lineMatches reports whether the one line l matches (no newline in it).
-func (m *matcher) lineMatches(l []byte) bool {
-	if m.lit != nil {
-		return bytes.Contains(l, m.lit)
+// maxInput is the most bytes of one file this matcher may search
+// (MaxInputFor its program size), or -1 for no bound (a substring search).
+func (m *matcher) maxInput() int64 {
+	if m.re == nil {
+		return -1
 	}
-	return m.re.Match(l)
+	return MaxInputFor(m.insts)
 }
 
 // search appends the matches of file data b (named file) to out, at most
-// limit of them, and reports whether it stopped at the limit.
-func (m *matcher) search(file string, b []byte, before, after, limit int, out []GrepMatch) ([]GrepMatch, bool) {
+// limit of them, and reports whether it stopped at the limit. It returns
+// ctx's error, with the matches so far, when ctx ends: a line search looks
+// at ctx every grepChunk bytes, a multiline one before every match.
+func (m *matcher) search(ctx context.Context, file string, b []byte, before, after, limit int, out []GrepMatch) ([]GrepMatch, bool, error) {
 	if len(m.need) > 0 && !bytes.Contains(b, m.need) {
-		return out, false
+		return out, false, nil
 	}
 	pos := 0    // search resumes here
 	line := 1   // line number at lineAt
 	lineAt := 0 // offset of the start of line `line`
 	for pos <= len(b) {
 		if len(out) >= limit {
-			return out, true
+			return out, true, nil
 		}
-		s, e := m.find(b, pos)
+		if err := ctx.Err(); err != nil {
+			return out, false, err
+		}
+		// A line search scans a window that ends at a line end: no match
+		// crosses a line (compileRegexp), so no match is cut.
+		end := len(b)
+		if !m.multiline {
+			end = lineEnd(b, min(pos+grepChunk, len(b)))
+		}
+		s, e := m.find(b[:end], pos)
 		if s < 0 {
-			break
+			if end == len(b) {
+				break
+			}
+			pos = end + 1
+			continue
 		}
 		if e == s && s == len(b) && s > 0 && b[s-1] == '\n' {
 			break // an empty match after the final newline is no line
 		}
 		ls := bytes.LastIndexByte(b[:s], '\n') + 1
 		le := lineEnd(b, s)
-		if !m.multiline && e > le {
-			// The match crossed a newline (\s, [^x]): in line mode only a
-			// match within one line counts.
-			if !m.lineMatches(b[ls:le]) {
-				pos = le + 1
-				continue
-			}
-			e = le
-		}
 		if m.multiline && e > le {
 			le = lineEnd(b, max(e-1, s))
 		}
@@ -282,7 +294,7 @@ func (m *matcher) search(file string, b []byte, before, after, limit int, out []
 		out = append(out, gm)
 		pos = le + 1
 	}
-	return out, false
+	return out, false, nil
 }
 
 func lineEnd(b []byte, i int) int {
@@ -378,6 +390,10 @@ type grepOutcome struct {
 	err      error
 }
 
+// grepFilesRead counts the files grepFile has opened to search, for the
+// tests that check an abandoned grep stops part way.
+var grepFilesRead atomic.Int64
+
 var grepBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // Grep searches the file or directory at p for o.Pattern, the way ripgrep
@@ -422,10 +438,16 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 	}
 	for _, list := range [][]string{o.Include, excludes} {
 		for _, g := range list {
-			if _, err := path.Match(g, ""); err != nil {
-				return GrepResult{}, &PatternError{Pattern: g, Err: errors.New("bad glob")}
+			if err := CheckGlob(g); err != nil {
+				return GrepResult{}, err
 			}
 		}
+	}
+	// The work bound of the pattern caps the file size too: a tree's
+	// larger files are skipped as too large, a file named alone is refused.
+	maxFile := o.MaxFileSize
+	if w := m.maxInput(); w >= 0 && (maxFile < 0 || w < maxFile) {
+		maxFile = w
 	}
 	need := o.Offset + o.MaxResults + 1 // one past: tells truncated
 
@@ -441,8 +463,12 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 			return GrepResult{}, pathErr(OpGrep, ap, unix.EINVAL)
 		case o.MaxFileSize > 0 && info.Size > o.MaxFileSize:
 			return GrepResult{}, pathErr(OpGrep, ap, unix.EFBIG)
+		case maxFile >= 0 && info.Size > maxFile:
+			return GrepResult{}, &PatternError{Pattern: o.Pattern, Err: fmt.Errorf("%w: a pattern of %d instructions may search at most %d bytes of one file, and %s has %d",
+				ErrPatternTooComplex, m.insts, maxFile, ap, info.Size)}
 		}
 	}
+	o.MaxFileSize = maxFile
 
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
@@ -482,7 +508,7 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 					outcomes <- grepOutcome{idx: j.idx}
 					continue
 				}
-				ms, searched, err := s.grepFile(j, m, &o, need, &big)
+				ms, searched, err := s.grepFile(ctx, j, m, &o, need, &big)
 				outcomes <- grepOutcome{idx: j.idx, matches: ms, searched: searched, err: err}
 			}
 		}()
@@ -537,7 +563,7 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 
 // grepFile searches one file. It reports whether the file was searched (not
 // skipped as binary, too large or unreadable).
-func (s *Sandbox) grepFile(j grepJob, m *matcher, o *GrepOptions, limit int, big *sync.Mutex) ([]GrepMatch, bool, error) {
+func (s *Sandbox) grepFile(ctx context.Context, j grepJob, m *matcher, o *GrepOptions, limit int, big *sync.Mutex) ([]GrepMatch, bool, error) {
 	ap := j.path
 	flags := unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY
 	if !j.follow {
@@ -554,6 +580,7 @@ func (s *Sandbox) grepFile(j grepJob, m *matcher, o *GrepOptions, limit int, big
 	if err != nil {
 		return nil, false, nil // gone or unreadable: skipped, as rg does
 	}
+	grepFilesRead.Add(1)
 	f := os.NewFile(uintptr(fd), ap)
 	defer f.Close()
 	var st unix.Stat_t
@@ -587,6 +614,9 @@ func (s *Sandbox) grepFile(j grepJob, m *matcher, o *GrepOptions, limit int, big
 			buf = slices.Grow(buf, 64<<10)
 			*bp = buf
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF || (n == 0 && err == nil) {
@@ -602,7 +632,10 @@ func (s *Sandbox) grepFile(j grepJob, m *matcher, o *GrepOptions, limit int, big
 	if !o.OneFile && bytes.IndexByte(buf[:min(len(buf), grepBinaryPeek)], 0) >= 0 {
 		return nil, false, nil
 	}
-	ms, _ := m.search(ap, buf, o.ContextBefore, o.ContextAfter, limit, nil)
+	ms, _, err := m.search(ctx, ap, buf, o.ContextBefore, o.ContextAfter, limit, nil)
+	if err != nil {
+		return nil, false, err
+	}
 	return ms, true, nil
 }
 

@@ -73,7 +73,9 @@ func refuse(entry, reason string) error {
 // directory goes with nothing written to dest. A valid archive then moves
 // in: by one rename when dest did not exist, else merged entry by entry.
 // File modes keep their permission bits (no setuid, setgid or sticky), and
-// modification times are kept; owners are not.
+// modification times are kept; owners are not. A file entry whose declared
+// size is over what is left of Limits.TarBytes is EFBIG before a byte of it
+// is written; a GNU sparse entry is written with its holes (tarsparse.go).
 func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o TarOptions) (TarResult, error) {
 	da, err := s.Clean(dest)
 	if err != nil {
@@ -284,7 +286,7 @@ func entryName(n string) (string, error) {
 func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 	dir, base := path.Split(name)
 	switch hdr.Typeflag {
-	case tar.TypeReg, tar.TypeRegA, tar.TypeDir, tar.TypeSymlink, tar.TypeLink:
+	case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse, tar.TypeDir, tar.TypeSymlink, tar.TypeLink:
 	case tar.TypeChar, tar.TypeBlock:
 		return refuse(hdr.Name, "device nodes are not allowed")
 	case tar.TypeFifo:
@@ -339,14 +341,25 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 		if err := unix.Linkat(x.stagefd, target, parent, base, 0); err != nil {
 			return err
 		}
-	default: // regular file
+	default: // regular file, sparse or not
+		// Refused on its declared size before a byte is written: a sparse
+		// entry of a few KiB may declare a terabyte (tarsparse.go).
+		budget := x.limits.TarBytes - x.bytes
+		if hdr.Size > budget {
+			return &TarEntryError{Entry: hdr.Name, Errno: unix.EFBIG,
+				Reason: fmt.Sprintf("declares %d bytes, more than the %d left of the archive's limit of %d extracted bytes", hdr.Size, budget, x.limits.TarBytes)}
+		}
 		fd, err := unix.Openat(parent, base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err != nil {
 			return err
 		}
 		f := os.NewFile(uintptr(fd), name)
-		budget := x.limits.TarBytes - x.bytes
-		n, err := io.Copy(f, io.LimitReader(tr, budget+1))
+		var n int64
+		if isSparse(hdr) {
+			n, err = copyHoles(f, io.LimitReader(tr, budget+1))
+		} else {
+			n, err = io.Copy(f, io.LimitReader(tr, budget+1))
+		}
 		x.bytes += n
 		if err == nil && n > budget {
 			err = &TarEntryError{Entry: hdr.Name, Reason: "archive extracts to more than the allowed bytes", Errno: unix.EFBIG}

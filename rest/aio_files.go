@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -698,6 +699,10 @@ func (s *Server) findV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 func compileGlob(field, pattern string) (*core.Glob, error) {
 	g, err := core.CompileGlob(pattern)
 	if err != nil {
+		var pe *core.PatternError
+		if errors.As(err, &pe) {
+			return nil, invalidRequest("%s: %v", field, err)
+		}
 		return nil, invalidRequest("%s: bad glob pattern %q", field, pattern)
 	}
 	return g, nil
@@ -785,8 +790,8 @@ func (s *Server) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		return withOp("glob", err)
 	}
 	for _, ex := range req.Exclude {
-		if !journal.ValidPattern(strings.Trim(ex, "/")) {
-			return withOp("glob", invalidRequest("exclude: bad glob pattern %q", ex))
+		if err := core.CheckGlob(strings.Trim(ex, "/")); err != nil {
+			return withOp("glob", invalidRequest("exclude: %v", err))
 		}
 	}
 	sortBy := strOr(req.SortBy, "path")

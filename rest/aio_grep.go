@@ -220,8 +220,9 @@ func parseSize(s string) (int64, bool) {
 // search: the matching lines and their numbers, 0-based like the 1.x read's
 // lines (a decision: the 1.x model does not say; grep's line_number is
 // 1-based). Neither the binary test nor the size limit applies to a file
-// named this way beyond the buffered-read limit of 16 MiB; at most 10,000
-// lines are returned.
+// named this way beyond the buffered-read limit of 16 MiB and the regex's
+// work bound (core.MaxInputFor: a file over it is a 400 saying so); at most
+// 10,000 lines are returned.
 func (s *Server) searchInFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req searchRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {

@@ -211,7 +211,7 @@ var (
 	longPath   = "/" + strings.TrimSuffix(strings.Repeat(strings.Repeat("p", 255)+"/", 17), "/") // > 4096 bytes
 	deepPath   = "/" + strings.Repeat("d/", 2049) + "f"                                          // 2050 levels, > 4096 bytes
 	badPaths   = map[string]string{"NUL": "/a\x00.txt", "NUL at end": "/a.txt\x00", "NUL only": "\x00", "name over 255": "/" + longName, "path over 4096": longPath, "deep path": deepPath}
-	badRegexes = []string{"(", "[z-a]", "a**", "(?P<", `\`}
+	badRegexes = []string{"(", "[z-a]", "a**", "(?P<", `\`, "(.*){1,1000}"}
 	badRanges  = []string{"bytes=999999-", "bytes=5-2", "bytes=abc", "bytes=-", "bytes=--1", "bytes=0-1," + strings.Repeat("0-1,", 3000), "bytes=-99999999999999999999999"}
 )
 
@@ -701,6 +701,15 @@ func tarOf(entries ...*tar.Header) []byte {
 	return buf.Bytes()
 }
 
+// sparseTar is a 3 KiB GNU sparse archive (GNU tar -S) of one 1 TiB hole.
+func sparseTar() []byte {
+	b, err := os.ReadFile("../core/testdata/sparse-1t.tar")
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
 func tarCases(rt Route, add func(hostileCase)) {
 	q := "?path=" + url.QueryEscape("/up")
 	tgt := rt.Path + q
@@ -722,6 +731,7 @@ func tarCases(rt Route, add func(hostileCase)) {
 		"device":                tarOf(&tar.Header{Name: "ok", Size: 1}, &tar.Header{Name: "dev", Typeflag: tar.TypeChar, Devmajor: 1, Devminor: 3}),
 		"too many entries":      tarOf(many...),
 		"over extracted bytes":  tarOf(&tar.Header{Name: "ok", Size: 1}, &tar.Header{Name: "big", Size: hostileLimits.tarBytes + 1}),
+		"sparse 1 TiB":          sparseTar(),
 	} {
 		add(hostileCase{name: "tar " + label, target: tgt, body: body(b), header: tarHdr, mustFail: true})
 	}

@@ -326,6 +326,10 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 	var g *core.Glob
 	if pat := q.Get("pattern"); pat != "" {
 		if g, err = core.CompileGlob(pat); err != nil {
+			var pe *core.PatternError
+			if errors.As(err, &pe) {
+				return invalidRequest("pattern: %v", err)
+			}
 			return invalidRequest("pattern %q is not a valid glob", pat)
 		}
 	}

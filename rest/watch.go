@@ -129,8 +129,8 @@ func watchConfig(req watchCreateRequest) (journal.Config, error) {
 		pats []string
 	}{{"exclude", cfg.Exclude}, {"include_patterns", req.IncludePatterns}} {
 		for _, p := range list.pats {
-			if !journal.ValidPattern(strings.Trim(p, "/")) {
-				return cfg, invalidRequest("%s: bad glob pattern %q", list.name, p)
+			if err := core.CheckGlob(strings.Trim(p, "/")); err != nil {
+				return cfg, invalidRequest("%s: %v", list.name, err)
 			}
 		}
 	}

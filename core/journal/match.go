@@ -80,9 +80,3 @@ func Included(rel string, patterns []string) bool {
 	}
 	return false
 }
-
-// ValidPattern reports whether a glob is well formed.
-func ValidPattern(p string) bool {
-	_, err := path.Match(p, "")
-	return err == nil
-}
