@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/internal/safeat"
 )
 
 // OpChmod and OpChown name failures of Chmod and Chown.
@@ -109,20 +110,19 @@ func relabel(err error, op string) error {
 // setattrFd applies a to the file fd (an O_PATH|O_NOFOLLOW handle) without
 // telling the journal, for PreserveAttrs, which tells once per entry.
 func setattrFd(fd int, a SetAttr) error {
-	proc := "/proc/self/fd/" + strconv.Itoa(fd)
 	if a.Uid != nil || a.Gid != nil {
 		uid, gid := a.owner()
-		if err := unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil && err != unix.EPERM {
+		if err := safeat.Chown(fd, uid, gid); err != nil && err != unix.EPERM {
 			return err // like cp -p, an owner we may not give is not an error
 		}
 	}
 	if a.Mode != nil {
-		if err := unix.Fchmodat(unix.AT_FDCWD, proc, *a.Mode, 0); err != nil {
+		if err := safeat.Chmod(fd, *a.Mode); err != nil {
 			return err
 		}
 	}
 	if a.Atime != nil || a.Mtime != nil {
-		if err := unix.UtimesNanoAt(fd, "", a.times(), unix.AT_EMPTY_PATH); err != nil {
+		if err := safeat.Utimes(fd, a.times()); err != nil {
 			return err
 		}
 	}

@@ -2,11 +2,11 @@ package core
 
 import (
 	"context"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/internal/safeat"
 )
 
 // OpPreserve names failures of PreserveAttrs.
@@ -102,9 +102,7 @@ func (s *Sandbox) preserveOne(sp, dp string) error {
 // namespace the daemon may not write (trusted.*, security.* when not root)
 // is skipped.
 func copyXattrs(sfd, dfd int) error {
-	sp := "/proc/self/fd/" + strconv.Itoa(sfd)
-	dp := "/proc/self/fd/" + strconv.Itoa(dfd)
-	n, err := unix.Listxattr(sp, nil)
+	n, err := safeat.Listxattr(sfd, nil)
 	if err != nil || n == 0 {
 		if err == unix.EOPNOTSUPP || err == unix.ENOTSUP {
 			return nil
@@ -112,7 +110,7 @@ func copyXattrs(sfd, dfd int) error {
 		return err
 	}
 	list := make([]byte, n)
-	if n, err = unix.Listxattr(sp, list); err != nil {
+	if n, err = safeat.Listxattr(sfd, list); err != nil {
 		return err
 	}
 	list = list[:n]
@@ -129,15 +127,15 @@ func copyXattrs(sfd, dfd int) error {
 		if name == "" {
 			continue
 		}
-		vn, err := unix.Getxattr(sp, name, nil)
+		vn, err := safeat.Getxattr(sfd, name, nil)
 		if err != nil {
 			continue
 		}
 		val := make([]byte, vn)
-		if vn, err = unix.Getxattr(sp, name, val); err != nil {
+		if vn, err = safeat.Getxattr(sfd, name, val); err != nil {
 			continue
 		}
-		if err := unix.Setxattr(dp, name, val[:vn], 0); err != nil {
+		if err := safeat.Setxattr(dfd, name, val[:vn], 0); err != nil {
 			if err == unix.EPERM || err == unix.EACCES || err == unix.EOPNOTSUPP {
 				continue
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/internal/safeat"
 )
 
 // Owner is the account that owns the files and directories an operation
@@ -41,7 +43,7 @@ func chownNewAt(ctx context.Context, dirfd int, name string) error {
 	if !ok {
 		return nil
 	}
-	return unix.Fchownat(dirfd, name, o.Uid, o.Gid, unix.AT_SYMLINK_NOFOLLOW)
+	return safeat.LchownAt(dirfd, name, o.Uid, o.Gid)
 }
 
 // chownNewFd gives the open file fd (just created by this operation) to the
