@@ -30,9 +30,20 @@ const MaxAttrPaths = 1000
 // final symlink of p itself, and with recursive of everything under it.
 // Symlinks met inside the tree are left alone (their mode means nothing on
 // Linux). Each entry changed is one chmod event (Setattr claims and tells).
+//
+// Without Options.AllowSetid a mode with setuid or setgid is EPERM for a
+// non-directory, and for any recursive Chmod, and nothing changes (setid.go).
 func (s *Sandbox) Chmod(ctx context.Context, p string, mode uint32, recursive bool) (AttrResult, error) {
 	m := mode & 0o7777
-	return s.attrTree(ctx, OpChmod, p, recursive, false, SetAttr{Mode: &m})
+	a := SetAttr{Mode: &m}
+	if s.refusesSetid(m) {
+		if recursive {
+			ap, _ := s.Clean(p)
+			return AttrResult{}, setidErr(OpChmod, ap)
+		}
+		a.setidDirOnly = true
+	}
+	return s.attrTree(ctx, OpChmod, p, recursive, false, a)
 }
 
 // Chown changes the owner (uid >= 0) and group (gid >= 0) of p, following a
@@ -102,6 +113,9 @@ func (s *Sandbox) attrTree(ctx context.Context, op, p string, recursive, links b
 func relabel(err error, op string) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
+		if pe.Err == ErrSetid {
+			return setidErr(op, pe.Path)
+		}
 		return pathErr(op, pe.Path, pe.Err)
 	}
 	return err

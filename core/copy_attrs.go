@@ -87,6 +87,9 @@ func (s *Sandbox) preserveOne(sp, dp string) error {
 	a := SetAttr{Uid: &uid, Gid: &gid}
 	if !link {
 		mode := st.Mode & 0o7777
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			mode = s.keptMode(mode) // setid.go
+		}
 		a.Mode = &mode
 		if err := copyXattrs(sfd, dfd); err != nil {
 			return err

@@ -322,6 +322,9 @@ type SetAttr struct {
 	Uid, Gid     *int
 	Size         *int64
 	Atime, Mtime *unix.Timespec // unix.UTIME_NOW in Nsec for "now"
+	// setidDirOnly refuses (EPERM) a Mode with set-id bits unless the file
+	// is a directory, checked on the descriptor changed (setid.go).
+	setidDirOnly bool
 }
 
 // Setattr changes the attributes of p, through fd when fd >= 0 (an open
@@ -349,6 +352,15 @@ func (s *Sandbox) setattr(ctx context.Context, p string, fd int, a SetAttr) erro
 		fd = pfd
 	}
 	if a.Mode != nil {
+		if a.setidDirOnly {
+			var st unix.Stat_t
+			if err := unix.Fstat(fd, &st); err != nil {
+				return pathErr(OpSetattr, ap, err)
+			}
+			if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				return setidErr(OpSetattr, ap)
+			}
+		}
 		if err := safeat.Chmod(fd, *a.Mode&0o7777); err != nil {
 			return pathErr(OpSetattr, ap, err)
 		}

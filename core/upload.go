@@ -58,7 +58,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader) (string, in
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return "", 0, pathErr(OpUpload, ap, unix.EISDIR)
 	case err == nil:
-		mode = st.Mode & 0o7777
+		mode = s.keptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
 	case err != unix.ENOENT:
 		return "", 0, pathErr(OpUpload, ap, err)

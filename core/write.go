@@ -50,13 +50,16 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		return 0, pathErr(OpWrite, ap, unix.EISDIR)
 	case err == nil:
 		existed = true
-		mode = st.Mode & 0o7777
+		mode = s.keptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
 	case err != unix.ENOENT:
 		return 0, pathErr(OpWrite, ap, err)
 	}
 	if o.Mode != 0 {
 		mode = unixPerm(o.Mode)
+		if s.refusesSetid(mode) {
+			return 0, setidErr(OpWrite, ap)
+		}
 	}
 
 	dir, _ := split(ap)

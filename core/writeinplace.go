@@ -38,6 +38,9 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	mode := uint32(0o644)
 	if o.Mode != 0 {
 		mode = unixPerm(o.Mode)
+		if s.refusesSetid(mode) {
+			return 0, setidErr(OpWrite, ap)
+		}
 	}
 	flags := unix.O_WRONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
 	if o.Append {
@@ -86,6 +89,13 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 			unix.Fchmod(fd, mode) // past the umask
 		}
 		s.emit(ctx, journal.Create, ap, "", false)
+	}
+	if !created && st.Mode&setidBits != 0 && s.keptMode(st.Mode) != st.Mode {
+		// Root keeps set-id bits through a write (CAP_FSETID): drop them
+		// before the first byte, as the kernel does for anyone else.
+		if err := unix.Fchmod(fd, s.keptMode(st.Mode&0o7777)); err != nil {
+			return 0, pathErr(OpWrite, ap, err)
+		}
 	}
 	if !o.Append && !created {
 		if err := unix.Ftruncate(fd, 0); err != nil {

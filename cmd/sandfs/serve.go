@@ -42,6 +42,7 @@ type serveConfig struct {
 	directMount     bool
 	mountCache      time.Duration
 	debugListen     string // loopback ADDR for Go's profiles (debug.go); "" = none
+	allowSetid      bool   // API calls may make setuid and setgid files (core/setid.go)
 }
 
 const (
@@ -90,6 +91,7 @@ without a token unless --insecure-no-token says so (then it logs a warning). The
 		fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 120*time.Second, "how long (`DURATION`) an idle keep-alive connection stays open")
 		fs.Var(&cfg.maxHeaderBytes, "max-header-bytes", "`SIZE` of the largest request line and headers (431 over it)")
 		fs.BoolVar(&cfg.insecureNoToken, "insecure-no-token", false, "serve on a non-loopback address without a token (anyone who reaches it may read and write the sandbox)")
+		fs.BoolVar(&cfg.allowSetid, "allow-setid", false, "let API callers make setuid and setgid files (chmod, write modes, kept on replace, preserveAttrs); without it they are refused or dropped, since the daemon's root would own them")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -131,8 +133,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			log.Info("created sandbox root", "sandbox", d.name, "root", d.dir)
 		}
 		sb, err := core.Open(d.name, d.dir, core.Options{
-			Workdir: cfg.workdir,
-			Limits:  core.Limits{TarEntries: cfg.maxTarEntries, TarBytes: int64(cfg.maxTarBytes)},
+			Workdir:    cfg.workdir,
+			Limits:     core.Limits{TarEntries: cfg.maxTarEntries, TarBytes: int64(cfg.maxTarBytes)},
+			AllowSetid: cfg.allowSetid,
 		})
 		if err != nil {
 			return fmt.Errorf("sandbox %s: %w", d.name, err)
