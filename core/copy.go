@@ -36,8 +36,9 @@ type copied struct {
 // Copy copies from to to. Neither final component is followed: a symlink is
 // copied as a symlink, at the top as anywhere below. A regular file's data
 // is cloned (FICLONE, a reflink where the filesystem shares extents) or
-// copied in the kernel (copy_file_range), and its mode is kept; a directory
-// is copied whole, entries walked by fd with O_NOFOLLOW; FIFOs, sockets and
+// copied in the kernel (copy_file_range), and its mode is kept less setuid
+// and setgid (dropped as GNU cp drops them; setid.go); a directory is copied
+// whole, entries walked by fd with O_NOFOLLOW; FIFOs, sockets and
 // devices inside a tree are skipped (at the top they are EINVAL).
 //
 // The copy is built under a temp name beside the destination and renamed

@@ -15,7 +15,8 @@ const OpPreserve = "preserve"
 // PreserveAttrs gives every entry of the tree at to (a copy of from, as Copy
 // made it) the owner, group, mode, access and modification times and
 // extended attributes of its counterpart in from (cp -p with xattrs). Entries
-// of to that from lacks are left alone. An owner the daemon may not give
+// of to that from lacks are left alone. A non-directory's setuid and setgid
+// bits are copied only with Options.AllowSetid (setid.go). An owner the daemon may not give
 // (EPERM when not root) is skipped, as cp -p does. Times are set children
 // first, so a directory keeps its own. Each entry changed is one chmod event.
 func (s *Sandbox) PreserveAttrs(ctx context.Context, from, to string) error {

@@ -18,7 +18,8 @@ type WriteOptions struct {
 	// MkdirParents creates missing parent directories (mode 0755).
 	MkdirParents bool
 	// Mode of a new file (default 0644); an existing file keeps its mode,
-	// owner and group unless Mode is set.
+	// owner and group unless Mode is set. Setuid and setgid are refused in
+	// Mode and dropped from a kept mode unless allowed (setid.go).
 	Mode fs.FileMode
 }
 

@@ -15,7 +15,7 @@ import (
 type InPlaceOptions struct {
 	Append       bool        // add to the end instead of truncating
 	MkdirParents bool        // create missing parents (mode 0755)
-	Mode         fs.FileMode // mode of a new file (default 0644); an existing file keeps its own
+	Mode         fs.FileMode // mode of a new file (default 0644); an existing file keeps its own (less setuid and setgid unless allowed: setid.go)
 }
 
 // WriteInPlace streams r into the file at p through the file itself: the
