@@ -215,7 +215,7 @@ func TestTarMergeSymlinkRaceDaemon(t *testing.T) {
 	must(t, os.Chown(filepath.Join(dd, "sub"), testenv.Nobody, testenv.Nobody))
 	a := testenv.StartAttacker(t, "TestNobodyAttacker", "exchange", dd, "sub", v.path)
 	body := tarBytes("sub", 200)
-	rounds := raceRounds(t, 20)
+	rounds := raceRounds(t, 12)
 	codes := map[int]int{}
 	for i := 0; i < rounds; i++ {
 		path := "/v1/fs/upload-batch?path=/p/d"
