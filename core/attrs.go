@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/internal/safeat"
 )
 
 // OpChmod and OpChown name failures of Chmod and Chown.
@@ -29,9 +30,20 @@ const MaxAttrPaths = 1000
 // final symlink of p itself, and with recursive of everything under it.
 // Symlinks met inside the tree are left alone (their mode means nothing on
 // Linux). Each entry changed is one chmod event (Setattr claims and tells).
+//
+// Without Options.AllowSetid a mode with setuid or setgid is EPERM for a
+// non-directory, and for any recursive Chmod, and nothing changes (setid.go).
 func (s *Sandbox) Chmod(ctx context.Context, p string, mode uint32, recursive bool) (AttrResult, error) {
 	m := mode & 0o7777
-	return s.attrTree(ctx, OpChmod, p, recursive, false, SetAttr{Mode: &m})
+	a := SetAttr{Mode: &m}
+	if s.refusesSetid(m) {
+		if recursive {
+			ap, _ := s.Clean(p)
+			return AttrResult{}, setidErr(OpChmod, ap)
+		}
+		a.setidDirOnly = true
+	}
+	return s.attrTree(ctx, OpChmod, p, recursive, false, a)
 }
 
 // Chown changes the owner (uid >= 0) and group (gid >= 0) of p, following a
@@ -101,6 +113,9 @@ func (s *Sandbox) attrTree(ctx context.Context, op, p string, recursive, links b
 func relabel(err error, op string) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
+		if pe.Err == ErrSetid {
+			return setidErr(op, pe.Path)
+		}
 		return pathErr(op, pe.Path, pe.Err)
 	}
 	return err
@@ -109,20 +124,19 @@ func relabel(err error, op string) error {
 // setattrFd applies a to the file fd (an O_PATH|O_NOFOLLOW handle) without
 // telling the journal, for PreserveAttrs, which tells once per entry.
 func setattrFd(fd int, a SetAttr) error {
-	proc := "/proc/self/fd/" + strconv.Itoa(fd)
 	if a.Uid != nil || a.Gid != nil {
 		uid, gid := a.owner()
-		if err := unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil && err != unix.EPERM {
+		if err := safeat.Chown(fd, uid, gid); err != nil && err != unix.EPERM {
 			return err // like cp -p, an owner we may not give is not an error
 		}
 	}
 	if a.Mode != nil {
-		if err := unix.Fchmodat(unix.AT_FDCWD, proc, *a.Mode, 0); err != nil {
+		if err := safeat.Chmod(fd, *a.Mode); err != nil {
 			return err
 		}
 	}
 	if a.Atime != nil || a.Mtime != nil {
-		if err := unix.UtimesNanoAt(fd, "", a.times(), unix.AT_EMPTY_PATH); err != nil {
+		if err := safeat.Utimes(fd, a.times()); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/internal/safeat"
 )
 
 // OpCopy names copy failures.
@@ -35,8 +36,9 @@ type copied struct {
 // Copy copies from to to. Neither final component is followed: a symlink is
 // copied as a symlink, at the top as anywhere below. A regular file's data
 // is cloned (FICLONE, a reflink where the filesystem shares extents) or
-// copied in the kernel (copy_file_range), and its mode is kept; a directory
-// is copied whole, entries walked by fd with O_NOFOLLOW; FIFOs, sockets and
+// copied in the kernel (copy_file_range), and its mode is kept less setuid
+// and setgid (dropped as GNU cp drops them; setid.go); a directory is copied
+// whole, entries walked by fd with O_NOFOLLOW; FIFOs, sockets and
 // devices inside a tree are skipped (at the top they are EINVAL).
 //
 // The copy is built under a temp name beside the destination and renamed
@@ -142,7 +144,10 @@ func (c *copier) entry(sdir int, sname string, st *unix.Stat_t, ddir int, dname,
 	if err := c.ctx.Err(); err != nil {
 		return err
 	}
-	mode := st.Mode & 0o7777
+	// Without PreserveAttrs a copy drops setuid and setgid, as GNU cp does:
+	// the copy is the daemon's (or the context's owner's), not the source
+	// owner's, and root must not hand out its own set-id files.
+	mode := st.Mode & 0o7777 &^ (unix.S_ISUID | unix.S_ISGID)
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		n, err := copyFileAt(c.ctx, sdir, sname, ddir, dname, mode)
@@ -164,17 +169,22 @@ func (c *copier) entry(sdir int, sname string, st *unix.Stat_t, ddir int, dname,
 		}
 		*c.made = append(*c.made, copied{rel: rel})
 	case unix.S_IFDIR:
-		if err := unix.Mkdirat(ddir, dname, 0o700); err != nil {
+		// Everything after the mkdir goes through the descriptor of the
+		// directory made: whoever owns ddir may swap the name for a symlink
+		// meanwhile (the chmod once followed it out of the root).
+		dfd, err := mkdirOpen(ddir, dname)
+		if err != nil {
 			return err
 		}
+		defer unix.Close(dfd)
 		*c.made = append(*c.made, copied{rel: rel, isDir: true})
-		if err := c.dir(sdir, sname, ddir, dname, rel); err != nil {
+		if err := c.dir(sdir, sname, dfd, rel); err != nil {
 			return err
 		}
-		if err := chownNewAt(c.ctx, ddir, dname); err != nil {
+		if err := chownNewFd(c.ctx, dfd); err != nil {
 			return err
 		}
-		if err := unix.Fchmodat(ddir, dname, mode, 0); err != nil {
+		if err := safeat.Chmod(dfd, mode); err != nil {
 			return err
 		}
 	default:
@@ -184,18 +194,15 @@ func (c *copier) entry(sdir int, sname string, st *unix.Stat_t, ddir int, dname,
 	return nil
 }
 
-func (c *copier) dir(sdir int, sname string, ddir int, dname, rel string) error {
+// dir copies the entries of the directory sname in sdir into the directory
+// dfd holds.
+func (c *copier) dir(sdir int, sname string, dfd int, rel string) error {
 	sfd, err := unix.Openat(sdir, sname, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	sd := os.NewFile(uintptr(sfd), sname)
 	defer sd.Close()
-	dfd, err := unix.Openat(ddir, dname, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dfd)
 	for {
 		names, rerr := sd.Readdirnames(512)
 		for _, n := range names {
@@ -274,4 +281,32 @@ func copyFileAt(ctx context.Context, sdir int, sname string, ddir int, dname str
 		return 0, err
 	}
 	return n, dst.Close()
+}
+
+// mkdirOpen makes the directory name in dirfd (0700) and opens it
+// (O_PATH|O_NOFOLLOW), refusing with EEXIST a directory this process did
+// not make: one whoever owns dirfd put there between the mkdir and the open
+// (no one but root can make a directory the daemon's; a daemon that is not
+// root acts only as itself). Later changes go through the descriptor.
+func mkdirOpen(dirfd int, name string) (int, error) {
+	if err := unix.Mkdirat(dirfd, name, 0o700); err != nil {
+		return -1, err
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ELOOP || err == unix.ENOTDIR {
+			err = unix.EEXIST
+		}
+		return -1, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	if int(st.Uid) != daemonUid || st.Mode&0o777 != 0o700 {
+		unix.Close(fd)
+		return -1, unix.EEXIST
+	}
+	return fd, nil
 }

@@ -2,11 +2,11 @@ package core
 
 import (
 	"context"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/internal/safeat"
 )
 
 // OpPreserve names failures of PreserveAttrs.
@@ -15,7 +15,8 @@ const OpPreserve = "preserve"
 // PreserveAttrs gives every entry of the tree at to (a copy of from, as Copy
 // made it) the owner, group, mode, access and modification times and
 // extended attributes of its counterpart in from (cp -p with xattrs). Entries
-// of to that from lacks are left alone. An owner the daemon may not give
+// of to that from lacks are left alone. A non-directory's setuid and setgid
+// bits are copied only with Options.AllowSetid (setid.go). An owner the daemon may not give
 // (EPERM when not root) is skipped, as cp -p does. Times are set children
 // first, so a directory keeps its own. Each entry changed is one chmod event.
 func (s *Sandbox) PreserveAttrs(ctx context.Context, from, to string) error {
@@ -87,6 +88,9 @@ func (s *Sandbox) preserveOne(sp, dp string) error {
 	a := SetAttr{Uid: &uid, Gid: &gid}
 	if !link {
 		mode := st.Mode & 0o7777
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			mode = s.keptMode(mode) // setid.go
+		}
 		a.Mode = &mode
 		if err := copyXattrs(sfd, dfd); err != nil {
 			return err
@@ -102,9 +106,7 @@ func (s *Sandbox) preserveOne(sp, dp string) error {
 // namespace the daemon may not write (trusted.*, security.* when not root)
 // is skipped.
 func copyXattrs(sfd, dfd int) error {
-	sp := "/proc/self/fd/" + strconv.Itoa(sfd)
-	dp := "/proc/self/fd/" + strconv.Itoa(dfd)
-	n, err := unix.Listxattr(sp, nil)
+	n, err := safeat.Listxattr(sfd, nil)
 	if err != nil || n == 0 {
 		if err == unix.EOPNOTSUPP || err == unix.ENOTSUP {
 			return nil
@@ -112,7 +114,7 @@ func copyXattrs(sfd, dfd int) error {
 		return err
 	}
 	list := make([]byte, n)
-	if n, err = unix.Listxattr(sp, list); err != nil {
+	if n, err = safeat.Listxattr(sfd, list); err != nil {
 		return err
 	}
 	list = list[:n]
@@ -129,15 +131,15 @@ func copyXattrs(sfd, dfd int) error {
 		if name == "" {
 			continue
 		}
-		vn, err := unix.Getxattr(sp, name, nil)
+		vn, err := safeat.Getxattr(sfd, name, nil)
 		if err != nil {
 			continue
 		}
 		val := make([]byte, vn)
-		if vn, err = unix.Getxattr(sp, name, val); err != nil {
+		if vn, err = safeat.Getxattr(sfd, name, val); err != nil {
 			continue
 		}
-		if err := unix.Setxattr(dp, name, val[:vn], 0); err != nil {
+		if err := safeat.Setxattr(dfd, name, val[:vn], 0); err != nil {
 			if err == unix.EPERM || err == unix.EACCES || err == unix.EOPNOTSUPP {
 				continue
 			}

@@ -28,6 +28,32 @@
 // syscalls, so the last component is never followed unless the operation
 // says so.
 //
+// # Changing what an operation made
+//
+// Resolution confines a path, but the last syscall of an operation can
+// still follow a symlink: whoever owns a directory in the root (the
+// attacker of issue 16 owns a destination's parent) may swap a name the
+// daemon just made, its .sandfs-*.part temp directory say, for a symlink to
+// a host file between two calls. So a mode, owner, time or xattr change
+// never goes through a name that can follow: it goes through the descriptor
+// the operation holds (a directory it made is opened at once, O_NOFOLLOW,
+// and refused unless the daemon owns it: mkdirOpen), or through a name with
+// AT_SYMLINK_NOFOLLOW. The primitives live in sandfs/internal/safeat (its
+// doc.go says why each cannot follow); .ci/syscheck, run by make layering,
+// fails a direct call of fchmodat, fchownat, utimensat, the xattr calls, or
+// os.Chmod and friends anywhere else, and an openat or fstatat of a name
+// without O_NOFOLLOW or AT_SYMLINK_NOFOLLOW.
+//
+// # Setuid and setgid
+//
+// The daemon is root acting for callers who are not. Unless the Sandbox is
+// opened with Options.AllowSetid (serve --allow-setid), no API operation
+// makes a setuid or setgid non-directory: asked for (Chmod, a write's
+// Mode) it is refused with [ErrSetid] (EPERM), inherited (a file replaced or
+// written in place, PreserveAttrs) the bits are dropped, and tar entries
+// never carry them. Copy drops them always, as GNU cp does. setid.go says
+// why and what stays allowed.
+//
 // # Error handling
 //
 // Every error is an *fs.PathError whose Path is the API path and whose Err is
@@ -126,5 +152,8 @@
 // entry is refused on its declared size (for a GNU sparse entry, the logical
 // size) against what is left of the byte limit before anything is written,
 // and a sparse entry is written with holes, so a few KiB of archive never
-// costs a terabyte of zeros.
+// costs a terabyte of zeros. Directory
+// modes are set last, each directory opened again below the stage one
+// component at a time with O_NOFOLLOW and changed through its descriptor;
+// the stage itself, and a directory merged into, likewise.
 package core

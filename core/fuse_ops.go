@@ -3,11 +3,11 @@ package core
 import (
 	"context"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/internal/safeat"
 )
 
 // Operations for the FUSE mirror. The kernel speaks in single syscalls
@@ -188,7 +188,7 @@ func (s *Sandbox) makeAt(ctx context.Context, op, p string, uid, gid int, mode u
 		return pathErr(op, ap, err)
 	}
 	if uid, gid, setgidDir, ok := callerOwner(dirfd, uid, gid); ok {
-		if unix.Fchownat(dirfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW) == nil && mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+		if safeat.LchownAt(dirfd, name, uid, gid) == nil && mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
 			if isDir && setgidDir {
 				mode |= unix.S_ISGID // a directory made in a setgid one stays setgid
 			}
@@ -322,6 +322,9 @@ type SetAttr struct {
 	Uid, Gid     *int
 	Size         *int64
 	Atime, Mtime *unix.Timespec // unix.UTIME_NOW in Nsec for "now"
+	// setidDirOnly refuses (EPERM) a Mode with set-id bits unless the file
+	// is a directory, checked on the descriptor changed (setid.go).
+	setidDirOnly bool
 }
 
 // Setattr changes the attributes of p, through fd when fd >= 0 (an open
@@ -348,21 +351,29 @@ func (s *Sandbox) setattr(ctx context.Context, p string, fd int, a SetAttr) erro
 		defer unix.Close(pfd)
 		fd = pfd
 	}
-	proc := "/proc/self/fd/" + strconv.Itoa(fd)
 	if a.Mode != nil {
-		if err := unix.Fchmodat(unix.AT_FDCWD, proc, *a.Mode&0o7777, 0); err != nil {
+		if a.setidDirOnly {
+			var st unix.Stat_t
+			if err := unix.Fstat(fd, &st); err != nil {
+				return pathErr(OpSetattr, ap, err)
+			}
+			if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				return setidErr(OpSetattr, ap)
+			}
+		}
+		if err := safeat.Chmod(fd, *a.Mode&0o7777); err != nil {
 			return pathErr(OpSetattr, ap, err)
 		}
 	}
 	if a.Uid != nil || a.Gid != nil {
 		uid, gid := a.owner()
-		if err := unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil {
+		if err := safeat.Chown(fd, uid, gid); err != nil {
 			return pathErr(OpSetattr, ap, err)
 		}
 	}
 	if a.Size != nil {
 		// Truncate through a writable fd opened on the same inode.
-		wfd, err := unix.Open(proc, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		wfd, err := safeat.Reopen(fd, unix.O_WRONLY|unix.O_NONBLOCK)
 		if err != nil {
 			return pathErr(OpSetattr, ap, err)
 		}
@@ -373,7 +384,7 @@ func (s *Sandbox) setattr(ctx context.Context, p string, fd int, a SetAttr) erro
 		}
 	}
 	if a.Atime != nil || a.Mtime != nil {
-		if err := unix.UtimesNanoAt(fd, "", a.times(), unix.AT_EMPTY_PATH); err != nil {
+		if err := safeat.Utimes(fd, a.times()); err != nil {
 			return pathErr(OpSetattr, ap, err)
 		}
 	}
@@ -397,21 +408,21 @@ func (s *Sandbox) chmodNoFollow(dirfd int, name string, mode uint32) {
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		return
 	}
-	unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), mode, 0)
+	safeat.Chmod(fd, mode)
 }
 
-// xattrAt runs fn on a /proc/self/fd path naming exactly the file at p.
-func (s *Sandbox) xattrAt(p string, fn func(path string) error) error {
+// xattrAt runs fn on a descriptor of exactly the file at p.
+func (s *Sandbox) xattrAt(p string, fn func(fd int) error) error {
 	ap, err := s.Clean(p)
 	if err != nil {
 		return err
 	}
-	fd, proc, err := s.xattrTarget(ap, false)
+	fd, err := s.xattrTarget(ap, false)
 	if err != nil {
 		return pathErr(OpXattr, ap, err)
 	}
 	defer unix.Close(fd)
-	if err := fn(proc); err != nil {
+	if err := fn(fd); err != nil {
 		return pathErr(OpXattr, ap, err)
 	}
 	return nil
@@ -422,8 +433,8 @@ func (s *Sandbox) xattrAt(p string, fn func(path string) error) error {
 func (s *Sandbox) Getxattr(ctx context.Context, p, name string, dest []byte) (int, error) {
 	s.fuseOps[fopGetxattr].Add(1)
 	var n int
-	err := s.xattrAt(p, func(path string) (err error) {
-		n, err = unix.Getxattr(path, name, dest)
+	err := s.xattrAt(p, func(fd int) (err error) {
+		n, err = safeat.Getxattr(fd, name, dest)
 		return err
 	})
 	return n, err
@@ -433,8 +444,8 @@ func (s *Sandbox) Getxattr(ctx context.Context, p, name string, dest []byte) (in
 func (s *Sandbox) Listxattr(ctx context.Context, p string, dest []byte) (int, error) {
 	s.fuseOps[fopListxattr].Add(1)
 	var n int
-	err := s.xattrAt(p, func(path string) (err error) {
-		n, err = unix.Listxattr(path, dest)
+	err := s.xattrAt(p, func(fd int) (err error) {
+		n, err = safeat.Listxattr(fd, dest)
 		return err
 	})
 	return n, err
@@ -447,7 +458,7 @@ func (s *Sandbox) Setxattr(ctx context.Context, p, name string, data []byte, fla
 	if err != nil {
 		return err
 	}
-	return s.changeXattr(ctx, ap, false, func(proc string) error { return unix.Setxattr(proc, name, data, flags) })
+	return s.changeXattr(ctx, ap, false, func(fd int) error { return safeat.Setxattr(fd, name, data, flags) })
 }
 
 // Removexattr removes the extended attribute name of p; told as chmod.
@@ -457,7 +468,7 @@ func (s *Sandbox) Removexattr(ctx context.Context, p, name string) error {
 	if err != nil {
 		return err
 	}
-	return s.changeXattr(ctx, ap, false, func(proc string) error { return unix.Removexattr(proc, name) })
+	return s.changeXattr(ctx, ap, false, func(fd int) error { return safeat.Removexattr(fd, name) })
 }
 
 // Statfs reports the filesystem holding the root.

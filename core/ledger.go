@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/internal/safeat"
 )
 
 // The ledger is how a change made by core (or the mirror) is told once: the
@@ -198,7 +199,7 @@ func (c *Claim) Done() {
 // number). Without a slot they close at once: better a duplicate event
 // than a lost one.
 func (l *ledger) mark(ids ...uint64) {
-	if sl, ok := l.takeSlot(); !ok || unix.Fchmodat(l.ctlFd, sl, 0o600, 0) != nil {
+	if sl, ok := l.takeSlot(); !ok || safeat.ChmodAt(l.ctlFd, sl, 0o600) != nil {
 		for _, id := range ids {
 			l.close(id)
 		}

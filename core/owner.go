@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/internal/safeat"
 )
 
 // Owner is the account that owns the files and directories an operation
@@ -41,17 +43,17 @@ func chownNewAt(ctx context.Context, dirfd int, name string) error {
 	if !ok {
 		return nil
 	}
-	return unix.Fchownat(dirfd, name, o.Uid, o.Gid, unix.AT_SYMLINK_NOFOLLOW)
+	return safeat.LchownAt(dirfd, name, o.Uid, o.Gid)
 }
 
-// chownNewFd gives the open file fd (just created by this operation) to the
-// owner in ctx, if any.
+// chownNewFd gives the file fd (just created by this operation; an O_PATH
+// descriptor too) to the owner in ctx, if any.
 func chownNewFd(ctx context.Context, fd int) error {
 	o, ok := OwnerOf(ctx)
 	if !ok {
 		return nil
 	}
-	return unix.Fchown(fd, o.Uid, o.Gid)
+	return safeat.Chown(fd, o.Uid, o.Gid)
 }
 
 // The daemon's effective ids, which it never changes: asked once, not at

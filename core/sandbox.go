@@ -28,6 +28,9 @@ type Options struct {
 	// NoOpenat2 forces the user-space resolution walk even where openat2
 	// works (tests use it to hold both paths to the same rules).
 	NoOpenat2 bool
+	// AllowSetid lets API operations make setuid and setgid files
+	// (serve --allow-setid); see setid.go.
+	AllowSetid bool
 }
 
 // Sandbox is one directory tree served under a name. It owns an open fd on
@@ -39,6 +42,7 @@ type Sandbox struct {
 	workdir    string
 	openat2    bool
 	limits     Limits
+	allowSetid bool // setid.go
 	journal    *journal.Journal
 	ledger     ledger
 	out        outbox // the notifier's events, in order with the daemon's (outbox.go)
@@ -61,7 +65,7 @@ func Open(name, dir string, o Options) (*Sandbox, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open sandbox root", Path: dir, Err: err}
 	}
-	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, journal: journal.New(), watchReady: make(chan struct{}),
+	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), watchReady: make(chan struct{}),
 		opened: time.Now(), sweepDone: make(chan struct{})}
 	if s.limits.TarEntries <= 0 {
 		s.limits.TarEntries = DefaultLimits.TarEntries

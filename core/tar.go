@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/internal/safeat"
 )
 
 // TarMode says how an archive meets an existing destination.
@@ -118,12 +119,12 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 	stage := tempName()
 	claim := s.Claim(da, join(base, stage))
 	defer claim.Done()
-	if err := unix.Mkdirat(basefd, stage, 0o700); err != nil {
-		return fail(err)
-	}
-	stagefd, err := unix.Openat(basefd, stage, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	// The stage is held by its descriptor from its mkdir on, and every
+	// change to it (its mode when it becomes dest) goes through that: whoever
+	// owns base may rename it and put a symlink in its place.
+	stagefd, err := mkdirOpen(basefd, stage)
 	if err != nil {
-		unix.Unlinkat(basefd, stage, unix.AT_REMOVEDIR)
+		unix.Unlinkat(basefd, stage, unix.AT_REMOVEDIR) // only if empty
 		return fail(err)
 	}
 	defer func() {
@@ -148,7 +149,7 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 		if err != nil {
 			return fail(err)
 		}
-		unix.Fchmodat(basefd, stage, 0o755, 0)
+		safeat.Chmod(stagefd, 0o755)
 		err = renameNoReplace(basefd, stage, dirfd, name)
 		unix.Close(dirfd)
 		if err == unix.EEXIST && o.Mode == TarMerge {
@@ -255,12 +256,39 @@ func (x *extractor) run(ctx context.Context, r io.Reader) ([]string, error) {
 	}
 	// Directory modes last, deepest first, so a read-only directory does not
 	// stop its own entries from being written.
+	// Each is opened anew, one component at a time and never through a
+	// symlink, and changed through its descriptor.
 	for i := len(x.dirs) - 1; i >= 0; i-- {
 		d := x.dirs[i]
-		unix.Fchmodat(x.stagefd, d.name, d.mode, 0)
-		setTimes(x.stagefd, d.name, d.hdr)
+		fd, err := x.openStaged(d.name)
+		if err != nil {
+			continue // not the directory staged any more: not ours to change
+		}
+		safeat.Chmod(fd, d.mode)
+		if ts, ok := tarTimes(d.hdr); ok {
+			safeat.Utimes(fd, ts)
+		}
+		unix.Close(fd)
 	}
 	return names, nil
+}
+
+// openStaged opens (O_PATH) the staged directory name, a path below the
+// stage, one component at a time with O_NOFOLLOW.
+func (x *extractor) openStaged(name string) (int, error) {
+	fd, err := unix.Dup(x.stagefd)
+	if err != nil {
+		return -1, err
+	}
+	for _, c := range strings.Split(name, "/") {
+		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+	}
+	return fd, nil
 }
 
 // entryName validates and cleans an archive member's name.
@@ -459,12 +487,21 @@ func checkSymlink(entry, name, target string) error {
 	return nil
 }
 
+// setTimes gives name (one component) in dirfd the entry's modification
+// time; a symlink is changed itself.
 func setTimes(dirfd int, name string, hdr *tar.Header) {
-	if hdr.ModTime.IsZero() {
-		return
+	if ts, ok := tarTimes(hdr); ok {
+		safeat.LutimesAt(dirfd, name, ts)
 	}
-	ts := []unix.Timespec{unix.NsecToTimespec(hdr.ModTime.UnixNano()), unix.NsecToTimespec(hdr.ModTime.UnixNano())}
-	unix.UtimesNanoAt(dirfd, name, ts, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// tarTimes is the atime and mtime an entry gives (its mtime for both).
+func tarTimes(hdr *tar.Header) ([]unix.Timespec, bool) {
+	if hdr.ModTime.IsZero() {
+		return nil, false
+	}
+	t := unix.NsecToTimespec(hdr.ModTime.UnixNano())
+	return []unix.Timespec{t, t}, true
 }
 
 // mergeCheck walks the staged tree against dest and refuses, before anything
@@ -499,14 +536,19 @@ func merge(ctx context.Context, src, dst int) error {
 		case err != nil:
 			return unix.Renameat(src, name, dst, name)
 		case srcIsDir && dstIsDir:
-			if err := withDirs(src, dst, name, func(s, d int) error { return merge(ctx, s, d) }); err != nil {
-				return err
-			}
-			var sst unix.Stat_t
-			if unix.Fstatat(src, name, &sst, unix.AT_SYMLINK_NOFOLLOW) == nil {
-				unix.Fchmodat(dst, name, sst.Mode&0o777, 0)
-			}
-			return nil
+			// The mode goes through the descriptor of the directory merged
+			// into: whoever owns dst may swap the name for a symlink
+			// meanwhile.
+			return withDirs(src, dst, name, func(s, d int) error {
+				if err := merge(ctx, s, d); err != nil {
+					return err
+				}
+				var sst unix.Stat_t
+				if unix.Fstat(s, &sst) == nil {
+					safeat.Chmod(d, sst.Mode&0o777)
+				}
+				return nil
+			})
 		case srcIsDir:
 			if err := unix.Unlinkat(dst, name, 0); err != nil {
 				return err

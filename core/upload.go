@@ -26,7 +26,8 @@ const UploadPrefix = TempPrefix + "upload-"
 // sees the old file or the whole new one. Like the AIO daemon, it reports
 // the spool file's life in the journal as the kernel saw it: create, write
 // and chmod on the .part name, then a rename onto p with old_path the .part.
-// An existing target's mode (and, where the daemon may, owner) is kept; a
+// An existing target's mode (less setuid and setgid, setid.go) and, where
+// the daemon may, owner are kept; a
 // new file is 0644, owned by the owner in ctx when there is one. It returns
 // the API path written and its size. On any error, r failing half-way
 // included, the old content stays whole and the spool file is removed.
@@ -60,7 +61,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader) (string, in
 	case err == nil && notRegular(st.Mode):
 		return "", 0, pathErr(OpUpload, ap, unix.EINVAL)
 	case err == nil:
-		mode = st.Mode & 0o7777
+		mode = s.keptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
 	case err != unix.ENOENT:
 		return "", 0, pathErr(OpUpload, ap, err)

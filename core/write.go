@@ -18,7 +18,8 @@ type WriteOptions struct {
 	// MkdirParents creates missing parent directories (mode 0755).
 	MkdirParents bool
 	// Mode of a new file (default 0644); an existing file keeps its mode,
-	// owner and group unless Mode is set.
+	// owner and group unless Mode is set. Setuid and setgid are refused in
+	// Mode and dropped from a kept mode unless allowed (setid.go).
 	Mode fs.FileMode
 }
 
@@ -52,13 +53,16 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		return 0, pathErr(OpWrite, ap, unix.EINVAL)
 	case err == nil:
 		existed = true
-		mode = st.Mode & 0o7777
+		mode = s.keptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
 	case err != unix.ENOENT:
 		return 0, pathErr(OpWrite, ap, err)
 	}
 	if o.Mode != 0 {
 		mode = unixPerm(o.Mode)
+		if s.refusesSetid(mode) {
+			return 0, setidErr(OpWrite, ap)
+		}
 	}
 
 	dir, _ := split(ap)

@@ -2,32 +2,28 @@ package core
 
 import (
 	"context"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/internal/safeat"
 )
 
 // maxXattrValue is the largest value the kernel takes (XATTR_SIZE_MAX).
 const maxXattrValue = 64 << 10
 
 // xattrTarget resolves p (following a final symlink within the root) to an
-// O_PATH fd and the magic-link name that reaches the very file it holds.
-// The xattr syscalls are given "/proc/self/fd/N", never a host path, so no
-// rename racing the request can redirect them.
+// O_PATH fd. The xattr calls of internal/safeat take it and reach the very
+// file it holds through its /proc/self/fd magic link, never a host path, so
+// no rename racing the request can redirect them.
 // With follow false a final symlink is the file itself (the mirror's view).
-func (s *Sandbox) xattrTarget(ap string, follow bool) (int, string, error) {
+func (s *Sandbox) xattrTarget(ap string, follow bool) (int, error) {
 	flags := unix.O_PATH
 	if !follow {
 		flags |= unix.O_NOFOLLOW
 	}
-	fd, err := s.openat(ap, flags, 0)
-	if err != nil {
-		return -1, "", err
-	}
-	return fd, "/proc/self/fd/" + strconv.Itoa(fd), nil
+	return s.openat(ap, flags, 0)
 }
 
 // Xattrs returns the extended attributes of the file at p: every one when
@@ -37,26 +33,26 @@ func (s *Sandbox) Xattrs(ctx context.Context, p, name string) (string, map[strin
 	if err != nil {
 		return "", nil, err
 	}
-	fd, proc, err := s.xattrTarget(ap, true)
+	fd, err := s.xattrTarget(ap, true)
 	if err != nil {
 		return ap, nil, pathErr(OpXattr, ap, err)
 	}
 	defer unix.Close(fd)
 	out := map[string][]byte{}
 	if name != "" {
-		v, err := getxattr(proc, name)
+		v, err := getxattr(fd, name)
 		if err != nil {
 			return ap, nil, pathErr(OpXattr, ap, err)
 		}
 		out[name] = v
 		return ap, out, nil
 	}
-	names, err := listxattr(proc)
+	names, err := listxattr(fd)
 	if err != nil {
 		return ap, nil, pathErr(OpXattr, ap, err)
 	}
 	for _, n := range names {
-		v, err := getxattr(proc, n)
+		v, err := getxattr(fd, n)
 		if err == unix.ENODATA {
 			continue // removed meanwhile
 		}
@@ -81,7 +77,7 @@ func (s *Sandbox) SetXattr(ctx context.Context, p, name string, value []byte) (s
 	if len(value) > maxXattrValue {
 		return ap, pathErr(OpXattr, ap, unix.E2BIG)
 	}
-	return ap, s.changeXattr(ctx, ap, true, func(proc string) error { return unix.Setxattr(proc, name, value, 0) })
+	return ap, s.changeXattr(ctx, ap, true, func(fd int) error { return safeat.Setxattr(fd, name, value, 0) })
 }
 
 // RemoveXattr removes one extended attribute of the file at p (ENODATA when
@@ -94,22 +90,22 @@ func (s *Sandbox) RemoveXattr(ctx context.Context, p, name string) (string, erro
 	if name == "" || strings.IndexByte(name, 0) >= 0 {
 		return ap, pathErr(OpXattr, ap, unix.EINVAL)
 	}
-	return ap, s.changeXattr(ctx, ap, true, func(proc string) error { return unix.Removexattr(proc, name) })
+	return ap, s.changeXattr(ctx, ap, true, func(fd int) error { return safeat.Removexattr(fd, name) })
 }
 
 // changeXattr runs change on the /proc/self/fd name of the file at the
 // clean API path ap, under a claim, and reports a chmod event (an attribute
 // change, as inotify's IN_ATTRIB tells it). The REST routes and the mirror
 // both change attributes through it.
-func (s *Sandbox) changeXattr(ctx context.Context, ap string, follow bool, change func(proc string) error) error {
-	fd, proc, err := s.xattrTarget(ap, follow)
+func (s *Sandbox) changeXattr(ctx context.Context, ap string, follow bool, change func(fd int) error) error {
+	fd, err := s.xattrTarget(ap, follow)
 	if err != nil {
 		return pathErr(OpXattr, ap, err)
 	}
 	defer unix.Close(fd)
 	claim := s.Claim(ap)
 	defer claim.Done()
-	if err := change(proc); err != nil {
+	if err := change(fd); err != nil {
 		return pathErr(OpXattr, ap, err)
 	}
 	s.emitFd(ctx, journal.Chmod, ap, fd)
@@ -137,10 +133,10 @@ func (s *Sandbox) emitStat(ctx context.Context, typ journal.Type, ap string, st 
 	s.record(ctx, e)
 }
 
-func getxattr(proc, name string) ([]byte, error) {
+func getxattr(fd int, name string) ([]byte, error) {
 	for size := 256; ; size = maxXattrValue {
 		buf := make([]byte, size)
-		n, err := unix.Getxattr(proc, name, buf)
+		n, err := safeat.Getxattr(fd, name, buf)
 		if err == unix.ERANGE && size < maxXattrValue {
 			continue
 		}
@@ -151,9 +147,9 @@ func getxattr(proc, name string) ([]byte, error) {
 	}
 }
 
-func listxattr(proc string) ([]string, error) {
+func listxattr(fd int) ([]string, error) {
 	for {
-		n, err := unix.Listxattr(proc, nil)
+		n, err := safeat.Listxattr(fd, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -161,7 +157,7 @@ func listxattr(proc string) ([]string, error) {
 			return nil, nil
 		}
 		buf := make([]byte, n)
-		n, err = unix.Listxattr(proc, buf)
+		n, err = safeat.Listxattr(fd, buf)
 		if err == unix.ERANGE {
 			continue // grew meanwhile
 		}

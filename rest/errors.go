@@ -192,6 +192,8 @@ func classify(err error) errKind {
 		return k
 	}
 	switch {
+	case errors.Is(err, core.ErrSetid):
+		k.Detail = fmt.Sprintf("%s %s: %s", k.Op, k.Path, core.ErrSetid)
 	case k.Op == "resolve" && errno == unix.EINVAL:
 		k.Kind = kindInvalidPath
 		k.Detail = "path is empty or contains a NUL byte"

@@ -45,6 +45,7 @@ type serveConfig struct {
 	// Browser guard (rest/browser.go).
 	allowOrigins multiFlag // --allow-origin ORIGIN: a page that may call the daemon
 	allowHosts   multiFlag // --allow-host NAME: a Host accepted beside loopback and localhost
+	allowSetid   bool      // API calls may make setuid and setgid files (core/setid.go)
 }
 
 const (
@@ -100,6 +101,7 @@ the default.`,
 		// Browser guard: which web pages and Host names may reach the daemon.
 		fs.Var(&cfg.allowOrigins, "allow-origin", "let pages of `ORIGIN` (scheme://host[:port]) call the daemon; others are refused 403 (repeatable)")
 		fs.Var(&cfg.allowHosts, "allow-host", "answer requests whose Host is `NAME` (beside loopback addresses, localhost and the address connected to); others get 421 (repeatable)")
+		fs.BoolVar(&cfg.allowSetid, "allow-setid", false, "let API callers make setuid and setgid files (chmod, write modes, kept on replace, preserveAttrs); without it they are refused or dropped, since the daemon's root would own them")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -154,8 +156,9 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 			log.Info("created sandbox root", "sandbox", d.name, "root", d.dir)
 		}
 		sb, err := core.Open(d.name, d.dir, core.Options{
-			Workdir: cfg.workdir,
-			Limits:  core.Limits{TarEntries: cfg.maxTarEntries, TarBytes: int64(cfg.maxTarBytes)},
+			Workdir:    cfg.workdir,
+			Limits:     core.Limits{TarEntries: cfg.maxTarEntries, TarBytes: int64(cfg.maxTarBytes)},
+			AllowSetid: cfg.allowSetid,
 		})
 		if err != nil {
 			return fmt.Errorf("sandbox %s: %w", d.name, err)
