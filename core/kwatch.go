@@ -176,17 +176,16 @@ func (k *kwatch) interrupt() {
 // read reads what is queued, if anything, and hands each event to fn in
 // order, naming it only then, so what fn does to the watches (remove) holds
 // for the events after it: an event of a watch removed by then is dropped.
-// A queue overflow is handed to overflow. It reports whether the buffer
-// was filled (more may be queued). The caller holds the notifier's lock.
-func (k *kwatch) read(fn func(kevent), overflow func()) (full bool, err error) {
-	n, err := unix.Read(k.fd, k.buf)
+// A queue overflow is handed to overflow. It returns the bytes read (0:
+// nothing was queued). The caller holds the notifier's lock.
+func (k *kwatch) read(fn func(kevent), overflow func()) (n int, err error) {
+	n, err = unix.Read(k.fd, k.buf)
 	if err != nil {
 		if err == unix.EINTR || err == unix.EAGAIN {
-			return false, nil
+			return 0, nil
 		}
-		return false, err
+		return 0, err
 	}
-	full = n > len(k.buf)-(unix.SizeofInotifyEvent+unix.NAME_MAX+1)
 	for off := 0; off+unix.SizeofInotifyEvent <= n; {
 		raw := (*unix.InotifyEvent)(unsafe.Pointer(&k.buf[off]))
 		nameAt := off + unix.SizeofInotifyEvent
@@ -232,7 +231,19 @@ func (k *kwatch) read(fn func(kevent), overflow func()) (full bool, err error) {
 		}
 		fn(e)
 	}
-	return full, nil
+	return n, nil
+}
+
+// queued is how many bytes of events the kernel holds for the next reads
+// (FIONREAD): what a drain reads, and no more, so that an outside writer
+// who keeps the queue full cannot keep a claim draining for ever. If the
+// kernel will not say, one buffer.
+func (k *kwatch) queued() int {
+	n, err := unix.IoctlGetInt(k.fd, unix.TIOCINQ) // FIONREAD
+	if err != nil {
+		return len(k.buf)
+	}
+	return n
 }
 
 // cstring is the NUL-padded name of an inotify event.

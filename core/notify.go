@@ -101,21 +101,25 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 // drain reads and handles what the kernel has queued: the ledger calls it
 // with the lock held to open a claim, so that every event queued before
 // the claim is handled before it exists (never taken for its echo) and
-// told before the operation's own events (outbox). One read(2): it finds
-// nothing (EAGAIN), or the echoes of the operations just before, which the
-// reader would have read (a burst's claims each read the one before's), or
-// an outside change to tell. The buffer is refilled only if the read
-// filled it.
+// told before the operation's own events (outbox). It reads what the
+// kernel held when it began (FIONREAD), and no more: usually nothing (one
+// ioctl), or the echoes of the operations just before, which the reader
+// would have read (a burst's claims each read the one before's), or an
+// outside change to tell. Events queued while it reads are concurrent with
+// the operation, as an outside change made during it is; bounding the read
+// keeps a writer who floods the queue from holding the claim for ever (at
+// most one full queue, max_queued_events, per claim).
 func (n *notifier) drain() {
 	if n.closed {
 		return
 	}
 	had, hadCookie := n.pending, n.cookie
-	for {
-		full, err := n.w.read(n.handle, n.overflow)
-		if err != nil || !full {
+	for left := n.w.queued(); left > 0; {
+		got, err := n.w.read(n.handle, n.overflow)
+		if err != nil || got == 0 {
 			break
 		}
+		left -= got
 	}
 	if n.s.out.busy() || (n.pending != "" && (n.pending != had || n.cookie != hadCookie)) {
 		n.w.interrupt() // the reader appends what was told, or waits for the pair
