@@ -338,8 +338,8 @@ func hostToken(host string) string {
 // TestMain runs the tests with HTTP clients that know the tokens daemons
 // made (authTransport), and with a state directory of their own
 // (XDG_STATE_HOME, removed at the end): a daemon or client run without
-// --state never reads or writes the user's ~/.local/state/sandfs. Any
-// SANDFS_ variable of the caller's environment is dropped.
+// --state never reads or writes the user's ~/.local/state/sandfs. The
+// caller's SANDFS_TOKEN, SANDFS_STATE and SANDFS_URL are dropped.
 func TestMain(m *testing.M) {
 	http.DefaultTransport = &authTransport{base: http.DefaultTransport, token: hostToken}
 	dir, err := os.MkdirTemp("", "sandfs-test-state-")
@@ -348,10 +348,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv("XDG_STATE_HOME", dir)
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "SANDFS_") && !strings.HasPrefix(k, "SANDFS_REQUIRE") && !strings.HasPrefix(k, "SANDFS_UI_") {
-			os.Unsetenv(k)
-		}
+	// The variables the daemon and the CLI read (cmd/sandfs: auth.go,
+	// state.go, flags.go); test knobs (SANDFS_REQUIRE_*, SANDFS_RACE_ROUNDS,
+	// an attacker's SANDFS_ATTACK) stay.
+	for _, k := range []string{"SANDFS_TOKEN", "SANDFS_STATE", "SANDFS_URL"} {
+		os.Unsetenv(k)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
