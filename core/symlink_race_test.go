@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -21,49 +20,6 @@ import (
 // directly, it does nothing.
 func TestNobodyAttacker(t *testing.T) { testenv.AttackerMain() }
 
-// raceRounds is SANDFS_RACE_ROUNDS, or def.
-func raceRounds(t *testing.T, def int) int {
-	if s := os.Getenv("SANDFS_RACE_ROUNDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			t.Fatalf("SANDFS_RACE_ROUNDS=%q", s)
-		}
-		return n
-	}
-	return def
-}
-
-// victim is a root-owned 0600 file outside the root, and what it was.
-type victim struct {
-	path string
-	st   unix.Stat_t
-}
-
-func newVictim(t *testing.T, base string) *victim {
-	t.Helper()
-	dir := filepath.Join(base, "outside")
-	must(t, os.MkdirAll(dir, 0o755))
-	p := filepath.Join(dir, "secret")
-	must(t, os.WriteFile(p, []byte("outside"), 0o600))
-	must(t, os.Chmod(p, 0o600))
-	v := &victim{path: p}
-	must(t, unix.Stat(p, &v.st))
-	return v
-}
-
-// changed says how the victim changed ("" if it did not): mode, owner,
-// times (a chmod to the same mode still moves ctime).
-func (v *victim) changed(t *testing.T) string {
-	t.Helper()
-	var st unix.Stat_t
-	must(t, unix.Stat(v.path, &st))
-	if st.Mode != v.st.Mode || st.Uid != v.st.Uid || st.Gid != v.st.Gid || st.Mtim != v.st.Mtim || st.Ctim != v.st.Ctim {
-		return fmt.Sprintf("mode %o→%o, owner %d:%d→%d:%d, ctime %d.%09d→%d.%09d", v.st.Mode, st.Mode,
-			v.st.Uid, v.st.Gid, st.Uid, st.Gid, v.st.Ctim.Sec, v.st.Ctim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
-	}
-	return ""
-}
-
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
@@ -74,14 +30,14 @@ func must(t testing.TB, err error) {
 // raceRoot is a root nobody may enter, with /p owned by nobody (the
 // attacker owns the destination's parent), the victim beside it, and a
 // sandbox on it.
-func raceRoot(t *testing.T) (s *Sandbox, root string, v *victim) {
+func raceRoot(t *testing.T) (s *Sandbox, root string, v *testenv.Victim) {
 	t.Helper()
 	base := testenv.NobodyDir(t)
 	root = filepath.Join(base, "root")
 	must(t, os.MkdirAll(filepath.Join(root, "p"), 0o755))
 	must(t, os.Chmod(root, 0o755))
 	must(t, os.Chown(filepath.Join(root, "p"), testenv.Nobody, testenv.Nobody))
-	v = newVictim(t, base)
+	v = testenv.NewVictim(t, base)
 	s, err := Open("default", root, Options{})
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
@@ -100,11 +56,11 @@ func TestCopyDirSymlinkRace(t *testing.T) {
 	}
 	mk(t, root, files)
 	must(t, os.Chmod(filepath.Join(root, "src"), 0o755))
-	a := testenv.StartAttacker(t, "TestNobodyAttacker", "parts", filepath.Join(root, "p"), v.path)
-	rounds := raceRounds(t, 15)
+	a := testenv.StartAttacker(t, "TestNobodyAttacker", "parts", filepath.Join(root, "p"), v.Path)
+	rounds := testenv.Count(t, "SANDFS_RACE_ROUNDS", 15)
 	for i := 0; i < rounds; i++ {
 		s.Copy(ctx, "/src", "/p/dst", CopyOptions{Overwrite: true}) // fails when the swap is seen: fine
-		if c := v.changed(t); c != "" {
+		if c := v.Changed(t); c != "" {
 			t.Fatalf("round %d: the copy changed the file outside the root: %s", i, c)
 		}
 	}
@@ -139,8 +95,8 @@ func tarDirFiles(name, prefix string, n int) []byte {
 // swap always lands before that chmod.
 func TestTarStageSymlinkRace(t *testing.T) {
 	s, root, v := raceRoot(t)
-	for i := 0; i < raceRounds(t, 2); i++ {
-		a := testenv.StartAttacker(t, "TestNobodyAttacker", "parts-once", filepath.Join(root, "p"), v.path)
+	for i := 0; i < testenv.Count(t, "SANDFS_RACE_ROUNDS", 2); i++ {
+		a := testenv.StartAttacker(t, "TestNobodyAttacker", "parts-once", filepath.Join(root, "p"), v.Path)
 		body := tarDir("d", 3)
 		pr, pw := io.Pipe()
 		done := make(chan error, 1)
@@ -157,7 +113,7 @@ func TestTarStageSymlinkRace(t *testing.T) {
 		pw.Close()
 		err := <-done
 		a.Stop()
-		if c := v.changed(t); c != "" {
+		if c := v.Changed(t); c != "" {
 			t.Fatalf("round %d: the extraction changed the file outside the root: %s (extract: %v)", i, c, err)
 		}
 	}
@@ -172,12 +128,12 @@ func TestTarMergeSymlinkRace(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(d, "sub"), 0o755))
 	must(t, os.Chown(d, testenv.Nobody, testenv.Nobody))
 	must(t, os.Chown(filepath.Join(d, "sub"), testenv.Nobody, testenv.Nobody))
-	a := testenv.StartAttacker(t, "TestNobodyAttacker", "exchange", d, "sub", v.path)
+	a := testenv.StartAttacker(t, "TestNobodyAttacker", "exchange", d, "sub", v.Path)
 	body := tarDir("sub", 200)
-	rounds := raceRounds(t, 15)
+	rounds := testenv.Count(t, "SANDFS_RACE_ROUNDS", 15)
 	for i := 0; i < rounds; i++ {
 		s.ExtractTar(ctx, "/p/d", bytes.NewReader(body), TarOptions{Mode: TarMerge})
-		if c := v.changed(t); c != "" {
+		if c := v.Changed(t); c != "" {
 			t.Fatalf("round %d: the merge changed the file outside the root: %s", i, c)
 		}
 	}
@@ -196,7 +152,7 @@ func TestTarMergeSymlinkRace(t *testing.T) {
 func TestTarStagedDirSymlinkRace(t *testing.T) {
 	s, root, v := raceRoot(t)
 	stage := filepath.Join(root, "p", "stage")
-	for i := 0; i < raceRounds(t, 4); i++ {
+	for i := 0; i < testenv.Count(t, "SANDFS_RACE_ROUNDS", 4); i++ {
 		os.RemoveAll(stage)
 		must(t, os.Mkdir(stage, 0o755))
 		must(t, os.Chown(stage, testenv.Nobody, testenv.Nobody))
@@ -212,14 +168,14 @@ func TestTarStagedDirSymlinkRace(t *testing.T) {
 			done <- err
 		}()
 		pw.Write(body[:1024])
-		a := testenv.StartAttacker(t, "TestNobodyAttacker", "exchange", stage, "a", v.path)
+		a := testenv.StartAttacker(t, "TestNobodyAttacker", "exchange", stage, "a", v.Path)
 		time.Sleep(20 * time.Millisecond)
 		pw.Write(body[1024:])
 		pw.Close()
 		<-done
 		a.Stop()
 		unix.Close(fd)
-		if c := v.changed(t); c != "" {
+		if c := v.Changed(t); c != "" {
 			t.Fatalf("round %d: the staged directory's chmod changed the file outside the root: %s", i, c)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"sandfs/internal/testenv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,18 +22,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// escapeIterations is ESCAPE_ITERATIONS (make soak: 10000) or 1000.
-func escapeIterations(t *testing.T) int {
-	if s := os.Getenv("ESCAPE_ITERATIONS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			t.Fatalf("ESCAPE_ITERATIONS=%q", s)
-		}
-		return n
-	}
-	return 1000
-}
 
 // Marks of the outside world: a read of the canary file or a listing of
 // the outside directory shows one of them.
@@ -85,7 +73,7 @@ func outsideSnapshot(t *testing.T, dir string) map[string]string {
 // content or the outside directory's names, and the outside tree must be
 // unchanged, with nothing created in it. Figures: RELIABILITY.md.
 func TestEscapeRaceDaemon(t *testing.T) {
-	iterations := escapeIterations(t)
+	iterations := testenv.Count(t, "ESCAPE_ITERATIONS", 1000) // make soak: 10000
 	base := t.TempDir()
 	root := filepath.Join(base, "root")
 	outside := filepath.Join(base, "outside")

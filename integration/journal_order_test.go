@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sandfs/internal/testenv"
 	"sort"
 	"strconv"
 	"strings"
@@ -196,10 +197,7 @@ var orderKinds = []orderKind{
 // external, and before the daemon's change; the daemon's is told once with
 // its own origin. SANDFS_JOURNAL_ROUNDS sets the rounds (50).
 func TestJournalOrder(t *testing.T) {
-	rounds := 50
-	if n, err := strconv.Atoi(os.Getenv("SANDFS_JOURNAL_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
+	rounds := testenv.Count(t, "SANDFS_JOURNAL_ROUNDS", 50)
 	kinds := orderKinds
 	var d *Daemon
 	mnt := ""

@@ -24,47 +24,16 @@ import (
 // directly, it does nothing.
 func TestNobodyAttacker(t *testing.T) { testenv.AttackerMain() }
 
-// raceRounds is SANDFS_RACE_ROUNDS, or def.
-func raceRounds(t *testing.T, def int) int {
-	if s := os.Getenv("SANDFS_RACE_ROUNDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			t.Fatalf("SANDFS_RACE_ROUNDS=%q", s)
-		}
-		return n
-	}
-	return def
-}
-
-// hostVictim is a root-owned 0600 file outside the root.
-type hostVictim struct {
-	path string
-	st   unix.Stat_t
-}
-
-func (v *hostVictim) changed(t *testing.T) string {
-	t.Helper()
-	var st unix.Stat_t
-	must(t, unix.Stat(v.path, &st))
-	if st.Mode != v.st.Mode || st.Uid != v.st.Uid || st.Gid != v.st.Gid || st.Mtim != v.st.Mtim || st.Ctim != v.st.Ctim {
-		return fmt.Sprintf("mode %o→%o, owner %d:%d→%d:%d, ctime %d→%d", v.st.Mode, st.Mode, v.st.Uid, v.st.Gid, st.Uid, st.Gid, v.st.Ctim.Sec, st.Ctim.Sec)
-	}
-	return ""
-}
-
 // raceDaemon serves a root that nobody may enter, with /p owned by nobody
 // (the attacker owns the destination's parent); the victim is outside it.
-func raceDaemon(t *testing.T, args ...string) (*Daemon, string, *hostVictim) {
+func raceDaemon(t *testing.T, args ...string) (*Daemon, string, *testenv.Victim) {
 	t.Helper()
 	base := testenv.NobodyDir(t)
 	root := filepath.Join(base, "root")
 	must(t, os.MkdirAll(filepath.Join(root, "p"), 0o755))
 	must(t, os.Chmod(root, 0o755))
 	must(t, os.Chown(filepath.Join(root, "p"), testenv.Nobody, testenv.Nobody))
-	must(t, os.MkdirAll(filepath.Join(base, "outside"), 0o755))
-	v := &hostVictim{path: filepath.Join(base, "outside", "secret")}
-	must(t, os.WriteFile(v.path, []byte("outside"), 0o600))
-	must(t, unix.Stat(v.path, &v.st))
+	v := testenv.NewVictim(t, base)
 	d := startDaemon(t, append(args, "--root", root)...)
 	return d, root, v
 }
@@ -110,16 +79,16 @@ func TestCopySymlinkRaceDaemon(t *testing.T) {
 		{"v1 copy", "/v1/file/copy", map[string]any{"source": "/src", "destination": "/p/dst", "overwrite": true}},
 		{"named copy", "/v1/sandboxes/default/fs/copy", map[string]any{"source": "/src", "dest": "/p/dst", "recursive": true}},
 	}
-	rounds := raceRounds(t, 8)
+	rounds := testenv.Count(t, "SANDFS_RACE_ROUNDS", 8)
 	for _, r := range routes {
 		t.Run(r.name, func(t *testing.T) {
-			a := testenv.StartAttacker(t, "TestNobodyAttacker", "parts", filepath.Join(root, "p"), v.path)
+			a := testenv.StartAttacker(t, "TestNobodyAttacker", "parts", filepath.Join(root, "p"), v.Path)
 			for i := 0; i < rounds; i++ {
 				code, b := call(t, d, "POST", r.path, "application/json", jsonBody(r.body))
 				if code >= 500 {
 					t.Errorf("round %d: %d %s", i, code, b)
 				}
-				if c := v.changed(t); c != "" {
+				if c := v.Changed(t); c != "" {
 					t.Fatalf("round %d: %s changed the file outside the root: %s", i, r.path, c)
 				}
 			}
@@ -159,8 +128,8 @@ func TestTarStageSymlinkRaceDaemon(t *testing.T) {
 	}
 	for _, r := range routes {
 		t.Run(r.name, func(t *testing.T) {
-			for i := 0; i < raceRounds(t, 2); i++ {
-				a := testenv.StartAttacker(t, "TestNobodyAttacker", "parts-once", filepath.Join(root, "p"), v.path)
+			for i := 0; i < testenv.Count(t, "SANDFS_RACE_ROUNDS", 2); i++ {
+				a := testenv.StartAttacker(t, "TestNobodyAttacker", "parts-once", filepath.Join(root, "p"), v.Path)
 				body := tarBytes("d", 3)
 				pr, pw := io.Pipe()
 				type answer struct {
@@ -196,7 +165,7 @@ func TestTarStageSymlinkRaceDaemon(t *testing.T) {
 				if ans.code >= 500 || ans.code == 0 {
 					t.Errorf("round %d: %d %s", i, ans.code, ans.body)
 				}
-				if c := v.changed(t); c != "" {
+				if c := v.Changed(t); c != "" {
 					t.Fatalf("round %d: the extraction changed the file outside the root: %s (answer %d %s)", i, c, ans.code, ans.body)
 				}
 			}
@@ -213,9 +182,9 @@ func TestTarMergeSymlinkRaceDaemon(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(dd, "sub"), 0o755))
 	must(t, os.Chown(dd, testenv.Nobody, testenv.Nobody))
 	must(t, os.Chown(filepath.Join(dd, "sub"), testenv.Nobody, testenv.Nobody))
-	a := testenv.StartAttacker(t, "TestNobodyAttacker", "exchange", dd, "sub", v.path)
+	a := testenv.StartAttacker(t, "TestNobodyAttacker", "exchange", dd, "sub", v.Path)
 	body := tarBytes("sub", 200)
-	rounds := raceRounds(t, 12)
+	rounds := testenv.Count(t, "SANDFS_RACE_ROUNDS", 12)
 	codes := map[int]int{}
 	for i := 0; i < rounds; i++ {
 		path := "/v1/fs/upload-batch?path=/p/d"
@@ -228,7 +197,7 @@ func TestTarMergeSymlinkRaceDaemon(t *testing.T) {
 		if code >= 500 {
 			t.Errorf("round %d: %s %s: %d %s", i, method, path, code, b)
 		}
-		if c := v.changed(t); c != "" {
+		if c := v.Changed(t); c != "" {
 			t.Fatalf("round %d: the merge changed the file outside the root: %s", i, c)
 		}
 	}
