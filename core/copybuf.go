@@ -22,13 +22,7 @@ func copyToFile(f *os.File, r io.Reader) (int64, error) {
 	buf := *bp
 	var n int64
 	for {
-		k := 0
-		var rerr error
-		for k < len(buf) && rerr == nil {
-			var m int
-			m, rerr = r.Read(buf[k:])
-			k += m
-		}
+		k, rerr := fill(r, buf)
 		if k > 0 {
 			w, werr := f.Write(buf[:k])
 			n += int64(w)
@@ -43,4 +37,18 @@ func copyToFile(f *os.File, r io.Reader) (int64, error) {
 			return n, rerr
 		}
 	}
+}
+
+// fill reads r into buf until buf is full or r fails (io.EOF included), and
+// returns the bytes read with r's error: a block is written whole, never in
+// the pieces a network body arrives in.
+func fill(r io.Reader, buf []byte) (int, error) {
+	k := 0
+	var err error
+	for k < len(buf) && err == nil {
+		var m int
+		m, err = r.Read(buf[k:])
+		k += m
+	}
+	return k, err
 }

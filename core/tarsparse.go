@@ -48,13 +48,7 @@ func copyHoles(f *os.File, r io.Reader) (int64, error) {
 	buf := make([]byte, sparseCopyBuf)
 	var n int64
 	for {
-		k := 0
-		var rerr error
-		for k < len(buf) && rerr == nil {
-			var m int
-			m, rerr = r.Read(buf[k:])
-			k += m
-		}
+		k, rerr := fill(r, buf)
 		if err := writeHoles(f, buf[:k]); err != nil {
 			return n, err
 		}
