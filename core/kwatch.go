@@ -176,10 +176,16 @@ func (k *kwatch) interrupt() {
 // read reads what is queued, if anything, and hands each event to fn in
 // order, naming it only then, so what fn does to the watches (remove) holds
 // for the events after it: an event of a watch removed by then is dropped.
-// A queue overflow is handed to overflow. It returns the bytes read (0:
-// nothing was queued). The caller holds the notifier's lock.
-func (k *kwatch) read(fn func(kevent), overflow func()) (n int, err error) {
-	n, err = unix.Read(k.fd, k.buf)
+// A queue overflow is handed to overflow. It reads at most limit bytes (0:
+// a whole buffer; never less than one event of the longest name) and
+// returns the bytes read (0: nothing was queued). The caller holds the
+// notifier's lock.
+func (k *kwatch) read(fn func(kevent), overflow func(), limit int) (n int, err error) {
+	buf := k.buf
+	if limit > 0 && limit < len(buf) {
+		buf = buf[:max(limit, unix.SizeofInotifyEvent+unix.NAME_MAX+1)]
+	}
+	n, err = unix.Read(k.fd, buf)
 	if err != nil {
 		if err == unix.EINTR || err == unix.EAGAIN {
 			return 0, nil
@@ -235,8 +241,8 @@ func (k *kwatch) read(fn func(kevent), overflow func()) (n int, err error) {
 }
 
 // queued is how many bytes of events the kernel holds for the next reads
-// (FIONREAD): what a drain reads, and no more, so that an outside writer
-// who keeps the queue full cannot keep a claim draining for ever. If the
+// (FIONREAD): what a drain reads at most, so that an outside writer who
+// keeps the queue full cannot keep a claim draining for ever. If the
 // kernel will not say, one buffer.
 func (k *kwatch) queued() int {
 	n, err := unix.IoctlGetInt(k.fd, unix.TIOCINQ) // FIONREAD

@@ -58,7 +58,7 @@ func TestKwatch(t *testing.T) {
 		}
 		for deadline := time.Now().Add(5 * time.Second); len(got) < len(tc.want) && time.Now().Before(deadline); {
 			if k.wait(time.Second) {
-				if _, err := k.read(collect, overflow); err != nil {
+				if _, err := k.read(collect, overflow, 0); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -84,7 +84,7 @@ func TestKwatch(t *testing.T) {
 		t.Error("still watched after remove")
 	}
 	for k.wait(100 * time.Millisecond) {
-		k.read(collect, overflow)
+		k.read(collect, overflow, 0)
 	}
 	if len(got) != 0 {
 		t.Errorf("events of a removed watch were handed on: %+v", got)
@@ -130,7 +130,7 @@ func TestKwatchOverflow(t *testing.T) {
 			if overflows > 0 {
 				afterOverflow++
 			}
-		}, func() { overflows++ })
+		}, func() { overflows++ }, 0)
 	}
 	if overflows != 1 || events != limit || afterOverflow != 0 {
 		t.Errorf("read %d events and %d overflows (%d events after it); want %d events, then one overflow", events, overflows, afterOverflow, limit)

@@ -102,20 +102,28 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 // with the lock held to open a claim, so that every event queued before
 // the claim is handled before it exists (never taken for its echo) and
 // told before the operation's own events (outbox). It reads what the
-// kernel held when it began (FIONREAD), and no more: usually nothing (one
-// ioctl), or the echoes of the operations just before, which the reader
-// would have read (a burst's claims each read the one before's), or an
-// outside change to tell. Events queued while it reads are concurrent with
-// the operation, as an outside change made during it is; bounding the read
-// keeps a writer who floods the queue from holding the claim for ever (at
-// most one full queue, max_queued_events, per claim).
+// kernel held when it began (FIONREAD), up to drainMax: usually nothing
+// (one ioctl), or the echoes of the operations just before, which the
+// reader would have read (a burst's claims each read the one before's), or
+// an outside change to tell. Events queued while it reads are concurrent
+// with the operation, as an outside change made during it is.
+//
+// The bound is what an outside writer who floods the queue may cost each
+// operation: without it a claim read until the queue was empty, which a
+// flood never lets happen (every API operation hung); bounded by FIONREAD
+// alone, each claim handled up to a whole queue (16,384 events), and a
+// flood of renames made every operation 30 times slower. Past drainMax,
+// what is queued before the claim is judged with it, as before issue 16:
+// an outside change to a claimed path, made just before the operation
+// while more than drainMax of other events waited, may be taken for the
+// operation's echo. Only a flood reaches that.
 func (n *notifier) drain() {
 	if n.closed {
 		return
 	}
 	had, hadCookie := n.pending, n.cookie
-	for left := n.w.queued(); left > 0; {
-		got, err := n.w.read(n.handle, n.overflow)
+	for left := min(n.w.queued(), drainMax); left > 0; {
+		got, err := n.w.read(n.handle, n.overflow, left)
 		if err != nil || got == 0 {
 			break
 		}
@@ -182,7 +190,7 @@ func (n *notifier) run(ctx context.Context) {
 			continue
 		}
 		n.mu.Lock()
-		_, err := n.w.read(n.handle, n.overflow)
+		_, err := n.w.read(n.handle, n.overflow, 0)
 		n.mu.Unlock()
 		if err != nil {
 			n.log.Error("kernel watch", "sandbox", n.s.name, "err", err)
@@ -193,6 +201,10 @@ func (n *notifier) run(ctx context.Context) {
 		}
 	}
 }
+
+// drainMax is the most a claim reads of what was queued before it (drain):
+// about 250 events of short names, a few hundred microseconds of handling.
+const drainMax = 16 << 10
 
 // busyFor is how recently the daemon must have opened a claim for the
 // reader to gather events after a read (kwatch).
