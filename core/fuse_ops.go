@@ -125,11 +125,17 @@ func (s *Sandbox) Create(ctx context.Context, p string, flags int, mode uint32, 
 		claim.NoEcho()
 	} else if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok {
 		claim.NoEcho() // the chown's echo comes after the create's
-		if err := unix.Fchown(fd, uid, gid); err == nil && mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
-			unix.Fchmod(fd, mode&0o7777) // chown clears setuid/setgid
-		}
+		unix.Fchown(fd, uid, gid)
 	}
 	serr := unix.Fstat(fd, &st)
+	if created && serr == nil && st.Mode&0o7777 != mode&0o7777 {
+		// The daemon's umask cut bits the caller kept, or the chown
+		// cleared setuid/setgid (modes.go).
+		claim.NoEcho()
+		if safeat.Chmod(fd, mode&0o7777) == nil {
+			serr = unix.Fstat(fd, &st)
+		}
+	}
 	if created {
 		if serr != nil {
 			s.emitStat(ctx, journal.Create, ap, nil)
@@ -187,14 +193,11 @@ func (s *Sandbox) makeAt(ctx context.Context, op, p string, uid, gid int, mode u
 	if err := mk(dirfd, name); err != nil {
 		return pathErr(op, ap, err)
 	}
-	if uid, gid, setgidDir, ok := callerOwner(dirfd, uid, gid); ok {
-		if safeat.LchownAt(dirfd, name, uid, gid) == nil && mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
-			if isDir && setgidDir {
-				mode |= unix.S_ISGID // a directory made in a setgid one stays setgid
-			}
-			s.chmodNoFollow(dirfd, name, mode&0o7777)
-		}
+	owner := daemonUid
+	if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok && safeat.LchownAt(dirfd, name, uid, gid) == nil && uid >= 0 {
+		owner = uid
 	}
+	exactMode(dirfd, name, mode, isDir, owner)
 	s.emit(ctx, journal.Create, ap, "", isDir)
 	return nil
 }
@@ -395,20 +398,6 @@ func (s *Sandbox) setattr(ctx context.Context, p string, fd int, a SetAttr) erro
 		s.emit(ctx, journal.Chmod, ap, "", false)
 	}
 	return nil
-}
-
-// chmodNoFollow changes the mode of name in dirfd unless it is a symlink.
-func (s *Sandbox) chmodNoFollow(dirfd int, name string, mode uint32) {
-	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return
-	}
-	safeat.Chmod(fd, mode)
 }
 
 // xattrAt runs fn on a descriptor of exactly the file at p.

@@ -72,6 +72,22 @@
 // READDIRPLUS is off: it makes large readdirs an order of magnitude slower
 // than native.
 //
+// # Modes
+//
+// A file made through the mount gets the caller's mode and umask exactly,
+// as on the root. The mirror does not ask for FUSE_DONT_MASK (go-fuse
+// v2.12 never does), so the kernel applies the caller's umask itself and
+// the mode of CREATE, MKDIR and MKNOD is final: CreateIn.Umask and
+// MkdirIn.Umask are only informational. The kernel has also checked the
+// caller already: it drops a setgid the caller may not set, and mkdir(2)
+// takes no setuid or setgid. The daemon's own umask would cut that mode
+// again, and giving the file to the caller (chown) clears setuid and
+// setgid, so core sets the kernel's mode afterwards where it differs
+// (core/modes.go); the API's --allow-setid policy does not apply to the
+// mount. A write or an O_TRUNC open by a process without CAP_FSETID clears
+// setuid and setgid as on the root, passthrough or not: the kernel sends
+// the SETATTR that clears them before the write reaches the backing file.
+//
 // # Deadlocks
 //
 // A notify for an inode blocks while the kernel holds a lock a running
