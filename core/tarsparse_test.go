@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sandfs/internal/testenv"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func wchar(t *testing.T) int64 {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/io")
 	if err != nil {
-		t.Skipf("no /proc/self/io: %v", err)
+		testenv.Skip(t, nil, "no /proc/self/io: %v", err)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, "wchar: "); ok {

@@ -3,6 +3,7 @@ package safeat
 import (
 	"os"
 	"path/filepath"
+	"sandfs/internal/testenv"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -86,7 +87,7 @@ func TestChmodNeverFollows(t *testing.T) {
 
 func TestLchownAndLutimesChangeTheLink(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("chown needs root")
+		testenv.Skip(t, nil, "chown needs root")
 	}
 	dir, dfd := setup(t)
 	if err := LchownAt(dfd, "link", 65534, 65534); err != nil {
