@@ -41,9 +41,6 @@ func (o *orderRun) api(route, body string) {
 	req, err := http.NewRequest("POST", o.d.URL+route, strings.NewReader(body))
 	must(o.t, err)
 	req.Header.Set("Content-Type", "application/json")
-	if o.d.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+o.d.Token)
-	}
 	resp, err := o.c.Do(req)
 	must(o.t, err)
 	b, _ := io.ReadAll(resp.Body)
@@ -217,7 +214,7 @@ func TestJournalOrder(t *testing.T) {
 	}
 	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
 	defer tr.CloseIdleConnections()
-	o := &orderRun{t: t, d: d, root: d.Root, mnt: mnt, c: &http.Client{Transport: tr}}
+	o := &orderRun{t: t, d: d, root: d.Root, mnt: mnt, c: &http.Client{Transport: &authTransport{base: tr, token: hostToken}}}
 	prefix := func(k, r int) string { return fmt.Sprintf("/k%02d-r%03d-", k, r) }
 
 	// Set-up first, told before the fence; the pairs after it.

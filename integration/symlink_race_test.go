@@ -46,10 +46,7 @@ func call(t *testing.T, d *Daemon, method, path, ctype string, body io.Reader) (
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if d.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+d.Token)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(req) // authTransport adds the daemon's token
 	must(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
