@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 
+	"golang.org/x/sys/unix"
+
 	"sandfs/core/journal"
 )
 
@@ -36,14 +38,38 @@ func (s *Sandbox) Journal() *journal.Journal { return s.journal }
 // emit appends one event made by the actor in ctx, describing ap as it is
 // now (or as it was, for a remove).
 func (s *Sandbox) emit(ctx context.Context, typ journal.Type, ap, old string, isDir bool) {
-	a := actorOf(ctx)
-	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: a.Origin, Pid: a.Pid, Uid: a.Uid}
+	var st *unix.Stat_t
 	if typ != journal.Remove {
-		if info, err := s.lstat(ap); err == nil {
-			fillEvent(&e, info)
+		if fd, err := s.openat(ap, unix.O_PATH|unix.O_NOFOLLOW, 0); err == nil {
+			var fst unix.Stat_t
+			if unix.Fstat(fd, &fst) == nil {
+				st = &fst
+			}
+			unix.Close(fd)
 		}
 	}
+	s.event(ctx, typ, ap, old, isDir, st)
+}
+
+// event appends one event made by the actor in ctx, describing the file of
+// stat st (nil: unknown, or removed).
+func (s *Sandbox) event(ctx context.Context, typ journal.Type, ap, old string, isDir bool, st *unix.Stat_t) {
+	a := actorOf(ctx)
+	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: a.Origin, Pid: a.Pid, Uid: a.Uid}
+	if st != nil {
+		fillEvent(&e, infoFrom(ap, st))
+	}
 	s.record(ctx, e)
+}
+
+// Emit appends one event of type typ on p (old: the old path of a rename)
+// made by the actor in ctx, describing p as it is now.
+func (s *Sandbox) Emit(ctx context.Context, typ journal.Type, p, old string) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return
+	}
+	s.emit(inHandler(ctx), typ, ap, old, false)
 }
 
 func fillEvent(e *journal.Event, info Info) {

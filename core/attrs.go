@@ -83,7 +83,7 @@ func (s *Sandbox) attrTree(ctx context.Context, op, p string, recursive, links b
 	if err != nil {
 		return res, pathErr(op, ap, err)
 	}
-	if err := s.setattr(ctx, ap, -1, a); err != nil {
+	if err := s.setattr(ctx, ap, a); err != nil {
 		return res, relabel(err, op)
 	}
 	add(ap)
@@ -94,7 +94,7 @@ func (s *Sandbox) attrTree(ctx context.Context, op, p string, recursive, links b
 		if e.IsSymlink() && !links {
 			return nil
 		}
-		if err := s.setattr(ctx, e.Path, -1, a); err != nil {
+		if err := s.setattr(ctx, e.Path, a); err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				return nil // gone since the walk saw it
 			}
@@ -141,28 +141,4 @@ func setattrFd(fd int, a SetAttr) error {
 		}
 	}
 	return nil
-}
-
-// owner is the uid and gid a sets, -1 for those it leaves.
-func (a SetAttr) owner() (uid, gid int) {
-	uid, gid = -1, -1
-	if a.Uid != nil {
-		uid = *a.Uid
-	}
-	if a.Gid != nil {
-		gid = *a.Gid
-	}
-	return uid, gid
-}
-
-// times is the atime and mtime a sets, UTIME_OMIT for those it leaves.
-func (a SetAttr) times() []unix.Timespec {
-	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
-	if a.Atime != nil {
-		ts[0] = *a.Atime
-	}
-	if a.Mtime != nil {
-		ts[1] = *a.Mtime
-	}
-	return ts
 }

@@ -38,13 +38,14 @@ func BenchmarkMirrorCreateUnlink(b *testing.B) {
 			}
 			<-s.WatchReady()
 			ctx := WithActor(context.Background(), Actor{Origin: journal.FUSE, Pid: 1})
+			rd := s.RootDir()
 			create := func(i int) {
-				f, _, c, err := s.Create(ctx, "/f"+strconv.Itoa(i), unix.O_WRONLY, 0o644, -1, -1)
+				h, _, err := rd.Create(ctx, "f"+strconv.Itoa(i), unix.O_WRONLY, 0o644, -1, -1)
 				if err != nil {
 					b.Fatal(err)
 				}
-				f.Close()
-				c.DoneEcho()
+				h.Release(ctx)
+				h.File().Close()
 			}
 			if op == "unlink" {
 				for i := 0; i < b.N; i++ {
@@ -55,7 +56,7 @@ func BenchmarkMirrorCreateUnlink(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if op == "create" {
 					create(i)
-				} else if err := s.Unlink(ctx, "/f"+strconv.Itoa(i)); err != nil {
+				} else if err := rd.Unlink(ctx, "f"+strconv.Itoa(i)); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -54,25 +54,25 @@ func TestMirrorExactModes(t *testing.T) {
 				testenv.Skip(t, nil, "giving files to a caller needs root")
 			}
 			for i, c := range cases {
-				name := filepath.Join("/", o.name+"-"+c.op+"-"+string(rune('a'+i)))
+				name := o.name + "-" + c.op + "-" + string(rune('a'+i))
+				dir := s.RootDir()
 				var err error
 				switch c.op {
 				case "create":
-					var f *os.File
+					var h *Handle
 					var st unix.Stat_t
-					var claim *Claim
-					f, st, claim, err = s.Create(ctx, name, unix.O_WRONLY, c.mode, o.uid, o.gid)
+					h, st, err = dir.Create(ctx, name, unix.O_WRONLY, c.mode, o.uid, o.gid)
 					if err == nil {
 						if st.Mode != c.want {
 							t.Errorf("%s: Create returned stat mode %o, want %o", name, st.Mode, c.want)
 						}
-						f.Close()
-						claim.Done()
+						h.Release(ctx)
+						h.File().Close()
 					}
 				case "mkdir":
-					err = s.MkdirAt(ctx, name, c.mode, o.uid, o.gid)
+					_, err = dir.Mkdir(ctx, name, c.mode, o.uid, o.gid)
 				case "fifo":
-					err = s.Mknod(ctx, name, c.mode, 0, o.uid, o.gid)
+					_, err = dir.Mknod(ctx, name, c.mode, 0, o.uid, o.gid)
 				}
 				if err != nil {
 					t.Fatalf("%s %s %o: %v", c.op, name, c.mode, err)

@@ -141,3 +141,21 @@ func (s *Sandbox) OpenFile(ctx context.Context, p string) (*os.File, Info, error
 	}
 	return os.NewFile(uintptr(fd), ap), info, nil
 }
+
+// LstatRaw is lstat(2) of p beneath the root, as the kernel reports it.
+func (s *Sandbox) LstatRaw(ctx context.Context, p string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	ap, err := s.Clean(p)
+	if err != nil {
+		return st, err
+	}
+	fd, err := s.openat(ap, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return st, pathErr(OpStat, ap, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fstat(fd, &st); err != nil {
+		return st, pathErr(OpStat, ap, err)
+	}
+	return st, nil
+}

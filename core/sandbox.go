@@ -53,7 +53,6 @@ type Sandbox struct {
 	opened        time.Time     // when Open ran: the sweep spares newer temps
 	sweepDone     chan struct{} // closed when the start-up sweep (sweep.go) ends
 	swept         atomic.Int64
-	fuseOps       fuseOpCounts // fuse_stats.go
 }
 
 // Open opens the directory dir as the sandbox called name.
@@ -132,4 +131,16 @@ func probeOpenat2(root int) bool {
 	}
 	unix.Close(fd)
 	return true
+}
+
+// Statfs reports the filesystem holding the root.
+func (s *Sandbox) Statfs(st *unix.Statfs_t) error { return unix.Fstatfs(s.root, st) }
+
+// FSType is the filesystem type (statfs f_type) of the root.
+func (s *Sandbox) FSType() (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(s.root, &st); err != nil {
+		return 0, err
+	}
+	return st.Type, nil
 }

@@ -103,6 +103,11 @@ func (s *Sandbox) changeXattr(ctx context.Context, ap string, follow bool, chang
 		return pathErr(OpXattr, ap, err)
 	}
 	defer unix.Close(fd)
+	return s.changeXattrFd(ctx, ap, fd, change)
+}
+
+// changeXattrFd is changeXattr on the file fd holds, known as ap.
+func (s *Sandbox) changeXattrFd(ctx context.Context, ap string, fd int, change func(fd int) error) error {
 	claim := s.Claim(ap)
 	defer claim.Done()
 	if err := change(fd); err != nil {
@@ -125,12 +130,7 @@ func (s *Sandbox) emitFd(ctx context.Context, typ journal.Type, ap string, fd in
 // emitStat appends an event for ap describing the file of stat st (nil:
 // unknown).
 func (s *Sandbox) emitStat(ctx context.Context, typ journal.Type, ap string, st *unix.Stat_t) {
-	a := actorOf(ctx)
-	e := journal.Event{Type: typ, Path: ap, Origin: a.Origin, Pid: a.Pid, Uid: a.Uid}
-	if st != nil {
-		fillEvent(&e, infoFrom(ap, st))
-	}
-	s.record(ctx, e)
+	s.event(ctx, typ, ap, "", false, st)
 }
 
 func getxattr(fd int, name string) ([]byte, error) {

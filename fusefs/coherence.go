@@ -35,7 +35,7 @@ func (m *Mirror) heard(e journal.Event, lost bool) {
 	if lost {
 		// A directory may have left the root unheard: held descriptors
 		// go too (lookups take them again).
-		m.releaseAll()
+		releaseTree(&m.root.Inode)
 		m.forgetAll(&m.root.Inode)
 		return
 	}

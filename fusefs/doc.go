@@ -4,28 +4,69 @@
 // journal, and every change made elsewhere (REST, outside writers) is seen
 // through the mount at once.
 //
-// # Resolution
+// # Resolution: held directories, with bind-mount semantics
 //
-// The mirror never prefixes the root's host path to a name and hands the
-// result to a path-based syscall. A node knows its API path (its place in
-// the go-fuse tree, "/" + Inode.Path(nil)); every operation goes through a
-// core.Sandbox method that resolves the parent beneath the root fd with
-// openat2(RESOLVE_IN_ROOT) (a name right under the root uses the root fd
-// itself) and acts on the last component with the *at syscalls, never
-// following it. The one descriptor a node keeps, a directory's O_PATH
-// descriptor, answers GETATTR and nothing else (dirfd.go). Attribute changes and xattrs act on an
-// O_PATH descriptor of exactly the resolved file (through /proc/self/fd), so
-// a name swapped for a symlink mid-operation cannot redirect them outside
-// the root. Paths up to PATH_MAX work because nothing is joined to the host
-// path.
+// The kernel hands a FUSE daemon an inode it already knows and one name
+// (never a "/", never ".."), so the mirror names no paths. Each directory
+// node the kernel knows has a core.Dir (core/dir.go), whose methods are the
+// syscalls (Lookup, Getattr, Create, Mkdir, Mknod, Symlink, Link, Unlink,
+// Rmdir, Rename, Readlink, Setattr, Open, the xattr calls): each request is
+// one *at syscall on the parent's descriptor with the name the kernel gave,
+// and a final symlink is never followed. A request on a file's own inode
+// (getattr, setattr, open, readlink, xattrs) goes through its parent's Dir
+// and its name in the go-fuse tree; a directory's, through its own Dir.
+// Attribute changes and xattrs act on an O_PATH descriptor of exactly that
+// file (through /proc/self/fd), so a name swapped for a symlink cannot
+// redirect them.
+//
+// What this promises:
+//
+//   - A file at any depth works through the mount as it does on the root:
+//     nothing is joined into a host path, nothing is resolved from the root,
+//     so PATH_MAX bounds nothing the kernel does not bound itself.
+//   - Nothing outside the root is ever reached. A Dir's descriptor is
+//     opened from its parent's Dir by its one name (tree.go openSelf), and
+//     checked to be the inode the node stands for; the root's is the
+//     sandbox's root fd. So every descriptor was found from the root down,
+//     one name at a time, inside the root, when it was opened.
+//   - A directory moved out of the root is cut off once the journal tells
+//     the move. A descriptor is kept (held) only where the kernel watch
+//     covers the path (core.Sandbox.WatchCovers), and there the only way a
+//     directory leaves the root is a rename by a process outside the mirror
+//     (the mirror's own renames have both ends in held parents): inotify
+//     tells it as a MOVED_FROM with no MOVED_TO inside the root, which the
+//     journal tells as remove, well under a millisecond later. The journal
+//     hook (coherence.go) then drops the node from the tree and releases
+//     the descriptors of its subtree before the event can be read; the next
+//     request opens the name from the parent again and gets ENOENT. When
+//     events were lost (a queue overflow) every descriptor is released.
+//     Where the watch does not cover a path, and everywhere with
+//     --mount-cache 0 (strict: a move out of the root must cut the
+//     directory off at once, not when the journal tells it), nothing is
+//     held: each request resolves the Dir's path beneath the root fd anew
+//     (openat2 RESOLVE_IN_ROOT), or past PATH_MAX opens it from its parent
+//     again, name by name from the root.
+//
+// Why it is sound: a held descriptor names an inode, not a path, so the
+// only question is whether that inode is still inside the root, and the
+// only event that can change the answer is a rename out of it, which is
+// the one event the watch cannot miss while it covers the directory (its
+// parent is watched). Between the rename and the journal's word (the
+// reader's latency) a request may still land in the moved directory,
+// exactly as on a bind mount, where it would land there for ever; the
+// mirror stops. This is how libfuse's passthrough_ll and passthrough_hp
+// work, and what makes a change cost one syscall instead of a resolution.
+// REST has no handles: each of its requests is resolved beneath the root
+// fd anew.
 //
 // # Attribution
 //
 // Each mutating handler stamps its context with core.WithActor(origin fuse,
-// the caller's pid and uid from fuse.FromContext) and makes one core call,
-// which claims the paths in the ledger (so the inotify echo of the change is
-// not told again as external) and appends one event. Writes through a
-// handle are told once, as write, at flush (each close of a descriptor of
+// the caller's pid and uid from fuse.FromContext) and makes one call of a
+// core.Dir, which claims the paths in the ledger (so the inotify echo of
+// the change is not told again as external) and appends one event,
+// describing the file by the stat the call already has. Writes through a
+// handle (core.Handle) are told once, as write, at flush (each close of a descriptor of
 // it) when the file changed; a handle open for writing holds a ledger
 // claim on its path from open until release, so the echoes of its writes
 // are claimed too (a shell's `> f` dups the descriptor and closes the

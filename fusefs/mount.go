@@ -1,7 +1,6 @@
 package fusefs
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -56,9 +55,7 @@ type Mirror struct {
 	// handler waits on it) and closed says the server is going.
 	gate   sync.RWMutex
 	closed bool
-	// held: the directory nodes holding a descriptor (dirfd.go).
-	heldMu sync.Mutex
-	held   map[*node]struct{}
+	ops    opCounts // stats.go
 }
 
 // Mount mounts sb at mountpoint (created if missing) and serves it until
@@ -77,15 +74,15 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 	if err := os.MkdirAll(mountpoint, 0o755); err != nil {
 		return nil, fmt.Errorf("mountpoint: %w", err)
 	}
-	st, rootfd, err := sb.LookupRaw(context.Background(), "/", true)
+	rootDir := sb.RootDir()
+	st, err := rootDir.Getattr("")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox root: %w", err)
 	}
 	m := &Mirror{sb: sb, mountpoint: mountpoint, log: o.Log, rootDev: uint64(st.Dev), noPassthrough: o.NoPassthrough,
-		entryTTL: o.EntryTimeout, attrTTL: o.AttrTimeout, held: map[*node]struct{}{}}
+		entryTTL: o.EntryTimeout, attrTTL: o.AttrTimeout}
 	m.flushBacking = flushesAtClose(sb)
-	m.root = m.newNode()
-	m.root.keep(rootfd)
+	m.root = &node{m: m, dir: rootDir}
 	rootAttr := m.stableAttr(&st)
 	// The bridge fills in a timeout the node left zero; the mirror sets
 	// names' and attributes' itself (see entryTimeouts), so they are nil
@@ -117,7 +114,6 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 	}
 	server, err := fs.Mount(mountpoint, m.root, fo)
 	if err != nil {
-		m.releaseAll()
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
 	m.server = server
@@ -153,7 +149,7 @@ func (m *Mirror) Unmount() error {
 		return fmt.Errorf("unmount %s was busy (%v): detached lazily", m.mountpoint, err)
 	}
 	m.server.Wait()
-	m.releaseAll()
+	releaseTree(&m.root.Inode)
 	return nil
 }
 

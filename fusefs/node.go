@@ -14,13 +14,14 @@ import (
 	"sandfs/core/journal"
 )
 
-// node is one file of the mirror. Its API path is its place in the tree,
-// and every operation resolves it under the root fd; a directory's node
-// also holds a descriptor of its own for GETATTR alone (dirfd.go).
+// node is one file of the mirror: an inode the kernel knows, named in the
+// tree (tree.go). A directory's node has its core.Dir; every request is
+// one call of the syscall it names on a Dir, with the one name the kernel
+// gave.
 type node struct {
 	fs.Inode
 	m   *Mirror
-	dir dirFd // a directory's own descriptor, for GETATTR (dirfd.go)
+	dir *core.Dir // a directory's own (tree.go); nil for any other file
 }
 
 var (
@@ -89,67 +90,68 @@ func (m *Mirror) stableAttr(st *unix.Stat_t) fs.StableAttr {
 	return fs.StableAttr{Mode: st.Mode, Ino: (swapped ^ rootSwapped) ^ st.Ino, Gen: 1}
 }
 
-// newChild makes (or finds) the inode of name from its stat; dirfd (or -1)
-// is a directory's descriptor for the node to hold.
-func (n *node) newChild(ctx context.Context, st *unix.Stat_t, dirfd int, out *fuse.EntryOut) *fs.Inode {
+// newChild makes (or finds) the inode of a child from its stat.
+func (n *node) newChild(ctx context.Context, st *unix.Stat_t, out *fuse.EntryOut) *fs.Inode {
 	out.Attr.FromStat(sysStat(st))
 	out.Attr.Ino = n.m.stableAttr(st).Ino
-	ch := n.NewInode(ctx, n.m.newNode(), n.m.stableAttr(st))
-	if cn, ok := ch.Operations().(*node); ok {
-		cn.keep(dirfd)
-	} else if dirfd >= 0 {
-		unix.Close(dirfd)
-	}
-	return ch
-}
-
-func (n *node) lookupNew(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	p := n.child(name)
-	st, dirfd, err := n.m.sb.LookupRaw(ctx, p, true)
-	if err != nil {
-		n.m.missing(p, out)
-		return nil, n.m.toErrno(err)
-	}
-	n.m.entryTimeouts(p, out)
-	return n.newChild(ctx, &st, dirfd, out), 0
+	return n.NewInode(ctx, n.m.newNode(st.Mode), n.m.stableAttr(st))
 }
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	ch, errno := n.lookupNew(ctx, name, out)
-	if errno == syscall.ENOENT && n.GetChild(name) != nil {
-		// Gone behind our back (outside): keep the tree true, so the
-		// inode's path is taken from a name it still has.
-		n.RmChild(name)
+	n.m.count(opLookup)
+	p := n.child(name)
+	st, err := n.dir.Lookup(ctx, name)
+	old := n.GetChild(name)
+	if err != nil {
+		n.m.missing(p, out)
+		errno := n.m.toErrno(err)
+		if errno == syscall.ENOENT && old != nil {
+			// Gone behind our back (outside): keep the tree true, so the
+			// inode's path is taken from a name it still has, and let go
+			// of what it held: it may be outside the root now.
+			releaseTree(old)
+			n.RmChild(name)
+		}
+		return nil, errno
 	}
-	return ch, errno
+	if old != nil && old.StableAttr().Ino != n.m.stableAttr(&st).Ino {
+		releaseTree(old) // replaced behind our back: the old one may have left the root
+	}
+	n.m.entryTimeouts(p, out)
+	return n.newChild(ctx, &st, out), 0
+}
+
+// entry answers a request that made name in n with stat st.
+func (n *node) entry(ctx context.Context, name string, st *unix.Stat_t, err error, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if err != nil {
+		return nil, n.m.toErrno(err)
+	}
+	n.m.entryTimeouts(n.child(name), out)
+	return n.newChild(ctx, st, out), 0
 }
 
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	p := n.path()
-	cached := n.m.attrTimeout(p, out)
+	n.m.count(opGetattr)
 	if fh, ok := f.(*file); ok && fh != nil {
+		n.m.attrTimeout(n.path(), out)
 		return fh.Getattr(ctx, out)
 	}
-	// A held descriptor answers only where the journal keeps the kernel's
-	// caches true: elsewhere the answer is what the path names now.
-	var st unix.Stat_t
-	var err error
-	held := false
-	if cached {
-		st, held, err = n.statHeld(p)
+	d, name, errno := n.at()
+	if errno != 0 {
+		return errno
 	}
-	if !held {
-		st, err = n.m.sb.LstatRaw(ctx, p)
-	}
+	st, err := d.Getattr(name)
 	if err != nil {
 		return n.m.toErrno(err)
 	}
+	n.m.attrTimeout(n.path(), out)
 	out.FromStat(sysStat(&st))
 	out.Ino = n.m.stableAttr(&st).Ino
 	return 0
 }
 
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	n.m.count(opSetattr)
 	actx, _ := actor(ctx)
 	var a core.SetAttr
 	if m, ok := in.GetMode(); ok {
@@ -181,106 +183,117 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		}
 		a.Mtime = &ts
 	}
-	fd := -1
-	fh, _ := f.(*file)
-	if fh != nil {
-		fd = fh.fd()
+	var st unix.Stat_t
+	var err error
+	if fh, _ := f.(*file); fh != nil {
+		st, err = fh.h.Setattr(actx, a) // works for an unlinked file, and for ftruncate
+	} else {
+		d, name, errno := n.at()
+		if errno != 0 {
+			return errno
+		}
+		st, err = d.Setattr(actx, name, a)
 	}
-	if err := n.m.sb.Setattr(actx, n.path(), fd, a); err != nil {
+	if err != nil {
 		return n.m.toErrno(err)
 	}
-	if fh != nil {
-		n.m.attrTimeout(n.path(), out)
-		return fh.Getattr(ctx, out)
-	}
-	return n.Getattr(ctx, nil, out)
+	n.m.attrTimeout(n.path(), out)
+	out.FromStat(sysStat(&st))
+	out.Ino = n.m.stableAttr(&st).Ino
+	return 0
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	n.m.count(opOpen)
 	flags &^= syscall.O_APPEND | fuse.FMODE_EXEC
-	actx, a := actor(ctx)
-	p := n.path()
-	writing := flags&syscall.O_ACCMODE != syscall.O_RDONLY
-	var claim *core.Claim
-	if writing {
-		claim = n.m.sb.Claim(p)
+	actx, _ := actor(ctx)
+	d, name, errno := n.at()
+	if errno != 0 {
+		return nil, 0, errno
 	}
-	f, err := n.m.sb.OpenAt(actx, p, int(flags), 0)
+	h, err := d.Open(actx, name, int(flags))
 	if err != nil {
-		if claim != nil {
-			claim.Done()
-		}
 		return nil, 0, n.m.toErrno(err)
 	}
-	fh := n.m.newFile(f, n.path, a, claim, nil)
-	if writing && flags&syscall.O_TRUNC != 0 {
-		fh.wrote = true
-	}
-	of := n.m.openFlags(p, false)
-	if !writing {
+	h.Follow(n.path)
+	of := n.m.openFlags(n.path(), false)
+	if flags&syscall.O_ACCMODE == syscall.O_RDONLY {
 		// Nothing to tell at close: the kernel skips FLUSH, one round trip
 		// less for every read-only close. Locks are the kernel's own on
 		// the mount's inodes (see Locks in the package doc): FLUSH plays no
 		// part in them.
 		of |= fuse.FOPEN_NOFLUSH
 	}
-	return fh, of, 0
+	return n.m.newFile(h), of, 0
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	n.m.count(opCreate)
 	flags &^= syscall.O_APPEND | fuse.FMODE_EXEC
-	actx, a := actor(ctx)
+	actx, _ := actor(ctx)
 	p := n.child(name)
 	uid, gid := owner(ctx)
-	f, st, claim, err := n.m.sb.Create(actx, p, int(flags), mode, uid, gid)
+	h, st, err := n.dir.Create(actx, name, int(flags), mode, uid, gid)
 	if err != nil {
 		return nil, nil, 0, n.m.toErrno(err)
 	}
 	n.m.entryTimeouts(p, out)
-	ch := n.newChild(ctx, &st, -1, out)
-	pathOf := func() string { return p }
+	ch := n.newChild(ctx, &st, out)
 	if cn, ok := ch.Operations().(*node); ok {
-		pathOf = cn.path
+		h.Follow(cn.path)
 	}
-	return ch, n.m.newFile(f, pathOf, a, claim, &st), n.m.openFlags(p, false), 0
-}
-
-func (n *node) made(ctx context.Context, name string, err error, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if err != nil {
-		return nil, n.m.toErrno(err)
-	}
-	return n.lookupNew(ctx, name, out)
+	return ch, n.m.newFile(h), n.m.openFlags(p, false), 0
 }
 
 func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	n.m.count(opMknod)
 	actx, _ := actor(ctx)
 	uid, gid := owner(ctx)
-	return n.made(ctx, name, n.m.sb.Mknod(actx, n.child(name), mode, uint64(rdev), uid, gid), out)
+	st, err := n.dir.Mknod(actx, name, mode, uint64(rdev), uid, gid)
+	return n.entry(ctx, name, &st, err, out)
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	n.m.count(opMkdir)
 	actx, _ := actor(ctx)
 	uid, gid := owner(ctx)
-	return n.made(ctx, name, n.m.sb.MkdirAt(actx, n.child(name), mode, uid, gid), out)
+	st, err := n.dir.Mkdir(actx, name, mode, uid, gid)
+	return n.entry(ctx, name, &st, err, out)
 }
 
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	n.m.count(opSymlink)
 	actx, _ := actor(ctx)
 	uid, gid := owner(ctx)
-	return n.made(ctx, name, n.m.sb.Symlink(actx, target, n.child(name), uid, gid), out)
+	st, err := n.dir.Symlink(actx, target, name, uid, gid)
+	return n.entry(ctx, name, &st, err, out)
 }
 
 func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	n.m.count(opLink)
 	actx, _ := actor(ctx)
 	t, ok := target.(*node)
 	if !ok {
 		return nil, syscall.EXDEV
 	}
-	return n.made(ctx, name, n.m.sb.Link(actx, t.path(), n.child(name)), out)
+	td, tname, errno := t.at()
+	if errno != 0 {
+		return nil, errno
+	}
+	if tname == "" {
+		return nil, syscall.EPERM // a directory: link(2) says EPERM
+	}
+	st, err := n.dir.Link(actx, td, tname, name)
+	return n.entry(ctx, name, &st, err, out)
 }
 
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
-	t, err := n.m.sb.Readlink(ctx, n.path())
+	n.m.count(opReadlink)
+	d, name, errno := n.at()
+	if errno != 0 {
+		return nil, errno
+	}
+	t, err := d.Readlink(name)
 	if err != nil {
 		return nil, n.m.toErrno(err)
 	}
@@ -288,32 +301,33 @@ func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	n.m.count(opUnlink)
 	actx, _ := actor(ctx)
-	return n.m.toErrno(n.m.sb.Unlink(actx, n.child(name)))
+	return n.m.toErrno(n.dir.Unlink(actx, name))
 }
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	n.m.count(opRmdir)
 	actx, _ := actor(ctx)
-	return n.m.toErrno(n.m.sb.Rmdir(actx, n.child(name)))
+	return n.m.toErrno(n.dir.Rmdir(actx, name))
 }
 
 func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	n.m.count(opRename)
 	actx, _ := actor(ctx)
 	np, ok := newParent.(*node)
-	if !ok {
+	if !ok || np.dir == nil {
 		return syscall.EXDEV
 	}
-	return n.m.toErrno(n.m.sb.Rename(actx, n.child(name), np.child(newName), uint(flags)))
+	return n.m.toErrno(n.dir.Rename(actx, name, np.dir, newName, uint(flags)))
 }
 
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	p := n.path()
-	f, err := n.m.sb.OpenAt(ctx, p, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return nil, 0, n.m.toErrno(err)
+	n.m.count(opOpendir)
+	if n.dir == nil {
+		return nil, 0, syscall.ENOTDIR
 	}
-	fd, err := unix.Dup(int(f.Fd()))
-	f.Close()
+	fd, err := n.dir.Opendir(ctx)
 	if err != nil {
 		return nil, 0, n.m.toErrno(err)
 	}
@@ -322,10 +336,11 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, 
 		unix.Close(fd)
 		return nil, 0, errno
 	}
-	return ds, n.m.openFlags(p, true), 0
+	return ds, n.m.openFlags(n.path(), true), 0
 }
 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	n.m.count(opStatfs)
 	var st unix.Statfs_t
 	if err := n.m.sb.Statfs(&st); err != nil {
 		return n.m.toErrno(err)
@@ -342,21 +357,41 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 }
 
 func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	sz, err := n.m.sb.Getxattr(ctx, n.path(), attr, dest)
+	n.m.count(opGetxattr)
+	d, name, errno := n.at()
+	if errno != 0 {
+		return 0, errno
+	}
+	sz, err := d.Getxattr(name, attr, dest)
 	return uint32(sz), n.m.toErrno(err)
 }
 
 func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	sz, err := n.m.sb.Listxattr(ctx, n.path(), dest)
+	n.m.count(opListxattr)
+	d, name, errno := n.at()
+	if errno != 0 {
+		return 0, errno
+	}
+	sz, err := d.Listxattr(name, dest)
 	return uint32(sz), n.m.toErrno(err)
 }
 
 func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	n.m.count(opSetxattr)
 	actx, _ := actor(ctx)
-	return n.m.toErrno(n.m.sb.Setxattr(actx, n.path(), attr, data, int(flags)))
+	d, name, errno := n.at()
+	if errno != 0 {
+		return errno
+	}
+	return n.m.toErrno(d.Setxattr(actx, name, attr, data, int(flags)))
 }
 
 func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	n.m.count(opRemovexattr)
 	actx, _ := actor(ctx)
-	return n.m.toErrno(n.m.sb.Removexattr(actx, n.path(), attr))
+	d, name, errno := n.at()
+	if errno != 0 {
+		return errno
+	}
+	return n.m.toErrno(d.Removexattr(actx, name, attr))
 }

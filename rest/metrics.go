@@ -128,7 +128,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descWatchers, prometheus.GaugeValue, float64(len(j.Watchers())), name)
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(j.Dropped()), name)
 		ch <- prometheus.MustNewConstMetric(descOverflows, prometheus.CounterValue, float64(j.Overflows()), name)
-		for op, n := range sb.FUSEOps() {
+		if c.s.mirrorOps == nil {
+			continue
+		}
+		for op, n := range c.s.mirrorOps(name) {
 			ch <- prometheus.MustNewConstMetric(descFUSE, prometheus.CounterValue, float64(n), name, op)
 		}
 	}

@@ -23,6 +23,11 @@ type Config struct {
 	// the daemon's own (--allow-origin, --allow-host).
 	AllowOrigins []string // "scheme://host[:port]"
 	AllowHosts   []string // host names or IP addresses, no port
+
+	// MirrorOps reports, at each scrape of /metrics, how many requests of
+	// each kind the FUSE mirror of a sandbox served (nil, or a nil map: no
+	// mirror). rest does not know the mirror; the daemon wires it.
+	MirrorOps func(sandbox string) map[string]uint64
 }
 
 // Limits bound request bodies. Zero fields take the defaults of API.md §1.
@@ -50,6 +55,7 @@ type Server struct {
 
 	stats          []*routeStats // metrics.go: one per route, in table order
 	metricsHandler http.Handler
+	mirrorOps      func(sandbox string) map[string]uint64
 }
 
 // New builds a Server from cfg. It fails when sandbox "default" is missing.
@@ -63,6 +69,7 @@ func New(cfg Config) (*Server, error) {
 		sandboxes: cfg.Sandboxes,
 		auth:      newTokenCheck(cfg.Token),
 		limits:    cfg.Limits,
+		mirrorOps: cfg.MirrorOps,
 		log:       cfg.Log,
 	}
 	if s.limits.MaxJSONBody <= 0 {

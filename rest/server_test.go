@@ -36,6 +36,8 @@ type harnessOpts struct {
 	Root   string // host directory of sandbox "default" (default: a new t.TempDir())
 
 	AllowOrigins, AllowHosts []string // browser.go
+
+	MirrorOps func(sandbox string) map[string]uint64 // metrics.go
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -58,6 +60,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 
 		AllowOrigins: o.AllowOrigins,
 		AllowHosts:   o.AllowHosts,
+		MirrorOps:    o.MirrorOps,
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)

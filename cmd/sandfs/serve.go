@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"sandfs/core"
@@ -179,7 +180,9 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 			return err
 		}
 	}
+	var mounted mirrorOps // the mirrors' request counts, for /metrics
 	srvREST, err := rest.New(rest.Config{
+		MirrorOps: mounted.of,
 		Sandboxes: sandboxes,
 		Token:     auth.token,
 		Limits:    rest.Limits{MaxJSONBody: int64(cfg.maxJSONBody), MaxTarBody: int64(cfg.maxTarBody)},
@@ -212,12 +215,13 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	}
 	defer unmount()
 	for _, spec := range cfg.mounts {
-		m, stopWatch, err := mountMirror(cfg, spec, sandboxes, log)
+		m, name, stopWatch, err := mountMirror(cfg, spec, sandboxes, log)
 		if err != nil {
 			return err
 		}
 		defer stopWatch()
 		mirrors = append(mirrors, m)
+		mounted.add(name, m)
 	}
 
 	l, where, cleanup, err := listen(cfg.listen)
@@ -309,20 +313,20 @@ func localAddr(addr string) bool {
 // mountMirror mounts the FUSE mirror one --mount (MNT or NAME=MNT) asks
 // for, with the kernel watch of its sandbox running (the mirror learns of
 // outside changes from it). stop ends a watch it started.
-func mountMirror(cfg serveConfig, spec string, sandboxes map[string]*core.Sandbox, log *slog.Logger) (*fusefs.Mirror, func(), error) {
+func mountMirror(cfg serveConfig, spec string, sandboxes map[string]*core.Sandbox, log *slog.Logger) (*fusefs.Mirror, string, func(), error) {
 	name, mnt := "default", spec
 	if n, m, ok := strings.Cut(spec, "="); ok && sandboxes[n] != nil {
 		name, mnt = n, m
 	}
 	sb := sandboxes[name]
 	if sb == nil {
-		return nil, nil, usagef("--mount %q: no sandbox %s", spec, name)
+		return nil, "", nil, usagef("--mount %q: no sandbox %s", spec, name)
 	}
 	wctx, stop := context.WithCancel(context.Background())
 	if !sb.Watching() { // serve may already run the watch of every sandbox
 		if err := sb.StartWatching(wctx, log); err != nil {
 			stop()
-			return nil, nil, fmt.Errorf("kernel watch of sandbox %s: %w", name, err)
+			return nil, "", nil, fmt.Errorf("kernel watch of sandbox %s: %w", name, err)
 		}
 	}
 	select {
@@ -336,10 +340,42 @@ func mountMirror(cfg serveConfig, spec string, sandboxes map[string]*core.Sandbo
 	})
 	if err != nil {
 		stop()
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	log.Info("mounted sandbox "+name+" at "+m.Mountpoint(), "sandbox", name, "mountpoint", m.Mountpoint())
-	return m, stop, nil
+	return m, name, stop, nil
+}
+
+// mirrorOps is the mirrors mounted so far, by sandbox, for /metrics.
+type mirrorOps struct {
+	mu sync.Mutex
+	by map[string][]*fusefs.Mirror
+}
+
+func (o *mirrorOps) add(sandbox string, m *fusefs.Mirror) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.by == nil {
+		o.by = map[string][]*fusefs.Mirror{}
+	}
+	o.by[sandbox] = append(o.by[sandbox], m)
+}
+
+// of sums the request counts of the sandbox's mirrors (nil: none).
+func (o *mirrorOps) of(sandbox string) map[string]uint64 {
+	o.mu.Lock()
+	ms := o.by[sandbox]
+	o.mu.Unlock()
+	var sum map[string]uint64
+	for _, m := range ms {
+		if sum == nil {
+			sum = map[string]uint64{}
+		}
+		for op, n := range m.Ops() {
+			sum[op] += n
+		}
+	}
+	return sum
 }
 
 // logEvents logs each event of sb's journal until stop.

@@ -1,0 +1,440 @@
+package core
+
+import (
+	"context"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
+	"sandfs/internal/safeat"
+)
+
+// The syscalls of a Dir (dir.go), one *at call each on the Dir's
+// descriptor with the one name the kernel gave; name "" is the Dir itself,
+// for the calls the kernel makes on a directory's own inode (getattr,
+// setattr, the xattr calls). A final symlink is never followed. Each
+// change claims its API path in the ledger and appends one event made by
+// the actor in ctx, describing the file by the descriptor or the stat the
+// call already has (no path is resolved again to tell it). The caller's
+// uid and gid, where given (>= 0), become the owner of what is made.
+
+// Op names of the mirror's operations.
+const (
+	OpCreate   = "create"
+	OpMknod    = "mknod"
+	OpSymlink  = "symlink"
+	OpLink     = "link"
+	OpXattr    = "xattr"
+	OpReadlink = "readlink"
+)
+
+// Lookup is the lstat of the one name name in d, which the kernel asks
+// before it knows the name.
+func (d *Dir) Lookup(ctx context.Context, name string) (unix.Stat_t, error) {
+	if err := oneName(name); err != nil {
+		return unix.Stat_t{}, pathErr(OpStat, d.child(name), err)
+	}
+	return d.Getattr(name)
+}
+
+// Getattr is the lstat of name in d ("" for d itself: one fstat of its
+// descriptor).
+func (d *Dir) Getattr(name string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	dirfd, done, err := d.at()
+	if err != nil {
+		return st, pathErr(OpStat, d.child(name), err)
+	}
+	defer done(dirfd)
+	if name == "" {
+		err = unix.Fstat(dirfd, &st)
+	} else if err = oneName(name); err == nil {
+		err = unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err != nil {
+		return st, pathErr(OpStat, d.child(name), err)
+	}
+	return st, nil
+}
+
+// Opendir opens d itself for reading its entries.
+func (d *Dir) Opendir(ctx context.Context) (int, error) {
+	dirfd, done, err := d.at()
+	if err != nil {
+		return -1, pathErr(OpOpen, d.path(), err)
+	}
+	defer done(dirfd)
+	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, pathErr(OpOpen, d.path(), err)
+	}
+	return fd, nil
+}
+
+// Open opens the existing file name in d with open(2) flags (O_CREAT is
+// refused with EINVAL: use Create). A handle open for writing holds a claim
+// on the file until it is released, so the echoes of its writes are told
+// once, by the handle (handle.go).
+func (d *Dir) Open(ctx context.Context, name string, flags int) (*Handle, error) {
+	ap := d.child(name)
+	if err := oneName(name); err != nil {
+		return nil, pathErr(OpOpen, ap, err)
+	}
+	if flags&unix.O_CREAT != 0 {
+		return nil, pathErr(OpOpen, ap, unix.EINVAL)
+	}
+	dirfd, done, err := d.at()
+	if err != nil {
+		return nil, pathErr(OpOpen, ap, err)
+	}
+	defer done(dirfd)
+	var claim *Claim
+	if flags&unix.O_ACCMODE != unix.O_RDONLY {
+		claim = d.s.Claim(ap)
+	}
+	fd, err := unix.Openat(dirfd, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if claim != nil {
+			claim.Done()
+		}
+		return nil, pathErr(OpOpen, ap, err)
+	}
+	h := d.s.newHandle(ctx, fd, ap, claim, nil)
+	if claim != nil && flags&unix.O_TRUNC != 0 {
+		h.wrote = true
+	}
+	return h, nil
+}
+
+// Create creates (or, without O_EXCL, opens) the regular file name in d with
+// the given flags and mode (the caller's umask already applied, kept
+// exactly: modes.go), owned by uid and gid where >= 0, and returns its
+// handle and stat. A new file is told as create. The handle holds the claim
+// on the file until it is released, so the echoes of its writes are
+// claimed by the same claim as the create's.
+func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, uid, gid int) (*Handle, unix.Stat_t, error) {
+	var st unix.Stat_t
+	ap := d.child(name)
+	if err := oneName(name); err != nil {
+		return nil, st, pathErr(OpCreate, ap, err)
+	}
+	dirfd, done, err := d.at()
+	if err != nil {
+		return nil, st, pathErr(OpCreate, ap, err)
+	}
+	defer done(dirfd)
+	claim := d.s.ClaimEcho(ap, journal.Create)
+	fd, err := unix.Openat(dirfd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	created := err == nil
+	if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
+		fd, err = unix.Openat(dirfd, name, (flags&^unix.O_CREAT)|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	}
+	if err != nil {
+		claim.Done()
+		return nil, st, pathErr(OpCreate, ap, err)
+	}
+	if !created {
+		claim.NoEcho()
+	} else if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok {
+		claim.NoEcho() // the chown's echo comes after the create's
+		unix.Fchown(fd, uid, gid)
+	}
+	serr := unix.Fstat(fd, &st)
+	if created && serr == nil && st.Mode&0o7777 != mode&0o7777 {
+		// The daemon's umask cut bits the caller kept, or the chown
+		// cleared setuid/setgid (modes.go).
+		claim.NoEcho()
+		if safeat.Chmod(fd, mode&0o7777) == nil {
+			serr = unix.Fstat(fd, &st)
+		}
+	}
+	if created {
+		if serr != nil {
+			d.s.event(ctx, journal.Create, ap, "", false, nil)
+		} else {
+			d.s.event(ctx, journal.Create, ap, "", false, &st)
+		}
+	}
+	if serr != nil {
+		unix.Close(fd)
+		claim.Done()
+		return nil, st, pathErr(OpCreate, ap, serr)
+	}
+	return d.s.newHandle(ctx, fd, ap, claim, &st), st, nil
+}
+
+// Mknod makes a node (FIFO, socket, device, or regular file) name in d and
+// returns its stat.
+func (d *Dir) Mknod(ctx context.Context, name string, mode uint32, dev uint64, uid, gid int) (unix.Stat_t, error) {
+	return d.make(ctx, OpMknod, name, uid, gid, mode, false, func(dirfd int) error {
+		return unix.Mknodat(dirfd, name, mode, int(dev))
+	})
+}
+
+// Mkdir makes the directory name in d with exactly mode (umask already
+// applied) and returns its stat.
+func (d *Dir) Mkdir(ctx context.Context, name string, mode uint32, uid, gid int) (unix.Stat_t, error) {
+	return d.make(ctx, OpMkdir, name, uid, gid, mode, true, func(dirfd int) error {
+		return unix.Mkdirat(dirfd, name, mode)
+	})
+}
+
+// Symlink makes a symlink name in d pointing at target (stored as given)
+// and returns its stat.
+func (d *Dir) Symlink(ctx context.Context, target, name string, uid, gid int) (unix.Stat_t, error) {
+	return d.make(ctx, OpSymlink, name, uid, gid, 0, false, func(dirfd int) error {
+		return unix.Symlinkat(target, dirfd, name)
+	})
+}
+
+// make runs mk (which makes name in the descriptor it is given) under a
+// claim, gives what it made to the caller and its exact mode, tells it as
+// create, and returns its stat.
+func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint32, isDir bool, mk func(dirfd int) error) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	ap := d.child(name)
+	if err := oneName(name); err != nil {
+		return st, pathErr(op, ap, unix.EEXIST)
+	}
+	dirfd, done, err := d.at()
+	if err != nil {
+		return st, pathErr(op, ap, err)
+	}
+	defer done(dirfd)
+	claim := d.s.Claim(ap)
+	defer claim.Done()
+	if err := mk(dirfd); err != nil {
+		return st, pathErr(op, ap, err)
+	}
+	owner := daemonUid
+	if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok && safeat.LchownAt(dirfd, name, uid, gid) == nil && uid >= 0 {
+		owner = uid
+	}
+	exactMode(dirfd, name, mode, isDir, owner)
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		d.s.event(ctx, journal.Create, ap, "", isDir, nil)
+		return st, pathErr(op, ap, err)
+	}
+	d.s.event(ctx, journal.Create, ap, "", isDir, &st)
+	return st, nil
+}
+
+// Link makes name in d a hard link to the file fromName in from (a symlink
+// links as itself) and returns its stat.
+func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	ap := d.child(name)
+	if err := oneName(name); err != nil {
+		return st, pathErr(OpLink, ap, err)
+	}
+	if err := oneName(fromName); err != nil {
+		return st, pathErr(OpLink, from.child(fromName), err)
+	}
+	odir, odone, err := from.at()
+	if err != nil {
+		return st, pathErr(OpLink, from.child(fromName), err)
+	}
+	defer odone(odir)
+	ndir, ndone, err := d.at()
+	if err != nil {
+		return st, pathErr(OpLink, ap, err)
+	}
+	defer ndone(ndir)
+	claim := d.s.Claim(ap)
+	defer claim.Done()
+	if err := unix.Linkat(odir, fromName, ndir, name, 0); err != nil {
+		return st, pathErr(OpLink, ap, err)
+	}
+	if err := unix.Fstatat(ndir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		d.s.event(ctx, journal.Create, ap, "", false, nil)
+		return st, pathErr(OpLink, ap, err)
+	}
+	d.s.event(ctx, journal.Create, ap, "", false, &st)
+	return st, nil
+}
+
+// Rename is renameat2(2) of name in d to toName in to, with the kernel's
+// flags (RENAME_NOREPLACE, RENAME_EXCHANGE). It is one rename event with
+// old_path; an exchange is two, one each way.
+func (d *Dir) Rename(ctx context.Context, name string, to *Dir, toName string, flags uint) error {
+	fa, ta := d.child(name), to.child(toName)
+	if err := oneName(name); err != nil {
+		return pathErr(OpMove, fa, err)
+	}
+	if err := oneName(toName); err != nil {
+		return pathErr(OpMove, ta, err)
+	}
+	fdir, fdone, err := d.at()
+	if err != nil {
+		return pathErr(OpMove, fa, err)
+	}
+	defer fdone(fdir)
+	tdir, tdone, err := to.at()
+	if err != nil {
+		return pathErr(OpMove, ta, err)
+	}
+	defer tdone(tdir)
+	claim := d.s.Claim(fa, ta)
+	defer claim.Done()
+	if flags == 0 {
+		err = unix.Renameat(fdir, name, tdir, toName)
+	} else {
+		err = unix.Renameat2(fdir, name, tdir, toName, flags)
+	}
+	if err != nil {
+		return pathErr(OpMove, fa, err)
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(tdir, toName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		d.s.event(ctx, journal.Rename, ta, fa, false, &st)
+	} else {
+		d.s.event(ctx, journal.Rename, ta, fa, false, nil)
+	}
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		if unix.Fstatat(fdir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			d.s.event(ctx, journal.Rename, fa, ta, false, &st)
+		} else {
+			d.s.event(ctx, journal.Rename, fa, ta, false, nil)
+		}
+	}
+	return nil
+}
+
+// Unlink removes the non-directory name from d.
+func (d *Dir) Unlink(ctx context.Context, name string) error {
+	return d.remove(ctx, name, 0)
+}
+
+// Rmdir removes the empty directory name from d.
+func (d *Dir) Rmdir(ctx context.Context, name string) error {
+	return d.remove(ctx, name, unix.AT_REMOVEDIR)
+}
+
+func (d *Dir) remove(ctx context.Context, name string, flags int) error {
+	ap := d.child(name)
+	if err := oneName(name); err != nil {
+		return pathErr(OpRemove, ap, unix.EBUSY)
+	}
+	dirfd, done, err := d.at()
+	if err != nil {
+		return pathErr(OpRemove, ap, err)
+	}
+	defer done(dirfd)
+	dir := flags == unix.AT_REMOVEDIR
+	// A file's one echo is its Remove; a directory's own watch adds more.
+	claim := d.s.ClaimEcho(ap, journal.Remove)
+	if dir {
+		claim.NoEcho()
+	}
+	if err := unix.Unlinkat(dirfd, name, flags); err != nil {
+		claim.Done()
+		return pathErr(OpRemove, ap, err)
+	}
+	d.s.event(ctx, journal.Remove, ap, "", dir, nil)
+	claim.DoneEcho()
+	return nil
+}
+
+// Readlink reads the symlink name in d.
+func (d *Dir) Readlink(name string) (string, error) {
+	ap := d.child(name)
+	if err := oneName(name); err != nil {
+		return "", pathErr(OpReadlink, ap, err)
+	}
+	dirfd, done, err := d.at()
+	if err != nil {
+		return "", pathErr(OpReadlink, ap, err)
+	}
+	defer done(dirfd)
+	t, err := readlinkat(dirfd, name)
+	if err != nil {
+		return "", pathErr(OpReadlink, ap, err)
+	}
+	return t, nil
+}
+
+// Setattr changes the attributes of name in d ("" for d itself) and
+// returns its stat after. A size change is told as write, anything else as
+// chmod. (Through an open handle: Handle.Setattr.)
+func (d *Dir) Setattr(ctx context.Context, name string, a SetAttr) (unix.Stat_t, error) {
+	ap := d.child(name)
+	fd, done, err := d.target(name)
+	if err != nil {
+		return unix.Stat_t{}, pathErr(OpSetattr, ap, err)
+	}
+	defer done(fd)
+	return d.s.changeAttrs(ctx, ap, fd, a)
+}
+
+// target is an O_PATH descriptor of exactly name in d ("" for d itself)
+// and the function that lets it go.
+func (d *Dir) target(name string) (int, func(int), error) {
+	dirfd, done, err := d.at()
+	if err != nil || name == "" {
+		return dirfd, done, err
+	}
+	defer done(dirfd)
+	if err := oneName(name); err != nil {
+		return -1, nil, err
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, nil, err
+	}
+	return fd, closeFd, nil
+}
+
+// xattr runs fn on a descriptor of exactly name in d ("" for d itself).
+func (d *Dir) xattr(name string, fn func(fd int) error) error {
+	fd, done, err := d.target(name)
+	if err != nil {
+		return pathErr(OpXattr, d.child(name), err)
+	}
+	defer done(fd)
+	if err := fn(fd); err != nil {
+		return pathErr(OpXattr, d.child(name), err)
+	}
+	return nil
+}
+
+// Getxattr reads the extended attribute attr of name in d into dest (its
+// size when dest is empty).
+func (d *Dir) Getxattr(name, attr string, dest []byte) (int, error) {
+	var n int
+	err := d.xattr(name, func(fd int) (err error) {
+		n, err = safeat.Getxattr(fd, attr, dest)
+		return err
+	})
+	return n, err
+}
+
+// Listxattr lists the extended attribute names of name in d into dest.
+func (d *Dir) Listxattr(name string, dest []byte) (int, error) {
+	var n int
+	err := d.xattr(name, func(fd int) (err error) {
+		n, err = safeat.Listxattr(fd, dest)
+		return err
+	})
+	return n, err
+}
+
+// Setxattr sets the extended attribute attr of name in d; told as chmod.
+func (d *Dir) Setxattr(ctx context.Context, name, attr string, data []byte, flags int) error {
+	return d.changeXattr(ctx, name, func(fd int) error { return safeat.Setxattr(fd, attr, data, flags) })
+}
+
+// Removexattr removes the extended attribute attr of name in d; told as
+// chmod.
+func (d *Dir) Removexattr(ctx context.Context, name, attr string) error {
+	return d.changeXattr(ctx, name, func(fd int) error { return safeat.Removexattr(fd, attr) })
+}
+
+func (d *Dir) changeXattr(ctx context.Context, name string, change func(fd int) error) error {
+	ap := d.child(name)
+	fd, done, err := d.target(name)
+	if err != nil {
+		return pathErr(OpXattr, ap, err)
+	}
+	defer done(fd)
+	return d.s.changeXattrFd(ctx, ap, fd, change)
+}

@@ -1,0 +1,156 @@
+package core
+
+import (
+	"context"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
+)
+
+// Handle is an open file of the mirror (Dir.Open, Dir.Create): the backing
+// descriptor, and for one open for writing the claim held from the open to
+// the release, so that the echoes of its writes are claimed, and what it
+// wrote is told once: at each flush (a close) and at release. Reads and
+// writes go to File directly (through the daemon, or the kernel's
+// passthrough, in which case the daemon sees no WRITE at all and the
+// handle tells by the file's size and times).
+type Handle struct {
+	s      *Sandbox
+	f      *os.File
+	path   func() string
+	opener Actor  // who opened it: a release carries no pid
+	claim  *Claim // held from open-for-write until release
+
+	mu      sync.Mutex
+	wrote   bool        // a WRITE or fallocate went through the daemon
+	flushed bool        // a flush (a close) came since the last WRITE
+	told    bool        // a change was told (the file is not as opened)
+	seen    unix.Stat_t // size and times when last told (or at open)
+}
+
+// newHandle makes the handle of fd (open on API path ap) for the actor in
+// ctx. A handle with a claim remembers the file's stat to tell changes by:
+// st when the caller has it, else taken here.
+func (s *Sandbox) newHandle(ctx context.Context, fd int, ap string, claim *Claim, st *unix.Stat_t) *Handle {
+	h := &Handle{s: s, f: os.NewFile(uintptr(fd), ap), path: func() string { return ap }, opener: actorOf(ctx), claim: claim}
+	switch {
+	case claim == nil:
+	case st != nil:
+		h.seen = *st
+	default:
+		unix.Fstat(fd, &h.seen)
+	}
+	return h
+}
+
+// File is the backing file. The handle owns it: Release does not close it,
+// the caller does, after Release.
+func (h *Handle) File() *os.File { return h.f }
+
+// Follow makes the handle name its file by path from now on (the mirror's
+// tree, which follows renames).
+func (h *Handle) Follow(path func() string) { h.path = path }
+
+// Wrote records a change made through the daemon (a WRITE, a fallocate).
+func (h *Handle) Wrote() {
+	h.mu.Lock()
+	h.wrote, h.flushed = true, false
+	h.mu.Unlock()
+}
+
+// Setattr changes the attributes of the handle's file through its
+// descriptor (which serves an unlinked file, and ftruncate) and returns its
+// stat after, as Dir.Setattr does.
+func (h *Handle) Setattr(ctx context.Context, a SetAttr) (unix.Stat_t, error) {
+	return h.s.changeAttrs(ctx, h.path(), int(h.f.Fd()), a)
+}
+
+// changed reports whether the backing file's size or times moved since
+// last told: with passthrough the daemon sees no WRITE requests.
+func (h *Handle) changed() bool {
+	if h.claim == nil {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(h.f.Fd()), &st) != nil {
+		return false
+	}
+	moved := !sameContent(&st, &h.seen)
+	h.seen = st
+	return moved
+}
+
+// Flush tells what the handle wrote since it last told, as made by the
+// actor in ctx (the process closing it).
+func (h *Handle) Flush(ctx context.Context) { h.tell(ctx, false) }
+
+// tell appends the write event if the file changed since it last told. At
+// release, a change since the last flush that did not come through the
+// daemon is not the handle's: every descriptor of it was closed by then,
+// each close a flush that told what it wrote. It is an outside writer's,
+// whose own inotify event the handle's claim swallowed (the release reaches
+// the daemon after close() has returned), so it is told as external, which
+// also makes the mirror invalidate the kernel's caches.
+func (h *Handle) tell(ctx context.Context, release bool) {
+	h.mu.Lock()
+	changed, wrote, flushed := h.changed(), h.wrote, h.flushed
+	h.wrote = false
+	h.flushed = !release
+	h.told = h.told || changed || wrote
+	h.mu.Unlock()
+	if !changed && !wrote {
+		return
+	}
+	a := h.opener
+	if release && flushed && !wrote {
+		a = Actor{Origin: journal.External}
+	} else if c := actorOf(ctx); c.Pid != 0 {
+		a.Pid, a.Uid = c.Pid, c.Uid
+	}
+	var st unix.Stat_t
+	stp := &st
+	if unix.Fstat(int(h.f.Fd()), &st) != nil {
+		stp = nil
+	}
+	h.s.event(inHandler(WithActor(ctx, a)), journal.Write, h.path(), "", false, stp)
+}
+
+// Release ends the claim before it looks at the file: a change after the
+// sentinel is told by the kernel watch, a change before it by tell. An
+// outside write landing between the two is told twice, never lost (with
+// the sentinel last, one landing between tell's fstat and the sentinel was
+// seen by neither). A handle that left the file as it was opened ends the
+// claim at its last echo (DoneEcho: a create's, no sentinel needed).
+func (h *Handle) Release(ctx context.Context) {
+	if h.claim != nil {
+		if h.untouched() {
+			h.claim.DoneEcho()
+		} else {
+			h.claim.Done()
+		}
+	}
+	h.tell(ctx, true)
+}
+
+// untouched reports whether the file is as the handle opened it: nothing
+// written or told, size and times as at open (a change after our fstat at
+// open gets a ctime of its own: the kernel's timestamps are fine-grained
+// once queried).
+func (h *Handle) untouched() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var st unix.Stat_t
+	if h.wrote || h.told || unix.Fstat(int(h.f.Fd()), &st) != nil {
+		return false
+	}
+	return sameContent(&st, &h.seen)
+}
+
+// sameContent reports whether two stats of one file show it unchanged:
+// the same size, mtime and ctime.
+func sameContent(a, b *unix.Stat_t) bool {
+	return a.Size == b.Size && a.Mtim == b.Mtim && a.Ctim == b.Ctim
+}
