@@ -54,24 +54,6 @@ func (s *Sandbox) parent(apiPath string) (dirfd int, name string, err error) {
 	return fd, name, err
 }
 
-// parentAt is parent for an operation that hands the descriptor only to
-// *at calls and lets it go with closeParent: a path right under the root
-// gets the root fd itself, with nothing to open or close (its last
-// component is one name, which those calls never follow).
-func (s *Sandbox) parentAt(apiPath string) (dirfd int, name string, err error) {
-	if dir, name := split(apiPath); dir == "/" && name != "" {
-		return s.root, name, nil
-	}
-	return s.parent(apiPath)
-}
-
-// closeParent lets go of a descriptor parentAt returned.
-func (s *Sandbox) closeParent(dirfd int) {
-	if dirfd != s.root {
-		unix.Close(dirfd)
-	}
-}
-
 // walk is the resolution of openat2(RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS)
 // done in user space, one component at a time, for kernels without openat2.
 // Each step opens one name relative to a directory fd it holds, with

@@ -44,8 +44,6 @@ func (f *file) PassthroughFd() (int, bool) {
 	return f.LoopbackFile.PassthroughFd()
 }
 
-func (f *file) fd() int { return int(f.h.File().Fd()) }
-
 func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
 	n, errno := f.LoopbackFile.Write(ctx, data, off)
 	if n > 0 {
