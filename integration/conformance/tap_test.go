@@ -93,3 +93,37 @@ func TestParseProve(t *testing.T) {
 		t.Errorf("byFile: got %v, want %v", g, wantLines)
 	}
 }
+
+// report fails on a test the mount fails and the root passes only; one the
+// root fails too is the root's.
+func TestReport(t *testing.T) {
+	res := func(failed ...int) map[string]*fileResult {
+		fr := newFileResult()
+		fr.planned = 5
+		for _, n := range failed {
+			fr.failed[n] = "not ok"
+		}
+		return map[string]*fileResult{"a/00.t": fr}
+	}
+	for _, c := range []struct {
+		name       string
+		root, mnt  []int
+		code       int
+		want, hide string
+	}{
+		{"both pass", nil, nil, 0, "conformance: 5 passed, 0 failed, 0 skipped", "mount fails"},
+		{"root's failure", []int{2}, []int{2}, 0, "conformance: 4 passed, 0 failed, 1 skipped", "mount fails"},
+		{"mount's failure", []int{2}, []int{2, 4}, 1, "mount fails a/00.t: 4\n", "mount fails a/00.t: 2"},
+	} {
+		var b strings.Builder
+		code := report(&b, "tmpfs", res(c.root...), res(c.mnt...), 0, 0, config{})
+		out := b.String()
+		if code != c.code || !strings.Contains(out, c.want) || strings.Contains(out, c.hide) {
+			t.Errorf("%s: code %d, want %d; output:\n%s", c.name, code, c.code, out)
+		}
+	}
+	var b strings.Builder
+	if code := report(&b, "ext4", res(), nil, 0, 0, config{}); code != 1 {
+		t.Errorf("no mount results: code %d, want 1", code)
+	}
+}
