@@ -9,7 +9,7 @@ ARGS    ?=
 
 .PHONY: help
 help: ## list the targets
-	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## build bin/sandfs
@@ -32,6 +32,10 @@ vet: ## go vet and gofmt check
 .PHONY: layering
 layering: ## fail if core imports rest/fusefs/cmd, or rest and fusefs import each other
 	@./.ci/layering
+
+.PHONY: conformance
+conformance: build ## pjdfstest as root (umask 022) on a fresh root dir, then inside a fresh mount of one; fails on a test the mount fails and the root passes (about 3.5 min; CONFORMANCE_ARGS= for the driver's flags)
+	$(GO) run ./integration/conformance -bin $(BIN) $(CONFORMANCE_ARGS)
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (default 60s)

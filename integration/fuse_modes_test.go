@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,10 +19,12 @@ import (
 // Modes through the mount, against the same operations on a plain
 // directory of the backing filesystem (the oracle): a process on the mount
 // gets the mode its own umask gives, as on the root, never the daemon's
-// umask on top; and a non-owner's write clears setuid and setgid as on the
-// root, through passthrough or through the daemon. Each operation runs in a
-// child (this test binary re-run as modeHelper) with the umask and the
-// account asked for, on a directory passed as its descriptor 3.
+// umask on top; and a write or truncation by anyone without CAP_FSETID
+// clears setuid and setgid as on the root, through passthrough or through
+// the daemon (one difference the kernel's FUSE makes is logged as KNOWN:
+// setidCases). Each operation runs in a child (this test binary re-run as
+// modeHelper) with the umask and the account asked for, on a directory
+// passed as its descriptor 3.
 
 func init() {
 	posixSuite["exact modes"] = testExactModes
@@ -39,12 +42,17 @@ func (o modeOp) String() string { return fmt.Sprintf("%s %s %o", o.op, o.name, o
 var exactModeOps = []modeOp{
 	{"open", "f0777", 0o777},
 	{"open", "f04777", 0o4777},
+	{"open", "f06755", 0o6755},
 	{"open", "f0620", 0o620},
 	{"open", "f01777", 0o1777},
+	{"open", "f0", 0},
 	{"mkdir", "d0777", 0o777},
 	{"mkdir", "d01777", 0o1777},
 	{"mkdir", "d02755", 0o2755},
+	{"mkdir", "d0700", 0o700},
+	{"mkdir", "d0", 0},
 	{"fifo", "p0666", 0o666},
+	{"fifo", "p0777", 0o777},
 }
 
 // account is who the helper runs as.
@@ -140,20 +148,27 @@ func TestModeHelper(t *testing.T) {
 			err = unix.Mkdirat(dirfd, o.name, o.mode)
 		case "fifo":
 			err = unix.Mknodat(dirfd, o.name, unix.S_IFIFO|o.mode, 0)
-		case "write", "trunc":
+		case "write", "trunc", "ftruncate":
 			flags := unix.O_WRONLY | unix.O_CLOEXEC
 			if o.op == "trunc" {
 				flags |= unix.O_TRUNC
 			}
 			var fd int
 			if fd, err = unix.Openat(dirfd, o.name, flags, 0); err == nil {
-				if o.op == "write" {
+				switch o.op {
+				case "write":
 					_, err = unix.Write(fd, []byte("x"))
+				case "ftruncate":
+					err = unix.Ftruncate(fd, 1)
 				}
 				if cerr := unix.Close(fd); err == nil {
 					err = cerr
 				}
 			}
+		case "truncate":
+			// truncate(2) by name: no open file, so the kernel clears the
+			// bits in the size change itself (SETATTR on the mount).
+			err = unix.Truncate(fmt.Sprintf("/proc/self/fd/%d/%s", dirfd, o.name), 1)
 		default:
 			fail("unknown op %q", o.op)
 		}
@@ -207,47 +222,155 @@ func testExactModes(t *testing.T, dir string) {
 	}
 }
 
-// testSetidClearedOnWrite: a write, or an open with O_TRUNC, by nobody (not
-// the owner, with write permission) clears setuid and setgid of a 06777
-// file of root's, and root's own write (CAP_FSETID) keeps them, as on a plain
-// directory.
+// setidCases are the writes of testSetidClearedOnWrite: each makes a file
+// of owner:group with mode, then runs op as uid (whose group is uid too);
+// native is the mode the kernel leaves on a plain directory (checked too:
+// it is what the case means). The kernel clears setuid, and setgid where
+// the group may execute or the writer is not in the file's group, when
+// anyone without CAP_FSETID writes or truncates, the owner included; root
+// keeps them.
+//
+// fuse, where not 0, is the mode the kernel's FUSE leaves instead: without
+// FUSE_HANDLE_KILLPRIV(_V2) fuse_setattr kills setgid only with group
+// exec (the rule before Linux 6.2), so a setgid file the group may not
+// execute keeps setgid through the mount when a non-member writes it. The
+// case logs that difference as KNOWN rather than failing; any other mode
+// fails.
+var setidCases = []struct {
+	name               string
+	owner, group, uid  int
+	mode, native, fuse uint32
+	op                 string
+}{
+	{"nobody writes", 0, 0, 65534, 0o6777, 0o777, 0, "write"},
+	{"nobody opens with O_TRUNC", 0, 0, 65534, 0o6777, 0o777, 0, "trunc"},
+	{"nobody truncates by name", 0, 0, 65534, 0o6777, 0o777, 0, "truncate"},
+	{"nobody ftruncates", 0, 0, 65534, 0o6777, 0o777, 0, "ftruncate"},
+	{"nobody writes, setgid without group exec, not in the group", 0, 0, 65534, 0o6766, 0o766, 0o2766, "write"},
+	{"nobody writes, setgid without group exec, in the group", 0, 65534, 65534, 0o6766, 0o2766, 0, "write"},
+	{"nobody, the owner, writes", 65534, 65534, 65534, 0o6777, 0o777, 0, "write"},
+	{"nobody, the owner, truncates by name", 65534, 65534, 65534, 0o6777, 0o777, 0, "truncate"},
+	{"root writes (CAP_FSETID)", 0, 0, 0, 0o6777, 0o6777, 0, "write"},
+	{"root truncates by name (CAP_FSETID)", 0, 0, 0, 0o6777, 0o6777, 0, "truncate"},
+}
+
+// makeSetidFile makes dir/f of owner:group, with mode (chown first: a
+// chown clears the bits).
+func makeSetidFile(t *testing.T, dir string, owner, group int, mode uint32) {
+	t.Helper()
+	p := filepath.Join(dir, "f")
+	must(t, os.WriteFile(p, nil, 0o666))
+	must(t, os.Chown(p, owner, group))
+	must(t, unix.Chmod(p, mode))
+	if m, _, _ := lstatMode(t, p); m&0o7777 != mode {
+		t.Fatalf("%s: made mode %o, want %o", p, m&0o7777, mode)
+	}
+}
+
+// onFUSE reports whether dir is on a FUSE mount.
+func onFUSE(t *testing.T, dir string) bool {
+	t.Helper()
+	var st unix.Statfs_t
+	must(t, unix.Statfs(dir, &st))
+	return st.Type == unix.FUSE_SUPER_MAGIC
+}
+
+// testSetidClearedOnWrite: writes and truncations (O_TRUNC, truncate(2),
+// ftruncate) by nobody clear setuid and setgid on dir as on a plain
+// directory; root's keep them. The suite runs on the mount with and
+// without passthrough (fuseModes); TestSetidWritePath checks that the
+// write really took each path.
 func testSetidClearedOnWrite(t *testing.T, dir string) {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, nil, "setid cleared on write: a write by another account needs root")
 	}
 	native := t.TempDir()
-	cases := []struct {
-		name string
-		uid  int
-		op   string
-	}{
-		{"nobody writes", 65534, "write"},
-		{"nobody truncates", 65534, "trunc"},
-		{"root (the owner) writes", 0, "write"},
-	}
-	for i, c := range cases {
-		var runs []modeRun
-		for _, base := range []string{dir, native} {
+	fuse := onFUSE(t, dir)
+	// runs[i] are case i's runs, on dir and on native; one child per
+	// account runs every case of that account (a child costs about a
+	// second under -race).
+	runs := make([][2]modeRun, len(setidCases))
+	byUID := map[int][]modeRun{}
+	for i, c := range setidCases {
+		for j, base := range []string{dir, native} {
 			d := openDir(t, base, fmt.Sprintf("w%d", i))
-			p := filepath.Join(d, "f")
-			must(t, os.WriteFile(p, nil, 0o666))
-			must(t, os.Chmod(p, 0o777|os.ModeSetuid|os.ModeSetgid))
-			runs = append(runs, modeRun{d, 0o022, []modeOp{{c.op, "f", 0}}})
+			makeSetidFile(t, d, c.owner, c.group, c.mode)
+			runs[i][j] = modeRun{d, 0o022, []modeOp{{c.op, "f", 0}}}
+			byUID[c.uid] = append(byUID[c.uid], runs[i][j])
 		}
-		runModeOps(t, c.uid, runs...)
+	}
+	for uid, rs := range byUID {
+		runModeOps(t, uid, rs...)
+	}
+	for i, c := range setidCases {
 		var modes [2]uint32
-		for j, r := range runs {
+		for j, r := range runs[i] {
 			p := filepath.Join(r.dir, "f")
 			modes[j], _, _ = lstatMode(t, p)
-			if c.op == "write" {
+			switch c.op {
+			case "write":
 				wantContent(t, p, "x")
+			case "truncate", "ftruncate":
+				wantContent(t, p, "\x00")
 			}
 		}
-		if modes[0] != modes[1] {
+		switch {
+		case modes[0] == modes[1]:
+		case fuse && c.fuse != 0 && modes[0]&0o7777 == c.fuse:
+			t.Logf("KNOWN: %s: mode %o through the mount, %o native (the kernel's FUSE setgid rule, without FUSE_HANDLE_KILLPRIV_V2)", c.name, modes[0]&0o7777, modes[1]&0o7777)
+		default:
 			t.Errorf("%s: got mode %o, want (native) %o", c.name, modes[0], modes[1])
 		}
-		if c.uid != 0 && modes[1]&(unix.S_ISUID|unix.S_ISGID) != 0 {
-			t.Errorf("%s: the native directory kept set-id bits (%o): the oracle is not what this test expects", c.name, modes[1])
+		if modes[1]&0o7777 != c.native {
+			t.Errorf("%s: the native directory left mode %o, want %o: the oracle is not what this test expects", c.name, modes[1]&0o7777, c.native)
 		}
 	}
+}
+
+// TestSetidWritePath: nobody's write of a setid file through the mount
+// goes where the mode says (straight to the backing file under
+// passthrough, a WRITE to the daemon without), and either way clears the
+// bits. --fuse-debug's log tells the path: the OPEN reply names a backing
+// file, or a WRITE request reaches the daemon.
+func TestSetidWritePath(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, nil, "setid write path: a write by another account needs root")
+	}
+	for _, mode := range fuseModes {
+		t.Run(mode.name, func(t *testing.T) {
+			d, mnt := startMirror(t, append([]string{"--fuse-debug"}, mode.args...)...)
+			dir := openDir(t, mnt, "w")
+			makeSetidFile(t, dir, 0, 0, 0o6777)
+			before := len(d.Log())
+			runModeOps(t, 65534, modeRun{dir, 0o022, []modeOp{{"write", "f", 0}}})
+			if m, _, _ := lstatMode(t, filepath.Join(dir, "f")); m&0o7777 != 0o777 {
+				t.Errorf("mode %o after nobody's write, want 0777", m&0o7777)
+			}
+			wantContent(t, filepath.Join(dir, "f"), "x")
+			log := d.Log()[before:]
+			backing := strings.Contains(log, "backing=")
+			write := regexp.MustCompile(`rx \d+: WRITE n`).MatchString(log)
+			switch {
+			case mode.args == nil && !kernelAtLeast(6, 9):
+				t.Logf("kernel older than 6.9: passthrough not expected (backing %v, WRITE %v)", backing, write)
+			case mode.args == nil && (!backing || write):
+				t.Errorf("passthrough: OPEN gave a backing file %v, a WRITE reached the daemon %v; want true, false:\n%s", backing, write, log)
+			case mode.args != nil && (backing || !write):
+				t.Errorf("%s: OPEN gave a backing file %v, a WRITE reached the daemon %v; want false, true:\n%s", mode.name, backing, write, log)
+			}
+		})
+	}
+}
+
+// kernelAtLeast reports whether the running kernel is major.minor or later.
+func kernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	var a, b int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &a, &b); err != nil {
+		return false
+	}
+	return a > major || (a == major && b >= minor)
 }
