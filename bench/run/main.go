@@ -36,9 +36,11 @@ type cfg struct {
 	repo    string // the module's top directory
 	quick   bool
 	runs    int   // alternating runs per pair
+	runsSet bool  // -runs was given
 	bigMiB  int64 // download, PUT, FUSE sequential size
 	dur     time.Duration
-	creates int // outside creates of the burst row
+	creates int    // outside creates of the burst row
+	wlRoot  string // where the workload rows' backing roots go ("": tmpfs)
 }
 
 // group is one set of rows sharing fixtures and daemons.
@@ -54,6 +56,7 @@ var groups = []group{
 	{"grep", runGrep},
 	{"list", runList},
 	{"fuse", runFUSE},
+	{"workload", runWorkload},
 	{"watch-latency", runWatchLatency},
 	{"watch-burst", runWatchBurst},
 	{"start", runStart},
@@ -67,7 +70,9 @@ func main() {
 	flag.StringVar(&c.work, "work", "/var/tmp/sandfs-bench", "fixtures and scratch `DIR`")
 	flag.BoolVar(&c.quick, "quick", false, "short run (about two minutes): fewer runs, smaller sizes")
 	flag.IntVar(&c.runs, "runs", 0, "alternating runs per pair (default 5, quick 3)")
+	flag.StringVar(&c.wlRoot, "workload-root", "", "put the workload rows' backing roots under `DIR` (default: tmpfs, /dev/shm)")
 	flag.Parse()
+	flag.Visit(func(f *flag.Flag) { c.runsSet = c.runsSet || f.Name == "runs" })
 	var err error
 	if c.repo, err = os.Getwd(); err != nil {
 		fatal(err)
