@@ -36,7 +36,7 @@ import (
 // The roots are on tmpfs by default (-workload-root puts them elsewhere):
 // this VM's ext4 has no journal, and without one ext4 skips, at every
 // inode it allocates, each inode of the group freed in the last minute or
-// more (recently_deleted); the sequence frees about 9,000 inodes, so the
+// more (recently_deleted); the sequence frees about 9,800 inodes, so the
 // next sequence's creates cost more the more sequences ran before it. Four
 // native sequences back to back on the disk took 0.96, 1.25, 2.63 and
 // 2.96 s for the git step and 0.08, 0.62, 1.25 and 1.83 s for the npm
@@ -216,7 +216,7 @@ func runWorkload(c *cfg, t *table) error {
 	t.notes = append(t.notes, fmt.Sprintf("workload rows: %d rounds; the four kinds (native, sandfs --mount with its defaults, go-fuse loopback -allow-other, libfuse %s passthrough_ll "+
 		"`-f -o allow_other,default_permissions,source=ROOT`, else its defaults: cache=auto, 1 s timeouts, no writeback, no xattr, no flock, multithreaded) "+
 		"each over a root of its own on %s, all mounted at once and taking turns round by round; each step is a child process of the harness, in a fresh directory per round; "+
-		"a sequence frees about 9,000 inodes, which on this VM's journal-less ext4 makes the next creates slower the more ran before (see bench/README.md)",
+		"a sequence frees about 9,800 inodes, which on this VM's journal-less ext4 makes the next creates slower the more ran before (see bench/README.md)",
 		rounds, fuseVersion(), where))
 	return nil
 }
