@@ -89,7 +89,7 @@ func runFUSE(c *cfg, t *table) error {
 			}
 		}
 	}
-	mNat, mSfs, mShared, mPrivate, err := runMeta(c, nCreate)
+	top, nested, err := runMeta(c, nCreate)
 	if err != nil {
 		return err
 	}
@@ -112,14 +112,20 @@ func runFUSE(c *cfg, t *table) error {
 		return fmt.Sprintf("tmpfs roots, %d rounds of %d; vs the loopback's private default (no permission checks): %s = %sx; sandfs/native %s",
 			len(s), nCreate, num(median(p), unit), vs(s, p), vs(s, n))
 	}
-	t.pair("FUSE create, µs/op: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "µs",
-		mSfs.create, mShared.create, atMost, 1.0, metaNote("µs", mSfs.create, mPrivate.create, mNat.create))
-	t.pair("FUSE unlink, µs/op: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "µs",
-		mSfs.unlink, mShared.unlink, atMost, 1.0, metaNote("µs", mSfs.unlink, mPrivate.unlink, mNat.unlink))
-	t.pair("FUSE readdir of 5,000 entries, ms: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "ms",
-		mSfs.readdir, mShared.readdir, atMost, 1.0, metaNote("ms", mSfs.readdir, mPrivate.readdir, mNat.readdir))
-	t.pair("FUSE open, read 4 KiB, close, µs/op: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "µs",
-		mSfs.open, mShared.open, atMost, 0, metaNote("µs", mSfs.open, mPrivate.open, mNat.open)+"; a read-only handle is opened FOPEN_NOFLUSH: its close sends no FLUSH")
+	for _, lv := range []struct {
+		where string
+		m     *[4]fsFigures
+	}{{"", &top}, {" in a/b/c/ below the top", &nested}} {
+		mNat, mSfs, mShared, mPrivate := lv.m[0], lv.m[1], lv.m[2], lv.m[3]
+		t.pair("FUSE create"+lv.where+", µs/op: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "µs",
+			mSfs.create, mShared.create, atMost, 1.0, metaNote("µs", mSfs.create, mPrivate.create, mNat.create))
+		t.pair("FUSE unlink"+lv.where+", µs/op: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "µs",
+			mSfs.unlink, mShared.unlink, atMost, 1.0, metaNote("µs", mSfs.unlink, mPrivate.unlink, mNat.unlink))
+		t.pair("FUSE readdir of 5,000 entries"+lv.where+", ms: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "ms",
+			mSfs.readdir, mShared.readdir, atMost, 1.0, metaNote("ms", mSfs.readdir, mPrivate.readdir, mNat.readdir))
+		t.pair("FUSE open, read 4 KiB, close"+lv.where+", µs/op: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "µs",
+			mSfs.open, mShared.open, atMost, 0, metaNote("µs", mSfs.open, mPrivate.open, mNat.open)+"; a read-only handle is opened FOPEN_NOFLUSH: its close sends no FLUSH")
+	}
 	return nil
 }
 
@@ -136,8 +142,11 @@ func runFUSE(c *cfg, t *table) error {
 // permissions (allow_other,default_permissions), as sandfs mounts (API.md
 // §7); the loopback's private default skips the permission checks, and with
 // them the refresh of a changed directory's attributes that each check
-// needs (one GETATTR more per create and per unlink).
-func runMeta(c *cfg, nCreate int) (nat, sfs, shared, private fsFigures, err error) {
+// needs (one GETATTR more per create and per unlink). Each round measures
+// every kind twice, at the top of its root and in a/b/c/ below it (top
+// first in even rounds, nested first in odd ones); the figures are in the
+// order of kinds.
+func runMeta(c *cfg, nCreate int) (top, nested [4]fsFigures, err error) {
 	meta, err := tmpfsDir(c, "fuse-meta")
 	if err != nil {
 		return
@@ -150,8 +159,13 @@ func runMeta(c *cfg, nCreate int) (nat, sfs, shared, private fsFigures, err erro
 		if err = mkTree(filepath.Join(root, "rd"), 1, 5000); err != nil {
 			return
 		}
-		if err = os.WriteFile(filepath.Join(root, "small"), make([]byte, 4096), 0o644); err != nil {
+		if err = mkTree(filepath.Join(root, metaNested, "rd"), 1, 5000); err != nil {
 			return
+		}
+		for _, d := range []string{root, filepath.Join(root, metaNested)} {
+			if err = os.WriteFile(filepath.Join(d, "small"), make([]byte, 4096), 0o644); err != nil {
+				return
+			}
 		}
 		dirs[i] = root
 		var p *proc
@@ -173,21 +187,30 @@ func runMeta(c *cfg, nCreate int) (nat, sfs, shared, private fsFigures, err erro
 		}
 	}
 	time.Sleep(time.Second) // the mirror's first walk
-	figs := []*fsFigures{&nat, &sfs, &shared, &private}
 	rounds := 4 * c.runs
 	for r := 0; r < rounds; r++ {
 		if r%c.runs == 0 {
 			logf("fuse metadata round %d of %d", r+1, rounds)
 		}
 		for _, k := range order(len(kinds), r) {
-			if err = metaRun(figs[k], dirs[k], nCreate); err != nil {
-				err = fmt.Errorf("%s: %w", kinds[k], err)
-				return
+			levels := []*fsFigures{&top[k], &nested[k]}
+			subs := []string{"", metaNested}
+			if r%2 == 1 {
+				levels[0], levels[1], subs[0], subs[1] = levels[1], levels[0], subs[1], subs[0]
+			}
+			for l := range levels {
+				if err = metaRun(levels[l], filepath.Join(dirs[k], subs[l]), nCreate); err != nil {
+					err = fmt.Errorf("%s: %w", kinds[k], err)
+					return
+				}
 			}
 		}
 	}
 	return
 }
+
+// metaNested is where the nested metadata rows run, below each root.
+const metaNested = "a/b/c"
 
 // tmpfsDir is a fresh directory on /dev/shm (a tmpfs), else under c.work.
 func tmpfsDir(c *cfg, name string) (string, error) {

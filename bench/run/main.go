@@ -1,15 +1,17 @@
 // Command run is the benchmark harness of `make bench`: every headline
 // figure of issue 7 measured against its anchor (nginx, the sandbox-agent
 // server, rg, ls -lR, the native filesystem, go-fuse's loopback example,
-// inotifywait) in the same run, on the same files, alternating the pair
-// run by run, and written to bench/results.md as medians and ratios with
-// the target each ratio must meet.
+// libfuse's passthrough_ll example, inotifywait) in the same run, on the
+// same files, alternating the pair run by run, and written to
+// bench/results.md as medians and ratios with the target each ratio must
+// meet.
 //
 // It sets up its anchors itself: apt-get installs nginx-light, ripgrep and
 // inotify-tools when missing; go-fuse's loopback example is built from the
-// module cache at the version of go.mod; the sandbox-agent server comes
-// from the npm package @sandbox-agent/cli-linux-x64 (the version the SDK
-// check pins), installed under bench/.cache (gitignored).
+// module cache at the version of go.mod, and libfuse's passthrough_ll
+// example with cc from libfuse3-dev's examples; the sandbox-agent server
+// comes from the npm package @sandbox-agent/cli-linux-x64 (the version the
+// SDK check pins), installed under bench/.cache (gitignored).
 //
 // The FUSE rows need root. Every file operation on a mount runs in this
 // process, never in the daemon serving the mount.
@@ -36,9 +38,11 @@ type cfg struct {
 	repo    string // the module's top directory
 	quick   bool
 	runs    int   // alternating runs per pair
+	runsSet bool  // -runs was given
 	bigMiB  int64 // download, PUT, FUSE sequential size
 	dur     time.Duration
-	creates int // outside creates of the burst row
+	creates int    // outside creates of the burst row
+	wlRoot  string // where the workload rows' backing roots go ("": tmpfs)
 }
 
 // group is one set of rows sharing fixtures and daemons.
@@ -54,6 +58,7 @@ var groups = []group{
 	{"grep", runGrep},
 	{"list", runList},
 	{"fuse", runFUSE},
+	{"workload", runWorkload},
 	{"watch-latency", runWatchLatency},
 	{"watch-burst", runWatchBurst},
 	{"start", runStart},
@@ -67,7 +72,9 @@ func main() {
 	flag.StringVar(&c.work, "work", "/var/tmp/sandfs-bench", "fixtures and scratch `DIR`")
 	flag.BoolVar(&c.quick, "quick", false, "short run (about two minutes): fewer runs, smaller sizes")
 	flag.IntVar(&c.runs, "runs", 0, "alternating runs per pair (default 5, quick 3)")
+	flag.StringVar(&c.wlRoot, "workload-root", "", "put the workload rows' backing roots under `DIR` (default: tmpfs, /dev/shm)")
 	flag.Parse()
+	flag.Visit(func(f *flag.Flag) { c.runsSet = c.runsSet || f.Name == "runs" })
 	var err error
 	if c.repo, err = os.Getwd(); err != nil {
 		fatal(err)
