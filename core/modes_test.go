@@ -11,7 +11,7 @@ import (
 	"sandfs/internal/testenv"
 )
 
-// TestMirrorExactModes: the mirror's Create, MkdirAt and Mknod give what
+// TestMirrorExactModes: the mirror's Dir.Create, Dir.Mkdir and Dir.Mknod give what
 // they make exactly the mode the kernel passed (the caller's umask already
 // applied), whatever the daemon's own umask cuts, setuid, setgid and sticky
 // bits included, for the daemon's own files and for files given to a
