@@ -372,6 +372,7 @@ func (n *notifier) flushPending() {
 // where a walk of every watched directory would cost the reader a map of
 // the whole tree per event.
 func (n *notifier) forget(ap string) {
+	n.unscan(ap)
 	if !n.dirs[ap] {
 		return
 	}
@@ -379,6 +380,26 @@ func (n *notifier) forget(ap string) {
 		if d == ap || isUnder(d, ap) {
 			n.w.remove(n.host(d))
 			delete(n.dirs, d)
+		}
+	}
+}
+
+// unscan drops what a scan told of ap (and under it, for a directory)
+// whose own Create never came: the entry was made before its directory's
+// watch, so the kernel had none to queue. Its remove or rename away is
+// read after any Create it had (the queue is in order), so what is left
+// then is stale, and would swallow the Create of the next file of that
+// name.
+func (n *notifier) unscan(ap string) {
+	if len(n.scanned) == 0 {
+		return
+	}
+	delete(n.scanned, ap)
+	if n.dirs[ap] {
+		for p := range n.scanned {
+			if isUnder(p, ap) {
+				delete(n.scanned, p)
+			}
 		}
 	}
 }

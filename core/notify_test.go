@@ -137,6 +137,21 @@ func TestJournalScenarios(t *testing.T) {
 				os.Rename(tmp, filepath.Join(root, "arrived"))
 			},
 			"external create /arrived\nexternal create /arrived/a\nexternal create /arrived/sub\nexternal create /arrived/sub/b"},
+		{"a name a scan told, removed and made again, is told again",
+			func(t *testing.T, s *Sandbox, root string) {
+				// Made before any watch: the scan tells them, no Create comes.
+				tmp := filepath.Join(filepath.Dir(root), "staging-"+filepath.Base(root))
+				mk(t, tmp, map[string]string{"sub/b": "2"})
+				os.Rename(tmp, filepath.Join(root, "arrived"))
+			},
+			func(t *testing.T, s *Sandbox, root string) {
+				os.RemoveAll(filepath.Join(root, "arrived", "sub"))
+				sleepALittle()
+				os.Mkdir(filepath.Join(root, "arrived", "sub"), 0o755)
+				sleepALittle()
+				os.WriteFile(filepath.Join(root, "arrived", "sub", "b"), nil, 0o644)
+			},
+			"external remove /arrived/sub/b\nexternal remove /arrived/sub\nexternal create /arrived/sub\nexternal create /arrived/sub/b"},
 		{"outside directory rename keeps watching under the new name",
 			func(t *testing.T, s *Sandbox, root string) { mk(t, root, map[string]string{"d1/x": "1"}) },
 			func(t *testing.T, s *Sandbox, root string) {
