@@ -1,6 +1,7 @@
 package core
 
 import (
+	"strconv"
 	"sync"
 	"time"
 	"unsafe"
@@ -62,11 +63,10 @@ func (k *kwatch) gather() {
 
 // watchMask is what a directory's watch asks for: changes of its entries
 // (created, removed, moved in or out, written, attributes) and of itself.
-// IN_ONLYDIR and IN_DONT_FOLLOW: a path swapped for a symlink or a file
-// between the walk and the watch is refused, not watched.
+// IN_ONLYDIR: what is not a directory is refused, not watched.
 const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_ATTRIB |
 	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
-	unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+	unix.IN_ONLYDIR
 
 // kop is what happened, in the notifier's terms.
 type kop uint8
@@ -107,17 +107,37 @@ func newKwatch() (*kwatch, error) {
 	return &kwatch{fd: fd, wake: wake, path: map[int32]string{}, wd: map[string]int32{}, buf: make([]byte, 256<<10)}, nil
 }
 
-// add watches the directory at host path h.
+// add watches the directory at host path h, a path the daemon owns (the
+// ledger's control directory): IN_DONT_FOLLOW, a symlink there is refused.
 func (k *kwatch) add(h string) (int32, error) {
-	wd, err := unix.InotifyAddWatch(k.fd, h, watchMask)
+	wd, err := unix.InotifyAddWatch(k.fd, h, watchMask|unix.IN_DONT_FOLLOW)
 	if err != nil {
 		return -1, err
 	}
-	w := int32(wd)
+	return k.named(int32(wd), h), nil
+}
+
+// addFd watches the directory open at fd (O_PATH will do), naming its
+// events by host path h. The watch is placed through the descriptor's
+// /proc/self/fd link, which the kernel follows to exactly the inode the
+// descriptor holds: what is watched is what the walk resolved beneath
+// the root, whatever its name became meanwhile, and no host path is
+// handed to the kernel, so a tree deeper than PATH_MAX below the host
+// root is watched too (h is only a string here).
+func (k *kwatch) addFd(fd int, h string) (int32, error) {
+	wd, err := unix.InotifyAddWatch(k.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
+	if err != nil {
+		return -1, err
+	}
+	return k.named(int32(wd), h), nil
+}
+
+// named records h as the name of watch w.
+func (k *kwatch) named(w int32, h string) int32 {
 	k.drop(w) // the same directory may be watched under an older name
 	k.path[w] = h
 	k.wd[h] = w
-	return w, nil
+	return w
 }
 
 // remove stops watching host path h.

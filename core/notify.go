@@ -23,9 +23,19 @@ import (
 // in it before the watch are told too. Directories named like the default
 // excludes (.git, node_modules, __pycache__, .venv) are not
 // watched at all, to spare inotify watches; changes made there through the
-// API or the mirror are still told. A watch is added by host path and then
-// checked against the directory the root fd resolves to, so a directory
-// swapped for a symlink is never watched outside the root.
+// API or the mirror are still told.
+//
+// A watch is placed through the descriptor the walk holds of the directory
+// it resolved beneath the root fd (kwatch.addFd, by its /proc/self/fd
+// link), never by host path: nothing outside the root is watched (a
+// directory moved out after its descriptor was opened is moved out under
+// its parent's watch, and that move drops its watch, as for any directory
+// moved out later), no identity check can be raced, and depth below the
+// host root is no limit. A directory whose watch is refused (the watch
+// limit: ENOSPC) is a hole: nothing at or under it is covered, so the
+// kernel caches nothing there, while the rest of the tree stays cached;
+// its watchers are told they lost events. WatchDegraded says a hole was
+// ever made.
 //
 // A rename inside the tree is MOVED_FROM(old) followed at once by
 // MOVED_TO(new) with the same cookie (inotify queues them together); the
@@ -61,6 +71,7 @@ type notifier struct {
 	pairBy   time.Time       // … until then, when it is told as moved out
 	scanned  map[string]bool // told by a scan; their own Create is still to come
 	degraded bool
+	holes    holes // directories whose watch was refused: not covered
 }
 
 // StartWatching starts the kernel watch of the root; it runs until ctx ends.
@@ -136,7 +147,8 @@ func (n *notifier) drain() {
 
 // WatchDegraded reports whether the kernel watch ran into the inotify watch
 // limit: some directories are not watched, so changes made there by other
-// processes are not told (API and mirror changes still are). Watchers of the
+// processes are not told (API and mirror changes still are), and the mirror
+// lets the kernel cache nothing there (WatchCovers). Watchers of the
 // unwatched directories were marked as having lost events. It stays set
 // until the daemon restarts.
 func (s *Sandbox) WatchDegraded() bool { return s.watchDegraded.Load() }
@@ -372,6 +384,7 @@ func (n *notifier) flushPending() {
 // where a walk of every watched directory would cost the reader a map of
 // the whole tree per event.
 func (n *notifier) forget(ap string) {
+	n.holes.clear(ap, true)
 	n.unscan(ap)
 	if !n.dirs[ap] {
 		return
@@ -464,6 +477,7 @@ func (n *notifier) addQuiet(ap string, yield bool) {
 	}
 	fd, err := n.s.openat(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
+		n.refused(ap, err)
 		return
 	}
 	d := os.NewFile(uintptr(fd), ap)
@@ -480,8 +494,7 @@ func (n *notifier) addQuiet(ap string, yield bool) {
 	}
 }
 
-// addWatch watches one directory, checking that the host path names the
-// same directory the root fd resolves ap to.
+// addWatch watches one directory, opened beneath the root fd.
 func (n *notifier) addWatch(ap string) bool {
 	return n.addWatchFd(ap, -1)
 }
@@ -491,33 +504,43 @@ func (n *notifier) addWatchFd(ap string, dirfd int) bool {
 	if n.dirs[ap] {
 		return true
 	}
-	h := n.host(ap)
-	if _, err := n.w.add(h); err != nil {
-		if errors.Is(err, unix.ENOSPC) && !n.degraded {
-			n.degraded = true
-			n.s.watchDegraded.Store(true)
-			n.log.Error("inotify watch limit reached: changes under some directories will not be seen (raise fs.inotify.max_user_watches)", "sandbox", n.s.name, "dir", ap)
-		}
-		if errors.Is(err, unix.ENOSPC) {
-			n.s.out.push(outItem{lost: ap})
-		}
-		return false
-	}
 	fd := dirfd
 	if fd < 0 {
 		var err error
 		if fd, err = n.s.openDir(ap); err != nil {
-			n.w.remove(h)
+			n.refused(ap, err)
 			return false
 		}
 		defer unix.Close(fd)
 	}
-	var want, got unix.Stat_t
-	err := unix.Fstat(fd, &want)
-	if err != nil || unix.Lstat(h, &got) != nil || got.Dev != want.Dev || got.Ino != want.Ino {
-		n.w.remove(h)
+	if _, err := n.w.addFd(fd, n.host(ap)); err != nil {
+		n.refused(ap, err)
 		return false
 	}
 	n.dirs[ap] = true
+	n.holes.clear(ap, false)
 	return true
+}
+
+// refused: the directory ap could not be opened or watched. Gone, or no
+// longer a directory, it needs nothing: its parent's watch tells what is
+// there now. Otherwise (the watch limit, ENOSPC; a descriptor refused) it
+// is a hole: nothing under it is heard, so nothing under it is covered,
+// and what the kernel may have cached there already (a lookup between
+// its Create and now) is dropped, by telling it lost.
+func (n *notifier) refused(ap string, err error) {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		return
+	}
+	if errors.Is(err, unix.ENOSPC) && !n.degraded {
+		n.degraded = true
+		n.s.watchDegraded.Store(true)
+		n.log.Error("inotify watch limit reached: changes under some directories will not be seen, and the mirror caches nothing there (raise fs.inotify.max_user_watches)", "sandbox", n.s.name, "dir", ap)
+	}
+	if n.holes.add(ap) {
+		if !errors.Is(err, unix.ENOSPC) {
+			n.log.Warn("a directory could not be watched: changes under it will not be seen", "sandbox", n.s.name, "dir", ap, "err", err)
+		}
+		n.s.out.push(outItem{lost: ap})
+	}
 }
