@@ -1,7 +1,6 @@
 package core
 
 import (
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -16,9 +15,10 @@ func (s *Sandbox) Watching() bool {
 // WatchCovers reports whether an outside change to API path ap (its name in
 // its directory, its attributes, or its content) is sure to reach the
 // journal: the kernel watch runs, its first walk is done, and no directory
-// on the way (ap itself included) is one whose watch was refused (holes)
-// or one of those never watched (.git, node_modules, …). The mirror lets
-// the kernel cache only what the watch covers.
+// on the way (ap itself included) is one whose watch was refused (holes).
+// The mirror lets the kernel cache only what the watch covers. Nothing
+// else decides it: .git and node_modules are watched like any directory,
+// and what a watcher excludes filters its view, not the journal.
 //
 // A directory made since the watch's walk may still be waiting for its
 // watch here: it is covered all the same, because its watch, once placed,
@@ -32,13 +32,6 @@ func (s *Sandbox) WatchCovers(ap string) bool {
 	n := s.ledger.reader.Load()
 	if n == nil || !s.Watching() {
 		return false
-	}
-	for rest := ap; rest != ""; {
-		var c string
-		c, rest, _ = strings.Cut(rest, "/")
-		if skipDirs[c] {
-			return false
-		}
 	}
 	return n.holes.covers(ap)
 }

@@ -7,7 +7,102 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
 )
+
+// TestJournalUnderDefaultExcludes: .git and node_modules are watched like
+// every directory. An outside change there is told once, as external; a
+// change the daemon makes there is told once, as api (its echo is
+// claimed, not told again). A watcher with the default excludes still
+// sees none of it.
+func TestJournalUnderDefaultExcludes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup map[string]string
+		act   func(t *testing.T, s *Sandbox, root string)
+		want  string
+	}{
+		{"outside changes under .git",
+			map[string]string{".git/refs/heads/": "", ".git/HEAD": "ref: refs/heads/main\n"},
+			func(t *testing.T, s *Sandbox, root string) {
+				g := filepath.Join(root, ".git")
+				must(t, os.WriteFile(filepath.Join(g, "index.lock"), []byte("i"), 0o644))
+				sleepALittle()
+				must(t, os.Rename(filepath.Join(g, "index.lock"), filepath.Join(g, "index")))
+				sleepALittle()
+				must(t, os.Mkdir(filepath.Join(g, "objects"), 0o755))
+				sleepALittle()
+				must(t, os.Mkdir(filepath.Join(g, "objects", "ab"), 0o755))
+				sleepALittle()
+				must(t, os.WriteFile(filepath.Join(g, "objects", "ab", "cdef"), nil, 0o444))
+				sleepALittle()
+				f, err := os.OpenFile(filepath.Join(g, "HEAD"), os.O_WRONLY|os.O_APPEND, 0)
+				must(t, err)
+				f.WriteString("x")
+				f.Close()
+				sleepALittle()
+				must(t, os.Remove(filepath.Join(g, "index")))
+			},
+			"external create /.git/index.lock\nexternal write /.git/index.lock\n" +
+				"external rename /.git/index <- /.git/index.lock\n" +
+				"external create /.git/objects\nexternal create /.git/objects/ab\nexternal create /.git/objects/ab/cdef\n" +
+				"external write /.git/HEAD\nexternal remove /.git/index"},
+		{"outside changes under node_modules",
+			map[string]string{"node_modules/pkg/lib/a.js": "a"},
+			func(t *testing.T, s *Sandbox, root string) {
+				nm := filepath.Join(root, "node_modules", "pkg")
+				must(t, os.WriteFile(filepath.Join(nm, "lib", "b.js"), nil, 0o644))
+				sleepALittle()
+				must(t, os.Rename(filepath.Join(nm, "lib"), filepath.Join(nm, "dist")))
+				sleepALittle()
+				must(t, os.WriteFile(filepath.Join(nm, "dist", "c.js"), nil, 0o644))
+				sleepALittle()
+				must(t, os.Remove(filepath.Join(nm, "dist", "a.js")))
+			},
+			"external create /node_modules/pkg/lib/b.js\n" +
+				"external rename /node_modules/pkg/dist <- /node_modules/pkg/lib\n" +
+				"external create /node_modules/pkg/dist/c.js\nexternal remove /node_modules/pkg/dist/a.js"},
+		{"api changes under .git are told once",
+			map[string]string{".git/HEAD": "ref: refs/heads/main\n"},
+			func(t *testing.T, s *Sandbox, root string) {
+				_, err := s.WriteFile(ctx, "/.git/HEAD.lock", strings.NewReader("ref: x\n"), WriteOptions{})
+				must(t, err)
+				must(t, s.Move(ctx, "/.git/HEAD.lock", "/.git/HEAD", MoveOptions{Overwrite: true}))
+				must(t, s.Mkdir(ctx, "/.git/objects/ab", true, 0o755))
+				_, err = s.WriteFile(ctx, "/.git/objects/ab/cd", strings.NewReader("o"), WriteOptions{})
+				must(t, err)
+				must(t, s.Remove(ctx, "/.git/objects", true))
+			},
+			"api create /.git/HEAD.lock\napi write /.git/HEAD.lock\napi rename /.git/HEAD <- /.git/HEAD.lock\n" +
+				"api create /.git/objects\napi create /.git/objects/ab\napi create /.git/objects/ab/cd\napi write /.git/objects/ab/cd\n" +
+				"api remove /.git/objects"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, root, w := watched(t)
+			mk(t, root, tc.setup)
+			hidden, _, _, err := s.Journal().Watch(journal.Config{Path: "/", Recursive: true}) // default excludes
+			must(t, err)
+			settle(t, s, w, 0)
+			cursor := s.Journal().Seq()
+			tc.act(t, s, root)
+			got := fmtEvents(settle(t, s, w, cursor))
+			if got != tc.want {
+				t.Errorf("events:\n%s\nwant:\n%s", got, tc.want)
+			}
+			b, _, err := hidden.Read(cursor, 0)
+			must(t, err)
+			if len(b.Events) != 0 {
+				t.Errorf("a watcher with the default excludes saw:\n%s", fmtEvents(b.Events))
+			}
+			for _, p := range []string{"/.git/HEAD", "/.git/objects/ab/cdef", "/node_modules/pkg/dist/c.js"} {
+				if !s.WatchCovers(p) {
+					t.Errorf("WatchCovers(%s) = false, want true", p)
+				}
+			}
+		})
+	}
+}
 
 // TestWatchCoversHoles: a directory whose watch is refused (the watch
 // limit) leaves that subtree uncovered, and only it; once the directory is

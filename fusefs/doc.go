@@ -103,11 +103,12 @@
 // through the mount need nothing: the kernel keeps its own caches true.
 //
 // The kernel may cache only what an outside change is sure to reach the
-// journal for (core.Sandbox.WatchCovers): until the watch's first walk is
-// done, after the inotify watch limit refused a directory, and anywhere
-// under the directories never watched (.git, node_modules, …), names and
-// attributes are given a zero timeout and pages are not kept, so the kernel
-// asks at every system call there. --mount-cache 0 does the same for the
+// journal for (core.Sandbox.WatchCovers): every directory is watched,
+// .git and node_modules like the rest, so until the watch's first walk is
+// done, and anywhere under a directory whose watch the inotify watch limit
+// refused, names and attributes are given a zero timeout and pages are not
+// kept, so the kernel asks at every system call there. What a watcher
+// excludes by default filters its view and never decides caching. --mount-cache 0 does the same for the
 // whole mount: strict coherence even with an outside writer whose event is
 // still in flight, at the cost of a round trip per lookup and stat.
 // READDIRPLUS is off: it makes large readdirs an order of magnitude slower

@@ -600,14 +600,23 @@ func testCoherence(t *testing.T, args []string, strict bool) {
 		_, err = os.Stat(filepath.Join(mnt, "leaving"))
 		wantErrno(t, err, unix.ENOENT)
 	})
-	t.Run("outside change under an unwatched directory", func(t *testing.T) {
-		// .git is never watched, so nothing tells its changes: the mirror
-		// must not let the kernel cache it, in any mode.
+	t.Run("outside change under .git", func(t *testing.T) {
+		// .git is watched like any directory (a watcher's default
+		// excludes hide it, but the journal tells it): the kernel caches
+		// there, and its changes invalidate it.
+		all := newWatchExcluding(t, d, `[]`)
+		told := func(p string) {
+			t.Helper()
+			if !strict {
+				all.until(t, p, "external")
+			}
+		}
 		p := filepath.Join(mnt, ".git", "HEAD")
 		must(t, os.Mkdir(filepath.Join(mnt, ".git"), 0o755))
 		must(t, os.WriteFile(p, []byte("ref: a"), 0o644))
 		wantContent(t, p, "ref: a")
 		must(t, os.WriteFile(filepath.Join(root, ".git", "HEAD"), []byte("ref: main"), 0o644))
+		told("/.git/HEAD")
 		if fi, err := os.Stat(p); err != nil || fi.Size() != 9 {
 			t.Errorf("stat through the mount: %v, %v; want size 9", fi, err)
 		}
@@ -615,6 +624,7 @@ func testCoherence(t *testing.T, args []string, strict bool) {
 		_, err := os.Stat(filepath.Join(mnt, ".git", "index"))
 		wantErrno(t, err, unix.ENOENT)
 		must(t, os.WriteFile(filepath.Join(root, ".git", "index"), []byte("i"), 0o644))
+		told("/.git/index")
 		wantContent(t, filepath.Join(mnt, ".git", "index"), "i")
 	})
 	t.Run("write through the mount then REST read", func(t *testing.T) {
