@@ -1,9 +1,6 @@
 package core
 
-import (
-	"sync"
-	"sync/atomic"
-)
+import "sync"
 
 // Watching reports whether the kernel watch of the root runs (a
 // StartWatching whose context has not ended). The FUSE mirror needs the
@@ -14,15 +11,20 @@ func (s *Sandbox) Watching() bool {
 
 // WatchCovers reports whether an outside change to API path ap (its name in
 // its directory, its attributes, or its content) is sure to reach the
-// journal: the kernel watch runs, its first walk is done, and no directory
-// on the way (ap itself included) is one whose watch was refused (holes).
-// The mirror lets the kernel cache only what the watch covers. Nothing
-// else decides it: .git and node_modules are watched like any directory,
-// and what a watcher excludes filters its view, not the journal.
+// journal: the kernel watch runs, its first walk is done, every directory
+// above ap has its watch in place now, and ap is not a directory whose
+// watch was refused (a hole). The mirror lets the kernel cache only what
+// the watch covers, and holds descriptors only there. Nothing else
+// decides it: .git and node_modules are watched like any directory, and
+// what a watcher excludes filters its view, not the journal.
 //
-// A directory made since the watch's walk may still be waiting for its
-// watch here: it is covered all the same, because its watch, once placed,
-// lists it and tells what was made in it meanwhile (addTree).
+// A directory made since the walk is not covered beneath until the
+// notifier has read its Create and placed its watch (a fraction of a
+// millisecond): in between, a file made and removed there by an outside
+// process would never be told (the watch's scan finds only what is
+// there), so the kernel must not have cached it. The directory itself is
+// covered at once, by its parent's watch; its listing too, since the scan
+// tells what was made in it meanwhile (addTree).
 func (s *Sandbox) WatchCovers(ap string) bool {
 	select {
 	case <-s.watchReady:
@@ -33,73 +35,87 @@ func (s *Sandbox) WatchCovers(ap string) bool {
 	if n == nil || !s.Watching() {
 		return false
 	}
-	return n.holes.covers(ap)
+	return n.cov.covers(ap)
 }
 
-// holes are the directories of the root whose watch was refused (the
-// inotify watch limit, ENOSPC; a descriptor the daemon could not open):
-// nothing under one of them is heard, so nothing under it is covered.
-// Only the top of an unwatched subtree is a hole, since the walk does not
-// go on below a directory it could not watch. The notifier changes the
-// set under its own lock; the mirror reads it at every lookup, so the
-// usual case, no hole at all, is one atomic load.
-type holes struct {
-	n  atomic.Int64 // len(at)
-	mu sync.RWMutex
-	at map[string]bool // API paths
+// coverage is what the kernel watch hears, per directory: the directories
+// whose watch is in place (watched: the notifier's dirs), and those whose
+// watch was refused (holes: the inotify watch limit, ENOSPC; a descriptor
+// the daemon could not open), under which nothing is heard. Only the top
+// of an unwatched subtree is a hole, since the walk does not go below a
+// directory it could not watch. The notifier changes both under its own
+// lock and mu (and reads them under its lock alone); the mirror reads
+// them at every lookup and getattr, under mu.
+type coverage struct {
+	mu      sync.RWMutex
+	watched map[string]bool // API paths
+	holes   map[string]bool // API paths
 }
 
-// covers reports whether no hole is ap or a directory above it.
-func (h *holes) covers(ap string) bool {
-	if h.n.Load() == 0 {
+func newCoverage() *coverage {
+	return &coverage{watched: map[string]bool{}, holes: map[string]bool{}}
+}
+
+// covers reports whether every directory above ap is watched and ap is no
+// hole.
+func (c *coverage) covers(ap string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.holes[ap] {
+		return false
+	}
+	if ap == "/" {
 		return true
 	}
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	if h.at["/"] || h.at[ap] {
+	if !c.watched["/"] {
 		return false
 	}
 	for i := 1; i < len(ap); i++ {
-		if ap[i] == '/' && h.at[ap[:i]] {
+		if ap[i] == '/' && !c.watched[ap[:i]] {
 			return false
 		}
 	}
 	return true
 }
 
-// add makes the directory ap a hole; it reports whether it was not one.
-func (h *holes) add(ap string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.at[ap] {
+// watch records that the directory ap is watched: it is no hole any more.
+func (c *coverage) watch(ap string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watched[ap] = true
+	delete(c.holes, ap)
+}
+
+// unwatch records that the directory ap is not watched any more.
+func (c *coverage) unwatch(ap string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.watched, ap)
+}
+
+// hole makes the directory ap a hole; it reports whether it was not one.
+func (c *coverage) hole(ap string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.holes[ap] {
 		return false
 	}
-	if h.at == nil {
-		h.at = map[string]bool{}
-	}
-	h.at[ap] = true
-	h.n.Store(int64(len(h.at)))
+	c.holes[ap] = true
 	return true
 }
 
-// clear drops the hole at ap (watched now), and with tree those under it
-// too (removed, or renamed away).
-func (h *holes) clear(ap string, tree bool) {
-	if h.n.Load() == 0 {
+// unhole drops the holes at and under ap (removed, or renamed away). The
+// caller, the notifier, is the only one to change holes, so it may look
+// at it without mu: usually there is none, and no lock is taken.
+func (c *coverage) unhole(ap string) {
+	if len(c.holes) == 0 {
 		return
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.at, ap)
-	if tree {
-		for d := range h.at {
-			if ap == "/" || isUnder(d, ap) {
-				delete(h.at, d)
-			}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for d := range c.holes {
+		if d == ap || ap == "/" || isUnder(d, ap) {
+			delete(c.holes, d)
 		}
 	}
-	h.n.Store(int64(len(h.at)))
 }
-
-// count is how many holes there are.
-func (h *holes) count() int { return int(h.n.Load()) }

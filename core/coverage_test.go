@@ -18,10 +18,11 @@ import (
 // sees none of it.
 func TestJournalUnderDefaultExcludes(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		setup map[string]string
-		act   func(t *testing.T, s *Sandbox, root string)
-		want  string
+		name    string
+		setup   map[string]string
+		act     func(t *testing.T, s *Sandbox, root string)
+		want    string
+		covered string // a path WatchCovers must be true for after act
 	}{
 		{"outside changes under .git",
 			map[string]string{".git/refs/heads/": "", ".git/HEAD": "ref: refs/heads/main\n"},
@@ -47,7 +48,8 @@ func TestJournalUnderDefaultExcludes(t *testing.T) {
 			"external create /.git/index.lock\nexternal write /.git/index.lock\n" +
 				"external rename /.git/index <- /.git/index.lock\n" +
 				"external create /.git/objects\nexternal create /.git/objects/ab\nexternal create /.git/objects/ab/cdef\n" +
-				"external write /.git/HEAD\nexternal remove /.git/index"},
+				"external write /.git/HEAD\nexternal remove /.git/index",
+			"/.git/objects/ab/cdef"},
 		{"outside changes under node_modules",
 			map[string]string{"node_modules/pkg/lib/a.js": "a"},
 			func(t *testing.T, s *Sandbox, root string) {
@@ -62,7 +64,8 @@ func TestJournalUnderDefaultExcludes(t *testing.T) {
 			},
 			"external create /node_modules/pkg/lib/b.js\n" +
 				"external rename /node_modules/pkg/dist <- /node_modules/pkg/lib\n" +
-				"external create /node_modules/pkg/dist/c.js\nexternal remove /node_modules/pkg/dist/a.js"},
+				"external create /node_modules/pkg/dist/c.js\nexternal remove /node_modules/pkg/dist/a.js",
+			"/node_modules/pkg/dist/c.js"},
 		{"api changes under .git are told once",
 			map[string]string{".git/HEAD": "ref: refs/heads/main\n"},
 			func(t *testing.T, s *Sandbox, root string) {
@@ -76,7 +79,8 @@ func TestJournalUnderDefaultExcludes(t *testing.T) {
 			},
 			"api create /.git/HEAD.lock\napi write /.git/HEAD.lock\napi rename /.git/HEAD <- /.git/HEAD.lock\n" +
 				"api create /.git/objects\napi create /.git/objects/ab\napi create /.git/objects/ab/cd\napi write /.git/objects/ab/cd\n" +
-				"api remove /.git/objects"},
+				"api remove /.git/objects",
+			"/.git/HEAD"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, root, w := watched(t)
@@ -95,10 +99,8 @@ func TestJournalUnderDefaultExcludes(t *testing.T) {
 			if len(b.Events) != 0 {
 				t.Errorf("a watcher with the default excludes saw:\n%s", fmtEvents(b.Events))
 			}
-			for _, p := range []string{"/.git/HEAD", "/.git/objects/ab/cdef", "/node_modules/pkg/dist/c.js"} {
-				if !s.WatchCovers(p) {
-					t.Errorf("WatchCovers(%s) = false, want true", p)
-				}
+			if !s.WatchCovers(tc.covered) {
+				t.Errorf("WatchCovers(%s) = false, want true", tc.covered)
 			}
 		})
 	}
@@ -114,7 +116,8 @@ func TestWatchCoversHoles(t *testing.T) {
 	n := s.ledger.reader.Load()
 	n.mu.Lock()
 	n.refused("/gone", unix.ENOENT) // vanished: no hole
-	n.refused("/a/b", unix.ENOSPC)
+	n.forget("/a/b")                // as if its watch had been refused …
+	n.refused("/a/b", unix.ENOSPC)  // … for lack of watches
 	n.mu.Unlock()
 	for p, want := range map[string]bool{
 		"/": true, "/a": true, "/a/b": false, "/a/b/c": false, "/a/b/c/f": false,
@@ -130,7 +133,10 @@ func TestWatchCoversHoles(t *testing.T) {
 	cursor := s.Journal().Seq()
 	must(t, os.RemoveAll(filepath.Join(root, "a", "b")))
 	settle(t, s, w, cursor)
-	if !s.WatchCovers("/a/b/c") {
+	n.cov.mu.RLock()
+	left := n.cov.holes["/a/b"]
+	n.cov.mu.RUnlock()
+	if left || !s.WatchCovers("/a/b") {
 		t.Error("the hole outlived its directory")
 	}
 	cursor = s.Journal().Seq()
@@ -145,6 +151,34 @@ func TestWatchCoversHoles(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(root, "a", "b", "c", "f"), nil, 0o644))
 	if got := fmtEvents(settle(t, s, w, cursor)); got != "external create /a/b/c/f\nexternal write /a/b/c/f" && got != "external create /a/b/c/f" {
 		t.Errorf("events in the directory made again:\n%s", got)
+	}
+}
+
+// TestCoverage: a path is covered when every directory above it is
+// watched and it is no hole: a directory whose watch is not placed yet
+// (its Create not read) covers nothing beneath it.
+func TestCoverage(t *testing.T) {
+	c := newCoverage()
+	for _, d := range []string{"/", "/a", "/a/b", "/x"} {
+		c.watch(d)
+	}
+	c.hole("/x/h")
+	for p, want := range map[string]bool{
+		"/": true, "/a": true, "/a/b": true, "/a/b/f": true,
+		"/a/new": true, "/a/new/f": false, "/a/new/sub/f": false, "/q/r": false,
+		"/x/h": false, "/x/h/f": false, "/x/hh": true,
+	} {
+		if got := c.covers(p); got != want {
+			t.Errorf("covers(%s) = %v, want %v", p, got, want)
+		}
+	}
+	c.unwatch("/a")
+	if c.covers("/a/b/f") {
+		t.Error("covers(/a/b/f) with /a unwatched")
+	}
+	c.unhole("/x")
+	if !c.covers("/x/h") {
+		t.Error("a hole outlived unhole of its parent")
 	}
 }
 

@@ -89,13 +89,13 @@ type notifier struct {
 	mu       sync.Mutex
 	closed   bool            // the kernel watch is closed: nothing to read
 	ctlWd    int32           // the watch of the ledger's control directory
-	dirs     map[string]bool // API paths of watched directories
+	dirs     map[string]bool // API paths of watched directories: cov.watched
 	pending  string          // a MOVED_FROM(old) waiting for its MOVED_TO(new) …
 	cookie   uint32          // … which carries this cookie …
 	pairBy   time.Time       // … until then, when it is told as moved out
 	scanned  map[string]bool // told by a scan; their own Create is still to come
 	degraded bool
-	holes    holes // directories whose watch was refused: not covered
+	cov      *coverage // changed under mu and cov.mu, read under either
 }
 
 // StartWatching starts the kernel watch of the root; it runs until ctx ends.
@@ -123,7 +123,8 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 		os.RemoveAll(ctl)
 		return err
 	}
-	n := &notifier{s: s, w: w, log: log, ctl: ctl, ctlWd: ctlWd, dirs: map[string]bool{}, scanned: map[string]bool{}}
+	cov := newCoverage()
+	n := &notifier{s: s, w: w, log: log, ctl: ctl, ctlWd: ctlWd, dirs: cov.watched, cov: cov, scanned: map[string]bool{}}
 	s.out.mu.Lock()
 	s.out.wake = w.interrupt
 	s.out.mu.Unlock()
@@ -408,7 +409,7 @@ func (n *notifier) flushPending() {
 // where a walk of every watched directory would cost the reader a map of
 // the whole tree per event.
 func (n *notifier) forget(ap string) {
-	n.holes.clear(ap, true)
+	n.cov.unhole(ap)
 	n.unscan(ap)
 	if !n.dirs[ap] {
 		return
@@ -416,7 +417,7 @@ func (n *notifier) forget(ap string) {
 	for d := range n.dirs {
 		if d == ap || isUnder(d, ap) {
 			n.w.remove(n.host(d))
-			delete(n.dirs, d)
+			n.cov.unwatch(d)
 		}
 	}
 }
@@ -537,8 +538,7 @@ func (n *notifier) addWatchFd(ap string, dirfd int) bool {
 		n.refused(ap, err)
 		return false
 	}
-	n.dirs[ap] = true
-	n.holes.clear(ap, false)
+	n.cov.watch(ap)
 	return true
 }
 
@@ -557,7 +557,7 @@ func (n *notifier) refused(ap string, err error) {
 		n.s.watchDegraded.Store(true)
 		n.log.Error("inotify watch limit reached: changes under some directories will not be seen, and the mirror caches nothing there (raise fs.inotify.max_user_watches)", "sandbox", n.s.name, "dir", ap)
 	}
-	if n.holes.add(ap) {
+	if n.cov.hole(ap) {
 		if !errors.Is(err, unix.ENOSPC) {
 			n.log.Warn("a directory could not be watched: changes under it will not be seen", "sandbox", n.s.name, "dir", ap, "err", err)
 		}
