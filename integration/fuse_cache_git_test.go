@@ -91,12 +91,13 @@ func TestFUSECoherenceUnderGit(t *testing.T) {
 			root := d.Root
 			all := newWatchExcluding(t, d, `[]`)
 			hidden := newWatch(t, d) // the default excludes
+			var heard []watchEvent
 			for _, dir := range []string{".git", "node_modules/pkg"} {
 				t.Run(dir, func(t *testing.T) {
 					m := func(name string) string { return filepath.Join(mnt, dir, name) }
 					r := func(name string) string { return filepath.Join(root, dir, name) }
 					ap := func(name string) string { return "/" + dir + "/" + name }
-					told := func(name string) { t.Helper(); all.until(t, ap(name), "external") }
+					told := func(name string) { t.Helper(); heard = append(heard, all.until(t, ap(name), "external")...) }
 					must(t, os.MkdirAll(filepath.Join(mnt, dir), 0o755))
 					for _, f := range []string{"HEAD", "gone", "old"} {
 						must(t, os.WriteFile(m(f), []byte("ref: main"), 0o644))
@@ -136,15 +137,26 @@ func TestFUSECoherenceUnderGit(t *testing.T) {
 				})
 			}
 			restPut(t, d, "/end", "end")
-			all.until(t, "/end", "api")
+			heard = append(heard, all.until(t, "/end", "api")...)
+			heard = append(heard, all.pending(t)...)
+			// Each change once: nothing twice, and no echo of the mirror's
+			// own changes told again as external.
 			seen := map[string]int{}
-			for _, e := range all.pending(t) {
-				seen[e.Type+" "+e.Path]++
+			for _, e := range heard {
+				seen[e.Type+" "+e.Path+" "+e.Origin]++
+				for _, f := range []string{"HEAD", "gone", "old"} {
+					if e.Origin == "external" && e.Type == "create" && strings.HasSuffix(e.Path, "/"+f) {
+						t.Errorf("the mirror's create of %s told again as external", e.Path)
+					}
+				}
 			}
 			for k, n := range seen {
 				if n > 1 {
 					t.Errorf("%s told %d times", k, n)
 				}
+			}
+			if seen["create /.git/HEAD fuse"] != 1 || seen["write /.git/HEAD external"] != 1 || seen["rename /node_modules/pkg/new external"] != 1 {
+				t.Errorf("events heard: %v", seen)
 			}
 			for _, e := range hidden.pending(t) {
 				if strings.HasPrefix(e.Path, "/.git") || strings.HasPrefix(e.Path, "/node_modules") {
