@@ -107,7 +107,9 @@
 // Every change is one event in the sandbox's journal (package journal):
 // core's own operations append theirs, with the actor in ctx (origin api or
 // fuse); the kernel watch (notify.go, kwatch.go) tells the rest, origin
-// external. Each operation claims its paths in the ledger (ledger.go)
+// external. It watches every directory of the root (.git and node_modules
+// too: notify.go says why inotify, with the figures), and what it hears
+// is what the mirror may let the kernel cache (coverage.go). Each operation claims its paths in the ledger (ledger.go)
 // before its first syscall, so the inotify echoes of its own changes are
 // dropped, not told again.
 //
