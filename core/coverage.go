@@ -48,12 +48,13 @@ func (s *Sandbox) WatchCovers(ap string) bool {
 // them at every lookup and getattr, under mu.
 type coverage struct {
 	mu      sync.RWMutex
-	watched map[string]bool // API paths
-	holes   map[string]bool // API paths
+	watched map[string]bool            // API paths
+	kids    map[string]map[string]bool // the watched directories right under each
+	holes   map[string]bool            // API paths
 }
 
 func newCoverage() *coverage {
-	return &coverage{watched: map[string]bool{}, holes: map[string]bool{}}
+	return &coverage{watched: map[string]bool{}, kids: map[string]map[string]bool{}, holes: map[string]bool{}}
 }
 
 // covers reports whether every directory above ap is watched and ap is no
@@ -84,13 +85,44 @@ func (c *coverage) watch(ap string) {
 	defer c.mu.Unlock()
 	c.watched[ap] = true
 	delete(c.holes, ap)
+	if ap != "/" {
+		dir, _ := split(ap)
+		if c.kids[dir] == nil {
+			c.kids[dir] = map[string]bool{}
+		}
+		c.kids[dir][ap] = true
+	}
 }
 
-// unwatch records that the directory ap is not watched any more.
-func (c *coverage) unwatch(ap string) {
+// unwatch records that the directory ap and those under it are not
+// watched any more, and returns them. It walks the subtree by kids, so an
+// outside rm -r of a large tree, told bottom up, costs the reader one
+// step a directory, not a look at every directory watched.
+func (c *coverage) unwatch(ap string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.watched, ap)
+	if !c.watched[ap] {
+		return nil
+	}
+	if ap != "/" {
+		dir, _ := split(ap)
+		delete(c.kids[dir], ap)
+		if len(c.kids[dir]) == 0 {
+			delete(c.kids, dir)
+		}
+	}
+	var gone []string
+	for todo := []string{ap}; len(todo) > 0; {
+		d := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		gone = append(gone, d)
+		delete(c.watched, d)
+		for k := range c.kids[d] {
+			todo = append(todo, k)
+		}
+		delete(c.kids, d)
+	}
+	return gone
 }
 
 // hole makes the directory ap a hole; it reports whether it was not one.

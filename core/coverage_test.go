@@ -3,6 +3,7 @@ package core
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -172,9 +173,18 @@ func TestCoverage(t *testing.T) {
 			t.Errorf("covers(%s) = %v, want %v", p, got, want)
 		}
 	}
-	c.unwatch("/a")
-	if c.covers("/a/b/f") {
-		t.Error("covers(/a/b/f) with /a unwatched")
+	c.watch("/a/b/c")
+	c.watch("/ab")
+	gone := c.unwatch("/a")
+	sort.Strings(gone)
+	if strings.Join(gone, " ") != "/a /a/b /a/b/c" {
+		t.Errorf("unwatch(/a) = %q, want /a and everything watched under it", gone)
+	}
+	if c.covers("/a/b/f") || !c.covers("/ab/f") || !c.covers("/x/f") {
+		t.Error("after unwatch(/a): covered", c.covers("/a/b/f"), c.covers("/ab/f"), c.covers("/x/f"))
+	}
+	if len(c.kids["/a"]) != 0 || c.kids["/"]["/a"] {
+		t.Errorf("kids left: %v", c.kids)
 	}
 	c.unhole("/x")
 	if !c.covers("/x/h") {

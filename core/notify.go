@@ -411,19 +411,17 @@ func (n *notifier) flushPending() {
 
 // forget drops the watches of ap and everything under it. Only a watched
 // directory has any: the rest (a file's remove or rename) costs nothing,
-// where a walk of every watched directory would cost the reader a map of
-// the whole tree per event.
+// and a directory's costs a step for each watched directory under it
+// (coverage.unwatch), where a walk of every watched directory would cost
+// the reader a map of the whole tree per event.
 func (n *notifier) forget(ap string) {
 	n.cov.unhole(ap)
 	n.unscan(ap)
 	if !n.dirs[ap] {
 		return
 	}
-	for d := range n.dirs {
-		if d == ap || isUnder(d, ap) {
-			n.w.remove(n.host(d))
-			n.cov.unwatch(d)
-		}
+	for _, d := range n.cov.unwatch(ap) {
+		n.w.remove(n.host(d))
 	}
 }
 
