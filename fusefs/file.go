@@ -89,7 +89,7 @@ var noCloseWork = map[int64]bool{
 
 // flushesAtClose reports whether the filesystem of sb's root may act when
 // a descriptor of one of its files is closed (unknown: yes).
-func flushesAtClose(sb *core.Sandbox) bool {
+func flushesAtClose(sb sandbox) bool {
 	typ, err := sb.FSType()
 	return err != nil || !noCloseWork[typ]
 }

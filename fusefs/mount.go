@@ -39,7 +39,7 @@ type Options struct {
 
 // Mirror is a live mirror of a sandbox at a mountpoint.
 type Mirror struct {
-	sb            *core.Sandbox
+	sb            sandbox
 	mountpoint    string
 	log           *slog.Logger
 	rootDev       uint64
