@@ -45,10 +45,11 @@ type Dir struct {
 	hold bool                // may keep what open opened, where the watch covers the path
 
 	mu      sync.Mutex
-	fd      int  // the held descriptor, -1 when none
-	root    bool // fd is the sandbox's root fd: never closed here
-	users   int  // calls under way on fd
-	closing bool // close fd when the last call ends
+	fd      int    // the held descriptor, -1 when none
+	root    bool   // fd is the sandbox's root fd: never closed here
+	users   int    // calls under way on fd
+	closing bool   // close fd when the last call ends
+	gen     uint64 // counts Releases: a descriptor opened before one is not kept
 }
 
 // heldDirs counts the descriptors held by every Dir of the process, within
@@ -100,6 +101,7 @@ func (d *Dir) Held() bool {
 func (d *Dir) Release() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.gen++
 	if d.root || d.fd < 0 || d.closing {
 		return
 	}
@@ -128,6 +130,7 @@ func (d *Dir) at() (int, func(int), error) {
 		d.mu.Unlock()
 		return fd, d.done, nil
 	}
+	gen := d.gen
 	d.mu.Unlock()
 	p := d.path()
 	covered := d.open != nil && d.hold && d.s.WatchCovers(p)
@@ -146,6 +149,11 @@ func (d *Dir) at() (int, func(int), error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.gen != gen {
+		// Released while it was being opened: the directory may have left
+		// the tree after the open, so it is used once and not kept.
+		return fd, closeFd, nil
+	}
 	if d.fd < 0 && heldDirs.Add(1) <= dirBudget {
 		d.fd = fd
 	} else if d.fd < 0 {

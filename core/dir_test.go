@@ -205,3 +205,36 @@ func TestDirRelease(t *testing.T) {
 		t.Errorf("the old Dir reached the new directory: %v", err)
 	}
 }
+
+// TestDirReleaseDuringOpen: a Release that comes while the Dir is opening
+// itself (the journal told the directory left the tree, in between) wins:
+// the descriptor opened before it serves that one call and is not kept.
+func TestDirReleaseDuringOpen(t *testing.T) {
+	s, root, _ := watched(t)
+	if err := os.Mkdir(filepath.Join(root, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	top := s.RootDir()
+	var d *Dir
+	released := false
+	d = s.NewDir(func() string { return "/a" }, func() (int, error) {
+		fd, _, err := top.OpenDir("a")
+		if !released {
+			released = true
+			d.Release() // as the journal hook would, concurrently
+		}
+		return fd, err
+	}, true)
+	if _, err := d.Getattr(""); err != nil {
+		t.Fatal(err)
+	}
+	if d.Held() {
+		t.Error("a descriptor opened before a Release was kept")
+	}
+	if _, err := d.Getattr(""); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Held() {
+		t.Error("a later call did not hold its descriptor")
+	}
+}
