@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
@@ -18,6 +17,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/pathmatch"
 )
 
 // OpGrep names grep failures.
@@ -42,16 +43,12 @@ const (
 	grepChunk = 64 << 10
 )
 
-// GrepDefaultExcludes are the names a walk skips unless the request gives
-// its own exclude list (which then replaces this one, as for watchers).
-var GrepDefaultExcludes = []string{".git", "node_modules", "__pycache__", ".venv", ".DS_Store", "*.pyc", "*.pyo", "*.swp", "*.swo"}
-
 // GrepOptions shape a Grep. The zero value searches recursively for a regular
 // expression with the default limits and excludes.
 type GrepOptions struct {
 	Pattern         string
-	Include         []string // globs on the file name (or relative path when they hold "/")
-	Exclude         []string // nil: GrepDefaultExcludes; empty: none
+	Include         []string // pathmatch.BaseOrPath globs: the file name, or the relative path when they hold "/"
+	Exclude         []string // nil: pathmatch.DefaultExcludes; empty: none
 	Type            string   // ripgrep type alias ("go", "py", …); "" none
 	CaseInsensitive bool
 	FixedStrings    bool
@@ -337,30 +334,6 @@ func linesAfter(b []byte, le, n int) []string {
 	return out
 }
 
-// globMatch matches a glob against a name, or against the relative path when
-// the glob holds a "/". "**/" prefixes are accepted (any depth).
-func globMatch(pat, name, relPath string) bool {
-	pat = strings.TrimPrefix(pat, "./")
-	for strings.HasPrefix(pat, "**/") {
-		pat = pat[3:]
-	}
-	if strings.Contains(pat, "/") {
-		ok, _ := path.Match(strings.Trim(pat, "/"), relPath)
-		return ok
-	}
-	ok, _ := path.Match(pat, name)
-	return ok
-}
-
-func anyGlob(pats []string, name, relPath string) bool {
-	for _, p := range pats {
-		if p != "" && globMatch(p, name, relPath) {
-			return true
-		}
-	}
-	return false
-}
-
 // grepJob is one file to search, in walk order.
 type grepJob struct {
 	idx    int
@@ -434,7 +407,7 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 	}
 	excludes := o.Exclude
 	if excludes == nil {
-		excludes = GrepDefaultExcludes
+		excludes = pathmatch.DefaultExcludes
 	}
 	for _, list := range [][]string{o.Include, excludes} {
 		for _, g := range list {
@@ -684,7 +657,7 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 		if relPath != "" {
 			rp = relPath + "/" + name
 		}
-		if anyGlob(w.excludes, name, rp) {
+		if pathmatch.BaseOrPath(rp, w.excludes) {
 			continue
 		}
 		child := join(ap, name)
@@ -701,10 +674,10 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 				return err
 			}
 		case t.IsRegular():
-			if len(w.include) > 0 && !anyGlob(w.include, name, rp) {
+			if len(w.include) > 0 && !pathmatch.BaseOrPath(rp, w.include) {
 				continue
 			}
-			if len(w.types) > 0 && !anyGlob(w.types, name, rp) {
+			if len(w.types) > 0 && !pathmatch.BaseOrPath(rp, w.types) {
 				continue
 			}
 			d.refs.Add(1)
