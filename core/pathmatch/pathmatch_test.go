@@ -109,24 +109,18 @@ func TestBaseOrPath(t *testing.T) {
 	}
 }
 
+// TestGlob adds to core's TestGlob (aio_ops_test.go), which matches the
+// usual globs through CompileGlob: the slashes Compile trims and folds.
 func TestGlob(t *testing.T) {
 	cases := []struct {
 		pat, rel string
 		want     bool
 	}{
-		{"*.go", "a.go", true},
-		{"*.go", "x/a.go", false},
-		{"**/*.go", "a.go", true},
-		{"**/*.go", "x/y/a.go", true},
-		{"x/**/*.go", "x/a.go", true},
-		{"x/**/*.go", "w/x/a.go", false},
-		{"x/**", "x", true},
-		{"./src/*.py", "src/app.py", true},
 		{"/src/*.py/", "src/app.py", true},
 		{"a//b", "a/b", true},
-		{"a/**/**/b", "a/b", true},
-		{"[ab]?.txt", "b1.txt", true},
-		{"*", "x/y", false},
+		{"a/**/**", "a", true},
+		{"**/**/b", "x/y/b", true},
+		{"a/**/b", "a/x/c", false},
 	}
 	for _, c := range cases {
 		g, err := Compile(c.pat)
