@@ -31,8 +31,8 @@
 // # Changing what an operation made
 //
 // Resolution confines a path, but the last syscall of an operation can
-// still follow a symlink: whoever owns a directory in the root (the
-// attacker of issue 16 owns a destination's parent) may swap a name the
+// still follow a symlink: whoever owns a directory in the root (a
+// destination's parent, say) may swap a name the
 // daemon just made, its .sandfs-*.part temp directory say, for a symlink to
 // a host file between two calls. So a mode, owner, time or xattr change
 // never goes through a name that can follow: it goes through the descriptor
@@ -95,36 +95,101 @@
 // routes: depth first, names in byte order, each directory opened by fd from
 // its parent with O_NOFOLLOW, symlinks reported (with whether they point at
 // a directory) and never descended; the caller stops it with fs.SkipAll at
-// its limit. [Glob] matches slash-separated relative paths with "**".
+// its limit. Path patterns live in package pathmatch, with the names
+// skipped by default: [Glob] (pathmatch.Glob) matches slash-separated
+// relative paths with "**", Grep's globs match the base name or the path.
 // Walk, List and Grep leave out a name that is not valid UTF-8 (and do not
 // descend such a directory), counting it in the [SkippedNames] of the
 // context: no boundary could report it without aliasing another file
 // (names.go). The path functions themselves stay byte-exact for the
 // mirror.
 //
-// # The change journal
+// # The journal's sources
 //
-// Every change is one event in the sandbox's journal (package journal):
-// core's own operations append theirs, with the actor in ctx (origin api or
-// fuse); the kernel watch (notify.go, kwatch.go) tells the rest, origin
-// external. It watches every directory of the root (.git and node_modules
-// too: notify.go says why inotify, with the figures), and what it hears
-// is what the mirror may let the kernel cache (coverage.go). Each operation claims its paths in the ledger (ledger.go)
-// before its first syscall, so the inotify echoes of its own changes are
-// dropped, not told again.
+// Every change is one event in the sandbox's journal (package journal),
+// appended by one of three sources, each with its origin:
+//   - core's operations, origin api: a REST handler calls an operation,
+//     which appends its event once the change is made, describing the file
+//     as it is then (emit and event, actor.go). The actor in ctx
+//     ([WithActor]) says who acts; a ctx without one is origin api.
+//   - the FUSE mirror, origin fuse: the mirror calls the same operations
+//     with an [Actor] of origin fuse that carries the calling process and
+//     user. Writes through an open [Handle] are told at each flush, as
+//     made by the process closing it; a change the handle finds at release
+//     that did not come through the daemon is an outside writer's (the
+//     handle's claim swallowed its inotify event) and is told as external
+//     (handle.go).
+//   - the kernel watch, origin external: whatever else changes the root (a
+//     process writing the host directory) is heard by inotify on every
+//     directory of the root (the kernel watch, below) and told once.
 //
-// A claim absorbs only what came after it: opening it reads the inotify
-// queue and handles what was there (one read(2), EAGAIN when nothing was),
-// and only then files the claim, all under the notifier's lock. An outside
-// change made just before an operation of the same path is therefore told,
-// once, as external, and before the operation's own event: the
-// notifier's events go to an outbox (outbox.go) that a REST operation
-// empties into the journal before its own event, and that a mirror
-// operation's event joins when anything waits in it (a FUSE handler must
-// not append another's event: the mirror's journal hook would invalidate
-// kernel caches from inside a request). The journal's order is the order
-// the changes were made in, for each path and across the daemon's
-// operations and the outside changes before them.
+// [Sandbox.Emit] appends one event for a change core's operations did not
+// make, through the same path as theirs. Loss is an event too: when the kernel's queue
+// overflows, or a directory cannot be watched, the watchers of the subtree
+// are told they lost events (journal.Lost).
+//
+// The order of the journal is the order the changes were made in, for
+// each path and across the daemon's operations and the outside changes
+// before them. The notifier never appends: its events go to an outbox
+// (outbox.go) that a REST operation empties into the journal before its
+// own event, and that a mirror operation's event joins when anything
+// waits in it (a FUSE handler must not append another's event: the
+// mirror's journal hook would invalidate kernel caches from inside a
+// request). What the kernel watch hears is also what the mirror may let
+// the kernel cache ([Sandbox.WatchCovers], coverage.go).
+//
+// # The ledger
+//
+// A change made by core (or the mirror) is told once, by the operation:
+// its inotify echoes are dropped. The ledger (ledger.go) does it: the
+// operation opens a [Claim] on the paths it is about to touch before its
+// first syscall, and when it is done it marks a sentinel in a private
+// control directory that the same inotify instance watches. inotify queues
+// events in the order they happen, so every echo of the operation reaches
+// the reader before the sentinel does: the reader drops events on claimed
+// paths while the claim is open and closes the claim when it reads the
+// sentinel. No time window is involved, so an outside write that lands
+// right after an API write of the same file is still told.
+//
+// A claim opens at a read of the queue. The reader may be a millisecond or
+// more behind the kernel (it lets a burst's events gather, it may be busy
+// with a large read), so events of an outside change made just before the
+// operation can still be queued when the claim opens; a claim filed at once
+// would take them for its echoes, and the change would be lost (an outside
+// "mv y z" before an API delete of z would leave every watcher with a
+// phantom y). So opening a claim reads what the kernel has queued, under
+// the notifier's lock, handles it, and files the claim before it lets the
+// lock go (ledger.claim, notifier.drain): every event queued before the
+// claim is judged without it, and every event read after it came after
+// the claim opened. Nothing is compared by time or guessed by name, and it
+// costs one read(2): EAGAIN when the queue is empty; in a burst through
+// the mount, the echoes of the operation before, which the reader would
+// otherwise have read (it then finds less). A start marker in the queue
+// would cost as much (an fchmod) and an event more to read, and would
+// leave the outside change to be told after the operation's own event,
+// not before it: the drain tells it first, and the outbox keeps that order
+// in the journal.
+//
+// A sentinel is an fchmod of a slot: a file of the control directory lent
+// to one finished claim until the reader has read the IN_ATTRIB that names
+// it. One syscall and one event a claim, no name made or removed (a link
+// and its unlink would cost four events and as much time as the operation
+// claimed). A slot is lent again only after its event was read, so two
+// queued sentinels are never the same event, which inotify would merge.
+// There are as many slots as sentinels were ever in flight at once; they
+// are names under one open directory, not descriptors.
+//
+// An operation whose last echo is known ends its claim at that echo, with
+// no sentinel at all ([Sandbox.ClaimEcho], [Claim.DoneEcho]): the unlink of
+// a file has one echo, its Remove, and a file created and left as made has
+// one, its Create. Since the queue is in order, reading that echo means
+// every echo of the operation was read. An echo that never comes (an
+// unwatched directory, one moved meanwhile) costs echoWait, then a
+// sentinel. Since the claim opened after every event queued before it was
+// read, a Remove or Create of the same name by someone else before the
+// operation is never taken for its echo; one made while the operation runs
+// is, like any outside change of a claimed path in that time (the claim
+// cannot tell them from its own).
 //
 // # Client patterns
 //

@@ -17,7 +17,9 @@ func pathErr(op, apiPath string, err error) error {
 	return &fs.PathError{Op: op, Path: apiPath, Err: errnoOf(err)}
 }
 
-// errnoOf extracts the unix.Errno inside err, or EIO when it carries none.
+// errnoOf extracts the unix.Errno inside err, or maps the fs sentinel it
+// wraps (not exist, exist, permission) to its errno; any other err is
+// returned unchanged.
 func errnoOf(err error) error {
 	var errno unix.Errno
 	if errors.As(err, &errno) {

@@ -13,54 +13,12 @@ import (
 	"sandfs/internal/safeat"
 )
 
-// The ledger is how a change made by core (or the mirror) is told once: the
-// operation opens a claim on the paths it is about to touch before its first
-// syscall, and when it is done it marks a sentinel in a private control
-// directory that the same inotify instance watches. inotify queues events in
-// the order they happen, so every echo of the operation reaches the reader
-// before the sentinel does: the reader drops events on claimed paths while
-// the claim is open and closes the claim when it reads the sentinel. No time
-// window is involved, so an outside write that lands right after an API
-// write of the same file is still told.
-//
-// A claim opens at a read of the queue. The reader may be a millisecond or
-// more behind the kernel (it lets a burst's events gather, it may be busy
-// with a large read), so events of an outside change made just before the
-// operation can still be queued when the claim opens; a claim filed at once
-// would take them for its echoes, and the change would be lost (an outside
-// `mv y z` before an API delete of z left every watcher with a phantom y).
-// So opening a claim reads what the kernel has queued, under the
-// notifier's lock, handles it, and files the claim before it lets the lock
-// go (claim, notifier.drain): every event queued before the claim is
-// judged without it, and every event read after it came after the claim
-// opened. Nothing is compared by time or guessed by name, and it costs one
-// read(2): EAGAIN when the queue is empty; in a burst through the mount,
-// the echoes of the operation before, which the reader would otherwise
-// have read (it then finds less). A start marker in the queue would cost as much (an fchmod) and
-// an event more to read, and would leave the outside change to be told
-// after the operation's own event, not before it: the drain tells it first
-// (outbox.go keeps that order in the journal).
-//
-// A sentinel is an fchmod of a slot: a file of the control directory lent
-// to one finished claim until the reader has read the IN_ATTRIB that names
-// it. One syscall and one event a claim, no name made or removed (a link
-// and its later unlink cost four events and as much time as the operation
-// claimed). A slot is lent again only after its event was read, so two
-// queued sentinels are never the same event, which inotify would merge.
-// There are as many slots as sentinels were ever in flight at once; they
-// are names under one open directory, not descriptors.
-//
-// An operation whose last echo is known ends its claim at that echo, with
-// no sentinel at all (ClaimEcho, DoneEcho): the unlink of a file has one
-// echo, its Remove, and a file created and left as made has one, its
-// Create. Since the queue is in order, reading that echo means every echo
-// of the operation was read. An echo that never comes (an unwatched
-// directory, one moved meanwhile) costs echoWait, then a sentinel. Since
-// the claim opened after every event queued before it was read, a Remove
-// or Create of the same name by someone else before the operation is
-// never taken for its echo; one made while the operation runs is, like
-// any outside change of a claimed path in that time (the claim cannot tell
-// them from its own).
+// ledger drops the inotify echoes of core's own changes, so each is told
+// once: an operation claims its paths before its first syscall and ends
+// the claim by a sentinel (an fchmod of a slot in a watched control
+// directory) or by its own last echo. core/doc.go ("The ledger") has the
+// design: why a claim opens at a read of the queue, and why the queue's
+// order makes a sentinel enough.
 type ledger struct {
 	mu     sync.Mutex
 	next   uint64

@@ -54,7 +54,8 @@ var ErrPatternTooComplex = errors.New("pattern too complex")
 // "\n" and a literal newline matches nothing. A line search asks whether a
 // line matches, so its answers are the same, and a search then never
 // crosses a line: one scan of the data finds every matching line, where a
-// match crossing lines used to be rescanned from the next line (quadratic).
+// match crossing lines would otherwise be rescanned from the next line
+// (quadratic).
 func compileRegexp(orig, expr string, lineMode bool) (*regexp.Regexp, int, error) {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
@@ -135,7 +136,7 @@ func CheckGlob(glob string) error {
 }
 
 // malformedGlob is a glob path.Match refuses; it is EINVAL, as
-// CompileGlob has always said.
+// CompileGlob says of one.
 type malformedGlob struct{}
 
 func (malformedGlob) Error() string        { return "malformed glob (an unclosed [ or a trailing \\)" }

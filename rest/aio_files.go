@@ -21,7 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
-	"sandfs/core/journal"
+	"sandfs/core/pathmatch"
 )
 
 // The AIO file routes of part A (API.md §4; seed 001 "Read and write
@@ -818,7 +818,7 @@ func (s *Server) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 			res.Truncated = true
 			return fs.SkipAll
 		}
-		if len(req.Exclude) > 0 && journal.Excluded(e.Rel, req.Exclude) {
+		if len(req.Exclude) > 0 && pathmatch.InAnyComponent(e.Rel, req.Exclude) {
 			if e.IsDir() {
 				return fs.SkipDir
 			}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"sandfs/core/pathmatch"
 )
 
 // Limits of watchers.
@@ -180,7 +182,7 @@ func (w *Watcher) matchPath(p string) bool {
 	if !w.cfg.Recursive && strings.Contains(rel, "/") {
 		return false
 	}
-	return !Excluded(rel, w.exclude) && Included(rel, w.cfg.Include)
+	return !pathmatch.InAnyComponent(rel, w.exclude) && (len(w.cfg.Include) == 0 || pathmatch.BaseOrPathLoose(rel, w.cfg.Include))
 }
 
 // offer takes an event from the journal (under the journal's lock).
