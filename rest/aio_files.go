@@ -123,39 +123,6 @@ func strOr(p *string, def string) string {
 	return *p
 }
 
-// qBool reads an optional boolean query parameter; a value that is not a
-// boolean is a 422 validation error, as pydantic answers it.
-func qBool(q url.Values, name string, def bool) (bool, error) {
-	if _, ok := q[name]; !ok {
-		return def, nil
-	}
-	switch strings.ToLower(q.Get(name)) {
-	case "true", "1", "yes", "on":
-		return true, nil
-	case "false", "0", "no", "off":
-		return false, nil
-	}
-	return def, invalidField("query."+name, "bool_parsing", "Input should be a valid boolean, unable to interpret input %q", q.Get(name))
-}
-
-// qInt reads an optional integer query parameter (422 when not one).
-func qInt(q url.Values, name string) (*int, error) {
-	n, err := intQuery(q, name)
-	if err != nil || n == nil {
-		return nil, err
-	}
-	v := int(*n)
-	return &v, nil
-}
-
-// qPath reads the required query parameter path (422 when absent).
-func qPath(q url.Values) (string, error) {
-	if _, ok := q["path"]; !ok {
-		return "", invalidField("query.path", "missing", "Field required")
-	}
-	return q.Get("path"), nil
-}
-
 // ownerCtx stamps the request's owner (?user= on both versions, or the
 // body's user field) on ctx; see aio_user.go.
 func ownerCtx(r *http.Request, q url.Values, bodyUser *string) (context.Context, error) {
@@ -177,15 +144,15 @@ func (s *Server) readV2(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err != nil {
 		return err
 	}
-	p, err := qPath(q)
+	p, err := requiredQuery(q, "path", aioDialect)
 	if err != nil {
 		return err
 	}
-	start, err := qInt(q, "start_line")
+	start, err := intQuery[int](q, "start_line", aioDialect)
 	if err != nil {
 		return err
 	}
-	end, err := qInt(q, "end_line")
+	end, err := intQuery[int](q, "end_line", aioDialect)
 	if err != nil {
 		return err
 	}
@@ -406,11 +373,11 @@ func (s *Server) statV2(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err != nil {
 		return err
 	}
-	p, err := qPath(q)
+	p, err := requiredQuery(q, "path", aioDialect)
 	if err != nil {
 		return err
 	}
-	follow, err := qBool(q, "follow_symlinks", true)
+	follow, err := boolQuery(q, "follow_symlinks", true, aioDialect)
 	if err != nil {
 		return err
 	}
@@ -446,27 +413,11 @@ func (s *Server) stat(w http.ResponseWriter, r *http.Request, p string, follow b
 	return writeAIO(w, statResult{
 		Path:         li.Path,
 		Size:         info.Size,
-		Permissions:  permString(info.Mode),
+		Permissions:  modeString(info.Mode),
 		IsDirectory:  info.IsDir(),
 		IsSymlink:    li.IsSymlink(),
 		ModifiedTime: rfc3339(info.ModTime),
 	})
-}
-
-// permString is a mode's permission bits as four octal digits ("0644",
-// "4755" with setuid).
-func permString(m fs.FileMode) string {
-	u := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		u |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		u |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		u |= 0o1000
-	}
-	return fmt.Sprintf("%04o", u)
 }
 
 // ---- list ----
@@ -485,7 +436,7 @@ func (s *Server) listV2(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err != nil {
 		return err
 	}
-	p, err := qPath(q)
+	p, err := requiredQuery(q, "path", aioDialect)
 	if err != nil {
 		return err
 	}
@@ -496,11 +447,11 @@ func (s *Server) listV2(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		def  bool
 	}{{"recursive", &o.recursive, false}, {"show_hidden", &o.hidden, true}, {"include_size", &o.size, true},
 		{"include_permissions", &o.perms, false}, {"sort_desc", &o.desc, false}} {
-		if *b.dst, err = qBool(q, b.name, b.def); err != nil {
+		if *b.dst, err = boolQuery(q, b.name, b.def, aioDialect); err != nil {
 			return err
 		}
 	}
-	md, err := qInt(q, "max_depth")
+	md, err := intQuery[int](q, "max_depth", aioDialect)
 	if err != nil {
 		return err
 	}
@@ -590,7 +541,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p string, o listOp
 			le.Extension = &ext
 		}
 		if o.perms {
-			ps := permString(e.Mode)
+			ps := modeString(e.Mode)
 			le.Permissions = &ps
 		}
 		res.Files = append(res.Files, le)
@@ -670,14 +621,15 @@ func (s *Server) searchV2(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	if err != nil {
 		return err
 	}
-	p, err := qPath(q)
+	p, err := requiredQuery(q, "path", aioDialect)
 	if err != nil {
 		return err
 	}
-	if _, ok := q["pattern"]; !ok {
-		return invalidField("query.pattern", "missing", "Field required")
+	pattern, err := requiredQuery(q, "pattern", aioDialect)
+	if err != nil {
+		return err
 	}
-	return s.find(w, r, p, q.Get("pattern"))
+	return s.find(w, r, p, pattern)
 }
 
 // findV1: POST /v1/file/find {path, glob}.
