@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"time"
 
-	"sandfs/core"
-
 	"golang.org/x/sys/unix"
+
+	"sandfs/core"
 )
 
 // The wire types of the named-sandbox family (API.md §5) and its error

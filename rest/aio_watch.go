@@ -295,7 +295,7 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 }
 
 // watchEvents: GET /v2/watch/{id}/events, GET /v1/file/watch/{id}/events
-// ?cursor, Last-Event-ID — the SSE stream (sse.go).
+// ?cursor, Last-Event-ID — the SSE stream (aio_watch_sse.go).
 func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	q, err := query(r)
 	if err != nil {
