@@ -15,24 +15,16 @@ import (
 // existing directory is then fine); without it an existing path is
 // already_exists and a missing parent not_found.
 func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var req pathRequest
-	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
-		return err
-	}
-	p := pick(req.Path, req.File)
-	if p == nil {
-		return missing("path")
-	}
-	q, err := query(r)
+	req, p, err := s.pathBody(w, r)
 	if err != nil {
 		return err
 	}
-	ctx, err := ownerCtx(r, q, req.User)
+	ctx, err := ownerCtx(r, "mkdir", req.User)
 	if err != nil {
-		return withOp("mkdir", err)
+		return err
 	}
 	fsys := s.fileFS()
-	ap, err := fsys.Clean(*p)
+	ap, err := fsys.Clean(p)
 	if err != nil {
 		return withOp("mkdir", err)
 	}
@@ -76,13 +68,9 @@ func (s *Server) copyEntry(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return withOp("copy", err)
 	}
-	q, err := query(r)
+	ctx, err := ownerCtx(r, "copy", req.User)
 	if err != nil {
 		return err
-	}
-	ctx, err := ownerCtx(r, q, req.User)
-	if err != nil {
-		return withOp("copy", err)
 	}
 	st, err := s.fileFS().Copy(ctx, src, dst, core.CopyOptions{Overwrite: boolOr(req.Overwrite, false), MkdirParents: true})
 	if err != nil {
@@ -108,16 +96,12 @@ func (s *Server) moveEntry(w http.ResponseWriter, r *http.Request, _ httprouter.
 // deleteEntry: POST /v2/fs/delete, POST /v1/file/delete {path, recursive}:
 // a non-empty directory needs recursive (else invalid_target, 409 on v2).
 func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var req pathRequest
-	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
+	req, p, err := s.pathBody(w, r)
+	if err != nil {
 		return err
 	}
-	p := pick(req.Path, req.File)
-	if p == nil {
-		return missing("path")
-	}
 	fsys := s.fileFS()
-	ap, err := fsys.Clean(*p)
+	ap, err := fsys.Clean(p)
 	if err != nil {
 		return withOp("delete", err)
 	}

@@ -27,11 +27,7 @@ type listOpts struct {
 // listV2: GET /v2/fs/list?path&recursive&show_hidden&max_depth&
 // include_permissions&sort_by&sort_desc.
 func (s *Server) listV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
-	if err != nil {
-		return err
-	}
-	p, err := requiredQuery(q, "path", aioDialect)
+	q, p, err := aioPathQuery(r)
 	if err != nil {
 		return err
 	}
@@ -189,11 +185,7 @@ func listOrder(by string) (func(a, b listEntry) bool, error) {
 
 // searchV2: GET /v2/fs/search?path&pattern.
 func (s *Server) searchV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
-	if err != nil {
-		return err
-	}
-	p, err := requiredQuery(q, "path", aioDialect)
+	q, p, err := aioPathQuery(r)
 	if err != nil {
 		return err
 	}

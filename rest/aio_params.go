@@ -41,14 +41,48 @@ func strOr(p *string, def string) string {
 	return *p
 }
 
+// aioPathQuery is the start of a v2 route that reads its query: the query
+// and its required parameter path.
+func aioPathQuery(r *http.Request) (url.Values, string, error) {
+	q, err := query(r)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := requiredQuery(q, "path", aioDialect)
+	return q, p, err
+}
+
+// pathBody is the start of a route whose body is a pathRequest: the body,
+// and its required path (or its alias file).
+func (s *Server) pathBody(w http.ResponseWriter, r *http.Request) (pathRequest, string, error) {
+	var req pathRequest
+	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
+		return req, "", err
+	}
+	p := pick(req.Path, req.File)
+	if p == nil {
+		return req, "", missing("path")
+	}
+	return req, *p, nil
+}
+
 // ownerCtx stamps the request's owner (?user= on both versions, or the
-// body's user field) on ctx; see aio_user.go.
-func ownerCtx(r *http.Request, q url.Values, bodyUser *string) (context.Context, error) {
+// body's user field) on the request's context (aio_user.go); an owner that
+// cannot be resolved is a failure of the operation op.
+func ownerCtx(r *http.Request, op string, bodyUser *string) (context.Context, error) {
+	q, err := query(r)
+	if err != nil {
+		return nil, err
+	}
 	u := q.Get("user")
 	if bodyUser != nil && *bodyUser != "" {
 		u = *bodyUser
 	}
-	return withOwner(r.Context(), u)
+	ctx, err := withOwner(r.Context(), u)
+	if err != nil {
+		return nil, withOp(op, err)
+	}
+	return ctx, nil
 }
 
 // isV1 tells the two dialects apart in a handler both serve.

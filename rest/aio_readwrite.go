@@ -20,11 +20,7 @@ import (
 
 // readV2: GET /v2/fs/read?path&start_line&end_line.
 func (s *Server) readV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
-	if err != nil {
-		return err
-	}
-	p, err := requiredQuery(q, "path", aioDialect)
+	q, p, err := aioPathQuery(r)
 	if err != nil {
 		return err
 	}
@@ -172,13 +168,9 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return withOp("write", err)
 	}
-	q, err := query(r)
+	ctx, err := ownerCtx(r, "write", req.User)
 	if err != nil {
 		return err
-	}
-	ctx, err := ownerCtx(r, q, req.User)
-	if err != nil {
-		return withOp("write", err)
 	}
 	fsys := s.fileFS()
 	var n int64
@@ -245,11 +237,7 @@ func encodeContent(req fileWriteRequest) ([]byte, error) {
 
 // statV2: GET /v2/fs/stat?path&follow_symlinks.
 func (s *Server) statV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
-	if err != nil {
-		return err
-	}
-	p, err := requiredQuery(q, "path", aioDialect)
+	q, p, err := aioPathQuery(r)
 	if err != nil {
 		return err
 	}
@@ -262,15 +250,11 @@ func (s *Server) statV2(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 
 // statV1: POST /v1/file/stat {path, follow_symlinks}.
 func (s *Server) statV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var req pathRequest
-	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
+	req, p, err := s.pathBody(w, r)
+	if err != nil {
 		return err
 	}
-	p := pick(req.Path, req.File)
-	if p == nil {
-		return missing("path")
-	}
-	return s.stat(w, r, *p, boolOr(req.FollowSymlinks, true))
+	return s.stat(w, r, p, boolOr(req.FollowSymlinks, true))
 }
 
 func (s *Server) stat(w http.ResponseWriter, r *http.Request, p string, follow bool) error {
