@@ -105,7 +105,7 @@
 // not the request's Host) is 403 cross_origin_refused unless
 // Config.AllowOrigins names its Origin; a JSON body must say
 // application/json (415 otherwise; requireJSON, called by decodeBody for
-// every family).  The named watch websocket goes through the same check before
+// every family). The named watch websocket goes through the same check before
 // its upgrade. Only for an allowed origin does the daemon speak CORS: OPTIONS
 // (httprouter's GlobalOPTIONS) answers its preflight, and every answer to it
 // carries Access-Control-Allow-Origin; no other page gets an
