@@ -17,7 +17,7 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 	if err != nil {
 		return err
 	}
-	perm := unixPerm(mode)
+	perm := UnixPerm(mode)
 	if perm == 0 {
 		perm = 0o755
 	}

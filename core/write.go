@@ -59,7 +59,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		return 0, pathErr(OpWrite, ap, err)
 	}
 	if o.Mode != 0 {
-		mode = unixPerm(o.Mode)
+		mode = UnixPerm(o.Mode)
 		if s.refusesSetid(mode) {
 			return 0, setidErr(OpWrite, ap)
 		}
@@ -158,8 +158,10 @@ func tempName() string {
 	return TempPrefix + hex.EncodeToString(b[:]) + ".part"
 }
 
-// unixPerm turns an fs.FileMode's permission and special bits into mode_t bits.
-func unixPerm(m fs.FileMode) uint32 {
+// UnixPerm is an fs.FileMode's permission and special bits as mode_t bits
+// (0o4755 for a setuid rwxr-xr-x): the one conversion between Go's mode and
+// the kernel's, for core's syscalls and for the answers that print a mode.
+func UnixPerm(m fs.FileMode) uint32 {
 	u := uint32(m.Perm())
 	if m&fs.ModeSetuid != 0 {
 		u |= unix.S_ISUID

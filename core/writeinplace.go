@@ -37,7 +37,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 
 	mode := uint32(0o644)
 	if o.Mode != 0 {
-		mode = unixPerm(o.Mode)
+		mode = UnixPerm(o.Mode)
 		if s.refusesSetid(mode) {
 			return 0, setidErr(OpWrite, ap)
 		}

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -10,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
@@ -115,7 +113,7 @@ func (s *Server) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return err
 	}
-	recursive, err := boolParam(q, "recursive")
+	recursive, err := boolQuery(q, "recursive", false, plainDialect)
 	if err != nil {
 		return err
 	}
@@ -211,32 +209,10 @@ func (s *Server) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprou
 	return writeJSON(w, http.StatusOK, fsUploadBatchResponse{Paths: paths, Truncated: res.Truncated || res.Entries > len(res.Paths)})
 }
 
-// query parses the query string strictly: a malformed one is a 400, not
-// silently half-read.
-func query(r *http.Request) (url.Values, error) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return nil, invalidRequest("malformed query string: %v", err)
-	}
-	if err := checkQueryUTF8(q); err != nil {
-		return nil, err // names.go
-	}
-	return q, nil
-}
-
-// requiredPath returns the query parameter path, which must be present. An
-// empty or NUL-carrying value is left to core, which refuses it (EINVAL).
-func requiredPath(q url.Values) (string, error) {
-	if _, ok := q["path"]; !ok {
-		return "", invalidRequest(`missing required query parameter "path"`)
-	}
-	return q.Get("path"), nil
-}
-
-// cleanRequired is requiredPath made an API path, for the answers that echo
-// the path the operation acted on.
+// cleanRequired is the required query parameter path made an API path, for
+// the answers that echo the path the operation acted on.
 func (s *Server) cleanRequired(q url.Values) (string, error) {
-	p, err := requiredPath(q)
+	p, err := requiredQuery(q, "path", plainDialect)
 	if err != nil {
 		return "", err
 	}
@@ -252,63 +228,30 @@ func optionalPath(q url.Values, def string) string {
 	return def
 }
 
-// boolParam reads an optional boolean query parameter (false when absent).
-func boolParam(q url.Values, name string) (bool, error) {
-	if _, ok := q[name]; !ok {
-		return false, nil
-	}
-	b, err := strconv.ParseBool(q.Get(name))
-	if err != nil {
-		return false, invalidRequest("query parameter %q must be true or false, got %q", name, q.Get(name))
-	}
-	return b, nil
-}
-
 // decodeJSON decodes a request body of at most limit bytes holding exactly
-// one JSON value into v, turning every failure into a 400 that says what is
-// wrong (or a 413).
+// one JSON value into v (decodeBody), turning every failure into a 400 that
+// says what is wrong (or a 413): the sandbox-agent and named families'
+// wording.
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	if err := requireJSON(r); err != nil {
+	err := decodeBody(w, r, limit, v, false)
+	var jf *jsonFailure
+	if !errors.As(err, &jf) {
 		return err
 	}
-	if r.ContentLength > limit {
-		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, limit)
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err != nil {
-			return jsonError(err)
-		}
-		return invalidRequest("request body: unexpected data after the JSON object")
-	}
-	return nil
-}
-
-func jsonError(err error) error {
-	var (
-		mbe *http.MaxBytesError
-		se  *json.SyntaxError
-		ute *json.UnmarshalTypeError
-	)
-	switch {
-	case errors.As(err, &mbe):
-		return err
-	case err == io.EOF:
+	switch jf.what {
+	case jsonEmpty:
 		return invalidRequest("request body is empty; want a JSON object")
-	case errors.Is(err, io.ErrUnexpectedEOF):
+	case jsonTruncated:
 		return invalidRequest("request body: malformed JSON: unexpected end of input")
-	case errors.As(err, &se):
-		return invalidRequest("request body: malformed JSON at byte %d: %v", se.Offset, se)
-	case errors.As(err, &ute):
-		if ute.Field == "" {
-			return invalidRequest("request body must be a JSON object, got %s", ute.Value)
+	case jsonSyntax:
+		return invalidRequest("request body: malformed JSON at byte %d: %v", jf.offset, jf.err)
+	case jsonFieldType:
+		if jf.field == "" {
+			return invalidRequest("request body must be a JSON object, got %s", jf.value)
 		}
-		return invalidRequest("request body: field %q must be %s, got %s", ute.Field, jsonTypeName(ute.Type), ute.Value)
+		return invalidRequest("request body: field %q must be %s, got %s", jf.field, jsonTypeName(jf.typ), jf.value)
 	}
-	return &bodyError{err}
+	return invalidRequest("request body: unexpected data after the JSON object")
 }
 
 func jsonTypeName(t reflect.Type) string {

@@ -27,23 +27,6 @@ func TestHealth(t *testing.T) {
 	}
 }
 
-// fixture lays out a small tree:
-//
-//	/a.txt        "abc"
-//	/link         -> a.txt
-//	/dirlink      -> sub
-//	/dangling     -> nowhere
-//	/sub/         dir
-//	/sub/inner    "inner!"
-func fixture(t *testing.T, h *harness) {
-	t.Helper()
-	h.writeFile(t, "/a.txt", "abc")
-	h.writeFile(t, "/sub/inner", "inner!")
-	h.symlink(t, "a.txt", "/link")
-	h.symlink(t, "sub", "/dirlink")
-	h.symlink(t, "nowhere", "/dangling")
-}
-
 func TestEntries(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	fixture(t, h)
@@ -262,20 +245,6 @@ func TestReadFile(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			wantProblem(t, h.do(t, req{Method: "GET", Target: c.target}), c.status, c.typ)
 		})
-	}
-}
-
-// wantNoTemp fails when a .sandfs-* temp file is left in the host dir.
-func wantNoTemp(t *testing.T, dir string) {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".sandfs-") {
-			t.Errorf("temp file left behind: %s", e.Name())
-		}
 	}
 }
 

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"fmt"
+	"net/http"
 	"time"
 
 	"sandfs/core"
@@ -113,4 +114,59 @@ func chronoRFC3339(t time.Time) string {
 		frac = fmt.Sprintf(".%09d", ns)
 	}
 	return t.Format("2006-01-02T15:04:05") + frac + "+00:00"
+}
+
+// agentType is one member of sandbox-agent's ErrorType enum.
+type agentType struct{ name, title, prefix string }
+
+var (
+	agentInvalidRequest   = agentType{"invalid_request", "Invalid Request", "invalid request: "}
+	agentNotFound         = agentType{"not_found", "Not Found", "not found: "}
+	agentConflict         = agentType{"conflict", "Conflict", "conflict: "}
+	agentPermissionDenied = agentType{"permission_denied", "Permission Denied", "permission denied: "}
+	agentStreamError      = agentType{"stream_error", "Stream Error", "stream error: "}
+	agentUnsupportedMedia = agentType{"unsupported_media_type", "Unsupported Media Type", "unsupported media type: "}
+	agentTokenInvalid     = agentType{"token_invalid", "Token Invalid", "token invalid: "}
+)
+
+// agentTypeOf maps a classified error onto sandbox-agent's enum, which has
+// no kind for a full disk, a too-large body or an unknown failure: those keep
+// their HTTP status (507, 413, 500) under stream_error / invalid_request.
+func agentTypeOf(k errKind) agentType {
+	switch k.Status {
+	case http.StatusUnauthorized:
+		return agentTokenInvalid
+	case http.StatusForbidden, http.StatusMisdirectedRequest:
+		return agentPermissionDenied
+	case http.StatusNotFound:
+		return agentNotFound
+	case http.StatusConflict:
+		return agentConflict
+	case http.StatusUnsupportedMediaType:
+		return agentUnsupportedMedia
+	}
+	if k.Status >= 500 {
+		return agentStreamError
+	}
+	return agentInvalidRequest
+}
+
+// agentProblem is sandbox-agent's ProblemDetails.
+type agentProblem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+}
+
+// renderAgentProblem writes k as application/problem+json
+// {type:"urn:sandbox-agent:error:<kind>", title, status, detail}.
+func renderAgentProblem(w http.ResponseWriter, k errKind) {
+	t := agentTypeOf(k)
+	writeError(w, k.Status, "application/problem+json", agentProblem{
+		Type:   "urn:sandbox-agent:error:" + t.name,
+		Title:  t.title,
+		Status: k.Status,
+		Detail: t.prefix + k.Detail,
+	})
 }

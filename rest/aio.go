@@ -1,13 +1,9 @@
 package rest
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"reflect"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,54 +48,6 @@ type aioValidation struct {
 	Errors  []fieldError `json:"errors"`
 }
 
-// fieldError is one entry of aioValidation.Errors. Location is dotted:
-// "body", "body.path", "query.limit".
-type fieldError struct {
-	Location string `json:"location"`
-	Message  string `json:"message"`
-	Type     string `json:"type"`
-}
-
-// validationError is a request the AIO family refuses with 422.
-type validationError struct{ fields []fieldError }
-
-func (e *validationError) Error() string {
-	parts := make([]string, len(e.fields))
-	for i, f := range e.fields {
-		parts[i] = f.Location + ": " + f.Message
-	}
-	return "request validation failed: " + strings.Join(parts, "; ")
-}
-
-func invalidField(location, typ, format string, args ...any) error {
-	return &validationError{[]fieldError{{Location: location, Message: fmt.Sprintf(format, args...), Type: typ}}}
-}
-
-// opError names the AIO operation a failure belongs to (the "operation" of
-// the failure data) when the error itself names none.
-type opError struct {
-	op  string
-	err error
-}
-
-func (e *opError) Error() string { return e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
-func (e *opError) opName() string {
-	if e == nil {
-		return ""
-	}
-	return e.op
-}
-
-// withOp marks err as a failure of the AIO operation op.
-func withOp(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &opError{op, err}
-}
-
 // writeAIO writes a successful AIO answer.
 func writeAIO(w http.ResponseWriter, data any) error {
 	return writeJSON(w, http.StatusOK, aioEnvelope{Success: true, Message: aioMessageOK, Data: data})
@@ -111,14 +59,8 @@ func renderAIOv2(w http.ResponseWriter, k errKind) { renderAIO(w, k, false) }
 // renderAIO writes k as an AIO envelope with success:false; v1 answers an
 // expected filesystem failure (one that carries an errno) with 200.
 func renderAIO(w http.ResponseWriter, k errKind, v1 bool) {
-	h := w.Header()
-	h.Del("Content-Length")
-	h.Set("X-Content-Type-Options", "nosniff")
-	if k.Status == http.StatusUnauthorized {
-		h.Set("WWW-Authenticate", `Bearer realm="sandfs"`)
-	}
 	if k.Kind == kindValidation {
-		writeJSON(w, k.Status, aioValidation{Success: false, Message: k.Detail, Errors: k.Fields})
+		writeError(w, k.Status, "application/json", aioValidation{Success: false, Message: k.Detail, Errors: k.Fields})
 		return
 	}
 	status := k.Status
@@ -127,7 +69,7 @@ func renderAIO(w http.ResponseWriter, k errKind, v1 bool) {
 		// (API.md §1), not a filesystem failure.
 		status = http.StatusOK
 	}
-	writeJSON(w, status, aioEnvelope{Success: false, Message: k.Detail, Data: aioFailureOf(k)})
+	writeError(w, status, "application/json", aioEnvelope{Success: false, Message: k.Detail, Data: aioFailureOf(k)})
 }
 
 func aioFailureOf(k errKind) aioFailure {
@@ -192,52 +134,32 @@ func pythonException(errno unix.Errno) string {
 }
 
 // decodeAIO decodes an AIO request body of at most limit bytes into v (a
-// struct whose required fields are pointers). Malformed JSON, a body that
-// is not an object, and a field of the wrong type are 422 validation
-// errors; an empty body is one too unless emptyOK (then v keeps its zero
-// value); a body over the limit is 413. Unknown fields are ignored, as
-// pydantic does.
+// struct whose required fields are pointers) with decodeBody, in the AIO
+// wording: malformed JSON, a body that is not an object, and a field of the
+// wrong type are 422 validation errors; an empty body is one too unless
+// emptyOK (then v keeps its zero value); a body over the limit is 413.
+// Unknown fields are ignored, as pydantic does.
 func decodeAIO(w http.ResponseWriter, r *http.Request, limit int64, v any, emptyOK bool) error {
-	if err := requireJSON(r); err != nil {
+	err := decodeBody(w, r, limit, v, emptyOK)
+	var jf *jsonFailure
+	if !errors.As(err, &jf) {
 		return err
 	}
-	if r.ContentLength > limit {
-		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, limit)
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	err := dec.Decode(v)
-	if err == io.EOF && emptyOK {
-		return nil
-	}
-	if err == nil {
-		if _, err = dec.Token(); err == io.EOF {
-			return nil
-		} else if err == nil {
-			return invalidField("body", "json_invalid", "JSON decode error: unexpected data after the JSON object")
-		}
-	}
-	var (
-		mbe *http.MaxBytesError
-		se  *json.SyntaxError
-		ute *json.UnmarshalTypeError
-	)
-	switch {
-	case errors.As(err, &mbe):
-		return err
-	case err == io.EOF:
+	switch jf.what {
+	case jsonEmpty:
 		return invalidField("body", "missing", "Field required: the request body is empty")
-	case errors.Is(err, io.ErrUnexpectedEOF):
+	case jsonTruncated:
 		return invalidField("body", "json_invalid", "JSON decode error: unexpected end of input")
-	case errors.As(err, &se):
-		return invalidField("body", "json_invalid", "JSON decode error at byte %d: %v", se.Offset, se)
-	case errors.As(err, &ute):
-		if ute.Field == "" {
-			return invalidField("body", "model_attributes_type", "Input should be a valid dictionary or object, got %s", ute.Value)
+	case jsonSyntax:
+		return invalidField("body", "json_invalid", "JSON decode error at byte %d: %v", jf.offset, jf.err)
+	case jsonFieldType:
+		if jf.field == "" {
+			return invalidField("body", "model_attributes_type", "Input should be a valid dictionary or object, got %s", jf.value)
 		}
-		typ, want := pydanticType(ute.Type)
-		return invalidField("body."+ute.Field, typ, "Input should be %s, got %s", want, ute.Value)
+		typ, want := pydanticType(jf.typ)
+		return invalidField("body."+jf.field, typ, "Input should be %s, got %s", want, jf.value)
 	}
-	return &bodyError{err}
+	return invalidField("body", "json_invalid", "JSON decode error: unexpected data after the JSON object")
 }
 
 // pydanticType names a Go type as pydantic's error type and message do.

@@ -165,13 +165,9 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
 			return invalidField("body.replace_mode", "enum", "Input should be 'ALL', 'FIRST' or 'LAST', got %q", *req.ReplaceMode)
 		}
 	}
-	q, err := query(r)
+	ctx, err := ownerCtx(r, cmd, req.User)
 	if err != nil {
 		return err
-	}
-	ctx, err := ownerCtx(r, q, req.User)
-	if err != nil {
-		return withOp(cmd, err)
 	}
 	ap, err := s.fileFS().Clean(*p)
 	if err != nil {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core"
+	"sandfs/internal/size"
 )
 
 // AIO content search (API.md §4 grep row; seed 001 "Search"; the 1.x
@@ -188,32 +188,12 @@ func grepOptions(req grepRequest) (core.GrepOptions, error) {
 	return o, nil
 }
 
-// parseSize reads "1M", "500K", "2G", "1024", "1.5M" (K/M/G are powers of
-// 1024, as rg's --max-filesize; a trailing "B" or "iB" is allowed).
+// parseSize reads "1M", "500K", "2G", "1024", "1.5M" (internal/size: K, M,
+// G are powers of 1024, as rg's --max-filesize; a trailing "B" or "iB" is
+// allowed); a size must be more than zero.
 func parseSize(s string) (int64, bool) {
-	s = strings.ToUpper(strings.TrimSpace(s))
-	s = strings.TrimSuffix(strings.TrimSuffix(s, "B"), "I")
-	mult := 1.0
-	if s != "" {
-		switch s[len(s)-1] {
-		case 'K':
-			mult = 1 << 10
-		case 'M':
-			mult = 1 << 20
-		case 'G':
-			mult = 1 << 30
-		case 'T':
-			mult = 1 << 40
-		}
-		if mult != 1 {
-			s = s[:len(s)-1]
-		}
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || f <= 0 {
-		return 0, false
-	}
-	return int64(f * mult), true
+	n, err := size.Parse(s, true)
+	return n, err == nil && n > 0
 }
 
 // searchInFile: POST /v1/file/search {file, regex} — the 1.x one-file regex

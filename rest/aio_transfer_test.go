@@ -3,13 +3,10 @@ package rest
 import (
 	"archive/tar"
 	"bytes"
-	"encoding/base64"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,173 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/core"
 	"sandfs/internal/testenv"
 )
-
-// Tests of the AIO transfer routes (part B): grep, search, upload,
-// download, tree, xattr. Every answer goes through h.do, which checks it
-// against openapi.json.
-
-func jsonReq(method, target, body string) req {
-	return req{Method: method, Target: target, Body: strings.NewReader(body), Header: map[string]string{"Content-Type": "application/json"}}
-}
-
-func TestGrepRoutes(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	h.writeFile(t, "/p/a.go", "package a\n// TODO one\nfunc main() {}\n")
-	h.writeFile(t, "/p/b.py", "x = 1\n# TODO two\n")
-	h.writeFile(t, "/p/c.bin", "TODO\x00bin")
-	h.writeFile(t, "/p/big.txt", strings.Repeat("TODO big\n", 200_000)) // 1.8 MB: over the 1M default
-	h.writeFile(t, "/p/.git/HEAD", "TODO in git\n")
-
-	type match struct {
-		File          string    `json:"file"`
-		LineNumber    int       `json:"line_number"`
-		LineContent   string    `json:"line_content"`
-		ContextBefore *[]string `json:"context_before"`
-		ContextAfter  *[]string `json:"context_after"`
-	}
-	type result struct {
-		Path          string  `json:"path"`
-		Pattern       string  `json:"pattern"`
-		Matches       []match `json:"matches"`
-		MatchCount    int     `json:"match_count"`
-		FilesSearched int     `json:"files_searched"`
-		FilesMatched  int     `json:"files_matched"`
-		Truncated     bool    `json:"truncated"`
-	}
-	for _, route := range []string{"/v2/fs/grep", "/v1/file/grep"} {
-		t.Run(route, func(t *testing.T) {
-			do := func(body string) resp {
-				t.Helper()
-				r := h.do(t, jsonReq("POST", route, body))
-				if strings.HasPrefix(route, "/v1/") && r.Status == 200 && !checkV1Schema(t, route, r) {
-					t.Errorf("%s: not checked against the 1.x schema", route)
-				}
-				return r
-			}
-			ok := func(body string) result {
-				t.Helper()
-				return wantAIO[result](t, do(body))
-			}
-			r := ok(`{"path":"/p","pattern":"TODO"}`)
-			want := result{Path: "/p", Pattern: "TODO", MatchCount: 2, FilesSearched: 2, FilesMatched: 2, Matches: []match{
-				{File: "/p/a.go", LineNumber: 2, LineContent: "// TODO one"},
-				{File: "/p/b.py", LineNumber: 2, LineContent: "# TODO two"},
-			}}
-			if !reflect.DeepEqual(r, want) {
-				t.Errorf("got %+v\nwant %+v", r, want)
-			}
-			// A single file, with context; null fields take their defaults.
-			r = ok(`{"path":"p/a.go","pattern":"todo","case_insensitive":true,"context_before":1,"context_after":5,"max_results":null,"type":null}`)
-			if len(r.Matches) != 1 || r.Path != "/p/a.go" {
-				t.Fatalf("single file: %+v", r)
-			}
-			if m := r.Matches[0]; *m.ContextBefore != nil && !reflect.DeepEqual(*m.ContextBefore, []string{"package a"}) ||
-				!reflect.DeepEqual(*m.ContextAfter, []string{"func main() {}"}) {
-				t.Errorf("context: %q %q", *m.ContextBefore, *m.ContextAfter)
-			}
-			// max_file_size lets the big file in; max_results truncates.
-			r = ok(`{"path":"/p","pattern":"TODO","max_file_size":"2M","max_results":3,"include":["*.txt"]}`)
-			if len(r.Matches) != 3 || !r.Truncated || r.MatchCount != 3 || r.Matches[2].LineNumber != 3 {
-				t.Errorf("truncated: %+v", r)
-			}
-			// type alias; exclude replaces the defaults (.git is searched).
-			r = ok(`{"path":"/p","pattern":"TODO","type":"py"}`)
-			if len(r.Matches) != 1 || r.Matches[0].File != "/p/b.py" {
-				t.Errorf("type py: %+v", r)
-			}
-			r = ok(`{"path":"/p","pattern":"TODO","exclude":["*.go","*.py","big.txt"]}`)
-			if len(r.Matches) != 1 || r.Matches[0].File != "/p/.git/HEAD" {
-				t.Errorf("exclude: %+v", r)
-			}
-			// Failures.
-			for _, c := range []struct {
-				name, body string
-				status     int
-				errType    string
-			}{
-				{"bad regex", `{"path":"/p","pattern":"a(b"}`, 400, "invalid_request"},
-				{"unknown type", `{"path":"/p","pattern":"a","type":"klingon"}`, 400, "invalid_request"},
-				{"bad max_file_size", `{"path":"/p","pattern":"a","max_file_size":"lots"}`, 400, "invalid_request"},
-			} {
-				t.Run(c.name, func(t *testing.T) {
-					f := wantAIOError(t, do(c.body), c.status, c.errType)
-					if f.Errno != nil {
-						t.Errorf("errno: got %v, want null", *f.Errno)
-					}
-				})
-			}
-			missing := 404
-			if strings.HasPrefix(route, "/v1/") {
-				missing = 200
-			}
-			f := wantAIOError(t, do(`{"path":"/nope","pattern":"a"}`), missing, "not_found")
-			wantErrno(t, f, unix.ENOENT, "FileNotFoundError")
-			if f.Path != "/nope" || f.Operation != "grep" {
-				t.Errorf("failure path/op: %q %q", f.Path, f.Operation)
-			}
-			wantValidation(t, h.do(t, jsonReq("POST", route, `{"path":"/p"}`)), "body.pattern", "missing")
-			wantValidation(t, h.do(t, jsonReq("POST", route, `{"path":"/p","pattern":"x","context_before":21}`)), "body.context_before", "less_than_equal")
-			wantValidation(t, h.do(t, jsonReq("POST", route, `{"path":"/p","pattern":"x","max_results":0}`)), "body.max_results", "greater_than_equal")
-			wantValidation(t, h.do(t, jsonReq("POST", route, `{"path":`)), "body", "json_invalid")
-		})
-	}
-
-	t.Run("/v1/file/search", func(t *testing.T) {
-		type sr struct {
-			File        string   `json:"file"`
-			Matches     []string `json:"matches"`
-			LineNumbers []int    `json:"line_numbers"`
-		}
-		search := func(body string) resp {
-			t.Helper()
-			r := h.do(t, jsonReq("POST", "/v1/file/search", body))
-			if r.Status == 200 && !checkV1Schema(t, "/v1/file/search", r) {
-				t.Errorf("not checked against the 1.x schema")
-			}
-			return r
-		}
-		r := wantAIO[sr](t, search(`{"file":"/p/a.go","regex":"^(package|func)"}`))
-		if want := (sr{"/p/a.go", []string{"package a", "func main() {}"}, []int{0, 2}}); !reflect.DeepEqual(r, want) {
-			t.Errorf("got %+v, want %+v", r, want)
-		}
-		r = wantAIO[sr](t, search(`{"file":"/p/c.bin","regex":"TODO"}`))
-		if len(r.Matches) != 1 {
-			t.Errorf("a file named directly is searched even when binary: %+v", r)
-		}
-		wantAIOError(t, h.do(t, jsonReq("POST", "/v1/file/search", `{"file":"/p/a.go","regex":"("}`)), 400, "invalid_request")
-		f := wantAIOError(t, search(`{"file":"/p","regex":"x"}`), 200, "invalid_target")
-		wantErrno(t, f, unix.EISDIR, "IsADirectoryError")
-		wantAIOError(t, search(`{"file":"/zz","regex":"x"}`), 200, "not_found")
-		wantValidation(t, h.do(t, jsonReq("POST", "/v1/file/search", `{"file":"/p/a.go"}`)), "body.regex", "missing")
-	})
-}
-
-// multipartBody builds an upload form: fields in order, then the file.
-func multipartBody(t *testing.T, fields [][2]string, filename string, content io.Reader) (io.Reader, string) {
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	go func() {
-		for _, f := range fields {
-			mw.WriteField(f[0], f[1])
-		}
-		if content != nil {
-			fw, err := mw.CreateFormFile("file", filename)
-			if err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-			if _, err := io.Copy(fw, content); err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-		}
-		pw.CloseWithError(mw.Close())
-	}()
-	return pr, mw.FormDataContentType()
-}
 
 func TestUploadRoutes(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
@@ -448,13 +280,6 @@ func TestTransferBoundedMemory(t *testing.T) {
 	}
 }
 
-type zeroReader struct{}
-
-func (zeroReader) Read(b []byte) (int, error) {
-	clear(b)
-	return len(b), nil
-}
-
 func TestTreeRoutes(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.writeFile(t, "/src/a.txt", "a")
@@ -521,71 +346,4 @@ func TestTreeRoutes(t *testing.T) {
 	wantAIOError(t, h.do(t, req{Method: "GET", Target: "/v2/fs/tree?path=/nope"}), 404, "not_found")
 	wantAIOError(t, h.do(t, req{Method: "GET", Target: "/v2/fs/tree?path=/src/a.txt"}), 400, "invalid_target")
 	wantValidation(t, h.do(t, req{Method: "GET", Target: "/v2/fs/tree"}), "query.path", "missing")
-}
-
-func TestXattrRoutes(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	h.writeFile(t, "/f", "x")
-	type xr struct {
-		Path   string            `json:"path"`
-		Xattrs map[string]string `json:"xattrs"`
-	}
-	v := base64.StdEncoding.EncodeToString([]byte("val\x00ue"))
-	r := h.do(t, jsonReq("PUT", "/v2/fs/xattr", `{"path":"/f","name":"user.k","value":"`+v+`"}`))
-	if r.Status == 400 && strings.Contains(string(r.Body), "EOPNOTSUPP") {
-		testenv.Skip(t, nil, "no user xattrs here")
-	}
-	got := wantAIO[xr](t, r)
-	if want := (xr{"/f", map[string]string{"user.k": v}}); !reflect.DeepEqual(got, want) {
-		t.Errorf("set: got %+v, want %+v", got, want)
-	}
-	if b, err := getxattr(h.host("/f"), "user.k"); err != nil || string(b) != "val\x00ue" {
-		t.Errorf("on disk: %q %v", b, err)
-	}
-	got = wantAIO[xr](t, h.do(t, req{Method: "GET", Target: "/v2/fs/xattr?path=/f"}))
-	if got.Xattrs["user.k"] != v {
-		t.Errorf("get: %+v", got)
-	}
-	got = wantAIO[xr](t, h.do(t, req{Method: "GET", Target: "/v2/fs/xattr?path=/f&name=user.k"}))
-	if len(got.Xattrs) != 1 {
-		t.Errorf("get one: %+v", got)
-	}
-	f := wantAIOError(t, h.do(t, req{Method: "GET", Target: "/v2/fs/xattr?path=/f&name=user.none"}), 404, "not_found")
-	wantErrno(t, f, unix.ENODATA, "OSError")
-	got = wantAIO[xr](t, h.do(t, req{Method: "DELETE", Target: "/v2/fs/xattr?path=/f&name=user.k"}))
-	if len(got.Xattrs) != 0 {
-		t.Errorf("after delete: %+v", got)
-	}
-	wantAIOError(t, h.do(t, req{Method: "DELETE", Target: "/v2/fs/xattr?path=/f&name=user.k"}), 404, "not_found")
-	wantAIOError(t, h.do(t, req{Method: "GET", Target: "/v2/fs/xattr?path=/none"}), 404, "not_found")
-	wantAIOError(t, h.do(t, jsonReq("PUT", "/v2/fs/xattr", `{"path":"/f","name":"user.k","value":"!!"}`)), 400, "invalid_request")
-	wantValidation(t, h.do(t, jsonReq("PUT", "/v2/fs/xattr", `{"path":"/f","name":"user.k"}`)), "body.value", "missing")
-	wantValidation(t, h.do(t, req{Method: "DELETE", Target: "/v2/fs/xattr?path=/f"}), "query.name", "missing")
-}
-
-func getxattr(path, name string) ([]byte, error) {
-	buf := make([]byte, 1024)
-	n, err := unix.Getxattr(path, name, buf)
-	if err != nil {
-		return nil, err
-	}
-	return buf[:n], nil
-}
-
-// newHarnessAt is newHarness on a given root directory.
-func newHarnessAt(t *testing.T, root string) *harness {
-	t.Helper()
-	sb, err := core.Open("default", root, core.Options{})
-	if err != nil {
-		t.Fatalf("core.Open: %v", err)
-	}
-	t.Cleanup(func() { sb.Close() })
-	h := &harness{root: root, logs: &syncBuffer{}, served: make(chan struct{}, 64)}
-	h.srv, err = New(Config{Sandboxes: map[string]*core.Sandbox{"default": sb}, Log: slog.New(slog.NewTextHandler(h.logs, nil))})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	h.ts = httptest.NewServer(h.srv.Handler())
-	t.Cleanup(h.ts.Close)
-	return h
 }

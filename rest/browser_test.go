@@ -237,40 +237,6 @@ func (h *harness) send(t *testing.T, c guardCase, extra map[string]string) resp 
 	return out
 }
 
-// wantGuardRefusal checks a refusal: status, the family's shape, and its
-// kind (AIO error_type, sandbox-agent type, named code).
-func wantGuardRefusal(t *testing.T, family string, r resp, status int, k kind) {
-	t.Helper()
-	if r.Status != status {
-		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
-	}
-	if err := checkFamilyShape(family, r); err != nil {
-		t.Fatalf("shape: %v: %s", err, r.Body)
-	}
-	switch family {
-	case FamilyAIOv1, FamilyAIOv2:
-		var env struct{ Data aioFailure }
-		json.Unmarshal(r.Body, &env)
-		if env.Data.ErrorType != string(k) {
-			t.Errorf("error_type %q, want %q", env.Data.ErrorType, k)
-		}
-	case FamilyNamed:
-		var e namedError
-		json.Unmarshal(r.Body, &e)
-		want := map[int]string{403: "EACCES", 421: "EACCES", 415: "EINVAL", 431: "E2BIG", 400: "EINVAL"}[status]
-		if e.Code != want {
-			t.Errorf("code %q, want %q", e.Code, want)
-		}
-	default:
-		var p agentProblem
-		json.Unmarshal(r.Body, &p)
-		want := map[int]string{403: "permission_denied", 421: "permission_denied", 415: "unsupported_media_type", 431: "invalid_request", 400: "invalid_request"}[status]
-		if p.Type != "urn:sandbox-agent:error:"+want {
-			t.Errorf("type %q, want %s", p.Type, want)
-		}
-	}
-}
-
 // ran reports whether a request got past the guard and did its work.
 func ran(family string, r resp) bool {
 	if r.Status >= 400 {

@@ -15,20 +15,28 @@
 //     token) and GET /openapi.json.
 //   - sandbox-agent (agentfs.go, agentfs_types.go): the eight /v1/fs/*
 //     routes of seed 000, with its wire types to the field.
-//   - AIO files (aio_files.go, aio_files_types.go, aio_edit.go,
-//     aio_user.go): /v2/fs/* and /v1/file/* read, write, edit, stat, list,
-//     search, find, glob, mkdir, copy, move, delete and /v1/capabilities;
-//     v1 speaks the 1.x schema's models (tests validate against a copy in
-//     testdata/), v2 the contract's. aio_user.go resolves `user` into a
-//     core.Owner for every route that creates files.
+//   - AIO files (aio_files.go: limits and capabilities; aio_readwrite.go:
+//     read, write, stat; aio_list.go: list, search, find, glob;
+//     aio_entries.go: mkdir, copy, move, delete; aio_edit.go; aio_params.go;
+//     aio_files_types.go; aio_user.go): /v2/fs/* and /v1/file/* and
+//     /v1/capabilities; v1 speaks the 1.x schema's models (tests validate
+//     against a copy in testdata/), v2 the contract's. aio_user.go resolves
+//     `user` into a core.Owner for every route that creates files.
 //   - web console (ui.go, ui/): GET /ui/, /ui/app.js, /ui/style.css, the
 //     embedded page (public: it carries no data) that browses and watches
 //     the sandboxes through the authed routes; GET /v1/sandboxes lists the
 //     sandbox names for its picker.
 //
-// The AIO family (/v1/file, /v2/fs, watch) and the named-sandbox family
-// (/v1/sandboxes/:name/fs) are later families: each gets its own handler and
-// types files, its lines in the table, and a renderer in errors.go.
+// The AIO family (/v1/file, /v2/fs, the aio_watch*.go watchers) and the
+// named-sandbox family (named.go, named_attrs.go, named_types.go,
+// named_watch.go: /v1/sandboxes/:name/fs) have the same shape: handler files,
+// a types file holding the wire types and the family's error renderer, and
+// their lines in the table.
+//
+// Every family reads its query with the helpers of params.go and its JSON
+// body with decodeBody (body.go); both take or return what a family needs to
+// word a refusal in its own dialect (a 400 invalid_request, or the AIO
+// family's 422 validation errors).
 //
 // Every path a family answers with is an API path (core.Info.Path, or the
 // result of core.Sandbox.Clean), never the host path of the root.
@@ -48,7 +56,10 @@
 // requestErrors and classify the same way; a failure reading the request
 // body is blamed on the client (400, or 413 over a limit), not on the disk.
 //
-// Each family renders an errKind in its own shape. The sandbox-agent family
+// errors.go holds the whole vocabulary (the kinds, the error types of every
+// family, classify); each family renders an errKind in its own shape, beside
+// its wire types, through writeError, which writes the header block they
+// share. The sandbox-agent family
 // writes application/problem+json {type: "urn:sandbox-agent:error:<kind>",
 // title, status, detail} with the kinds of its own enum; where that enum has
 // no kind (a full disk, a body over a limit, an unknown failure) the status
@@ -93,8 +104,8 @@
 // (Sec-Fetch-Site cross-site or same-site, or else an Origin whose host is
 // not the request's Host) is 403 cross_origin_refused unless
 // Config.AllowOrigins names its Origin; a JSON body must say
-// application/json (415 otherwise; requireJSON, called by both JSON
-// decoders). The named watch websocket goes through the same check before
+// application/json (415 otherwise; requireJSON, called by decodeBody for
+// every family). The named watch websocket goes through the same check before
 // its upgrade. Only for an allowed origin does the daemon speak CORS: OPTIONS
 // (httprouter's GlobalOPTIONS) answers its preflight, and every answer to it
 // carries Access-Control-Allow-Origin; no other page gets an

@@ -117,6 +117,54 @@ type bodyError struct{ err error }
 func (e *bodyError) Error() string { return "reading the request body: " + e.err.Error() }
 func (e *bodyError) Unwrap() error { return e.err }
 
+// fieldError is one entry of aioValidation.Errors. Location is dotted:
+// "body", "body.path", "query.limit".
+type fieldError struct {
+	Location string `json:"location"`
+	Message  string `json:"message"`
+	Type     string `json:"type"`
+}
+
+// validationError is a request the AIO family refuses with 422.
+type validationError struct{ fields []fieldError }
+
+func (e *validationError) Error() string {
+	parts := make([]string, len(e.fields))
+	for i, f := range e.fields {
+		parts[i] = f.Location + ": " + f.Message
+	}
+	return "request validation failed: " + strings.Join(parts, "; ")
+}
+
+func invalidField(location, typ, format string, args ...any) error {
+	return &validationError{[]fieldError{{Location: location, Message: fmt.Sprintf(format, args...), Type: typ}}}
+}
+
+// opError names the AIO operation a failure belongs to (the "operation" of
+// the failure data) when the error itself names none.
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string { return e.err.Error() }
+func (e *opError) Unwrap() error { return e.err }
+
+func (e *opError) opName() string {
+	if e == nil {
+		return ""
+	}
+	return e.op
+}
+
+// withOp marks err as a failure of the AIO operation op.
+func withOp(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &opError{op, err}
+}
+
 // classify turns any error a handler returns into a kind and a status
 // (API.md §2). It looks at types and errnos only, never at message text.
 func classify(err error) errKind {
@@ -272,6 +320,21 @@ func errorID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// writeError writes an error answer: the header block every family's
+// shape shares (no stale Content-Length, nosniff, the Bearer challenge on a
+// 401), then v as JSON of type contentType.
+func writeError(w http.ResponseWriter, status int, contentType string, v any) {
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("Content-Type", contentType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	if status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="sandfs"`)
+	}
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
 // family is a route family's error shape.
 type family struct {
 	name   string
@@ -308,120 +371,6 @@ func familyForPath(p string) family {
 		return familyOf(FamilyNamed)
 	}
 	return familyOf(FamilyService)
-}
-
-// namedError is the error shape of the named-sandbox family (API.md §5).
-type namedError struct {
-	Error string `json:"error"`
-	Code  string `json:"code"`
-	Path  string `json:"path"`
-}
-
-// renderNamed writes k as {"error", "code", "path"}: code is the errno name
-// (ENOENT, …); a refusal that carries no errno gets the errno nearest its
-// status (EINVAL for a bad request, EACCES for a missing token, EFBIG for a
-// body over a limit, EIO for an internal failure).
-func renderNamed(w http.ResponseWriter, k errKind) {
-	code := ""
-	if k.Errno != 0 {
-		code = unix.ErrnoName(k.Errno)
-	}
-	if code == "" {
-		switch k.Status {
-		case http.StatusUnauthorized, http.StatusForbidden, http.StatusMisdirectedRequest:
-			code = "EACCES"
-		case http.StatusNotFound:
-			code = "ENOENT"
-		case http.StatusConflict:
-			code = "EEXIST"
-		case http.StatusRequestEntityTooLarge:
-			code = "EFBIG"
-		case http.StatusRequestHeaderFieldsTooLarge:
-			code = "E2BIG"
-		case http.StatusTooManyRequests:
-			code = "EAGAIN"
-		case http.StatusInsufficientStorage:
-			code = "ENOSPC"
-		default:
-			if k.Status >= 500 {
-				code = "EIO"
-			} else {
-				code = "EINVAL"
-			}
-		}
-	}
-	h := w.Header()
-	h.Del("Content-Length")
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	if k.Status == http.StatusUnauthorized {
-		h.Set("WWW-Authenticate", `Bearer realm="sandfs"`)
-	}
-	w.WriteHeader(k.Status)
-	json.NewEncoder(w).Encode(namedError{Error: k.Detail, Code: code, Path: k.Path})
-}
-
-// agentType is one member of sandbox-agent's ErrorType enum.
-type agentType struct{ name, title, prefix string }
-
-var (
-	agentInvalidRequest   = agentType{"invalid_request", "Invalid Request", "invalid request: "}
-	agentNotFound         = agentType{"not_found", "Not Found", "not found: "}
-	agentConflict         = agentType{"conflict", "Conflict", "conflict: "}
-	agentPermissionDenied = agentType{"permission_denied", "Permission Denied", "permission denied: "}
-	agentStreamError      = agentType{"stream_error", "Stream Error", "stream error: "}
-	agentUnsupportedMedia = agentType{"unsupported_media_type", "Unsupported Media Type", "unsupported media type: "}
-	agentTokenInvalid     = agentType{"token_invalid", "Token Invalid", "token invalid: "}
-)
-
-// agentTypeOf maps a classified error onto sandbox-agent's enum, which has
-// no kind for a full disk, a too-large body or an unknown failure: those keep
-// their HTTP status (507, 413, 500) under stream_error / invalid_request.
-func agentTypeOf(k errKind) agentType {
-	switch k.Status {
-	case http.StatusUnauthorized:
-		return agentTokenInvalid
-	case http.StatusForbidden, http.StatusMisdirectedRequest:
-		return agentPermissionDenied
-	case http.StatusNotFound:
-		return agentNotFound
-	case http.StatusConflict:
-		return agentConflict
-	case http.StatusUnsupportedMediaType:
-		return agentUnsupportedMedia
-	}
-	if k.Status >= 500 {
-		return agentStreamError
-	}
-	return agentInvalidRequest
-}
-
-// agentProblem is sandbox-agent's ProblemDetails.
-type agentProblem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail"`
-}
-
-// renderAgentProblem writes k as application/problem+json
-// {type:"urn:sandbox-agent:error:<kind>", title, status, detail}.
-func renderAgentProblem(w http.ResponseWriter, k errKind) {
-	t := agentTypeOf(k)
-	h := w.Header()
-	h.Del("Content-Length")
-	h.Set("Content-Type", "application/problem+json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	if k.Status == http.StatusUnauthorized {
-		h.Set("WWW-Authenticate", `Bearer realm="sandfs"`)
-	}
-	w.WriteHeader(k.Status)
-	json.NewEncoder(w).Encode(agentProblem{
-		Type:   "urn:sandbox-agent:error:" + t.name,
-		Title:  t.title,
-		Status: k.Status,
-		Detail: t.prefix + k.Detail,
-	})
 }
 
 // notFound answers a path no route matches.

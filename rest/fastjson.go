@@ -95,7 +95,7 @@ func writeStat(w http.ResponseWriter, path, entryType string, size uint64, t tim
 	bufPool.Put(bp)
 }
 
-// pathQuery is query(r) then requiredPath for the common request whose
+// pathQuery is query(r) then requiredQuery(path) for the common request whose
 // query is path=VALUE alone: that one is decoded without building a map.
 // Anything else takes the general path, with its errors.
 func pathQuery(r *http.Request) (string, error) {
@@ -109,7 +109,7 @@ func pathQuery(r *http.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return requiredPath(q)
+	return requiredQuery(q, "path", plainDialect)
 }
 
 // smallFile is the largest file GET /v1/fs/file answers from one pread

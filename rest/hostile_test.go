@@ -4,10 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,7 +21,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"golang.org/x/sys/unix"
 
 	"sandfs/core"
 )
@@ -117,78 +113,6 @@ func hostileFixture(t *testing.T, root string) {
 	if err := os.Symlink("/d", filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// snapshot names every entry under dir with its mode, size, content hash,
-// link target and extended attributes.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		rel, _ := filepath.Rel(dir, p)
-		if err == nil {
-			var fi os.FileInfo
-			if fi, err = d.Info(); err == nil {
-				out[rel] = describe(p, fi)
-				return nil
-			}
-		}
-		if errors.Is(err, unix.ENAMETOOLONG) {
-			// A tree deeper than the host can name: it exists, which is
-			// what a case must be told of.
-			out[rel] = "(host path too long)"
-			return filepath.SkipDir
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func describe(p string, fi os.FileInfo) string {
-	{
-		desc := fmt.Sprintf("%v %d", fi.Mode(), fi.Size())
-		switch {
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return "unreadable: " + err.Error()
-			}
-			sum := sha256.Sum256(b)
-			desc += " " + hex.EncodeToString(sum[:8])
-		case fi.Mode()&os.ModeSymlink != 0:
-			l, _ := os.Readlink(p)
-			desc += " -> " + l
-		}
-		buf := make([]byte, 4096)
-		if n, err := unix.Llistxattr(p, buf); err == nil && n > 0 {
-			desc += " xattrs " + strings.ReplaceAll(string(buf[:n]), "\x00", ",")
-		}
-		return desc
-	}
-}
-
-func snapshotDiff(before, after map[string]string) string {
-	var d []string
-	for k, v := range before {
-		if w, ok := after[k]; !ok {
-			d = append(d, "- "+k+" "+v)
-		} else if w != v {
-			d = append(d, "~ "+k+" "+v+" => "+w)
-		}
-	}
-	for k, v := range after {
-		if _, ok := before[k]; !ok {
-			d = append(d, "+ "+k+" "+v)
-		}
-	}
-	sort.Strings(d)
-	if len(d) > 12 {
-		d = append(d[:12], fmt.Sprintf("… and %d more", len(d)-12))
-	}
-	return strings.Join(d, "\n")
 }
 
 // hostileCase is one request and what it must get.
@@ -773,60 +697,6 @@ func multipartCases(add func(hostileCase)) {
 		b, _ := io.ReadAll(r())
 		return bytes.NewReader(b[:len(b)/2])
 	}, header: map[string]string{"Content-Type": ct}, mustFail: true})
-}
-
-// checkFamilyShape checks that an error answer is in the family's shape.
-func checkFamilyShape(family string, r resp) error {
-	for _, bad := range []string{"goroutine ", "panic", ".go:"} {
-		if bytes.Contains(r.Body, []byte(bad)) {
-			return fmt.Errorf("body carries %q", bad)
-		}
-	}
-	switch family {
-	case FamilyAIOv1, FamilyAIOv2:
-		var env struct {
-			Success *bool           `json:"success"`
-			Message string          `json:"message"`
-			Data    json.RawMessage `json:"data"`
-			Errors  []fieldError    `json:"errors"`
-		}
-		if err := json.Unmarshal(r.Body, &env); err != nil {
-			return fmt.Errorf("not an AIO envelope: %v", err)
-		}
-		if env.Success == nil || *env.Success || env.Message == "" {
-			return fmt.Errorf("envelope: want success:false and a message")
-		}
-		if r.Status == 422 {
-			if len(env.Errors) == 0 || env.Errors[0].Location == "" || env.Errors[0].Type == "" {
-				return fmt.Errorf("422 without errors[{location,type,message}]")
-			}
-			return nil
-		}
-		var f aioFailure
-		if err := json.Unmarshal(env.Data, &f); err != nil || f.ErrorType == "" || f.Message == "" {
-			return fmt.Errorf("data: want {error_type, message, …}, got %s", env.Data)
-		}
-		if family == FamilyAIOv1 && r.Status == 200 && f.Errno == nil && f.ErrorType != string(kindDecode) && f.ErrorType != string(kindTooLarge) {
-			return fmt.Errorf("200 success:false without an errno: only filesystem failures answer 200 on /v1/file")
-		}
-	case FamilyNamed:
-		var e namedError
-		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-			return fmt.Errorf("Content-Type %q", ct)
-		}
-		if err := json.Unmarshal(r.Body, &e); err != nil || e.Error == "" || !strings.HasPrefix(e.Code, "E") {
-			return fmt.Errorf("want {error, code: E…, path}: %v", err)
-		}
-	default:
-		var p agentProblem
-		if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
-			return fmt.Errorf("Content-Type %q", ct)
-		}
-		if err := json.Unmarshal(r.Body, &p); err != nil || !strings.HasPrefix(p.Type, "urn:sandbox-agent:error:") || p.Status != r.Status || p.Detail == "" || p.Title == "" {
-			return fmt.Errorf("want problem+json {type, title, status, detail}: %v", err)
-		}
-	}
-	return nil
 }
 
 // TestHostileInput runs the hostile table over every route.

@@ -2,19 +2,14 @@ package rest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
-	"os/user"
 	"path"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 	"golang.org/x/sys/unix"
@@ -43,99 +38,6 @@ type namedFS interface {
 }
 
 var _ namedFS = (*core.Sandbox)(nil)
-
-const (
-	// maxNamedWrite caps the body of PUT /fs/write (API.md §1).
-	maxNamedWrite = 16 << 20
-	// maxNamedEntries caps a listing (API.md §1 list limit).
-	maxNamedEntries = 10_000
-)
-
-// namedEntry is one entry of a listing or a stat (API.md §5).
-type namedEntry struct {
-	Name    string `json:"name"`
-	Path    string `json:"path"`
-	Type    string `json:"type"` // file, directory, symlink (anything else: file)
-	Size    int64  `json:"size"`
-	Mode    string `json:"mode"` // octal permission and special bits, "0644"
-	ModTime string `json:"modTime"`
-	IsDir   bool   `json:"isDir"`
-}
-
-type namedList struct {
-	Path      string       `json:"path"`
-	Entries   []namedEntry `json:"entries"`
-	Count     int          `json:"count"`
-	Truncated bool         `json:"truncated,omitempty"`
-}
-
-type namedWriteResponse struct {
-	Path string `json:"path"`
-	Size int64  `json:"size"`
-	Mode string `json:"mode"`
-}
-
-type namedDeleteRequest struct {
-	Path       *string `json:"path"`
-	WorkingDir string  `json:"workingDir"`
-	Recursive  bool    `json:"recursive"`
-	AsRoot     any     `json:"asRoot"`
-}
-
-type namedDeleteResponse struct {
-	Deleted []string `json:"deleted"`
-	Count   int      `json:"count"`
-}
-
-type namedMoveRequest struct {
-	Source        *string `json:"source"`
-	Dest          *string `json:"dest"`
-	WorkingDir    string  `json:"workingDir"`
-	Recursive     bool    `json:"recursive"`
-	PreserveAttrs bool    `json:"preserveAttrs"`
-	AsRoot        any     `json:"asRoot"`
-}
-
-type namedMoveResponse struct {
-	Source string `json:"source"`
-	Dest   string `json:"dest"`
-}
-
-type namedCopyResponse struct {
-	Source     string `json:"source"`
-	Dest       string `json:"dest"`
-	Count      int    `json:"count"`
-	TotalBytes int64  `json:"totalBytes"`
-}
-
-type namedChmodRequest struct {
-	Path       *string `json:"path"`
-	Mode       *string `json:"mode"`
-	WorkingDir string  `json:"workingDir"`
-	Recursive  bool    `json:"recursive"`
-	AsRoot     any     `json:"asRoot"`
-}
-
-type namedChmodResponse struct {
-	Path  string `json:"path"`
-	Mode  string `json:"mode"`
-	Count int    `json:"count"`
-}
-
-type namedChownRequest struct {
-	Path       *string         `json:"path"`
-	Uid        json.RawMessage `json:"uid"`
-	Gid        json.RawMessage `json:"gid"`
-	WorkingDir string          `json:"workingDir"`
-	Recursive  bool            `json:"recursive"`
-	AsRoot     any             `json:"asRoot"`
-}
-
-type namedChownResponse struct {
-	Path     string   `json:"path"`
-	Affected []string `json:"affected"`
-	Count    int      `json:"count"`
-}
 
 // sandbox picks the sandbox {name}; an unknown one is 404 ENOENT with the
 // name as path.
@@ -188,42 +90,6 @@ func namedQueryPath(sb namedFS, q url.Values) (string, error) {
 	return namedPath(sb, q.Get("workingDir"), q.Get("path"), ok)
 }
 
-func octal(m fs.FileMode) string {
-	bits := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		bits |= unix.S_ISUID
-	}
-	if m&fs.ModeSetgid != 0 {
-		bits |= unix.S_ISGID
-	}
-	if m&fs.ModeSticky != 0 {
-		bits |= unix.S_ISVTX
-	}
-	return fmt.Sprintf("%04o", bits)
-}
-
-// parseMode reads an octal mode ("0755", "755", "0o755").
-func parseMode(field, v string) (uint32, error) {
-	t := strings.TrimPrefix(strings.TrimPrefix(v, "0o"), "0O")
-	m, err := strconv.ParseUint(t, 8, 32)
-	if err != nil || t == "" || m > 0o7777 {
-		return 0, invalidRequest("%s must be an octal mode such as \"0644\", got %q", field, v)
-	}
-	return uint32(m), nil
-}
-
-func toNamedEntry(in core.Info) namedEntry {
-	typ := "file"
-	switch {
-	case in.IsDir():
-		typ = "directory"
-	case in.IsSymlink():
-		typ = "symlink"
-	}
-	return namedEntry{Name: in.Name, Path: in.Path, Type: typ, Size: in.Size, Mode: octal(in.Mode),
-		ModTime: in.ModTime.UTC().Format(time.RFC3339), IsDir: in.IsDir()}
-}
-
 // namedRead: GET /fs/read?path&workingDir — the bytes, streamed, Range.
 func (s *Server) namedRead(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb, _, p, err := s.namedTarget(r, ps, "")
@@ -264,7 +130,7 @@ func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httproute
 		}
 	}
 	for _, name := range []string{"mkdir", "mkdirParents"} {
-		b, err := boolParam(q, name)
+		b, err := boolQuery(q, name, false, plainDialect)
 		if err != nil {
 			return err
 		}
@@ -285,10 +151,10 @@ func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httproute
 	}
 	out := namedWriteResponse{Path: p, Size: n, Mode: "0644"}
 	if o.Mode != 0 {
-		out.Mode = octal(o.Mode)
+		out.Mode = modeString(o.Mode)
 	}
 	if info, err := sb.Lstat(r.Context(), p); err == nil && !info.IsSymlink() {
-		out.Mode = octal(info.Mode)
+		out.Mode = modeString(info.Mode)
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -319,7 +185,7 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 	if err != nil {
 		return err
 	}
-	recursive, err := boolParam(q, "recursive")
+	recursive, err := boolQuery(q, "recursive", false, plainDialect)
 	if err != nil {
 		return err
 	}
@@ -402,7 +268,7 @@ func (s *Server) namedDelete(w http.ResponseWriter, r *http.Request, ps httprout
 	if hasPath {
 		v := q.Get("path")
 		req.Path = &v
-		if req.Recursive, err = boolParam(q, "recursive"); err != nil {
+		if req.Recursive, err = boolQuery(q, "recursive", false, plainDialect); err != nil {
 			return err
 		}
 	} else if r.ContentLength != 0 {
@@ -492,108 +358,4 @@ func (s *Server) namedCopy(w http.ResponseWriter, r *http.Request, ps httprouter
 		}
 	}
 	return writeJSON(w, http.StatusOK, namedCopyResponse{Source: src, Dest: dst, Count: st.Entries, TotalBytes: st.Bytes})
-}
-
-// namedChmod: POST /fs/chmod {path, mode "0755", workingDir, recursive}.
-func (s *Server) namedChmod(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
-	var req namedChmodRequest
-	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
-		return err
-	}
-	if req.Mode == nil {
-		return invalidRequest(`missing required field "mode"`)
-	}
-	mode, err := parseMode("mode", *req.Mode)
-	if err != nil {
-		return err
-	}
-	p, err := namedPath(sb, req.WorkingDir, deref(req.Path), req.Path != nil)
-	if err != nil {
-		return err
-	}
-	res, err := sb.Chmod(r.Context(), p, mode, req.Recursive)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, namedChmodResponse{Path: res.Path, Mode: fmt.Sprintf("%04o", mode), Count: res.Count})
-}
-
-// namedChown: POST /fs/chown {path, uid, gid, workingDir, recursive}; uid
-// and gid are numbers or names, at least one of them given.
-func (s *Server) namedChown(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
-	var req namedChownRequest
-	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
-		return err
-	}
-	uid, err := ownerID("uid", req.Uid, func(n string) (string, error) {
-		u, err := user.Lookup(n)
-		if err != nil {
-			return "", err
-		}
-		return u.Uid, nil
-	})
-	if err != nil {
-		return err
-	}
-	gid, err := ownerID("gid", req.Gid, func(n string) (string, error) {
-		g, err := user.LookupGroup(n)
-		if err != nil {
-			return "", err
-		}
-		return g.Gid, nil
-	})
-	if err != nil {
-		return err
-	}
-	if uid < 0 && gid < 0 {
-		return invalidRequest(`one of "uid" and "gid" is required`)
-	}
-	p, err := namedPath(sb, req.WorkingDir, deref(req.Path), req.Path != nil)
-	if err != nil {
-		return err
-	}
-	res, err := sb.Chown(r.Context(), p, uid, gid, req.Recursive)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, namedChownResponse{Path: res.Path, Affected: res.Paths, Count: res.Count})
-}
-
-// ownerID reads a uid or gid given as a number, a numeric string or a name
-// (looked up on the host); absent or null is -1.
-func ownerID(field string, raw json.RawMessage, lookup func(string) (string, error)) (int, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return -1, nil
-	}
-	var n int64
-	if err := json.Unmarshal(raw, &n); err == nil {
-		if n < 0 || n > 1<<32-2 {
-			return 0, invalidRequest("%s %d is out of range", field, n)
-		}
-		return int(n), nil
-	}
-	var name string
-	if err := json.Unmarshal(raw, &name); err != nil || name == "" {
-		return 0, invalidRequest("%s must be a number or a name", field)
-	}
-	if v, err := strconv.ParseUint(name, 10, 32); err == nil {
-		return int(v), nil
-	}
-	id, err := lookup(name)
-	if err != nil {
-		return 0, invalidRequest("unknown %s %q", map[string]string{"uid": "user", "gid": "group"}[field], name)
-	}
-	v, err := strconv.Atoi(id)
-	if err != nil {
-		return 0, invalidRequest("%s %q has no numeric id", field, name)
-	}
-	return v, nil
 }

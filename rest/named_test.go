@@ -3,12 +3,9 @@ package rest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io/fs"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -19,83 +16,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/core"
 	"sandfs/internal/testenv"
 )
-
-// namedHarness is the harness with a second sandbox, "other", beside
-// "default".
-type namedHarness struct {
-	*harness
-	other   string // host root of "other"
-	def, ob *core.Sandbox
-}
-
-func newNamedHarness(t *testing.T) *namedHarness {
-	t.Helper()
-	root, other := t.TempDir(), t.TempDir()
-	def, err := core.Open("default", root, core.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ob, err := core.Open("other", other, core.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { def.Close(); ob.Close() })
-	h := &harness{root: root, logs: &syncBuffer{}, served: make(chan struct{}, 64)}
-	h.srv, err = New(Config{
-		Sandboxes: map[string]*core.Sandbox{"default": def, "other": ob},
-		Log:       slog.New(slog.NewTextHandler(h.logs, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.ts = httptest.NewServer(h.srv.Handler())
-	t.Cleanup(h.ts.Close)
-	t.Cleanup(func() {
-		if t.Failed() && h.logs.Len() > 0 {
-			t.Logf("server log:\n%s", h.logs.String())
-		}
-	})
-	return &namedHarness{harness: h, other: other, def: def, ob: ob}
-}
-
-// wantNamedError checks a §5 error: status, code (when given) and path
-// (when given), and that error is not empty.
-func wantNamedError(t *testing.T, r resp, status int, code, path string) namedError {
-	t.Helper()
-	if r.Status != status {
-		t.Errorf("status: got %d, want %d (body %s)", r.Status, status, r.Body)
-	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type: got %q, want application/json", ct)
-	}
-	var e namedError
-	if err := json.Unmarshal(r.Body, &e); err != nil {
-		t.Fatalf("body %q: %v", r.Body, err)
-	}
-	if e.Error == "" {
-		t.Errorf("error: empty")
-	}
-	if !strings.HasPrefix(e.Code, "E") {
-		t.Errorf("code: got %q, want an errno name", e.Code)
-	}
-	if code != "" && e.Code != code {
-		t.Errorf("code: got %q, want %q (error %q)", e.Code, code, e.Error)
-	}
-	if path != "" && e.Path != path {
-		t.Errorf("path: got %q, want %q", e.Path, path)
-	}
-	return e
-}
-
-func namedBody(v any) *bytes.Reader {
-	b, _ := json.Marshal(v)
-	return bytes.NewReader(b)
-}
-
-var namedPrefixes = []string{"/v1/sandboxes/", "/v1/sprites/"}
 
 func TestNamedRoutes(t *testing.T) {
 	for _, pre := range namedPrefixes {

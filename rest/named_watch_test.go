@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,58 +18,6 @@ import (
 	"sandfs/core"
 	"sandfs/core/journal"
 )
-
-// wsMsg is any message the watch socket sends.
-type wsMsg struct {
-	Type      string   `json:"type"`
-	Paths     []string `json:"paths"`
-	Path      string   `json:"path"`
-	Event     string   `json:"event"`
-	Timestamp string   `json:"timestamp"`
-	IsDir     bool     `json:"isDir"`
-	Size      int64    `json:"size"`
-	Message   string   `json:"message"`
-}
-
-func (h *namedHarness) dialWatch(t *testing.T, target string, client *http.Client) *websocket.Conn {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, res, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(h.ts.URL, "http")+target, &websocket.DialOptions{HTTPClient: client})
-	if err != nil {
-		t.Fatalf("dial %s: %v (%v)", target, err, res)
-	}
-	t.Cleanup(func() { c.CloseNow() })
-	return c
-}
-
-func wsSend(t *testing.T, c *websocket.Conn, v any) {
-	t.Helper()
-	b, _ := json.Marshal(v)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := c.Write(ctx, websocket.MessageText, b); err != nil {
-		t.Fatalf("write: %v", err)
-	}
-}
-
-func wsRecv(t *testing.T, c *websocket.Conn, within time.Duration) wsMsg {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	typ, b, err := c.Read(ctx)
-	if err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	if typ != websocket.MessageText {
-		t.Fatalf("message type %v, want text", typ)
-	}
-	var m wsMsg
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("message %q: %v", b, err)
-	}
-	return m
-}
 
 // wsUntil reads until a message for which ok is true (others skipped).
 func wsUntil(t *testing.T, c *websocket.Conn, ok func(wsMsg) bool) wsMsg {

@@ -50,7 +50,7 @@ type Server struct {
 	log       *slog.Logger
 	routes    []route
 	handler   http.Handler
-	watches   watchState // watch.go
+	watches   watchState // aio_watch.go
 	fileState aioFiles   // aio_files.go: limits and the editor's undo history
 
 	stats          []*routeStats // metrics.go: one per route, in table order

@@ -82,5 +82,3 @@ console.log(JSON.stringify({ token, stored: store.has(TOKEN_KEY) ? store.get(TOK
 		})
 	}
 }
-
-func ptr(s string) *string { return &s }

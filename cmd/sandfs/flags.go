@@ -5,10 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"sandfs/internal/size"
 
 	"golang.org/x/sys/unix"
 )
@@ -83,36 +84,8 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
-func parseSize(v string) (int64, error) {
-	t := strings.TrimSpace(v)
-	u := strings.ToUpper(t)
-	u = strings.TrimSuffix(u, "IB")
-	u = strings.TrimSuffix(u, "B")
-	mult := int64(1)
-	if u != "" {
-		switch u[len(u)-1] {
-		case 'K':
-			mult = 1 << 10
-		case 'M':
-			mult = 1 << 20
-		case 'G':
-			mult = 1 << 30
-		case 'T':
-			mult = 1 << 40
-		}
-		if mult != 1 {
-			u = u[:len(u)-1]
-		}
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(u), 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("not a size: %q (want a number of bytes, optionally with K, M, G or T)", v)
-	}
-	if n > math.MaxInt64/mult {
-		return 0, fmt.Errorf("size too large: %q", v)
-	}
-	return n * mult, nil
-}
+// parseSize reads a whole byte count (internal/size).
+func parseSize(v string) (int64, error) { return size.Parse(v, false) }
 
 func formatSize(n int64) string {
 	for _, u := range []struct {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -183,7 +181,7 @@ func (s *Server) watchPollV2(w http.ResponseWriter, r *http.Request, ps httprout
 	}
 	var pr watchPollRequest
 	for name, dst := range map[string]**int64{"cursor": &pr.Cursor, "limit": &pr.Limit, "timeout": &pr.Timeout} {
-		if *dst, err = intQuery(q, name); err != nil {
+		if *dst, err = intQuery[int64](q, name, aioDialect); err != nil {
 			return err
 		}
 	}
@@ -297,7 +295,7 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 }
 
 // watchEvents: GET /v2/watch/{id}/events, GET /v1/file/watch/{id}/events
-// ?cursor, Last-Event-ID — the SSE stream (sse.go).
+// ?cursor, Last-Event-ID — the SSE stream (aio_watch_sse.go).
 func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	q, err := query(r)
 	if err != nil {
@@ -313,19 +311,6 @@ func unknownWatcher(id string, err error) error {
 		return fmt.Errorf("watcher %q: %w", id, err)
 	}
 	return err
-}
-
-// intQuery reads an optional integer query parameter (nil when absent); a
-// value that is not an integer is a 422 validation error.
-func intQuery(q url.Values, name string) (*int64, error) {
-	if _, ok := q[name]; !ok {
-		return nil, nil
-	}
-	n, err := strconv.ParseInt(q.Get(name), 10, 64)
-	if err != nil {
-		return nil, invalidField("query."+name, "int_parsing", "Input should be a valid integer, got %q", q.Get(name))
-	}
-	return &n, nil
 }
 
 func wantsEventStream(r *http.Request) bool {

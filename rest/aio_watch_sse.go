@@ -46,7 +46,7 @@ const (
 // unknown watcher, a bad cursor) are returned to be rendered in the family's
 // shape; once it has started it ends quietly.
 func (s *Server) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string, q url.Values) error {
-	n, err := intQuery(q, "cursor")
+	n, err := intQuery[int64](q, "cursor", aioDialect)
 	if err != nil {
 		return err
 	}

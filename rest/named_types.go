@@ -1,0 +1,163 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+)
+
+// The wire types of the named-sandbox family (API.md §5) and its error
+// shape.
+
+const (
+	// maxNamedWrite caps the body of PUT /fs/write (API.md §1).
+	maxNamedWrite = 16 << 20
+	// maxNamedEntries caps a listing (API.md §1 list limit).
+	maxNamedEntries = 10_000
+)
+
+// namedEntry is one entry of a listing or a stat (API.md §5).
+type namedEntry struct {
+	Name    string `json:"name"`
+	Path    string `json:"path"`
+	Type    string `json:"type"` // file, directory, symlink (anything else: file)
+	Size    int64  `json:"size"`
+	Mode    string `json:"mode"` // octal permission and special bits, "0644"
+	ModTime string `json:"modTime"`
+	IsDir   bool   `json:"isDir"`
+}
+
+type namedList struct {
+	Path      string       `json:"path"`
+	Entries   []namedEntry `json:"entries"`
+	Count     int          `json:"count"`
+	Truncated bool         `json:"truncated,omitempty"`
+}
+
+type namedWriteResponse struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+	Mode string `json:"mode"`
+}
+
+type namedDeleteRequest struct {
+	Path       *string `json:"path"`
+	WorkingDir string  `json:"workingDir"`
+	Recursive  bool    `json:"recursive"`
+	AsRoot     any     `json:"asRoot"`
+}
+
+type namedDeleteResponse struct {
+	Deleted []string `json:"deleted"`
+	Count   int      `json:"count"`
+}
+
+type namedMoveRequest struct {
+	Source        *string `json:"source"`
+	Dest          *string `json:"dest"`
+	WorkingDir    string  `json:"workingDir"`
+	Recursive     bool    `json:"recursive"`
+	PreserveAttrs bool    `json:"preserveAttrs"`
+	AsRoot        any     `json:"asRoot"`
+}
+
+type namedMoveResponse struct {
+	Source string `json:"source"`
+	Dest   string `json:"dest"`
+}
+
+type namedCopyResponse struct {
+	Source     string `json:"source"`
+	Dest       string `json:"dest"`
+	Count      int    `json:"count"`
+	TotalBytes int64  `json:"totalBytes"`
+}
+
+type namedChmodRequest struct {
+	Path       *string `json:"path"`
+	Mode       *string `json:"mode"`
+	WorkingDir string  `json:"workingDir"`
+	Recursive  bool    `json:"recursive"`
+	AsRoot     any     `json:"asRoot"`
+}
+
+type namedChmodResponse struct {
+	Path  string `json:"path"`
+	Mode  string `json:"mode"`
+	Count int    `json:"count"`
+}
+
+type namedChownRequest struct {
+	Path       *string         `json:"path"`
+	Uid        json.RawMessage `json:"uid"`
+	Gid        json.RawMessage `json:"gid"`
+	WorkingDir string          `json:"workingDir"`
+	Recursive  bool            `json:"recursive"`
+	AsRoot     any             `json:"asRoot"`
+}
+
+type namedChownResponse struct {
+	Path     string   `json:"path"`
+	Affected []string `json:"affected"`
+	Count    int      `json:"count"`
+}
+
+// toNamedEntry is a core.Info as a listing or a stat reports it.
+func toNamedEntry(in core.Info) namedEntry {
+	typ := "file"
+	switch {
+	case in.IsDir():
+		typ = "directory"
+	case in.IsSymlink():
+		typ = "symlink"
+	}
+	return namedEntry{Name: in.Name, Path: in.Path, Type: typ, Size: in.Size, Mode: modeString(in.Mode),
+		ModTime: in.ModTime.UTC().Format(time.RFC3339), IsDir: in.IsDir()}
+}
+
+// namedError is the error shape of the named-sandbox family (API.md §5).
+type namedError struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+	Path  string `json:"path"`
+}
+
+// renderNamed writes k as {"error", "code", "path"}: code is the errno name
+// (ENOENT, …); a refusal that carries no errno gets the errno nearest its
+// status (EINVAL for a bad request, EACCES for a missing token, EFBIG for a
+// body over a limit, EIO for an internal failure).
+func renderNamed(w http.ResponseWriter, k errKind) {
+	code := ""
+	if k.Errno != 0 {
+		code = unix.ErrnoName(k.Errno)
+	}
+	if code == "" {
+		switch k.Status {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusMisdirectedRequest:
+			code = "EACCES"
+		case http.StatusNotFound:
+			code = "ENOENT"
+		case http.StatusConflict:
+			code = "EEXIST"
+		case http.StatusRequestEntityTooLarge:
+			code = "EFBIG"
+		case http.StatusRequestHeaderFieldsTooLarge:
+			code = "E2BIG"
+		case http.StatusTooManyRequests:
+			code = "EAGAIN"
+		case http.StatusInsufficientStorage:
+			code = "ENOSPC"
+		default:
+			if k.Status >= 500 {
+				code = "EIO"
+			} else {
+				code = "EINVAL"
+			}
+		}
+	}
+	writeError(w, k.Status, "application/json", namedError{Error: k.Detail, Code: code, Path: k.Path})
+}
