@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -42,17 +41,6 @@ func aioData(raw []byte, out any) error {
 	return json.Unmarshal(env.Data, out)
 }
 
-func aioJSONBody(v any) (io.Reader, int64) {
-	b, _ := json.Marshal(v)
-	return bytes.NewReader(b), int64(len(b))
-}
-
-// aioStringList is a repeatable string flag.
-type aioStringList []string
-
-func (s *aioStringList) String() string     { return strings.Join(*s, ",") }
-func (s *aioStringList) Set(v string) error { *s = append(*s, v); return nil }
-
 var grepCommand = &command{
 	name:     "grep",
 	short:    "search file contents (ripgrep-like)",
@@ -72,7 +60,7 @@ failures); a cut answer is said on stderr.`,
 			before, after, ctxN     int
 			maxResults, offset      int
 			maxSize, typ            string
-			include, exclude        aioStringList
+			include, exclude        multiFlag
 		)
 		fs.BoolVar(&ci, "i", false, "case insensitive")
 		fs.BoolVar(&fixed, "F", false, "PATTERN is a literal string")
@@ -119,49 +107,48 @@ failures); a cut answer is said on stderr.`,
 			set("include", []string(include), len(include) > 0)
 			set("exclude", []string(exclude), len(exclude) > 0)
 			set("recursive", false, noRec)
-			rd, n := aioJSONBody(body)
-			raw, err := c.call(ctx, request{method: "POST", route: "/v2/fs/grep", body: rd, length: n, contentType: "application/json"})
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return writeJSON(e.stdout, raw)
-			}
-			var res struct {
-				Matches []struct {
-					File          string   `json:"file"`
-					LineNumber    int      `json:"line_number"`
-					LineContent   string   `json:"line_content"`
-					ContextBefore []string `json:"context_before"`
-					ContextAfter  []string `json:"context_after"`
-				} `json:"matches"`
-				Truncated bool `json:"truncated"`
-			}
-			if err := aioData(raw, &res); err != nil {
-				return err
-			}
-			ctxMode := before > 0 || after > 0
-			for i, m := range res.Matches {
-				if ctxMode && i > 0 {
-					fmt.Fprintln(e.stdout, "--")
-				}
-				for j, l := range m.ContextBefore {
-					fmt.Fprintf(e.stdout, "%s-%d-%s\n", printable(m.File), m.LineNumber-len(m.ContextBefore)+j, l)
-				}
-				if _, err := fmt.Fprintf(e.stdout, "%s:%d:%s\n", printable(m.File), m.LineNumber, m.LineContent); err != nil {
-					return err
-				}
-				last := m.LineNumber + strings.Count(m.LineContent, "\n")
-				for j, l := range m.ContextAfter {
-					fmt.Fprintf(e.stdout, "%s-%d-%s\n", printable(m.File), last+1+j, l)
-				}
-			}
-			if res.Truncated {
-				fmt.Fprintf(e.stderr, "sandfs: more matches than the %d shown (raise --max-results or use --offset)\n", len(res.Matches))
-			}
-			return nil
+			return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", "/v2/fs/grep", body), nil, func(raw []byte) error {
+				return printGrep(e, raw, before > 0 || after > 0)
+			})
 		}
 	},
+}
+
+// printGrep prints grep's answer as ripgrep does: "file:line:text", and
+// with context (ctxMode) "file-line-text" lines and "--" between groups.
+func printGrep(e *env, raw []byte, ctxMode bool) error {
+	var res struct {
+		Matches []struct {
+			File          string   `json:"file"`
+			LineNumber    int      `json:"line_number"`
+			LineContent   string   `json:"line_content"`
+			ContextBefore []string `json:"context_before"`
+			ContextAfter  []string `json:"context_after"`
+		} `json:"matches"`
+		Truncated bool `json:"truncated"`
+	}
+	if err := aioData(raw, &res); err != nil {
+		return err
+	}
+	for i, m := range res.Matches {
+		if ctxMode && i > 0 {
+			fmt.Fprintln(e.stdout, "--")
+		}
+		for j, l := range m.ContextBefore {
+			fmt.Fprintf(e.stdout, "%s-%d-%s\n", printable(m.File), m.LineNumber-len(m.ContextBefore)+j, l)
+		}
+		if _, err := fmt.Fprintf(e.stdout, "%s:%d:%s\n", printable(m.File), m.LineNumber, m.LineContent); err != nil {
+			return err
+		}
+		last := m.LineNumber + strings.Count(m.LineContent, "\n")
+		for j, l := range m.ContextAfter {
+			fmt.Fprintf(e.stdout, "%s-%d-%s\n", printable(m.File), last+1+j, l)
+		}
+	}
+	if res.Truncated {
+		fmt.Fprintf(e.stderr, "sandfs: more matches than the %d shown (raise --max-results or use --offset)\n", len(res.Matches))
+	}
+	return nil
 }
 
 var findCommand = &command{
@@ -183,29 +170,24 @@ matches GLOB, one a line (GET /v2/fs/search); "**" matches any depth
 				return err
 			}
 			q := url.Values{"path": {args[0]}, "pattern": {args[1]}}
-			raw, err := c.call(ctx, request{method: "GET", route: "/v2/fs/search", query: q})
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return writeJSON(e.stdout, raw)
-			}
-			var res struct {
-				Files     []string `json:"files"`
-				Truncated bool     `json:"truncated"`
-			}
-			if err := aioData(raw, &res); err != nil {
-				return err
-			}
-			for _, f := range res.Files {
-				if _, err := fmt.Fprintln(e.stdout, printable(f)); err != nil {
+			return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: "/v2/fs/search", query: q}, nil, func(raw []byte) error {
+				var res struct {
+					Files     []string `json:"files"`
+					Truncated bool     `json:"truncated"`
+				}
+				if err := aioData(raw, &res); err != nil {
 					return err
 				}
-			}
-			if res.Truncated {
-				fmt.Fprintf(e.stderr, "sandfs: only the first %d paths were listed\n", len(res.Files))
-			}
-			return nil
+				for _, f := range res.Files {
+					if _, err := fmt.Fprintln(e.stdout, printable(f)); err != nil {
+						return err
+					}
+				}
+				if res.Truncated {
+					fmt.Fprintf(e.stderr, "sandfs: only the first %d paths were listed\n", len(res.Files))
+				}
+				return nil
+			})
 		}
 	},
 }
@@ -229,15 +211,8 @@ contents; modes are kept. An existing DST is refused (exit 3) unless -f.`,
 			if err != nil {
 				return err
 			}
-			rd, n := aioJSONBody(map[string]any{"source": args[0], "destination": args[1], "overwrite": force})
-			raw, err := c.call(ctx, request{method: "POST", route: "/v2/fs/copy", body: rd, length: n, contentType: "application/json"})
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return writeJSON(e.stdout, raw)
-			}
-			return aioData(raw, nil)
+			r := jsonRequest("POST", "/v2/fs/copy", map[string]any{"source": args[0], "destination": args[1], "overwrite": force})
+			return cf.callAndPrint(ctx, c, e.stdout, r, nil, func(raw []byte) error { return aioData(raw, nil) })
 		}
 	},
 }
@@ -365,21 +340,17 @@ Prints the number of entries extracted.`,
 			}
 			q := pathQuery(args[0])
 			q.Set("mode", mode)
-			raw, err := c.call(ctx, request{method: "PUT", route: "/v2/fs/tree", query: q, body: body, length: length, contentType: "application/x-tar"})
-			if err != nil {
+			r := request{method: "PUT", route: "/v2/fs/tree", query: q, body: body, length: length, contentType: "application/x-tar"}
+			return cf.callAndPrint(ctx, c, e.stdout, r, nil, func(raw []byte) error {
+				var res struct {
+					Entries int `json:"entries"`
+				}
+				if err := aioData(raw, &res); err != nil {
+					return err
+				}
+				_, err := fmt.Fprintln(e.stdout, strconv.Itoa(res.Entries))
 				return err
-			}
-			if cf.json {
-				return writeJSON(e.stdout, raw)
-			}
-			var res struct {
-				Entries int `json:"entries"`
-			}
-			if err := aioData(raw, &res); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(e.stdout, strconv.Itoa(res.Entries))
-			return err
+			})
 		}
 	},
 }

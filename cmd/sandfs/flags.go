@@ -99,7 +99,7 @@ func formatSize(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// multiFlag collects a repeatable string flag.
+// multiFlag collects a repeatable string flag (--include A --include B).
 type multiFlag []string
 
 func (m *multiFlag) String() string { return strings.Join(*m, ",") }

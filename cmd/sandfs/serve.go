@@ -369,15 +369,15 @@ func sandboxDirs(root string, extra []string) ([]namedDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	dirs := []namedDir{{"default", r}}
-	seen := map[string]bool{"default": true}
+	dirs := []namedDir{{core.DefaultSandbox, r}}
+	seen := map[string]bool{core.DefaultSandbox: true}
 	for _, s := range extra {
 		name, dir, ok := strings.Cut(s, "=")
 		if !ok || name == "" || dir == "" || strings.ContainsAny(name, "/\x00") {
 			return nil, usagef("--sandbox %q: want NAME=DIR (NAME without slashes)", s)
 		}
 		if seen[name] {
-			if name == "default" {
+			if name == core.DefaultSandbox {
 				return nil, usagef("--sandbox %q: the sandbox \"default\" is --root", s)
 			}
 			return nil, usagef("--sandbox %q: sandbox %s given twice", s, name)

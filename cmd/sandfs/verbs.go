@@ -41,19 +41,14 @@ sorted by name. PATH defaults to the daemon's working directory.`,
 				q.Set("path", args[0])
 			}
 			var entries []fsEntry
-			raw, err := c.callJSON(ctx, request{method: "GET", route: "/v1/fs/entries", query: q}, &entries)
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return writeJSON(e.stdout, raw)
-			}
-			sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
-			tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
-			for _, en := range entries {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(en.Name), en.EntryType, en.Size, en.Modified)
-			}
-			return tw.Flush()
+			return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: "/v1/fs/entries", query: q}, &entries, func([]byte) error {
+				sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+				tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
+				for _, en := range entries {
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(en.Name), en.EntryType, en.Size, en.Modified)
+				}
+				return tw.Flush()
+			})
 		}
 	},
 }
@@ -76,16 +71,11 @@ modification time, one "key: value" a line.`,
 				return err
 			}
 			var st fsStat
-			raw, err := c.callJSON(ctx, request{method: "GET", route: "/v1/fs/stat", query: pathQuery(args[0])}, &st)
-			if err != nil {
+			return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: "/v1/fs/stat", query: pathQuery(args[0])}, &st, func([]byte) error {
+				_, err := fmt.Fprintf(e.stdout, "path: %s\ntype: %s\nsize: %d\nmodified: %s\n",
+					printable(st.Path), st.EntryType, st.Size, st.Modified)
 				return err
-			}
-			if cf.json {
-				return writeJSON(e.stdout, raw)
-			}
-			_, err = fmt.Fprintf(e.stdout, "path: %s\ntype: %s\nsize: %d\nmodified: %s\n",
-				printable(st.Path), st.EntryType, st.Size, st.Modified)
-			return err
+			})
 		}
 	},
 }
@@ -160,17 +150,10 @@ atomically and creates missing parent directories.`,
 				}
 				body = f
 			}
-			raw, err := c.call(ctx, request{
+			return cf.callAndPrint(ctx, c, e.stdout, request{
 				method: "PUT", route: "/v1/fs/file", query: pathQuery(args[0]),
 				body: body, length: length, contentType: "application/octet-stream",
-			})
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return writeJSON(e.stdout, raw)
-			}
-			return nil
+			}, nil, nil)
 		}
 	},
 }
@@ -200,14 +183,8 @@ Stops at the first error.`,
 				if recursive {
 					q.Set("recursive", "true")
 				}
-				raw, err := c.call(ctx, request{method: "DELETE", route: "/v1/fs/entry", query: q})
-				if err != nil {
+				if err := cf.callAndPrint(ctx, c, e.stdout, request{method: "DELETE", route: "/v1/fs/entry", query: q}, nil, nil); err != nil {
 					return err
-				}
-				if cf.json {
-					if err := writeJSON(e.stdout, raw); err != nil {
-						return err
-					}
 				}
 			}
 			return nil
@@ -233,14 +210,8 @@ an existing directory is fine. Stops at the first error.`,
 				return err
 			}
 			for _, p := range args {
-				raw, err := c.call(ctx, request{method: "POST", route: "/v1/fs/mkdir", query: pathQuery(p)})
-				if err != nil {
+				if err := cf.callAndPrint(ctx, c, e.stdout, request{method: "POST", route: "/v1/fs/mkdir", query: pathQuery(p)}, nil, nil); err != nil {
 					return err
-				}
-				if cf.json {
-					if err := writeJSON(e.stdout, raw); err != nil {
-						return err
-					}
 				}
 			}
 			return nil
@@ -267,23 +238,34 @@ unless --overwrite, which replaces it (a directory with all it holds).`,
 			if err != nil {
 				return err
 			}
-			body, err := json.Marshal(fsMoveRequest{From: args[0], To: args[1], Overwrite: overwrite})
-			if err != nil {
-				return err
-			}
-			raw, err := c.call(ctx, request{
-				method: "POST", route: "/v1/fs/move",
-				body: bytes.NewReader(body), length: int64(len(body)), contentType: "application/json",
-			})
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				return writeJSON(e.stdout, raw)
-			}
-			return nil
+			r := jsonRequest("POST", "/v1/fs/move", fsMoveRequest{From: args[0], To: args[1], Overwrite: overwrite})
+			return cf.callAndPrint(ctx, c, e.stdout, r, nil, nil)
 		}
 	},
+}
+
+// callAndPrint sends r, decodes its JSON answer into out (nil: not
+// decoded), and prints it: with --json the daemon's answer as sent, else
+// what show makes of it (nil: nothing; a mutating verb is quiet on success,
+// as its Unix namesake is).
+func (cf *clientFlags) callAndPrint(ctx context.Context, c *client, w io.Writer, r request, out any, show func(raw []byte) error) error {
+	raw, err := c.callJSON(ctx, r, out)
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return writeJSON(w, raw)
+	}
+	if show == nil {
+		return nil
+	}
+	return show(raw)
+}
+
+// jsonRequest is a request whose body is v as JSON.
+func jsonRequest(method, route string, v any) request {
+	b, _ := json.Marshal(v) // maps and structs of strings, numbers and bools: never fails
+	return request{method: method, route: route, body: bytes.NewReader(b), length: int64(len(b)), contentType: "application/json"}
 }
 
 func pathQuery(p string) url.Values {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -82,10 +81,8 @@ func watch(ctx context.Context, c *client, stdout, stderr io.Writer, p string, d
 	if debounce != 0 {
 		body["debounce"] = debounce
 	}
-	b, _ := json.Marshal(body)
 	var created aioAnswer[watchCreated]
-	if _, err := c.callJSON(ctx, request{method: "POST", route: "/v2/watch", body: bytes.NewReader(b),
-		length: int64(len(b)), contentType: "application/json"}, &created); err != nil {
+	if _, err := c.callJSON(ctx, jsonRequest("POST", "/v2/watch", body), &created); err != nil {
 		return err
 	}
 	if !created.Success || created.Data.WatcherID == "" {
