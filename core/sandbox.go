@@ -109,6 +109,10 @@ func (s *Sandbox) RootState() string {
 	return "ok"
 }
 
+// DefaultSandbox is the name of the sandbox --root serves, the one the
+// families without a sandbox in their routes act on.
+const DefaultSandbox = "default"
+
 // Name is the sandbox's name ("default" for --root).
 func (s *Sandbox) Name() string { return s.name }
 

@@ -43,7 +43,7 @@ type fileFS interface {
 
 var _ fileFS = (*core.Sandbox)(nil)
 
-func (s *Server) fileFS() fileFS { return s.sandboxes["default"] }
+func (s *Server) fileFS() fileFS { return s.sandboxes[core.DefaultSandbox] }
 
 // Limits of the file routes (API.md §1). Tests shrink them.
 type aioFileLimits struct {

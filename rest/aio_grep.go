@@ -77,7 +77,7 @@ type searchResult struct {
 	LineNumbers []int    `json:"line_numbers"`
 }
 
-func (s *Server) grepFS() grepFS { return s.sandboxes["default"] }
+func (s *Server) grepFS() grepFS { return s.sandboxes[core.DefaultSandbox] }
 
 // grep: POST /v2/fs/grep, POST /v1/file/grep — ripgrep-like content search
 // of a file or a directory tree.

@@ -38,7 +38,7 @@ type transferFS interface {
 
 var _ transferFS = (*core.Sandbox)(nil)
 
-func (s *Server) transferFS() transferFS { return s.sandboxes["default"] }
+func (s *Server) transferFS() transferFS { return s.sandboxes[core.DefaultSandbox] }
 
 // uploadResult is the 1.x FileUploadResult (v2 answers the same).
 type uploadResult struct {

@@ -62,7 +62,7 @@ func (ws *watchState) forget(id string) {
 	delete(ws.files, id)
 }
 
-func (s *Server) watchFS() watchFS { return s.sandboxes["default"] }
+func (s *Server) watchFS() watchFS { return s.sandboxes[core.DefaultSandbox] }
 
 // watchCreate: POST /v2/watch, POST /v1/file/watch {path, recursive,
 // debounce, exclude, include_patterns} — a watcher on a directory or file

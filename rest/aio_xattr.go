@@ -23,7 +23,7 @@ type xattrFS interface {
 
 var _ xattrFS = (*core.Sandbox)(nil)
 
-func (s *Server) xattrFS() xattrFS { return s.sandboxes["default"] }
+func (s *Server) xattrFS() xattrFS { return s.sandboxes[core.DefaultSandbox] }
 
 // xattrSetRequest is the body of PUT /v2/fs/xattr.
 type xattrSetRequest struct {

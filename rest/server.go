@@ -60,7 +60,7 @@ type Server struct {
 
 // New builds a Server from cfg. It fails when sandbox "default" is missing.
 func New(cfg Config) (*Server, error) {
-	def := cfg.Sandboxes["default"]
+	def := cfg.Sandboxes[core.DefaultSandbox]
 	if def == nil {
 		return nil, errors.New("rest: Config.Sandboxes has no \"default\" sandbox")
 	}

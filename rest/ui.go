@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
+
+	"sandfs/core"
 )
 
 // The web console (GET /ui/): one page, its script and its style sheet,
@@ -100,8 +102,8 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprou
 		names = append(names, n)
 	}
 	sort.Slice(names, func(i, j int) bool {
-		if (names[i] == "default") != (names[j] == "default") {
-			return names[i] == "default"
+		if (names[i] == core.DefaultSandbox) != (names[j] == core.DefaultSandbox) {
+			return names[i] == core.DefaultSandbox
 		}
 		return names[i] < names[j]
 	})
