@@ -11,19 +11,21 @@ import (
 	"sandfs/core/journal"
 )
 
-// vetoed is the entry timeout that stops the bridge from turning a missing
-// name into a negative entry (it does so only when the node left it zero);
-// it goes nowhere, since the kernel then gets ENOENT.
-const vetoed = time.Nanosecond
+// vetoTimeout is the entry timeout that stops the bridge from turning a
+// missing name into a negative entry (it does so only when the node left
+// it zero); it goes nowhere, since the kernel then gets ENOENT.
+const vetoTimeout = time.Nanosecond
 
-// heard is the journal hook: for each event the mirror did not make, it
-// tells the kernel to forget what it may cache of the paths. It runs in the
+// invalidate is the journal hook: for each event the mirror did not make,
+// it invalidates what the kernel may cache of the paths. It runs in the
 // goroutine that appends the event (a REST handler, the kernel watch's
 // reader), before anyone can read the event, so a REST call returns, and a
 // watcher hears of an outside change, only once the mount shows it. It never
 // runs inside a FUSE handler: the mirror's own events (origin fuse) are
 // skipped, and the kernel keeps its caches true for changes made through it.
-func (m *Mirror) heard(e journal.Event, lost bool) {
+// (Invalidating is not forgetting: FORGET is the kernel dropping an inode,
+// OnForget in tree.go.)
+func (m *Mirror) invalidate(e journal.Event, lost bool) {
 	if !lost && e.Origin == journal.FUSE {
 		return // before the gate: handlers never wait on it
 	}
@@ -36,19 +38,20 @@ func (m *Mirror) heard(e journal.Event, lost bool) {
 		// A directory may have left the root unheard: held descriptors
 		// go too (lookups take them again).
 		releaseTree(&m.root.Inode)
-		m.forgetAll(&m.root.Inode)
+		m.invalidateAll(&m.root.Inode)
 		return
 	}
-	m.forget(e.Path, e.Type == journal.Remove)
+	m.invalidatePath(e.Path, e.Type == journal.Remove)
 	if e.OldPath != "" {
-		m.forget(e.OldPath, true)
+		m.invalidatePath(e.OldPath, true)
 	}
 }
 
-// forget invalidates the kernel's entry for API path p, and the attributes
-// and pages of the inode the mirror knows there. gone drops the name from
-// the tree too (removed or renamed away).
-func (m *Mirror) forget(p string, gone bool) {
+// invalidatePath invalidates the kernel's entry for API path p, and the
+// attributes and pages of the inode the mirror knows there. gone drops the
+// name from the tree too (removed or renamed away), unless the name holds
+// that inode again.
+func (m *Mirror) invalidatePath(p string, gone bool) {
 	parent := &m.root.Inode
 	parts := strings.Split(strings.Trim(p, "/"), "/")
 	if p == "/" || len(parts) == 0 {
@@ -66,26 +69,27 @@ func (m *Mirror) forget(p string, gone bool) {
 	parent.NotifyEntry(name)
 	if ch := parent.GetChild(name); ch != nil {
 		ch.NotifyContent(0, 0)
-		if gone && !m.still(p, ch) {
+		if gone && !m.sameInodeAt(ch, p) {
 			releaseTree(ch)
 			parent.RmChild(name)
 		}
 	}
 }
 
-// still reports whether the inode ch is what the root holds at p now (the
-// name may have been recreated or renamed back since the event).
-func (m *Mirror) still(p string, ch *fs.Inode) bool {
+// sameInodeAt reports whether the inode ch is what the root holds at p now
+// (the name may have been recreated or renamed back since the event).
+func (m *Mirror) sameInodeAt(ch *fs.Inode, p string) bool {
 	st, err := m.sb.LstatRaw(context.Background(), p)
 	return err == nil && m.stableAttr(&st).Ino == ch.StableAttr().Ino
 }
 
-// forgetAll invalidates every inode the mirror knows (events were lost).
-func (m *Mirror) forgetAll(n *fs.Inode) {
+// invalidateAll invalidates every inode the mirror knows under n, n
+// included (events were lost).
+func (m *Mirror) invalidateAll(n *fs.Inode) {
 	n.NotifyContent(0, 0)
 	for name, ch := range n.Children() {
 		n.NotifyEntry(name)
-		m.forgetAll(ch)
+		m.invalidateAll(ch)
 	}
 }
 
@@ -109,11 +113,11 @@ func (m *Mirror) entryTimeouts(p string, out *fuse.EntryOut) {
 	}
 }
 
-// missing vetoes the negative entry of a missing name at p where the
+// vetoNegativeEntry vetoes the negative entry of a missing name at p where the
 // kernel may not cache it.
-func (m *Mirror) missing(p string, out *fuse.EntryOut) {
+func (m *Mirror) vetoNegativeEntry(p string, out *fuse.EntryOut) {
 	if !m.cacheable(p) {
-		out.SetEntryTimeout(vetoed)
+		out.SetEntryTimeout(vetoTimeout)
 	}
 }
 

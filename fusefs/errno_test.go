@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"os"
 	"syscall"
 	"testing"
 )
@@ -21,6 +22,8 @@ func TestToErrno(t *testing.T) {
 		{&fs.PathError{Op: "stat", Path: "/a", Err: syscall.ENOTEMPTY}, syscall.ENOTEMPTY},
 		{fmt.Errorf("wrapped: %w", &fs.PathError{Op: "open", Path: "/a", Err: syscall.EXDEV}), syscall.EXDEV},
 		{fmt.Errorf("no errno: %w", fs.ErrNotExist), syscall.ENOENT},
+		{os.NewSyscallError("renameat2", syscall.ENOTDIR), syscall.ENOTDIR},
+		{&os.LinkError{Op: "link", Old: "/a", New: "/b", Err: syscall.EMLINK}, syscall.EMLINK},
 		{fs.ErrExist, syscall.EEXIST},
 		{fs.ErrPermission, syscall.EACCES},
 		{errors.New("something else"), syscall.EIO},

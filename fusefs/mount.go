@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,9 +50,9 @@ type Mirror struct {
 	server        *fuse.Server
 	entryTTL      time.Duration // how long the kernel may keep a name …
 	attrTTL       time.Duration // … and attributes, where cacheable
-	unhook        func()        // stops heard
+	unhook        func()        // stops invalidate
 	// gate lets Unmount wait for notifies under way before the server goes:
-	// heard holds it shared (never for the mirror's own events, so no FUSE
+	// invalidate holds it shared (never for the mirror's own events, so no FUSE
 	// handler waits on it) and closed says the server is going.
 	gate   sync.RWMutex
 	closed bool
@@ -117,10 +118,10 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
 	m.server = server
-	m.unhook = sb.Journal().OnAppend(m.heard)
-	// A change between the mount and the hook would go unheard: forget the
-	// little the kernel may have learnt in between.
-	m.forgetAll(&m.root.Inode)
+	m.unhook = sb.Journal().OnAppend(m.invalidate)
+	// A change between the mount and the hook would go unheard: invalidate
+	// the little the kernel may have learnt in between.
+	m.invalidateAll(&m.root.Inode)
 	return m, nil
 }
 
@@ -178,10 +179,7 @@ func userAllowOther() bool {
 	if err != nil {
 		return false
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.TrimSpace(l) == "user_allow_other" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Split(string(b), "\n"), func(l string) bool {
+		return strings.TrimSpace(l) == "user_allow_other"
+	})
 }

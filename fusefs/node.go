@@ -49,7 +49,7 @@ var (
 // path is the node's API path.
 func (n *node) path() string { return "/" + n.Path(n.Root()) }
 
-func (n *node) child(name string) string {
+func (n *node) childPath(name string) string {
 	p := n.path()
 	if p == "/" {
 		return "/" + name
@@ -84,6 +84,9 @@ func owner(ctx context.Context) (int, int) {
 // have the same layout, field for field.
 func sysStat(st *unix.Stat_t) *syscall.Stat_t { return (*syscall.Stat_t)(unsafe.Pointer(st)) }
 
+// sysStatfs is sysStat for Statfs_t.
+func sysStatfs(st *unix.Statfs_t) *syscall.Statfs_t { return (*syscall.Statfs_t)(unsafe.Pointer(st)) }
+
 func (m *Mirror) stableAttr(st *unix.Stat_t) fs.StableAttr {
 	swapped := (uint64(st.Dev) << 32) | (uint64(st.Dev) >> 32)
 	rootSwapped := (m.rootDev << 32) | (m.rootDev >> 32)
@@ -99,11 +102,11 @@ func (n *node) newChild(ctx context.Context, st *unix.Stat_t, out *fuse.EntryOut
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	n.m.count(opLookup)
-	p := n.child(name)
+	p := n.childPath(name)
 	st, err := n.dir.Lookup(ctx, name)
 	old := n.GetChild(name)
 	if err != nil {
-		n.m.missing(p, out)
+		n.m.vetoNegativeEntry(p, out)
 		errno := n.m.toErrno(err)
 		if errno == syscall.ENOENT && old != nil {
 			// Gone behind our back (outside): keep the tree true, so the
@@ -122,11 +125,11 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 }
 
 // entry answers a request that made name in n with stat st.
-func (n *node) entry(ctx context.Context, name string, st *unix.Stat_t, err error, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+func (n *node) answerEntry(ctx context.Context, name string, st *unix.Stat_t, err error, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	if err != nil {
 		return nil, n.m.toErrno(err)
 	}
-	n.m.entryTimeouts(n.child(name), out)
+	n.m.entryTimeouts(n.childPath(name), out)
 	return n.newChild(ctx, st, out), 0
 }
 
@@ -231,7 +234,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	n.m.count(opCreate)
 	flags &^= syscall.O_APPEND | fuse.FMODE_EXEC
 	actx, _ := actor(ctx)
-	p := n.child(name)
+	p := n.childPath(name)
 	uid, gid := owner(ctx)
 	h, st, err := n.dir.Create(actx, name, int(flags), mode, uid, gid)
 	if err != nil {
@@ -250,7 +253,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 	actx, _ := actor(ctx)
 	uid, gid := owner(ctx)
 	st, err := n.dir.Mknod(actx, name, mode, uint64(rdev), uid, gid)
-	return n.entry(ctx, name, &st, err, out)
+	return n.answerEntry(ctx, name, &st, err, out)
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -258,7 +261,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	actx, _ := actor(ctx)
 	uid, gid := owner(ctx)
 	st, err := n.dir.Mkdir(actx, name, mode, uid, gid)
-	return n.entry(ctx, name, &st, err, out)
+	return n.answerEntry(ctx, name, &st, err, out)
 }
 
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -266,7 +269,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	actx, _ := actor(ctx)
 	uid, gid := owner(ctx)
 	st, err := n.dir.Symlink(actx, target, name, uid, gid)
-	return n.entry(ctx, name, &st, err, out)
+	return n.answerEntry(ctx, name, &st, err, out)
 }
 
 func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -284,7 +287,7 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 		return nil, syscall.EPERM // a directory: link(2) says EPERM
 	}
 	st, err := n.dir.Link(actx, td, tname, name)
-	return n.entry(ctx, name, &st, err, out)
+	return n.answerEntry(ctx, name, &st, err, out)
 }
 
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
@@ -345,14 +348,7 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	if err := n.m.sb.Statfs(&st); err != nil {
 		return n.m.toErrno(err)
 	}
-	out.Blocks = st.Blocks
-	out.Bfree = st.Bfree
-	out.Bavail = st.Bavail
-	out.Files = st.Files
-	out.Ffree = st.Ffree
-	out.Bsize = uint32(st.Bsize)
-	out.NameLen = uint32(st.Namelen)
-	out.Frsize = uint32(st.Frsize)
+	out.FromStatfsT(sysStatfs(&st))
 	return 0
 }
 
