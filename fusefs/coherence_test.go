@@ -127,39 +127,33 @@ func TestInvalidatePath(t *testing.T) {
 }
 
 func TestInvalidate(t *testing.T) {
-	t.Run("a rename invalidates both names and drops the old one", func(t *testing.T) {
-		m, rec := invalidationTree(t, nil)
-		m.invalidate(journal.Event{Type: journal.Rename, Path: "/a/d", OldPath: "/a/b", Origin: journal.External}, false)
-		want := []string{"content 10", "content 10", "content 11", "entry 10 b", "entry 10 d"}
-		if got := rec.take(); !slices.Equal(got, want) {
-			t.Errorf("notifies %q, want %q", got, want)
-		}
-		if got := sortedNames(m.root.GetChild("a").Children()); !slices.Equal(got, []string{"c"}) {
-			t.Errorf("a's children %q, want [c]", got)
-		}
-	})
-	t.Run("a remove drops the name", func(t *testing.T) {
-		m, rec := invalidationTree(t, nil)
-		m.invalidate(journal.Event{Type: journal.Remove, Path: "/a/c", Origin: journal.API}, false)
-		want := []string{"content 10", "content 12", "entry 10 c"}
-		if got := rec.take(); !slices.Equal(got, want) {
-			t.Errorf("notifies %q, want %q", got, want)
-		}
-		if got := sortedNames(m.root.GetChild("a").Children()); !slices.Equal(got, []string{"b"}) {
-			t.Errorf("a's children %q, want [b]", got)
-		}
-	})
-	t.Run("a write keeps the name", func(t *testing.T) {
-		m, rec := invalidationTree(t, nil)
-		m.invalidate(journal.Event{Type: journal.Write, Path: "/a/c", Origin: journal.External}, false)
-		want := []string{"content 10", "content 12", "entry 10 c"}
-		if got := rec.take(); !slices.Equal(got, want) {
-			t.Errorf("notifies %q, want %q", got, want)
-		}
-		if got := sortedNames(m.root.GetChild("a").Children()); !slices.Equal(got, []string{"b", "c"}) {
-			t.Errorf("a's children %q, want [b c]", got)
-		}
-	})
+	for _, tc := range []struct {
+		name     string
+		event    journal.Event
+		want     []string
+		children []string // a's children after
+	}{
+		{"a rename invalidates both names and drops the old one",
+			journal.Event{Type: journal.Rename, Path: "/a/d", OldPath: "/a/b", Origin: journal.External},
+			[]string{"content 10", "content 10", "content 11", "entry 10 b", "entry 10 d"}, []string{"c"}},
+		{"a remove drops the name",
+			journal.Event{Type: journal.Remove, Path: "/a/c", Origin: journal.API},
+			[]string{"content 10", "content 12", "entry 10 c"}, []string{"b"}},
+		{"a write keeps the name",
+			journal.Event{Type: journal.Write, Path: "/a/c", Origin: journal.External},
+			[]string{"content 10", "content 12", "entry 10 c"}, []string{"b", "c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, rec := invalidationTree(t, nil)
+			m.invalidate(tc.event, false)
+			if got := rec.take(); !slices.Equal(got, tc.want) {
+				t.Errorf("notifies %q, want %q", got, tc.want)
+			}
+			if got := sortedNames(m.root.GetChild("a").Children()); !slices.Equal(got, tc.children) {
+				t.Errorf("a's children %q, want %q", got, tc.children)
+			}
+		})
+	}
 	t.Run("the mirror's own events are skipped", func(t *testing.T) {
 		m, rec := invalidationTree(t, nil)
 		m.invalidate(journal.Event{Type: journal.Remove, Path: "/a/b", Origin: journal.FUSE}, false)

@@ -133,6 +133,17 @@ func (n *node) answerEntry(ctx context.Context, name string, st *unix.Stat_t, er
 	return n.newChild(ctx, st, out), 0
 }
 
+// answerAttr answers a request on n's attributes with stat st.
+func (n *node) answerAttr(st *unix.Stat_t, err error, out *fuse.AttrOut) syscall.Errno {
+	if err != nil {
+		return n.m.toErrno(err)
+	}
+	n.m.attrTimeout(n.path(), out)
+	out.FromStat(sysStat(st))
+	out.Ino = n.m.stableAttr(st).Ino
+	return 0
+}
+
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	n.m.count(opGetattr)
 	if fh, ok := f.(*file); ok && fh != nil {
@@ -144,13 +155,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 		return errno
 	}
 	st, err := d.Getattr(name)
-	if err != nil {
-		return n.m.toErrno(err)
-	}
-	n.m.attrTimeout(n.path(), out)
-	out.FromStat(sysStat(&st))
-	out.Ino = n.m.stableAttr(&st).Ino
-	return 0
+	return n.answerAttr(&st, err, out)
 }
 
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
@@ -197,13 +202,7 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		}
 		st, err = d.Setattr(actx, name, a)
 	}
-	if err != nil {
-		return n.m.toErrno(err)
-	}
-	n.m.attrTimeout(n.path(), out)
-	out.FromStat(sysStat(&st))
-	out.Ino = n.m.stableAttr(&st).Ino
-	return 0
+	return n.answerAttr(&st, err, out)
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
