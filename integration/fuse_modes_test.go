@@ -27,8 +27,8 @@ import (
 // passed as its descriptor 3.
 
 func init() {
-	posixSuite["exact modes"] = testExactModes
-	posixSuite["setid cleared by a non-owner write"] = testSetidClearedOnWrite
+	posixSuite["exact modes"] = syscallCase(testExactModes)
+	posixSuite["setid cleared by a non-owner write"] = syscallCase(testSetidClearedOnWrite)
 }
 
 // modeOp is one operation of the helper: op name mode (mode in octal).
