@@ -75,14 +75,7 @@ failures); a cut answer is said on stderr.`,
 		fs.Var(&include, "include", "only files matching `GLOB` (repeatable)")
 		fs.Var(&exclude, "exclude", "skip names matching `GLOB` (repeatable; replaces the default excludes)")
 		fs.BoolVar(&noRec, "no-recursive", false, "only the files directly in PATH")
-		return func(ctx context.Context, args []string) error {
-			if len(args) < 1 || len(args) > 2 {
-				return usagef("grep takes PATTERN and an optional PATH")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{1, 2, "grep takes PATTERN and an optional PATH"}, func(ctx context.Context, c *client, args []string) error {
 			body := map[string]any{"pattern": args[0], "path": "."}
 			if len(args) == 2 {
 				body["path"] = args[1]
@@ -110,7 +103,7 @@ failures); a cut answer is said on stderr.`,
 			return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", "/v2/fs/grep", body), nil, func(raw []byte) error {
 				return printGrep(e, raw, before > 0 || after > 0)
 			})
-		}
+		})
 	},
 }
 
@@ -161,14 +154,7 @@ matches GLOB, one a line (GET /v2/fs/search); "**" matches any depth
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		return func(ctx context.Context, args []string) error {
-			if len(args) != 2 {
-				return usagef("find takes PATH and GLOB")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{2, 2, "find takes PATH and GLOB"}, func(ctx context.Context, c *client, args []string) error {
 			q := url.Values{"path": {args[0]}, "pattern": {args[1]}}
 			return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: "/v2/fs/search", query: q}, nil, func(raw []byte) error {
 				var res struct {
@@ -178,17 +164,9 @@ matches GLOB, one a line (GET /v2/fs/search); "**" matches any depth
 				if err := aioData(raw, &res); err != nil {
 					return err
 				}
-				for _, f := range res.Files {
-					if _, err := fmt.Fprintln(e.stdout, printable(f)); err != nil {
-						return err
-					}
-				}
-				if res.Truncated {
-					fmt.Fprintf(e.stderr, "sandfs: only the first %d paths were listed\n", len(res.Files))
-				}
-				return nil
+				return printPaths(e, res.Files, res.Truncated, "sandfs: only the first %d paths were listed")
 			})
-		}
+		})
 	},
 }
 
@@ -203,17 +181,10 @@ contents; modes are kept. An existing DST is refused (exit 3) unless -f.`,
 		cf.add(fs, e.getenv, true)
 		var force bool
 		fs.BoolVar(&force, "f", false, "overwrite an existing DST")
-		return func(ctx context.Context, args []string) error {
-			if len(args) != 2 {
-				return usagef("cp takes SRC and DST")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{2, 2, "cp takes SRC and DST"}, func(ctx context.Context, c *client, args []string) error {
 			r := jsonRequest("POST", "/v2/fs/copy", map[string]any{"source": args[0], "destination": args[1], "overwrite": force})
 			return cf.callAndPrint(ctx, c, e.stdout, r, nil, func(raw []byte) error { return aioData(raw, nil) })
-		}
+		})
 	},
 }
 
@@ -232,14 +203,7 @@ file changes while it is sent (change_policy=abort).`,
 		cf.add(fs, e.getenv, false)
 		var abort bool
 		fs.BoolVar(&abort, "abort-on-change", false, "cut the transfer if the file changes meanwhile")
-		return func(ctx context.Context, args []string) error {
-			if len(args) < 1 || len(args) > 2 {
-				return usagef("download takes PATH and an optional LOCAL")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{1, 2, "download takes PATH and an optional LOCAL"}, func(ctx context.Context, c *client, args []string) error {
 			local := path.Base(args[0])
 			if len(args) == 2 {
 				local = args[1]
@@ -285,7 +249,7 @@ file changes while it is sent (change_policy=abort).`,
 				return fmt.Errorf("download %s: %w", args[0], err)
 			}
 			return os.Rename(tmp, local)
-		}
+		})
 	},
 }
 
@@ -306,14 +270,7 @@ Prints the number of entries extracted.`,
 		var extract, mode string
 		fs.StringVar(&extract, "extract", "", "extract the local archive `FILE` (\"-\": stdin) into PATH")
 		fs.StringVar(&mode, "mode", "merge", "with --extract: merge or rename")
-		return func(ctx context.Context, args []string) error {
-			if len(args) != 1 {
-				return usagef("tar takes one PATH")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{1, 1, "tar takes one PATH"}, func(ctx context.Context, c *client, args []string) error {
 			if extract == "" {
 				resp, err := c.do(ctx, request{method: "GET", route: "/v2/fs/tree", query: pathQuery(args[0])})
 				if err != nil {
@@ -351,6 +308,6 @@ Prints the number of entries extracted.`,
 				_, err := fmt.Fprintln(e.stdout, strconv.Itoa(res.Entries))
 				return err
 			})
-		}
+		})
 	},
 }

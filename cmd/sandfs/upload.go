@@ -76,15 +76,7 @@ line. PATH defaults to the daemon's working directory.`,
 			if cf.json {
 				return writeJSON(e.stdout, raw)
 			}
-			for _, p := range res.Paths {
-				if _, err := fmt.Fprintln(e.stdout, printable(p)); err != nil {
-					return err
-				}
-			}
-			if res.Truncated {
-				fmt.Fprintf(e.stderr, "sandfs: the daemon listed only the first %d paths\n", len(res.Paths))
-			}
-			return nil
+			return printPaths(e, res.Paths, res.Truncated, "sandfs: the daemon listed only the first %d paths")
 		}
 	},
 }

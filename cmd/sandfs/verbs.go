@@ -28,14 +28,7 @@ sorted by name. PATH defaults to the daemon's working directory.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		return func(ctx context.Context, args []string) error {
-			if len(args) > 1 {
-				return usagef("ls takes at most one PATH")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{0, 1, "ls takes at most one PATH"}, func(ctx context.Context, c *client, args []string) error {
 			q := url.Values{}
 			if len(args) == 1 {
 				q.Set("path", args[0])
@@ -49,7 +42,7 @@ sorted by name. PATH defaults to the daemon's working directory.`,
 				}
 				return tw.Flush()
 			})
-		}
+		})
 	},
 }
 
@@ -62,21 +55,14 @@ modification time, one "key: value" a line.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		return func(ctx context.Context, args []string) error {
-			if len(args) != 1 {
-				return usagef("stat takes one PATH")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{1, 1, "stat takes one PATH"}, func(ctx context.Context, c *client, args []string) error {
 			var st fsStat
 			return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: "/v1/fs/stat", query: pathQuery(args[0])}, &st, func([]byte) error {
 				_, err := fmt.Fprintf(e.stdout, "path: %s\ntype: %s\nsize: %d\nmodified: %s\n",
 					printable(st.Path), st.EntryType, st.Size, st.Modified)
 				return err
 			})
-		}
+		})
 	},
 }
 
@@ -89,14 +75,7 @@ in order. Stops at the first error.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, false)
-		return func(ctx context.Context, args []string) error {
-			if len(args) == 0 {
-				return usagef("cat takes at least one PATH")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{1, -1, "cat takes at least one PATH"}, func(ctx context.Context, c *client, args []string) error {
 			for _, p := range args {
 				resp, err := c.do(ctx, request{method: "GET", route: "/v1/fs/file", query: pathQuery(p)})
 				if err != nil {
@@ -109,7 +88,7 @@ in order. Stops at the first error.`,
 				}
 			}
 			return nil
-		}
+		})
 	},
 }
 
@@ -123,14 +102,7 @@ atomically and creates missing parent directories.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		return func(ctx context.Context, args []string) error {
-			if len(args) < 1 || len(args) > 2 {
-				return usagef("put takes PATH and an optional LOCALFILE")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{1, 2, "put takes PATH and an optional LOCALFILE"}, func(ctx context.Context, c *client, args []string) error {
 			body, length := e.stdin, int64(-1)
 			if len(args) == 2 && args[1] != "-" {
 				f, err := os.Open(args[1])
@@ -154,7 +126,7 @@ atomically and creates missing parent directories.`,
 				method: "PUT", route: "/v1/fs/file", query: pathQuery(args[0]),
 				body: body, length: length, contentType: "application/octet-stream",
 			}, nil, nil)
-		}
+		})
 	},
 }
 
@@ -170,14 +142,7 @@ Stops at the first error.`,
 		var recursive bool
 		fs.BoolVar(&recursive, "r", false, "remove directories and their contents")
 		fs.BoolVar(&recursive, "recursive", false, "same as -r")
-		return func(ctx context.Context, args []string) error {
-			if len(args) == 0 {
-				return usagef("rm takes at least one PATH")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{1, -1, "rm takes at least one PATH"}, func(ctx context.Context, c *client, args []string) error {
 			for _, p := range args {
 				q := pathQuery(p)
 				if recursive {
@@ -188,7 +153,7 @@ Stops at the first error.`,
 				}
 			}
 			return nil
-		}
+		})
 	},
 }
 
@@ -201,21 +166,14 @@ an existing directory is fine. Stops at the first error.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		return func(ctx context.Context, args []string) error {
-			if len(args) == 0 {
-				return usagef("mkdir takes at least one PATH")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{1, -1, "mkdir takes at least one PATH"}, func(ctx context.Context, c *client, args []string) error {
 			for _, p := range args {
 				if err := cf.callAndPrint(ctx, c, e.stdout, request{method: "POST", route: "/v1/fs/mkdir", query: pathQuery(p)}, nil, nil); err != nil {
 					return err
 				}
 			}
 			return nil
-		}
+		})
 	},
 }
 
@@ -230,18 +188,33 @@ unless --overwrite, which replaces it (a directory with all it holds).`,
 		cf.add(fs, e.getenv, true)
 		var overwrite bool
 		fs.BoolVar(&overwrite, "overwrite", false, "replace an existing TO")
-		return func(ctx context.Context, args []string) error {
-			if len(args) != 2 {
-				return usagef("mv takes FROM and TO")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{2, 2, "mv takes FROM and TO"}, func(ctx context.Context, c *client, args []string) error {
 			r := jsonRequest("POST", "/v1/fs/move", fsMoveRequest{From: args[0], To: args[1], Overwrite: overwrite})
 			return cf.callAndPrint(ctx, c, e.stdout, r, nil, nil)
-		}
+		})
 	},
+}
+
+// nargs is how many arguments a verb takes, from min to max (-1: no
+// limit), and the usage error it says otherwise.
+type nargs struct {
+	min, max int
+	usage    string
+}
+
+// run is a client verb's body: once its arguments fit n, it makes the
+// client the flags describe and calls do with it.
+func (cf *clientFlags) run(e *env, n nargs, do func(ctx context.Context, c *client, args []string) error) func(context.Context, []string) error {
+	return func(ctx context.Context, args []string) error {
+		if len(args) < n.min || (n.max >= 0 && len(args) > n.max) {
+			return usagef("%s", n.usage)
+		}
+		c, err := cf.client(e.getenv)
+		if err != nil {
+			return err
+		}
+		return do(ctx, c, args)
+	}
 }
 
 // callAndPrint sends r, decodes its JSON answer into out (nil: not
@@ -277,6 +250,20 @@ func writeJSON(w io.Writer, raw []byte) error {
 	raw = bytes.TrimRight(raw, "\r\n")
 	_, err := w.Write(append(raw, '\n'))
 	return err
+}
+
+// printPaths prints API paths, one a line; a list the daemon cut is said
+// on stderr, by cut with the number of paths shown.
+func printPaths(e *env, paths []string, truncated bool, cut string) error {
+	for _, p := range paths {
+		if _, err := fmt.Fprintln(e.stdout, printable(p)); err != nil {
+			return err
+		}
+	}
+	if truncated {
+		fmt.Fprintf(e.stderr, cut+"\n", len(paths))
+	}
+	return nil
 }
 
 // printable quotes a name holding control characters (a newline or tab in a
