@@ -40,19 +40,19 @@ func (s *Sandbox) Xattrs(ctx context.Context, p, name string) (string, map[strin
 	defer unix.Close(fd)
 	out := map[string][]byte{}
 	if name != "" {
-		v, err := getxattr(fd, name)
+		v, err := safeat.XattrValue(fd, name)
 		if err != nil {
 			return ap, nil, pathErr(OpXattr, ap, err)
 		}
 		out[name] = v
 		return ap, out, nil
 	}
-	names, err := listxattr(fd)
+	names, err := safeat.XattrNames(fd)
 	if err != nil {
 		return ap, nil, pathErr(OpXattr, ap, err)
 	}
 	for _, n := range names {
-		v, err := getxattr(fd, n)
+		v, err := safeat.XattrValue(fd, n)
 		if err == unix.ENODATA {
 			continue // removed meanwhile
 		}
@@ -131,45 +131,4 @@ func (s *Sandbox) emitFd(ctx context.Context, typ journal.Type, ap string, fd in
 // unknown).
 func (s *Sandbox) emitStat(ctx context.Context, typ journal.Type, ap string, st *unix.Stat_t) {
 	s.event(ctx, typ, ap, "", false, st)
-}
-
-func getxattr(fd int, name string) ([]byte, error) {
-	for size := 256; ; size = maxXattrValue {
-		buf := make([]byte, size)
-		n, err := safeat.Getxattr(fd, name, buf)
-		if err == unix.ERANGE && size < maxXattrValue {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return buf[:n], nil
-	}
-}
-
-func listxattr(fd int) ([]string, error) {
-	for {
-		n, err := safeat.Listxattr(fd, nil)
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			return nil, nil
-		}
-		buf := make([]byte, n)
-		n, err = safeat.Listxattr(fd, buf)
-		if err == unix.ERANGE {
-			continue // grew meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		var names []string
-		for _, b := range strings.Split(string(buf[:n]), "\x00") {
-			if b != "" {
-				names = append(names, b)
-			}
-		}
-		return names, nil
-	}
 }
