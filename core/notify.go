@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -44,10 +45,23 @@ type notifier struct {
 	cov      *coverage // changed under mu and cov.mu, read under either
 }
 
+// ErrWatchStarted: StartWatching was called on a Sandbox whose kernel watch
+// was started already (running or ended).
+var ErrWatchStarted = errors.New("the kernel watch of this sandbox was started already")
+
 // StartWatching starts the kernel watch of the root; it runs until ctx ends.
 // The first walk of the tree runs in the background; WatchReady is closed
-// when it is done.
-func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
+// when it is done. A Sandbox has one kernel watch: a second StartWatching is
+// ErrWatchStarted, and so is one after the first watch ended.
+func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) (err error) {
+	if !s.watchStarted.CompareAndSwap(false, true) {
+		return ErrWatchStarted
+	}
+	defer func() {
+		if err != nil {
+			s.watchStarted.Store(false) // nothing was started
+		}
+	}()
 	if log == nil {
 		log = slog.Default()
 	}
