@@ -63,12 +63,12 @@ func (s *Sandbox) PreserveAttrs(ctx context.Context, from, to string) error {
 }
 
 func (s *Sandbox) preserveOne(sp, dp string) error {
-	sfd, err := s.openat(sp, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	sfd, err := s.openPath(sp, false)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(sfd)
-	dfd, err := s.openat(dp, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	dfd, err := s.openPath(dp, false)
 	if err != nil {
 		return err
 	}
