@@ -40,15 +40,21 @@ func (s *Sandbox) Journal() *journal.Journal { return s.journal }
 func (s *Sandbox) emit(ctx context.Context, typ journal.Type, ap, old string, isDir bool) {
 	var st *unix.Stat_t
 	if typ != journal.Remove {
-		if fd, err := s.openat(ap, unix.O_PATH|unix.O_NOFOLLOW, 0); err == nil {
-			var fst unix.Stat_t
-			if unix.Fstat(fd, &fst) == nil {
-				st = &fst
-			}
-			unix.Close(fd)
+		if fst, err := s.statPath(ap, false); err == nil {
+			st = &fst
 		}
 	}
 	s.event(ctx, typ, ap, old, isDir, st)
+}
+
+// emitFd appends an event for ap describing the file fd holds.
+func (s *Sandbox) emitFd(ctx context.Context, typ journal.Type, ap string, fd int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		s.event(ctx, typ, ap, "", false, nil)
+		return
+	}
+	s.event(ctx, typ, ap, "", false, &st)
 }
 
 // event appends one event made by the actor in ctx, describing the file of

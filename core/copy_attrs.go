@@ -63,12 +63,12 @@ func (s *Sandbox) PreserveAttrs(ctx context.Context, from, to string) error {
 }
 
 func (s *Sandbox) preserveOne(sp, dp string) error {
-	sfd, err := s.openat(sp, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	sfd, err := s.openPath(sp, false)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(sfd)
-	dfd, err := s.openat(dp, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	dfd, err := s.openPath(dp, false)
 	if err != nil {
 		return err
 	}
@@ -104,42 +104,25 @@ func (s *Sandbox) preserveOne(sp, dp string) error {
 // copyXattrs copies the extended attributes of the file sfd to dfd (both
 // O_PATH handles on non-symlinks). A filesystem without xattrs is fine; a
 // namespace the daemon may not write (trusted.*, security.* when not root)
-// is skipped.
+// is skipped, and so is an attribute removed since the list was read. A
+// value that grows between reads is read whole (safeat.XattrValue).
 func copyXattrs(sfd, dfd int) error {
-	n, err := safeat.Listxattr(sfd, nil)
-	if err != nil || n == 0 {
-		if err == unix.EOPNOTSUPP || err == unix.ENOTSUP {
-			return nil
-		}
+	names, err := safeat.XattrNames(sfd)
+	if err == unix.EOPNOTSUPP || err == unix.ENOTSUP {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	list := make([]byte, n)
-	if n, err = safeat.Listxattr(sfd, list); err != nil {
-		return err
-	}
-	list = list[:n]
-	for len(list) > 0 {
-		i := 0
-		for i < len(list) && list[i] != 0 {
-			i++
-		}
-		name := string(list[:i])
-		if i < len(list) {
-			i++
-		}
-		list = list[i:]
+	for _, name := range names {
 		if name == "" {
 			continue
 		}
-		vn, err := safeat.Getxattr(sfd, name, nil)
+		val, err := safeat.XattrValue(sfd, name)
 		if err != nil {
 			continue
 		}
-		val := make([]byte, vn)
-		if vn, err = safeat.Getxattr(sfd, name, val); err != nil {
-			continue
-		}
-		if err := safeat.Setxattr(dfd, name, val[:vn], 0); err != nil {
+		if err := safeat.Setxattr(dfd, name, val, 0); err != nil {
 			if err == unix.EPERM || err == unix.EACCES || err == unix.EOPNOTSUPP {
 				continue
 			}

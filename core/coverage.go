@@ -3,8 +3,7 @@ package core
 import "sync"
 
 // Watching reports whether the kernel watch of the root runs (a
-// StartWatching whose context has not ended). The FUSE mirror needs the
-// watch to hear of outside changes; it starts one only when nobody has.
+// StartWatching whose context has not ended).
 func (s *Sandbox) Watching() bool {
 	return s.ledger.dir() != ""
 }

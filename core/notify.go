@@ -12,72 +12,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/inotify"
 	"sandfs/core/journal"
 )
 
-// The kernel watch: inotify on the root's directories (kwatch) feeds the
-// journal with what nobody else told (origin external).
-//
-// inotify is not recursive: the notifier adds a watch per directory, and
-// a new directory is listed right after its watch is added, so files made
-// in it before the watch are told too. Every directory is watched, .git,
-// node_modules, __pycache__ and .venv like the rest: the journal hears
-// outside changes everywhere, and the mirror lets the kernel cache
-// everywhere it hears them (WatchCovers, coverage.go). What a watcher
-// excludes by default (journal.DefaultExcludes) filters what it sees; it
-// decides nothing about what is watched or cached.
-//
-// A watch is placed through the descriptor the walk holds of the directory
-// it resolved beneath the root fd (kwatch.addFd, by its /proc/self/fd
-// link), never by host path: nothing outside the root is watched (a
-// directory moved out after its descriptor was opened is moved out under
-// its parent's watch, and that move drops its watch, as for any directory
-// moved out later), no identity check can be raced, and depth below the
-// host root is no limit. A directory whose watch is refused (the watch
-// limit: ENOSPC) is a hole: nothing at or under it is covered, so the
-// kernel caches nothing there, while the rest of the tree stays cached;
-// its watchers are told they lost events. WatchDegraded says the limit
-// was ever reached. Beneath a directory whose watch is not placed yet
-// (its Create not read), nothing is covered either (coverage.go).
-//
-// Why inotify on every directory (issue 17, measured on the bench VM,
-// kernel 6.18, ext4, 2 cores, by core/testdata/watchcost): placing a watch costs 2.5-3.7 us by path,
-// 8-10 us by descriptor counting its open and close, and about 100 bytes
-// of unreclaimable kernel memory (SUnreclaim), besides pinning the
-// directory's inode in the inode cache; 8,270 directories (a .git with its
-// 256 object directories and a node_modules of 800 packages) took 21-29
-// ms by path, 28,270 took 86-105 ms, of a budget of 192,536 watches per
-// user. Reading an event costs the reader 0.3-0.4 us, and a watched
-// directory costs a writer nothing above the noise (24.4 against 24.6 us
-// per create, write, close and unlink). The kernel then caches under .git
-// too: git init, add, commit and status of 3,000 files on the mount sent
-// 28,000 LOOKUP and GETATTR requests instead of 166,000 and took about
-// 6.5 s instead of 11 (go-fuse's loopback: 6.7). fanotify with a
-// filesystem mark (FAN_MARK_FILESYSTEM, FAN_REPORT_DFID_NAME, FAN_RENAME)
-// works here as root and needs no watch per directory, but it hears the
-// whole filesystem, not the root: a cp and rm of Go's source tree
-// elsewhere on the disk queued 27,320 events for the daemon to read and
-// drop, and an unrelated writer can overflow the queue, which costs a
-// re-walk and the mirror's whole cache. A mount mark, which would narrow
-// it, refuses directory-entry events (EINVAL). Each event names its
-// directory by file handle, to be mapped to an API path through a table
-// the daemon keeps by walking anyway (open_by_handle_at and a readlink:
-// 7-8 us an event); events of the same name merge in the queue (3,000
-// create, write, unlink cycles read as 3,001 events, inotify's 9,000),
-// which the journal's one event per change and the ledger's echo types
-// would have to be rebuilt around; and it needs CAP_SYS_ADMIN, so inotify
-// would stay for everyone else. inotify within its budget, with holes
-// where it runs out, is the simpler exact answer.
-//
-// A rename inside the tree is MOVED_FROM(old) followed at once by
-// MOVED_TO(new) with the same cookie (inotify queues them together); the
-// notifier pairs them into one rename event with old_path. A MOVED_FROM
-// that no MOVED_TO of its cookie follows moved out of the tree and is told
-// as a remove. A directory's own events (DELETE_SELF, MOVE_SELF) are told
-// by its parent's watch and dropped, but for the root's, which has no
-// parent watched. A kernel
-// queue overflow re-walks the tree to restore the watches and marks every
-// watcher as having lost events.
+// The notifier: inotify on the root's directories (package inotify) feeds
+// the journal with what nobody else told (origin external). doc.go ("The
+// kernel watch") gives the design: which directories, why inotify read
+// directly, renames, holes and overflows.
 
 // renamePairWait bounds how long a Rename(old) waits for its Create(new).
 const renamePairWait = 20 * time.Millisecond
@@ -87,7 +29,7 @@ const renamePairWait = 20 * time.Millisecond
 // one at a time: mu guards the queue's reading and all below it.
 type notifier struct {
 	s   *Sandbox
-	w   *kwatch
+	w   *inotify.Watch
 	log *slog.Logger
 	ctl string
 
@@ -103,35 +45,48 @@ type notifier struct {
 	cov      *coverage // changed under mu and cov.mu, read under either
 }
 
+// ErrWatchStarted: StartWatching was called on a Sandbox whose kernel watch
+// was started already (running or ended).
+var ErrWatchStarted = errors.New("the kernel watch of this sandbox was started already")
+
 // StartWatching starts the kernel watch of the root; it runs until ctx ends.
 // The first walk of the tree runs in the background; WatchReady is closed
-// when it is done.
-func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
+// when it is done. A Sandbox has one kernel watch: a second StartWatching is
+// ErrWatchStarted, and so is one after the first watch ended.
+func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) (err error) {
+	if !s.watchStarted.CompareAndSwap(false, true) {
+		return ErrWatchStarted
+	}
+	defer func() {
+		if err != nil {
+			s.watchStarted.Store(false) // nothing was started
+		}
+	}()
 	if log == nil {
 		log = slog.Default()
 	}
-	w, err := newKwatch()
+	w, err := inotify.New()
 	if err != nil {
 		return err
 	}
 	ctl, err := os.MkdirTemp(ctlParent(), "sandfs-ctl-")
 	if err != nil {
-		w.close()
+		w.Close()
 		return err
 	}
-	ctlWd, err := w.add(ctl)
+	ctlWd, err := w.Add(ctl)
 	if err == nil {
 		err = s.ledger.setCtlDir(ctl)
 	}
 	if err != nil {
-		w.close()
+		w.Close()
 		os.RemoveAll(ctl)
 		return err
 	}
 	cov := newCoverage()
 	n := &notifier{s: s, w: w, log: log, ctl: ctl, ctlWd: ctlWd, dirs: cov.watched, cov: cov, scanned: map[string]bool{}}
 	s.out.mu.Lock()
-	s.out.wake = w.interrupt
+	s.out.wake = w.Interrupt
 	s.out.mu.Unlock()
 	n.mu.Lock() // the first walk's: it lets claims in between directories
 	s.ledger.reader.Store(n)
@@ -163,15 +118,15 @@ func (n *notifier) drain() {
 		return
 	}
 	had, hadCookie := n.pending, n.cookie
-	for left := min(n.w.queued(), drainMax); left > 0; {
-		got, err := n.w.read(n.handle, n.overflow, left)
+	for left := min(n.w.Queued(), drainMax); left > 0; {
+		got, err := n.w.Read(n.handle, n.overflow, left)
 		if err != nil || got == 0 {
 			break
 		}
 		left -= got
 	}
 	if n.s.out.busy() || (n.pending != "" && (n.pending != had || n.cookie != hadCookie)) {
-		n.w.interrupt() // the reader appends what was told, or waits for the pair
+		n.w.Interrupt() // the reader appends what was told, or waits for the pair
 	}
 }
 
@@ -189,14 +144,14 @@ func (s *Sandbox) WatchReady() <-chan struct{} { return s.watchReady }
 // run is the reader: it waits for events and handles them, and appends
 // what was told (outbox). StartWatching locked n.mu for its first walk.
 func (n *notifier) run(ctx context.Context) {
-	stop := context.AfterFunc(ctx, n.w.interrupt)
+	stop := context.AfterFunc(ctx, n.w.Interrupt)
 	defer func() {
 		stop()
 		n.s.ledger.reader.Store(nil)
 		n.mu.Lock()
 		n.closed = true
 		n.s.ledger.setCtlDir("")
-		n.w.close()
+		n.w.Close()
 		n.mu.Unlock()
 		n.s.out.mu.Lock()
 		n.s.out.wake = nil
@@ -228,18 +183,18 @@ func (n *notifier) run(ctx context.Context) {
 		}
 		n.mu.Unlock()
 		n.s.out.flush(n.s.journal)
-		if !n.w.wait(timeout) {
+		if !n.w.Wait(timeout) {
 			continue
 		}
 		n.mu.Lock()
-		_, err := n.w.read(n.handle, n.overflow, 0)
+		_, err := n.w.Read(n.handle, n.overflow, 0)
 		n.mu.Unlock()
 		if err != nil {
 			n.log.Error("kernel watch", "sandbox", n.s.name, "err", err)
 		}
 		n.s.out.flush(n.s.journal)
 		if err != nil || n.s.ledger.busyWithin(busyFor) {
-			n.w.gather()
+			gather()
 		}
 	}
 }
@@ -249,8 +204,21 @@ func (n *notifier) run(ctx context.Context) {
 const drainMax = 16 << 10
 
 // busyFor is how recently the daemon must have opened a claim for the
-// reader to gather events after a read (kwatch).
+// reader to gather events after a read.
 const busyFor = 10 * time.Millisecond
+
+// gatherWait is how long the notifier lets events gather after a read
+// while the daemon makes changes: the most an outside change made in the
+// middle of such a burst waits to be read. A loop of creates and unlinks
+// through the mount woke the daemon 7.1 times per operation without
+// gathering, 6.5 at 0.5 ms, 6.35 at 1 ms (the loopback: 6.2).
+const gatherWait = time.Millisecond
+
+// gather lets events gather. nanosleep(2), not a Go timer: the runtime
+// waits for timers in whole milliseconds when idle.
+func gather() {
+	unix.Nanosleep(&unix.Timespec{Nsec: int64(gatherWait)}, nil)
+}
 
 // rootCheckEvery is how often the notifier looks whether the root directory
 // is still in place. A removed root sends no inotify event while the
@@ -299,24 +267,24 @@ func (n *notifier) host(ap string) string {
 	return n.s.hostRoot + ap
 }
 
-func (n *notifier) handle(ev kevent) {
-	if ev.wd == n.ctlWd {
-		if ev.has(kChmod) && !ev.self {
-			n.s.ledger.sentinel(filepath.Base(ev.name))
+func (n *notifier) handle(ev inotify.Event) {
+	if ev.Wd == n.ctlWd {
+		if ev.Has(inotify.Chmod) && !ev.Self {
+			n.s.ledger.sentinel(filepath.Base(ev.Name))
 		}
 		return
 	}
-	ap, ok := n.apiPath(ev.name)
-	if !ok || (ev.self && ap != "/") {
+	ap, ok := n.apiPath(ev.Name)
+	if !ok || (ev.Self && ap != "/") {
 		return
 	}
-	if ev.has(kRename) {
+	if ev.Has(inotify.Rename) {
 		n.flushPending()
-		n.pending, n.cookie, n.pairBy = ap, ev.cookie, time.Now().Add(renamePairWait)
+		n.pending, n.cookie, n.pairBy = ap, ev.Cookie, time.Now().Add(renamePairWait)
 		return
 	}
-	if ev.has(kCreate) {
-		if old := n.pending; old != "" && ev.cookie != 0 && ev.cookie == n.cookie {
+	if ev.Has(inotify.Create) {
+		if old := n.pending; old != "" && ev.Cookie != 0 && ev.Cookie == n.cookie {
 			n.pending = ""
 			n.renamed(old, ap)
 			return
@@ -326,13 +294,13 @@ func (n *notifier) handle(ev kevent) {
 		return
 	}
 	n.flushPending()
-	if ev.has(kRemove) {
+	if ev.Has(inotify.Remove) {
 		n.removed(ap)
 	}
-	if ev.has(kWrite) {
+	if ev.Has(inotify.Write) {
 		n.tell(journal.Write, ap, "", false)
 	}
-	if ev.has(kChmod) {
+	if ev.Has(inotify.Chmod) {
 		n.tell(journal.Chmod, ap, "", false)
 	}
 }
@@ -421,7 +389,7 @@ func (n *notifier) forget(ap string) {
 		return
 	}
 	for _, d := range n.cov.unwatch(ap) {
-		n.w.remove(n.host(d))
+		n.w.Remove(n.host(d))
 	}
 }
 
@@ -442,128 +410,5 @@ func (n *notifier) unscan(ap string) {
 				delete(n.scanned, p)
 			}
 		}
-	}
-}
-
-// Which entries a walk of a newly watched tree tells as created.
-var (
-	tellNone func(Info) bool                   // nil: tell nothing, the quiet walk (addQuiet)
-	tellAll  = func(Info) bool { return true } // a directory that arrived with contents
-)
-
-// tellSince tells the entries changed since t: after a directory rename, the
-// files made in it between the rename and its new watch (a rename sets the
-// moved directory's ctime, and a new file's ctime is no older).
-func tellSince(t time.Time) func(Info) bool {
-	return func(e Info) bool { return !e.Ctime.Before(t) }
-}
-
-// addTree watches the directory ap and every directory under it, telling as
-// created the entries tell picks.
-func (n *notifier) addTree(ap string, tell func(Info) bool) {
-	if tell == nil {
-		n.addQuiet(ap, false)
-		return
-	}
-	if !n.addWatch(ap) {
-		return
-	}
-	entries, _, err := n.s.List(context.Background(), ap, 0)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if tell(e) {
-			if len(n.scanned) > journal.BufferSize {
-				n.scanned = map[string]bool{}
-			}
-			n.scanned[e.Path] = true
-			n.tell(journal.Create, e.Path, "", e.IsDir())
-		}
-		if e.IsDir() {
-			n.addTree(e.Path, tell)
-		}
-	}
-}
-
-// addQuiet is addTree telling nothing (the first walk of the root, the
-// re-walk after an overflow): it needs only which entries are directories,
-// which the directory's own entries tell (d_type), so no entry is stat'ed,
-// and one fd per directory serves the watch's identity check and the read.
-// The fd is closed before descending, so the depth of the tree does not
-// hold fds. The first walk (yield) lets claims in between directories: a
-// large tree does not hold every operation until it is walked. Nothing
-// else may yield: a read under way would lose its buffer.
-func (n *notifier) addQuiet(ap string, yield bool) {
-	if yield {
-		n.mu.Unlock()
-		n.mu.Lock()
-	}
-	fd, err := n.s.openat(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		n.refused(ap, err)
-		return
-	}
-	d := os.NewFile(uintptr(fd), ap)
-	if !n.addWatchFd(ap, fd) {
-		d.Close()
-		return
-	}
-	ents, _ := d.ReadDir(-1)
-	d.Close()
-	for _, e := range ents {
-		if e.IsDir() { // d_type: a symlink is never a directory here
-			n.addQuiet(join(ap, e.Name()), yield)
-		}
-	}
-}
-
-// addWatch watches one directory, opened beneath the root fd.
-func (n *notifier) addWatch(ap string) bool {
-	return n.addWatchFd(ap, -1)
-}
-
-// addWatchFd is addWatch with the directory already open at fd (-1: none).
-func (n *notifier) addWatchFd(ap string, dirfd int) bool {
-	if n.dirs[ap] {
-		return true
-	}
-	fd := dirfd
-	if fd < 0 {
-		var err error
-		if fd, err = n.s.openDir(ap); err != nil {
-			n.refused(ap, err)
-			return false
-		}
-		defer unix.Close(fd)
-	}
-	if _, err := n.w.addFd(fd, n.host(ap)); err != nil {
-		n.refused(ap, err)
-		return false
-	}
-	n.cov.watch(ap)
-	return true
-}
-
-// refused: the directory ap could not be opened or watched. Gone, or no
-// longer a directory, it needs nothing: its parent's watch tells what is
-// there now. Otherwise (the watch limit, ENOSPC; a descriptor refused) it
-// is a hole: nothing under it is heard, so nothing under it is covered,
-// and what the kernel may have cached there already (a lookup between
-// its Create and now) is dropped, by telling it lost.
-func (n *notifier) refused(ap string, err error) {
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
-		return
-	}
-	if errors.Is(err, unix.ENOSPC) && !n.degraded {
-		n.degraded = true
-		n.s.watchDegraded.Store(true)
-		n.log.Error("inotify watch limit reached: changes under some directories will not be seen, and the mirror caches nothing there (raise fs.inotify.max_user_watches)", "sandbox", n.s.name, "dir", ap)
-	}
-	if n.cov.hole(ap) {
-		if !errors.Is(err, unix.ENOSPC) {
-			n.log.Warn("a directory could not be watched: changes under it will not be seen", "sandbox", n.s.name, "dir", ap, "err", err)
-		}
-		n.s.out.push(outItem{lost: ap})
 	}
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -238,4 +239,46 @@ func TestJournalBurst(t *testing.T) {
 		t.Fatalf("%d of %d creates told and no overflow flagged", len(seen), n)
 	}
 	t.Logf("%d of %d creates told, overflow %v", len(seen), n, b.Overflow)
+}
+
+// TestStartWatchingTwice: a second StartWatching is refused, while the
+// first watch runs and after it ended, and the first watch tells an
+// outside change once (one notifier).
+func TestStartWatchingTwice(t *testing.T) {
+	s, root, w := watched(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.StartWatching(ctx, nil); !errors.Is(err, ErrWatchStarted) {
+		t.Fatalf("second StartWatching: %v, want ErrWatchStarted", err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	creates := 0
+	for _, e := range settle(t, s, w, 0) {
+		if e.Type == journal.Create && e.Path == "/f" {
+			creates++
+		}
+	}
+	if creates != 1 {
+		t.Errorf("the outside create was told %d times, want once", creates)
+	}
+
+	s2, err := Open("default", t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	if err := s2.StartWatching(ctx2, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-s2.WatchReady()
+	cancel2()
+	for deadline := time.Now().Add(5 * time.Second); s2.Watching() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if err := s2.StartWatching(context.Background(), nil); !errors.Is(err, ErrWatchStarted) {
+		t.Fatalf("StartWatching after the watch ended: %v, want ErrWatchStarted", err)
+	}
 }

@@ -28,13 +28,8 @@ func (s *Sandbox) Stat(ctx context.Context, p string) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	fd, err := s.openat(ap, unix.O_PATH, 0)
+	st, err := s.statPath(ap, true)
 	if err != nil {
-		return Info{}, pathErr(OpStat, ap, err)
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
 		return Info{}, pathErr(OpStat, ap, err)
 	}
 	return infoFrom(ap, &st), nil
@@ -50,16 +45,24 @@ func (s *Sandbox) Lstat(ctx context.Context, p string) (Info, error) {
 }
 
 func (s *Sandbox) lstat(ap string) (Info, error) {
-	fd, err := s.openat(ap, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	st, err := s.statPath(ap, false)
 	if err != nil {
 		return Info{}, pathErr(OpStat, ap, err)
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return Info{}, pathErr(OpStat, ap, err)
-	}
 	return infoFrom(ap, &st), nil
+}
+
+// statPath is fstat(2) of the file at the clean API path ap, opened O_PATH
+// beneath the root (follow: through a final symlink, within the root) and
+// closed again. Its error is the bare errno.
+func (s *Sandbox) statPath(ap string, follow bool) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	fd, err := s.openPath(ap, follow)
+	if err != nil {
+		return st, err
+	}
+	defer unix.Close(fd)
+	return st, unix.Fstat(fd, &st)
 }
 
 // List describes the entries of the directory at p (following a final
@@ -149,12 +152,7 @@ func (s *Sandbox) LstatRaw(ctx context.Context, p string) (unix.Stat_t, error) {
 	if err != nil {
 		return st, err
 	}
-	fd, err := s.openat(ap, unix.O_PATH|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return st, pathErr(OpStat, ap, err)
-	}
-	defer unix.Close(fd)
-	if err := unix.Fstat(fd, &st); err != nil {
+	if st, err = s.statPath(ap, false); err != nil {
 		return st, pathErr(OpStat, ap, err)
 	}
 	return st, nil

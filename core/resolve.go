@@ -37,6 +37,16 @@ func (s *Sandbox) openat(apiPath string, flags int, mode uint32) (int, error) {
 	}
 }
 
+// openPath resolves a clean API path to an O_PATH fd (follow: through a
+// final symlink, within the root; else the symlink itself).
+func (s *Sandbox) openPath(ap string, follow bool) (int, error) {
+	flags := unix.O_PATH
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	return s.openat(ap, flags, 0)
+}
+
 // openDir resolves a clean API path to an O_PATH directory fd.
 func (s *Sandbox) openDir(apiPath string) (int, error) {
 	return s.openat(apiPath, unix.O_PATH|unix.O_DIRECTORY, 0)

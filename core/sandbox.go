@@ -47,6 +47,8 @@ type Sandbox struct {
 	ledger     ledger
 	out        outbox // the notifier's events, in order with the daemon's (outbox.go)
 	watchReady chan struct{}
+	// watchStarted is set by StartWatching: one kernel watch per Sandbox.
+	watchStarted atomic.Bool
 	// watchDegraded is set once a directory could not be watched (the
 	// inotify watch limit): outside changes may then go untold.
 	watchDegraded atomic.Bool

@@ -13,46 +13,37 @@ import (
 // maxXattrValue is the largest value the kernel takes (XATTR_SIZE_MAX).
 const maxXattrValue = 64 << 10
 
-// xattrTarget resolves p (following a final symlink within the root) to an
-// O_PATH fd. The xattr calls of internal/safeat take it and reach the very
-// file it holds through its /proc/self/fd magic link, never a host path, so
-// no rename racing the request can redirect them.
-// With follow false a final symlink is the file itself (the mirror's view).
-func (s *Sandbox) xattrTarget(ap string, follow bool) (int, error) {
-	flags := unix.O_PATH
-	if !follow {
-		flags |= unix.O_NOFOLLOW
-	}
-	return s.openat(ap, flags, 0)
-}
-
-// Xattrs returns the extended attributes of the file at p: every one when
-// name is "", else just that one (ENODATA when it is missing).
+// Xattrs returns the extended attributes of the file at p (following a
+// final symlink within the root): every one when name is "", else just
+// that one (ENODATA when it is missing). The xattr calls of internal/safeat
+// take the O_PATH descriptor and reach the very file it holds through its
+// /proc/self/fd magic link, never a host path, so no rename racing the
+// request can redirect them.
 func (s *Sandbox) Xattrs(ctx context.Context, p, name string) (string, map[string][]byte, error) {
 	ap, err := s.Clean(p)
 	if err != nil {
 		return "", nil, err
 	}
-	fd, err := s.xattrTarget(ap, true)
+	fd, err := s.openPath(ap, true)
 	if err != nil {
 		return ap, nil, pathErr(OpXattr, ap, err)
 	}
 	defer unix.Close(fd)
 	out := map[string][]byte{}
 	if name != "" {
-		v, err := getxattr(fd, name)
+		v, err := safeat.XattrValue(fd, name)
 		if err != nil {
 			return ap, nil, pathErr(OpXattr, ap, err)
 		}
 		out[name] = v
 		return ap, out, nil
 	}
-	names, err := listxattr(fd)
+	names, err := safeat.XattrNames(fd)
 	if err != nil {
 		return ap, nil, pathErr(OpXattr, ap, err)
 	}
 	for _, n := range names {
-		v, err := getxattr(fd, n)
+		v, err := safeat.XattrValue(fd, n)
 		if err == unix.ENODATA {
 			continue // removed meanwhile
 		}
@@ -94,11 +85,12 @@ func (s *Sandbox) RemoveXattr(ctx context.Context, p, name string) (string, erro
 }
 
 // changeXattr runs change on the /proc/self/fd name of the file at the
-// clean API path ap, under a claim, and reports a chmod event (an attribute
+// clean API path ap (follow false: a final symlink is the file itself, the
+// mirror's view), under a claim, and reports a chmod event (an attribute
 // change, as inotify's IN_ATTRIB tells it). The REST routes and the mirror
 // both change attributes through it.
 func (s *Sandbox) changeXattr(ctx context.Context, ap string, follow bool, change func(fd int) error) error {
-	fd, err := s.xattrTarget(ap, follow)
+	fd, err := s.openPath(ap, follow)
 	if err != nil {
 		return pathErr(OpXattr, ap, err)
 	}
@@ -115,61 +107,4 @@ func (s *Sandbox) changeXattrFd(ctx context.Context, ap string, fd int, change f
 	}
 	s.emitFd(ctx, journal.Chmod, ap, fd)
 	return nil
-}
-
-// emitFd appends an event for ap describing the file fd holds.
-func (s *Sandbox) emitFd(ctx context.Context, typ journal.Type, ap string, fd int) {
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil {
-		s.emitStat(ctx, typ, ap, nil)
-		return
-	}
-	s.emitStat(ctx, typ, ap, &st)
-}
-
-// emitStat appends an event for ap describing the file of stat st (nil:
-// unknown).
-func (s *Sandbox) emitStat(ctx context.Context, typ journal.Type, ap string, st *unix.Stat_t) {
-	s.event(ctx, typ, ap, "", false, st)
-}
-
-func getxattr(fd int, name string) ([]byte, error) {
-	for size := 256; ; size = maxXattrValue {
-		buf := make([]byte, size)
-		n, err := safeat.Getxattr(fd, name, buf)
-		if err == unix.ERANGE && size < maxXattrValue {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return buf[:n], nil
-	}
-}
-
-func listxattr(fd int) ([]string, error) {
-	for {
-		n, err := safeat.Listxattr(fd, nil)
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			return nil, nil
-		}
-		buf := make([]byte, n)
-		n, err = safeat.Listxattr(fd, buf)
-		if err == unix.ERANGE {
-			continue // grew meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		var names []string
-		for _, b := range strings.Split(string(buf[:n]), "\x00") {
-			if b != "" {
-				names = append(names, b)
-			}
-		}
-		return names, nil
-	}
 }

@@ -3,7 +3,8 @@
 // by a name the kernel may resolve through a symlink. Those calls live in
 // sandfs/internal/safeat, which does them through a held descriptor or with
 // AT_SYMLINK_NOFOLLOW (its doc.go says why each one cannot follow); every
-// other package calls safeat. It also fails an openat(2) whose flags do not
+// other package calls safeat. pkg/xattr's path calls count too: safeat
+// hands them only /proc/self/fd names. It also fails an openat(2) whose flags do not
 // say O_NOFOLLOW (or O_CREAT|O_EXCL, which never follows) on a name other
 // than ".", an fstatat(2) without AT_SYMLINK_NOFOLLOW, and a linkat(2) with
 // AT_SYMLINK_FOLLOW. _test.go files and internal/safeat are not checked.
@@ -32,6 +33,14 @@ var banned = map[string]map[string]string{
 	"os": {
 		"Chmod": "safeat.Chmod on a held descriptor", "Chown": "safeat.Chown", "Lchown": "safeat.LchownAt",
 		"Chtimes": "safeat.Utimes", "Truncate": "ftruncate on a held descriptor",
+	},
+	// pkg/xattr's calls take a path, which safeat gives them only as the
+	// /proc/self/fd link of a held descriptor.
+	"github.com/pkg/xattr": {
+		"Get": "safeat.XattrValue", "LGet": "safeat.XattrValue", "List": "safeat.XattrNames",
+		"LList": "safeat.XattrNames", "Set": "safeat.Setxattr", "LSet": "safeat.Setxattr",
+		"SetWithFlags": "safeat.Setxattr", "LSetWithFlags": "safeat.Setxattr",
+		"Remove": "safeat.Removexattr", "LRemove": "safeat.Removexattr",
 	},
 }
 
@@ -127,7 +136,7 @@ func checkFile(path string) ([]string, error) {
 			report(call, "%s.%s: use %s", pkg.Name, fn, use)
 			return true
 		}
-		if ip == "os" {
+		if ip != "golang.org/x/sys/unix" && ip != "syscall" {
 			return true
 		}
 		switch fn {

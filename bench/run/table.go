@@ -62,7 +62,8 @@ func (t *table) pair(figure, unit string, s, a []float64, cmp int, want float64,
 	return ratio
 }
 
-// single adds a row with no anchor, judged by ok.
+// single adds a row judged by ok against its target, not by a ratio;
+// anchor is what its figure is set beside ("—": nothing).
 func (t *table) single(figure, value, anchor, target string, ok bool, note string) {
 	r := row{figure: figure, sandfs: value, anchor: anchor, ratio: "—", target: target, status: judge(ok), note: note}
 	if target == "—" {

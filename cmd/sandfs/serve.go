@@ -213,11 +213,10 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	}
 	defer unmount()
 	for _, spec := range cfg.mounts {
-		m, name, stopWatch, err := mountMirror(cfg, spec, sandboxes, log)
+		m, name, err := mountMirror(cfg, spec, sandboxes, log)
 		if err != nil {
 			return err
 		}
-		defer stopWatch()
 		mirrors = append(mirrors, m)
 		mounted.add(name, m)
 	}
@@ -269,23 +268,16 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 }
 
 // mountMirror mounts the FUSE mirror one --mount (MNT or NAME=MNT) asks
-// for, with the kernel watch of its sandbox running (the mirror learns of
-// outside changes from it). stop ends a watch it started.
-func mountMirror(cfg serveConfig, spec string, sandboxes map[string]*core.Sandbox, log *slog.Logger) (*fusefs.Mirror, string, func(), error) {
+// for, once the kernel watch of its sandbox (started with every sandbox)
+// has walked the tree: the mirror learns of outside changes from it.
+func mountMirror(cfg serveConfig, spec string, sandboxes map[string]*core.Sandbox, log *slog.Logger) (*fusefs.Mirror, string, error) {
 	name, mnt := "default", spec
 	if n, m, ok := strings.Cut(spec, "="); ok && sandboxes[n] != nil {
 		name, mnt = n, m
 	}
 	sb := sandboxes[name]
 	if sb == nil {
-		return nil, "", nil, usagef("--mount %q: no sandbox %s", spec, name)
-	}
-	wctx, stop := context.WithCancel(context.Background())
-	if !sb.Watching() { // serve may already run the watch of every sandbox
-		if err := sb.StartWatching(wctx, log); err != nil {
-			stop()
-			return nil, "", nil, fmt.Errorf("kernel watch of sandbox %s: %w", name, err)
-		}
+		return nil, "", usagef("--mount %q: no sandbox %s", spec, name)
 	}
 	select {
 	case <-sb.WatchReady():
@@ -297,11 +289,10 @@ func mountMirror(cfg serveConfig, spec string, sandboxes map[string]*core.Sandbo
 		EntryTimeout: cfg.mountCache, AttrTimeout: cfg.mountCache, NegativeTimeout: cfg.mountCache,
 	})
 	if err != nil {
-		stop()
-		return nil, "", nil, err
+		return nil, "", err
 	}
 	log.Info("mounted sandbox "+name+" at "+m.Mountpoint(), "sandbox", name, "mountpoint", m.Mountpoint())
-	return m, name, stop, nil
+	return m, name, nil
 }
 
 // mirrorOps is the mirrors mounted so far, by sandbox, for /metrics.

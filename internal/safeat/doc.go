@@ -26,7 +26,10 @@
 //     Linux 6.13, so Getxattr, Listxattr, Setxattr and Removexattr take a
 //     descriptor and go through its /proc/self/fd/N magic link, which the
 //     kernel resolves to that very inode, never through a symlink stored
-//     there.
+//     there. XattrValue and XattrNames read a whole value or the whole
+//     list through github.com/pkg/xattr on that same link (its buffer
+//     growth and list parsing); Getxattr and Listxattr stay raw for the
+//     mirror, which hands the kernel's buffer and size probe through.
 //
 // # Why each primitive cannot follow
 //

@@ -1,11 +1,13 @@
 package safeat
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/pkg/xattr"
 	"golang.org/x/sys/unix"
 )
 
@@ -93,12 +95,44 @@ func Reopen(fd, flags int) (int, error) {
 	return unix.Open(ProcPath(fd), flags|unix.O_CLOEXEC, 0)
 }
 
-// Getxattr reads the extended attribute name of the file fd holds.
+// XattrValue reads the whole value of the extended attribute name of the
+// file fd holds (pkg/xattr grows its buffer until the value fits, also when
+// the value grew since the last read).
+func XattrValue(fd int, name string) ([]byte, error) {
+	v, err := xattr.Get(ProcPath(fd), name)
+	return v, xattrErrno(err)
+}
+
+// XattrNames lists the extended attribute names of the file fd holds. A
+// list that grew between pkg/xattr's size probe and its read (ERANGE) is
+// read again.
+func XattrNames(fd int) ([]string, error) {
+	for {
+		names, err := xattr.List(ProcPath(fd))
+		if err = xattrErrno(err); err != unix.ERANGE {
+			return names, err
+		}
+	}
+}
+
+// xattrErrno is the errno inside pkg/xattr's error, which names the
+// /proc/self/fd link: callers see errnos, as from every other call here.
+func xattrErrno(err error) error {
+	if xe, ok := errors.AsType[*xattr.Error](err); ok {
+		return xe.Err
+	}
+	return err
+}
+
+// Getxattr reads the extended attribute name of the file fd holds into
+// dest (its size when dest is empty): the kernel's own size probe, for a
+// caller that passes the kernel's buffer on (the mirror).
 func Getxattr(fd int, name string, dest []byte) (int, error) {
 	return unix.Getxattr(ProcPath(fd), name, dest)
 }
 
-// Listxattr lists the extended attribute names of the file fd holds.
+// Listxattr lists the extended attribute names of the file fd holds into
+// dest, as Getxattr does.
 func Listxattr(fd int, dest []byte) (int, error) {
 	return unix.Listxattr(ProcPath(fd), dest)
 }

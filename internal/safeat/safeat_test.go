@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sandfs/internal/testenv"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -105,5 +106,37 @@ func TestLchownAndLutimesChangeTheLink(t *testing.T) {
 	unix.Lstat(filepath.Join(dir, "link"), &st)
 	if st.Uid != 65534 || st.Mtim.Sec != 1000 {
 		t.Errorf("link: uid %d mtime %d, want 65534 and 1000", st.Uid, st.Mtim.Sec)
+	}
+}
+
+// TestXattrValueGrows: XattrValue reads a value larger than its first
+// buffer (1 KiB) whole, 3,000 bytes (ext4 keeps a value within one block),
+// and XattrNames lists it; a missing attribute is a bare ENODATA.
+func TestXattrValueGrows(t *testing.T) {
+	dir, dirfd := setup(t)
+	defer unix.Close(dirfd)
+	p := filepath.Join(dir, "target")
+	want := make([]byte, 3000)
+	for i := range want {
+		want[i] = byte(i)
+	}
+	if err := unix.Setxattr(p, "user.big", want, 0); err != nil {
+		testenv.Skip(t, nil, "no user xattrs of 3,000 bytes on this filesystem: %v", err)
+	}
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	got, err := XattrValue(fd, "user.big")
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("XattrValue: %d bytes, %v; want %d bytes", len(got), err, len(want))
+	}
+	names, err := XattrNames(fd)
+	if err != nil || !slices.Contains(names, "user.big") {
+		t.Fatalf("XattrNames: %q %v", names, err)
+	}
+	if _, err := XattrValue(fd, "user.missing"); err != unix.ENODATA {
+		t.Fatalf("missing: %v, want a bare ENODATA", err)
 	}
 }

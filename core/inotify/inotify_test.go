@@ -1,4 +1,4 @@
-package core
+package inotify
 
 import (
 	"os"
@@ -11,54 +11,54 @@ import (
 	"sandfs/internal/testenv"
 )
 
-// watchedDir is a kwatch watching a new temporary directory.
-func watchedDir(t *testing.T) (*kwatch, string) {
+// watchedDir is a Watch watching a new temporary directory.
+func watchedDir(t *testing.T) (*Watch, string) {
 	t.Helper()
-	k, err := newKwatch()
+	k, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(k.close)
+	t.Cleanup(k.Close)
 	dir := t.TempDir()
-	if _, err := k.add(dir); err != nil {
+	if _, err := k.Add(dir); err != nil {
 		t.Fatal(err)
 	}
 	return k, dir
 }
 
-// TestKwatch: events are named by their watch when read, so the events of
+// TestWatch: events are named by their watch when read, so the events of
 // a watch removed before the read are dropped; a wait ends on events, on
-// interrupt, or at its timeout.
-func TestKwatch(t *testing.T) {
+// Interrupt, or at its timeout.
+func TestWatch(t *testing.T) {
 	k, dir := watchedDir(t)
-	if _, err := k.add(filepath.Join(dir, "missing")); err == nil {
+	if _, err := k.Add(filepath.Join(dir, "missing")); err == nil {
 		t.Error("a watch of a missing directory was added")
 	}
-	var got []kevent
-	collect := func(e kevent) { got = append(got, e) }
+	var got []Event
+	collect := func(e Event) { got = append(got, e) }
 	overflow := func() { t.Error("overflow") }
 
 	for _, tc := range []struct {
 		name   string
 		change func() error
-		want   []kevent // name and op only
+		want   []Event // name and op only
 	}{
 		{"create", func() error { return os.WriteFile(filepath.Join(dir, "a"), []byte("x"), 0o644) },
-			[]kevent{{name: filepath.Join(dir, "a"), op: kCreate}, {name: filepath.Join(dir, "a"), op: kWrite}}},
+			[]Event{{Name: filepath.Join(dir, "a"), Op: Create}, {Name: filepath.Join(dir, "a"), Op: Write}}},
 		{"chmod", func() error { return os.Chmod(filepath.Join(dir, "a"), 0o600) },
-			[]kevent{{name: filepath.Join(dir, "a"), op: kChmod}}},
+			[]Event{{Name: filepath.Join(dir, "a"), Op: Chmod}}},
 		{"rename", func() error { return os.Rename(filepath.Join(dir, "a"), filepath.Join(dir, "b")) },
-			[]kevent{{name: filepath.Join(dir, "a"), op: kRename}, {name: filepath.Join(dir, "b"), op: kCreate}}},
+			[]Event{{Name: filepath.Join(dir, "a"), Op: Rename}, {Name: filepath.Join(dir, "b"), Op: Create}}},
 		{"remove", func() error { return os.Remove(filepath.Join(dir, "b")) },
-			[]kevent{{name: filepath.Join(dir, "b"), op: kRemove}}},
+			[]Event{{Name: filepath.Join(dir, "b"), Op: Remove}}},
 	} {
 		got = nil
 		if err := tc.change(); err != nil {
 			t.Fatal(err)
 		}
 		for deadline := time.Now().Add(5 * time.Second); len(got) < len(tc.want) && time.Now().Before(deadline); {
-			if k.wait(time.Second) {
-				if _, err := k.read(collect, overflow, 0); err != nil {
+			if k.Wait(time.Second) {
+				if _, err := k.Read(collect, overflow, 0); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -68,7 +68,7 @@ func TestKwatch(t *testing.T) {
 			continue
 		}
 		for i, e := range got {
-			if e.name != tc.want[i].name || e.op != tc.want[i].op || e.self {
+			if e.Name != tc.want[i].Name || e.Op != tc.want[i].Op || e.Self {
 				t.Errorf("%s: event %d is %+v, want %+v", tc.name, i, e, tc.want[i])
 			}
 		}
@@ -79,12 +79,12 @@ func TestKwatch(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "late"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	k.remove(dir)
+	k.Remove(dir)
 	if _, ok := k.wd[dir]; ok {
 		t.Error("still watched after remove")
 	}
-	for k.wait(100 * time.Millisecond) {
-		k.read(collect, overflow, 0)
+	for k.Wait(100 * time.Millisecond) {
+		k.Read(collect, overflow, 0)
 	}
 	if len(got) != 0 {
 		t.Errorf("events of a removed watch were handed on: %+v", got)
@@ -92,8 +92,8 @@ func TestKwatch(t *testing.T) {
 
 	// A wait ends early when interrupted.
 	start := time.Now()
-	go func() { time.Sleep(20 * time.Millisecond); k.interrupt() }()
-	if k.wait(10 * time.Second) {
+	go func() { time.Sleep(20 * time.Millisecond); k.Interrupt() }()
+	if k.Wait(10 * time.Second) {
 		t.Error("an interrupted wait reported events")
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -101,9 +101,9 @@ func TestKwatch(t *testing.T) {
 	}
 }
 
-// TestKwatchOverflow: more events than the kernel queues while nobody
+// TestWatchOverflow: more events than the kernel queues while nobody
 // reads end in a queue overflow, handed to overflow after the events kept.
-func TestKwatchOverflow(t *testing.T) {
+func TestWatchOverflow(t *testing.T) {
 	b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
 	if err != nil {
 		t.Fatal(err)
@@ -124,8 +124,8 @@ func TestKwatchOverflow(t *testing.T) {
 		f.Close()
 	}
 	events, overflows, afterOverflow := 0, 0, 0
-	for k.wait(100 * time.Millisecond) {
-		k.read(func(kevent) {
+	for k.Wait(100 * time.Millisecond) {
+		k.Read(func(Event) {
 			events++
 			if overflows > 0 {
 				afterOverflow++
