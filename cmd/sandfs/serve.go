@@ -271,7 +271,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 // for, once the kernel watch of its sandbox (started with every sandbox)
 // has walked the tree: the mirror learns of outside changes from it.
 func mountMirror(cfg serveConfig, spec string, sandboxes map[string]*core.Sandbox, log *slog.Logger) (*fusefs.Mirror, string, error) {
-	name, mnt := "default", spec
+	name, mnt := core.DefaultSandbox, spec
 	if n, m, ok := strings.Cut(spec, "="); ok && sandboxes[n] != nil {
 		name, mnt = n, m
 	}
