@@ -99,6 +99,11 @@ func Reopen(fd, flags int) (int, error) {
 // file fd holds (pkg/xattr grows its buffer until the value fits, also when
 // the value grew since the last read).
 func XattrValue(fd int, name string) ([]byte, error) {
+	if len(name) > xattrNameMax {
+		// The kernel's answer, before pkg/xattr could take it for a short
+		// buffer and grow one until EOVERFLOW.
+		return nil, unix.ERANGE
+	}
 	v, err := xattr.Get(ProcPath(fd), name)
 	return v, xattrErrno(err)
 }
@@ -114,6 +119,9 @@ func XattrNames(fd int) ([]string, error) {
 		}
 	}
 }
+
+// xattrNameMax is XATTR_NAME_MAX: a longer name is ERANGE.
+const xattrNameMax = 255
 
 // xattrErrno is the errno inside pkg/xattr's error, which names the
 // /proc/self/fd link: callers see errnos, as from every other call here.

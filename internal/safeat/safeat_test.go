@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sandfs/internal/testenv"
 	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -138,5 +139,18 @@ func TestXattrValueGrows(t *testing.T) {
 	}
 	if _, err := XattrValue(fd, "user.missing"); err != unix.ENODATA {
 		t.Fatalf("missing: %v, want a bare ENODATA", err)
+	}
+}
+
+// TestXattrValueLongName: a name past XATTR_NAME_MAX is the kernel's ERANGE,
+// at once, not a buffer grown until EOVERFLOW (which the API told as a 500).
+func TestXattrValueLongName(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := XattrValue(int(f.Fd()), "user."+strings.Repeat("n", 300)); err != unix.ERANGE {
+		t.Fatalf("got %v, want ERANGE", err)
 	}
 }
