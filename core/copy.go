@@ -62,7 +62,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 		return stats, pathErr(OpCopy, fa, unix.EINVAL)
 	}
 	if o.MkdirParents {
-		dir, _ := split(ta)
+		dir, _ := dirAndName(ta)
 		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
 			return stats, err
 		}
@@ -93,9 +93,9 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 
 	claim := s.Claim(ta)
 	defer claim.Done()
-	parentAP, _ := split(ta)
+	parentAP, _ := dirAndName(ta)
 	tmp := tempName()
-	claim.Add(join(parentAP, tmp))
+	claim.Add(childOf(parentAP, tmp))
 	var made []copied
 	c := &copier{ctx: ctx, stats: &stats, made: &made}
 	if err := c.entry(fdir, fname, &sst, tdir, tmp, ""); err != nil {

@@ -85,7 +85,7 @@ func (c *coverage) watch(ap string) {
 	c.watched[ap] = true
 	delete(c.holes, ap)
 	if ap != "/" {
-		dir, _ := split(ap)
+		dir, _ := dirAndName(ap)
 		if c.kids[dir] == nil {
 			c.kids[dir] = map[string]bool{}
 		}
@@ -104,7 +104,7 @@ func (c *coverage) unwatch(ap string) []string {
 		return nil
 	}
 	if ap != "/" {
-		dir, _ := split(ap)
+		dir, _ := dirAndName(ap)
 		delete(c.kids[dir], ap)
 		if len(c.kids[dir]) == 0 {
 			delete(c.kids, dir)

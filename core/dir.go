@@ -212,7 +212,7 @@ func (d *Dir) child(name string) string {
 	if name == "" {
 		return d.path()
 	}
-	return join(d.path(), name)
+	return childOf(d.path(), name)
 }
 
 // oneName refuses what the kernel never hands a FUSE daemon: an empty name,

@@ -28,6 +28,13 @@
 // syscalls, so the last component is never followed unless the operation
 // says so.
 //
+// Names follow the syscalls: a function whose name ends in At takes a
+// directory descriptor and one name in it, as the *at syscalls do
+// (copyFileAt, removeAllAt, chownNewAt, safeat.ChmodAt); an API path is
+// resolved beneath the root fd by openBeneath. dirAndName and childOf take
+// an API path apart and put one together; unlike path.Split and path.Join
+// they never clean.
+//
 // # Changing what an operation made
 //
 // Resolution confines a path, but the last syscall of an operation can

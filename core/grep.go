@@ -214,7 +214,7 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 			return
 		}
 		w := grepWalk{s: s, ctx: ctx, jobs: jobs, root: ap, o: &o, include: o.Include, types: typeGlobs, excludes: excludes}
-		fd, err := s.openat(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		fd, err := s.openBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {
 			walkErr = pathErr(OpGrep, ap, err)
 			return

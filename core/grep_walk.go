@@ -73,7 +73,7 @@ func (s *Sandbox) grepFile(ctx context.Context, j grepJob, m *matcher, o *GrepOp
 		fd, err = unix.Openat(j.dir.fd, j.name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		j.dir.release()
 	} else {
-		fd, err = s.openat(ap, flags, 0)
+		fd, err = s.openBeneath(ap, flags, 0)
 	}
 	if err != nil {
 		return nil, false, nil // gone or unreadable: skipped, as rg does
@@ -185,7 +185,7 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 		if pathmatch.BaseOrPath(rp, w.excludes) {
 			continue
 		}
-		child := join(ap, name)
+		child := childOf(ap, name)
 		switch t := e.Type(); {
 		case t.IsDir():
 			if w.o.NoRecurse {

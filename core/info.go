@@ -32,7 +32,7 @@ func (i Info) IsRegular() bool { return i.Mode.IsRegular() }
 func (i Info) IsSymlink() bool { return i.Mode&fs.ModeSymlink != 0 }
 
 func infoFrom(apiPath string, st *unix.Stat_t) Info {
-	_, name := split(apiPath)
+	_, name := dirAndName(apiPath)
 	if name == "" {
 		name = "/"
 	}

@@ -305,7 +305,7 @@ func (l *ledger) claimed(p string, typ journal.Type) (covered, echo bool) {
 		if q == "/" || len(q) == 0 || q[0] != '/' {
 			return false, false
 		}
-		q, _ = split(q)
+		q, _ = dirAndName(q)
 	}
 }
 

@@ -67,7 +67,7 @@ func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
 		if err != unix.ENOENT {
 			return pathErr(OpMkdir, ap, err)
 		}
-		dir, name := split(cur)
+		dir, name := dirAndName(cur)
 		if name == "" {
 			return pathErr(OpMkdir, ap, err)
 		}
@@ -78,11 +78,11 @@ func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
 		unix.Close(fd)
 		return nil
 	}
-	claim := s.Claim(join(cur, missing[len(missing)-1]))
+	claim := s.Claim(childOf(cur, missing[len(missing)-1]))
 	defer claim.Done()
 	for i := len(missing) - 1; i >= 0; i-- {
 		name := missing[i]
-		cur = join(cur, name)
+		cur = childOf(cur, name)
 		err := unix.Mkdirat(fd, name, perm)
 		if err == nil {
 			if cerr := chownNewAt(ctx, fd, name); cerr != nil {

@@ -29,7 +29,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 		return pathErr(OpMove, fa, unix.EINVAL)
 	}
 	if o.MkdirParents {
-		dir, _ := split(ta)
+		dir, _ := dirAndName(ta)
 		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
 			return err
 		}

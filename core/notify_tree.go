@@ -68,7 +68,7 @@ func (n *notifier) addQuiet(ap string, yield bool) {
 		n.mu.Unlock()
 		n.mu.Lock()
 	}
-	fd, err := n.s.openat(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	fd, err := n.s.openBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		n.refused(ap, err)
 		return
@@ -82,7 +82,7 @@ func (n *notifier) addQuiet(ap string, yield bool) {
 	d.Close()
 	for _, e := range ents {
 		if e.IsDir() { // d_type: a symlink is never a directory here
-			n.addQuiet(join(ap, e.Name()), yield)
+			n.addQuiet(childOf(ap, e.Name()), yield)
 		}
 	}
 }

@@ -68,9 +68,9 @@ func rel(apiPath string) string {
 	return apiPath[1:]
 }
 
-// split returns the parent API path and the last component of a clean API
-// path. The root has no last component: split("/") is ("/", "").
-func split(apiPath string) (dir, name string) {
+// dirAndName returns the parent API path and the last component of a clean API
+// path. The root has no last component: dirAndName("/") is ("/", "").
+func dirAndName(apiPath string) (dir, name string) {
 	if apiPath == "/" {
 		return "/", ""
 	}
@@ -82,8 +82,8 @@ func split(apiPath string) (dir, name string) {
 	return dir, apiPath[i+1:]
 }
 
-// join appends a name to an API directory path.
-func join(dir, name string) string {
+// childOf appends a name to an API directory path (not path.Join: no cleaning).
+func childOf(dir, name string) string {
 	if dir == "/" {
 		return "/" + name
 	}

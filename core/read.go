@@ -75,7 +75,7 @@ func (s *Sandbox) List(ctx context.Context, p string, limit int) (entries []Info
 	if err != nil {
 		return nil, false, err
 	}
-	fd, err := s.openat(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	fd, err := s.openBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, false, pathErr(OpList, ap, err)
 	}
@@ -95,7 +95,7 @@ func (s *Sandbox) List(ctx context.Context, p string, limit int) (entries []Info
 			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 				continue // removed while we listed
 			}
-			entries = append(entries, infoFrom(join(ap, name), &st))
+			entries = append(entries, infoFrom(childOf(ap, name), &st))
 		}
 		if truncated || err == io.EOF || len(names) == 0 {
 			break
@@ -120,7 +120,7 @@ func (s *Sandbox) OpenFile(ctx context.Context, p string) (*os.File, Info, error
 	if err != nil {
 		return nil, Info{}, err
 	}
-	fd, err := s.openat(ap, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	fd, err := s.openBeneath(ap, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, Info{}, pathErr(OpOpen, ap, specialErr(err))
 	}

@@ -9,10 +9,10 @@ import (
 // maxSymlinks bounds the symlinks one resolution follows, as the kernel does.
 const maxSymlinks = 40
 
-// openat opens a clean API path beneath the root with the given open(2)
+// openBeneath opens a clean API path beneath the root with the given open(2)
 // flags. The last component is followed when it is a symlink unless flags
 // has O_NOFOLLOW; every symlink is read as if the root were "/".
-func (s *Sandbox) openat(apiPath string, flags int, mode uint32) (int, error) {
+func (s *Sandbox) openBeneath(apiPath string, flags int, mode uint32) (int, error) {
 	flags |= unix.O_CLOEXEC
 	if !s.openat2 {
 		return s.walk(rel(apiPath), flags, mode)
@@ -44,19 +44,19 @@ func (s *Sandbox) openPath(ap string, follow bool) (int, error) {
 	if !follow {
 		flags |= unix.O_NOFOLLOW
 	}
-	return s.openat(ap, flags, 0)
+	return s.openBeneath(ap, flags, 0)
 }
 
 // openDir resolves a clean API path to an O_PATH directory fd.
 func (s *Sandbox) openDir(apiPath string) (int, error) {
-	return s.openat(apiPath, unix.O_PATH|unix.O_DIRECTORY, 0)
+	return s.openBeneath(apiPath, unix.O_PATH|unix.O_DIRECTORY, 0)
 }
 
 // parent resolves the directory holding a clean API path and returns an
 // O_PATH fd on it and the last component, for the *at syscalls. The root
 // itself has no parent: EBUSY would be the kernel's word, EINVAL is ours.
 func (s *Sandbox) parent(apiPath string) (dirfd int, name string, err error) {
-	dir, name := split(apiPath)
+	dir, name := dirAndName(apiPath)
 	if name == "" {
 		return -1, "", unix.EINVAL
 	}

@@ -81,7 +81,7 @@ func (s *Sandbox) sweepDir(fd int, ap string, before time.Time) int {
 	for {
 		names, rerr := dir.Readdirnames(512)
 		for _, name := range names {
-			child := join(ap, name)
+			child := childOf(ap, name)
 			if isTempName(name) {
 				if s.sweepOne(fd, name, child, before) {
 					removed++

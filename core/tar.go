@@ -101,7 +101,7 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 		if !errors.Is(err, os.ErrNotExist) || base == "/" {
 			return fail(err)
 		}
-		base, _ = split(base)
+		base, _ = dirAndName(base)
 	}
 	destExists = base == da
 	if destExists && o.Mode == TarRename {
@@ -113,7 +113,7 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 	}
 	defer unix.Close(basefd)
 	stage := tempName()
-	claim := s.Claim(da, join(base, stage))
+	claim := s.Claim(da, childOf(base, stage))
 	defer claim.Done()
 	// The stage is held by its descriptor from its mkdir on, and every
 	// change to it (its mode when it becomes dest) goes through that: whoever
@@ -137,7 +137,7 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 	// Move the staged tree in.
 	madeDest := false
 	if !destExists {
-		dir, name := split(da)
+		dir, name := dirAndName(da)
 		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
 			return TarResult{}, err
 		}
@@ -176,7 +176,7 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 		s.emit(ctx, journal.Create, da, "", true)
 	}
 	for _, n := range x.created {
-		p := join(da, n)
+		p := childOf(da, n)
 		isDir := x.isDir[n]
 		s.emit(ctx, journal.Create, p, "", isDir)
 		if !isDir && !x.isLink[n] {
@@ -184,7 +184,7 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 		}
 	}
 	for _, n := range names {
-		p := join(da, n)
+		p := childOf(da, n)
 		if o.MaxPaths > 0 && len(res.Paths) >= o.MaxPaths {
 			res.Truncated = true
 			break

@@ -58,7 +58,7 @@ func (x *extractor) run(ctx context.Context, r io.Reader) ([]string, error) {
 		if name == "" {
 			continue // "." or "./": the destination itself
 		}
-		if len(join(x.dest, name)) >= unix.PathMax {
+		if len(childOf(x.dest, name)) >= unix.PathMax {
 			// Every other route refuses such a path: the archive may not
 			// make one either.
 			return nil, &TarEntryError{Entry: hdr.Name, Reason: fmt.Sprintf("path in the sandbox is longer than %d bytes", unix.PathMax-1), Errno: unix.ENAMETOOLONG}

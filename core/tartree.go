@@ -29,7 +29,7 @@ func (s *Sandbox) WriteTar(ctx context.Context, p string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fd, err := s.openat(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	fd, err := s.openBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return pathErr(OpTar, ap, err)
 	}

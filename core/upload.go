@@ -39,7 +39,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader) (string, in
 	if ap, err = s.followLeaf(ap); err != nil {
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
-	dir, name := split(ap)
+	dir, name := dirAndName(ap)
 	if name == "" {
 		return "", 0, pathErr(OpUpload, ap, unix.EISDIR)
 	}
@@ -73,7 +73,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader) (string, in
 	var fd int
 	for tries := 0; ; tries++ {
 		part = uploadName()
-		claim.Add(join(dir, part))
+		claim.Add(childOf(dir, part))
 		fd, err = unix.Openat(dirfd, part, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err == unix.EEXIST && tries < 16 {
 			continue
@@ -83,7 +83,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader) (string, in
 	if err != nil {
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
-	partPath := join(dir, part)
+	partPath := childOf(dir, part)
 	f := os.NewFile(uintptr(fd), partPath)
 	fail := func(err error) (string, int64, error) {
 		f.Close()

@@ -50,7 +50,7 @@ func (s *Sandbox) Walk(ctx context.Context, p string, o WalkOptions, fn func(Wal
 	if err != nil {
 		return err
 	}
-	fd, err := s.openat(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	fd, err := s.openBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return pathErr(OpWalk, ap, err)
 	}
@@ -101,7 +101,7 @@ func (w *walker) dir(fd int, ap, rel string, depth int) error {
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			continue // gone since readdir
 		}
-		e := WalkEntry{Info: infoFrom(join(ap, name), &st), Rel: name, Depth: depth}
+		e := WalkEntry{Info: infoFrom(childOf(ap, name), &st), Rel: name, Depth: depth}
 		if rel != "" {
 			e.Rel = rel + "/" + name
 		}

@@ -65,8 +65,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		}
 	}
 
-	dir, _ := split(ap)
-	tmp, f, err := createTemp(dirfd, ap, func(name string) { claim.Add(join(dir, name)) })
+	dir, _ := dirAndName(ap)
+	tmp, f, err := createTemp(dirfd, ap, func(name string) { claim.Add(childOf(dir, name)) })
 	if err != nil {
 		return 0, pathErr(OpWrite, ap, err)
 	}
@@ -121,7 +121,7 @@ func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) 
 		return ap, -1, "", pathErr(OpWrite, ap, err)
 	}
 	if mkdirParents {
-		dir, _ := split(ap)
+		dir, _ := dirAndName(ap)
 		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
 			return ap, -1, "", err
 		}
@@ -203,7 +203,7 @@ func (s *Sandbox) followLeaf(ap string) (string, error) {
 		if err != nil {
 			return ap, err
 		}
-		dir, _ := split(ap)
+		dir, _ := dirAndName(ap)
 		next, err := cleanAPI(dir, target)
 		if err != nil {
 			return ap, unix.ENOENT

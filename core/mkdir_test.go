@@ -1,0 +1,42 @@
+package core
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestMkdir(t *testing.T) {
+	modes(t, func(t *testing.T, s *Sandbox, root string) {
+		mk(t, root, map[string]string{"f": "x", "d/": "", "ld": "->d", "dangling": "->nowhere"})
+		for _, tc := range []struct {
+			path    string
+			parents bool
+			errno   unix.Errno
+		}{
+			{"/a", false, 0},
+			{"/a", false, unix.EEXIST},
+			{"/a", true, 0},
+			{"/b/c/d", false, unix.ENOENT},
+			{"/b/c/d", true, 0},
+			{"/f", true, unix.EEXIST},
+			{"/f/x", true, unix.ENOTDIR},
+			{"/ld/inside", true, 0},
+			{"/dangling", true, unix.EEXIST},
+			{"/", true, 0},
+			{"/", false, unix.EEXIST},
+		} {
+			err := s.Mkdir(ctx, tc.path, tc.parents, 0)
+			if got, _ := Errno(err); got != tc.errno {
+				t.Errorf("Mkdir(%q, %v) = %v, want errno %v", tc.path, tc.parents, err, tc.errno)
+			}
+		}
+		for _, d := range []string{"a", "b/c/d", "d/inside"} {
+			if st, err := os.Lstat(filepath.Join(root, d)); err != nil || !st.IsDir() {
+				t.Errorf("%s not a directory: %v", d, err)
+			}
+		}
+	})
+}
