@@ -19,7 +19,7 @@ type Actor struct {
 type actorKey struct{}
 
 // WithActor stamps ctx with who is acting; core operations read it when they
-// append to the journal. Handlers stamp journal.API, the mirror journal.FUSE.
+// append to the journal. Handlers stamp journal.API, the mirror journal.Mirror.
 func WithActor(ctx context.Context, a Actor) context.Context {
 	return context.WithValue(ctx, actorKey{}, a)
 }

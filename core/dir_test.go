@@ -43,7 +43,7 @@ func TestDirDeep(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			s, root, w := watched(t)
-			fuse := WithActor(ctx, Actor{Origin: journal.FUSE, Pid: 7, Uid: 0})
+			fuse := WithActor(ctx, Actor{Origin: journal.Mirror, Pid: 7, Uid: 0})
 			seg := strings.Repeat("x", 200)
 			d := s.RootDir()
 			for i := 0; i < 24; i++ {

@@ -37,7 +37,7 @@ func BenchmarkMirrorCreateUnlink(b *testing.B) {
 				b.Fatal(err)
 			}
 			<-s.WatchReady()
-			ctx := WithActor(context.Background(), Actor{Origin: journal.FUSE, Pid: 1})
+			ctx := WithActor(context.Background(), Actor{Origin: journal.Mirror, Pid: 1})
 			rd := s.RootDir()
 			create := func(i int) {
 				h, _, err := rd.Create(ctx, "f"+strconv.Itoa(i), unix.O_WRONLY, 0o644, -1, -1)

@@ -117,7 +117,7 @@ func inHandler(ctx context.Context) context.Context {
 // event the notifier handled before the operation's claim opened. A FUSE
 // handler's never appends what waits: it joins it.
 func (s *Sandbox) record(ctx context.Context, e journal.Event) {
-	if e.Origin == journal.FUSE || ctx.Value(handlerKey{}) != nil {
+	if e.Origin == journal.Mirror || ctx.Value(handlerKey{}) != nil {
 		if !s.out.joined(e) {
 			s.journal.Append(e)
 		}

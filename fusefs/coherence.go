@@ -26,7 +26,7 @@ const vetoTimeout = time.Nanosecond
 // (Invalidating is not forgetting: FORGET is the kernel dropping an inode,
 // OnForget in tree.go.)
 func (m *Mirror) invalidate(e journal.Event, lost bool) {
-	if !lost && e.Origin == journal.FUSE {
+	if !lost && e.Origin == journal.Mirror {
 		return // before the gate: handlers never wait on it
 	}
 	m.gate.RLock()

@@ -156,7 +156,7 @@ func TestInvalidate(t *testing.T) {
 	}
 	t.Run("the mirror's own events are skipped", func(t *testing.T) {
 		m, rec := invalidationTree(t, nil)
-		m.invalidate(journal.Event{Type: journal.Remove, Path: "/a/b", Origin: journal.FUSE}, false)
+		m.invalidate(journal.Event{Type: journal.Remove, Path: "/a/b", Origin: journal.Mirror}, false)
 		if got := rec.take(); len(got) != 0 {
 			t.Errorf("notifies %q, want none", got)
 		}

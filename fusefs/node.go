@@ -59,7 +59,7 @@ func (n *node) childPath(name string) string {
 
 // actor stamps ctx with the calling process as the actor of a change.
 func actor(ctx context.Context) (context.Context, core.Actor) {
-	a := core.Actor{Origin: journal.FUSE}
+	a := core.Actor{Origin: journal.Mirror}
 	if c, ok := fuse.FromContext(ctx); ok {
 		a.Pid, a.Uid = c.Pid, c.Uid
 	}

@@ -152,7 +152,7 @@ func wireEvent(e journal.Event, base string, baseIsFile bool) watchEvent {
 		Timestamp:    unixFloat(e.Time),
 		Origin:       string(e.Origin),
 	}
-	if e.Origin == journal.FUSE {
+	if e.Origin == journal.Mirror {
 		pid, uid := e.Pid, e.Uid
 		out.Pid, out.Uid = &pid, &uid
 	}

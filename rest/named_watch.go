@@ -213,7 +213,7 @@ func socketEvent(e journal.Event) wsEvent {
 	out := wsEvent{Type: "event", Path: e.Path, Event: string(e.Type),
 		Timestamp: e.Time.UTC().Format(time.RFC3339Nano), IsDir: e.IsDir, Size: e.Size,
 		Origin: string(e.Origin), OldPath: e.OldPath}
-	if e.Origin == journal.FUSE {
+	if e.Origin == journal.Mirror {
 		pid := e.Pid
 		out.Pid = &pid
 	}

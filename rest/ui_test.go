@@ -209,7 +209,7 @@ func TestSocketEventOrigin(t *testing.T) {
 	}{
 		{"api write", journal.Event{Type: journal.Write, Path: "/a", Size: 3, Time: at, Origin: journal.API, Pid: 9},
 			`{"type":"event","path":"/a","event":"write","timestamp":"2026-01-02T03:04:05Z","isDir":false,"size":3,"origin":"api"}`},
-		{"fuse create", journal.Event{Type: journal.Create, Path: "/d", IsDir: true, Time: at, Origin: journal.FUSE, Pid: 4242, Uid: 1000},
+		{"fuse create", journal.Event{Type: journal.Create, Path: "/d", IsDir: true, Time: at, Origin: journal.Mirror, Pid: 4242, Uid: 1000},
 			`{"type":"event","path":"/d","event":"create","timestamp":"2026-01-02T03:04:05Z","isDir":true,"size":0,"origin":"fuse","pid":4242}`},
 		{"external rename", journal.Event{Type: journal.Rename, Path: "/new", OldPath: "/old", Time: at, Origin: journal.External},
 			`{"type":"event","path":"/new","event":"rename","timestamp":"2026-01-02T03:04:05Z","isDir":false,"size":0,"origin":"external","oldPath":"/old"}`},

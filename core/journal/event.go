@@ -20,7 +20,7 @@ type Origin string
 // The origins.
 const (
 	API      Origin = "api"
-	FUSE     Origin = "fuse"
+	Mirror   Origin = "fuse" // the FUSE mount; told as "fuse" on the wire
 	External Origin = "external"
 )
 
