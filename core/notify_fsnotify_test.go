@@ -1,8 +1,10 @@
 package core
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +62,7 @@ func TestNotifierAgainstFsnotify(t *testing.T) {
 		if len(seen) == 0 {
 			t.Fatalf("%s: fsnotify saw nothing", st.name)
 		}
+		rewatch(t, fw, root)
 		judged += len(seen)
 		events := settle(t, s, w, cursor)
 		if len(events) > 0 {
@@ -141,4 +144,22 @@ func fsnotifySteps(t *testing.T, fw *fsnotify.Watcher, root string) []journal.Ev
 		add(journal.Event{Type: journal.Remove, Path: renamed}) // moved out
 	}
 	return out
+}
+
+// rewatch watches every directory under root again. fsnotify is not
+// recursive, and after a directory rename its watch may be gone: the
+// kernel gives the new name's watch the same descriptor as the old one's,
+// and fsnotify drops that descriptor when it reads the old name's
+// MOVE_SELF, which it may do after the Add of the new name.
+func rewatch(t *testing.T, fw *fsnotify.Watcher, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return fw.Add(p)
+	})
+	if err != nil {
+		t.Fatalf("fsnotify rewatch: %v", err)
+	}
 }
