@@ -8,12 +8,21 @@ import (
 	"sandfs/core/journal"
 )
 
-// Actor is who makes a change: the origin a journal event carries, and for
-// the FUSE mirror the calling process and user.
+// Actor is who makes a change: the origin a journal event carries; for a
+// REST request the name its client gave (X-Sandfs-Actor); for the FUSE
+// mirror the calling process and user, and that process's command name and
+// cgroup.
 type Actor struct {
 	Origin journal.Origin
+	Name   string // a REST client's own name for who acts (free text, checked by the boundary)
 	Pid    uint32
 	Uid    uint32
+	Comm   string // fuse: the caller's command name (/proc/PID/comm)
+	Cgroup string // fuse: the caller's cgroup v2 path (/proc/PID/cgroup, the 0:: line)
+	// Process, when set, tells Comm and Cgroup of a pid (empty when it is
+	// gone). It is called only when an event is appended, so a request that
+	// changes nothing never pays for it; Comm set already skips it.
+	Process func(pid uint32) (comm, cgroup string)
 }
 
 type actorKey struct{}
@@ -61,7 +70,11 @@ func (s *Sandbox) emitFd(ctx context.Context, typ journal.Type, ap string, fd in
 // stat st (nil: unknown, or removed).
 func (s *Sandbox) event(ctx context.Context, typ journal.Type, ap, old string, isDir bool, st *unix.Stat_t) {
 	a := actorOf(ctx)
-	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: a.Origin, Pid: a.Pid, Uid: a.Uid}
+	if a.Comm == "" && a.Process != nil && a.Pid != 0 {
+		a.Comm, a.Cgroup = a.Process(a.Pid)
+	}
+	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: a.Origin,
+		Actor: a.Name, Pid: a.Pid, Uid: a.Uid, Comm: a.Comm, Cgroup: a.Cgroup}
 	if st != nil {
 		fillEvent(&e, infoFrom(ap, st))
 	}

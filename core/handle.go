@@ -108,7 +108,7 @@ func (h *Handle) tell(ctx context.Context, release bool) {
 	if release && flushed && !wrote {
 		a = Actor{Origin: journal.External}
 	} else if c := actorOf(ctx); c.Pid != 0 {
-		a.Pid, a.Uid = c.Pid, c.Uid
+		a.Pid, a.Uid, a.Comm, a.Cgroup, a.Process = c.Pid, c.Uid, c.Comm, c.Cgroup, c.Process
 	}
 	var st unix.Stat_t
 	stp := &st

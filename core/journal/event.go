@@ -36,6 +36,9 @@ type Event struct {
 	Inode   uint64
 	Time    time.Time // when the journal took it
 	Origin  Origin
+	Actor   string // api: who acts, as the client named it (X-Sandfs-Actor); "" when unnamed
 	Pid     uint32 // fuse: the calling process (thread) where the kernel tells
 	Uid     uint32 // fuse: the calling user
+	Comm    string // fuse: the caller's command name, "" when it was gone
+	Cgroup  string // fuse: the caller's cgroup v2 path, "" when unknown
 }
