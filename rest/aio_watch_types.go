@@ -113,8 +113,11 @@ type watchEvent struct {
 	Inode        uint64  `json:"inode"`
 	Timestamp    float64 `json:"timestamp"`
 	Origin       string  `json:"origin"`
+	Actor        string  `json:"actor,omitempty"` // api: X-Sandfs-Actor
 	Pid          *uint32 `json:"pid,omitempty"`
 	Uid          *uint32 `json:"uid,omitempty"`
+	Comm         string  `json:"comm,omitempty"`   // fuse: the caller's command name
+	Cgroup       string  `json:"cgroup,omitempty"` // fuse: the caller's cgroup v2 path
 }
 
 // sseStarted is the data of the first SSE event, watch_started; sseOverflow
@@ -151,6 +154,9 @@ func wireEvent(e journal.Event, base string, baseIsFile bool) watchEvent {
 		Inode:        e.Inode,
 		Timestamp:    unixFloat(e.Time),
 		Origin:       string(e.Origin),
+		Actor:        e.Actor,
+		Comm:         e.Comm,
+		Cgroup:       e.Cgroup,
 	}
 	if e.Origin == journal.Mirror {
 		pid, uid := e.Pid, e.Uid

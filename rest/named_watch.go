@@ -47,9 +47,13 @@ type wsEvent struct {
 	IsDir     bool   `json:"isDir"`
 	Size      int64  `json:"size"`
 	// sandfs's own, after the seed's fields: who made the change (API.md
-	// §6) and, for a fuse change, the calling process; a rename's old path.
+	// §6): the name an API client gave, for a fuse change the calling
+	// process, its command name and cgroup; a rename's old path.
 	Origin  string  `json:"origin,omitempty"`
+	Actor   string  `json:"actor,omitempty"`
 	Pid     *uint32 `json:"pid,omitempty"`
+	Comm    string  `json:"comm,omitempty"`
+	Cgroup  string  `json:"cgroup,omitempty"`
 	OldPath string  `json:"oldPath,omitempty"`
 }
 
@@ -212,7 +216,7 @@ func (s *Server) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPat
 func socketEvent(e journal.Event) wsEvent {
 	out := wsEvent{Type: "event", Path: e.Path, Event: string(e.Type),
 		Timestamp: e.Time.UTC().Format(time.RFC3339Nano), IsDir: e.IsDir, Size: e.Size,
-		Origin: string(e.Origin), OldPath: e.OldPath}
+		Origin: string(e.Origin), Actor: e.Actor, Comm: e.Comm, Cgroup: e.Cgroup, OldPath: e.OldPath}
 	if e.Origin == journal.Mirror {
 		pid := e.Pid
 		out.Pid = &pid

@@ -147,7 +147,7 @@ func (s *Server) table() []route {
 }
 
 // handle wraps a route's handler: recover, the browser guard (Host and
-// Origin, browser.go), auth, then the handler, with any error rendered in
+// Origin, browser.go), auth, the actor header (actor.go), then the handler, with any error rendered in
 // the route's family shape.
 func (s *Server) handle(rt route) httprouter.Handle {
 	fam := familyOf(rt.Family)
@@ -174,8 +174,11 @@ func (s *Server) handle(rt route) httprouter.Handle {
 			return
 		}
 		s.browser.allowPage(tw, r)
+		var err error
 		if rt.Auth && !s.auth.ok(r) {
 			s.fail(tw, r, fam, rt.Path, errUnauthorized)
+		} else if r, err = withActor(r); err != nil {
+			s.fail(tw, r, fam, rt.Path, err)
 		} else if err := rt.h(tw, r, ps); err != nil {
 			s.fail(tw, r, fam, rt.Path, err)
 		}
