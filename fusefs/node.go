@@ -57,9 +57,11 @@ func (n *node) childPath(name string) string {
 	return p + "/" + name
 }
 
-// actor stamps ctx with the calling process as the actor of a change.
+// actor stamps ctx with the calling process as the actor of a change: its
+// pid and uid now, its command name and cgroup (proc.go) when core tells a
+// change, so that a request that changes nothing does not read /proc.
 func actor(ctx context.Context) (context.Context, core.Actor) {
-	a := core.Actor{Origin: journal.Mirror}
+	a := core.Actor{Origin: journal.Mirror, Process: process}
 	if c, ok := fuse.FromContext(ctx); ok {
 		a.Pid, a.Uid = c.Pid, c.Uid
 	}
