@@ -496,6 +496,68 @@ type watchEvent struct {
 	Origin  string  `json:"origin"`
 	Pid     *uint32 `json:"pid"`
 	Uid     *uint32 `json:"uid"`
+	Actor   string  `json:"actor"`
+	Comm    string  `json:"comm"`
+	Cgroup  string  `json:"cgroup"`
+}
+
+// TestFUSEEventsActor: a change through the mount names the process that
+// made it, its command name and cgroup as /proc tells them (a shell here, in
+// this test's cgroup, and the mkdir it runs), in the --log-events line and over the watch route;
+// an API request names its X-Sandfs-Actor the same way.
+func TestFUSEEventsActor(t *testing.T) {
+	d, mnt := startMirror(t, "--log-events")
+	watch := newWatch(t, d)
+	cmd := exec.Command("sh", "-c", "echo hi > bysh && mkdir shdir")
+	cmd.Dir = mnt
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sh: %v %s", err, out)
+	}
+	req, _ := http.NewRequest("PUT", d.URL+"/v1/fs/file?path=/byapi", strings.NewReader("x"))
+	req.Header.Set("X-Sandfs-Actor", "agent 7/tool:write")
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("PUT with an actor: %s", resp.Status)
+	}
+	must(t, os.WriteFile(filepath.Join(d.Root, "sentinel"), []byte("s"), 0o644))
+
+	cg, _ := os.ReadFile("/proc/self/cgroup")
+	var wantCgroup string
+	for _, l := range strings.Split(string(cg), "\n") {
+		if p, ok := strings.CutPrefix(l, "0::"); ok {
+			wantCgroup = p
+		}
+	}
+	check := func(where, path, origin, actor, comm, cgroup string) {
+		t.Helper()
+		switch {
+		case path == "/bysh" || path == "/shdir":
+			want := map[string]string{"/bysh": "sh", "/shdir": "mkdir"}[path] // the shell's child for mkdir
+			if origin != "fuse" || comm != want || cgroup != wantCgroup || actor != "" {
+				t.Errorf("%s: %s: origin %s comm %q cgroup %q actor %q; want fuse %s %q", where, path, origin, comm, cgroup, actor, want, wantCgroup)
+			}
+		case path == "/byapi":
+			if origin != "api" || actor != "agent 7/tool:write" || comm != "" || cgroup != "" {
+				t.Errorf("%s: %s: origin %s actor %q comm %q cgroup %q; want api and the actor", where, path, origin, actor, comm, cgroup)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, e := range waitEvent(t, d, func(e logEvent) bool { return e["path"] == "/sentinel" && e["origin"] == "external" }) {
+		seen[e["path"]] = true
+		check("log", e["path"], e["origin"], e["actor"], e["comm"], e["cgroup"])
+	}
+	for _, e := range watch.until(t, "/sentinel", "external") {
+		seen["watch "+e.Path] = true
+		check("watch", e.Path, e.Origin, e.Actor, e.Comm, e.Cgroup)
+	}
+	for _, p := range []string{"/bysh", "/shdir", "/byapi"} {
+		if !seen[p] || !seen["watch "+p] {
+			t.Errorf("%s: not seen in the log (%v) or over the watch route (%v)", p, seen[p], seen["watch "+p])
+		}
+	}
 }
 
 // aioWatch is a watcher on "/" made through POST /v2/watch.

@@ -25,9 +25,11 @@ var watchCommand = &command{
 directory) and print each change as it happens, whoever made it: the API,
 the FUSE mount, or a process writing the root directly. One line an event:
 
-  TIME ORIGIN TYPE PATH [<- OLD PATH]
+  TIME ORIGIN TYPE PATH [<- OLD PATH] [by WHO]
 
-(TIME local, to the millisecond; TYPE create, write, remove, rename or chmod).
+(TIME local, to the millisecond; TYPE create, write, remove, rename or chmod;
+WHO the actor an API request named with X-Sandfs-Actor, or for the mount
+the calling process as COMM[PID]).
 --json prints each event as the daemon's JSON object, one a line. A line
 "events were lost" (--json: an object with "overflow": true) says the daemon
 dropped events this watcher had not delivered. Runs until interrupted
@@ -74,6 +76,9 @@ type watchEvent struct {
 	OldPath   string  `json:"old_path"`
 	Timestamp float64 `json:"timestamp"`
 	Origin    string  `json:"origin"`
+	Actor     string  `json:"actor"` // api: X-Sandfs-Actor
+	Pid       *uint32 `json:"pid"`   // fuse
+	Comm      string  `json:"comm"`  // fuse, when known
 }
 
 func watch(ctx context.Context, c *client, stdout, stderr io.Writer, p string, debounce int, asJSON bool) error {
@@ -146,6 +151,12 @@ func formatEvent(ev watchEvent) string {
 	line := fmt.Sprintf("%s %-8s %-6s %s", ts, ev.Origin, ev.Type, printable(ev.Path))
 	if ev.OldPath != "" {
 		line += " <- " + printable(ev.OldPath)
+	}
+	switch {
+	case ev.Actor != "":
+		line += " by " + printable(ev.Actor)
+	case ev.Comm != "" && ev.Pid != nil:
+		line += fmt.Sprintf(" by %s[%d]", printable(ev.Comm), *ev.Pid)
 	}
 	return line
 }
