@@ -62,7 +62,9 @@
 // # Attribution
 //
 // Each mutating handler stamps its context with core.WithActor(origin fuse,
-// the caller's pid and uid from fuse.FromContext) and makes one call of a
+// the caller's pid and uid from fuse.FromContext, and process (proc.go),
+// which core calls for the caller's comm and cgroup only when it appends an
+// event) and makes one call of a
 // core.Dir, which claims the paths in the ledger (so the inotify echo of
 // the change is not told again as external) and appends one event,
 // describing the file by the stat the call already has. Writes through a
