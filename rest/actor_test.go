@@ -88,12 +88,7 @@ func TestActorHeader(t *testing.T) {
 // TestActorHeaderNamedWatch: the named family's websocket tells the actor.
 func TestActorHeaderNamedWatch(t *testing.T) {
 	h := newNamedHarness(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := h.def.StartWatching(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	<-h.def.WatchReady()
+	h.watching(t)
 	c := h.dialWatch(t, "/v1/sandboxes/default/fs/watch", nil)
 	wsSend(t, c, map[string]any{"type": "subscribe", "paths": []string{"/"}, "recursive": true})
 	if m := wsRecv(t, c, 5*time.Second); m.Type != "subscribed" {

@@ -618,6 +618,18 @@ func newNamedHarness(t *testing.T) *namedHarness {
 	return &namedHarness{harness: h, other: other, def: def, ob: ob}
 }
 
+// watching starts the kernel watch of sandbox default and waits until it
+// is ready.
+func (h *namedHarness) watching(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := h.def.StartWatching(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-h.def.WatchReady()
+}
+
 // wantNamedError checks a §5 error: status, code (when given) and path
 // (when given), and that error is not empty.
 func wantNamedError(t *testing.T, r resp, status int, code, path string) namedError {

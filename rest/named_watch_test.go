@@ -36,12 +36,7 @@ func TestNamedWatch(t *testing.T) {
 	for _, pre := range namedPrefixes {
 		t.Run(strings.Trim(pre, "/"), func(t *testing.T) {
 			h := newNamedHarness(t)
-			ctx, cancel := context.WithCancel(context.Background())
-			t.Cleanup(cancel)
-			if err := h.def.StartWatching(ctx, nil); err != nil {
-				t.Fatal(err)
-			}
-			<-h.def.WatchReady()
+			h.watching(t)
 			h.mkdir(t, "/app")
 
 			c := h.dialWatch(t, pre+"default/fs/watch", nil)
