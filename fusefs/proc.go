@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,8 +35,48 @@ var procDir = sync.OnceValue(func() int {
 // maxCgroupFile bounds what is read of /proc/PID/cgroup.
 const maxCgroupFile = 8 << 10
 
+// procTTL is how long what was read of a pid serves its next changes: a
+// burst through the mount (tar, git, rm -rf) reads /proc once per process
+// and per procTTL, not twice per change (the reads cost about as much as
+// the unlink they describe). A process that execs or renames itself is
+// told by its old comm for at most that long; the pid itself is always
+// the request's.
+const procTTL = 250 * time.Millisecond
+
+// procCacheMax bounds the pids remembered; past it the cache starts over.
+const procCacheMax = 1024
+
+type procSeen struct {
+	comm, cgroup string
+	at           time.Time
+}
+
+var procCache struct {
+	sync.Mutex
+	m map[uint32]procSeen
+}
+
 // process is the command name and cgroup v2 path of pid, "" where unknown.
 func process(pid uint32) (comm, cgroup string) {
+	now := time.Now()
+	procCache.Lock()
+	e, ok := procCache.m[pid]
+	procCache.Unlock()
+	if ok && now.Sub(e.at) < procTTL {
+		return e.comm, e.cgroup
+	}
+	comm, cgroup = readProcess(pid)
+	procCache.Lock()
+	if procCache.m == nil || len(procCache.m) >= procCacheMax {
+		procCache.m = map[uint32]procSeen{}
+	}
+	procCache.m[pid] = procSeen{comm, cgroup, now}
+	procCache.Unlock()
+	return comm, cgroup
+}
+
+// readProcess reads the command name and cgroup of pid from /proc.
+func readProcess(pid uint32) (comm, cgroup string) {
 	dir := procDir()
 	if dir < 0 || pid == 0 {
 		return "", ""
