@@ -135,13 +135,15 @@ func (d *Dir) at() (int, func(int), error) {
 	p := d.path()
 	covered := d.open != nil && d.hold && d.s.WatchCovers(p)
 	if !covered {
-		if ap, err := d.s.Clean(p); err == nil || d.open == nil {
-			if err != nil {
-				return -1, nil, unix.ENAMETOOLONG
-			}
+		ap, err := d.s.Clean(p)
+		if err == nil {
 			fd, err := d.s.openDir(ap)
 			return fd, closeFd, err
 		}
+		if d.open == nil {
+			return -1, nil, unix.ENAMETOOLONG
+		}
+		// Past PATH_MAX: opened from the parent, name by name, below.
 	}
 	fd, err := d.open()
 	if err != nil || !covered {

@@ -31,8 +31,8 @@ const (
 // Lookup is the lstat of the one name name in d, which the kernel asks
 // before it knows the name.
 func (d *Dir) Lookup(ctx context.Context, name string) (unix.Stat_t, error) {
-	if err := oneName(name); err != nil {
-		return unix.Stat_t{}, pathErr(OpStat, d.child(name), err)
+	if name == "" {
+		return unix.Stat_t{}, pathErr(OpStat, d.path(), unix.EINVAL) // Getattr checks any other name
 	}
 	return d.Getattr(name)
 }
