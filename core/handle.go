@@ -69,18 +69,19 @@ func (h *Handle) Setattr(ctx context.Context, a SetAttr) (unix.Stat_t, error) {
 }
 
 // changed reports whether the backing file's size or times moved since
-// last told: with passthrough the daemon sees no WRITE requests.
-func (h *Handle) changed() bool {
+// last told (with passthrough the daemon sees no WRITE requests), and
+// returns the stat it took (nil when it took none).
+func (h *Handle) changed() (bool, *unix.Stat_t) {
 	if h.claim == nil {
-		return false
+		return false, nil
 	}
 	var st unix.Stat_t
 	if unix.Fstat(int(h.f.Fd()), &st) != nil {
-		return false
+		return false, nil
 	}
 	moved := !sameContent(&st, &h.seen)
 	h.seen = st
-	return moved
+	return moved, &st
 }
 
 // Flush tells what the handle wrote since it last told, as made by the
@@ -96,7 +97,8 @@ func (h *Handle) Flush(ctx context.Context) { h.tell(ctx, false) }
 // also makes the mirror invalidate the kernel's caches.
 func (h *Handle) tell(ctx context.Context, release bool) {
 	h.mu.Lock()
-	changed, wrote, flushed := h.changed(), h.wrote, h.flushed
+	changed, st := h.changed()
+	wrote, flushed := h.wrote, h.flushed
 	h.wrote = false
 	h.flushed = !release
 	h.told = h.told || changed || wrote
@@ -110,12 +112,7 @@ func (h *Handle) tell(ctx context.Context, release bool) {
 	} else if c := actorOf(ctx); c.Pid != 0 {
 		a.Pid, a.Uid, a.Comm, a.Cgroup, a.Process = c.Pid, c.Uid, c.Comm, c.Cgroup, c.Process
 	}
-	var st unix.Stat_t
-	stp := &st
-	if unix.Fstat(int(h.f.Fd()), &st) != nil {
-		stp = nil
-	}
-	h.s.event(inHandler(WithActor(ctx, a)), journal.Write, h.path(), "", false, stp)
+	h.s.event(inHandler(WithActor(ctx, a)), journal.Write, h.path(), "", false, st)
 }
 
 // Release ends the claim before it looks at the file: a change after the
