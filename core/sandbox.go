@@ -31,6 +31,10 @@ type Options struct {
 	// AllowSetid lets API operations make setuid and setgid files
 	// (serve --allow-setid); see setid.go.
 	AllowSetid bool
+	// StateDir is this sandbox's own directory in the daemon's state
+	// directory (made 0700, outside every root), where its journal,
+	// manifest and checkpoints are kept; "" keeps everything in memory.
+	StateDir string
 }
 
 // Sandbox is one directory tree served under a name. It owns an open fd on
@@ -44,6 +48,7 @@ type Sandbox struct {
 	limits     Limits
 	allowSetid bool // setid.go
 	journal    *journal.Journal
+	stateDir   string // Options.StateDir
 	ledger     ledger
 	out        outbox // the notifier's events, in order with the daemon's (outbox.go)
 	watchReady chan struct{}
@@ -66,7 +71,7 @@ func Open(name, dir string, o Options) (*Sandbox, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open sandbox root", Path: dir, Err: err}
 	}
-	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), watchReady: make(chan struct{}),
+	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, watchReady: make(chan struct{}),
 		opened: time.Now(), sweepDone: make(chan struct{})}
 	if s.limits.TarEntries <= 0 {
 		s.limits.TarEntries = DefaultLimits.TarEntries
@@ -123,6 +128,10 @@ func (s *Sandbox) HostRoot() string { return s.hostRoot }
 
 // Workdir is the API path relative client paths are taken against.
 func (s *Sandbox) Workdir() string { return s.workdir }
+
+// StateDir is the sandbox's directory in the daemon's state directory,
+// "" when it keeps nothing between runs.
+func (s *Sandbox) StateDir() string { return s.stateDir }
 
 // UsesOpenat2 reports whether resolution goes through openat2 or the walk.
 func (s *Sandbox) UsesOpenat2() bool { return s.openat2 }

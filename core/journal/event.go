@@ -41,4 +41,8 @@ type Event struct {
 	Uid     uint32 // fuse: the calling user
 	Comm    string // fuse: the caller's command name, "" when it was gone
 	Cgroup  string // fuse: the caller's cgroup v2 path, "" when unknown
+	// FoundAtStart marks an external change the daemon did not see happen:
+	// found at start by comparing the tree with the manifest the journal
+	// last kept (the daemon was down when it was made).
+	FoundAtStart bool
 }

@@ -147,3 +147,17 @@ func (j *Journal) Dropped() uint64 { return j.dropped.Load() }
 // Overflows is how many times events were lost before the journal (Lost:
 // the kernel's queue overflowed).
 func (j *Journal) Overflows() uint64 { return j.overflows.Load() }
+
+// Scan calls fn with every kept event after seq, in order, until fn
+// returns false. lost says that events after seq were no longer kept
+// (retention, or the in-memory ring of a journal without a store), so what
+// fn saw is not all that happened after seq.
+func (j *Journal) Scan(seq uint64, fn func(Event) bool) (lost bool, err error) {
+	events, lost := j.Since(seq, 0)
+	for _, e := range events {
+		if !fn(e) {
+			break
+		}
+	}
+	return lost, nil
+}
