@@ -52,8 +52,8 @@ type Watcher struct {
 	exclude []string
 	key     string
 	created time.Time
-	refs    int            // under the journal's lock
-	start   uint64         // the journal's seq when the watcher began hearing events
+	refs    int    // under the journal's lock
+	start   uint64 // the journal's seq when the watcher began hearing events
 	j       *Journal
 	dropped *atomic.Uint64 // the journal's count of dropped events
 
