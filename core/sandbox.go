@@ -85,12 +85,12 @@ func Open(name, dir string, o Options) (*Sandbox, error) {
 		h, err := history.Open(o.StateDir, o.Retention, o.Log)
 		if err != nil {
 			unix.Close(fd)
-			return nil, fmt.Errorf("sandbox %s: %w", name, err)
+			return nil, err
 		}
 		if s.journal, err = journal.NewWith(h); err != nil {
 			h.Close()
 			unix.Close(fd)
-			return nil, fmt.Errorf("sandbox %s: %w", name, err)
+			return nil, fmt.Errorf("history: %w", err)
 		}
 		s.hist = h
 	} else {

@@ -32,6 +32,7 @@ var DefaultRetention = Retention{MaxAge: 30 * 24 * time.Hour, MaxEvents: 1_000_0
 type Log struct {
 	dir  string // the state directory's path, for messages
 	dfd  int
+	lock int // flock'd: one daemon per journal
 	db   *db
 	keep Retention
 	log  *slog.Logger
@@ -66,9 +67,24 @@ func Open(dir string, keep Retention, log *slog.Logger) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %s: %w", dir, err)
 	}
-	l := &Log{dir: dir, dfd: dfd, keep: keep, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	lock, err := unix.Openat(dfd, "lock", unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		if err = unix.Flock(lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			unix.Close(lock)
+			if err == unix.EWOULDBLOCK {
+				unix.Close(dfd)
+				return nil, fmt.Errorf("the journal in %s is in use by another daemon (one daemon per state directory and sandbox)", dir)
+			}
+		}
+	}
+	if err != nil {
+		unix.Close(dfd)
+		return nil, fmt.Errorf("history: %s: %w", dir, err)
+	}
+	l := &Log{dir: dir, dfd: dfd, lock: lock, keep: keep, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	if err := l.open(); err != nil {
+		unix.Close(lock)
 		unix.Close(dfd)
 		return nil, err
 	}
@@ -82,6 +98,11 @@ func (l *Log) open() error {
 		if err := unix.Fstatat(l.dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
 			return fmt.Errorf("history: %s/%s is not a regular file; refusing it", l.dir, name)
 		}
+	}
+	// journal.db made 0600 before SQLite opens it: its -wal and -shm files
+	// take the database's mode.
+	if fd, err := unix.Openat(l.dfd, "journal.db", unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600); err == nil {
+		unix.Close(fd)
 	}
 	d, err := openDB("/proc/self/fd/" + strconv.Itoa(l.dfd) + "/journal.db")
 	if err != nil {
@@ -276,6 +297,7 @@ func (l *Log) Close() error {
 	<-l.done
 	l.tail.close()
 	err := l.db.close()
+	unix.Close(l.lock)
 	unix.Close(l.dfd)
 	return err
 }
