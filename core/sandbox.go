@@ -57,6 +57,7 @@ type Sandbox struct {
 	stateDir   string        // Options.StateDir
 	hist       *history.Log  // the durable journal; nil without a StateDir
 	reconciled chan struct{} // manifest.go
+	closed     atomic.Bool
 	ledger     ledger
 	out        outbox // the notifier's events, in order with the daemon's (outbox.go)
 	watchReady chan struct{}
@@ -117,7 +118,11 @@ func Open(name, dir string, o Options) (*Sandbox, error) {
 }
 
 // Close stores what the journal has pending and releases the root fd.
+// Closing twice is fine.
 func (s *Sandbox) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
 	if s.hist != nil {
 		s.hist.Close()
 	}

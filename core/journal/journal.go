@@ -212,6 +212,20 @@ func (j *Journal) Scan(ctx context.Context, seq uint64, fn func(Event) bool) (lo
 	}
 }
 
+// Oldest is the oldest seq still kept: a reader after an older one has
+// lost events.
+func (j *Journal) Oldest() uint64 {
+	j.mu.Lock()
+	oldest := j.ringOldest()
+	j.mu.Unlock()
+	if j.store != nil {
+		if so := j.store.Oldest(); so != 0 && so < oldest {
+			return so
+		}
+	}
+	return oldest
+}
+
 // SeqAt is the seq of the first kept event at or after t, 0 when there is
 // none.
 func (j *Journal) SeqAt(t time.Time) (uint64, error) {
