@@ -66,6 +66,8 @@ type wsEvent struct {
 	Cgroup  string  `json:"cgroup,omitempty"`
 	OldPath string  `json:"oldPath,omitempty"`
 	Seq     uint64  `json:"seq,omitempty"` // the event's place in the journal: a subscribe's since
+	// FoundAtStart: an outside change made while the daemon was down.
+	FoundAtStart bool `json:"foundAtStart,omitempty"`
 }
 
 type wsError struct {
@@ -282,7 +284,7 @@ func (s *Server) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPat
 func socketEvent(e journal.Event) wsEvent {
 	out := wsEvent{Type: "event", Path: e.Path, Event: string(e.Type),
 		Timestamp: e.Time.UTC().Format(time.RFC3339Nano), IsDir: e.IsDir, Size: e.Size,
-		Origin: string(e.Origin), Actor: e.Actor, Comm: e.Comm, Cgroup: e.Cgroup, OldPath: e.OldPath, Seq: e.Seq}
+		Origin: string(e.Origin), Actor: e.Actor, Comm: e.Comm, Cgroup: e.Cgroup, OldPath: e.OldPath, Seq: e.Seq, FoundAtStart: e.FoundAtStart}
 	if e.Origin == journal.Mirror {
 		pid := e.Pid
 		out.Pid = &pid
