@@ -114,13 +114,18 @@ func runFUSE(c *cfg, t *table) error {
 	}
 	for _, lv := range []struct {
 		where string
-		m     *[4]fsFigures
+		m     *[5]fsFigures
 	}{{"", &top}, {" in a/b/c/ below the top", &nested}} {
-		mNat, mSfs, mShared, mPrivate := lv.m[0], lv.m[1], lv.m[2], lv.m[3]
+		mNat, mSfs, mShared, mPrivate, mMem := lv.m[0], lv.m[1], lv.m[2], lv.m[3], lv.m[4]
 		t.pair("FUSE create"+lv.where+", µs/op: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "µs",
 			mSfs.create, mShared.create, atMost, 1.0, metaNote("µs", mSfs.create, mPrivate.create, mNat.create))
 		t.pair("FUSE unlink"+lv.where+", µs/op: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "µs",
 			mSfs.unlink, mShared.unlink, atMost, 1.0, metaNote("µs", mSfs.unlink, mPrivate.unlink, mNat.unlink))
+		durable := fmt.Sprintf("tmpfs roots, %d rounds of %d, taking turns with the rows above; the durable journal copies each event into its mmap'd tail and batches it into SQLite", len(mSfs.create), nCreate)
+		t.pair("FUSE create"+lv.where+", µs/op: sandfs with its durable journal (default) vs sandfs --no-history (in memory)", "µs",
+			mSfs.create, mMem.create, atMost, 1.2, durable)
+		t.pair("FUSE unlink"+lv.where+", µs/op: sandfs with its durable journal (default) vs sandfs --no-history (in memory)", "µs",
+			mSfs.unlink, mMem.unlink, atMost, 1.2, durable)
 		t.pair("FUSE readdir of 5,000 entries"+lv.where+", ms: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "ms",
 			mSfs.readdir, mShared.readdir, atMost, 1.0, metaNote("ms", mSfs.readdir, mPrivate.readdir, mNat.readdir))
 		t.pair("FUSE open, read 4 KiB, close"+lv.where+", µs/op: sandfs mirror vs go-fuse loopback -allow-other (the same mount options)", "µs",
@@ -146,13 +151,13 @@ func runFUSE(c *cfg, t *table) error {
 // every kind twice, at the top of its root and in a/b/c/ below it (top
 // first in even rounds, nested first in odd ones); the figures are in the
 // order of kinds.
-func runMeta(c *cfg, nCreate int) (top, nested [4]fsFigures, err error) {
+func runMeta(c *cfg, nCreate int) (top, nested [5]fsFigures, err error) {
 	meta, err := tmpfsDir(c, "fuse-meta")
 	if err != nil {
 		return
 	}
 	defer os.RemoveAll(meta)
-	kinds := []string{"native", "sandfs", "shared", "private"}
+	kinds := []string{"native", "sandfs", "shared", "private", "memory"}
 	dirs := make([]string, len(kinds))
 	for i, k := range kinds {
 		root := filepath.Join(meta, k)
@@ -173,6 +178,8 @@ func runMeta(c *cfg, nCreate int) (top, nested [4]fsFigures, err error) {
 		switch k {
 		case "sandfs":
 			p, err = startMount(c, root, mnt)
+		case "memory": // the journal in memory only: what the durable one costs
+			p, err = startMount(c, root, mnt, "--no-history")
 		case "shared":
 			p, err = startLoopback(c, root, mnt, "-allow-other")
 		case "private":

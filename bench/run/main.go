@@ -62,6 +62,7 @@ var groups = []group{
 	{"watch-latency", runWatchLatency},
 	{"watch-burst", runWatchBurst},
 	{"start", runStart},
+	{"history", runHistory},
 }
 
 func main() {

@@ -136,10 +136,21 @@ func waitHTTP(url string, limit time.Duration) error {
 }
 
 // startSandfs runs `sandfs serve --root root --no-auth` plus args on a free
-// port: with no token, as the sandbox-agent it is compared with runs.
+// port: with no token, as the sandbox-agent it is compared with runs; with
+// a state directory of its own, so daemons side by side never share a
+// journal.
 func startSandfs(c *cfg, root string, args ...string) (*proc, error) {
 	addr := freePort()
-	return startProc("", addr, "/health", c.bin, append([]string{"serve", "--root", root, "--listen", addr, "--no-auth"}, args...)...)
+	return startProc("", addr, "/health", c.bin, append([]string{"serve", "--root", root, "--listen", addr, "--no-auth", "--state", stateDir(c)}, args...)...)
+}
+
+// stateDir is a fresh state directory under the work directory.
+func stateDir(c *cfg) string {
+	d, err := os.MkdirTemp(c.work, "state-")
+	if err != nil {
+		return filepath.Join(c.work, "state")
+	}
+	return d
 }
 
 // startMount runs sandfs serving root with its FUSE mirror at mnt, and

@@ -213,7 +213,7 @@ func runStart(c *cfg, t *table) error {
 	for i := 0; i < n; i++ {
 		addr := freePort()
 		t0 := time.Now()
-		p, err := startProc("", addr, "", c.bin, "serve", "--root", root, "--listen", addr, "--no-auth")
+		p, err := startProc("", addr, "", c.bin, "serve", "--root", root, "--listen", addr, "--no-auth", "--state", stateDir(c))
 		if err != nil {
 			return err
 		}

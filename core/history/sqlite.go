@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver: the binary stays static
@@ -17,9 +17,12 @@ import (
 // The store is one SQLite database, journal.db, in WAL mode: a person can
 // open it with sqlite3 and query the events as rows (docs/history.md).
 //
-//	events(seq PRIMARY KEY, time ns, type, path, old_path, is_dir, size,
-//	       mtime ns, inode, mode, origin, actor, pid, uid, comm, cgroup,
-//	       found_at_start)
+//	events(seq PRIMARY KEY, time ns, type, path, old_path, origin, actor,
+//	       pid, comm, ev)
+//
+// The columns are for people (and their indexes); ev holds the whole
+// event (codec.go), which is what the daemon reads back: one column to
+// decode per row, and 10 parameters to bind instead of 17.
 //	manifest(path PRIMARY KEY, inode, size, mtime, mode, is_dir)
 //	watchers(id PRIMARY KEY, config JSON, created ns, start_seq, refs)
 //	meta(key PRIMARY KEY, value)
@@ -29,19 +32,12 @@ CREATE TABLE IF NOT EXISTS events(
 	time INTEGER NOT NULL,
 	type TEXT NOT NULL,
 	path TEXT NOT NULL,
-	old_path TEXT NOT NULL DEFAULT '',
-	is_dir INTEGER NOT NULL DEFAULT 0,
-	size INTEGER NOT NULL DEFAULT 0,
-	mtime INTEGER NOT NULL DEFAULT 0,
-	inode INTEGER NOT NULL DEFAULT 0,
-	mode INTEGER NOT NULL DEFAULT 0,
+	old_path TEXT NOT NULL,
 	origin TEXT NOT NULL,
-	actor TEXT NOT NULL DEFAULT '',
-	pid INTEGER NOT NULL DEFAULT 0,
-	uid INTEGER NOT NULL DEFAULT 0,
-	comm TEXT NOT NULL DEFAULT '',
-	cgroup TEXT NOT NULL DEFAULT '',
-	found_at_start INTEGER NOT NULL DEFAULT 0
+	actor TEXT NOT NULL,
+	pid INTEGER NOT NULL,
+	comm TEXT NOT NULL,
+	ev BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_time ON events(time);
 CREATE TABLE IF NOT EXISTS manifest(
@@ -62,11 +58,16 @@ CREATE TABLE IF NOT EXISTS watchers(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
 `
 
-const eventColumns = `seq, time, type, path, old_path, is_dir, size, mtime, inode, mode, origin, actor, pid, uid, comm, cgroup, found_at_start`
+const eventColumns = `seq, time, type, path, old_path, origin, actor, pid, comm, ev`
+
+// insertRows is how many events one INSERT statement carries.
+const insertRows = 32
 
 type db struct {
 	sql    *sql.DB
-	insert *sql.Stmt
+	insert *sql.Stmt // insertRows events
+	one    *sql.Stmt // one event
+	buf    []byte    // the writer's: encoded events
 }
 
 // openDB opens (making it) the database at path, which the caller has
@@ -87,33 +88,56 @@ func openDB(path string) (*db, error) {
 		d.Close()
 		return nil, fmt.Errorf("history: %s: %w", path, err)
 	}
-	ins, err := d.Prepare(`INSERT OR IGNORE INTO events(` + eventColumns + `) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	row := "(?,?,?,?,?,?,?,?,?,?)"
+	ins, err := d.Prepare(`INSERT OR IGNORE INTO events(` + eventColumns + `) VALUES` + row + strings.Repeat(","+row, insertRows-1))
 	if err != nil {
 		d.Close()
 		return nil, err
 	}
-	return &db{sql: d, insert: ins}, nil
+	one, err := d.Prepare(`INSERT OR IGNORE INTO events(` + eventColumns + `) VALUES` + row)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return &db{sql: d, insert: ins, one: one}, nil
 }
 
 func (d *db) close() error {
 	d.insert.Close()
+	d.one.Close()
 	return d.sql.Close()
 }
 
-// appendBatch stores events in one transaction.
+// appendBatch stores events in one transaction, insertRows to a statement.
 func (d *db) appendBatch(events []journal.Event) error {
 	tx, err := d.sql.Begin()
 	if err != nil {
 		return err
 	}
-	st := tx.Stmt(d.insert)
-	for _, e := range events {
-		if _, err := st.Exec(int64(e.Seq), nanos(e.Time), string(e.Type), e.Path, e.OldPath, e.IsDir, e.Size,
-			nanos(e.Mtime), int64(e.Inode), int64(e.Mode), string(e.Origin), e.Actor, int64(e.Pid), int64(e.Uid),
-			e.Comm, e.Cgroup, e.FoundAtStart); err != nil {
+	many, one := tx.Stmt(d.insert), tx.Stmt(d.one)
+	args := make([]any, 0, 10*insertRows)
+	for len(events) > 0 {
+		st, n := one, 1
+		if len(events) >= insertRows {
+			st, n = many, insertRows
+		}
+		args = args[:0]
+		d.buf = d.buf[:0]
+		offs := make([]int, 0, n+1)
+		for _, e := range events[:n] {
+			offs = append(offs, len(d.buf))
+			d.buf = appendEvent(d.buf, e)
+		}
+		offs = append(offs, len(d.buf))
+		for i, e := range events[:n] {
+			args = append(args, int64(e.Seq), nanos(e.Time), string(e.Type), e.Path, e.OldPath, string(e.Origin), e.Actor,
+				int64(e.Pid), e.Comm, d.buf[offs[i]:offs[i+1]])
+		}
+		if _, err := st.Exec(args...); err != nil {
 			tx.Rollback()
 			return err
 		}
+		events = events[n:]
 	}
 	return tx.Commit()
 }
@@ -129,21 +153,20 @@ func (d *db) bounds() (oldest, newest uint64, err error) {
 
 // scan calls fn with the stored events in (after, until], in order.
 func (d *db) scan(ctx context.Context, after, until uint64, fn func(journal.Event) bool) error {
-	rows, err := d.sql.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE seq > ? AND seq <= ? ORDER BY seq`, int64(after), int64(until))
+	rows, err := d.sql.QueryContext(ctx, `SELECT ev FROM events WHERE seq > ? AND seq <= ? ORDER BY seq`, int64(after), int64(until))
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	var blob []byte
 	for rows.Next() {
-		var e journal.Event
-		var seq, tm, mt, ino, mode, pid, uid int64
-		var typ, origin string
-		if err := rows.Scan(&seq, &tm, &typ, &e.Path, &e.OldPath, &e.IsDir, &e.Size, &mt, &ino, &mode, &origin,
-			&e.Actor, &pid, &uid, &e.Comm, &e.Cgroup, &e.FoundAtStart); err != nil {
+		if err := rows.Scan(&blob); err != nil {
 			return err
 		}
-		e.Seq, e.Time, e.Type, e.Mtime, e.Inode = uint64(seq), fromNanos(tm), journal.Type(typ), fromNanos(mt), uint64(ino)
-		e.Mode, e.Origin, e.Pid, e.Uid = fs.FileMode(mode), journal.Origin(origin), uint32(pid), uint32(uid)
+		e, err := decodeEvent(blob)
+		if err != nil {
+			return fmt.Errorf("history: a stored event does not decode: %w", err)
+		}
 		if !fn(e) {
 			return nil
 		}
