@@ -47,8 +47,9 @@ type Log struct {
 	failed    error           // the writer's last error
 	closed    bool
 
-	wake chan struct{}
-	done chan struct{}
+	wake   chan struct{}
+	urgent chan struct{} // a reader waits, or the batch is large: stop gathering
+	done   chan struct{}
 	// prunable is the newest seq a prune may delete (the manifest's seq).
 	prunable  uint64
 	lastPrune time.Time
@@ -81,7 +82,7 @@ func Open(dir string, keep Retention, log *slog.Logger) (*Log, error) {
 		unix.Close(dfd)
 		return nil, fmt.Errorf("history: %s: %w", dir, err)
 	}
-	l := &Log{dir: dir, dfd: dfd, lock: lock, keep: keep, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	l := &Log{dir: dir, dfd: dfd, lock: lock, keep: keep, log: log, wake: make(chan struct{}, 1), urgent: make(chan struct{}, 1), done: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	if err := l.open(); err != nil {
 		unix.Close(lock)
@@ -170,7 +171,7 @@ func (l *Log) Append(e journal.Event) {
 	if !t.fits(e) {
 		// The tail is full: start it over once the database holds all of it.
 		for l.committed < t.last && l.failed == nil && !l.closed {
-			l.kick()
+			l.urgently()
 			l.cond.Wait()
 		}
 		t.reset()
@@ -183,8 +184,13 @@ func (l *Log) Append(e journal.Event) {
 	if l.oldest == 0 {
 		l.oldest = e.Seq
 	}
+	many := len(l.pending) >= 4096
 	l.mu.Unlock()
-	l.kick()
+	if many {
+		l.urgently()
+	} else {
+		l.kick()
+	}
 }
 
 func (l *Log) kick() {
@@ -242,9 +248,34 @@ func (l *Log) writer() {
 			l.lastPrune = time.Now()
 		}
 		if len(batch) > 0 {
-			time.Sleep(2 * time.Millisecond) // let a burst gather into the next batch
+			l.gather()
 		}
 	}
+}
+
+// gather lets a burst of appends gather into the next batch: the writer
+// waits up to gatherFor, or less when a reader waits for the database
+// (syncTo) or many events are pending. A batch is one transaction, whose
+// cost is most of what a small batch costs.
+func (l *Log) gather() {
+	t := time.NewTimer(gatherFor)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-l.urgent:
+	}
+}
+
+// gatherFor bounds how long the writer waits for a batch to fill.
+const gatherFor = 25 * time.Millisecond
+
+// urgently asks the writer to store what is pending now.
+func (l *Log) urgently() {
+	select {
+	case l.urgent <- struct{}{}:
+	default:
+	}
+	l.kick()
 }
 
 // Sync waits until the database holds every event appended before it.
@@ -261,7 +292,7 @@ func (l *Log) syncTo(seq uint64) error {
 		if l.failed != nil {
 			return l.failed
 		}
-		l.kick()
+		l.urgently()
 		l.cond.Wait()
 	}
 	return nil
@@ -293,7 +324,7 @@ func (l *Log) Close() error {
 	l.closed = true
 	l.cond.Broadcast()
 	l.mu.Unlock()
-	l.kick()
+	l.urgently()
 	<-l.done
 	l.tail.close()
 	err := l.db.close()
