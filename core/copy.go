@@ -90,12 +90,12 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 		return stats, pathErr(OpCopy, ta, err)
 	}
 	defer unix.Close(tdir)
+	if err := checkAt(OpCopy, ta, o.Pre, tdir, tname); err != nil {
+		return stats, err // before EEXIST: a failed precondition is told as one
+	}
 	var dst unix.Stat_t
 	if unix.Fstatat(tdir, tname, &dst, unix.AT_SYMLINK_NOFOLLOW) == nil && !o.Overwrite {
 		return stats, pathErr(OpCopy, ta, unix.EEXIST)
-	}
-	if err := checkAt(OpCopy, ta, o.Pre, tdir, tname); err != nil {
-		return stats, err
 	}
 
 	claim := s.Claim(ta)

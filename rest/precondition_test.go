@@ -343,3 +343,24 @@ func TestStatETags(t *testing.T) {
 	}
 	h.wantFile(t, "/f.txt", "TWO\n")
 }
+
+// TestConditionalOrder: a failed precondition is told before the route's
+// own refusals: a stale edit whose old_str is gone is 412 (not "old_str not
+// found"), If-None-Match: * on a copy without overwrite onto an existing
+// file is 412 (not 409), and a refused edit leaves no undo step.
+func TestConditionalOrder(t *testing.T) {
+	h := newFilesHarness(t, nil)
+	h.writeFile(t, "/f.txt", "ONE\n")
+	h.writeFile(t, "/src.txt", "TWO\n")
+	cur := hostETag(t, h.host("/f.txt"), false)
+	r := h.post(t, "/v2/fs/edit", `{"command":"str_replace","path":"/f.txt","old_str":"GONE","new_str":"x","expected_etag":"\"1-2-3\""}`)
+	wantPrecondition(t, FamilyAIOv2, r, cur)
+	if n := h.srv.files().undo.depth("/f.txt"); n != 0 {
+		t.Errorf("undo steps after a refused edit: %d", n)
+	}
+	r = h.do(t, withHeader(jsonPost("POST", "/v2/fs/copy", `{"source":"/src.txt","destination":"/f.txt"}`), "If-None-Match", "*"))
+	wantPrecondition(t, FamilyAIOv2, r, cur)
+	r = h.do(t, withHeader(jsonPost("POST", "/v2/fs/write", `{"path":"/f.txt","content":"x"}`), "If-None-Match", `"abc"`))
+	wantStatusFamily(t, FamilyAIOv2, r, http.StatusBadRequest, "If-None-Match with an ETag")
+	h.wantFile(t, "/f.txt", "ONE\n")
+}
