@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 
@@ -18,6 +19,9 @@ const OpCopy = "copy"
 type CopyOptions struct {
 	Overwrite    bool // replace an existing destination (a directory with all under it)
 	MkdirParents bool // create the destination's missing parents
+	// Pre is what the destination must be, checked before the copy starts
+	// and again just before the rename (precondition.go).
+	Pre Precondition
 }
 
 // CopyStats says what a Copy made.
@@ -86,6 +90,9 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 		return stats, pathErr(OpCopy, ta, err)
 	}
 	defer unix.Close(tdir)
+	if err := checkAt(OpCopy, ta, o.Pre, tdir, tname); err != nil {
+		return stats, err // before EEXIST: a failed precondition is told as one
+	}
 	var dst unix.Stat_t
 	if unix.Fstatat(tdir, tname, &dst, unix.AT_SYMLINK_NOFOLLOW) == nil && !o.Overwrite {
 		return stats, pathErr(OpCopy, ta, unix.EEXIST)
@@ -102,7 +109,11 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
 		return CopyStats{}, pathErr(OpCopy, fa, err)
 	}
-	err = renameNoReplace(tdir, tmp, tdir, tname)
+	unlock := locks.lock(ta)
+	err = checkAt(OpCopy, ta, o.Pre, tdir, tname)
+	if err == nil {
+		err = renameNoReplace(tdir, tmp, tdir, tname)
+	}
 	if err == unix.EEXIST && o.Overwrite {
 		err = unix.Renameat(tdir, tmp, tdir, tname)
 		switch err {
@@ -111,6 +122,11 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 				err = renameNoReplace(tdir, tmp, tdir, tname)
 			}
 		}
+	}
+	unlock()
+	if errors.Is(err, ErrPrecondition) {
+		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
+		return CopyStats{}, err
 	}
 	if err != nil {
 		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)

@@ -183,7 +183,7 @@ func TestUploadEventsAndReplace(t *testing.T) {
 	defer s.Close()
 	mk(t, root, map[string]string{"d/old.txt": "old"})
 	os.Chmod(filepath.Join(root, "d/old.txt"), 0o640)
-	ap, n, err := s.Upload(ctx, "/d/old.txt", strings.NewReader("new content"))
+	ap, n, err := s.Upload(ctx, "/d/old.txt", strings.NewReader("new content"), UploadOptions{})
 	if err != nil || ap != "/d/old.txt" || n != 11 {
 		t.Fatalf("Upload: %q %d %v", ap, n, err)
 	}
@@ -197,7 +197,7 @@ func TestUploadEventsAndReplace(t *testing.T) {
 		t.Errorf("leftovers in d: %v", ents)
 	}
 	// A failing reader leaves the old content and no spool file.
-	if _, _, err := s.Upload(ctx, "/d/old.txt", io.MultiReader(strings.NewReader("x"), errReader{})); err == nil {
+	if _, _, err := s.Upload(ctx, "/d/old.txt", io.MultiReader(strings.NewReader("x"), errReader{}), UploadOptions{}); err == nil {
 		t.Errorf("failing reader: got nil error")
 	}
 	b, _ = os.ReadFile(filepath.Join(root, "d/old.txt"))

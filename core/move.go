@@ -13,6 +13,9 @@ import (
 type MoveOptions struct {
 	Overwrite    bool // replace an existing destination (a directory with all under it)
 	MkdirParents bool // create the destination's missing parents
+	// Pre is what the source must be, checked just before the rename
+	// (precondition.go).
+	Pre Precondition
 }
 
 // Move renames from to to. Neither final component is followed: a symlink
@@ -43,6 +46,11 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 
 	claim := s.Claim(fa, ta)
 	defer claim.Done()
+	unlock := locks.lock(fa, ta)
+	defer unlock()
+	if err := checkAt(OpMove, fa, o.Pre, fdir, fname); err != nil {
+		return err
+	}
 	err = renameNoReplace(fdir, fname, tdir, tname)
 	if err == unix.EEXIST && o.Overwrite {
 		// A file over a file, or a directory over an empty one, is one

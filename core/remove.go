@@ -10,10 +10,24 @@ import (
 	"sandfs/core/journal"
 )
 
+// RemoveOptions shape a RemoveWith.
+type RemoveOptions struct {
+	Recursive bool // a non-empty directory with all under it
+	// Pre is what the entry (not followed) must be, checked just before
+	// the unlink (precondition.go).
+	Pre Precondition
+}
+
 // Remove deletes p, never following a final symlink (the link goes, not its
 // target). A non-empty directory needs recursive, else ENOTEMPTY. Removing
 // the root is EINVAL.
 func (s *Sandbox) Remove(ctx context.Context, p string, recursive bool) error {
+	return s.RemoveWith(ctx, p, RemoveOptions{Recursive: recursive})
+}
+
+// RemoveWith is Remove with options: a precondition on the entry.
+func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) error {
+	recursive := o.Recursive
 	ap, err := s.Clean(p)
 	if err != nil {
 		return err
@@ -25,6 +39,11 @@ func (s *Sandbox) Remove(ctx context.Context, p string, recursive bool) error {
 	defer unix.Close(dirfd)
 	claim := s.Claim(ap)
 	defer claim.Done()
+	unlock := locks.lock(ap)
+	defer unlock()
+	if err := checkAt(OpRemove, ap, o.Pre, dirfd, name); err != nil {
+		return err
+	}
 	isDir := false
 	err = unix.Unlinkat(dirfd, name, 0)
 	if err == unix.EISDIR || err == unix.EPERM {

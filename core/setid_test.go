@@ -61,7 +61,7 @@ func TestSetid(t *testing.T) {
 			return err
 		}, false, []check{{"suid", 0o755}}, nil},
 		{"upload over setuid drops it", false, func(s *Sandbox, _ string) error {
-			_, _, err := s.Upload(ctx, "/suid", strings.NewReader("x"))
+			_, _, err := s.Upload(ctx, "/suid", strings.NewReader("x"), UploadOptions{})
 			return err
 		}, false, []check{{"suid", 0o755}}, nil},
 		{"copy drops setuid and setgid", false, func(s *Sandbox, _ string) error {

@@ -20,6 +20,15 @@ const OpUpload = "upload"
 // ".sandfs-upload-<id>.part". Watchers see it (it is not excluded).
 const UploadPrefix = TempPrefix + "upload-"
 
+// UploadOptions shape an Upload.
+type UploadOptions struct {
+	// Pre is what the target must be, checked before the body is read and
+	// again just before the rename (precondition.go).
+	Pre Precondition
+	// ETag, when not nil, receives the ETag of the file written.
+	ETag *string
+}
+
 // Upload streams r into the file at p through a spool file
 // ".sandfs-upload-<id>.part" in the same directory (missing parents are
 // created), which is fsynced and renamed over the target, so a reader of p
@@ -30,8 +39,9 @@ const UploadPrefix = TempPrefix + "upload-"
 // the daemon may, owner are kept; a
 // new file is 0644, owned by the owner in ctx when there is one. It returns
 // the API path written and its size. On any error, r failing half-way
-// included, the old content stays whole and the spool file is removed.
-func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader) (string, int64, error) {
+// included, a failed precondition too, the old content stays whole and the
+// spool file is removed.
+func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOptions) (string, int64, error) {
 	ap, err := s.Clean(p)
 	if err != nil {
 		return "", 0, err
@@ -65,6 +75,9 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader) (string, in
 		owner, group = int(st.Uid), int(st.Gid)
 	case err != unix.ENOENT:
 		return "", 0, pathErr(OpUpload, ap, err)
+	}
+	if err := checkAt(OpUpload, ap, o.Pre, dirfd, name); err != nil {
+		return "", 0, err
 	}
 
 	claim := s.Claim(ap)
@@ -112,15 +125,18 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader) (string, in
 		return fail(err)
 	}
 	s.emit(ctx, journal.Chmod, partPath, "", false)
+	if err := tellETag(f, o.ETag); err != nil {
+		return fail(err)
+	}
 	if err := f.Close(); err != nil {
 		unix.Unlinkat(dirfd, part, 0)
 		s.emit(ctx, journal.Remove, partPath, "", false)
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
-	if err := unix.Renameat(dirfd, part, dirfd, name); err != nil {
+	if err := renameChecked(OpUpload, ap, o.Pre, dirfd, part, name); err != nil {
 		unix.Unlinkat(dirfd, part, 0)
 		s.emit(ctx, journal.Remove, partPath, "", false)
-		return "", 0, pathErr(OpUpload, ap, err)
+		return "", 0, err
 	}
 	s.emit(ctx, journal.Rename, ap, partPath, false)
 	return ap, n, nil

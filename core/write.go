@@ -21,6 +21,12 @@ type WriteOptions struct {
 	// owner and group unless Mode is set. Setuid and setgid are refused in
 	// Mode and dropped from a kept mode unless allowed (setid.go).
 	Mode fs.FileMode
+	// Pre is what the target must be for the write to happen, checked
+	// before the body is read and again just before the rename
+	// (precondition.go); a mismatch is a *PreconditionError.
+	Pre Precondition
+	// ETag, when not nil, receives the ETag of the file written.
+	ETag *string
 }
 
 // TempPrefix starts the name of every temp file core makes beside a target
@@ -57,6 +63,9 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		owner, group = int(st.Uid), int(st.Gid)
 	case err != unix.ENOENT:
 		return 0, pathErr(OpWrite, ap, err)
+	}
+	if err := checkAt(OpWrite, ap, o.Pre, dirfd, name); err != nil {
+		return 0, err // before reading a byte of the body
 	}
 	if o.Mode != 0 {
 		mode = UnixPerm(o.Mode)
@@ -95,19 +104,50 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
+	if err := tellETag(f, o.ETag); err != nil {
+		return fail(err)
+	}
 	if err := f.Close(); err != nil {
 		unix.Unlinkat(dirfd, tmp, 0)
 		return 0, pathErr(OpWrite, ap, err)
 	}
-	if err := unix.Renameat(dirfd, tmp, dirfd, name); err != nil {
+	if err := renameChecked(OpWrite, ap, o.Pre, dirfd, tmp, name); err != nil {
 		unix.Unlinkat(dirfd, tmp, 0)
-		return 0, pathErr(OpWrite, ap, err)
+		return 0, err
 	}
 	if !existed {
 		s.emit(ctx, journal.Create, ap, "", false)
 	}
 	s.emit(ctx, journal.Write, ap, "", false)
 	return n, nil
+}
+
+// renameChecked renames tmp over name in dirfd (the file at API path ap)
+// when pre holds, holding ap's stripe lock across the check and the rename
+// (precondition.go).
+func renameChecked(op, ap string, pre Precondition, dirfd int, tmp, name string) error {
+	unlock := locks.lock(ap)
+	defer unlock()
+	if err := checkAt(op, ap, pre, dirfd, name); err != nil {
+		return err
+	}
+	if err := unix.Renameat(dirfd, tmp, dirfd, name); err != nil {
+		return pathErr(op, ap, err)
+	}
+	return nil
+}
+
+// tellETag stores the ETag of the open file f in *dst when dst is not nil.
+func tellETag(f *os.File, dst *string) error {
+	if dst == nil {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return err
+	}
+	*dst = statETag(&st)
+	return nil
 }
 
 // writeTarget resolves the file a write of p lands in: a final symlink

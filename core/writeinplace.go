@@ -16,6 +16,11 @@ type InPlaceOptions struct {
 	Append       bool        // add to the end instead of truncating
 	MkdirParents bool        // create missing parents (mode 0755)
 	Mode         fs.FileMode // mode of a new file (default 0644); an existing file keeps its own (less setuid and setgid unless allowed: setid.go)
+	// Pre is what the target must be, checked on the opened file before
+	// its first byte changes (precondition.go): IfNoneMatch only creates
+	// (O_EXCL), IfMatch never creates.
+	Pre  Precondition
+	ETag *string // when not nil, receives the ETag of the file written
 }
 
 // WriteInPlace streams r into the file at p through the file itself: the
@@ -26,6 +31,8 @@ type InPlaceOptions struct {
 // created (and given to the owner in ctx, see owner.go) before any byte is
 // written. A final symlink is followed within the root; a directory is
 // EISDIR; a FIFO, socket or device is EINVAL. It returns the bytes written.
+// The whole write holds ap's stripe lock (precondition.go): callers give
+// it bodies they hold already.
 func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InPlaceOptions) (int64, error) {
 	ap, dirfd, name, err := s.writeTarget(ctx, p, o.MkdirParents)
 	if err != nil {
@@ -34,6 +41,8 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	defer unix.Close(dirfd)
 	claim := s.Claim(ap)
 	defer claim.Done()
+	unlock := locks.lock(ap)
+	defer unlock()
 
 	mode := uint32(0o644)
 	if o.Mode != 0 {
@@ -49,7 +58,14 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	created := false
 	var fd int
 	for tries := 0; ; tries++ {
-		fd, err = unix.Openat(dirfd, name, flags|unix.O_NOFOLLOW, 0) // (flags has it: said again for .ci/syscheck)
+		if o.Pre.IfNoneMatch {
+			err = unix.ENOENT // create only: straight to O_EXCL
+		} else {
+			fd, err = unix.Openat(dirfd, name, flags|unix.O_NOFOLLOW, 0) // (flags has it: said again for .ci/syscheck)
+		}
+		if err == unix.ENOENT && len(o.Pre.IfMatch) > 0 {
+			return 0, &PreconditionError{Op: OpWrite, Path: ap}
+		}
 		if err != unix.ENOENT || tries >= 8 {
 			break
 		}
@@ -60,6 +76,11 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 		}
 		if err != unix.EEXIST {
 			break
+		}
+		if o.Pre.IfNoneMatch {
+			if err := checkAt(OpWrite, ap, o.Pre, dirfd, name); err != nil {
+				return 0, err // it exists: say its ETag
+			}
 		}
 	}
 	if err == unix.ELOOP {
@@ -77,6 +98,9 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return 0, pathErr(OpWrite, ap, unix.EINVAL)
+	}
+	if cur := statETag(&st); !created && !o.Pre.Holds(cur) {
+		return 0, &PreconditionError{Op: OpWrite, Path: ap, Current: cur}
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		return 0, pathErr(OpWrite, ap, err)
@@ -106,6 +130,9 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	n, err := copyToFile(f, r)
 	if err != nil {
 		s.emit(ctx, journal.Write, ap, "", false)
+		return n, pathErr(OpWrite, ap, err)
+	}
+	if err := tellETag(f, o.ETag); err != nil {
 		return n, pathErr(OpWrite, ap, err)
 	}
 	if err := f.Close(); err != nil {

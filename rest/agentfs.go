@@ -23,7 +23,7 @@ type agentFS interface {
 	List(ctx context.Context, p string, limit int) ([]core.Info, bool, error)
 	OpenFile(ctx context.Context, p string) (*os.File, core.Info, error)
 	WriteFile(ctx context.Context, p string, r io.Reader, o core.WriteOptions) (int64, error)
-	Remove(ctx context.Context, p string, recursive bool) error
+	RemoveWith(ctx context.Context, p string, o core.RemoveOptions) error
 	Mkdir(ctx context.Context, p string, parents bool, mode fs.FileMode) error
 	Move(ctx context.Context, from, to string, o core.MoveOptions) error
 	ExtractTar(ctx context.Context, dest string, r io.Reader, o core.TarOptions) (core.TarResult, error)
@@ -84,7 +84,8 @@ func (s *Server) fsReadFile(w http.ResponseWriter, r *http.Request, _ httprouter
 }
 
 // fsWriteFile: PUT /v1/fs/file?path — body streamed into the file,
-// replacing it atomically; missing parents are created.
+// replacing it atomically; missing parents are created. If-Match and
+// If-None-Match: * are its precondition (precondition.go).
 func (s *Server) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := query(r)
 	if err != nil {
@@ -94,11 +95,17 @@ func (s *Server) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httproute
 	if err != nil {
 		return err
 	}
+	pre, err := precondition(r, nil, "")
+	if err != nil {
+		return err
+	}
+	var etag string
 	body := &bodyReader{r: r.Body}
-	n, err := s.fs.WriteFile(r.Context(), p, body, core.WriteOptions{MkdirParents: true})
+	n, err := s.fs.WriteFile(r.Context(), p, body, core.WriteOptions{MkdirParents: true, Pre: pre, ETag: &etag})
 	if err != nil {
 		return body.blame(err)
 	}
+	setETag(w, etag)
 	return writeJSON(w, http.StatusOK, fsWriteResponse{Path: p, BytesWritten: uint64(n)})
 }
 
@@ -117,7 +124,11 @@ func (s *Server) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return err
 	}
-	if err := s.fs.Remove(r.Context(), p, recursive); err != nil {
+	pre, err := precondition(r, nil, "")
+	if err != nil {
+		return err
+	}
+	if err := s.fs.RemoveWith(r.Context(), p, core.RemoveOptions{Recursive: recursive, Pre: pre}); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, fsActionResponse{Path: p})
@@ -163,7 +174,11 @@ func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err != nil {
 		return err
 	}
-	o := core.MoveOptions{Overwrite: req.Overwrite != nil && *req.Overwrite, MkdirParents: true}
+	pre, err := precondition(r, nil, "")
+	if err != nil {
+		return err
+	}
+	o := core.MoveOptions{Overwrite: req.Overwrite != nil && *req.Overwrite, MkdirParents: true, Pre: pre}
 	if err := s.fs.Move(r.Context(), from, to, o); err != nil {
 		return err
 	}
@@ -181,7 +196,7 @@ func (s *Server) fsStat(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		return err
 	}
 	// agentStat(info), encoded without reflection (fastjson.go).
-	writeStat(w, info.Path, agentEntryType(info), uint64(max(info.Size, 0)), info.ModTime)
+	writeStat(w, info)
 	return nil
 }
 

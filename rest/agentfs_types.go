@@ -32,6 +32,7 @@ type fsStat struct {
 	EntryType string `json:"entryType"`
 	Size      uint64 `json:"size"`
 	Modified  string `json:"modified,omitempty"`
+	Etag      string `json:"etag,omitempty"` // an extension: core.ETag, what a precondition names
 }
 
 // fsWriteResponse is FsWriteResponse, the answer of PUT /v1/fs/file.
@@ -91,6 +92,7 @@ func agentStat(in core.Info) fsStat {
 		EntryType: agentEntryType(in),
 		Size:      uint64(max(in.Size, 0)),
 		Modified:  chronoRFC3339(in.ModTime),
+		Etag:      core.ETag(in),
 	}
 }
 
@@ -140,7 +142,9 @@ func agentTypeOf(k errKind) agentType {
 		return agentPermissionDenied
 	case http.StatusNotFound:
 		return agentNotFound
-	case http.StatusConflict:
+	case http.StatusConflict, http.StatusPreconditionFailed:
+		// The enum has no precondition kind: a 412 is a conflict with
+		// the file's current state, told apart by its status.
 		return agentConflict
 	case http.StatusUnsupportedMediaType:
 		return agentUnsupportedMedia
@@ -157,6 +161,9 @@ type agentProblem struct {
 	Title  string `json:"title"`
 	Status int    `json:"status"`
 	Detail string `json:"detail"`
+	// CurrentEtag is an extension member of a 412: the target's ETag now
+	// (absent when it does not exist).
+	CurrentEtag string `json:"currentEtag,omitempty"`
 }
 
 // renderAgentProblem writes k as application/problem+json
@@ -164,9 +171,10 @@ type agentProblem struct {
 func renderAgentProblem(w http.ResponseWriter, k errKind) {
 	t := agentTypeOf(k)
 	writeError(w, k.Status, "application/problem+json", agentProblem{
-		Type:   "urn:sandbox-agent:error:" + t.name,
-		Title:  t.title,
-		Status: k.Status,
-		Detail: t.prefix + k.Detail,
+		Type:        "urn:sandbox-agent:error:" + t.name,
+		Title:       t.title,
+		Status:      k.Status,
+		Detail:      t.prefix + k.Detail,
+		CurrentEtag: k.ETag,
 	})
 }

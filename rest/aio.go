@@ -38,6 +38,7 @@ type aioFailure struct {
 	Errno         *int    `json:"errno"`
 	ErrnoName     *string `json:"errno_name"`
 	ExceptionType *string `json:"exception_type"`
+	CurrentETag   string  `json:"current_etag,omitempty"` // precondition_failed: the ETag now (absent: no file)
 }
 
 // aioValidation is the 422 answer to a body that is not valid JSON, misses
@@ -74,11 +75,12 @@ func renderAIO(w http.ResponseWriter, k errKind, v1 bool) {
 
 func aioFailureOf(k errKind) aioFailure {
 	f := aioFailure{
-		Path:      k.Path,
-		Operation: k.Op,
-		Message:   k.Detail,
-		ErrorType: string(k.Kind),
-		Retryable: k.Status == http.StatusTooManyRequests || k.Status == http.StatusServiceUnavailable,
+		Path:        k.Path,
+		Operation:   k.Op,
+		Message:     k.Detail,
+		ErrorType:   string(k.Kind),
+		Retryable:   k.Status == http.StatusTooManyRequests || k.Status == http.StatusServiceUnavailable,
+		CurrentETag: k.ETag,
 	}
 	if k.Kind == kindRouteNotFound {
 		f.ErrorType = string(kindNotFound)

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/julienschmidt/httprouter"
 	"golang.org/x/sys/unix"
@@ -36,94 +35,6 @@ import (
 //
 // Edits are serialised (one at a time per daemon), so two edits of one file
 // never interleave their read and write.
-
-// undoStep is the state of a file before one edit.
-type undoStep struct {
-	content string
-	existed bool
-}
-
-type undoFile struct {
-	steps []undoStep
-	used  uint64
-}
-
-// undoHistory is the editor's bounded undo history, keyed by API path.
-type undoHistory struct {
-	mu    sync.Mutex // held for a whole edit
-	per   int
-	max   int64
-	total int64
-	clock uint64
-	files map[string]*undoFile
-}
-
-func newUndoHistory(per int, max int64) *undoHistory {
-	return &undoHistory{per: per, max: max, files: map[string]*undoFile{}}
-}
-
-// push records st for p; h.mu is held.
-func (h *undoHistory) push(p string, st undoStep) {
-	size := int64(len(st.content))
-	if size > h.max {
-		return // larger than the whole history: not kept
-	}
-	h.clock++
-	f := h.files[p]
-	if f == nil {
-		f = &undoFile{}
-		h.files[p] = f
-	}
-	f.used = h.clock
-	f.steps = append(f.steps, st)
-	h.total += size
-	if len(f.steps) > h.per {
-		h.total -= int64(len(f.steps[0].content))
-		f.steps = f.steps[1:]
-	}
-	for h.total > h.max {
-		var lru string
-		var oldest uint64
-		for name, uf := range h.files {
-			if lru == "" || uf.used < oldest {
-				lru, oldest = name, uf.used
-			}
-		}
-		uf := h.files[lru]
-		h.total -= int64(len(uf.steps[0].content))
-		uf.steps = uf.steps[1:]
-		if len(uf.steps) == 0 {
-			delete(h.files, lru)
-		}
-	}
-}
-
-// pop takes the last step recorded for p; h.mu is held.
-func (h *undoHistory) pop(p string) (undoStep, bool) {
-	f := h.files[p]
-	if f == nil || len(f.steps) == 0 {
-		return undoStep{}, false
-	}
-	st := f.steps[len(f.steps)-1]
-	f.steps = f.steps[:len(f.steps)-1]
-	h.total -= int64(len(st.content))
-	h.clock++
-	f.used = h.clock
-	if len(f.steps) == 0 {
-		delete(h.files, p)
-	}
-	return st, true
-}
-
-// depth is the number of steps kept for p (tests).
-func (h *undoHistory) depth(p string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if f := h.files[p]; f != nil {
-		return len(f.steps)
-	}
-	return 0
-}
 
 // editV2: POST /v2/fs/edit {command, path, old_str, new_str, insert_line,
 // replace_mode}.
@@ -173,6 +84,12 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
 	if err != nil {
 		return withOp(cmd, err)
 	}
+	var pre core.Precondition
+	if cmd != "view" {
+		if pre, err = s.editPrecondition(ctx, r, ap, req.ExpectedETag); err != nil {
+			return withOp(cmd, err)
+		}
+	}
 	h := s.files().undo
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -181,20 +98,21 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
 	case "view":
 		res, err = s.editView(ctx, ap, req.ViewRange)
 	case "create":
-		res, err = s.editCreate(ctx, ap, req.FileText)
+		res, err = s.editCreate(ctx, ap, req.FileText, pre)
 	case "str_replace":
 		if req.OldStr == nil {
 			return withOp(cmd, invalidRequest("Parameter `old_str` is required for command: str_replace"))
 		}
-		res, _, err = s.editReplace(ctx, ap, *req.OldStr, strOr(req.NewStr, ""), strOr(req.ReplaceMode, ""))
+		res, _, err = s.editReplace(ctx, ap, *req.OldStr, strOr(req.NewStr, ""), strOr(req.ReplaceMode, ""), pre)
 	case "insert":
-		res, err = s.editInsert(ctx, ap, req.InsertLine, req.NewStr)
+		res, err = s.editInsert(ctx, ap, req.InsertLine, req.NewStr, pre)
 	case "undo_edit":
-		res, err = s.editUndo(ctx, ap)
+		res, err = s.editUndo(ctx, ap, pre)
 	}
 	if err != nil {
 		return withOp(cmd, err)
 	}
+	setETag(w, res.etag)
 	return writeAIO(w, res)
 }
 
@@ -226,13 +144,18 @@ func (s *Server) replaceV1(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return withOp("replace", err)
 	}
-	h := s.files().undo
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, n, err := s.editReplace(r.Context(), ap, *req.OldStr, *req.NewStr, strOr(req.ReplaceMode, ""))
+	pre, err := s.editPrecondition(r.Context(), r, ap, req.ExpectedETag)
 	if err != nil {
 		return withOp("replace", err)
 	}
+	h := s.files().undo
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	res, n, err := s.editReplace(r.Context(), ap, *req.OldStr, *req.NewStr, strOr(req.ReplaceMode, ""), pre)
+	if err != nil {
+		return withOp("replace", err)
+	}
+	setETag(w, res.etag)
 	return writeAIO(w, replaceResult{File: ap, ReplacedCount: n})
 }
 
@@ -249,17 +172,20 @@ func toEOL(s, eol string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", eol)
 }
 
-// saveEdit writes content over ap atomically (mode and owner kept) and
-// records prev in the undo history.
-func (s *Server) saveEdit(ctx context.Context, ap, content string, prev undoStep) error {
-	if _, err := s.fileFS().WriteFile(ctx, ap, strings.NewReader(content), core.WriteOptions{MkdirParents: !prev.existed}); err != nil {
-		return err
+// saveEdit writes content over ap atomically (mode and owner kept) when
+// pre holds right before the rename, records prev in the undo history, and
+// returns the new file's ETag.
+func (s *Server) saveEdit(ctx context.Context, ap, content string, prev undoStep, pre core.Precondition) (string, error) {
+	var etag string
+	o := core.WriteOptions{MkdirParents: !prev.existed, Pre: pre, ETag: &etag}
+	if _, err := s.fileFS().WriteFile(ctx, ap, strings.NewReader(content), o); err != nil {
+		return "", err
 	}
 	s.files().undo.push(ap, prev)
-	return nil
+	return etag, nil
 }
 
-func (s *Server) editReplace(ctx context.Context, ap, old, repl, mode string) (editResult, int, error) {
+func (s *Server) editReplace(ctx context.Context, ap, old, repl, mode string, pre core.Precondition) (editResult, int, error) {
 	if old == "" {
 		return editResult{}, 0, invalidRequest("old_str must not be empty")
 	}
@@ -290,17 +216,18 @@ func (s *Server) editReplace(ctx context.Context, ap, old, repl, mode string) (e
 		at = strings.Index(content, old)
 		updated, count = content[:at]+repl+content[at+len(old):], 1
 	}
-	if err := s.saveEdit(ctx, ap, updated, undoStep{content: content, existed: true}); err != nil {
+	etag, err := s.saveEdit(ctx, ap, updated, undoStep{content: content, existed: true}, pre)
+	if err != nil {
 		return editResult{}, 0, err
 	}
 	first := strings.Count(content[:at], "\n")
 	last := first + strings.Count(repl, "\n")
 	out := fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n%s"+
 		"Review the changes and make sure they are as expected. Edit the file again if necessary.", ap, ap, s.snippet(updated, first, last))
-	return editResult{Output: out, Path: ap, PrevExist: true, OldContent: &content, NewContent: &updated}, count, nil
+	return editResult{Output: out, Path: ap, PrevExist: true, OldContent: &content, NewContent: &updated, etag: etag}, count, nil
 }
 
-func (s *Server) editInsert(ctx context.Context, ap string, line *int, text *string) (editResult, error) {
+func (s *Server) editInsert(ctx context.Context, ap string, line *int, text *string, pre core.Precondition) (editResult, error) {
 	if line == nil {
 		return editResult{}, invalidRequest("Parameter `insert_line` is required for command: insert")
 	}
@@ -329,29 +256,31 @@ func (s *Server) editInsert(ctx context.Context, ap string, line *int, text *str
 		head += eol // inserting after a last line that had no ending
 	}
 	updated := head + ins + strings.Join(lines[n:], "")
-	if err := s.saveEdit(ctx, ap, updated, undoStep{content: content, existed: true}); err != nil {
+	etag, err := s.saveEdit(ctx, ap, updated, undoStep{content: content, existed: true}, pre)
+	if err != nil {
 		return editResult{}, err
 	}
 	last := n + strings.Count(ins, "\n") - 1
 	out := fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of the edited file:\n%s"+
 		"Review the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.", ap, s.snippet(updated, n, last))
-	return editResult{Output: out, Path: ap, PrevExist: true, OldContent: &content, NewContent: &updated}, nil
+	return editResult{Output: out, Path: ap, PrevExist: true, OldContent: &content, NewContent: &updated, etag: etag}, nil
 }
 
-func (s *Server) editCreate(ctx context.Context, ap string, text *string) (editResult, error) {
+func (s *Server) editCreate(ctx context.Context, ap string, text *string, pre core.Precondition) (editResult, error) {
 	if text == nil {
 		return editResult{}, invalidRequest("Parameter `file_text` is required for command: create")
 	}
 	if _, err := s.fileFS().Lstat(ctx, ap); err == nil {
 		return editResult{}, &fs.PathError{Op: "create", Path: ap, Err: unix.EEXIST}
 	}
-	if err := s.saveEdit(ctx, ap, *text, undoStep{existed: false}); err != nil {
+	etag, err := s.saveEdit(ctx, ap, *text, undoStep{existed: false}, pre)
+	if err != nil {
 		return editResult{}, err
 	}
-	return editResult{Output: "File created successfully at: " + ap, Path: ap, PrevExist: false, NewContent: text}, nil
+	return editResult{Output: "File created successfully at: " + ap, Path: ap, PrevExist: false, NewContent: text, etag: etag}, nil
 }
 
-func (s *Server) editUndo(ctx context.Context, ap string) (editResult, error) {
+func (s *Server) editUndo(ctx context.Context, ap string, pre core.Precondition) (editResult, error) {
 	h := s.files().undo
 	st, ok := h.pop(ap)
 	if !ok {
@@ -363,10 +292,11 @@ func (s *Server) editUndo(ctx context.Context, ap string) (editResult, error) {
 	}
 	var err error
 	if st.existed {
-		_, err = s.fileFS().WriteFile(ctx, ap, strings.NewReader(st.content), core.WriteOptions{MkdirParents: true})
+		o := core.WriteOptions{MkdirParents: true, Pre: pre, ETag: &res.etag}
+		_, err = s.fileFS().WriteFile(ctx, ap, strings.NewReader(st.content), o)
 		res.NewContent = &st.content
 	} else {
-		err = s.fileFS().Remove(ctx, ap, false)
+		err = s.fileFS().RemoveWith(ctx, ap, core.RemoveOptions{Pre: pre})
 	}
 	if err != nil {
 		h.push(ap, st) // not undone: keep it

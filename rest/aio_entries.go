@@ -59,7 +59,7 @@ func (s *Server) transferPaths(w http.ResponseWriter, r *http.Request) (transfer
 }
 
 // copyEntry: POST /v2/fs/copy, POST /v1/file/copy {source, destination,
-// overwrite}: a file (mode kept, data cloned or copied in the kernel) or a
+// overwrite, expected_etag}: a file (mode kept, data cloned or copied in the kernel) or a
 // directory whole (symlinks copied as symlinks); an existing destination is
 // already_exists unless overwrite; missing parents of the destination are
 // made. ?user or the body's user owns what the copy creates.
@@ -72,7 +72,11 @@ func (s *Server) copyEntry(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return err
 	}
-	st, err := s.fileFS().Copy(ctx, src, dst, core.CopyOptions{Overwrite: boolOr(req.Overwrite, false), MkdirParents: true})
+	pre, err := precondition(r, req.ExpectedETag, "expected_etag")
+	if err != nil {
+		return withOp("copy", err)
+	}
+	st, err := s.fileFS().Copy(ctx, src, dst, core.CopyOptions{Overwrite: boolOr(req.Overwrite, false), MkdirParents: true, Pre: pre})
 	if err != nil {
 		return withOp("copy", err)
 	}
@@ -80,20 +84,25 @@ func (s *Server) copyEntry(w http.ResponseWriter, r *http.Request, _ httprouter.
 }
 
 // moveEntry: POST /v2/fs/move, POST /v1/file/move {source, destination,
-// overwrite}: renameat2(RENAME_NOREPLACE) unless overwrite; missing parents
+// overwrite, expected_etag (of the source)}: renameat2(RENAME_NOREPLACE) unless overwrite; missing parents
 // of the destination are made.
 func (s *Server) moveEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	req, src, dst, err := s.transferPaths(w, r)
 	if err != nil {
 		return withOp("move", err)
 	}
-	if err := s.fileFS().Move(r.Context(), src, dst, core.MoveOptions{Overwrite: boolOr(req.Overwrite, false), MkdirParents: true}); err != nil {
+	pre, err := precondition(r, req.ExpectedETag, "expected_etag")
+	if err != nil {
+		return withOp("move", err)
+	}
+	if err := s.fileFS().Move(r.Context(), src, dst, core.MoveOptions{Overwrite: boolOr(req.Overwrite, false), MkdirParents: true, Pre: pre}); err != nil {
 		return withOp("move", err)
 	}
 	return writeAIO(w, moveResult{Source: src, Destination: dst})
 }
 
-// deleteEntry: POST /v2/fs/delete, POST /v1/file/delete {path, recursive}:
+// deleteEntry: POST /v2/fs/delete, POST /v1/file/delete {path, recursive,
+// expected_etag}:
 // a non-empty directory needs recursive (else invalid_target, 409 on v2).
 func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	req, p, err := s.pathBody(w, r)
@@ -105,7 +114,11 @@ func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request, _ httproute
 	if err != nil {
 		return withOp("delete", err)
 	}
-	if err := fsys.Remove(r.Context(), ap, boolOr(req.Recursive, false)); err != nil {
+	pre, err := precondition(r, req.ExpectedETag, "expected_etag")
+	if err != nil {
+		return withOp("delete", err)
+	}
+	if err := fsys.RemoveWith(r.Context(), ap, core.RemoveOptions{Recursive: boolOr(req.Recursive, false), Pre: pre}); err != nil {
 		return withOp("delete", err)
 	}
 	return writeAIO(w, deleteResult{Path: ap})

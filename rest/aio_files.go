@@ -39,6 +39,7 @@ type fileFS interface {
 	Copy(ctx context.Context, from, to string, o core.CopyOptions) (core.CopyStats, error)
 	Move(ctx context.Context, from, to string, o core.MoveOptions) error
 	Remove(ctx context.Context, p string, recursive bool) error
+	RemoveWith(ctx context.Context, p string, o core.RemoveOptions) error
 }
 
 var _ fileFS = (*core.Sandbox)(nil)

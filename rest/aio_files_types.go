@@ -33,6 +33,7 @@ type fileWriteRequest struct {
 	TrailingNewline *bool   `json:"trailing_newline"`
 	Sudo            *bool   `json:"sudo"`
 	User            *string `json:"user"`
+	ExpectedETag    *string `json:"expected_etag"` // precondition.go
 }
 
 // fileWriteResult is FileWriteResult.
@@ -55,6 +56,8 @@ type editRequest struct {
 	ReplaceMode *string `json:"replace_mode"`
 	Sudo        *bool   `json:"sudo"`
 	User        *string `json:"user"`
+	// ExpectedETag: the file's ETag the edit expects (precondition.go).
+	ExpectedETag *string `json:"expected_etag"`
 }
 
 // editResult is StrReplaceEditorResult.
@@ -64,6 +67,7 @@ type editResult struct {
 	PrevExist  bool    `json:"prev_exist"`
 	OldContent *string `json:"old_content"`
 	NewContent *string `json:"new_content"`
+	etag       string  // the ETag of the file written, sent as a header
 }
 
 // replaceResult is FileReplaceResult (v1 replace).
@@ -80,6 +84,7 @@ type pathRequest struct {
 	Parents        *bool   `json:"parents"`
 	Recursive      *bool   `json:"recursive"`
 	User           *string `json:"user"`
+	ExpectedETag   *string `json:"expected_etag"` // delete's precondition (precondition.go)
 }
 
 // statResult is the data of stat.
@@ -90,6 +95,7 @@ type statResult struct {
 	IsDirectory  bool   `json:"is_directory"`
 	IsSymlink    bool   `json:"is_symlink"`
 	ModifiedTime string `json:"modified_time"`
+	ETag         string `json:"etag,omitempty"` // an extension: the ETag a precondition names
 }
 
 // listRequest is FileListRequest.
@@ -188,6 +194,9 @@ type transferRequest struct {
 	Destination *string `json:"destination"`
 	Overwrite   *bool   `json:"overwrite"`
 	User        *string `json:"user"`
+	// ExpectedETag: move's precondition on the source, copy's on the
+	// destination (precondition.go).
+	ExpectedETag *string `json:"expected_etag"`
 }
 
 // moveResult is the data of move.

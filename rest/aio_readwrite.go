@@ -172,14 +172,20 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return err
 	}
+	pre, err := precondition(r, req.ExpectedETag, "expected_etag")
+	if err != nil {
+		return withOp("write", err)
+	}
 	fsys := s.fileFS()
 	var n int64
+	var etag string
 	if _, owned := core.OwnerOf(ctx); owned && !boolOr(req.Append, false) {
 		// A write that names an owner stages through a .part (seed 001).
-		n, err = fsys.WriteFile(ctx, *p, bytes.NewReader(data), core.WriteOptions{MkdirParents: true})
+		n, err = fsys.WriteFile(ctx, *p, bytes.NewReader(data), core.WriteOptions{MkdirParents: true, Pre: pre, ETag: &etag})
 	} else {
 		// A plain write keeps the destination's inode (seed 001).
-		n, err = fsys.WriteInPlace(ctx, *p, bytes.NewReader(data), core.InPlaceOptions{MkdirParents: true, Append: boolOr(req.Append, false)})
+		n, err = fsys.WriteInPlace(ctx, *p, bytes.NewReader(data), core.InPlaceOptions{MkdirParents: true,
+			Append: boolOr(req.Append, false), Pre: pre, ETag: &etag})
 	}
 	if err != nil {
 		return withOp("write", err)
@@ -188,6 +194,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return withOp("write", err)
 	}
+	setETag(w, etag)
 	return writeAIO(w, fileWriteResult{File: ap, BytesWritten: n})
 }
 
@@ -277,5 +284,6 @@ func (s *Server) stat(w http.ResponseWriter, r *http.Request, p string, follow b
 		IsDirectory:  info.IsDir(),
 		IsSymlink:    li.IsSymlink(),
 		ModifiedTime: rfc3339(info.ModTime),
+		ETag:         core.ETag(info),
 	})
 }

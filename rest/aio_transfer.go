@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -31,7 +30,7 @@ type transferFS interface {
 	Clean(p string) (string, error)
 	Stat(ctx context.Context, p string) (core.Info, error)
 	OpenFile(ctx context.Context, p string) (*os.File, core.Info, error)
-	Upload(ctx context.Context, p string, r io.Reader) (string, int64, error)
+	Upload(ctx context.Context, p string, r io.Reader, o core.UploadOptions) (string, int64, error)
 	WriteTar(ctx context.Context, p string, w io.Writer) error
 	ExtractTar(ctx context.Context, dest string, r io.Reader, o core.TarOptions) (core.TarResult, error)
 }
@@ -68,7 +67,8 @@ const (
 // into core.Upload (.sandfs-upload-<id>.part beside the target, fsync,
 // rename). A path that is an existing directory or ends in "/" receives the
 // file under its uploaded name; no path at all puts it in the working
-// directory under that name. "path" and "user" must come before "file".
+// directory under that name. "path", "user" and "expected_etag" (a
+// precondition, precondition.go) must come before "file".
 func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := query(r)
 	if err != nil {
@@ -83,6 +83,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	// MiB at a time instead of 4 KiB, and the body is read in large reads.
 	mr := multipart.NewReader(bufio.NewReaderSize(r.Body, uploadBuffer), params["boundary"])
 	target, user := q.Get("path"), q.Get("user")
+	var expected *string
 	var res *uploadResult
 	for {
 		part, err := mr.NextPart()
@@ -93,7 +94,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 			return withOp("upload", &bodyError{err})
 		}
 		switch part.FormName() {
-		case "path", "user":
+		case "path", "user", "expected_etag":
 			b, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
 			if err != nil {
 				return withOp("upload", &bodyError{err})
@@ -104,10 +105,13 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 			if res != nil {
 				return invalidField("body."+part.FormName(), "value_error", "Field %q must come before the \"file\" part", part.FormName())
 			}
-			if part.FormName() == "path" {
-				target = string(b)
-			} else {
-				user = string(b)
+			switch v := string(b); part.FormName() {
+			case "path":
+				target = v
+			case "user":
+				user = v
+			default:
+				expected = &v
 			}
 		case "file":
 			if res != nil {
@@ -124,11 +128,16 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 			if err != nil {
 				return withOp("upload", err)
 			}
+			o := core.UploadOptions{ETag: new(string)}
+			if o.Pre, err = precondition(r, expected, "expected_etag"); err != nil {
+				return withOp("upload", err)
+			}
 			body := &bodyReader{r: part}
-			ap, n, err := s.transferFS().Upload(ctx, dest, body)
+			ap, n, err := s.transferFS().Upload(ctx, dest, body, o)
 			if err != nil {
 				return withOp("upload", body.blame(err))
 			}
+			setETag(w, *o.ETag)
 			res = &uploadResult{FilePath: ap, FileSize: n, Success: true}
 		default:
 			io.Copy(io.Discard, part) // unknown fields are ignored, as pydantic does
@@ -198,7 +207,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, _ httprouter.P
 		return withOp("download", err)
 	}
 	defer f.Close()
-	etag := fileETag(info)
+	etag := core.ETag(info)
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set("Content-Type", "application/octet-stream")
@@ -206,7 +215,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	if policy == "ignore" {
 		return downloadRefused(h, serveContent(w, r, info.ModTime, f))
 	}
-	if im := r.Header.Get("If-Match"); im != "" && !etagListHas(im, etag) {
+	if im := r.Header.Get("If-Match"); im != "" && !(core.Precondition{IfMatch: etagList(im)}).Holds(etag) {
 		h.Del("ETag")
 		h.Del("Content-Disposition")
 		return withOp("download", errFileChanged)
@@ -234,22 +243,6 @@ func downloadRefused(h http.Header, err error) error {
 		return withOp("download", err)
 	}
 	return nil
-}
-
-// fileETag is a strong ETag from the inode, the size and the mtime in ns.
-func fileETag(info core.Info) string {
-	return fmt.Sprintf(`"%x-%x-%x"`, info.Inode, info.Size, info.ModTime.UnixNano())
-}
-
-// etagListHas reports whether an If-Match value names etag (or is "*").
-func etagListHas(list, etag string) bool {
-	for _, t := range strings.Split(list, ",") {
-		t = strings.TrimSpace(t)
-		if t == "*" || t == etag || strings.TrimPrefix(t, "W/") == etag {
-			return true
-		}
-	}
-	return false
 }
 
 // pinnedCheckEvery is how many bytes pinnedFile reads between checks.

@@ -56,6 +56,11 @@ const (
 	// Download under change_policy=abort: the file is not the one the
 	// client's If-Match names (409).
 	kindFileChanged kind = "file_changed"
+
+	// A write, edit, move or delete whose precondition (If-Match,
+	// If-None-Match: *, expected_etag, ifMatch) the target does not meet
+	// (412); errKind.ETag is the target's ETag now.
+	kindPreconditionFailed kind = "precondition_failed"
 )
 
 // errKind is an error classified: everything a family renderer needs, and
@@ -70,6 +75,7 @@ type errKind struct {
 	Internal bool         // unknown error: the full error goes to the log, Detail is generic
 	Fields   []fieldError // kindValidation: what is wrong, field by field
 	Expected bool         // a filesystem failure without an errno (fileError): /v1/file answers it 200
+	ETag     string       // kindPreconditionFailed: the target's ETag now, "" when it does not exist
 }
 
 // requestError is a refusal the boundary makes itself: a bad query, a bad
@@ -202,6 +208,15 @@ func classify(err error) errKind {
 		// The client went away; nobody reads this answer.
 		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Detail: "request canceled"}
 	}
+	var pce *core.PreconditionError
+	if errors.As(err, &pce) {
+		op := oe.opName()
+		if op == "" {
+			op = pce.Op
+		}
+		return errKind{Kind: kindPreconditionFailed, Status: http.StatusPreconditionFailed, Op: op,
+			Path: pce.Path, Detail: pce.Error(), ETag: pce.Current}
+	}
 	var pate *core.PatternError
 	if errors.As(err, &pate) {
 		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Op: oe.opName(), Detail: pate.Error()}
@@ -310,6 +325,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, fam family, patter
 		id := errorID()
 		s.log.Error("request failed", "id", id, "method", r.Method, "route", pattern, "err", err)
 		k.Detail = "internal error " + id + "; the server log has the details"
+	}
+	if k.Kind == kindPreconditionFailed && k.ETag != "" {
+		w.Header().Set("ETag", k.ETag)
 	}
 	fam.render(w, k)
 }

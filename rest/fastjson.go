@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"sandfs/core"
 )
 
 // The hot answers (GET /v1/fs/stat; the requests/s figure of make bench)
@@ -72,22 +74,31 @@ func appendChronoRFC3339(b []byte, t time.Time) []byte {
 	return append(b, "+00:00"...)
 }
 
-// writeStat answers one fsStat; modified is appended straight from t.
-func writeStat(w http.ResponseWriter, path, entryType string, size uint64, t time.Time) {
+// writeStat answers agentStat(in); modified and etag are appended
+// straight from in.
+func writeStat(w http.ResponseWriter, in core.Info) {
 	bp := bufPool.Get().(*[]byte)
 	b := (*bp)[:0]
 	b = append(b, `{"path":`...)
-	b = appendJSONString(b, path)
+	b = appendJSONString(b, in.Path)
 	b = append(b, `,"entryType":`...)
-	b = appendJSONString(b, entryType)
+	b = appendJSONString(b, agentEntryType(in))
 	b = append(b, `,"size":`...)
-	b = strconv.AppendUint(b, size, 10)
-	if !t.IsZero() {
+	b = strconv.AppendUint(b, uint64(max(in.Size, 0)), 10)
+	if !in.ModTime.IsZero() {
 		b = append(b, `,"modified":"`...)
-		b = appendChronoRFC3339(b, t)
+		b = appendChronoRFC3339(b, in.ModTime)
 		b = append(b, '"')
 	}
-	b = append(b, "}\n"...)
+	// core.ETag(in), its quotes escaped as json.Marshal escapes them.
+	b = append(b, `,"etag":"\"`...)
+	b = strconv.AppendUint(b, in.Inode, 16)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, in.Size, 16)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, in.ModTime.UnixNano(), 16)
+	b = append(b, `\""}`...)
+	b = append(b, '\n')
 	w.Header()["Content-Type"] = ctJSON
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)

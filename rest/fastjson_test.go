@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"sandfs/core"
 )
 
 // TestWriteStatIsJSONMarshal: the hand-encoded stat answer is byte for
@@ -34,9 +37,13 @@ func TestWriteStatIsJSONMarshal(t *testing.T) {
 	}
 	for _, c := range cases {
 		want := httptest.NewRecorder()
-		writeJSON(want, http.StatusOK, fsStat{Path: c.path, EntryType: c.typ, Size: c.size, Modified: chronoRFC3339(c.t)})
+		in := core.Info{Path: c.path, Size: int64(c.size), ModTime: c.t, Inode: 0xfeed + c.size, Mode: 0o644}
+		if c.typ == entryDirectory {
+			in.Mode |= fs.ModeDir
+		}
+		writeJSON(want, http.StatusOK, agentStat(in))
 		got := httptest.NewRecorder()
-		writeStat(got, c.path, c.typ, c.size, c.t)
+		writeStat(got, in)
 		if got.Body.String() != want.Body.String() {
 			t.Errorf("%q: writeStat wrote\n%s want\n%s", c.path, got.Body, want.Body)
 		}

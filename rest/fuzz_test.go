@@ -15,6 +15,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"sandfs/core"
 )
 
 // Fuzz targets of the rest layer (issue 8). Their seeds (f.Add and
@@ -226,9 +228,9 @@ func FuzzEditor(f *testing.F) {
 		mode := modes[int(sel)%len(modes)]
 		insert := sel >= 128
 		if insert {
-			res, err = s.editInsert(ctx, "/e.txt", &line, &repl)
+			res, err = s.editInsert(ctx, "/e.txt", &line, &repl, core.Precondition{})
 		} else {
-			res, _, err = s.editReplace(ctx, "/e.txt", old, repl, mode)
+			res, _, err = s.editReplace(ctx, "/e.txt", old, repl, mode, core.Precondition{})
 		}
 		if err != nil {
 			if k := classify(err); k.Status >= 500 {
@@ -260,7 +262,7 @@ func FuzzEditor(f *testing.F) {
 				t.Fatalf("%q: got %q, want %q", mode, got, want)
 			}
 		}
-		if _, err := s.editUndo(ctx, "/e.txt"); err != nil {
+		if _, err := s.editUndo(ctx, "/e.txt", core.Precondition{}); err != nil {
 			t.Fatalf("undo: %v", err)
 		}
 		if back := onDisk(); back != content {

@@ -27,7 +27,7 @@ type namedFS interface {
 	Walk(ctx context.Context, p string, o core.WalkOptions, fn func(core.WalkEntry) error) error
 	OpenFile(ctx context.Context, p string) (*os.File, core.Info, error)
 	WriteFile(ctx context.Context, p string, r io.Reader, o core.WriteOptions) (int64, error)
-	Remove(ctx context.Context, p string, recursive bool) error
+	RemoveWith(ctx context.Context, p string, o core.RemoveOptions) error
 	Mkdir(ctx context.Context, p string, parents bool, mode fs.FileMode) error
 	Move(ctx context.Context, from, to string, o core.MoveOptions) error
 	Copy(ctx context.Context, from, to string, o core.CopyOptions) (core.CopyStats, error)
@@ -106,7 +106,8 @@ func (s *Server) namedRead(w http.ResponseWriter, r *http.Request, ps httprouter
 }
 
 // namedWrite: PUT /fs/write?path&workingDir&mode&mkdir|mkdirParents — the
-// body (≤ 16 MiB) replaces the file atomically.
+// body (≤ 16 MiB) replaces the file atomically; If-Match and
+// If-None-Match: * are its precondition (precondition.go).
 func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb, q, p, err := s.namedTarget(r, ps, "")
 	if err != nil {
@@ -139,6 +140,11 @@ func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httproute
 	if r.ContentLength > maxNamedWrite {
 		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, maxNamedWrite)
 	}
+	if o.Pre, err = precondition(r, nil, ""); err != nil {
+		return err
+	}
+	var etag string
+	o.ETag = &etag
 	if !o.MkdirParents {
 		if err := mkdirOne(r.Context(), sb, path.Dir(p)); err != nil {
 			return err
@@ -149,6 +155,7 @@ func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httproute
 	if err != nil {
 		return body.blame(err)
 	}
+	setETag(w, etag)
 	out := namedWriteResponse{Path: p, Size: n, Mode: "0644"}
 	if o.Mode != 0 {
 		out.Mode = modeString(o.Mode)
@@ -249,11 +256,13 @@ func (s *Server) namedStat(w http.ResponseWriter, r *http.Request, ps httprouter
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toNamedEntry(info))
+	out := toNamedEntry(info)
+	out.Etag = core.ETag(info)
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // namedDelete: DELETE /fs/delete?path&workingDir&recursive, or the same as
-// a JSON body {path, workingDir, recursive}.
+// a JSON body {path, workingDir, recursive, ifMatch}; If-Match too.
 func (s *Server) namedDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb, err := s.sandbox(ps)
 	if err != nil {
@@ -280,7 +289,11 @@ func (s *Server) namedDelete(w http.ResponseWriter, r *http.Request, ps httprout
 	if err != nil {
 		return err
 	}
-	if err := sb.Remove(r.Context(), p, req.Recursive); err != nil {
+	pre, err := precondition(r, req.IfMatch, "ifMatch")
+	if err != nil {
+		return err
+	}
+	if err := sb.RemoveWith(r.Context(), p, core.RemoveOptions{Recursive: req.Recursive, Pre: pre}); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, namedDeleteResponse{Deleted: []string{p}, Count: 1})
@@ -313,25 +326,31 @@ func (s *Server) namedSourceDest(w http.ResponseWriter, r *http.Request, sb name
 	return req, src, dst, err
 }
 
-// namedRename: POST /fs/rename {source, dest, workingDir} — rename(2): an
-// existing destination is replaced.
+// namedRename: POST /fs/rename {source, dest, workingDir, ifMatch} —
+// rename(2): an existing destination is replaced; ifMatch (or If-Match) is
+// the source's precondition.
 func (s *Server) namedRename(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb, err := s.sandbox(ps)
 	if err != nil {
 		return err
 	}
-	_, src, dst, err := s.namedSourceDest(w, r, sb)
+	req, src, dst, err := s.namedSourceDest(w, r, sb)
 	if err != nil {
 		return err
 	}
-	if err := sb.Move(r.Context(), src, dst, core.MoveOptions{Overwrite: true}); err != nil {
+	pre, err := precondition(r, req.IfMatch, "ifMatch")
+	if err != nil {
+		return err
+	}
+	if err := sb.Move(r.Context(), src, dst, core.MoveOptions{Overwrite: true, Pre: pre}); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, namedMoveResponse{Source: src, Dest: dst})
 }
 
 // namedCopy: POST /fs/copy {source, dest, workingDir, recursive,
-// preserveAttrs} — cp [-r] [-p]: an existing destination is replaced.
+// preserveAttrs, ifMatch} — cp [-r] [-p]: an existing destination is
+// replaced; ifMatch (or If-Match) is the destination's precondition.
 func (s *Server) namedCopy(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb, err := s.sandbox(ps)
 	if err != nil {
@@ -348,7 +367,11 @@ func (s *Server) namedCopy(w http.ResponseWriter, r *http.Request, ps httprouter
 	if info.IsDir() && !req.Recursive {
 		return &fs.PathError{Op: core.OpCopy, Path: src, Err: unix.EISDIR}
 	}
-	st, err := sb.Copy(r.Context(), src, dst, core.CopyOptions{Overwrite: true})
+	pre, err := precondition(r, req.IfMatch, "ifMatch")
+	if err != nil {
+		return err
+	}
+	st, err := sb.Copy(r.Context(), src, dst, core.CopyOptions{Overwrite: true, Pre: pre})
 	if err != nil {
 		return err
 	}

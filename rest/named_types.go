@@ -29,6 +29,7 @@ type namedEntry struct {
 	Mode    string `json:"mode"` // octal permission and special bits, "0644"
 	ModTime string `json:"modTime"`
 	IsDir   bool   `json:"isDir"`
+	Etag    string `json:"etag,omitempty"` // stat only: core.ETag, what a precondition names
 }
 
 type namedList struct {
@@ -49,6 +50,7 @@ type namedDeleteRequest struct {
 	WorkingDir string  `json:"workingDir"`
 	Recursive  bool    `json:"recursive"`
 	AsRoot     any     `json:"asRoot"`
+	IfMatch    *string `json:"ifMatch"` // precondition.go
 }
 
 type namedDeleteResponse struct {
@@ -63,6 +65,7 @@ type namedMoveRequest struct {
 	Recursive     bool    `json:"recursive"`
 	PreserveAttrs bool    `json:"preserveAttrs"`
 	AsRoot        any     `json:"asRoot"`
+	IfMatch       *string `json:"ifMatch"` // rename's precondition on the source (precondition.go)
 }
 
 type namedMoveResponse struct {
@@ -124,6 +127,8 @@ type namedError struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
 	Path  string `json:"path"`
+	// CurrentEtag: a 412's target ETag now (absent when it does not exist).
+	CurrentEtag string `json:"currentEtag,omitempty"`
 }
 
 // renderNamed writes k as {"error", "code", "path"}: code is the errno name
@@ -143,6 +148,8 @@ func renderNamed(w http.ResponseWriter, k errKind) {
 			code = "ENOENT"
 		case http.StatusConflict:
 			code = "EEXIST"
+		case http.StatusPreconditionFailed:
+			code = "ESTALE" // the caller's view of the file is stale
 		case http.StatusRequestEntityTooLarge:
 			code = "EFBIG"
 		case http.StatusRequestHeaderFieldsTooLarge:
@@ -159,5 +166,5 @@ func renderNamed(w http.ResponseWriter, k errKind) {
 			}
 		}
 	}
-	writeError(w, k.Status, "application/json", namedError{Error: k.Detail, Code: code, Path: k.Path})
+	writeError(w, k.Status, "application/json", namedError{Error: k.Detail, Code: code, Path: k.Path, CurrentEtag: k.ETag})
 }
