@@ -23,6 +23,7 @@ import (
 // The columns are for people (and their indexes); ev holds the whole
 // event (codec.go), which is what the daemon reads back: one column to
 // decode per row, and 10 parameters to bind instead of 17.
+//
 //	manifest(path PRIMARY KEY, inode, size, mtime, mode, is_dir)
 //	watchers(id PRIMARY KEY, config JSON, created ns, start_seq, refs)
 //	meta(key PRIMARY KEY, value)
