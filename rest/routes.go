@@ -141,6 +141,8 @@ func (s *Server) table() []route {
 		{Route{"POST", "/v1/sprites/:name/fs/chmod", FamilyNamed, authed}, s.namedChmod},       // b: {path, mode, workingDir, recursive} → {path, mode, count}
 		{Route{"POST", "/v1/sandboxes/:name/fs/chown", FamilyNamed, authed}, s.namedChown},     // b: {path, uid, gid, workingDir, recursive} → {path, affected, count}
 		{Route{"POST", "/v1/sprites/:name/fs/chown", FamilyNamed, authed}, s.namedChown},       // b: {path, uid, gid, workingDir, recursive} → {path, affected, count}
+		{Route{"GET", "/v1/sandboxes/:name/events", FamilyNamed, authed}, s.namedEvents},       // q: since | last, limit, path, workingDir, actor, origin → {events, cursor, oldest, latest, overflow, more}
+		{Route{"GET", "/v1/sprites/:name/events", FamilyNamed, authed}, s.namedEvents},         // q: as above
 		{Route{"GET", "/v1/sandboxes/:name/fs/watch", FamilyNamed, authed}, s.namedWatch},      // websocket: subscribe → subscribed, event…, error
 		{Route{"GET", "/v1/sprites/:name/fs/watch", FamilyNamed, authed}, s.namedWatch},        // websocket: subscribe → subscribed, event…, error
 	}

@@ -1,0 +1,178 @@
+package rest
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"sandfs/core/journal"
+)
+
+// The journal read back: GET /v1/sandboxes/{name}/events, the audit log.
+// It reads the kept events (from the durable journal across restarts)
+// after a seq, filtered, a page at a time; the console opens its feed with
+// it and `sandfs log` prints it.
+
+const (
+	eventsDefaultLimit = 1000
+	eventsMaxLimit     = 10_000
+)
+
+type eventsPage struct {
+	Events []wsEventFields `json:"events"`
+	// Cursor is the last seq read: pass it as since for the next page.
+	Cursor uint64 `json:"cursor"`
+	// Oldest is the oldest seq kept, Latest the journal's newest.
+	Oldest uint64 `json:"oldest"`
+	Latest uint64 `json:"latest"`
+	// Overflow: events after since are no longer kept (retention).
+	Overflow bool `json:"overflow"`
+	// More: the page is full; more events follow the cursor.
+	More bool `json:"more"`
+}
+
+// wsEventFields is an event as the named family shapes it, without the
+// socket's message type.
+type wsEventFields struct {
+	Seq          uint64  `json:"seq"`
+	Type         string  `json:"type"`
+	Path         string  `json:"path"`
+	OldPath      string  `json:"oldPath,omitempty"`
+	IsDir        bool    `json:"isDir"`
+	Size         int64   `json:"size"`
+	Timestamp    string  `json:"timestamp"`
+	Origin       string  `json:"origin"`
+	Actor        string  `json:"actor,omitempty"`
+	Pid          *uint32 `json:"pid,omitempty"`
+	Uid          *uint32 `json:"uid,omitempty"`
+	Comm         string  `json:"comm,omitempty"`
+	Cgroup       string  `json:"cgroup,omitempty"`
+	FoundAtStart bool    `json:"foundAtStart,omitempty"`
+}
+
+func eventFields(e journal.Event) wsEventFields {
+	out := wsEventFields{Seq: e.Seq, Type: string(e.Type), Path: e.Path, OldPath: e.OldPath, IsDir: e.IsDir, Size: e.Size,
+		Timestamp: e.Time.UTC().Format(time.RFC3339Nano), Origin: string(e.Origin), Actor: e.Actor, Comm: e.Comm,
+		Cgroup: e.Cgroup, FoundAtStart: e.FoundAtStart}
+	if e.Origin == journal.Mirror {
+		pid, uid := e.Pid, e.Uid
+		out.Pid, out.Uid = &pid, &uid
+	}
+	return out
+}
+
+// eventFilter is the query's filters: path (the path or under it, either
+// side of a rename), actor (an API actor's name, or fuse:COMM), origin.
+type eventFilter struct {
+	path, actor string
+	origin      journal.Origin
+}
+
+func (f eventFilter) match(e journal.Event) bool {
+	if f.origin != "" && e.Origin != f.origin {
+		return false
+	}
+	if f.actor != "" && !actorIs(e, f.actor) {
+		return false
+	}
+	return f.path == "" || f.path == "/" || under(e.Path, f.path) || e.OldPath != "" && under(e.OldPath, f.path)
+}
+
+// actorIs reports whether e was made by who: an API actor's name, or
+// "fuse:COMM" for a process on the mount by its command name.
+func actorIs(e journal.Event, who string) bool {
+	if comm, ok := strings.CutPrefix(who, "fuse:"); ok {
+		return e.Origin == journal.Mirror && e.Comm == comm
+	}
+	return e.Actor == who
+}
+
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// namedEvents: GET /events?since&last&limit&path&actor&origin.
+func (s *Server) namedEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return err
+	}
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	var f eventFilter
+	if _, ok := q["path"]; ok {
+		if f.path, err = namedPath(sb, q.Get("workingDir"), q.Get("path"), true); err != nil {
+			return err
+		}
+	}
+	f.actor = q.Get("actor")
+	switch o := journal.Origin(q.Get("origin")); o {
+	case "", journal.API, journal.Mirror, journal.External:
+		f.origin = o
+	default:
+		return invalidRequest("origin must be api, fuse or external, got %q", o)
+	}
+	since, err := intQuery[int64](q, "since", plainDialect)
+	if err != nil {
+		return err
+	}
+	last, err := intQuery[int64](q, "last", plainDialect)
+	if err != nil {
+		return err
+	}
+	limit, err := intQuery[int](q, "limit", plainDialect)
+	if err != nil {
+		return err
+	}
+	n := eventsDefaultLimit
+	if limit != nil {
+		if *limit < 1 || *limit > eventsMaxLimit {
+			return invalidRequest("limit must be 1 to %d, got %d", eventsMaxLimit, *limit)
+		}
+		n = *limit
+	}
+	j := sb.Journal()
+	page := eventsPage{Events: []wsEventFields{}, Latest: j.Seq(), Oldest: j.Oldest()}
+	from := page.Oldest - min(page.Oldest, 1) // by default, from the oldest kept
+	switch {
+	case since != nil && last != nil:
+		return invalidRequest("give since or last, not both")
+	case since != nil:
+		if *since < 0 {
+			return invalidRequest("since must be 0 or more, got %d", *since)
+		}
+		from = uint64(*since)
+	case last != nil:
+		if *last < 1 || *last > eventsMaxLimit {
+			return invalidRequest("last must be 1 to %d, got %d", eventsMaxLimit, *last)
+		}
+		from = page.Latest - min(page.Latest, uint64(*last))
+		if from+1 < page.Oldest {
+			from = page.Oldest - 1 // the newest N kept: nothing was asked before them
+		}
+	}
+	page.Cursor = from
+	lost, err := j.Scan(r.Context(), from, func(e journal.Event) bool {
+		if e.Seq > page.Latest {
+			return false
+		}
+		if len(page.Events) == n {
+			page.More = true
+			return false
+		}
+		page.Cursor = e.Seq
+		if e, ok := journal.Reportable(e); ok && f.match(e) {
+			page.Events = append(page.Events, eventFields(e))
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	page.Overflow = lost
+	return writeJSON(w, http.StatusOK, page)
+}
