@@ -233,3 +233,46 @@ func TestHistoryKill9(t *testing.T) {
 	t.Logf("api %d, mount %d, outside %d acknowledged; %d events before the kill, %d after (%d found at start)",
 		len(apiAcked), len(mntAcked), len(extAcked), len(before), len(after), found)
 }
+
+// TestHistoryLogVerb: `sandfs log` prints who changed what, filtered, and
+// still does after the daemon restarted; what was made while it was down
+// is marked found at start.
+func TestHistoryLogVerb(t *testing.T) {
+	state, root := t.TempDir(), t.TempDir()
+	d := startDaemon(t, "--root", root, "--state", state)
+	for _, p := range []string{"/a.txt", "/b.txt"} {
+		res := runSandfs(t, d.Env(), []byte("hi"), "put", p, "-")
+		if res.Code != 0 {
+			t.Fatalf("put: %s", res)
+		}
+	}
+	req, _ := http.NewRequest("PUT", d.URL+"/v1/fs/file?path=/agent.txt", strings.NewReader("x"))
+	req.Header.Set("X-Sandfs-Actor", "agent-7")
+	resp, err := d.Client().Do(req)
+	must(t, err)
+	resp.Body.Close()
+	res := d.CLI(t, nil, "log", "--actor", "agent-7")
+	if res.Code != 0 || strings.Count(res.Stdout, "\n") != 2 || !strings.Contains(res.Stdout, "api      create /agent.txt by agent-7") ||
+		!strings.Contains(res.Stdout, "api      write  /agent.txt by agent-7") {
+		t.Fatalf("log --actor agent-7:\n%s", res)
+	}
+	d.Stop(t)
+	must(t, os.WriteFile(filepath.Join(root, "while-down.txt"), []byte("d"), 0o644))
+	d = startDaemon(t, "--root", root, "--state", state)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		res = d.CLI(t, nil, "log", "--last", "100")
+		if strings.Contains(res.Stdout, "while-down.txt") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, want := range []string{"create /a.txt", "write  /b.txt", "by agent-7", "external create /while-down.txt (found at start)"} {
+		if !strings.Contains(res.Stdout, want) {
+			t.Errorf("log after the restart lacks %q:\n%s", want, res)
+		}
+	}
+	if res := d.CLI(t, nil, "log", "--origin", "nope"); res.Code == 0 || !strings.Contains(res.Stderr, "origin") {
+		t.Errorf("log --origin nope: %s", res)
+	}
+}
