@@ -138,7 +138,18 @@ func (d *db) appendBatch(events []journal.Event) error {
 	defer tx.Rollback()
 	many, one, chunk := tx.Stmt(d.insert), tx.Stmt(d.one), tx.Stmt(d.chunk)
 	args := make([]any, 0, 9*insertRows)
-	for rest := events; len(rest) > 0; {
+	// A loss marker (no type) takes a seq of its own but is no event a
+	// person reads: the chunks keep it, the rows do not.
+	rows := events
+	if hasMarker(events) {
+		rows = make([]journal.Event, 0, len(events))
+		for _, e := range events {
+			if e.Type != "" {
+				rows = append(rows, e)
+			}
+		}
+	}
+	for rest := rows; len(rest) > 0; {
 		st, n := one, 1
 		if len(rest) >= insertRows {
 			st, n = many, insertRows
@@ -166,6 +177,15 @@ func (d *db) appendBatch(events []journal.Event) error {
 		rest = rest[n:]
 	}
 	return tx.Commit()
+}
+
+func hasMarker(events []journal.Event) bool {
+	for _, e := range events {
+		if e.Type == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // bounds is the oldest and newest seq stored (0, 0 when none).
