@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 
@@ -94,7 +95,7 @@ func (s *Sandbox) Changes(ctx context.Context, q ChangesQuery) (ChangeSet, error
 	if q.SinceCheckpoint != "" {
 		c, err := s.CheckpointByID(q.SinceCheckpoint)
 		if err != nil {
-			return ChangeSet{}, err
+			return ChangeSet{}, fmt.Errorf("since checkpoint %q: %w", q.SinceCheckpoint, err)
 		}
 		cp, start = &c, c.Seq
 		out.SinceCheckpoint = c.ID
@@ -186,15 +187,15 @@ func (q *ChangesQuery) check() error {
 		n++
 	}
 	if n > 1 {
-		return errors.Join(ErrChangesQuery, errors.New("more than one start point"))
+		return fmt.Errorf("%w: more than one start point", ErrChangesQuery)
 	}
 	if q.Limit < 0 || q.Limit > MaxChangesLimit || q.MaxDiffBytes < 0 {
-		return errors.Join(ErrChangesQuery, errors.New("limit out of range"))
+		return fmt.Errorf("%w: limit out of range", ErrChangesQuery)
 	}
 	switch q.Origin {
 	case "", journal.API, journal.Mirror, journal.External:
 	default:
-		return errors.Join(ErrChangesQuery, errors.New("origin is not api, fuse or external"))
+		return fmt.Errorf("%w: origin is not api, fuse or external", ErrChangesQuery)
 	}
 	if q.Limit == 0 {
 		q.Limit = DefaultChangesLimit
