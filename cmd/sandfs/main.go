@@ -185,6 +185,7 @@ func init() {
 		downloadCommand,
 		tarCommand,
 		watchCommand,
+		changesCommand,
 	}
 }
 
