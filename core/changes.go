@@ -119,7 +119,7 @@ func (s *Sandbox) Changes(ctx context.Context, q ChangesQuery) (ChangeSet, error
 			}
 		}
 		tail = e.Seq
-		if e.Type == "" || byTime && e.Time.Before(q.SinceTime) {
+		if e.Type == "" || byTime && first == 0 && e.Time.Before(q.SinceTime) {
 			return true
 		}
 		if first == 0 {

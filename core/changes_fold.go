@@ -241,7 +241,7 @@ func (f *folder) move(src, dst *foldState, e *journal.Event) {
 	dst.stats.merge(&src.stats)
 	f.credit(dst, e)
 	src.now, src.ident, src.touched = false, "", false
-	src.stats = foldStats{}
+	src.stats = foldStats{actors: src.stats.actors[:0]} // merge copied them; the array serves again
 }
 
 // replaced: st's content is about to be overwritten or removed. When it

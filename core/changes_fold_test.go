@@ -239,3 +239,23 @@ func TestChangesLost(t *testing.T) {
 		t.Errorf("oldest: lost %v since %d, want false 5", cs.Lost, cs.SinceSeq)
 	}
 }
+
+// TestChangesFoldAllocs: an event on a path the fold already holds
+// allocates nothing.
+func TestChangesFoldAllocs(t *testing.T) {
+	q := ChangesQuery{Actor: "agent-1"}
+	q.check()
+	f := newFolder(&q)
+	events := []journal.Event{ev(journal.Write, "/a", "api:agent-1"), ev(journal.Chmod, "/b", "fuse:vim"), ev(journal.Write, "/a", "external"),
+		mv("/b", "/c", "fuse:vim"), mv("/c", "/b", "fuse:vim")}
+	for i := range events {
+		f.add(&events[i])
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		for i := range events {
+			f.add(&events[i])
+		}
+	}); n != 0 {
+		t.Errorf("%.1f allocations a run of %d events, want 0", n, len(events))
+	}
+}

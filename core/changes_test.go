@@ -232,7 +232,7 @@ func TestChangesDiffBounds(t *testing.T) {
 func TestChangesSinceCheckpoint(t *testing.T) {
 	s, root := openTemp(t)
 	old := "one\ntwo\nthree\n"
-	mk(t, root, map[string]string{"m.txt": old, "gone.txt": "bye\n", "save.txt": "v1\n"})
+	mk(t, root, map[string]string{"m.txt": old, "gone.txt": "bye\n", "save.txt": "v1\n", "r.txt": "a\nb\n", "u.txt": "u\n"})
 	cp, err := makeTestCheckpoint(ctx, s, "before")
 	if errors.Is(err, ErrUnknownCheckpoint) {
 		t.Skip("checkpoints are not merged yet (zz_checkpoint_standin.go)") // the lead removes this skip at merge
@@ -253,15 +253,25 @@ func TestChangesSinceCheckpoint(t *testing.T) {
 	if err := s.Move(ctx, "/.save.tmp", "/save.txt", MoveOptions{Overwrite: true}); err != nil {
 		t.Fatal(err)
 	}
+	// Renamed, then written: the diff is against the old path's content.
+	if err := s.Move(ctx, "/r.txt", "/r2.txt", MoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteFile(ctx, "/r2.txt", strings.NewReader("a\nB\n"), WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []ChangesQuery{{SinceCheckpoint: cp.ID, Diff: true}, {SinceSeq: cp.Seq, Diff: true}} {
 		cs, err := s.Changes(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := fmtRows(cs.Rows), "D /gone.txt\nM /m.txt\nM /save.txt"; got != want {
+		if got, want := fmtRows(cs.Rows), "D /gone.txt\nM /m.txt\nR /r2.txt <- /r.txt\nM /save.txt"; got != want {
 			t.Fatalf("%+v: rows %q, want %q", q, got, want)
 		}
-		for i, want := range []struct{ old, new string }{{"bye\n", ""}, {old, "one\n2\nthree\n"}, {"v1\n", "v2\n"}} {
+		if d := cs.Rows[2].Diff; !strings.HasPrefix(d, "--- a/r.txt\n+++ b/r2.txt\n") {
+			t.Errorf("renamed: diff %q", d)
+		}
+		for i, want := range []struct{ old, new string }{{"bye\n", ""}, {old, "one\n2\nthree\n"}, {"a\nb\n", "a\nB\n"}, {"v1\n", "v2\n"}} {
 			r := cs.Rows[i]
 			if r.DiffUnavailable != "" || r.Binary {
 				t.Fatalf("%s: unavailable %q binary %v", r.Path, r.DiffUnavailable, r.Binary)
@@ -270,5 +280,26 @@ func TestChangesSinceCheckpoint(t *testing.T) {
 				t.Errorf("%s: patched %q, want %q", r.Path, got, want.new)
 			}
 		}
+	}
+	// Since a seq after the checkpoint: a path changed in between has no
+	// known old content; one untouched since the checkpoint has.
+	mid := s.Journal().Seq()
+	for _, p := range []string{"/m.txt", "/u.txt"} {
+		if _, err := s.WriteFile(ctx, p, strings.NewReader("again\n"), WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := s.Changes(ctx, ChangesQuery{SinceSeq: mid, Diff: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmtRows(cs.Rows); got != "M /m.txt\nM /u.txt" {
+		t.Fatalf("since %d: %q", mid, got)
+	}
+	if m := cs.Rows[0]; m.Diff != "" || !strings.Contains(m.DiffUnavailable, "changed between checkpoint") {
+		t.Errorf("m.txt since %d: diff %q unavailable %q", mid, m.Diff, m.DiffUnavailable)
+	}
+	if u := cs.Rows[1]; u.DiffUnavailable != "" || string(applyPatch(t, []byte("u\n"), u.Diff)) != "again\n" {
+		t.Errorf("u.txt since %d: diff %q unavailable %q", mid, u.Diff, u.DiffUnavailable)
 	}
 }
