@@ -110,13 +110,16 @@ func (s *Sandbox) Changes(ctx context.Context, q ChangesQuery) (ChangeSet, error
 	f := newFolder(&q)
 	byTime := !q.SinceTime.IsZero()
 	oldest := q.SinceSeq == 0 && !byTime && cp == nil
-	first, until, tail, n := uint64(0), start, start, 0
+	first, kept, until, tail, n := uint64(0), uint64(0), start, start, 0
 	var err error
 	lost, scanErr := s.journal.Scan(start, func(e journal.Event) bool {
 		if n++; n&4095 == 0 {
 			if err = ctx.Err(); err != nil {
 				return false
 			}
+		}
+		if kept == 0 {
+			kept = e.Seq
 		}
 		tail = e.Seq
 		if e.Type == "" || byTime && first == 0 && e.Time.Before(q.SinceTime) {
@@ -147,9 +150,9 @@ func (s *Sandbox) Changes(ctx context.Context, q ChangesQuery) (ChangeSet, error
 		out.SinceTime = q.SinceTime
 		if first > 0 {
 			out.SinceSeq = first - 1
-			// An event before the first kept one was dropped; it may have
-			// been at or after the time.
-			out.Lost = lost && first > 1
+			// Dropped events are older than every kept one: they may be
+			// at or after the time only when no kept one is before it.
+			out.Lost = lost && first == kept
 		} else {
 			out.SinceSeq, out.UntilSeq = tail, tail
 			out.Lost = false // every kept event is before the time, so none after it was dropped

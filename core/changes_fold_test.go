@@ -238,6 +238,26 @@ func TestChangesLost(t *testing.T) {
 	if cs, _ := s.Changes(ctx, ChangesQuery{}); cs.Lost || cs.SinceSeq != 5 {
 		t.Errorf("oldest: lost %v since %d, want false 5", cs.Lost, cs.SinceSeq)
 	}
+	// Since a time: lost when the first kept event is already at or after
+	// it, not when a kept event is before it.
+	var firstKept, secondKept journal.Event
+	s.Journal().Scan(0, func(e journal.Event) bool {
+		if firstKept.Seq == 0 {
+			firstKept = e
+			return true
+		}
+		secondKept = e
+		return e.Time.Equal(firstKept.Time) // the clock may not tick between two appends
+	})
+	if cs, _ := s.Changes(ctx, ChangesQuery{SinceTime: firstKept.Time}); !cs.Lost || cs.SinceSeq != firstKept.Seq-1 {
+		t.Errorf("since the first kept event's time: lost %v since %d", cs.Lost, cs.SinceSeq)
+	}
+	if !secondKept.Time.After(firstKept.Time) {
+		t.Skip("no two kept events have different times")
+	}
+	if cs, _ := s.Changes(ctx, ChangesQuery{SinceTime: secondKept.Time}); cs.Lost || cs.SinceSeq != secondKept.Seq-1 {
+		t.Errorf("since a later time: lost %v since %d, want false %d", cs.Lost, cs.SinceSeq, secondKept.Seq-1)
+	}
 }
 
 // TestChangesFoldAllocs: an event on a path the fold already holds
