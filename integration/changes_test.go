@@ -151,7 +151,7 @@ func TestChangesThreeActors(t *testing.T) {
 		}
 		other := getChanges(t, d, fmt.Sprintf("since=%d&actor=%s&path=/renamed.md", start, url.QueryEscape(actor)))
 		if len(other.Changes) != 0 {
-			t.Errorf("actor %s: %+v", actor, a.Changes)
+			t.Errorf("actor %s picks another's row: %+v", actor, other.Changes)
 		}
 	}
 
