@@ -61,11 +61,7 @@ type namedChangeEvent struct {
 
 // namedChangesOf serves GET /changes?since&path&workingDir&actor&origin&diff&max_diff_bytes&limit.
 func (s *Server) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
-	q, err := query(r)
+	sb, q, err := s.namedQuery(r, ps)
 	if err != nil {
 		return err
 	}
