@@ -100,12 +100,9 @@ func TestChangesThreeActors(t *testing.T) {
 		kept := a.Changes[:0]
 		for _, c := range a.Changes {
 			if strings.HasPrefix(c.Path, "/.go-fuse.") {
-				// Not ours: the mirror tells an external write at the release
-				// of a file unlinked while open (vim's swap file) under
-				// go-fuse's placeholder name for an orphaned node
-				// (core/handle.go tell; reported with this test). Drop this
-				// once the journal no longer gets it.
-				t.Logf("the mirror told a change of %s (by %v)", c.Path, c.Actors)
+				// go-fuse's placeholder name for a node unlinked while open
+				// (vim's swap file): the mirror must never tell a change there.
+				t.Errorf("a change of %s (by %v): the release of an unlinked file was told", c.Path, c.Actors)
 				continue
 			}
 			kept = append(kept, c)
