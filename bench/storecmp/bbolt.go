@@ -81,24 +81,24 @@ func (s *boltStore) SeqAtTime(t int64) (seq uint64, err error) {
 
 func (s *boltStore) PruneBefore(seq uint64) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bEv).Cursor()
-		var last int64
+		ev, ti := tx.Bucket(bEv), tx.Bucket(bTime)
+		// Keys first, deletes after: a bbolt cursor may skip after Delete.
+		var evKeys, tKeys [][]byte
 		var r rec
 		lim := seqKey(nil, seq)
-		// Delete then First again: a bbolt cursor may skip after Delete.
-		for k, v := c.First(); k != nil && bytes.Compare(k, lim) < 0; k, v = c.First() {
+		c := ev.Cursor()
+		for k, v := c.First(); k != nil && bytes.Compare(k, lim) < 0; k, v = c.Next() {
 			if err := decode(v, &r); err != nil {
 				return err
 			}
-			last = r.Time
-			if err := c.Delete(); err != nil {
+			evKeys = append(evKeys, k)
+			tKeys = append(tKeys, timeKey(nil, r.Time, be64(k)))
+		}
+		for i := range evKeys {
+			if err := ev.Delete(evKeys[i]); err != nil {
 				return err
 			}
-		}
-		tc := tx.Bucket(bTime).Cursor()
-		tlim := timeKey(nil, last, seq)
-		for k, _ := tc.First(); k != nil && bytes.Compare(k, tlim) < 0; k, _ = tc.First() {
-			if err := tc.Delete(); err != nil {
+			if err := ti.Delete(tKeys[i]); err != nil {
 				return err
 			}
 		}

@@ -21,6 +21,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds (stores alternate within each)")
 	dirs := flag.String("dirs", "tmpfs=/dev/shm,disk=/tmp", "where to run: label=dir,…")
 	syncOne := flag.Int("sync1", 5_000, "events for the durable batch-of-1 runs (one fsync each)")
+	only := flag.String("stores", "", "run only these stores: name,… (default all)")
 	build := flag.Bool("build", false, "measure build size and cold-cache build times instead")
 	flag.Parse()
 	if *build {
@@ -32,6 +33,10 @@ func main() {
 	}
 	if *quick {
 		*n, *rounds, *dirs, *syncOne = 20_000, 1, "tmpfs=/dev/shm", 1_000
+	}
+	if *only != "" {
+		names := strings.Split(*only, ",")
+		stores = slices.DeleteFunc(stores, func(o opener) bool { return !slices.Contains(names, o.name) })
 	}
 	recs := makeRecs(*n)
 	res := map[key][]result{}

@@ -73,6 +73,9 @@ func dirSize(dir string) (int64, error) {
 			return err
 		}
 		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // a file the store just removed (Pebble's obsolete tables)
+		}
 		if err == nil {
 			n += fi.Size()
 		}
