@@ -48,7 +48,8 @@ type Sandbox struct {
 	limits     Limits
 	allowSetid bool // setid.go
 	journal    *journal.Journal
-	stateDir   string // Options.StateDir
+	stateDir   string     // Options.StateDir
+	hist       historyRef // checkpoints, opened on first use (checkpoint_store.go)
 	ledger     ledger
 	out        outbox // the notifier's events, in order with the daemon's (outbox.go)
 	watchReady chan struct{}
