@@ -572,3 +572,52 @@ func TestRestoreByActor(t *testing.T) {
 		t.Errorf("b.txt %q", b)
 	}
 }
+
+func TestCheckpointSchedule(t *testing.T) {
+	root := t.TempDir()
+	mk(t, root, map[string]string{"a": "a"})
+	s := histSandbox(t, root)
+	for i := 0; i < 4; i++ {
+		if i != 2 { // a tick with no change takes none
+			write(t, s, "/a", fmt.Sprint("v", i))
+		}
+		if err := s.scheduledCheckpoint(ctx, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	manual := mustCheckpoint(t, s, CheckpointOptions{Name: "kept"})
+	write(t, s, "/a", "v9")
+	if err := s.scheduledCheckpoint(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := s.Checkpoints()
+	var reasons []string
+	for _, cp := range list {
+		reasons = append(reasons, cp.Reason)
+	}
+	if fmt.Sprint(reasons) != "[scheduled manual scheduled]" || list[1].ID != manual.ID {
+		t.Errorf("kept %v", reasons)
+	}
+	// The kept ones restore whole after their parents were deleted.
+	if _, err := s.Restore(ctx, RestoreOptions{Checkpoint: list[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "a")); string(b) != "v3" {
+		t.Errorf("a = %q, want v3", b)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	s.StartCheckpointSchedule(sctx, 10*time.Millisecond, 5)
+	write(t, s, "/a", "by the ticker")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l, _ := s.Checkpoints()
+		if l[len(l)-1].Reason == ReasonScheduled && l[len(l)-1].Seq >= s.Journal().Seq() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the schedule took no checkpoint")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+}

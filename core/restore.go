@@ -44,11 +44,16 @@ type RestoreResult struct {
 // RestorePathError is a path in RestoreOptions.Paths refused before
 // anything is changed.
 type RestorePathError struct {
-	Path string // quoted when it is not printable
+	Path string // quoted when it is not printable; "" for a host path (never echoed)
 	Why  string
 }
 
-func (e *RestorePathError) Error() string { return fmt.Sprintf("restore path %s: %s", e.Path, e.Why) }
+func (e *RestorePathError) Error() string {
+	if e.Path == "" {
+		return "restore path: " + e.Why
+	}
+	return fmt.Sprintf("restore path %s: %s", e.Path, e.Why)
+}
 func (e *RestorePathError) Unwrap() error { return unix.EINVAL }
 
 // ErrJournalLost is the error of a restore by actor when the journal no
@@ -141,7 +146,8 @@ func (s *Sandbox) restoreScopes(paths []string) ([]string, error) {
 		case len(p) > unix.PathMax:
 			return nil, bad(fmt.Sprintf("longer than %d bytes", unix.PathMax))
 		case s.hostRoot != "/" && (p == s.hostRoot || strings.HasPrefix(p, s.hostRoot+"/")):
-			return nil, bad("a host path: give the API path (\"/\" is the sandbox root)")
+			// Not echoed: an answer never names the root's host path.
+			return nil, &RestorePathError{Why: "a host path under the sandbox root: give the API path (\"/\" is the root)"}
 		}
 		for _, c := range strings.Split(p, "/") {
 			if c == ".." {

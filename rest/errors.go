@@ -202,6 +202,9 @@ func classify(err error) errKind {
 		// The client went away; nobody reads this answer.
 		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Detail: "request canceled"}
 	}
+	if k, ok := classifyHistory(err); ok {
+		return k
+	}
 	var pate *core.PatternError
 	if errors.As(err, &pate) {
 		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Op: oe.opName(), Detail: pate.Error()}
@@ -390,4 +393,27 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	}
 	s.familyForPath(r.URL.Path).render(w, errKind{Kind: kindMethodNotAllowed, Status: http.StatusMethodNotAllowed,
 		Detail: "method " + r.Method + " not allowed on " + r.URL.Path + "; allowed: " + w.Header().Get("Allow")})
+}
+
+// classifyHistory maps the errors of checkpoints and restore (API.md §5a):
+// an unknown checkpoint 404, a sandbox without state or a journal that
+// lost events 409, a refused restore path 400.
+func classifyHistory(err error) (errKind, bool) {
+	var rpe *core.RestorePathError
+	switch {
+	case errors.Is(err, core.ErrUnknownCheckpoint):
+		return errKind{Kind: kindNotFound, Status: http.StatusNotFound, Errno: unix.ENOENT, Detail: err.Error()}, true
+	case errors.Is(err, core.ErrNoState):
+		return errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.EOPNOTSUPP,
+			Detail: err.Error() + " (the daemon runs without --state)"}, true
+	case errors.Is(err, core.ErrJournalLost):
+		return errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.ESTALE, Detail: err.Error()}, true
+	case errors.As(err, &rpe):
+		k := errKind{Kind: kindInvalidPath, Status: http.StatusBadRequest, Errno: unix.EINVAL, Op: "restore", Detail: rpe.Error()}
+		if utf8.ValidString(rpe.Path) {
+			k.Path = rpe.Path
+		}
+		return k, true
+	}
+	return errKind{}, false
 }
