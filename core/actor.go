@@ -96,4 +96,5 @@ func fillEvent(e *journal.Event, info Info) {
 	e.Size = info.Size
 	e.Mtime = info.ModTime
 	e.Inode = info.Inode
+	e.Mode = info.Mode
 }

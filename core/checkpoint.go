@@ -76,7 +76,7 @@ func (s *Sandbox) CreateCheckpoint(ctx context.Context, o CheckpointOptions) (Ch
 	if o.Reason == "" {
 		o.Reason = ReasonManual
 	}
-	h, err := s.history()
+	h, err := s.checkpointStore()
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -88,7 +88,7 @@ func (s *Sandbox) CreateCheckpoint(ctx context.Context, o CheckpointOptions) (Ch
 
 // Checkpoints lists the checkpoints, oldest first.
 func (s *Sandbox) Checkpoints() ([]Checkpoint, error) {
-	h, err := s.history()
+	h, err := s.checkpointStore()
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (s *Sandbox) Checkpoints() ([]Checkpoint, error) {
 
 // CheckpointByID is the checkpoint id.
 func (s *Sandbox) CheckpointByID(id string) (Checkpoint, error) {
-	h, err := s.history()
+	h, err := s.checkpointStore()
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -126,7 +126,7 @@ func (s *Sandbox) CheckpointByID(id string) (Checkpoint, error) {
 // DeleteCheckpoint removes the checkpoint id, and from the store every
 // object no other checkpoint names.
 func (s *Sandbox) DeleteCheckpoint(id string) error {
-	h, err := s.history()
+	h, err := s.checkpointStore()
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (s *Sandbox) CheckpointEntry(id, apiPath string) (CheckpointEntry, error) {
 	if err != nil {
 		return CheckpointEntry{}, err
 	}
-	h, err := s.history()
+	h, err := s.checkpointStore()
 	if err != nil {
 		return CheckpointEntry{}, err
 	}
@@ -172,7 +172,7 @@ func (s *Sandbox) OpenCheckpointFile(id, apiPath string) (io.ReadCloser, Checkpo
 	case "symlink":
 		return nil, e, pathErr("checkpoint file", e.Path, unix.EINVAL)
 	}
-	h, _ := s.history()
+	h, _ := s.checkpointStore()
 	f, err := h.store.OpenObject(e.Hash)
 	if err != nil {
 		return nil, e, pathErr("checkpoint file", e.Path, err)

@@ -8,15 +8,17 @@ import (
 )
 
 // journalComplete reports whether every change to the tree reaches the
-// journal: the kernel watch runs, its first walk is done and no directory
-// went unwatched. Only then may a checkpoint trust the journal to name
+// journal: the kernel watch runs, its first walk and the comparison at
+// start (manifest.go) are done, and no directory went unwatched. Only then may a checkpoint trust the journal to name
 // what changed; otherwise it walks the tree (still reading only files
 // whose stat identity changed).
 func (s *Sandbox) journalComplete() bool {
-	select {
-	case <-s.watchReady:
-	default:
-		return false
+	for _, ready := range []<-chan struct{}{s.watchReady, s.reconciled} {
+		select {
+		case <-ready:
+		default:
+			return false // the first walk, or the look for what changed while down, is not done
+		}
 	}
 	return s.Watching() && !s.WatchDegraded()
 }
@@ -25,7 +27,7 @@ func (s *Sandbox) journalComplete() bool {
 // of the same SkipExcluded. With store it records it as a new checkpoint
 // (contents in the store, manifest written); without, it is a dry run's
 // look: contents hashed, nothing kept. h.mu is held.
-func (h *history) create(ctx context.Context, s *Sandbox, o CheckpointOptions, store bool) (Checkpoint, *cpTree, error) {
+func (h *cpStore) create(ctx context.Context, s *Sandbox, o CheckpointOptions, store bool) (Checkpoint, *cpTree, error) {
 	if _, err := h.headers(); err != nil {
 		return Checkpoint{}, nil, err
 	}

@@ -24,7 +24,7 @@ import (
 type builder struct {
 	s        *Sandbox
 	ctx      context.Context
-	h        *history
+	h        *cpStore
 	prev     map[string]cpEntry
 	skip     bool       // leave the default excludes out
 	store    *cas.Store // nil: hash, store nothing
@@ -35,7 +35,7 @@ type builder struct {
 	newBytes int64
 }
 
-func newBuilder(ctx context.Context, s *Sandbox, h *history, prev map[string]cpEntry, skip bool, store *cas.Store) *builder {
+func newBuilder(ctx context.Context, s *Sandbox, h *cpStore, prev map[string]cpEntry, skip bool, store *cas.Store) *builder {
 	return &builder{s: s, ctx: ctx, h: h, prev: prev, skip: skip, store: store,
 		set: map[string]cpEntry{}, del: map[string]bool{}, seen: map[string]bool{}, roots: map[string]bool{}}
 }
@@ -69,7 +69,7 @@ func (b *builder) full() error {
 func (b *builder) since(seq, upto uint64) (bool, error) {
 	paths := map[string]bool{}
 	walk := map[string]bool{}
-	lost, err := b.s.journal.Scan(seq, func(e journal.Event) bool {
+	lost, err := b.s.journal.Scan(b.ctx, seq, func(e journal.Event) bool {
 		if e.Seq > upto {
 			return false
 		}
@@ -82,7 +82,9 @@ func (b *builder) since(seq, upto uint64) (bool, error) {
 				paths[dir] = true
 			}
 		}
-		if e.IsDir && (e.Type == journal.Create || e.Type == journal.Rename) {
+		// A directory made or moved here is walked, and so is the subtree
+		// of a loss mark (journal.Lost: the kernel's queue overflowed).
+		if e.Type == "" || e.IsDir && (e.Type == journal.Create || e.Type == journal.Rename) {
 			walk[e.Path] = true
 		}
 		return true

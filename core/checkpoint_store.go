@@ -77,11 +77,11 @@ type cpTree struct {
 	files map[string]cpEntry
 }
 
-// history is a sandbox's checkpoints: the state directory's checkpoints/
+// cpStore is a sandbox's checkpoints: the state directory's checkpoints/
 // (one manifest per checkpoint) and objects/ (package cas), the headers of
 // every manifest, and the whole tree of the newest checkpoint written,
 // which the next one starts from. mu serializes every operation.
-type history struct {
+type cpStore struct {
 	mu    sync.Mutex
 	state int // the state directory
 	cps   int // checkpoints/
@@ -92,29 +92,43 @@ type history struct {
 	walks atomic.Int64 // checkpoints that walked the whole tree
 }
 
-// historyRef opens a Sandbox's history on first use.
-type historyRef struct {
+// cpStoreRef opens a Sandbox's cpStore on first use.
+type cpStoreRef struct {
 	once sync.Once
-	h    *history
+	h    *cpStore
 	err  error
 }
 
-// history is the sandbox's history, opened on first use.
-func (s *Sandbox) history() (*history, error) {
+// checkpointStore is the sandbox's checkpoints, opened on first use.
+func (s *Sandbox) checkpointStore() (*cpStore, error) {
 	if s.stateDir == "" {
 		return nil, ErrNoState
 	}
-	r := &s.hist
-	r.once.Do(func() { r.h, r.err = openHistory(s.stateDir) })
+	r := &s.cps
+	r.once.Do(func() { r.h, r.err = openCpStore(s.stateDir) })
 	return r.h, r.err
 }
 
-func openHistory(dir string) (*history, error) {
+// close releases the store's fds (Sandbox.Close), waiting for an
+// operation in flight.
+func (r *cpStoreRef) close() {
+	r.once.Do(func() { r.err = ErrNoState }) // none opened: none will be
+	if h := r.h; h != nil {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.store.Close()
+		unix.Close(h.cps)
+		unix.Close(h.state)
+		r.h, r.err = nil, fmt.Errorf("checkpoints: %w", unix.EBADF)
+	}
+}
+
+func openCpStore(dir string) (*cpStore, error) {
 	state, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open state directory: %w", err)
 	}
-	h := &history{state: state}
+	h := &cpStore{state: state}
 	if err := unix.Mkdirat(state, "checkpoints", 0o700); err != nil && err != unix.EEXIST {
 		unix.Close(state)
 		return nil, fmt.Errorf("make checkpoints directory: %w", err)
@@ -134,7 +148,7 @@ func openHistory(dir string) (*history, error) {
 // FilesRead counts the files checkpoints read since the sandbox was
 // opened (their content re-hashed): what an incremental checkpoint spares.
 func (s *Sandbox) FilesRead() int64 {
-	h, err := s.history()
+	h, err := s.checkpointStore()
 	if err != nil {
 		return 0
 	}
@@ -153,7 +167,7 @@ func validID(id string) bool {
 }
 
 // headers are the headers of every manifest, read once.
-func (h *history) headers() (map[string]cpHeader, error) {
+func (h *cpStore) headers() (map[string]cpHeader, error) {
 	if h.hdrs != nil {
 		return h.hdrs, nil
 	}
@@ -182,7 +196,7 @@ func (h *history) headers() (map[string]cpHeader, error) {
 	return hdrs, nil
 }
 
-func (h *history) header(id string) (cpHeader, error) {
+func (h *cpStore) header(id string) (cpHeader, error) {
 	hdrs, err := h.headers()
 	if err != nil {
 		return cpHeader{}, err
@@ -195,7 +209,7 @@ func (h *history) header(id string) (cpHeader, error) {
 }
 
 // read decodes the manifest id: its header, and its body when asked.
-func (h *history) read(id string, body bool) (cpHeader, cpBody, error) {
+func (h *cpStore) read(id string, body bool) (cpHeader, cpBody, error) {
 	fd, err := unix.Openat(h.cps, id, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return cpHeader{}, cpBody{}, err
@@ -216,7 +230,7 @@ func (h *history) read(id string, body bool) (cpHeader, cpBody, error) {
 
 // write writes the manifest of hd and b (temp, fsync, rename, fsync of
 // the directory).
-func (h *history) write(hd cpHeader, b cpBody) error {
+func (h *cpStore) write(hd cpHeader, b cpBody) error {
 	tmp := fmt.Sprintf(".tmp-%016x", rand.Uint64())
 	fd, err := unix.Openat(h.cps, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
@@ -253,7 +267,7 @@ func (h *history) write(hd cpHeader, b cpBody) error {
 
 // tree is the whole tree of checkpoint id: its base with every delta
 // after it applied.
-func (h *history) tree(id string) (*cpTree, error) {
+func (h *cpStore) tree(id string) (*cpTree, error) {
 	if h.last != nil && h.last.hdr.ID == id {
 		return h.last, nil
 	}
@@ -299,7 +313,7 @@ func apply(files map[string]cpEntry, b cpBody) {
 
 // newest is the newest checkpoint whose SkipExcluded is skip, nil when
 // none: the one the next checkpoint is a delta of.
-func (h *history) newest(skip bool) (*cpTree, error) {
+func (h *cpStore) newest(skip bool) (*cpTree, error) {
 	if h.last != nil && h.last.hdr.SkipExcluded == skip {
 		return h.last, nil
 	}
@@ -326,7 +340,7 @@ func (h *history) newest(skip bool) (*cpTree, error) {
 // delete removes checkpoint id. Its children are rewritten first: a
 // delta's child takes its delta folded into the child's own, a base's
 // child becomes a base. Then every object no manifest names is swept.
-func (h *history) delete(id string) error {
+func (h *cpStore) delete(id string) error {
 	hd, err := h.header(id)
 	if err != nil {
 		return err
@@ -399,7 +413,7 @@ func fold(a, b cpBody) cpBody {
 }
 
 // sweep drops every object no manifest names (mark and sweep).
-func (h *history) sweep() error {
+func (h *cpStore) sweep() error {
 	marked := map[string]bool{}
 	for id := range h.hdrs {
 		_, b, err := h.read(id, true)

@@ -297,7 +297,7 @@ func TestRestoreWholeTreeAndUndo(t *testing.T) {
 	}
 	// The restore's changes are journaled as its own.
 	seen := map[string]bool{}
-	s.Journal().Scan(undo.Seq, func(e journal.Event) bool {
+	s.Journal().Scan(ctx, undo.Seq, func(e journal.Event) bool {
 		if e.Origin != "api" || e.Actor != "restore:"+cp.ID {
 			t.Errorf("event %+v not the restore's", e)
 		}
@@ -419,7 +419,7 @@ func TestCheckpointIncrementalReadsOnlyChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := mustCheckpoint(t, s, CheckpointOptions{})
-	if h, _ := s.history(); h.walks.Load() != 1 {
+	if h, _ := s.checkpointStore(); h.walks.Load() != 1 {
 		t.Errorf("%d whole-tree walks, want 1 (the first checkpoint's)", h.walks.Load())
 	}
 	if r := s.FilesRead() - 200; r != 6 {
@@ -434,7 +434,7 @@ func TestCheckpointIncrementalReadsOnlyChanged(t *testing.T) {
 		t.Errorf("nothing changed, yet %d reads, %+v", r, third)
 	}
 	mkTree := func(id string) map[string]cpEntry {
-		h, _ := s.history()
+		h, _ := s.checkpointStore()
 		h.last = nil
 		tr, err := h.tree(id)
 		if err != nil {
@@ -442,7 +442,7 @@ func TestCheckpointIncrementalReadsOnlyChanged(t *testing.T) {
 		}
 		return tr.files
 	}
-	walked := newBuilder(ctx, s, &history{}, nil, false, nil)
+	walked := newBuilder(ctx, s, &cpStore{}, nil, false, nil)
 	if err := walked.full(); err != nil {
 		t.Fatal(err)
 	}

@@ -91,6 +91,9 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) (err erro
 	n.mu.Lock() // the first walk's: it lets claims in between directories
 	s.ledger.reader.Store(n)
 	go n.run(ctx)
+	if s.hist != nil {
+		go s.reconcile(ctx, log)
+	}
 	return nil
 }
 

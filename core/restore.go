@@ -74,7 +74,7 @@ const RestoreActorPrefix = "restore:"
 // (restore_doc in checkpoint_doc.go has the design).
 func (s *Sandbox) Restore(ctx context.Context, o RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{Checkpoint: o.Checkpoint, DryRun: o.DryRun, Written: []string{}, Removed: []string{}, Skipped: []RestoreSkip{}}
-	h, err := s.history()
+	h, err := s.checkpointStore()
 	if err != nil {
 		return res, err
 	}
@@ -90,7 +90,7 @@ func (s *Sandbox) Restore(ctx context.Context, o RestoreOptions) (RestoreResult,
 	}
 	var actor *actorChanges
 	if o.Actor != "" {
-		if actor, err = s.changesBy(o.Actor, thd.Seq); err != nil {
+		if actor, err = s.changesBy(ctx, o.Actor, thd.Seq); err != nil {
 			return res, err
 		}
 	}

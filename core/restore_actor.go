@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -17,9 +18,9 @@ type actorChanges struct {
 }
 
 // changesBy reads the journal after seq for the paths actor changed.
-func (s *Sandbox) changesBy(actor string, seq uint64) (*actorChanges, error) {
+func (s *Sandbox) changesBy(ctx context.Context, actor string, seq uint64) (*actorChanges, error) {
 	a := &actorChanges{name: actor, last: map[string]uint64{}, other: map[string]journal.Event{}}
-	lost, err := s.journal.Scan(seq, func(e journal.Event) bool {
+	lost, err := s.journal.Scan(ctx, seq, func(e journal.Event) bool {
 		for _, p := range []string{e.Path, e.OldPath} {
 			if p == "" {
 				continue

@@ -17,7 +17,7 @@ import (
 // what the plan saw, and a name that changed meanwhile is skipped.
 type restorer struct {
 	s     *Sandbox
-	h     *history
+	h     *cpStore
 	ctx   context.Context // stamped with the restore's actor
 	claim *Claim
 	res   *RestoreResult

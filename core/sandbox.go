@@ -2,8 +2,10 @@ package core
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sandfs/core/history"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +37,10 @@ type Options struct {
 	// directory (made 0700, outside every root), where its journal,
 	// manifest and checkpoints are kept; "" keeps everything in memory.
 	StateDir string
+	// Retention bounds the durable journal kept in StateDir.
+	Retention history.Retention
+	// Log takes the durable journal's messages (nil: none).
+	Log *slog.Logger
 }
 
 // Sandbox is one directory tree served under a name. It owns an open fd on
@@ -48,8 +54,11 @@ type Sandbox struct {
 	limits     Limits
 	allowSetid bool // setid.go
 	journal    *journal.Journal
-	stateDir   string     // Options.StateDir
-	hist       historyRef // checkpoints, opened on first use (checkpoint_store.go)
+	stateDir   string        // Options.StateDir
+	hist       *history.Log  // the durable journal; nil without a StateDir
+	reconciled chan struct{} // manifest.go
+	closed     atomic.Bool
+	cps        cpStoreRef // checkpoints, opened on first use (checkpoint_store.go)
 	ledger     ledger
 	out        outbox // the notifier's events, in order with the daemon's (outbox.go)
 	watchReady chan struct{}
@@ -73,7 +82,22 @@ func Open(name, dir string, o Options) (*Sandbox, error) {
 		return nil, &os.PathError{Op: "open sandbox root", Path: dir, Err: err}
 	}
 	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, watchReady: make(chan struct{}),
-		opened: time.Now(), sweepDone: make(chan struct{})}
+		opened: time.Now(), sweepDone: make(chan struct{}), reconciled: make(chan struct{})}
+	if o.StateDir != "" {
+		h, err := history.Open(o.StateDir, o.Retention, o.Log)
+		if err != nil {
+			unix.Close(fd)
+			return nil, err
+		}
+		if s.journal, err = journal.NewWith(h); err != nil {
+			h.Close()
+			unix.Close(fd)
+			return nil, fmt.Errorf("history: %w", err)
+		}
+		s.hist = h
+	} else {
+		close(s.reconciled)
+	}
 	if s.limits.TarEntries <= 0 {
 		s.limits.TarEntries = DefaultLimits.TarEntries
 	}
@@ -94,8 +118,21 @@ func Open(name, dir string, o Options) (*Sandbox, error) {
 	return s, nil
 }
 
-// Close releases the root fd.
-func (s *Sandbox) Close() error { return unix.Close(s.root) }
+// Close stores what the journal has pending and releases the root fd.
+// Closing twice is fine.
+func (s *Sandbox) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if s.hist != nil {
+		s.hist.Close()
+	}
+	s.cps.close()
+	return unix.Close(s.root)
+}
+
+// History is the durable journal, nil for a sandbox that keeps no state.
+func (s *Sandbox) History() *history.Log { return s.hist }
 
 // RootState tells whether the host directory the sandbox was opened on is
 // still in place: "ok"; "removed" (deleted: the sandbox serves an empty

@@ -116,8 +116,9 @@ type watchEvent struct {
 	Actor        string  `json:"actor,omitempty"` // api: X-Sandfs-Actor
 	Pid          *uint32 `json:"pid,omitempty"`
 	Uid          *uint32 `json:"uid,omitempty"`
-	Comm         string  `json:"comm,omitempty"`   // fuse: the caller's command name
-	Cgroup       string  `json:"cgroup,omitempty"` // fuse: the caller's cgroup v2 path
+	Comm         string  `json:"comm,omitempty"`           // fuse: the caller's command name
+	Cgroup       string  `json:"cgroup,omitempty"`         // fuse: the caller's cgroup v2 path
+	FoundAtStart bool    `json:"found_at_start,omitempty"` // external: found at start, made while the daemon was down
 }
 
 // sseStarted is the data of the first SSE event, watch_started; sseOverflow
@@ -157,6 +158,7 @@ func wireEvent(e journal.Event, base string, baseIsFile bool) watchEvent {
 		Actor:        e.Actor,
 		Comm:         e.Comm,
 		Cgroup:       e.Cgroup,
+		FoundAtStart: e.FoundAtStart,
 	}
 	if e.Origin == journal.Mirror {
 		pid, uid := e.Pid, e.Uid

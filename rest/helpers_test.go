@@ -595,9 +595,14 @@ type namedHarness struct {
 }
 
 func newNamedHarness(t *testing.T) *namedHarness {
+	return newNamedHarnessWith(t, core.Options{})
+}
+
+// newNamedHarnessWith opens sandbox default with o.
+func newNamedHarnessWith(t *testing.T, o core.Options) *namedHarness {
 	t.Helper()
 	root, other := t.TempDir(), t.TempDir()
-	def, err := core.Open("default", root, core.Options{})
+	def, err := core.Open("default", root, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -682,6 +687,7 @@ type wsMsg struct {
 	IsDir     bool     `json:"isDir"`
 	Size      int64    `json:"size"`
 	Message   string   `json:"message"`
+	Seq       uint64   `json:"seq"`
 }
 
 func (h *namedHarness) dialWatch(t *testing.T, target string, client *http.Client) *websocket.Conn {

@@ -32,6 +32,16 @@ type wsSubscribe struct {
 	Paths      []string `json:"paths"`
 	Recursive  bool     `json:"recursive"`
 	WorkingDir string   `json:"workingDir"`
+	// sandfs's own: replay the journal's events after this seq under the
+	// paths first (a cursor from an event's seq, kept across restarts).
+	Since *uint64 `json:"since,omitempty"`
+}
+
+// wsReplay asks the sending loop to replay the journal after since under
+// paths, before it sends more live events.
+type wsReplay struct {
+	since, through uint64 // replayed: the events in (since, through]
+	paths          []wsPath
 }
 
 type wsSubscribed struct {
@@ -55,6 +65,9 @@ type wsEvent struct {
 	Comm    string  `json:"comm,omitempty"`
 	Cgroup  string  `json:"cgroup,omitempty"`
 	OldPath string  `json:"oldPath,omitempty"`
+	Seq     uint64  `json:"seq,omitempty"` // the event's place in the journal: a subscribe's since
+	// FoundAtStart: an outside change made while the daemon was down.
+	FoundAtStart bool `json:"foundAtStart,omitempty"`
 }
 
 type wsError struct {
@@ -124,34 +137,45 @@ func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 	}, socketQueue)
 	defer sub.Close()
 
+	replays := make(chan wsReplay)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer cancel()
-		var mu sync.Mutex // one subscription at a time
 		for {
 			_, data, err := conn.Read(ctx)
 			if err != nil {
 				return
 			}
-			mu.Lock()
-			reply := s.wsHandle(sb, data, &paths)
-			mu.Unlock()
+			reply, replay := s.wsHandle(sb, data, &paths)
 			if wsWrite(ctx, conn, reply) != nil {
 				return
+			}
+			if replay != nil {
+				select {
+				case replays <- *replay:
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
 	}()
 
+	var replayed wsReplay // live events a replay already sent
 	for err == nil {
 		select {
 		case <-ctx.Done():
 			err = ctx.Err()
+		case rq := <-replays:
+			replayed, err = replaySocket(ctx, conn, sb.Journal(), rq)
 		case e, ok := <-sub.C:
 			if !ok {
 				err = context.Canceled
 				break
+			}
+			if e.Seq > replayed.since && e.Seq <= replayed.through && coveredBy(replayed.paths, e.Path) {
+				continue
 			}
 			if n := sub.TakeDropped(); n > 0 {
 				if err = wsWrite(ctx, conn, wsError{"error", fmt.Sprintf("dropped %d events", n)}); err != nil {
@@ -172,17 +196,54 @@ func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 	return nil
 }
 
-// wsHandle answers one client message.
-func (s *Server) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPath]) any {
+// replaySocket sends the journal's events after rq.since under rq.paths,
+// up to the journal's seq now, led by the dropped message when some are no
+// longer kept; it returns what it covered, for the live loop to skip.
+func replaySocket(ctx context.Context, conn *websocket.Conn, j *journal.Journal, rq wsReplay) (wsReplay, error) {
+	top := j.Seq()
+	if oldest := j.Oldest(); rq.since+1 < oldest {
+		if err := wsWrite(ctx, conn, wsError{"error", fmt.Sprintf("dropped %d events", oldest-1-rq.since)}); err != nil {
+			return wsReplay{}, err
+		}
+	}
+	var werr error
+	_, err := j.Scan(ctx, rq.since, func(e journal.Event) bool {
+		if e.Seq > top {
+			return false
+		}
+		if e, ok := journal.Reportable(e); ok && coveredBy(rq.paths, e.Path) {
+			werr = wsWrite(ctx, conn, socketEvent(e))
+		}
+		return werr == nil
+	})
+	if werr != nil {
+		err = werr
+	}
+	rq.through = top
+	return rq, err
+}
+
+func coveredBy(paths []wsPath, p string) bool {
+	for _, wp := range paths {
+		if wp.covers(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// wsHandle answers one client message, and says what to replay when it
+// asks for a replay.
+func (s *Server) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPath]) (any, *wsReplay) {
 	var m wsSubscribe
 	if err := json.Unmarshal(data, &m); err != nil {
-		return wsError{"error", "message is not a JSON object: " + err.Error()}
+		return wsError{"error", "message is not a JSON object: " + err.Error()}, nil
 	}
 	if m.Type != "subscribe" {
-		return wsError{"error", fmt.Sprintf("unknown message type %q; want \"subscribe\"", m.Type)}
+		return wsError{"error", fmt.Sprintf("unknown message type %q; want \"subscribe\"", m.Type)}, nil
 	}
 	if len(m.Paths) == 0 {
-		return wsError{"error", "subscribe needs at least one path"}
+		return wsError{"error", "subscribe needs at least one path"}, nil
 	}
 	cur := *paths.Load()
 	next := append([]wsPath(nil), cur...)
@@ -190,7 +251,7 @@ func (s *Server) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPat
 	for _, raw := range m.Paths {
 		p, err := namedPath(sb, m.WorkingDir, raw, true)
 		if err != nil {
-			return wsError{"error", classify(err).Detail}
+			return wsError{"error", classify(err).Detail}, nil
 		}
 		wp := wsPath{p, m.Recursive}
 		dup := false
@@ -206,17 +267,24 @@ func (s *Server) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPat
 		added = append(added, p)
 	}
 	if len(next) > maxSocketPaths {
-		return wsError{"error", fmt.Sprintf("too many paths: one socket follows at most %d (%d already)", maxSocketPaths, len(cur))}
+		return wsError{"error", fmt.Sprintf("too many paths: one socket follows at most %d (%d already)", maxSocketPaths, len(cur))}, nil
 	}
 	paths.Store(&next)
-	return wsSubscribed{Type: "subscribed", Paths: added}
+	var replay *wsReplay
+	if m.Since != nil {
+		replay = &wsReplay{since: *m.Since}
+		for _, p := range added {
+			replay.paths = append(replay.paths, wsPath{p, m.Recursive})
+		}
+	}
+	return wsSubscribed{Type: "subscribed", Paths: added}, replay
 }
 
 // socketEvent is e as a watch socket sends it.
 func socketEvent(e journal.Event) wsEvent {
 	out := wsEvent{Type: "event", Path: e.Path, Event: string(e.Type),
 		Timestamp: e.Time.UTC().Format(time.RFC3339Nano), IsDir: e.IsDir, Size: e.Size,
-		Origin: string(e.Origin), Actor: e.Actor, Comm: e.Comm, Cgroup: e.Cgroup, OldPath: e.OldPath}
+		Origin: string(e.Origin), Actor: e.Actor, Comm: e.Comm, Cgroup: e.Cgroup, OldPath: e.OldPath, Seq: e.Seq, FoundAtStart: e.FoundAtStart}
 	if e.Origin == journal.Mirror {
 		pid := e.Pid
 		out.Pid = &pid

@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"sandfs/core"
+	"sandfs/core/history"
 	"sandfs/core/journal"
 )
 
@@ -220,5 +221,66 @@ func TestNamedWatchSlowReader(t *testing.T) {
 	if g := runtime.NumGoroutine(); g > baseG {
 		buf := make([]byte, 1<<16)
 		t.Errorf("goroutines: %d after close, %d before\n%s", g, baseG, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// A subscribe with since replays the journal's events after it under the
+// paths, then goes on live with none twice; a since older than what the
+// journal keeps is told as the dropped message first.
+func TestNamedWatchSince(t *testing.T) {
+	state := t.TempDir()
+	keep := history.Retention{MaxEvents: 4}
+	h := newNamedHarnessWith(t, core.Options{StateDir: state, Retention: keep})
+	put := func(p, body string) {
+		t.Helper()
+		wantStatus(t, h.do(t, req{Method: "PUT", Target: "/v1/sandboxes/default/fs/write?path=" + p + "&mkdir=true", Body: strings.NewReader(body)}), 200)
+	}
+	put("/app/a", "1")
+	put("/else/x", "2")
+	put("/app/b", "3")
+	c := h.dialWatch(t, "/v1/sandboxes/default/fs/watch", nil)
+	wsSend(t, c, map[string]any{"type": "subscribe", "paths": []string{"/app"}, "recursive": true, "since": 0})
+	if m := wsRecv(t, c, 5*time.Second); m.Type != "subscribed" {
+		t.Fatalf("got %+v, want subscribed", m)
+	}
+	var got []string
+	var last uint64
+	for len(got) < 5 {
+		m := wsRecv(t, c, 5*time.Second)
+		if m.Type != "event" || m.Seq <= last {
+			t.Fatalf("replay: got %+v after seq %d", m, last)
+		}
+		last = m.Seq
+		got = append(got, m.Event+" "+m.Path)
+	}
+	want := "create /app,create /app/a,write /app/a,create /app/b,write /app/b"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("replayed %v, want %s", got, want)
+	}
+	put("/app/c", "4")
+	if m := wsRecv(t, c, 5*time.Second); m.Type != "event" || m.Path != "/app/c" || m.Event != "create" || m.Seq <= last {
+		t.Fatalf("live after the replay: %+v", m)
+	}
+
+	// Retention keeps 4 events once a manifest allows it: since=1 lost some.
+	hist := h.def.History()
+	if err := hist.SaveManifest(history.Manifest{Seq: h.def.Journal().Seq()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := hist.Prune(); err != nil {
+		t.Fatal(err)
+	}
+	oldest := hist.Oldest()
+	c.CloseNow()
+	h.def.Close() // the daemon restarts: the ring is gone, the store kept 4
+	h = newNamedHarnessWith(t, core.Options{StateDir: state, Retention: keep})
+	c2 := h.dialWatch(t, "/v1/sandboxes/default/fs/watch", nil)
+	wsSend(t, c2, map[string]any{"type": "subscribe", "paths": []string{"/"}, "recursive": true, "since": 1})
+	wsRecv(t, c2, 5*time.Second) // subscribed
+	if m := wsRecv(t, c2, 5*time.Second); m.Type != "error" || m.Message != fmt.Sprintf("dropped %d events", oldest-2) {
+		t.Fatalf("got %+v, want dropped %d events", m, oldest-2)
+	}
+	if m := wsRecv(t, c2, 5*time.Second); m.Type != "event" || m.Seq != oldest {
+		t.Fatalf("after the dropped message: %+v, want the event of seq %d", m, oldest)
 	}
 }

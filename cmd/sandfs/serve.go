@@ -23,7 +23,8 @@ type serveConfig struct {
 	root            string
 	sandboxes       multiFlag // NAME=DIR
 	listen          string
-	auth            authFlags // --token, --token-file, --state, --no-auth, --insecure-no-token (auth.go)
+	auth            authFlags    // --token, --token-file, --state, --no-auth, --insecure-no-token (auth.go)
+	history         historyFlags // --no-history, --history-max-* (history.go)
 	workdir         string
 	maxJSONBody     sizeFlag
 	maxTarBody      sizeFlag
@@ -82,6 +83,7 @@ the default.`,
 		fs.Var(&cfg.sandboxes, "sandbox", "also serve a directory as a named sandbox: `NAME=DIR` (repeatable)")
 		fs.StringVar(&cfg.listen, "listen", defaultListen, "`ADDR` to serve on: HOST:PORT or unix:/path.sock")
 		cfg.auth.add(fs)
+		cfg.history.add(fs)
 		fs.StringVar(&cfg.workdir, "workdir", "/", "API `PATH` relative request paths are taken against")
 		fs.Var(&cfg.maxJSONBody, "max-json-body", "`SIZE` of the largest JSON request body")
 		fs.Var(&cfg.maxTarBody, "max-tar-body", "`SIZE` of the largest tar upload body (upload-batch)")
@@ -140,6 +142,21 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err != nil {
 		return err
 	}
+	keep, err := cfg.history.retention()
+	if err != nil {
+		return err
+	}
+	state := ""
+	if !cfg.history.off {
+		if state, err = defaultStateDir(cfg.auth.state, getenv); err != nil {
+			return errHistoryState(err)
+		}
+		sd, _, err := openStateDir(state, roots)
+		if err != nil {
+			return errHistoryState(err)
+		}
+		sd.Close()
+	}
 	sandboxes := make(map[string]*core.Sandbox, len(dirs))
 	defer func() {
 		for _, sb := range sandboxes {
@@ -158,6 +175,9 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 			Workdir:    cfg.workdir,
 			Limits:     core.Limits{TarEntries: cfg.maxTarEntries, TarBytes: int64(cfg.maxTarBytes)},
 			AllowSetid: cfg.allowSetid,
+			StateDir:   stateFor(state, d.name),
+			Retention:  keep,
+			Log:        log,
 		})
 		if err != nil {
 			return fmt.Errorf("sandbox %s: %w", d.name, err)

@@ -1,6 +1,9 @@
 package journal
 
-import "time"
+import (
+	"io/fs"
+	"time"
+)
 
 // Type is what happened to a path.
 type Type string
@@ -34,7 +37,8 @@ type Event struct {
 	Size    int64
 	Mtime   time.Time
 	Inode   uint64
-	Time    time.Time // when the journal took it
+	Mode    fs.FileMode // the file's type and permissions after the change (0: unknown); kept, not on the wire
+	Time    time.Time   // when the journal took it
 	Origin  Origin
 	Actor   string // api: who acts, as the client named it (X-Sandfs-Actor); "" when unnamed
 	Pid     uint32 // fuse: the calling process (thread) where the kernel tells

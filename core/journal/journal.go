@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,7 +14,10 @@ const RingSize = 10_000
 type Journal struct {
 	mu       sync.Mutex
 	seq      uint64
-	ring     []Event // ring[i%RingSize] holds seq i+1
+	base     uint64  // seq when the journal was made (a store's newest)
+	ring     []Event // ring[(s-base-1)%RingSize] holds seq s
+	store    Store   // nil: in memory only
+	saveMu   sync.Mutex
 	watchers map[string]*Watcher
 	byKey    map[string]*Watcher
 	subs     map[*Subscription]struct{}
@@ -50,11 +54,7 @@ func (j *Journal) Append(e Event) Event {
 	j.seq++
 	e.Seq = j.seq
 	e.Time = j.now()
-	if len(j.ring) < RingSize {
-		j.ring = append(j.ring, e)
-	} else {
-		j.ring[(e.Seq-1)%RingSize] = e
-	}
+	j.keep(e)
 	byType := j.counts[e.Origin]
 	if byType == nil {
 		byType = map[Type]uint64{}
@@ -77,21 +77,40 @@ func (j *Journal) Seq() uint64 {
 	return j.seq
 }
 
+// keep puts e in the ring and the store (under j.mu).
+func (j *Journal) keep(e Event) {
+	if len(j.ring) < RingSize {
+		j.ring = append(j.ring, e)
+	} else {
+		j.ring[(e.Seq-j.base-1)%RingSize] = e
+	}
+	if j.store != nil {
+		j.store.Append(e)
+	}
+}
+
+// ringOldest is the oldest seq the ring holds (j.seq+1 when empty).
+func (j *Journal) ringOldest() uint64 {
+	return j.seq - uint64(len(j.ring)) + 1
+}
+
 // Since returns up to max events after seq that the ring still holds, and
-// whether some after seq were already overwritten.
+// whether some after seq were no longer there. It never reads the store:
+// Scan does.
 func (j *Journal) Since(seq uint64, max int) (events []Event, lost bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	oldest := uint64(1)
-	if j.seq > RingSize {
-		oldest = j.seq - RingSize + 1
-	}
+	return j.sinceLocked(seq, max)
+}
+
+func (j *Journal) sinceLocked(seq uint64, max int) (events []Event, lost bool) {
+	oldest := j.ringOldest()
 	if seq+1 < oldest {
 		lost = true
 		seq = oldest - 1
 	}
 	for s := seq + 1; s <= j.seq && (max <= 0 || len(events) < max); s++ {
-		if e := j.ring[(s-1)%RingSize]; e.Type != "" { // "": a loss marker
+		if e := j.ring[(s-j.base-1)%RingSize]; e.Type != "" { // "": a loss marker
 			events = append(events, e)
 		}
 	}
@@ -124,12 +143,7 @@ func (j *Journal) Lost(p string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
-	marker := Event{Seq: j.seq, Time: j.now()}
-	if len(j.ring) < RingSize {
-		j.ring = append(j.ring, marker)
-	} else {
-		j.ring[(j.seq-1)%RingSize] = marker
-	}
+	j.keep(Event{Seq: j.seq, Time: j.now(), Path: p})
 	for _, w := range j.watchers {
 		if w.cfg.Path == "/" || p == "/" || within(p, w.cfg.Path) || within(w.cfg.Path, p) {
 			w.markLost(j.seq)
@@ -149,15 +163,83 @@ func (j *Journal) Dropped() uint64 { return j.dropped.Load() }
 func (j *Journal) Overflows() uint64 { return j.overflows.Load() }
 
 // Scan calls fn with every kept event after seq, in order, until fn
-// returns false. lost says that events after seq were no longer kept
-// (retention, or the in-memory ring of a journal without a store), so what
-// fn saw is not all that happened after seq.
-func (j *Journal) Scan(seq uint64, fn func(Event) bool) (lost bool, err error) {
-	events, lost := j.Since(seq, 0)
-	for _, e := range events {
-		if !fn(e) {
-			break
+// returns false: those before the ring from the store, then the ring's.
+// lost says that events after seq were no longer kept (retention, or the
+// ring of a journal without a store), so what fn saw is not all that
+// happened after seq.
+func (j *Journal) Scan(ctx context.Context, seq uint64, fn func(Event) bool) (lost bool, err error) {
+	j.mu.Lock()
+	oldest := j.ringOldest()
+	j.mu.Unlock()
+	if j.store != nil && seq+1 < oldest {
+		if so := j.store.Oldest(); so == 0 || seq+1 < so {
+			lost = true
+		}
+		more := true
+		err := j.store.Scan(ctx, seq, oldest-1, func(e Event) bool {
+			seq = e.Seq
+			if e.Type == "" {
+				return true
+			}
+			more = fn(e)
+			return more
+		})
+		if err != nil || !more {
+			return lost, err
+		}
+		seq = max(seq, oldest-1)
+	}
+	for {
+		j.mu.Lock()
+		if j.store != nil && seq+1 < j.ringOldest() {
+			// The ring moved on while fn ran: the rest is in the store.
+			j.mu.Unlock()
+			l, err := j.Scan(ctx, seq, fn)
+			return lost || l, err
+		}
+		events, l := j.sinceLocked(seq, 1024)
+		j.mu.Unlock()
+		lost = lost || l
+		for _, e := range events {
+			if !fn(e) {
+				return lost, nil
+			}
+			seq = e.Seq
+		}
+		if len(events) < 1024 {
+			return lost, ctx.Err()
 		}
 	}
-	return lost, nil
+}
+
+// Oldest is the oldest seq still kept: a reader after an older one has
+// lost events.
+func (j *Journal) Oldest() uint64 {
+	j.mu.Lock()
+	oldest := j.ringOldest()
+	j.mu.Unlock()
+	if j.store != nil {
+		if so := j.store.Oldest(); so != 0 && so < oldest {
+			return so
+		}
+	}
+	return oldest
+}
+
+// SeqAt is the seq of the first kept event at or after t, 0 when there is
+// none.
+func (j *Journal) SeqAt(t time.Time) (uint64, error) {
+	if j.store != nil {
+		if s, err := j.store.SeqAt(t); err != nil || s != 0 {
+			return s, err
+		}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for i := j.ringOldest(); i <= j.seq; i++ {
+		if e := j.ring[(i-j.base-1)%RingSize]; !e.Time.Before(t) {
+			return e.Seq, nil
+		}
+	}
+	return 0, nil
 }

@@ -52,7 +52,9 @@ type Watcher struct {
 	exclude []string
 	key     string
 	created time.Time
-	refs    int            // under the journal's lock
+	refs    int    // under the journal's lock
+	start   uint64 // the journal's seq when the watcher began hearing events
+	j       *Journal
 	dropped *atomic.Uint64 // the journal's count of dropped events
 
 	mu          sync.Mutex
@@ -85,6 +87,13 @@ type Info struct {
 // Watch returns the watcher for cfg: an existing one with an equal config
 // (reused, one more reference), or a new one that sees events from now on.
 func (j *Journal) Watch(cfg Config) (w *Watcher, info Info, reused bool, err error) {
+	if w, info, reused, err = j.watch(cfg); err == nil {
+		j.saveWatchers()
+	}
+	return w, info, reused, err
+}
+
+func (j *Journal) watch(cfg Config) (w *Watcher, info Info, reused bool, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	key := cfg.key()
@@ -97,24 +106,31 @@ func (j *Journal) Watch(cfg Config) (w *Watcher, info Info, reused bool, err err
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	w = &Watcher{
-		ID:      "w_" + hex.EncodeToString(id[:]),
+	w = j.newWatcher("w_"+hex.EncodeToString(id[:]), cfg, j.now())
+	w.start = j.seq
+	j.watchers[w.ID] = w
+	j.byKey[key] = w
+	return w, w.info(j.seq), false, nil
+}
+
+func (j *Journal) newWatcher(id string, cfg Config, created time.Time) *Watcher {
+	w := &Watcher{
+		ID:      id,
 		cfg:     cfg,
 		exclude: cfg.Exclude,
-		key:     key,
-		created: j.now(),
+		key:     cfg.key(),
+		created: created,
 		refs:    1,
 		latest:  map[string]*pending{},
 		quiet:   map[string]time.Time{},
 		changed: make(chan struct{}),
 		dropped: &j.dropped,
+		j:       j,
 	}
 	if w.exclude == nil {
 		w.exclude = DefaultExcludes
 	}
-	j.watchers[w.ID] = w
-	j.byKey[key] = w
-	return w, w.info(j.seq), false, nil
+	return w
 }
 
 func (w *Watcher) info(seq uint64) Info {
@@ -150,6 +166,14 @@ func (j *Journal) Watchers() []Info {
 // Release drops one reference to a watcher and stops it at the last,
 // waking its pollers. It returns the references left.
 func (j *Journal) Release(id string) (int, error) {
+	n, err := j.release(id)
+	if err == nil {
+		j.saveWatchers()
+	}
+	return n, err
+}
+
+func (j *Journal) release(id string) (int, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	w := j.watchers[id]
@@ -335,7 +359,21 @@ type Batch struct {
 }
 
 // Read returns, without waiting, up to limit buffered events after cursor.
+//
+// A cursor from before the watcher began (one taken before a restart, of
+// the same watcher kept by the store) is answered from the journal's
+// store first: the events the watcher would have heard, without debounce,
+// and overflow when some were no longer kept.
 func (w *Watcher) Read(cursor uint64, limit int) (Batch, <-chan struct{}, error) {
+	if cursor > 0 && cursor < w.start && w.j != nil && w.j.store != nil {
+		b, ok, err := w.history(cursor, limit)
+		if err != nil || ok {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			return b, w.changed, err
+		}
+		cursor = w.start
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -361,6 +399,30 @@ func (w *Watcher) Read(cursor uint64, limit int) (Batch, <-chan struct{}, error)
 		b.Cursor = w.lostThrough
 	}
 	return b, w.changed, nil
+}
+
+// history reads the events after cursor up to the watcher's start from
+// the journal; ok is false when none passed its filter and none was lost.
+func (w *Watcher) history(cursor uint64, limit int) (b Batch, ok bool, err error) {
+	if limit <= 0 {
+		limit = BufferSize
+	}
+	b.Cursor = cursor
+	lost, err := w.j.Scan(context.Background(), cursor, func(e Event) bool {
+		if e.Seq > w.start {
+			return false
+		}
+		b.Cursor = e.Seq
+		if e, ok := Reportable(e); ok && w.Matches(e) {
+			b.Events = append(b.Events, e)
+		}
+		return len(b.Events) < limit
+	})
+	if len(b.Events) == 0 {
+		b.Cursor = w.start
+	}
+	b.Overflow = lost
+	return b, len(b.Events) > 0 || lost, err
 }
 
 // Poll is Read that waits up to timeout for something to read: an event

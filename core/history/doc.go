@@ -1,0 +1,26 @@
+// Package history keeps a sandbox's journal on disk, in the sandbox's own
+// directory of the daemon's state directory (never inside the root), so
+// that it outlives the daemon: sequence numbers continue across restarts, a
+// watcher and its cursor resume, and "what changed since" reaches back as
+// far as retention keeps.
+//
+// # Two files
+//
+// An appended event is copied into the tail (tail.go), a file mapped
+// shared into memory: no system call, nothing a request waits on beyond
+// what the in-memory journal always cost. A writer goroutine takes the
+// appended events in batches into journal.db, a SQLite database (WAL mode,
+// through the pure-Go modernc.org/sqlite, so the binary stays static) that
+// a person can open with sqlite3. A daemon killed at any point loses no
+// event it appended: at the next open the tail's whole records that the
+// database lacks are given to it. The database also keeps the manifest
+// (the tree as the journal knew it, for the comparison at start), the
+// watchers (so their ids survive a restart) and a few facts (meta).
+//
+// # Retention
+//
+// By age, count and size (Retention), oldest first, checked by the writer
+// once a second; never past the newest manifest's seq, since the next
+// start replays the events after it. A cursor older than what is kept is
+// told overflow (journal.Watcher.Read), never a silent gap.
+package history

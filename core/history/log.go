@@ -1,0 +1,303 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
+)
+
+// Retention bounds what a Log keeps; zero fields do not bound. Pruning goes
+// oldest first, and never past the manifest's seq (manifest.go): the
+// events the next start needs to know the tree are kept until a newer
+// manifest is written.
+type Retention struct {
+	MaxAge    time.Duration
+	MaxEvents int64
+	MaxBytes  int64
+}
+
+// DefaultRetention is serve's default: 30 days, 1,000,000 events, 1 GiB.
+var DefaultRetention = Retention{MaxAge: 30 * 24 * time.Hour, MaxEvents: 1_000_000, MaxBytes: 1 << 30}
+
+// Log is a sandbox's durable journal: the tail and the database in its
+// state directory. It implements journal.Store.
+type Log struct {
+	dir  string // the state directory's path, for messages
+	dfd  int
+	lock int // flock'd: one daemon per journal
+	db   *db
+	keep Retention
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	tail      *tail
+	pending   []journal.Event // appended, not yet in the database
+	committed uint64          // newest seq in the database
+	oldest    uint64          // oldest seq in the database
+	newest    uint64          // newest seq at open
+	failed    error           // the writer's last error
+	closed    bool
+
+	wake chan struct{}
+	done chan struct{}
+	// prunable is the newest seq a prune may delete (the manifest's seq).
+	prunable  uint64
+	lastPrune time.Time
+}
+
+// Open opens the durable journal in dir (made if missing, 0700), giving
+// the database every whole event the tail holds that it lacks.
+func Open(dir string, keep Retention, log *slog.Logger) (*Log, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("history: %s: %w", dir, err)
+	}
+	lock, err := unix.Openat(dfd, "lock", unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		if err = unix.Flock(lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			unix.Close(lock)
+			if err == unix.EWOULDBLOCK {
+				unix.Close(dfd)
+				return nil, fmt.Errorf("the journal in %s is in use by another daemon (one daemon per state directory and sandbox)", dir)
+			}
+		}
+	}
+	if err != nil {
+		unix.Close(dfd)
+		return nil, fmt.Errorf("history: %s: %w", dir, err)
+	}
+	l := &Log{dir: dir, dfd: dfd, lock: lock, keep: keep, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	l.cond = sync.NewCond(&l.mu)
+	if err := l.open(); err != nil {
+		unix.Close(lock)
+		unix.Close(dfd)
+		return nil, err
+	}
+	go l.writer()
+	return l, nil
+}
+
+func (l *Log) open() error {
+	for _, name := range []string{"journal.db", "journal.db-wal", "journal.db-shm", "tail"} {
+		var st unix.Stat_t
+		if err := unix.Fstatat(l.dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return fmt.Errorf("history: %s/%s is not a regular file; refusing it", l.dir, name)
+		}
+	}
+	// journal.db made 0600 before SQLite opens it: its -wal and -shm files
+	// take the database's mode.
+	if fd, err := unix.Openat(l.dfd, "journal.db", unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600); err == nil {
+		unix.Close(fd)
+	}
+	d, err := openDB("/proc/self/fd/" + strconv.Itoa(l.dfd) + "/journal.db")
+	if err != nil {
+		return err
+	}
+	t, err := openTail(l.dfd, "tail")
+	if err != nil {
+		d.close()
+		return err
+	}
+	oldest, newest, err := d.bounds()
+	if err != nil {
+		t.close()
+		d.close()
+		return fmt.Errorf("history: %w", err)
+	}
+	var lost []journal.Event
+	for _, e := range t.records() {
+		if e.Seq > newest {
+			lost = append(lost, e)
+		}
+	}
+	if len(lost) > 0 {
+		if err := d.appendBatch(lost); err != nil {
+			t.close()
+			d.close()
+			return fmt.Errorf("history: recovering the tail: %w", err)
+		}
+		l.log.Info("recovered events from the journal's tail", "dir", l.dir, "count", len(lost), "through", lost[len(lost)-1].Seq)
+		newest = lost[len(lost)-1].Seq
+		if oldest == 0 {
+			oldest = lost[0].Seq
+		}
+	}
+	t.reset()
+	t.last = newest
+	l.db, l.tail = d, t
+	l.oldest, l.newest, l.committed = oldest, newest, newest
+	if v, err := d.meta("manifest_seq"); err == nil && v != "" {
+		l.prunable, _ = strconv.ParseUint(v, 10, 64)
+	}
+	return nil
+}
+
+// Newest is the newest seq the journal held when it was opened: the
+// journal's numbering continues after it.
+func (l *Log) Newest() uint64 { return l.newest }
+
+// Oldest is the oldest seq still kept (0 when none).
+func (l *Log) Oldest() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.oldest
+}
+
+// Append takes e (its seq set) into the tail and queues it for the
+// database. It runs under the journal's lock and makes no system call.
+func (l *Log) Append(e journal.Event) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	t := l.tail
+	if !t.fits(e) {
+		// The tail is full: start it over once the database holds all of it.
+		for l.committed < t.last && l.failed == nil && !l.closed {
+			l.kick()
+			l.cond.Wait()
+		}
+		t.reset()
+		t.fits(e)
+	}
+	if t.fits(e) {
+		t.write(e.Seq)
+	}
+	l.pending = append(l.pending, e)
+	if l.oldest == 0 {
+		l.oldest = e.Seq
+	}
+	l.mu.Unlock()
+	l.kick()
+}
+
+func (l *Log) kick() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// writer moves pending events into the database, a batch per wake-up at
+// most every few milliseconds, and prunes.
+func (l *Log) writer() {
+	defer close(l.done)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-l.wake:
+		case <-tick.C:
+		}
+		l.mu.Lock()
+		batch := l.pending
+		l.pending = nil
+		closed := l.closed
+		l.mu.Unlock()
+		if len(batch) > 0 {
+			err := l.db.appendBatch(batch)
+			l.mu.Lock()
+			if err != nil {
+				l.failed = err
+				l.pending = append(batch, l.pending...) // try again at the next wake-up
+				l.log.Error("journal: storing events", "dir", l.dir, "err", err)
+			} else {
+				l.failed = nil
+				l.committed = batch[len(batch)-1].Seq
+			}
+			l.cond.Broadcast()
+			l.mu.Unlock()
+			if err != nil && !closed {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+		}
+		if closed {
+			l.mu.Lock()
+			empty := len(l.pending) == 0
+			l.mu.Unlock()
+			if empty || l.failed != nil {
+				return
+			}
+			continue
+		}
+		if time.Since(l.lastPrune) >= time.Second {
+			l.prune()
+			l.lastPrune = time.Now()
+		}
+		if len(batch) > 0 {
+			time.Sleep(2 * time.Millisecond) // let a burst gather into the next batch
+		}
+	}
+}
+
+// Sync waits until the database holds every event appended before it.
+func (l *Log) Sync() error { return l.syncTo(0) }
+
+// syncTo waits until the database holds seq (0: all appended).
+func (l *Log) syncTo(seq uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seq == 0 && len(l.pending) > 0 {
+		seq = l.pending[len(l.pending)-1].Seq
+	}
+	for l.committed < seq && !l.closed {
+		if l.failed != nil {
+			return l.failed
+		}
+		l.kick()
+		l.cond.Wait()
+	}
+	return nil
+}
+
+// Scan calls fn with the kept events in (after, until], in order.
+func (l *Log) Scan(ctx context.Context, after, until uint64, fn func(journal.Event) bool) error {
+	if err := l.syncTo(until); err != nil {
+		return err
+	}
+	return l.db.scan(ctx, after, until, fn)
+}
+
+// SeqAt is the first kept seq at or after t (0 when none).
+func (l *Log) SeqAt(t time.Time) (uint64, error) {
+	if err := l.Sync(); err != nil {
+		return 0, err
+	}
+	return l.db.seqAt(t)
+}
+
+// Close stores what is pending and closes the files.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	l.cond.Broadcast()
+	l.mu.Unlock()
+	l.kick()
+	<-l.done
+	l.tail.close()
+	err := l.db.close()
+	unix.Close(l.lock)
+	unix.Close(l.dfd)
+	return err
+}

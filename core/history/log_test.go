@@ -1,0 +1,243 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
+)
+
+func openJournal(t *testing.T, dir string, keep Retention) (*Log, *journal.Journal) {
+	t.Helper()
+	l, err := Open(dir, keep, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.NewWith(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, j
+}
+
+func scanAll(t *testing.T, j *journal.Journal, after uint64) ([]journal.Event, bool) {
+	t.Helper()
+	var out []journal.Event
+	lost, err := j.Scan(context.Background(), after, func(e journal.Event) bool { out = append(out, e); return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, lost
+}
+
+func sample(i int) journal.Event {
+	return journal.Event{Type: journal.Write, Path: fmt.Sprintf("/d/f%03d", i), Origin: journal.Mirror, Pid: uint32(100 + i),
+		Uid: 1000, Comm: "vim", Cgroup: "/user.slice", Size: int64(i), Mtime: time.Unix(1700000000, int64(i)), Inode: uint64(5000 + i), Mode: 0o644}
+}
+
+func TestCodecRoundTrip(t *testing.T) {
+	for _, e := range []journal.Event{
+		{},
+		{Seq: 1, Type: journal.Rename, Path: "/a/\xff", OldPath: "/b", IsDir: true, Origin: journal.API, Actor: "agent ✓", Time: time.Unix(0, 42)},
+		{Seq: 1 << 60, Type: journal.Create, Path: "/x", Origin: journal.External, FoundAtStart: true, Size: -1, Mode: 0o4755},
+	} {
+		got, err := decodeEvent(appendEvent(nil, e))
+		if err != nil || !reflect.DeepEqual(got, e) {
+			t.Errorf("round trip of %+v: %+v, %v", e, got, err)
+		}
+	}
+	b := appendEvent(nil, sample(1))
+	for n := range len(b) {
+		if _, err := decodeEvent(b[:n]); err == nil && n < len(b)-1 {
+			t.Errorf("a record cut to %d of %d bytes decoded", n, len(b))
+		}
+	}
+}
+
+// The numbering and the events outlive the journal: a new one over the
+// same directory goes on from the last seq, and Scan reads the old ones
+// back with every field.
+func TestReopenContinues(t *testing.T) {
+	dir := t.TempDir()
+	l, j := openJournal(t, dir, Retention{})
+	var want []journal.Event
+	for i := range 300 {
+		want = append(want, j.Append(sample(i)))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, j = openJournal(t, dir, Retention{})
+	defer l.Close()
+	if j.Seq() != 300 {
+		t.Fatalf("seq after reopen = %d, want 300", j.Seq())
+	}
+	if e := j.Append(sample(300)); e.Seq != 301 {
+		t.Fatalf("next seq = %d, want 301", e.Seq)
+	}
+	got, lost := scanAll(t, j, 0)
+	if lost || len(got) != 301 {
+		t.Fatalf("scan: %d events, lost %v", len(got), lost)
+	}
+	for i, w := range want {
+		g := got[i]
+		if !g.Time.Equal(w.Time) || !g.Mtime.Equal(w.Mtime) {
+			t.Fatalf("event %d times: %v %v, want %v %v", i, g.Time, g.Mtime, w.Time, w.Mtime)
+		}
+		g.Time, g.Mtime, w.Time, w.Mtime = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("event %d: %+v, want %+v", i, g, w)
+		}
+	}
+	if got, _ := scanAll(t, j, 299); len(got) != 2 || got[0].Seq != 300 || got[1].Seq != 301 {
+		t.Fatalf("scan after 299: %+v", got)
+	}
+}
+
+// A daemon killed before the writer stored its last events loses none of
+// them: the tail has them, and the next open gives them to the database.
+func TestTailRecovery(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := openJournal(t, dir, Retention{})
+	l.Close()
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	tl, err := openTail(dfd, "tail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 5; i++ {
+		e := sample(i)
+		e.Seq = uint64(i)
+		if !tl.fits(e) {
+			t.Fatal("no room")
+		}
+		tl.write(e.Seq)
+	}
+	// A torn sixth record: its header says more than was written.
+	e := sample(6)
+	e.Seq = 6
+	tl.fits(e)
+	copy(tl.mem[tl.pos+recordHead:], tl.buf[:3])
+	tl.mem[tl.pos] = byte(len(tl.buf))
+	tl.close()
+
+	l, j := openJournal(t, dir, Retention{})
+	defer l.Close()
+	if j.Seq() != 5 {
+		t.Fatalf("seq after recovery = %d, want 5", j.Seq())
+	}
+	got, _ := scanAll(t, j, 0)
+	if len(got) != 5 || got[4].Path != sample(5).Path || got[4].Comm != "vim" {
+		t.Fatalf("recovered %+v", got)
+	}
+}
+
+// Retention prunes oldest first, never past the manifest, and a scan from
+// before what is kept says lost.
+func TestRetentionPrunes(t *testing.T) {
+	l, j := openJournal(t, t.TempDir(), Retention{MaxEvents: 50})
+	for i := range 200 {
+		j.Append(sample(i))
+	}
+	if err := l.Prune(); err != nil {
+		t.Fatal(err)
+	}
+	if o := l.Oldest(); o != 1 {
+		t.Fatalf("pruned to %d before any manifest; want nothing pruned", o)
+	}
+	if err := l.SaveManifest(Manifest{Seq: 180}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Prune(); err != nil {
+		t.Fatal(err)
+	}
+	if o := l.Oldest(); o != 151 {
+		t.Fatalf("oldest after prune = %d, want 151", o)
+	}
+	// A new journal over the same store has only what was kept.
+	l2, j2 := l, j
+	l2.Close()
+	l2, j2 = openJournal(t, l.dir, Retention{MaxEvents: 50})
+	defer l2.Close()
+	if got, lost := scanAll(t, j2, 10); !lost || len(got) != 50 || got[0].Seq != 151 {
+		t.Fatalf("scan from 10 after pruning: %d events from %d, lost %v; want 50 from 151, lost", len(got), got[0].Seq, lost)
+	}
+	if got, lost := scanAll(t, j2, 150); lost || len(got) != 50 {
+		t.Fatalf("a scan from the oldest kept: %d events, lost %v", len(got), lost)
+	}
+}
+
+// Watchers outlive a restart with their ids; a cursor from before it is
+// answered from the store, and one older than retention gets overflow.
+func TestWatcherOutlivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	l, j := openJournal(t, dir, Retention{MaxEvents: 20})
+	w, info, _, err := j.Watch(journal.Config{Path: "/d", Recursive: true, Exclude: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		j.Append(sample(i))
+	}
+	j.Append(journal.Event{Type: journal.Write, Path: "/elsewhere", Origin: journal.API})
+	b, err := w.Poll(context.Background(), info.InitialCursor, 10, 0)
+	if err != nil || len(b.Events) != 10 {
+		t.Fatalf("poll before restart: %d events, %v", len(b.Events), err)
+	}
+	cursor := b.Cursor // 10 read of 30
+	l.Close()
+
+	l, j = openJournal(t, dir, Retention{MaxEvents: 20})
+	defer l.Close()
+	w2, err := j.Watcher(w.ID)
+	if err != nil {
+		t.Fatalf("watcher %s after restart: %v", w.ID, err)
+	}
+	j.Append(sample(99))
+	var paths []string
+	for range 10 {
+		b, err := w2.Poll(context.Background(), cursor, 7, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Overflow {
+			t.Fatalf("overflow at cursor %d", cursor)
+		}
+		if len(b.Events) == 0 {
+			break
+		}
+		for _, e := range b.Events {
+			paths = append(paths, e.Path)
+		}
+		cursor = b.Cursor
+	}
+	want := []string{}
+	for i := 10; i < 30; i++ {
+		want = append(want, sample(i).Path)
+	}
+	want = append(want, sample(99).Path)
+	if !reflect.DeepEqual(paths, want) {
+		t.Fatalf("resumed: %v\nwant %v", paths, want)
+	}
+
+	// Prune past the first cursor: it now overflows, then goes on.
+	if err := l.SaveManifest(Manifest{Seq: j.Seq()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Prune(); err != nil {
+		t.Fatal(err)
+	}
+	b, err = w2.Poll(context.Background(), info.InitialCursor+1, 100, 0)
+	if err != nil || !b.Overflow {
+		t.Fatalf("an old cursor after pruning: overflow %v, %v", b.Overflow, err)
+	}
+}

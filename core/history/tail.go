@@ -1,0 +1,120 @@
+package history
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
+)
+
+// The tail is a file mapped shared into memory: each appended event is
+// copied into it under the journal's lock, which costs what encoding the
+// event costs, no system call. The page cache holds what was copied the
+// moment it is copied, so a daemon killed (kill -9, a panic) loses no event
+// it appended; the store then takes the events in batches, off every
+// request's path. A power loss can lose what neither the store nor the
+// kernel's writeback had put on disk: the tail is not fsynced.
+//
+// Records follow one another from offset 0: a little-endian u32 length, a
+// u32 CRC-32C of the payload, the payload (codec.go), and eight zero bytes
+// after the last. When the next record does not fit, writing starts again
+// at 0, once the store holds every event in the tail. At open, the records
+// are read from 0 while each is whole and its seq higher than the one
+// before; those the store lacks are given to it.
+
+const (
+	tailSize   = 32 << 20
+	recordHead = 8
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+type tail struct {
+	fd   int
+	mem  []byte
+	pos  int
+	last uint64 // seq of the last record written
+	buf  []byte // scratch for encoding
+}
+
+func openTail(dirfd int, name string) (*tail, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("history tail: %w", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, fmt.Errorf("history tail %s is not a regular file", name)
+	}
+	if st.Size != tailSize {
+		if err := unix.Ftruncate(fd, tailSize); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("history tail: %w", err)
+		}
+	}
+	mem, err := unix.Mmap(fd, 0, tailSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("history tail: mmap: %w", err)
+	}
+	return &tail{fd: fd, mem: mem}, nil
+}
+
+// records returns the whole records from offset 0, in order.
+func (t *tail) records() []journal.Event {
+	var out []journal.Event
+	var prev uint64
+	for off := 0; off+recordHead <= len(t.mem); {
+		n := int(binary.LittleEndian.Uint32(t.mem[off:]))
+		sum := binary.LittleEndian.Uint32(t.mem[off+4:])
+		if n == 0 || off+recordHead+n > len(t.mem) {
+			break
+		}
+		payload := t.mem[off+recordHead : off+recordHead+n]
+		if crc32.Checksum(payload, castagnoli) != sum {
+			break
+		}
+		e, err := decodeEvent(payload)
+		if err != nil || e.Seq <= prev {
+			break
+		}
+		out = append(out, e)
+		prev = e.Seq
+		off += recordHead + n
+	}
+	return out
+}
+
+// reset forgets every record: the store holds them.
+func (t *tail) reset() {
+	clear(t.mem[:recordHead])
+	t.pos = 0
+}
+
+// fits reports whether e's record fits after pos; encoded keeps the
+// encoding for write.
+func (t *tail) fits(e journal.Event) bool {
+	t.buf = appendEvent(t.buf[:0], e)
+	return t.pos+2*recordHead+len(t.buf) <= len(t.mem)
+}
+
+// write copies the record fits encoded at pos, then the terminator.
+func (t *tail) write(seq uint64) {
+	n := len(t.buf)
+	end := t.pos + recordHead + n
+	clear(t.mem[end : end+recordHead])
+	copy(t.mem[t.pos+recordHead:], t.buf)
+	binary.LittleEndian.PutUint32(t.mem[t.pos+4:], crc32.Checksum(t.buf, castagnoli))
+	binary.LittleEndian.PutUint32(t.mem[t.pos:], uint32(n))
+	t.pos = end
+	t.last = seq
+}
+
+func (t *tail) close() {
+	unix.Munmap(t.mem)
+	unix.Close(t.fd)
+}

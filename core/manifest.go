@@ -1,0 +1,239 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/history"
+	"sandfs/core/journal"
+)
+
+// What happened while the daemon was down. The durable journal keeps a
+// manifest of the tree (path, inode, size, mtime, mode of each entry) with
+// the seq it is true at; the events after that seq, replayed over it, are
+// the tree as the journal last knew it. At start, once the kernel watch
+// covers the tree (so that nothing made from then on goes untold), that
+// known tree is compared with a walk of the real one, and each difference
+// is told as one event with origin external and FoundAtStart set: create,
+// remove (deepest first), write (a file's inode, size or mtime differ) or
+// chmod (its mode differs). A difference on a path the journal heard of
+// while the walk ran is left to that event. Then the walk is the new
+// manifest, and one is written again every ManifestEvery while events come.
+//
+// A first start (no manifest) tells nothing and writes the first manifest;
+// so does a root that is another directory than the one the manifest
+// describes (its device and inode differ): that is logged. Names that are
+// not UTF-8 are not compared (the walk skips them, names.go).
+
+// ManifestEvery is how often a manifest is written while the tree changes.
+var ManifestEvery = 10 * time.Minute
+
+const metaRoot = "root"
+
+// reconcile runs the comparison at start and then keeps the manifest
+// fresh until ctx ends.
+func (s *Sandbox) reconcile(ctx context.Context, log *slog.Logger) {
+	select {
+	case <-s.watchReady:
+	case <-ctx.Done():
+		return
+	}
+	n, err := s.findChangesAtStart(ctx, log)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		log.Error("comparing the tree with the journal's manifest", "sandbox", s.name, "err", err)
+	case n > 0:
+		log.Info("changes made while the daemon was down", "sandbox", s.name, "count", n)
+	}
+	close(s.reconciled)
+	t := time.NewTicker(ManifestEvery)
+	defer t.Stop()
+	last := s.journal.Seq()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if seq := s.journal.Seq(); seq != last {
+			if _, err := s.saveManifest(ctx); err != nil && ctx.Err() == nil {
+				log.Error("writing the journal's manifest", "sandbox", s.name, "err", err)
+			}
+			last = seq
+		}
+	}
+}
+
+// Reconciled is closed once the comparison at start is done (at once for
+// a sandbox that keeps no state).
+func (s *Sandbox) Reconciled() <-chan struct{} { return s.reconciled }
+
+// findChangesAtStart tells what changed while the daemon was down and
+// writes a new manifest; it returns how many changes it told.
+func (s *Sandbox) findChangesAtStart(ctx context.Context, log *slog.Logger) (int, error) {
+	h := s.hist
+	old, ok, err := h.LoadManifest(ctx)
+	if err != nil {
+		return 0, err
+	}
+	rootID, err := s.rootIdentity()
+	if err != nil {
+		return 0, err
+	}
+	if prev, _ := h.Meta(metaRoot); ok && prev != "" && prev != rootID {
+		log.Warn("the root is another directory than the journal's manifest describes; not comparing", "sandbox", s.name, "root", s.hostRoot)
+		ok = false
+	}
+	known := old.Entries
+	from := old.Seq
+	if ok {
+		if from, err = s.replay(ctx, known, old.Seq); err != nil {
+			return 0, err
+		}
+	}
+	seq, now, err := s.walkManifest(ctx)
+	if err != nil {
+		return 0, err
+	}
+	told := 0
+	if ok {
+		heard := map[string]bool{} // paths the journal heard of while the walk ran
+		if _, err := s.journal.Scan(ctx, from, func(e journal.Event) bool {
+			heard[e.Path], heard[e.OldPath] = true, true
+			return true
+		}); err != nil {
+			return 0, err
+		}
+		for _, e := range diffManifest(known, now, heard) {
+			s.journal.Append(e)
+			told++
+		}
+	}
+	if err := h.SetMeta(metaRoot, rootID); err != nil {
+		return told, err
+	}
+	return told, h.SaveManifest(history.Manifest{Seq: seq, Entries: now})
+}
+
+// saveManifest walks the tree and keeps it as the manifest.
+func (s *Sandbox) saveManifest(ctx context.Context) (uint64, error) {
+	seq, now, err := s.walkManifest(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return seq, s.hist.SaveManifest(history.Manifest{Seq: seq, Entries: now})
+}
+
+// walkManifest is the tree now, and the journal's seq before the walk.
+func (s *Sandbox) walkManifest(ctx context.Context) (uint64, map[string]history.Entry, error) {
+	seq := s.journal.Seq()
+	out := map[string]history.Entry{}
+	err := s.Walk(ctx, "/", WalkOptions{}, func(e WalkEntry) error {
+		out[e.Path] = history.Entry{Inode: e.Inode, Size: e.Size, Mtime: e.ModTime, Mode: e.Mode, IsDir: e.IsDir()}
+		return nil
+	})
+	return seq, out, err
+}
+
+// replay applies the events after seq to known, and returns the last seq
+// it applied.
+func (s *Sandbox) replay(ctx context.Context, known map[string]history.Entry, seq uint64) (uint64, error) {
+	last := seq
+	_, err := s.journal.Scan(ctx, seq, func(e journal.Event) bool {
+		last = e.Seq
+		switch e.Type {
+		case journal.Remove:
+			dropTree(known, e.Path)
+		case journal.Rename:
+			if e.OldPath != "" {
+				moveTree(known, e.OldPath, e.Path)
+			}
+			fallthrough
+		default:
+			known[e.Path] = history.Entry{Inode: e.Inode, Size: e.Size, Mtime: e.Mtime, Mode: e.Mode, IsDir: e.IsDir}
+		}
+		return true
+	})
+	return last, err
+}
+
+func dropTree(m map[string]history.Entry, p string) {
+	delete(m, p)
+	prefix := strings.TrimSuffix(p, "/") + "/"
+	for k := range m {
+		if strings.HasPrefix(k, prefix) {
+			delete(m, k)
+		}
+	}
+}
+
+func moveTree(m map[string]history.Entry, from, to string) {
+	dropTree(m, to)
+	prefix := strings.TrimSuffix(from, "/") + "/"
+	for k, v := range m {
+		if strings.HasPrefix(k, prefix) {
+			delete(m, k)
+			m[to+"/"+k[len(prefix):]] = v
+		}
+	}
+	delete(m, from)
+}
+
+// diffManifest is the events that take known to now, in an order a reader
+// can apply: removes deepest first, then creates parents first, then
+// writes and chmods.
+func diffManifest(known, now map[string]history.Entry, heard map[string]bool) []journal.Event {
+	var removes, creates, changes []journal.Event
+	ev := func(t journal.Type, p string, e history.Entry) journal.Event {
+		return journal.Event{Type: t, Path: p, IsDir: e.IsDir, Size: e.Size, Mtime: e.Mtime, Inode: e.Inode, Mode: e.Mode,
+			Origin: journal.External, FoundAtStart: true}
+	}
+	for p, k := range known {
+		if heard[p] || !utf8.ValidString(p) {
+			continue
+		}
+		n, ok := now[p]
+		if !ok || n.Mode.Type() != k.Mode.Type() && k.Mode != 0 {
+			removes = append(removes, ev(journal.Remove, p, k))
+		}
+	}
+	for p, n := range now {
+		if heard[p] {
+			continue
+		}
+		k, ok := known[p]
+		switch {
+		case !ok || n.Mode.Type() != k.Mode.Type() && k.Mode != 0:
+			creates = append(creates, ev(journal.Create, p, n))
+		case !n.IsDir && (k.Inode != 0 && k.Inode != n.Inode || k.Inode != 0 && k.Size != n.Size || !k.Mtime.IsZero() && !k.Mtime.Equal(n.Mtime)):
+			changes = append(changes, ev(journal.Write, p, n))
+		case k.Mode != 0 && permBits(k.Mode) != permBits(n.Mode):
+			changes = append(changes, ev(journal.Chmod, p, n))
+		}
+	}
+	sort.Slice(removes, func(i, j int) bool { return removes[i].Path > removes[j].Path })
+	sort.Slice(creates, func(i, j int) bool { return creates[i].Path < creates[j].Path })
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	return append(append(removes, creates...), changes...)
+}
+
+func permBits(m fs.FileMode) fs.FileMode {
+	return m & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+}
+
+// rootIdentity is the root directory's device and inode.
+func (s *Sandbox) rootIdentity() (string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(s.root, &st); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), nil
+}
