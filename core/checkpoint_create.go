@@ -31,6 +31,7 @@ func (h *cpStore) create(ctx context.Context, s *Sandbox, o CheckpointOptions, s
 	if _, err := h.headers(); err != nil {
 		return Checkpoint{}, nil, err
 	}
+	s.catchUp()
 	seq := s.journal.Seq() // before the first look: every event <= seq is seen
 	prev, err := h.newest(o.SkipExcluded)
 	if err != nil {
@@ -103,6 +104,18 @@ func (h *cpStore) create(ctx context.Context, s *Sandbox, o CheckpointOptions, s
 	}
 	h.last = t
 	return cp, t, nil
+}
+
+// catchUp appends to the journal what the kernel has queued of outside
+// changes made so far (as opening a claim does, ledger.go), so a
+// checkpoint taken right after an outside write knows of it.
+func (s *Sandbox) catchUp() {
+	if n := s.ledger.reader.Load(); n != nil {
+		n.mu.Lock()
+		n.drain()
+		n.mu.Unlock()
+	}
+	s.out.flush(s.journal)
 }
 
 func countTree(files map[string]cpEntry, cp *Checkpoint) {

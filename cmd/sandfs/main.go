@@ -185,6 +185,9 @@ func init() {
 		downloadCommand,
 		tarCommand,
 		watchCommand,
+		checkpointCommand,
+		checkpointsCommand,
+		restoreCommand,
 	}
 }
 
