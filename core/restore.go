@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -94,6 +95,16 @@ func (s *Sandbox) Restore(ctx context.Context, o RestoreOptions) (RestoreResult,
 			return res, err
 		}
 	}
+	// The target's tree before the checkpoint below: that one starts from
+	// the newest tree and changes it in place, so a target that is the
+	// newest is copied (cheaper than reading its manifests again).
+	target, err := h.tree(thd.ID)
+	if err != nil {
+		return res, err
+	}
+	if target == h.last {
+		target = &cpTree{hdr: target.hdr, files: maps.Clone(target.files)}
+	}
 	undo, cur, err := h.create(ctx, s, CheckpointOptions{Reason: ReasonBeforeRestore, SkipExcluded: thd.SkipExcluded,
 		Name: "before restore of " + thd.ID}, !o.DryRun)
 	if err != nil {
@@ -101,10 +112,6 @@ func (s *Sandbox) Restore(ctx context.Context, o RestoreOptions) (RestoreResult,
 	}
 	if !o.DryRun {
 		res.Undo = undo.ID
-	}
-	target, err := h.tree(thd.ID)
-	if err != nil {
-		return res, err
 	}
 	p := s.plan(scopes, target.files, cur.files, actor, &res)
 	if o.DryRun {

@@ -27,17 +27,18 @@ type restorePlan struct {
 // plan compares the checkpoint's tree (target) with the tree as it is
 // (cur) beneath scopes, and, by actor, only on the actor's paths.
 func (s *Sandbox) plan(scopes []string, target, cur map[string]cpEntry, actor *actorChanges, res *RestoreResult) *restorePlan {
-	cands := map[string]bool{}
-	for _, m := range []map[string]cpEntry{target, cur} {
-		for ap := range m {
-			if inScope(ap, scopes) {
-				cands[ap] = true
-			}
+	// Only what differs is sorted and planned: a restore of a few files
+	// in a big tree costs two passes over its maps, not a sort of them.
+	var list []string
+	for ap, t := range target {
+		if c, ok := cur[ap]; (!ok || !same(t, c)) && inScope(ap, scopes) {
+			list = append(list, ap)
 		}
 	}
-	list := make([]string, 0, len(cands))
-	for ap := range cands {
-		list = append(list, ap)
+	for ap := range cur {
+		if _, ok := target[ap]; !ok && inScope(ap, scopes) {
+			list = append(list, ap)
+		}
 	}
 	sort.Strings(list)
 	p := &restorePlan{}
@@ -45,9 +46,6 @@ func (s *Sandbox) plan(scopes []string, target, cur map[string]cpEntry, actor *a
 	for _, ap := range list {
 		t, inT := target[ap]
 		c, inC := cur[ap]
-		if inT && inC && same(t, c) {
-			continue
-		}
 		if actor != nil {
 			owned, skip := actor.owns(ap)
 			if !owned {

@@ -43,6 +43,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -150,7 +151,7 @@ func (s *Store) Put(src *os.File) (Object, error) {
 		if _, err := src.Seek(0, io.SeekStart); err != nil {
 			return Object{}, err
 		}
-		if o.Size, err = io.Copy(f, io.TeeReader(src, h)); err != nil {
+		if o.Size, err = copyBig(f, io.TeeReader(src, h)); err != nil {
 			return Object{}, err
 		}
 	}
@@ -222,7 +223,18 @@ func hashAll(h hash.Hash, f *os.File) (int64, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return 0, err
 	}
-	return io.Copy(h, f)
+	return copyBig(h, f)
+}
+
+// bufs are copyBig's buffers: 1 MiB, 32 times fewer system calls than
+// io.Copy's 32 KiB on a big file.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
+// copyBig copies r to w through a 1 MiB buffer.
+func copyBig(w io.Writer, r io.Reader) (int64, error) {
+	b := bufs.Get().(*[]byte)
+	defer bufs.Put(b)
+	return io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{r}, *b)
 }
 
 func (s *Store) temp() (string, *os.File, error) {
