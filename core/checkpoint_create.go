@@ -62,6 +62,9 @@ func (h *cpStore) create(ctx context.Context, s *Sandbox, o CheckpointOptions, s
 	}
 
 	files := pfiles
+	if store && prev != nil && h.other == prev {
+		h.other = nil // changed in place below: no longer that checkpoint's tree
+	}
 	if files == nil {
 		files = map[string]cpEntry{}
 	} else if !store {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -285,6 +286,9 @@ func (b *builder) read(dirfd int, name, ap string, e cpEntry) (cpEntry, bool, er
 				}
 			}
 		}
+		if err == nil && time.Since(time.Unix(0, e.Mtime)) < readSettle {
+			err = b.again(f, e.Hash)
+		}
 		if err == nil {
 			return e, true, nil
 		}
@@ -295,6 +299,27 @@ func (b *builder) read(dirfd int, name, ap string, e cpEntry) (cpEntry, bool, er
 			return e, false, fmt.Errorf("checkpoint: %s changed each of the %d times it was read: %w", ap, readTries, unix.EAGAIN)
 		}
 	}
+}
+
+// readSettle is how recently a file must have changed for its read to be
+// checked by a second one. fstat before and after a read misses one
+// case: a write(2) that began before the first fstat (the kernel stamps
+// mtime as a write starts) and was still copying while the file was read.
+// Any later write is seen (the first fstat makes the next stamp distinct,
+// kernel 6.13's multigrain timestamps). A write that long is recent.
+const readSettle = 2 * time.Second
+
+// again hashes f a second time: a content that differs from hash was torn
+// by a write in flight (ErrChanged: the caller reads it again).
+func (b *builder) again(f *os.File, hash string) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	h, _, err := cas.Hash(f)
+	if err == nil && h != hash {
+		err = cas.ErrChanged
+	}
+	return err
 }
 
 // finish deletes prev's entries beneath each root the walks did not see.

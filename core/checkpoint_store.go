@@ -88,6 +88,7 @@ type cpStore struct {
 	store *cas.Store
 	hdrs  map[string]cpHeader
 	last  *cpTree      // the newest checkpoint this process wrote or loaded
+	other *cpTree      // the last other tree read back (CheckpointEntry of one checkpoint, path after path)
 	reads atomic.Int64 // files read (content hashed)
 	walks atomic.Int64 // checkpoints that walked the whole tree
 }
@@ -271,6 +272,9 @@ func (h *cpStore) tree(id string) (*cpTree, error) {
 	if h.last != nil && h.last.hdr.ID == id {
 		return h.last, nil
 	}
+	if h.other != nil && h.other.hdr.ID == id {
+		return h.other, nil
+	}
 	hd, err := h.header(id)
 	if err != nil {
 		return nil, err
@@ -299,7 +303,8 @@ func (h *cpStore) tree(id string) (*cpTree, error) {
 		}
 		apply(files, b)
 	}
-	return &cpTree{hdr: hd, files: files}, nil
+	h.other = &cpTree{hdr: hd, files: files}
+	return h.other, nil
 }
 
 func apply(files map[string]cpEntry, b cpBody) {
@@ -382,6 +387,7 @@ func (h *cpStore) delete(id string) error {
 	if h.last != nil && h.last.hdr.ID == id {
 		h.last = nil
 	}
+	h.other = nil
 	if h.last != nil {
 		h.last.hdr = h.hdrs[h.last.hdr.ID]
 	}

@@ -102,7 +102,7 @@ func (s *Sandbox) Restore(ctx context.Context, o RestoreOptions) (RestoreResult,
 	if err != nil {
 		return res, err
 	}
-	if target == h.last {
+	if target == h.last || target == h.other {
 		target = &cpTree{hdr: target.hdr, files: maps.Clone(target.files)}
 	}
 	undo, cur, err := h.create(ctx, s, CheckpointOptions{Reason: ReasonBeforeRestore, SkipExcluded: thd.SkipExcluded,
