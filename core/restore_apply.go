@@ -73,6 +73,20 @@ func (r *restorer) blocked(ap string) bool {
 	return b
 }
 
+// parent is the directory of a step's path (strictParent), or false when
+// the step is not made: beneath a path that failed, or unreachable (told).
+func (r *restorer) parent(ap string) (int, string, bool) {
+	if r.blocked(ap) {
+		return -1, "", false
+	}
+	dirfd, name, err := r.s.strictParent(ap)
+	if err != nil {
+		r.fail(ap, err)
+		return -1, "", false
+	}
+	return dirfd, name, true
+}
+
 // unchanged reports whether name in dirfd is what the plan saw: c (inC),
 // or nothing.
 func unchanged(dirfd int, name string, c cpEntry, inC bool) bool {
@@ -94,15 +108,12 @@ func unchanged(dirfd int, name string, c cpEntry, inC bool) bool {
 }
 
 func (r *restorer) remove(st step) {
-	if r.blocked(st.ap) {
-		return
-	}
-	dirfd, name, err := r.s.strictParent(st.ap)
-	if err != nil {
-		r.fail(st.ap, err)
+	dirfd, name, ok := r.parent(st.ap)
+	if !ok {
 		return
 	}
 	defer unix.Close(dirfd)
+	var err error
 	if !unchanged(dirfd, name, st.c, true) {
 		r.skip(st.ap, skipRaced)
 		return
@@ -123,12 +134,8 @@ func (r *restorer) remove(st step) {
 }
 
 func (r *restorer) mkdir(st step) {
-	if r.blocked(st.ap) {
-		return
-	}
-	dirfd, name, err := r.s.strictParent(st.ap)
-	if err != nil {
-		r.fail(st.ap, err)
+	dirfd, name, ok := r.parent(st.ap)
+	if !ok {
 		return
 	}
 	defer unix.Close(dirfd)
@@ -155,14 +162,11 @@ type staged struct {
 // stage writes the new file or symlink to a temp beside the target, with
 // the checkpoint's mode, owner and mtime.
 func (r *restorer) stage(st step) *staged {
-	if r.blocked(st.ap) {
+	dirfd, name, ok := r.parent(st.ap)
+	if !ok {
 		return nil
 	}
-	dirfd, name, err := r.s.strictParent(st.ap)
-	if err != nil {
-		r.fail(st.ap, err)
-		return nil
-	}
+	var err error
 	sg := &staged{st: st, dirfd: dirfd, name: name}
 	if st.attrs {
 		return sg
@@ -277,12 +281,8 @@ func (r *restorer) commit(sg *staged) {
 // dirAttrs gives a directory the checkpoint's mode, owner and mtime (last,
 // deepest first: what was made in it changed its mtime).
 func (r *restorer) dirAttrs(st step) {
-	if r.blocked(st.ap) && st.ap != "/" {
-		return
-	}
-	dirfd, name, err := r.s.strictParent(st.ap)
-	if err != nil {
-		r.fail(st.ap, err)
+	dirfd, name, ok := r.parent(st.ap)
+	if !ok {
 		return
 	}
 	defer unix.Close(dirfd)
