@@ -89,7 +89,7 @@ func (h *cpStore) create(ctx context.Context, s *Sandbox, o CheckpointOptions, s
 	}
 	countTree(files, &cp)
 	hd := cpHeader{Checkpoint: cp}
-	if prev == nil || prev.hdr.Depth+1 >= compactEvery {
+	if prev == nil {
 		body = cpBody{Set: files}
 	} else {
 		hd.Parent, hd.Depth = prev.hdr.ID, prev.hdr.Depth+1
@@ -106,7 +106,36 @@ func (h *cpStore) create(ctx context.Context, s *Sandbox, o CheckpointOptions, s
 		return Checkpoint{}, nil, err
 	}
 	h.last = t
+	if hd.Depth >= compactEvery {
+		h.compacting.Add(1)
+		go h.compact(hd.ID)
+	}
 	return cp, t, nil
+}
+
+// compact rewrites the delta id as a base, after the checkpoint that made
+// it has answered: writing 100,000 entries costs some 200 ms, which the
+// checkpoint at the end of a long chain then does not pay.
+func (h *cpStore) compact(id string) {
+	defer h.compacting.Done()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	hd, err := h.header(id)
+	if err != nil || hd.Parent == "" {
+		return // deleted, or made a base by a delete meanwhile
+	}
+	t, err := h.tree(id)
+	if err != nil {
+		return // the chain stays; the next checkpoint tries again
+	}
+	hd.Parent, hd.Depth = "", 0
+	if h.write(hd, cpBody{Set: t.files}) != nil {
+		return
+	}
+	t.hdr = hd
 }
 
 // catchUp appends to the journal what the kernel has queued of outside

@@ -17,10 +17,11 @@ package core
 // A manifest is two gob values: a header (the Checkpoint, its parent, its
 // depth) and a body. A base's body holds every entry; a delta's holds what
 // changed since its parent (entries set, paths deleted). Each checkpoint
-// is a delta of the newest one of the same SkipExcluded, and every
-// compactEvery-th (32) is written whole, so a checkpoint of 100 changes in
-// a 100,000-entry tree writes 100 entries, not 100,000, and reading any
-// tree back costs one base and at most 31 deltas. The newest tree is kept
+// is a delta of the newest one of the same SkipExcluded, and the one at
+// depth compactEvery (32) is rewritten whole in the background once it has
+// answered (compact), so a checkpoint of 100 changes in a 100,000-entry
+// tree writes 100 entries, not 100,000, and reading any tree back costs
+// one base and about 32 deltas. The newest tree is kept
 // in memory (cpStore.last) for the next checkpoint to start from; after a
 // restart it is read back once. Deleting a checkpoint folds its delta into
 // each child (or, for a base, writes each child whole) before its file

@@ -17,7 +17,7 @@ import (
 )
 
 // compactEvery is how long a chain of deltas may grow: the checkpoint at
-// depth compactEvery is written whole (a base) instead.
+// depth compactEvery is rewritten whole (a base) once it has answered.
 const compactEvery = 32
 
 // The kinds of entry a checkpoint records.
@@ -82,15 +82,17 @@ type cpTree struct {
 // every manifest, and the whole tree of the newest checkpoint written,
 // which the next one starts from. mu serializes every operation.
 type cpStore struct {
-	mu    sync.Mutex
-	state int // the state directory
-	cps   int // checkpoints/
-	store *cas.Store
-	hdrs  map[string]cpHeader
-	last  *cpTree      // the newest checkpoint this process wrote or loaded
-	other *cpTree      // the last other tree read back (CheckpointEntry of one checkpoint, path after path)
-	reads atomic.Int64 // files read (content hashed)
-	walks atomic.Int64 // checkpoints that walked the whole tree
+	mu         sync.Mutex
+	state      int // the state directory
+	cps        int // checkpoints/
+	store      *cas.Store
+	hdrs       map[string]cpHeader
+	last       *cpTree        // the newest checkpoint this process wrote or loaded
+	other      *cpTree        // the last other tree read back (CheckpointEntry of one checkpoint, path after path)
+	compacting sync.WaitGroup // compact goroutines (close waits for them)
+	closed     bool
+	reads      atomic.Int64 // files read (content hashed)
+	walks      atomic.Int64 // checkpoints that walked the whole tree
 }
 
 // cpStoreRef opens a Sandbox's cpStore on first use.
@@ -115,6 +117,10 @@ func (s *Sandbox) checkpointStore() (*cpStore, error) {
 func (r *cpStoreRef) close() {
 	r.once.Do(func() { r.err = ErrNoState }) // none opened: none will be
 	if h := r.h; h != nil {
+		h.mu.Lock()
+		h.closed = true
+		h.mu.Unlock()
+		h.compacting.Wait()
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.store.Close()

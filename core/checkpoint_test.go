@@ -671,3 +671,41 @@ func TestCheckpointNeverTorn(t *testing.T) {
 	<-done
 	t.Logf("%d checkpoints recorded the file whole, %d failed (it kept changing)", whole, failed)
 }
+
+// TestCheckpointChainCompacts: the checkpoint at depth 32 becomes a base,
+// and every checkpoint of the chain restores its own tree.
+func TestCheckpointChainCompacts(t *testing.T) {
+	root := t.TempDir()
+	mk(t, root, map[string]string{"f": "v0", "g": "g"})
+	s := histSandbox(t, root)
+	var ids []string
+	for i := 0; i <= compactEvery+2; i++ {
+		write(t, s, "/f", fmt.Sprint("v", i))
+		write(t, s, fmt.Sprintf("/n%d", i), "n")
+		ids = append(ids, mustCheckpoint(t, s, CheckpointOptions{}).ID)
+	}
+	h, _ := s.checkpointStore()
+	h.compacting.Wait()
+	h.mu.Lock()
+	if hd := h.hdrs[ids[compactEvery]]; hd.Parent != "" || hd.Depth != 0 {
+		t.Errorf("checkpoint %d: parent %q depth %d, want a base", compactEvery, hd.Parent, hd.Depth)
+	}
+	if hd := h.hdrs[ids[compactEvery+2]]; hd.Parent != ids[compactEvery+1] {
+		t.Errorf("the chain goes on from the base: parent %q", hd.Parent)
+	}
+	h.mu.Unlock()
+	for _, i := range []int{3, compactEvery - 1, compactEvery, compactEvery + 2} {
+		if _, err := s.Restore(ctx, RestoreOptions{Checkpoint: ids[i]}); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, "f")); string(b) != fmt.Sprint("v", i) {
+			t.Errorf("restore of %d: f = %q", i, b)
+		}
+		if _, err := os.Stat(filepath.Join(root, fmt.Sprintf("n%d", i+1))); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("restore of %d: n%d is there", i, i+1)
+		}
+		if _, err := os.Stat(filepath.Join(root, fmt.Sprintf("n%d", i))); err != nil {
+			t.Errorf("restore of %d: n%d: %v", i, i, err)
+		}
+	}
+}
