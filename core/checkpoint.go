@@ -111,9 +111,19 @@ func (s *Sandbox) Checkpoints() ([]Checkpoint, error) {
 	return out, nil
 }
 
+// byID is the store for an operation on the checkpoint id: a sandbox
+// without state has no checkpoint, so every id is unknown (and no state).
+func (s *Sandbox) byID(id string) (*cpStore, error) {
+	h, err := s.checkpointStore()
+	if errors.Is(err, ErrNoState) {
+		return nil, fmt.Errorf("%q: %w (%w)", id, ErrUnknownCheckpoint, ErrNoState)
+	}
+	return h, err
+}
+
 // CheckpointByID is the checkpoint id.
 func (s *Sandbox) CheckpointByID(id string) (Checkpoint, error) {
-	h, err := s.checkpointStore()
+	h, err := s.byID(id)
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -126,7 +136,7 @@ func (s *Sandbox) CheckpointByID(id string) (Checkpoint, error) {
 // DeleteCheckpoint removes the checkpoint id, and from the store every
 // object no other checkpoint names.
 func (s *Sandbox) DeleteCheckpoint(id string) error {
-	h, err := s.checkpointStore()
+	h, err := s.byID(id)
 	if err != nil {
 		return err
 	}
@@ -142,7 +152,7 @@ func (s *Sandbox) CheckpointEntry(id, apiPath string) (CheckpointEntry, error) {
 	if err != nil {
 		return CheckpointEntry{}, err
 	}
-	h, err := s.checkpointStore()
+	h, err := s.byID(id)
 	if err != nil {
 		return CheckpointEntry{}, err
 	}

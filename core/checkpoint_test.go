@@ -218,6 +218,9 @@ func TestCheckpointUnknownAndNoState(t *testing.T) {
 	if _, err := plain.Checkpoints(); !errors.Is(err, ErrNoState) {
 		t.Errorf("no state: %v", err)
 	}
+	if _, err := plain.CheckpointByID("cp_000000000000"); !errors.Is(err, ErrUnknownCheckpoint) || !errors.Is(err, ErrNoState) {
+		t.Errorf("an id without state: %v", err)
+	}
 }
 
 // changeThings makes one of each change the restore must undo.

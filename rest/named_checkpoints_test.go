@@ -87,6 +87,9 @@ func TestNamedCheckpointsNoState(t *testing.T) {
 		t.Errorf("error %q", e.Error)
 	}
 	wantNamedError(t, h.do(t, req{Method: "GET", Target: "/v1/sandboxes/default/checkpoints"}), 409, "ENOTSUP", "")
+	// No state, no checkpoints: any id is unknown.
+	wantNamedError(t, h.do(t, req{Method: "GET", Target: "/v1/sandboxes/default/checkpoints/cp_000000000000"}), 404, "ENOENT", "")
+	wantNamedError(t, h.do(t, req{Method: "DELETE", Target: "/v1/sandboxes/default/checkpoints/cp_000000000000"}), 404, "ENOENT", "")
 	wantNamedError(t, h.do(t, req{Method: "POST", Target: "/v1/sandboxes/default/restore", Body: strings.NewReader(`{"checkpoint":"cp_000000000000"}`)}), 409, "ENOTSUP", "")
 }
 
