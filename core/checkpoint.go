@@ -56,6 +56,17 @@ var ErrUnknownCheckpoint = errors.New("unknown checkpoint")
 // opened without Options.StateDir.
 var ErrNoState = errors.New("this sandbox keeps no state")
 
+// ErrKeptChanging is why a checkpoint failed on a file that changed each
+// of the 4 times it was read (it unwraps to EAGAIN: try again later).
+var ErrKeptChanging error = keptChanging{}
+
+type keptChanging struct{}
+
+func (keptChanging) Error() string {
+	return "changed each of the 4 times it was read; the checkpoint records no torn file, try again"
+}
+func (keptChanging) Unwrap() error { return unix.EAGAIN }
+
 // CheckpointOptions shape a CreateCheckpoint.
 type CheckpointOptions struct {
 	Name   string

@@ -3,8 +3,8 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -296,7 +296,7 @@ func (b *builder) read(dirfd int, name, ap string, e cpEntry) (cpEntry, bool, er
 			return e, false, pathErr("checkpoint", ap, err)
 		}
 		if try+1 == readTries {
-			return e, false, fmt.Errorf("checkpoint: %s changed each of the %d times it was read: %w", ap, readTries, unix.EAGAIN)
+			return e, false, &fs.PathError{Op: "checkpoint", Path: ap, Err: ErrKeptChanging}
 		}
 	}
 }

@@ -396,8 +396,8 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 }
 
 // classifyHistory maps the errors of checkpoints and restore (API.md §5a):
-// an unknown checkpoint 404, a sandbox without state or a journal that
-// lost events 409, a refused restore path 400.
+// an unknown checkpoint 404, a sandbox without state, a journal that lost
+// events or a file that kept changing 409, a refused restore path 400.
 func classifyHistory(err error) (errKind, bool) {
 	var rpe *core.RestorePathError
 	switch {
@@ -406,6 +406,13 @@ func classifyHistory(err error) (errKind, bool) {
 	case errors.Is(err, core.ErrNoState):
 		return errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.EOPNOTSUPP,
 			Detail: err.Error() + " (the daemon runs without --state)"}, true
+	case errors.Is(err, core.ErrKeptChanging):
+		k := errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.EAGAIN, Op: "checkpoint", Detail: err.Error()}
+		var pe *fs.PathError
+		if errors.As(err, &pe) && utf8.ValidString(pe.Path) {
+			k.Path = pe.Path
+		}
+		return k, true
 	case errors.Is(err, core.ErrJournalLost):
 		return errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.ESTALE, Detail: err.Error()}, true
 	case errors.As(err, &rpe):

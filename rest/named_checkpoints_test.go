@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
 	"sandfs/core/journal"
 )
 
@@ -199,4 +203,26 @@ func TestNamedRestore(t *testing.T) {
 		t.Errorf("paths %+v", res)
 	}
 	sameAs(map[string]string{"a.txt": "agent's a", "b.txt": "alice's b", "keep.txt": "keep"})
+}
+
+// TestClassifyHistory: the history errors that no request here can
+// provoke on demand are mapped as API.md §5a says.
+func TestClassifyHistory(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		status int
+		code   unix.Errno
+		path   string
+	}{
+		{&fs.PathError{Op: "checkpoint", Path: "/hot", Err: core.ErrKeptChanging}, 409, unix.EAGAIN, "/hot"},
+		{fmt.Errorf("restore by actor: %w", core.ErrJournalLost), 409, unix.ESTALE, ""},
+		{fmt.Errorf("x: %w", core.ErrNoState), 409, unix.ENOTSUP, ""},
+		{fmt.Errorf("%q: %w", "cp_x", core.ErrUnknownCheckpoint), 404, unix.ENOENT, ""},
+		{&core.RestorePathError{Path: "/a/../b", Why: "has a .. component"}, 400, unix.EINVAL, "/a/../b"},
+	} {
+		k := classify(c.err)
+		if k.Status != c.status || k.Errno != c.code || k.Path != c.path || k.Internal || k.Detail == "" {
+			t.Errorf("%v: %+v", c.err, k)
+		}
+	}
 }
