@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCLICheckpointRestore: a real daemon; checkpoint, change the tree
@@ -98,5 +99,46 @@ func TestCLICheckpointRestore(t *testing.T) {
 	}
 	if r := d.CLI(t, nil, "restore", cp.ID); r.Code == 0 || !strings.Contains(r.Stderr, "unknown checkpoint") {
 		t.Errorf("restore of a deleted checkpoint: %s", r)
+	}
+}
+
+// TestServeCheckpointSchedule: --checkpoint-every takes scheduled
+// checkpoints while the tree changes; a bad --checkpoint-keep is refused.
+func TestServeCheckpointSchedule(t *testing.T) {
+	res := runSandfs(t, nil, nil, "serve", "--root", t.TempDir(), "--state", t.TempDir(), "--listen", freeAddr(t), "--checkpoint-keep", "0")
+	if res.Code == 0 || !strings.Contains(res.Stderr, "--checkpoint-keep must be at least 1") {
+		t.Errorf("--checkpoint-keep 0: %s", res)
+	}
+	d := startDaemon(t, "--checkpoint-every", "100ms", "--checkpoint-keep", "2")
+	d.WaitReady(t)
+	scheduled := func() int {
+		r := d.CLI(t, nil, "checkpoints")
+		if r.Code != 0 {
+			t.Fatalf("checkpoints: %s", r)
+		}
+		return strings.Count(r.Stdout, " scheduled ")
+	}
+	for i := 0; i < 4; i++ {
+		writeFiles(t, d.Root, map[string]string{"f.txt": strings.Repeat("v", i+1)})
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			r := d.CLI(t, nil, "checkpoints", "--json")
+			var list struct {
+				Checkpoints []struct {
+					Bytes int64 `json:"bytes"`
+				} `json:"checkpoints"`
+			}
+			json.Unmarshal([]byte(r.Stdout), &list)
+			if n := len(list.Checkpoints); n > 0 && list.Checkpoints[n-1].Bytes == int64(i+1) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no scheduled checkpoint of change %d: %s", i, r)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if n := scheduled(); n != 2 {
+		t.Errorf("%d scheduled checkpoints kept, want 2", n)
 	}
 }
