@@ -712,3 +712,45 @@ func TestCheckpointChainCompacts(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointDeleteInChain: deleting a delta folds it into its child,
+// deleting a base makes its child one; the others restore whole, and the
+// store keeps exactly the contents still named.
+func TestCheckpointDeleteInChain(t *testing.T) {
+	root := t.TempDir()
+	mk(t, root, map[string]string{"f": "A", "only-a": "a"})
+	s := histSandbox(t, root)
+	a := mustCheckpoint(t, s, CheckpointOptions{})
+	write(t, s, "/f", "B")
+	s.Remove(ctx, "/only-a", false)
+	b := mustCheckpoint(t, s, CheckpointOptions{})
+	write(t, s, "/g", "C")
+	c := mustCheckpoint(t, s, CheckpointOptions{})
+	want := treeDigest(t, root)
+	h, _ := s.checkpointStore()
+	if err := s.DeleteCheckpoint(b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if hd := h.hdrs[c.ID]; hd.Parent != a.ID {
+		t.Errorf("c's parent %q, want a %q", hd.Parent, a.ID)
+	}
+	if n := countObjects(t, s); n != 4 { // A, a, C, and B which c still has
+		t.Errorf("%d objects, want 4", n)
+	}
+	if err := s.DeleteCheckpoint(a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if hd := h.hdrs[c.ID]; hd.Parent != "" {
+		t.Errorf("c's parent %q, want none (a base)", hd.Parent)
+	}
+	if n := countObjects(t, s); n != 2 { // B, C
+		t.Errorf("%d objects, want 2", n)
+	}
+	write(t, s, "/f", "changed")
+	write(t, s, "/only-a", "back")
+	h.last, h.other = nil, nil // read c back from its manifest
+	if _, err := s.Restore(ctx, RestoreOptions{Checkpoint: c.ID}); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, "restore of c", want, treeDigest(t, root))
+}
