@@ -136,10 +136,7 @@ func (s *Store) Put(src *os.File) (Object, error) {
 	if err != nil {
 		return Object{}, err
 	}
-	defer func() {
-		f.Close()
-		unix.Unlinkat(s.fd, tmp, 0)
-	}()
+	defer s.drop(tmp, f)
 	h := sha256.New()
 	var o Object
 	if unix.IoctlFileClone(int(f.Fd()), int(src.Fd())) == nil {
@@ -209,10 +206,7 @@ func (s *Store) PutBytes(b []byte) (Object, error) {
 	if err != nil {
 		return Object{}, err
 	}
-	defer func() {
-		f.Close()
-		unix.Unlinkat(s.fd, tmp, 0)
-	}()
+	defer s.drop(tmp, f)
 	if _, err := f.Write(b); err != nil {
 		return Object{}, err
 	}
@@ -249,6 +243,12 @@ func (s *Store) temp() (string, *os.File, error) {
 		}
 		return name, os.NewFile(uintptr(fd), name), nil
 	}
+}
+
+// drop closes and removes a temp (an object made of it is a link of its own).
+func (s *Store) drop(tmp string, f *os.File) {
+	f.Close()
+	unix.Unlinkat(s.fd, tmp, 0)
 }
 
 // Sync makes every object put so far durable (syncfs of the store's
