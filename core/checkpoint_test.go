@@ -754,3 +754,33 @@ func TestCheckpointDeleteInChain(t *testing.T) {
 	}
 	sameTree(t, "restore of c", want, treeDigest(t, root))
 }
+
+// TestRestoreMakesMissingParents: restoring one file whose directories are
+// gone makes them again as the checkpoint had them.
+func TestRestoreMakesMissingParents(t *testing.T) {
+	root := t.TempDir()
+	mk(t, root, map[string]string{"a/b/c.txt": "c", "a/b/other": "o", "x": "x"})
+	os.Chmod(filepath.Join(root, "a"), 0o711)
+	s := histSandbox(t, root)
+	cp := mustCheckpoint(t, s, CheckpointOptions{})
+	if err := s.Remove(ctx, "/a", true); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, "/a", "a file where the directory was")
+	res, err := s.Restore(ctx, RestoreOptions{Checkpoint: cp.ID, Paths: []string{"/a/b/c.txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(res.Written) != "[/a /a/b /a/b/c.txt]" || len(res.Skipped) != 0 {
+		t.Errorf("%+v", res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "a/b/c.txt")); string(b) != "c" {
+		t.Errorf("c.txt %q", b)
+	}
+	if fi, err := os.Stat(filepath.Join(root, "a")); err != nil || fi.Mode().Perm() != 0o711 {
+		t.Errorf("a: %v %v", fi.Mode(), err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a/b/other")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("other, outside the paths, came back: %v", err)
+	}
+}

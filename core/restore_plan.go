@@ -96,9 +96,45 @@ func (s *Sandbox) plan(scopes []string, target, cur map[string]cpEntry, actor *a
 		}
 	}
 	p.spareSkipped()
+	p.addParents(target, cur, removedDirs)
+	sort.SliceStable(p.mkdir, func(i, j int) bool { return depth(p.mkdir[i].ap) < depth(p.mkdir[j].ap) })
 	sort.SliceStable(p.remove, func(i, j int) bool { return depth(p.remove[i].ap) > depth(p.remove[j].ap) })
 	sort.SliceStable(p.dirs, func(i, j int) bool { return depth(p.dirs[i].ap) > depth(p.dirs[j].ap) })
 	return p
+}
+
+// addParents plans the directories above what is written that the tree
+// lacks (a restore of /a/b/c.txt where /a is gone makes /a and /a/b as the
+// checkpoint has them), though they are outside the paths asked.
+func (p *restorePlan) addParents(target, cur map[string]cpEntry, removedDirs map[string]bool) {
+	planned := map[string]bool{}
+	for _, st := range p.mkdir {
+		planned[st.ap] = true
+	}
+	var add []step
+	for _, list := range [][]step{p.mkdir, p.write} {
+		for _, st := range list {
+			ancestors(st.ap, func(d string) bool {
+				if c, ok := cur[d]; ok && c.Kind == kindDir && !removedDirs[d] {
+					return false // there, and so is everything above
+				}
+				t, ok := target[d]
+				if !ok || t.Kind != kindDir || planned[d] {
+					return !planned[d]
+				}
+				planned[d] = true
+				c, inC := cur[d]
+				ps := step{ap: d, t: t, inT: true, listed: true}
+				if inC && !removedDirs[d] {
+					p.remove = append(p.remove, step{ap: d, t: t, c: c, inT: true, inC: true})
+				}
+				add = append(add, ps)
+				return true
+			})
+		}
+	}
+	p.mkdir = append(p.mkdir, add...)
+	p.dirs = append(p.dirs, add...)
 }
 
 // spareSkipped keeps every directory that holds a skipped path: removing
