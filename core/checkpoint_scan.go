@@ -3,12 +3,9 @@ package core
 import (
 	"context"
 	"errors"
-	"io"
-	"io/fs"
 	"os"
 	"sort"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -34,6 +31,7 @@ type builder struct {
 	seen     map[string]bool // of the walks: what is there
 	roots    map[string]bool // subtrees walked or gone: prev's entries beneath not seen are gone
 	newBytes int64
+	pending  []string // files whose content is to be read (stat identity changed)
 }
 
 func newBuilder(ctx context.Context, s *Sandbox, h *cpStore, prev map[string]cpEntry, skip bool, store *cas.Store) *builder {
@@ -240,7 +238,8 @@ func (b *builder) stat(dirfd int, name, ap string, st *unix.Stat_t) (cpEntry, bo
 		e.Hash = p.Hash
 		return e, true, nil
 	}
-	return b.read(dirfd, name, ap, e)
+	b.pending = append(b.pending, ap) // read by readPending, in parallel
+	return e, true, nil
 }
 
 func nilIfGone(ap string, err error) error {
@@ -250,80 +249,11 @@ func nilIfGone(ap string, err error) error {
 	return pathErr("checkpoint", ap, err)
 }
 
-// readTries bounds how often a file that changes while it is read is read again.
-const readTries = 4
-
-// read hashes (and stores) the content of the file name in dirfd.
-func (b *builder) read(dirfd int, name, ap string, e cpEntry) (cpEntry, bool, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return e, false, nilIfGone(ap, err)
-	}
-	f := os.NewFile(uintptr(fd), ap)
-	defer f.Close()
-	for try := 0; ; try++ {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return e, false, pathErr("checkpoint", ap, err)
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return e, false, nil // swapped since the walk's stat
-		}
-		e.Perm, e.Uid, e.Gid, e.Mtime, e.Size = st.Mode&0o7777, st.Uid, st.Gid, st.Mtim.Nano(), st.Size
-		e.Dev, e.Ino, e.Ctime = st.Dev, st.Ino, st.Ctim.Nano()
-		b.h.reads.Add(1)
-		if b.store == nil {
-			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return e, false, pathErr("checkpoint", ap, err)
-			}
-			e.Hash, _, err = cas.Hash(f)
-		} else {
-			var o cas.Object
-			if o, err = b.store.Put(f); err == nil {
-				e.Hash = o.Hash
-				if o.Added {
-					b.newBytes += o.Size
-				}
-			}
-		}
-		if err == nil && time.Since(time.Unix(0, e.Mtime)) < readSettle {
-			err = b.again(f, e.Hash)
-		}
-		if err == nil {
-			return e, true, nil
-		}
-		if !errors.Is(err, cas.ErrChanged) {
-			return e, false, pathErr("checkpoint", ap, err)
-		}
-		if try+1 == readTries {
-			return e, false, &fs.PathError{Op: "checkpoint", Path: ap, Err: ErrKeptChanging}
-		}
-	}
-}
-
-// readSettle is how recently a file must have changed for its read to be
-// checked by a second one. fstat before and after a read misses one
-// case: a write(2) that began before the first fstat (the kernel stamps
-// mtime as a write starts) and was still copying while the file was read.
-// Any later write is seen (the first fstat makes the next stamp distinct,
-// kernel 6.13's multigrain timestamps). A write that long is recent.
-const readSettle = 2 * time.Second
-
-// again hashes f a second time: a content that differs from hash was torn
-// by a write in flight (ErrChanged: the caller reads it again).
-func (b *builder) again(f *os.File, hash string) error {
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	h, _, err := cas.Hash(f)
-	if err == nil && h != hash {
-		err = cas.ErrChanged
-	}
-	return err
-}
-
 // finish deletes prev's entries beneath each root the walks did not see.
 func (b *builder) finish() error {
+	if err := b.readPending(); err != nil {
+		return err
+	}
 	if len(b.roots) == 0 {
 		return nil
 	}

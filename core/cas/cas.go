@@ -172,10 +172,13 @@ func (s *Store) Put(src *os.File) (Object, error) {
 	}
 	// linkat refuses to replace: a racing Put of the same bytes wins and
 	// this one is dropped, never a half-written object named.
-	if err := unix.Linkat(s.fd, tmp, s.fd, d+"/"+n, 0); err != nil && err != unix.EEXIST {
+	switch err := unix.Linkat(s.fd, tmp, s.fd, d+"/"+n, 0); err {
+	case nil:
+		o.Added = true
+	case unix.EEXIST: // put meanwhile by another
+	default:
 		return Object{}, err
 	}
-	o.Added = true
 	return o, nil
 }
 
