@@ -104,9 +104,17 @@ func (s *Server) namedEvents(w http.ResponseWriter, r *http.Request, ps httprout
 		return err
 	}
 	var f eventFilter
-	if _, ok := q["path"]; ok {
-		if f.path, err = namedPath(sb, q.Get("workingDir"), q.Get("path"), true); err != nil {
+	if _, ok := q["path"]; ok || q.Has("workingDir") {
+		p := q.Get("path")
+		if !ok {
+			p = "." // a workingDir alone is checked as every route checks it
+		}
+		ap, err := namedPath(sb, q.Get("workingDir"), p, true)
+		if err != nil {
 			return err
+		}
+		if ok {
+			f.path = ap
 		}
 	}
 	f.actor = q.Get("actor")

@@ -48,7 +48,7 @@ func TestNamedEvents(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, query, want string
-		more               bool
+		more              bool
 	}{
 		{"all", "", "create /app api agent-1,create /app/a api agent-1,write /app/a api agent-1,create /app/b api agent-2,write /app/b api agent-2,create /else api agent-1,create /else/c api agent-1,write /else/c api agent-1,write /app/a fuse vim", false},
 		{"actor", "?actor=agent-2", "create /app/b api agent-2,write /app/b api agent-2", false},

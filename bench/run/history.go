@@ -79,6 +79,9 @@ func runHistory(c *cfg, t *table) error {
 	t.single("Changes since the oldest event over 100,000 kept events, ms (GET …/changes' core, read back from the durable journal after a restart)",
 		fmt.Sprintf("%.1f ms", median(ms)), "—", "< 100 ms", median(ms) < 100,
 		"100k events (writes, creates, renames, removes, chmods by three actors) over 2,000 files in 20 directories, rows checked against the tree")
+	if err := runCheckpoints(c, t, dir); err != nil {
+		return err
+	}
 	t.single("Journal state on disk per 100,000 events (journal.db + WAL)", fmt.Sprintf("%.1f MiB", median(perHundredK)/(1<<20)), "—", "—", true,
 		"events of ~60-byte paths with pid, comm and cgroup; the 32 MiB tail is a fixed, sparse file beside it")
 	return nil

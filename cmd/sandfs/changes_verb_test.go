@@ -72,7 +72,7 @@ func TestChangesVerb(t *testing.T) {
 		{[]string{"--path", "/app.go", "--diff"}, "A /app.go  by agent-1 (api), 3 events, T\n" +
 			"--- a/app.go\n+++ b/app.go\n@@ -0,0 +1,3 @@\n+package app\n+\n+func main() {}\n"},
 		{[]string{"--since", "3", "--diff"}, "R /NOTES.md <- /notes.md  by vim (fuse), 2 events, T\n" +
-			"    (no diff: no content known at the start point: no checkpoint at or before seq 3)\n"},
+			"    (no diff: no content known at the start point: this sandbox keeps no checkpoints (no state directory))\n"},
 	} {
 		out, errOut, code := run(tc.args...)
 		if got := times.ReplaceAllString(out, "T"); got != tc.want || code != 0 || errOut != "" {
