@@ -52,6 +52,7 @@ type uiResult struct {
 	FragmentStored    string   `json:"fragmentStored"`
 	FragmentURL       string   `json:"fragmentURL"`
 	FragmentSandboxes []string `json:"fragmentSandboxes"`
+	History           uiHistory `json:"history"` // ui_history_test.go
 }
 
 // TestWebConsole opens /ui/ of a daemon with a token in a real headless
@@ -71,7 +72,10 @@ func TestWebConsole(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(scratch, "seed.txt"), []byte("seed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemon(t, "--token", token, "--root", root, "--sandbox", "scratch="+scratch)
+	// A first daemon on the same state leaves history: the console must open with it.
+	args := []string{"--token", token, "--root", root, "--sandbox", "scratch=" + scratch, "--state", t.TempDir()}
+	seedConsoleHistory(t, args, root)
+	d := startDaemon(t, args...)
 
 	// The screenshot is an artifact: it outlives the test, in
 	// SANDFS_UI_ARTIFACTS or a temp dir of its own, whose path is logged.
@@ -114,6 +118,7 @@ func TestWebConsole(t *testing.T) {
 	}
 
 	checkConsoleResult(t, res, token)
+	checkConsoleHistoryFeed(t, res.History)
 	checkConsoleDisk(t, root)
 	if b, err := os.ReadFile(shot); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || len(b) < 10_000 {
 		t.Errorf("screenshot %s: %d bytes, %v; want a PNG of the page", shot, len(b), err)
@@ -243,8 +248,8 @@ func checkConsoleResult(t *testing.T, res uiResult, token string) {
 			t.Errorf("tree: %s missing from %q", p, res.Tree)
 		}
 	}
-	if strings.Join(res.ScratchTree, ",") != "/,/hello.txt,/seed.txt" {
-		t.Errorf("tree of sandbox scratch after an outside write: %q, want /, /hello.txt, /seed.txt", res.ScratchTree)
+	if strings.Join(res.ScratchTree, ",") != "/,/from-agent.txt,/hello.txt,/seed.txt" {
+		t.Errorf("tree of sandbox scratch after an outside write: %q, want /, /from-agent.txt, /hello.txt, /seed.txt", res.ScratchTree)
 	}
 	if !res.SameDocument || !res.SameDocAtEnd || res.Navigations != 1 {
 		t.Errorf("the page reloaded (same document %v, %d navigations); want one load", res.SameDocument, res.Navigations)

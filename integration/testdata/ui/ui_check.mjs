@@ -32,6 +32,12 @@ const openDir = async (page, p) => {
   await page.locator(`.node.open[data-path="${p}"]`).waitFor();
 };
 
+// feedRows is the change feed as the page shows it.
+const feedRows = (page) => page.$$eval('#feed li', (ls) => ls.map((l) => ({
+  seq: l.dataset.seq || '', origin: l.dataset.origin, type: l.dataset.type, path: l.dataset.path,
+  actor: l.dataset.actor || '', found: l.dataset.found === '1', text: (l.querySelector('.x') || {}).textContent || '',
+})));
+
 const step = (msg) => console.log(new Date().toISOString().slice(11, 23), msg);
 
 const ctx = await chromium.launchPersistentContext(process.env.UI_USERDIR, {
@@ -41,7 +47,7 @@ const ctx = await chromium.launchPersistentContext(process.env.UI_USERDIR, {
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
-const result = { outside: [], consoleErrors: [], navigations: 0 };
+const result = { outside: [], consoleErrors: [], navigations: 0, history: {} };
 try {
   const page = ctx.pages()[0] || await ctx.newPage();
   page.setDefaultTimeout(T);
@@ -61,6 +67,12 @@ try {
   result.consoleErrors = result.consoleErrors.filter((e) => !/status of 401/.test(e)); // the tokenless first try
   await page.locator('#live.on').waitFor();
   step('feed live');
+  // The daemon restarted on its state: the feed opens with what the agent
+  // did before, and with what was written while the daemon was down.
+  await page.locator('#feed li[data-actor="agent-7"][data-path="/docs/agent-notes.md"]').first().waitFor();
+  await page.locator('#feed li[data-found="1"][data-path="/docs/while-down.txt"]').first().waitFor();
+  result.history.openFeed = await feedRows(page);
+  step('the feed opened with its history');
   result.sandboxes = await page.$$eval('#sandbox option', (os) => os.map((o) => o.value));
   result.tokenStored = await page.evaluate(() => sessionStorage.getItem('sandfs.token'));
   await page.evaluate(() => { window.__sameDocument = true; });
@@ -164,6 +176,7 @@ try {
   await page.fill('#pathfilter', '');
 
   result.feed = await page.$$eval('#feed li', (ls) => ls.map((l) => ({ origin: l.dataset.origin, type: l.dataset.type, path: l.dataset.path })));
+  result.history.endFeed = await feedRows(page);
   result.tree = await page.$$eval('.node', (ns) => ns.map((n) => n.dataset.path));
   result.sameDocument = await page.evaluate(() => window.__sameDocument === true);
 
@@ -178,9 +191,11 @@ try {
   await page.selectOption('#sandbox', 'scratch');
   await page.locator('#live.on', { hasText: 'websocket' }).waitFor();
   await page.locator('.node[data-path="/seed.txt"]').waitFor();
+  await page.locator('#feed li[data-actor="agent-7"][data-path="/from-agent.txt"]').first().waitFor();
   fs.writeFileSync(path.join(process.env.UI_SCRATCH, 'hello.txt'), 'hello, scratch\n');
   await page.locator('#feed li[data-origin="external"][data-path="/hello.txt"]').first().waitFor();
   await page.locator('.node[data-path="/hello.txt"]').waitFor();
+  result.history.scratchFeed = await feedRows(page);
   result.scratchTree = await page.$$eval('.node', (ns) => ns.map((n) => n.dataset.path));
   result.sameDocumentAtEnd = await page.evaluate(() => window.__sameDocument === true);
 
@@ -189,6 +204,8 @@ try {
   tab.setDefaultTimeout(T);
   await tab.goto(base + '/ui/#token=' + encodeURIComponent(token));
   await tab.locator('body[data-ready="1"]').waitFor();
+  await tab.locator('#feed li[data-path="/docs/from-outside.txt"]').first().waitFor();
+  result.history.tabFeed = await feedRows(tab);
   result.fragmentAsked = (await tab.locator('#tokendlg[open]').count()) > 0;
   result.fragmentStored = await tab.evaluate(() => sessionStorage.getItem('sandfs.token'));
   result.fragmentURL = await tab.evaluate(() => location.href);
