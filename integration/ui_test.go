@@ -48,10 +48,10 @@ type uiResult struct {
 	DownloadOK    bool     `json:"downloadMatches"`
 	SameDocAtEnd  bool     `json:"sameDocumentAtEnd"`
 	// The tab opened with /ui/#token=T.
-	FragmentAsked     bool     `json:"fragmentAsked"`
-	FragmentStored    string   `json:"fragmentStored"`
-	FragmentURL       string   `json:"fragmentURL"`
-	FragmentSandboxes []string `json:"fragmentSandboxes"`
+	FragmentAsked     bool      `json:"fragmentAsked"`
+	FragmentStored    string    `json:"fragmentStored"`
+	FragmentURL       string    `json:"fragmentURL"`
+	FragmentSandboxes []string  `json:"fragmentSandboxes"`
 	History           uiHistory `json:"history"` // ui_history_test.go
 }
 
