@@ -62,9 +62,10 @@ const state = {
   resume: false, // lastSeq is a place in the journal the live feed goes on after
 };
 
-// onSwitch holds what other parts of the console (history.js) do when the
-// sandbox changes.
+// What other parts of the console (history.js) do when the sandbox
+// changes (onSwitch) and on each live event of the feed (onFeed).
 const onSwitch = [];
+const onFeed = [];
 
 // ---- API --------------------------------------------------------------
 
@@ -468,6 +469,7 @@ async function openFile(path, { keepScroll } = {}) {
   $('viewpath').textContent = path;
   $('viewpath').title = path;
   $('viewmeta').textContent = `${fmtSize(entry.size)} · ${entry.mode} · ${entry.modTime.replace('T', ' ').replace('Z', ' UTC')}`;
+  delete view.dataset.aside;
   view.replaceChildren(content);
   view.scrollTop = scroll;
   note('');
@@ -515,8 +517,23 @@ function closeFile() {
   $('viewpath').textContent = 'no file open';
   $('viewmeta').textContent = '';
   $('view').innerHTML = '<div class="empty">Pick a file in the tree. Drop files on a folder to upload.</div>';
+  delete $('view').dataset.aside;
   note('');
   setButtons();
+}
+
+// showAside shows in the file view what is not a file's content (the diff
+// of a change, history.js) about path, in place of the open file. It asks
+// first when that would drop unsaved edits, and says whether it showed.
+async function showAside(path, meta, content) {
+  if (state.editing && state.dirty && !(await ask('Discard your unsaved edits?', null))) return false;
+  closeFile();
+  $('viewpath').textContent = path;
+  $('viewpath').title = path;
+  $('viewmeta').textContent = meta;
+  $('view').replaceChildren(content);
+  $('view').dataset.aside = path;
+  return true;
 }
 
 function startEdit() {
@@ -751,6 +768,7 @@ function onEvent(ev) {
   }
   countFeed();
 
+  for (const fn of onFeed) fn(ev);
   scheduleRefresh(dirname(ev.path));
   if (ev.old_path) scheduleRefresh(dirname(ev.old_path));
   if (ev.is_dir) scheduleRefresh(ev.path);

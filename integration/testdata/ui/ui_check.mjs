@@ -54,6 +54,7 @@ try {
   page.on('request', (r) => { if (!r.url().startsWith(base) && !r.url().startsWith('blob:') && !r.url().startsWith('data:')) result.outside.push(r.url()); });
   page.on('console', (m) => { if (m.type() === 'error') result.consoleErrors.push(m.text()); });
   page.on('pageerror', (e) => result.consoleErrors.push('pageerror: ' + e.message));
+  page.on('response', (r) => { if (r.status() >= 400 && r.status() !== 401) console.log('HTTP', r.status(), r.request().method(), r.url()); });
   page.on('framenavigated', (f) => { if (f === page.mainFrame()) result.navigations++; });
 
   step('open the console');
