@@ -106,6 +106,12 @@ func (h *Handle) tell(ctx context.Context, release bool) {
 	if !changed && !wrote {
 		return
 	}
+	if st != nil && st.Nlink == 0 {
+		// Unlinked while open (a swap file, a temp): no path names it any
+		// more (go-fuse calls it .go-fuse.*/deleted), and its remove was
+		// told when it went.
+		return
+	}
 	a := h.opener
 	if release && flushed && !wrote {
 		a = Actor{Origin: journal.External}

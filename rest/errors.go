@@ -191,6 +191,10 @@ func classify(err error) errKind {
 	switch {
 	case errors.Is(err, journal.ErrUnknownWatcher), errors.Is(err, journal.ErrWatcherClosed):
 		return errKind{Kind: kindNotFound, Status: http.StatusNotFound, Op: oe.opName(), Detail: err.Error()}
+	case errors.Is(err, core.ErrUnknownCheckpoint):
+		return errKind{Kind: kindNotFound, Status: http.StatusNotFound, Op: oe.opName(), Detail: err.Error()}
+	case errors.Is(err, core.ErrChangesQuery):
+		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Op: oe.opName(), Detail: err.Error()}
 	case errors.Is(err, journal.ErrTooManyWatchers):
 		return errKind{Kind: kindTooManyWatchers, Status: http.StatusTooManyRequests, Op: oe.opName(),
 			Detail: fmt.Sprintf("too many watchers: at most %d run at once; stop one first", journal.MaxWatchers)}

@@ -35,6 +35,7 @@ type namedFS interface {
 	Chmod(ctx context.Context, p string, mode uint32, recursive bool) (core.AttrResult, error)
 	Chown(ctx context.Context, p string, uid, gid int, recursive bool) (core.AttrResult, error)
 	Journal() *journal.Journal
+	Changes(ctx context.Context, q core.ChangesQuery) (core.ChangeSet, error) // named_changes.go
 }
 
 var _ namedFS = (*core.Sandbox)(nil)
@@ -70,11 +71,7 @@ func namedPath(sb namedFS, workingDir, p string, present bool) (string, error) {
 // query: the sandbox, the query, and the path (def when path is absent and
 // def is not "").
 func (s *Server) namedTarget(r *http.Request, ps httprouter.Params, def string) (namedFS, url.Values, string, error) {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	q, err := query(r)
+	sb, q, err := s.namedQuery(r, ps)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -83,6 +80,16 @@ func (s *Server) namedTarget(r *http.Request, ps httprouter.Params, def string) 
 	}
 	p, err := namedQueryPath(sb, q)
 	return sb, q, p, err
+}
+
+// namedQuery is the sandbox {name} and the query.
+func (s *Server) namedQuery(r *http.Request, ps httprouter.Params) (namedFS, url.Values, error) {
+	sb, err := s.sandbox(ps)
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := query(r)
+	return sb, q, err
 }
 
 func namedQueryPath(sb namedFS, q url.Values) (string, error) {
@@ -264,11 +271,7 @@ func (s *Server) namedStat(w http.ResponseWriter, r *http.Request, ps httprouter
 // namedDelete: DELETE /fs/delete?path&workingDir&recursive, or the same as
 // a JSON body {path, workingDir, recursive, ifMatch}; If-Match too.
 func (s *Server) namedDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
-	q, err := query(r)
+	sb, q, err := s.namedQuery(r, ps)
 	if err != nil {
 		return err
 	}

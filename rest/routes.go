@@ -146,6 +146,9 @@ func (s *Server) table() []route {
 		{Route{"GET", "/v1/sprites/:name/events", FamilyNamed, authed}, s.namedEvents},         // q: as above
 		{Route{"GET", "/v1/sandboxes/:name/fs/watch", FamilyNamed, authed}, s.namedWatch},      // websocket: subscribe → subscribed, event…, error
 		{Route{"GET", "/v1/sprites/:name/fs/watch", FamilyNamed, authed}, s.namedWatch},        // websocket: subscribe → subscribed, event…, error
+		// History (API.md §5, "Changes since a point"): the net change set since a seq, a time or a checkpoint.
+		{Route{"GET", "/v1/sandboxes/:name/changes", FamilyNamed, authed}, s.namedChangesOf}, // q: since (SEQ|TIME|cp_…), path, workingDir, actor, origin, diff, max_diff_bytes, limit → {since, untilSeq, lost, changes, count, truncated}
+		{Route{"GET", "/v1/sprites/:name/changes", FamilyNamed, authed}, s.namedChangesOf},   // q: as above → as above
 	}
 }
 

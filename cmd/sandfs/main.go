@@ -186,6 +186,7 @@ func init() {
 		tarCommand,
 		watchCommand,
 		logCommand,
+		changesCommand,
 	}
 }
 

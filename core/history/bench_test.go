@@ -48,3 +48,29 @@ func BenchmarkStoreBatch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScan100k reads 100,000 stored events back through the journal
+// (the store's part of "changes since").
+func BenchmarkScan100k(b *testing.B) {
+	l, err := Open(b.TempDir(), Retention{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	j, _ := journal.NewWith(l)
+	for i := range 100_000 {
+		j.Append(sample(i))
+	}
+	l.Close()
+	l, _ = Open(l.dir, Retention{}, nil)
+	defer l.Close()
+	j, _ = journal.NewWith(l)
+	b.ResetTimer()
+	for range b.N {
+		n := 0
+		j.Scan(b.Context(), 0, func(journal.Event) bool { n++; return true })
+		if n != 100_000 {
+			b.Fatalf("scanned %d", n)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package history
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io/fs"
 	"time"
 
@@ -44,21 +45,81 @@ func appendEvent(b []byte, e journal.Event) []byte {
 	return b
 }
 
+// A record is an event framed to be read back from a run of them: a
+// little-endian u32 length, a u32 CRC-32C of the payload, the payload.
+const recordHead = 8
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// appendRecord appends e's record to b.
+func appendRecord(b []byte, e journal.Event) []byte {
+	at := len(b)
+	b = append(b, make([]byte, recordHead)...)
+	b = appendEvent(b, e)
+	payload := b[at+recordHead:]
+	binary.LittleEndian.PutUint32(b[at:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(b[at+4:], crc32.Checksum(payload, castagnoli))
+	return b
+}
+
+var errBadRecord = errors.New("history: a torn or corrupt record")
+
+// nextRecord reads the record at the start of b: the event, and the rest.
+func nextRecord(b []byte) (journal.Event, []byte, error) { return nextRecordWith(b, nil) }
+
+// nextRecordWith is nextRecord decoding with in.
+func nextRecordWith(b []byte, in interner) (journal.Event, []byte, error) {
+	if len(b) < recordHead {
+		return journal.Event{}, nil, errBadRecord
+	}
+	n := int(binary.LittleEndian.Uint32(b))
+	sum := binary.LittleEndian.Uint32(b[4:])
+	if n == 0 || recordHead+n > len(b) {
+		return journal.Event{}, nil, errBadRecord
+	}
+	payload := b[recordHead : recordHead+n]
+	if crc32.Checksum(payload, castagnoli) != sum {
+		return journal.Event{}, nil, errBadRecord
+	}
+	e, err := decodeWith(payload, in)
+	return e, b[recordHead+n:], err
+}
+
 // decodeEvent is appendEvent's inverse.
 func decodeEvent(b []byte) (journal.Event, error) {
-	d := decoder{b: b}
+	return decodeWith(b, nil)
+}
+
+// interner keeps one copy of the strings that repeat from event to event
+// (type, origin, actor, comm, cgroup), so a scan allocates them once.
+type interner map[string]string
+
+func (in interner) str(b []byte) string {
+	if s, ok := in[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	s := string(b)
+	if len(in) < 4096 {
+		in[s] = s
+	}
+	return s
+}
+
+// decodeWith decodes with in (nil: no interning).
+func decodeWith(b []byte, in interner) (journal.Event, error) {
+	d := decoder{b: b, in: in}
 	var e journal.Event
 	e.Seq = d.uvarint()
 	e.Time = fromNanos(d.varint())
 	flags := d.uvarint()
 	e.IsDir, e.FoundAtStart = flags&flagDir != 0, flags&flagFound != 0
-	e.Type = journal.Type(d.str())
+	e.Type = journal.Type(d.short())
 	e.Path = d.str()
 	e.OldPath = d.str()
-	e.Origin = journal.Origin(d.str())
-	e.Actor = d.str()
-	e.Comm = d.str()
-	e.Cgroup = d.str()
+	e.Origin = journal.Origin(d.short())
+	e.Actor = d.short()
+	e.Comm = d.short()
+	e.Cgroup = d.short()
 	e.Size = d.varint()
 	e.Mtime = fromNanos(d.varint())
 	e.Inode = d.uvarint()
@@ -74,6 +135,27 @@ func decodeEvent(b []byte) (journal.Event, error) {
 type decoder struct {
 	b   []byte
 	bad bool
+	in  interner
+}
+
+// short is str for a string that repeats, interned when the decoder has
+// an interner.
+func (d *decoder) short() string {
+	if d.in == nil {
+		return d.str()
+	}
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.bad = true
+		d.b = nil
+		return ""
+	}
+	if n == 0 {
+		return ""
+	}
+	s := d.in.str(d.b[:n])
+	d.b = d.b[n:]
+	return s
 }
 
 func (d *decoder) uvarint() uint64 {

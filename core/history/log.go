@@ -303,6 +303,9 @@ func (l *Log) Scan(ctx context.Context, after, until uint64, fn func(journal.Eve
 	if err := l.syncTo(until); err != nil {
 		return err
 	}
+	if oldest := l.Oldest(); oldest > after+1 {
+		after = oldest - 1 // pruned: a kept chunk may still hold them
+	}
 	return l.db.scan(ctx, after, until, fn)
 }
 

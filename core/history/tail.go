@@ -25,12 +25,7 @@ import (
 // are read from 0 while each is whole and its seq higher than the one
 // before; those the store lacks are given to it.
 
-const (
-	tailSize   = 32 << 20
-	recordHead = 8
-)
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+const tailSize = 32 << 20
 
 type tail struct {
 	fd   int
@@ -68,25 +63,14 @@ func openTail(dirfd int, name string) (*tail, error) {
 func (t *tail) records() []journal.Event {
 	var out []journal.Event
 	var prev uint64
-	for off := 0; off+recordHead <= len(t.mem); {
-		n := int(binary.LittleEndian.Uint32(t.mem[off:]))
-		sum := binary.LittleEndian.Uint32(t.mem[off+4:])
-		if n == 0 || off+recordHead+n > len(t.mem) {
-			break
-		}
-		payload := t.mem[off+recordHead : off+recordHead+n]
-		if crc32.Checksum(payload, castagnoli) != sum {
-			break
-		}
-		e, err := decodeEvent(payload)
+	for b := t.mem; ; {
+		e, rest, err := nextRecord(b)
 		if err != nil || e.Seq <= prev {
-			break
+			return out
 		}
 		out = append(out, e)
-		prev = e.Seq
-		off += recordHead + n
+		prev, b = e.Seq, rest
 	}
-	return out
 }
 
 // reset forgets every record: the store holds them.
