@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,6 +41,39 @@ type uiHistory struct {
 	TabFeed []feedRow `json:"tabFeed"`
 	// The whole feed of the first tab at the end of its session.
 	EndFeed []feedRow `json:"endFeed"`
+
+	// The checkpoint made in the console, as its timeline row shows it.
+	Checkpoint struct {
+		ID, Name, Seq, Files, Bytes, Text string
+	} `json:"checkpoint"`
+	// "Changed since" that checkpoint, after changes made outside and by
+	// the agent.
+	Changes []struct {
+		Path, Change, Who, Letter, Text string
+	} `json:"changes"`
+	ChangesMeta string `json:"changesMeta"`
+	// The diff the file view showed for /src/util.go, and the API's.
+	DiffShown string `json:"diffShown"`
+	DiffPath  string `json:"diffPath"`
+	DiffAPI   string `json:"diffAPI"`
+	// The layout at 800 px.
+	Narrow struct {
+		ScrollWidth  int   `json:"scrollWidth"`
+		Panes        []int `json:"panes"`
+		NewcpVisible bool  `json:"newcpVisible"`
+	} `json:"narrow"`
+	// The restore dialog's dry runs: the whole tree, the agent's changes,
+	// the path whose diff was shown; then the restore of that path.
+	DryAll, DryActor, DryPath restoreLists
+	RestoreStatus             string `json:"restoreStatus"`
+	Timeline                  []struct {
+		ID, Name, Reason string
+	} `json:"timeline"`
+}
+
+type restoreLists struct {
+	Scope                     string
+	Written, Removed, Skipped []string
 }
 
 // seedConsoleHistory runs a first daemon on state: an agent (X-Sandfs-Actor)
@@ -115,6 +151,97 @@ func checkConsoleHistoryFeed(t *testing.T, h uiHistory) {
 				t.Errorf("feed of the %s: seq %s shown twice (%s %s)", name, r.Seq, r.Type, r.Path)
 			}
 			seen[r.Seq] = true
+		}
+	}
+}
+
+// utilDiff is the diff of src/util.go after the test's outside edit.
+const utilDiff = "--- a/src/util.go\n+++ b/src/util.go\n@@ -1,3 +1,3 @@\n package main\n \n" +
+	"-func greet(name string) string { return \"hello, \" + name }\n+func greet(name string) string { return \"hi, \" + name }\n"
+
+// checkConsoleHistory checks the history tab against the daemon's own
+// answers and the files on disk.
+func checkConsoleHistory(t *testing.T, d *Daemon, h uiHistory) {
+	t.Helper()
+	req, err := http.NewRequest("GET", d.URL+"/v1/sandboxes/default/checkpoints", nil)
+	must(t, err)
+	req.Header.Set("Authorization", "Bearer "+d.Token)
+	resp, err := d.Client().Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	var list struct {
+		Checkpoints []struct {
+			ID, Name, Reason  string
+			Seq, Files, Bytes int64
+		}
+	}
+	must(t, json.NewDecoder(resp.Body).Decode(&list))
+	var made, undo bool
+	for _, cp := range list.Checkpoints {
+		if cp.ID == h.Checkpoint.ID {
+			made = true
+			if cp.Name != "before the test" || h.Checkpoint.Name != cp.Name || h.Checkpoint.Seq != itoa(cp.Seq) ||
+				h.Checkpoint.Files != itoa(cp.Files) || h.Checkpoint.Bytes != itoa(cp.Bytes) || cp.Files < 10 ||
+				!strings.HasPrefix(h.Checkpoint.Text, "seq "+itoa(cp.Seq)+" · "+itoa(cp.Files)+" files · ") {
+				t.Errorf("timeline row %+v, the daemon's checkpoint %+v", h.Checkpoint, cp)
+			}
+		}
+		if cp.Reason == "before-restore" && strings.Contains(h.RestoreStatus, "undo: checkpoint "+cp.ID) {
+			undo = true
+		}
+	}
+	if !made || !undo {
+		t.Errorf("checkpoints: the one made in the console (%v, %s) and the restore's undo named in %q (%v), in %+v",
+			made, h.Checkpoint.ID, h.RestoreStatus, undo, list.Checkpoints)
+	}
+	if i := slices.IndexFunc(h.Timeline, func(r struct{ ID, Name, Reason string }) bool { return r.Reason == "before-restore" }); i != 0 {
+		t.Errorf("timeline after the restore: %+v, want the undo checkpoint on top", h.Timeline)
+	}
+
+	rows := map[string]string{}
+	for _, c := range h.Changes {
+		rows[c.Letter+" "+c.Path] = c.Who
+	}
+	for row, who := range map[string]string{"M /src/util.go": "external", "A /docs/added-later.txt": "external", "M /README.md": consoleActor} {
+		if got, ok := rows[row]; !ok || got != who {
+			t.Errorf("changed since the checkpoint: no row %q by %s (%q); rows %+v", row, who, got, h.Changes)
+		}
+	}
+	if len(h.Changes) != 3 {
+		t.Errorf("changed since the checkpoint: %d rows, want 3: %+v", len(h.Changes), h.Changes)
+	}
+	if !strings.HasPrefix(h.ChangesMeta, "3 paths changed since checkpoint before the test") {
+		t.Errorf("changed since: %q", h.ChangesMeta)
+	}
+	if h.DiffShown != utilDiff || h.DiffAPI != utilDiff || h.DiffPath != "/src/util.go" {
+		t.Errorf("diff of %s shown:\n%s\nthe API's:\n%s\nwant:\n%s", h.DiffPath, h.DiffShown, h.DiffAPI, utilDiff)
+	}
+	if n := h.Narrow; n.ScrollWidth > 800 || len(n.Panes) != 3 || slices.Min(n.Panes) < 200 || !n.NewcpVisible {
+		t.Errorf("at 800 px: page %d px wide, panes %v px, + checkpoint visible %v", n.ScrollWidth, n.Panes, n.NewcpVisible)
+	}
+
+	for _, c := range []struct {
+		name string
+		got  restoreLists
+		want restoreLists
+	}{
+		{"the whole tree", h.DryAll, restoreLists{Written: []string{"/README.md", "/src/util.go"}, Removed: []string{"/docs/added-later.txt"}}},
+		{"what " + consoleActor + " changed", h.DryActor, restoreLists{Written: []string{"/README.md"}}},
+		{"/src/util.go", h.DryPath, restoreLists{Written: []string{"/src/util.go"}}},
+	} {
+		files := slices.DeleteFunc(slices.Clone(c.got.Written), func(p string) bool { return !strings.Contains(path.Base(p), ".") })
+		slices.Sort(files)
+		if !slices.Equal(files, c.want.Written) || !slices.Equal(c.got.Removed, c.want.Removed) || len(c.got.Skipped) > 0 {
+			t.Errorf("restore's dry run of %s: %+v, want files written %q, removed %q, none skipped", c.name, c.got, c.want.Written, c.want.Removed)
+		}
+	}
+	if !strings.Contains(h.RestoreStatus, "1 written, 0 removed, 0 skipped") {
+		t.Errorf("restore of /src/util.go: status %q", h.RestoreStatus)
+	}
+	// src/util.go is back (checkConsoleDisk); the rest stayed as it was.
+	for rel, want := range map[string]string{"README.md": "# demo\n\nRewritten by the agent.\n", "docs/added-later.txt": "made after the checkpoint\n"} {
+		if b, err := os.ReadFile(filepath.Join(d.Root, rel)); err != nil || string(b) != want {
+			t.Errorf("on disk after the restore of /src/util.go alone: %s is %q (%v), want %q", rel, b, err, want)
 		}
 	}
 }

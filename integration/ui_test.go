@@ -119,6 +119,7 @@ func TestWebConsole(t *testing.T) {
 
 	checkConsoleResult(t, res, token)
 	checkConsoleHistoryFeed(t, res.History)
+	checkConsoleHistory(t, d, res.History)
 	checkConsoleDisk(t, root)
 	if b, err := os.ReadFile(shot); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || len(b) < 10_000 {
 		t.Errorf("screenshot %s: %d bytes, %v; want a PNG of the page", shot, len(b), err)

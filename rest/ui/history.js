@@ -317,6 +317,7 @@ async function dryRun() {
   $('rserr').textContent = '';
   const box = $('rsresult');
   box.replaceChildren(el('p', 'dim', 'dry run…'));
+  delete box.dataset.scope;
   let ans;
   try {
     ans = await (await api('POST', sbURL('restore'), { json: restoreBody(true) })).json();
@@ -328,6 +329,7 @@ async function dryRun() {
   }
   if (hist.restore !== r || key !== scopeKey()) return; // the scope changed meanwhile: its own dry run follows
   box.replaceChildren(restoreLists(ans, true));
+  box.dataset.scope = key; // which scope the lists are of (the console's tests wait on it)
   r.key = key;
   $('rsok').disabled = !(ans.written.length || ans.removed.length);
   $('rsok').textContent = ans.skipped.length ? `restore, skipping ${ans.skipped.length}` : 'restore';

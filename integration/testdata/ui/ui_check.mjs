@@ -38,6 +38,94 @@ const feedRows = (page) => page.$$eval('#feed li', (ls) => ls.map((l) => ({
   actor: l.dataset.actor || '', found: l.dataset.found === '1', text: (l.querySelector('.x') || {}).textContent || '',
 })));
 
+// rsLists is what the restore dialog lists, by section.
+const rsLists = (page) => page.$eval('#rsresult', (box) => {
+  const out = { scope: box.dataset.scope || '' };
+  for (const k of ['written', 'removed', 'skipped']) out[k] = [...box.querySelectorAll(`.rs.${k} li[data-path]`)].map((li) => li.dataset.path);
+  return out;
+});
+
+// waitScope waits for the restore dialog's dry run of a scope whose key has
+// (and, when given, lacks) a text.
+const waitScope = (page, has, lacks) => page.waitForFunction(([h, l]) => {
+  const s = document.querySelector('#rsresult').dataset.scope || '';
+  return s.includes(h) && (!l || !s.includes(l)) && !document.querySelector('#rsok').disabled;
+}, [has, lacks]);
+
+// historySteps: the history tab of sandbox default: a checkpoint made in
+// the console, changes after it (outside, and by an agent through the
+// API), "changed since" with the diff of a file, restore's dry runs of
+// three scopes, and the restore of one path.
+async function historySteps(page) {
+  const h = result.history;
+  step('history: a checkpoint from the console');
+  await page.click('#tabhistory');
+  await page.locator('#historytab:not([hidden])').waitFor();
+  await page.click('#newcp');
+  await page.locator('#askdlg[open]').waitFor();
+  await page.fill('#askinput', 'before the test');
+  await page.press('#askinput', 'Enter');
+  const cp = page.locator('#timeline li.cp[data-name="before the test"]');
+  await cp.waitFor();
+  h.checkpoint = await cp.evaluate((li) => ({ id: li.dataset.id, name: li.dataset.name, seq: li.dataset.seq,
+    files: li.dataset.files, bytes: li.dataset.bytes, text: li.querySelector('.cpstats').textContent }));
+
+  step('history: change files after it, then "changed since"');
+  fs.writeFileSync(path.join(root, 'src', 'util.go'), 'package main\n\nfunc greet(name string) string { return "hi, " + name }\n');
+  fs.writeFileSync(path.join(root, 'docs', 'added-later.txt'), 'made after the checkpoint\n');
+  const put = await fetch(base + '/v1/sandboxes/default/fs/write?path=/README.md', { method: 'PUT',
+    headers: { Authorization: 'Bearer ' + token, 'X-Sandfs-Actor': 'agent-7' }, body: '# demo\n\nRewritten by the agent.\n' });
+  if (!put.ok) throw new Error('PUT README.md: ' + put.status);
+  await page.locator('#feed li[data-origin="external"][data-path="/src/util.go"]').first().waitFor({ state: 'attached' });
+  await page.locator('#feed li[data-origin="external"][data-path="/docs/added-later.txt"]').first().waitFor({ state: 'attached' });
+  await cp.locator('button.since').click();
+  for (const sel of ['li.ch[data-path="/src/util.go"][data-change="modified"]', 'li.ch[data-path="/README.md"][data-who="agent-7"]',
+    'li.ch[data-path="/docs/added-later.txt"][data-change="added"]']) await page.locator('#changes ' + sel).waitFor();
+  h.changes = await page.$$eval('#changes li.ch', (ls) => ls.map((l) => ({ path: l.dataset.path, change: l.dataset.change,
+    who: l.dataset.who, letter: l.querySelector('.ck').textContent, text: l.textContent })));
+  h.changesMeta = await page.textContent('#changesmeta');
+
+  step('history: the diff of /src/util.go on click');
+  await page.click('#changes li.ch[data-path="/src/util.go"]');
+  await page.locator('#view pre.diff').waitFor();
+  h.diffShown = await page.textContent('#view pre.diff');
+  h.diffPath = await page.textContent('#viewpath');
+  const api = await (await fetch(base + `/v1/sandboxes/default/changes?since=${encodeURIComponent(h.checkpoint.id)}&path=/src/util.go&diff=true`,
+    { headers: { Authorization: 'Bearer ' + token } })).json();
+  h.diffAPI = (api.changes || []).map((c) => c.diff || '').join('');
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: shot.replace(/\.png$/, '-history.png') });
+
+  step('history: at 800 px wide');
+  await page.setViewportSize({ width: 800, height: 700 });
+  await page.screenshot({ path: shot.replace(/\.png$/, '-800.png') });
+  h.narrow = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth,
+    panes: ['treepane', 'viewpane', 'feedpane'].map((id) => Math.round(document.getElementById(id).getBoundingClientRect().width)),
+    newcpVisible: document.getElementById('newcp').getBoundingClientRect().right <= 800 }));
+  await page.setViewportSize({ width: 1440, height: 860 });
+
+  step('history: restore, the dry run first');
+  await cp.locator('button.restore').click();
+  await page.locator('#restoredlg[open]').waitFor();
+  await waitScope(page, h.checkpoint.id, '"paths"');
+  h.dryAll = await rsLists(page);
+  await page.fill('#rsactor', 'agent-7');
+  await waitScope(page, '"actor":"agent-7"');
+  h.dryActor = await rsLists(page);
+  await page.fill('#rsactor', '');
+  await page.check('#rsonlypath');
+  await waitScope(page, '"paths":["/src/util.go"]', '"actor"');
+  h.dryPath = await rsLists(page);
+  await page.screenshot({ path: shot.replace(/\.png$/, '-restore.png') });
+  await page.click('#rsok');
+  await page.locator('#restoredlg:not([open])').waitFor({ state: 'attached' });
+  await page.locator('#status', { hasText: 'restored to' }).waitFor();
+  h.restoreStatus = await page.textContent('#status');
+  await page.locator('#timeline li.cp[data-reason="before-restore"]').waitFor();
+  h.timeline = await page.$$eval('#timeline li.cp', (ls) => ls.map((l) => ({ id: l.dataset.id, name: l.dataset.name, reason: l.dataset.reason })));
+  await page.click('#tabfeed');
+}
+
 const step = (msg) => console.log(new Date().toISOString().slice(11, 23), msg);
 
 const ctx = await chromium.launchPersistentContext(process.env.UI_USERDIR, {
@@ -187,6 +275,8 @@ try {
   await page.mouse.move(0, 0);
   await page.screenshot({ path: shot });
   result.screenshot = shot;
+
+  await historySteps(page);
 
   step('switch to sandbox scratch: its feed comes over the websocket');
   await page.selectOption('#sandbox', 'scratch');
