@@ -103,7 +103,8 @@ function checkpointItem(cp) {
   if (cp.name && cp.reason && cp.reason !== 'manual') top.append(el('span', 'cpreason', cp.reason));
   top.append(el('span', 'cptime', fmtStamp(cp.createdAt)));
   const bottom = el('div', 'l2');
-  bottom.append(el('span', 'cpstats', `seq ${cp.seq} · ${cp.files} files · ${fmtSize(cp.bytes || 0)}`), el('span', 'spacer'));
+  const acts = el('span', 'acts');
+  bottom.append(el('span', 'cpstats', `seq ${cp.seq} · ${cp.files} files · ${fmtSize(cp.bytes || 0)}`), el('span', 'spacer'), acts);
   const buttons = [
     ['changes', 'since', 'what changed since this checkpoint', () => showChanges(cp.id)],
     ['restore…', 'restore', 'bring the tree back to this checkpoint (a dry run first)', () => openRestore(cp)],
@@ -113,7 +114,7 @@ function checkpointItem(cp) {
     const b = el('button', cls, label);
     b.title = title;
     b.onclick = fn;
-    bottom.append(b);
+    acts.append(b);
   }
   li.title = `${cp.id}\n${cp.reason || ''} · ${cp.createdAt}\n${cp.files} files, ${cp.dirs || 0} dirs, ` +
     `${cp.symlinks || 0} symlinks, ${cp.bytes} bytes (${cp.newBytes || 0} new in the store)`;
