@@ -64,8 +64,12 @@ type uiHistory struct {
 	// The restore dialog's dry runs: the whole tree, the agent's changes,
 	// the path whose diff was shown; then the restore of that path.
 	DryAll, DryActor, DryPath restoreLists
-	RestoreStatus             string `json:"restoreStatus"`
-	Timeline                  []struct {
+	// A second checkpoint, deleted with its × button: its id, and the
+	// timeline after.
+	Deleted             string   `json:"deleted"`
+	TimelineAfterDelete []string `json:"timelineAfterDelete"`
+	RestoreStatus       string   `json:"restoreStatus"`
+	Timeline            []struct {
 		ID, Name, Reason string
 	} `json:"timeline"`
 }
@@ -185,6 +189,9 @@ func checkConsoleHistory(t *testing.T, d *Daemon, h uiHistory) {
 				t.Errorf("timeline row %+v, the daemon's checkpoint %+v", h.Checkpoint, cp)
 			}
 		}
+		if cp.ID == h.Deleted {
+			t.Errorf("checkpoint %s deleted in the console is still listed: %+v", cp.ID, cp)
+		}
 		if cp.Reason == "before-restore" && strings.Contains(h.RestoreStatus, "undo: checkpoint "+cp.ID) {
 			undo = true
 		}
@@ -192,6 +199,9 @@ func checkConsoleHistory(t *testing.T, d *Daemon, h uiHistory) {
 	if !made || !undo {
 		t.Errorf("checkpoints: the one made in the console (%v, %s) and the restore's undo named in %q (%v), in %+v",
 			made, h.Checkpoint.ID, h.RestoreStatus, undo, list.Checkpoints)
+	}
+	if h.Deleted == "" || !slices.Equal(h.TimelineAfterDelete, []string{h.Checkpoint.ID}) {
+		t.Errorf("timeline after deleting %q: %q, want only %s", h.Deleted, h.TimelineAfterDelete, h.Checkpoint.ID)
 	}
 	if i := slices.IndexFunc(h.Timeline, func(r struct{ ID, Name, Reason string }) bool { return r.Reason == "before-restore" }); i != 0 {
 		t.Errorf("timeline after the restore: %+v, want the undo checkpoint on top", h.Timeline)

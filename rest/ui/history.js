@@ -386,6 +386,13 @@ async function confirmRestore() {
   reloadLoadedDirs();
   const o = state.open;
   if (o && !state.editing) openFile(o.path, { keepScroll: true }).catch(() => closeFile());
+  // A diff shown is of the tree before the restore: show it again, or
+  // close it when the path no longer differs.
+  const aside = $('view').dataset.aside;
+  if (!aside || !hist.answer) return;
+  const row = (hist.answer.changes || []).find((c) => c.path === aside);
+  if (row) showDiff(row, $('changes').querySelector(`li.ch[data-path="${CSS.escape(aside)}"]`));
+  else closeFile();
 }
 
 // ---- tabs, wiring -------------------------------------------------------

@@ -70,6 +70,20 @@ async function historySteps(page) {
   h.checkpoint = await cp.evaluate((li) => ({ id: li.dataset.id, name: li.dataset.name, seq: li.dataset.seq,
     files: li.dataset.files, bytes: li.dataset.bytes, text: li.querySelector('.cpstats').textContent }));
 
+  step('history: another checkpoint, deleted');
+  await page.click('#newcp');
+  await page.locator('#askdlg[open]').waitFor();
+  await page.fill('#askinput', 'to delete');
+  await page.press('#askinput', 'Enter');
+  const gone = page.locator('#timeline li.cp[data-name="to delete"]');
+  await gone.waitFor();
+  h.deleted = await gone.getAttribute('data-id');
+  await gone.locator('button.del').click();
+  await page.locator('#askdlg[open]').waitFor();
+  await page.click('#askdlg button[value="ok"]');
+  await gone.waitFor({ state: 'detached' });
+  h.timelineAfterDelete = await page.$$eval('#timeline li.cp', (ls) => ls.map((l) => l.dataset.id));
+
   step('history: change files after it, then "changed since"');
   fs.writeFileSync(path.join(root, 'src', 'util.go'), 'package main\n\nfunc greet(name string) string { return "hi, " + name }\n');
   fs.writeFileSync(path.join(root, 'docs', 'added-later.txt'), 'made after the checkpoint\n');
