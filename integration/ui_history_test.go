@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,12 @@ import (
 // consoleActor names the agent whose writes, made before the daemon
 // restarted, the console's feed must open with.
 const consoleActor = "agent-7"
+
+// A name and an actor made of markup: the console must show them as text.
+const (
+	hostilePath  = "/docs/<b id=pwn>bold.txt"
+	hostileActor = "<img src=x onerror=window.__pwned=1>"
+)
 
 // feedRow is a row of the console's feed as the page shows it.
 type feedRow struct {
@@ -38,6 +45,9 @@ type uiHistory struct {
 	ScratchFeed []feedRow `json:"scratchFeed"`
 	// The feed of the tab opened at the end: the session's events read back.
 	TabFeed []feedRow `json:"tabFeed"`
+	// Injected: an element the hostile name or actor holds is in the page,
+	// or its handler ran (checked at the end of the history steps).
+	Injected bool `json:"injected"`
 	// The whole feed of the first tab at the end of its session.
 	EndFeed []feedRow `json:"endFeed"`
 
@@ -86,14 +96,15 @@ type restoreLists struct {
 func seedConsoleHistory(t *testing.T, args []string, root string) {
 	t.Helper()
 	d := startDaemon(t, args...)
-	for _, w := range []struct{ sandbox, path, body string }{
-		{"default", "/docs/agent-notes.md", "notes the agent wrote\n"},
-		{"scratch", "/from-agent.txt", "the agent was here\n"},
+	for _, w := range []struct{ sandbox, path, actor, body string }{
+		{"default", "/docs/agent-notes.md", consoleActor, "notes the agent wrote\n"},
+		{"scratch", "/from-agent.txt", consoleActor, "the agent was here\n"},
+		{"default", hostilePath, hostileActor, "markup in a name\n"},
 	} {
-		req, err := http.NewRequest("PUT", d.URL+"/v1/sandboxes/"+w.sandbox+"/fs/write?path="+w.path, strings.NewReader(w.body))
+		req, err := http.NewRequest("PUT", d.URL+"/v1/sandboxes/"+w.sandbox+"/fs/write?path="+url.QueryEscape(w.path), strings.NewReader(w.body))
 		must(t, err)
 		req.Header.Set("Authorization", "Bearer "+d.Token)
-		req.Header.Set("X-Sandfs-Actor", consoleActor)
+		req.Header.Set("X-Sandfs-Actor", w.actor)
 		resp, err := d.Client().Do(req)
 		must(t, err)
 		resp.Body.Close()
@@ -129,6 +140,12 @@ func checkConsoleHistoryFeed(t *testing.T, h uiHistory) {
 	}
 	if r := has(h.OpenFeed, key{"external", "create", "/docs/while-down.txt", ""}); r == nil || !r.Found || !strings.Contains(r.Text, "found at start") {
 		t.Errorf("feed as the console opened: the file written while the daemon was down, marked found at start: %+v; feed %+v", r, h.OpenFeed)
+	}
+	if r := has(h.OpenFeed, key{"api", "write", hostilePath, hostileActor}); r == nil || !strings.Contains(r.Text, "by "+hostileActor) {
+		t.Errorf("feed as the console opened: the write of %q by %q, shown as text: %+v", hostilePath, hostileActor, r)
+	}
+	if h.Injected {
+		t.Errorf("markup in a file name or an actor became elements of the page (or ran)")
 	}
 	if has(h.ScratchFeed, key{"api", "write", "/from-agent.txt", consoleActor}) == nil {
 		t.Errorf("feed of scratch as the picker switched to it: no write of /from-agent.txt by %s; feed %+v", consoleActor, h.ScratchFeed)

@@ -594,9 +594,19 @@ function currentTarget() {
   return null;
 }
 
+// stopReopen drops a reload of the open file that the feed asked for, before
+// the console itself moves or deletes it (the reload would ask for a path
+// that is gone).
+function stopReopen(path) {
+  if (!state.open || state.open.path !== path) return;
+  clearTimeout(reopenTimer);
+  wanted = null;
+}
+
 async function moveEntry(from, to) {
   if (!to || to === from) return;
   if (!to.startsWith('/')) to = join(dirname(from), to);
+  stopReopen(from);
   try {
     await fsapi.rename(from, to);
     setStatus(`moved ${from} → ${to}`);
@@ -620,6 +630,7 @@ async function doDelete() {
   if (!t) return;
   const ok = await ask(`Delete ${t.path}${t.isDir ? ' and everything in it' : ''}?`, null);
   if (!ok) return;
+  stopReopen(t.path);
   try {
     await fsapi.remove(t.path, t.isDir);
     setStatus('deleted ' + t.path);

@@ -138,6 +138,7 @@ async function historySteps(page) {
   await page.locator('#timeline li.cp[data-reason="before-restore"]').waitFor();
   h.timeline = await page.$$eval('#timeline li.cp', (ls) => ls.map((l) => ({ id: l.dataset.id, name: l.dataset.name, reason: l.dataset.reason })));
   await page.click('#tabfeed');
+  h.injected = await page.evaluate(() => !!document.querySelector('#pwn, img[src="x"]') || window.__pwned === 1);
 }
 
 const step = (msg) => console.log(new Date().toISOString().slice(11, 23), msg);
