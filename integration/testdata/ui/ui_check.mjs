@@ -52,6 +52,18 @@ const waitScope = (page, has, lacks) => page.waitForFunction(([h, l]) => {
   return s.includes(h) && (!l || !s.includes(l)) && !document.querySelector('#rsok').disabled;
 }, [has, lacks]);
 
+// newCheckpoint makes a checkpoint named name with the "+ checkpoint"
+// button and returns its row of the timeline.
+async function newCheckpoint(page, name) {
+  await page.click('#newcp');
+  await page.locator('#askdlg[open]').waitFor();
+  await page.fill('#askinput', name);
+  await page.press('#askinput', 'Enter');
+  const row = page.locator(`#timeline li.cp[data-name="${name}"]`);
+  await row.waitFor();
+  return row;
+}
+
 // historySteps: the history tab of sandbox default: a checkpoint made in
 // the console, changes after it (outside, and by an agent through the
 // API), "changed since" with the diff of a file, restore's dry runs of
@@ -61,22 +73,12 @@ async function historySteps(page) {
   step('history: a checkpoint from the console');
   await page.click('#tabhistory');
   await page.locator('#historytab:not([hidden])').waitFor();
-  await page.click('#newcp');
-  await page.locator('#askdlg[open]').waitFor();
-  await page.fill('#askinput', 'before the test');
-  await page.press('#askinput', 'Enter');
-  const cp = page.locator('#timeline li.cp[data-name="before the test"]');
-  await cp.waitFor();
+  const cp = await newCheckpoint(page, 'before the test');
   h.checkpoint = await cp.evaluate((li) => ({ id: li.dataset.id, name: li.dataset.name, seq: li.dataset.seq,
     files: li.dataset.files, bytes: li.dataset.bytes, text: li.querySelector('.cpstats').textContent }));
 
   step('history: another checkpoint, deleted');
-  await page.click('#newcp');
-  await page.locator('#askdlg[open]').waitFor();
-  await page.fill('#askinput', 'to delete');
-  await page.press('#askinput', 'Enter');
-  const gone = page.locator('#timeline li.cp[data-name="to delete"]');
-  await gone.waitFor();
+  const gone = await newCheckpoint(page, 'to delete');
   h.deleted = await gone.getAttribute('data-id');
   await gone.locator('button.del').click();
   await page.locator('#askdlg[open]').waitFor();
