@@ -60,8 +60,14 @@ type uiResult struct {
 // and drag and drop), and the live feed showing files written straight into
 // the root (origin external) while the tree and the open file follow, all
 // without a reload; then the same for a second sandbox, whose feed comes
-// over the §5 websocket. The screenshot (console.png, and console.failed.png
-// when a step fails) stays in the artifacts directory the test logs.
+// over the §5 websocket. The daemon is one restarted on its state: the feed
+// opens with what an agent did before the restart and what was written
+// while it was down; the history tab makes and deletes checkpoints, lists
+// what changed since one with the exact diff, and restores one path after
+// dry runs of three scopes (ui_history_test.go). The screenshots
+// (console.png, console-history.png, console-800.png at 800 px,
+// console-restore.png, and console.failed.png when a step fails) stay in the
+// artifacts directory the test logs.
 func TestWebConsole(t *testing.T) {
 	node, dir := requireNode(t, uiDir, "playwright-core", "SANDFS_REQUIRE_UI", "the web console browser test", "/usr/bin/chromium")
 

@@ -217,7 +217,9 @@ function changeItem(row) {
   li.append(el('span', 'x', x.join(' · ')));
   li.title = `${row.change} ${row.path}\nfirst ${row.first.type} ${row.first.time} (seq ${row.first.seq})\n` +
     `last ${row.last.type} ${row.last.time} (seq ${row.last.seq})`;
+  li.tabIndex = 0;
   li.onclick = () => showDiff(row, li);
+  li.onkeydown = (e) => { if (e.key === 'Enter') showDiff(row, li); };
   return li;
 }
 

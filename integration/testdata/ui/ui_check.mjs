@@ -8,6 +8,11 @@
 //   and see them in the feed with origin "external", in the tree, and in the
 //   open file's view, without a reload; take a screenshot; switch to the
 //   second sandbox and see an outside write there too (websocket feed).
+//   The daemon was restarted on its state: the feed must open with the
+//   journal's events from before (an agent's, by its X-Sandfs-Actor, and
+//   one found at start). The history tab: checkpoints made and deleted,
+//   "changed since" with a diff, restore's dry runs, a restore
+//   (historySteps).
 //
 // It prints one line "RESULT {json}" with what the page showed; the Go test
 // checks that and the files on disk.
