@@ -158,19 +158,14 @@ func (d *decoder) short() string {
 	return s
 }
 
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.bad = true
-		d.b = nil
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *decoder) uvarint() uint64 { return next(d, binary.Uvarint) }
 
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
+func (d *decoder) varint() int64 { return next(d, binary.Varint) }
+
+// next reads one varint with read, marking the decoder bad at a short or
+// overlong one.
+func next[T uint64 | int64](d *decoder, read func([]byte) (T, int)) T {
+	v, n := read(d.b)
 	if n <= 0 {
 		d.bad = true
 		d.b = nil

@@ -41,6 +41,7 @@ type Log struct {
 	cond      *sync.Cond
 	tail      *tail
 	pending   []journal.Event // appended, not yet in the database
+	spare     []journal.Event // the last batch's array, for the next pending (no regrowing under the lock)
 	committed uint64          // newest seq in the database
 	oldest    uint64          // oldest seq in the database
 	newest    uint64          // newest seq at open
@@ -213,7 +214,7 @@ func (l *Log) writer() {
 		}
 		l.mu.Lock()
 		batch := l.pending
-		l.pending = nil
+		l.pending, l.spare = l.spare[:0], nil
 		closed := l.closed
 		l.mu.Unlock()
 		if len(batch) > 0 {
@@ -226,6 +227,10 @@ func (l *Log) writer() {
 			} else {
 				l.failed = nil
 				l.committed = batch[len(batch)-1].Seq
+				if cap(batch) <= 1<<16 {
+					clear(batch)
+					l.spare = batch[:0]
+				}
 			}
 			l.cond.Broadcast()
 			l.mu.Unlock()

@@ -97,6 +97,7 @@ func openDB(path string) (*db, error) {
 		return nil, err
 	}
 	d.SetMaxOpenConns(4)
+	d.SetMaxIdleConns(1) // a reader's connection (2 fds) closes once read
 	d.SetConnMaxIdleTime(time.Minute)
 	if _, err := d.Exec(schema); err != nil {
 		d.Close()
