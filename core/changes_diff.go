@@ -145,6 +145,10 @@ func (s *Sandbox) startContentOf(ctx context.Context, cp *Checkpoint, start uint
 		return c
 	}
 	cps, err := s.Checkpoints()
+	if errors.Is(err, ErrNoState) {
+		c.why = "no content known at the start point: this sandbox keeps no checkpoints (no state directory)"
+		return c
+	}
 	if err != nil {
 		c.why = "no content known at the start point: the checkpoints cannot be read"
 		return c

@@ -2,7 +2,6 @@ package core
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,16 +226,17 @@ func TestChangesDiffBounds(t *testing.T) {
 }
 
 // TestChangesSinceCheckpoint: the old side of a modified file is the
-// checkpoint's copy; the diff is exact. It runs once checkpoints exist
-// (the stand-in knows none).
+// checkpoint's copy; the diff is exact.
 func TestChangesSinceCheckpoint(t *testing.T) {
-	s, root := openTemp(t)
+	root := t.TempDir()
+	s, err := Open("default", root, Options{StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
 	old := "one\ntwo\nthree\n"
 	mk(t, root, map[string]string{"m.txt": old, "gone.txt": "bye\n", "save.txt": "v1\n", "r.txt": "a\nb\n", "u.txt": "u\n"})
-	cp, err := makeTestCheckpoint(ctx, s, "before")
-	if errors.Is(err, ErrUnknownCheckpoint) {
-		t.Skip("checkpoints are not merged yet (zz_checkpoint_standin.go)") // the lead removes this skip at merge
-	}
+	cp, err := s.CreateCheckpoint(ctx, CheckpointOptions{Name: "before"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -411,4 +411,11 @@
 // around; and it needs CAP_SYS_ADMIN, so inotify would stay for everyone
 // else. inotify within its budget, with holes where it runs out, is the
 // simpler exact answer.
+//
+// # Checkpoints
+//
+// A sandbox with a state directory records checkpoints of its tree there
+// (manifests as deltas on a parent chain, contents in package cas) and
+// restores them, atomically per file and never through a symlink;
+// checkpoint_doc.go has the design.
 package core

@@ -58,6 +58,7 @@ type Sandbox struct {
 	hist       *history.Log  // the durable journal; nil without a StateDir
 	reconciled chan struct{} // manifest.go
 	closed     atomic.Bool
+	cps        cpStoreRef // checkpoints, opened on first use (checkpoint_store.go)
 	ledger     ledger
 	out        outbox // the notifier's events, in order with the daemon's (outbox.go)
 	watchReady chan struct{}
@@ -126,6 +127,7 @@ func (s *Sandbox) Close() error {
 	if s.hist != nil {
 		s.hist.Close()
 	}
+	s.cps.close()
 	return unix.Close(s.root)
 }
 

@@ -125,6 +125,15 @@ func guardCases(t *testing.T, ids map[string]string) []guardCase {
 			js("POST", p+"/chown", `{"path":"/a.txt","uid":65534}`, true),
 		)
 	}
+	// History: the guard harness keeps no state, so these answer 409 once
+	// they run, and change nothing.
+	for _, p := range []string{"/v1/sandboxes/default", "/v1/sprites/default"} {
+		cases = append(cases,
+			js("POST", p+"/checkpoints", `{"name":"n"}`, false),
+			guardCase{method: "DELETE", target: p + "/checkpoints/cp_000000000000"},
+			js("POST", p+"/restore", `{"checkpoint":"cp_000000000000"}`, false),
+		)
+	}
 	return cases
 }
 

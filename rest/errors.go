@@ -221,6 +221,9 @@ func classify(err error) errKind {
 		return errKind{Kind: kindPreconditionFailed, Status: http.StatusPreconditionFailed, Op: op,
 			Path: pce.Path, Detail: pce.Error(), ETag: pce.Current}
 	}
+	if k, ok := classifyHistory(err); ok {
+		return k
+	}
 	var pate *core.PatternError
 	if errors.As(err, &pate) {
 		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Op: oe.opName(), Detail: pate.Error()}
@@ -412,4 +415,34 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	}
 	s.familyForPath(r.URL.Path).render(w, errKind{Kind: kindMethodNotAllowed, Status: http.StatusMethodNotAllowed,
 		Detail: "method " + r.Method + " not allowed on " + r.URL.Path + "; allowed: " + w.Header().Get("Allow")})
+}
+
+// classifyHistory maps the errors of checkpoints and restore (API.md §5a):
+// an unknown checkpoint 404, a sandbox without state, a journal that lost
+// events or a file that kept changing 409, a refused restore path 400.
+func classifyHistory(err error) (errKind, bool) {
+	var rpe *core.RestorePathError
+	switch {
+	case errors.Is(err, core.ErrUnknownCheckpoint):
+		return errKind{Kind: kindNotFound, Status: http.StatusNotFound, Errno: unix.ENOENT, Detail: err.Error()}, true
+	case errors.Is(err, core.ErrNoState):
+		return errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.EOPNOTSUPP,
+			Detail: err.Error() + " (the daemon runs without --state)"}, true
+	case errors.Is(err, core.ErrKeptChanging):
+		k := errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.EAGAIN, Op: "checkpoint", Detail: err.Error()}
+		var pe *fs.PathError
+		if errors.As(err, &pe) && utf8.ValidString(pe.Path) {
+			k.Path = pe.Path
+		}
+		return k, true
+	case errors.Is(err, core.ErrJournalLost):
+		return errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.ESTALE, Detail: err.Error()}, true
+	case errors.As(err, &rpe):
+		k := errKind{Kind: kindInvalidPath, Status: http.StatusBadRequest, Errno: unix.EINVAL, Op: "restore", Detail: rpe.Error()}
+		if utf8.ValidString(rpe.Path) {
+			k.Path = rpe.Path
+		}
+		return k, true
+	}
+	return errKind{}, false
 }

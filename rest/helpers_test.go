@@ -55,6 +55,8 @@ type harnessOpts struct {
 	AllowOrigins, AllowHosts []string // browser.go
 
 	MirrorOps func(sandbox string) map[string]uint64 // metrics.go
+
+	State bool // sandbox "default" keeps state (checkpoints) in a temp dir
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -63,7 +65,11 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if root == "" {
 		root = t.TempDir()
 	}
-	sb, err := core.Open("default", root, core.Options{})
+	var opts core.Options
+	if o.State {
+		opts.StateDir = t.TempDir()
+	}
+	sb, err := core.Open("default", root, opts)
 	if err != nil {
 		t.Fatalf("core.Open: %v", err)
 	}

@@ -149,6 +149,18 @@ func (s *Server) table() []route {
 		// History (API.md §5, "Changes since a point"): the net change set since a seq, a time or a checkpoint.
 		{Route{"GET", "/v1/sandboxes/:name/changes", FamilyNamed, authed}, s.namedChangesOf}, // q: since (SEQ|TIME|cp_…), path, workingDir, actor, origin, diff, max_diff_bytes, limit → {since, untilSeq, lost, changes, count, truncated}
 		{Route{"GET", "/v1/sprites/:name/changes", FamilyNamed, authed}, s.namedChangesOf},   // q: as above → as above
+
+		// History (API.md §5a): checkpoints of the tree and restore, under both prefixes.
+		{Route{"POST", "/v1/sandboxes/:name/checkpoints", FamilyNamed, authed}, s.namedCheckpointCreate},       // b: {name?, skipExcluded?} → 201 checkpoint {id, name, reason, seq, createdAt, files, dirs, symlinks, bytes, newBytes}
+		{Route{"GET", "/v1/sandboxes/:name/checkpoints", FamilyNamed, authed}, s.namedCheckpointList},          // → {checkpoints: [checkpoint], count}, oldest first
+		{Route{"GET", "/v1/sandboxes/:name/checkpoints/:id", FamilyNamed, authed}, s.namedCheckpointGet},       // → checkpoint; unknown id 404 ENOENT
+		{Route{"DELETE", "/v1/sandboxes/:name/checkpoints/:id", FamilyNamed, authed}, s.namedCheckpointDelete}, // → {id, deleted: true}
+		{Route{"POST", "/v1/sandboxes/:name/restore", FamilyNamed, authed}, s.namedRestore},                    // b: {checkpoint, paths?, actor?, dry_run?|dryRun?} → {checkpoint, dryRun, undo, written, removed, skipped: [{path, reason, by}], count}
+		{Route{"POST", "/v1/sprites/:name/checkpoints", FamilyNamed, authed}, s.namedCheckpointCreate},         // b: {name?, skipExcluded?} → 201 checkpoint {id, name, reason, seq, createdAt, files, dirs, symlinks, bytes, newBytes}
+		{Route{"GET", "/v1/sprites/:name/checkpoints", FamilyNamed, authed}, s.namedCheckpointList},            // → {checkpoints: [checkpoint], count}, oldest first
+		{Route{"GET", "/v1/sprites/:name/checkpoints/:id", FamilyNamed, authed}, s.namedCheckpointGet},         // → checkpoint; unknown id 404 ENOENT
+		{Route{"DELETE", "/v1/sprites/:name/checkpoints/:id", FamilyNamed, authed}, s.namedCheckpointDelete},   // → {id, deleted: true}
+		{Route{"POST", "/v1/sprites/:name/restore", FamilyNamed, authed}, s.namedRestore},                      // b: {checkpoint, paths?, actor?, dry_run?|dryRun?} → {checkpoint, dryRun, undo, written, removed, skipped: [{path, reason, by}], count}
 	}
 }
 

@@ -187,6 +187,9 @@ func init() {
 		watchCommand,
 		logCommand,
 		changesCommand,
+		checkpointCommand,
+		checkpointsCommand,
+		restoreCommand,
 	}
 }
 

@@ -40,7 +40,9 @@ type serveConfig struct {
 	noPassthrough   bool
 	directMount     bool
 	mountCache      time.Duration
-	debugListen     string // loopback ADDR for Go's profiles (debug.go); "" = none
+	debugListen     string        // loopback ADDR for Go's profiles (debug.go); "" = none
+	checkpointEvery time.Duration // --checkpoint-every: automatic checkpoints (0 = off)
+	checkpointKeep  int           // --checkpoint-keep: the scheduled checkpoints kept
 
 	// Browser guard (rest/browser.go).
 	allowOrigins multiFlag // --allow-origin ORIGIN: a page that may call the daemon
@@ -103,6 +105,8 @@ the default.`,
 		fs.Var(&cfg.allowOrigins, "allow-origin", "let pages of `ORIGIN` (scheme://host[:port]) call the daemon; others are refused 403 (repeatable)")
 		fs.Var(&cfg.allowHosts, "allow-host", "answer requests whose Host is `NAME` (beside loopback addresses, localhost and the address connected to); others get 421 (repeatable)")
 		fs.BoolVar(&cfg.allowSetid, "allow-setid", false, "let API callers make setuid and setgid files (chmod, write modes, kept on replace, preserveAttrs); without it they are refused or dropped, since the daemon's root would own them")
+		fs.DurationVar(&cfg.checkpointEvery, "checkpoint-every", 0, "take a checkpoint of each sandbox every `DURATION` when its tree changed (0: off)")
+		fs.IntVar(&cfg.checkpointKeep, "checkpoint-keep", 24, "keep the newest `N` scheduled checkpoints of each sandbox")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -116,6 +120,9 @@ the default.`,
 
 // serve runs the daemon until ctx is done.
 func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log *slog.Logger) error {
+	if cfg.checkpointEvery < 0 || cfg.checkpointKeep < 1 {
+		return usagef("--checkpoint-every must not be negative and --checkpoint-keep must be at least 1")
+	}
 	if cfg.maxTarEntries < 0 {
 		return usagef("--max-tar-entries must not be negative")
 	}
@@ -186,6 +193,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 		if err := sb.StartWatching(ctx, log); err != nil {
 			return fmt.Errorf("sandbox %s: kernel watch: %w", d.name, err)
 		}
+		sb.StartCheckpointSchedule(ctx, cfg.checkpointEvery, cfg.checkpointKeep)
 		go func() {
 			<-sb.SweepDone()
 			if n := sb.Swept(); n > 0 {

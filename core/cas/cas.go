@@ -1,0 +1,324 @@
+// Package cas is the content-addressed store of a sandbox's checkpoints:
+// every object is named by the hex SHA-256 of its bytes, at
+// objects/ab/cdef… (the first two hex digits a directory), so equal
+// contents are kept once however many files and checkpoints name them.
+//
+// The store lives in the sandbox's state directory, outside the root, and
+// is reached only by descriptors: Open takes the state directory's fd and
+// every later call is an *at call beneath the objects directory's fd, with
+// O_NOFOLLOW.
+//
+// # Putting an object
+//
+// Put takes an open regular file. Where the filesystem can (btrfs, XFS,
+// bcachefs) the file is cloned (FICLONE) into a temp name in the store,
+// which shares its blocks and costs no copy, and the clone is then hashed:
+// it is the store's own file, so nothing can change it under the hash.
+// Elsewhere (ext4, tmpfs, a root on another filesystem than the state)
+// the bytes are copied once into the temp while they are hashed. Either
+// way the source's fstat identity (size, mtime, ctime) is compared before
+// and after, and a source that changed is ErrChanged: the caller reads it
+// again, and a torn file is never stored. The temp is then renamed to its
+// object name, or dropped when the object is already there.
+//
+// Put does not fsync each object: Sync (syncfs(2) of the store's
+// filesystem) makes every object put so far durable in one call, which
+// the caller does before it writes the manifest that names them. A crash
+// before that leaves objects no manifest names, which Sweep drops.
+//
+// # Dropping objects
+//
+// The store keeps no reference counts. Sweep is a mark and sweep: the
+// caller names every hash still referenced and Sweep removes the rest
+// (and temps left by a crash).
+package cas
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrChanged is Put's error for a source that changed while it was read.
+var ErrChanged = errors.New("file changed while it was read")
+
+// Store is one objects directory.
+type Store struct {
+	fd int // O_RDONLY directory fd of objects/
+}
+
+// Object is what Put stored.
+type Object struct {
+	Hash  string // hex SHA-256
+	Size  int64
+	Added bool // not in the store before
+	Clone bool // put by FICLONE
+}
+
+const tempPrefix = "tmp-"
+
+// Open opens (making it 0700 when missing) the directory name beneath the
+// directory fd dirfd as a store.
+func Open(dirfd int, name string) (*Store, error) {
+	if err := unix.Mkdirat(dirfd, name, 0o700); err != nil && err != unix.EEXIST {
+		return nil, &os.PathError{Op: "mkdir", Path: name, Err: err}
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &Store{fd: fd}, nil
+}
+
+// Close releases the store's fd.
+func (s *Store) Close() error { return unix.Close(s.fd) }
+
+// ValidHash reports whether h is 64 lowercase hex digits.
+func ValidHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func split(h string) (dir, name string) { return h[:2], h[2:] }
+
+// Has reports whether the object h is in the store.
+func (s *Store) Has(h string) bool {
+	if !ValidHash(h) {
+		return false
+	}
+	d, n := split(h)
+	var st unix.Stat_t
+	return unix.Fstatat(s.fd, d+"/"+n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// OpenObject opens the object h for reading.
+func (s *Store) OpenObject(h string) (*os.File, error) {
+	if !ValidHash(h) {
+		return nil, &os.PathError{Op: "open object", Path: h, Err: unix.EINVAL}
+	}
+	d, n := split(h)
+	fd, err := unix.Openat(s.fd, d+"/"+n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open object", Path: h, Err: err}
+	}
+	return os.NewFile(uintptr(fd), h), nil
+}
+
+// same is the stat identity a reader compares before and after.
+func same(a, b *unix.Stat_t) bool {
+	return a.Ino == b.Ino && a.Dev == b.Dev && a.Size == b.Size && a.Mtim == b.Mtim && a.Ctim == b.Ctim
+}
+
+// Put stores the bytes of the regular file src (read from its start).
+func (s *Store) Put(src *os.File) (Object, error) {
+	var before unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &before); err != nil {
+		return Object{}, err
+	}
+	tmp, f, err := s.temp()
+	if err != nil {
+		return Object{}, err
+	}
+	defer s.drop(tmp, f)
+	h := sha256.New()
+	var o Object
+	if unix.IoctlFileClone(int(f.Fd()), int(src.Fd())) == nil {
+		o.Clone = true
+		if o.Size, err = hashAll(h, f); err != nil {
+			return Object{}, err
+		}
+	} else {
+		if _, err := src.Seek(0, io.SeekStart); err != nil {
+			return Object{}, err
+		}
+		if o.Size, err = copyBig(f, io.TeeReader(src, h)); err != nil {
+			return Object{}, err
+		}
+	}
+	var after unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &after); err != nil {
+		return Object{}, err
+	}
+	if !same(&before, &after) || o.Size != after.Size {
+		return Object{}, ErrChanged
+	}
+	o.Hash = hex.EncodeToString(h.Sum(nil))
+	if s.Has(o.Hash) {
+		return o, nil
+	}
+	if err := unix.Fchmod(int(f.Fd()), 0o400); err != nil {
+		return Object{}, err
+	}
+	d, n := split(o.Hash)
+	if err := unix.Mkdirat(s.fd, d, 0o700); err != nil && err != unix.EEXIST {
+		return Object{}, err
+	}
+	// linkat refuses to replace: a racing Put of the same bytes wins and
+	// this one is dropped, never a half-written object named.
+	switch err := unix.Linkat(s.fd, tmp, s.fd, d+"/"+n, 0); err {
+	case nil:
+		o.Added = true
+	case unix.EEXIST: // put meanwhile by another
+	default:
+		return Object{}, err
+	}
+	return o, nil
+}
+
+// Hash is the hex SHA-256 and size of the regular file src (read from
+// its start), without storing it; ErrChanged as Put.
+func Hash(src *os.File) (string, int64, error) {
+	var before, after unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &before); err != nil {
+		return "", 0, err
+	}
+	h := sha256.New()
+	n, err := hashAll(h, src)
+	if err != nil {
+		return "", 0, err
+	}
+	if err := unix.Fstat(int(src.Fd()), &after); err != nil {
+		return "", 0, err
+	}
+	if !same(&before, &after) || n != after.Size {
+		return "", 0, ErrChanged
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// PutBytes hashes and stores b (tests and small contents).
+func (s *Store) PutBytes(b []byte) (Object, error) {
+	tmp, f, err := s.temp()
+	if err != nil {
+		return Object{}, err
+	}
+	defer s.drop(tmp, f)
+	if _, err := f.Write(b); err != nil {
+		return Object{}, err
+	}
+	return s.Put(f)
+}
+
+func hashAll(h hash.Hash, f *os.File) (int64, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	return copyBig(h, f)
+}
+
+// bufs are copyBig's buffers: 1 MiB, 32 times fewer system calls than
+// io.Copy's 32 KiB on a big file.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
+// copyBig copies r to w through a 1 MiB buffer.
+func copyBig(w io.Writer, r io.Reader) (int64, error) {
+	b := bufs.Get().(*[]byte)
+	defer bufs.Put(b)
+	return io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{r}, *b)
+}
+
+func (s *Store) temp() (string, *os.File, error) {
+	for tries := 0; ; tries++ {
+		name := fmt.Sprintf("%s%016x", tempPrefix, rand.Uint64())
+		fd, err := unix.Openat(s.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err == unix.EEXIST && tries < 16 {
+			continue
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		return name, os.NewFile(uintptr(fd), name), nil
+	}
+}
+
+// drop closes and removes a temp (an object made of it is a link of its own).
+func (s *Store) drop(tmp string, f *os.File) {
+	f.Close()
+	unix.Unlinkat(s.fd, tmp, 0)
+}
+
+// Sync makes every object put so far durable (syncfs of the store's
+// filesystem, one call for any number of objects).
+func (s *Store) Sync() error { return unix.Syncfs(s.fd) }
+
+// Sweep removes every object whose hash keep does not hold, and any temp
+// a crashed Put left; it returns the objects and bytes removed.
+func (s *Store) Sweep(keep func(hash string) bool) (n int, bytes int64, err error) {
+	names, err := readNames(s.fd, ".")
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, d := range names {
+		if strings.HasPrefix(d, tempPrefix) {
+			unix.Unlinkat(s.fd, d, 0)
+			continue
+		}
+		if len(d) != 2 {
+			continue
+		}
+		objs, err := readNames(s.fd, d)
+		if err != nil {
+			return n, bytes, err
+		}
+		for _, o := range objs {
+			if keep(d + o) {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Fstatat(s.fd, d+"/"+o, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && unix.Unlinkat(s.fd, d+"/"+o, 0) == nil {
+				n++
+				bytes += st.Size
+			}
+		}
+	}
+	return n, bytes, nil
+}
+
+// Bytes is the size of every object in the store (for the operator).
+func (s *Store) Bytes() (int64, error) {
+	var total int64
+	names, err := readNames(s.fd, ".")
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range names {
+		if len(d) != 2 {
+			continue
+		}
+		objs, _ := readNames(s.fd, d)
+		for _, o := range objs {
+			var st unix.Stat_t
+			if unix.Fstatat(s.fd, d+"/"+o, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				total += st.Size
+			}
+		}
+	}
+	return total, nil
+}
+
+func readNames(dirfd int, name string) ([]string, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	d := os.NewFile(uintptr(fd), name)
+	defer d.Close()
+	return d.Readdirnames(-1)
+}

@@ -1,0 +1,207 @@
+package rest
+
+import (
+	"net/http"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/julienschmidt/httprouter"
+
+	"sandfs/core"
+)
+
+// The named family's history routes (API.md §5a): checkpoints of a
+// sandbox's tree and restore. Thin: core does the work, errors.go maps
+// its errors (unknown checkpoint 404, no state 409, a refused path 400).
+
+type namedCheckpoint struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	Reason       string    `json:"reason"`
+	Seq          uint64    `json:"seq"`
+	CreatedAt    time.Time `json:"createdAt"`
+	Files        int64     `json:"files"`
+	Dirs         int64     `json:"dirs"`
+	Symlinks     int64     `json:"symlinks"`
+	Bytes        int64     `json:"bytes"`
+	NewBytes     int64     `json:"newBytes"`
+	SkipExcluded bool      `json:"skipExcluded"`
+}
+
+func wireCheckpoint(cp core.Checkpoint) namedCheckpoint {
+	return namedCheckpoint{ID: cp.ID, Name: cp.Name, Reason: cp.Reason, Seq: cp.Seq, CreatedAt: cp.Created.UTC(),
+		Files: cp.Files, Dirs: cp.Dirs, Symlinks: cp.Symlinks, Bytes: cp.Bytes, NewBytes: cp.NewBytes, SkipExcluded: cp.SkipExcluded}
+}
+
+type namedCheckpointList struct {
+	Checkpoints []namedCheckpoint `json:"checkpoints"`
+	Count       int               `json:"count"`
+}
+
+type namedCheckpointDeleted struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+type namedCheckpointRequest struct {
+	Name         string `json:"name"`
+	SkipExcluded bool   `json:"skipExcluded"`
+}
+
+type namedRestoreRequest struct {
+	Checkpoint  *string  `json:"checkpoint"`
+	Paths       []string `json:"paths"`
+	Actor       string   `json:"actor"`
+	DryRun      *bool    `json:"dry_run"`
+	DryRunCamel *bool    `json:"dryRun"`
+}
+
+type namedRestoreSkip struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+	By     string `json:"by"`
+}
+
+type namedRestoreResponse struct {
+	Checkpoint string             `json:"checkpoint"`
+	DryRun     bool               `json:"dryRun"`
+	Undo       string             `json:"undo"`
+	Written    []string           `json:"written"`
+	Removed    []string           `json:"removed"`
+	Skipped    []namedRestoreSkip `json:"skipped"`
+	Count      int                `json:"count"` // written + removed
+}
+
+// maxCheckpointName bounds a checkpoint's name on the wire.
+const maxCheckpointName = 256
+
+// namedSandbox is the sandbox {name} itself, for the routes that reach
+// past namedFS.
+func (s *Server) namedSandbox(ps httprouter.Params) (*core.Sandbox, error) {
+	if _, err := s.sandbox(ps); err != nil {
+		return nil, err
+	}
+	return s.sandboxes[ps.ByName("name")], nil
+}
+
+// namedCheckpointCreate: POST /checkpoints {name?, skipExcluded?} → 201.
+func (s *Server) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.namedSandbox(ps)
+	if err != nil {
+		return err
+	}
+	var req namedCheckpointRequest
+	if r.ContentLength != 0 {
+		if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+			return err
+		}
+	}
+	if len(req.Name) > maxCheckpointName {
+		return invalidRequest("name is %d bytes; at most %d", len(req.Name), maxCheckpointName)
+	}
+	if err := checkActorText("name", req.Name); err != nil {
+		return err
+	}
+	cp, err := sb.CreateCheckpoint(r.Context(), core.CheckpointOptions{Name: req.Name, SkipExcluded: req.SkipExcluded})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, wireCheckpoint(cp))
+}
+
+// namedCheckpointList: GET /checkpoints, oldest first.
+func (s *Server) namedCheckpointList(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.namedSandbox(ps)
+	if err != nil {
+		return err
+	}
+	list, err := sb.Checkpoints()
+	if err != nil {
+		return err
+	}
+	out := namedCheckpointList{Checkpoints: make([]namedCheckpoint, len(list)), Count: len(list)}
+	for i, cp := range list {
+		out.Checkpoints[i] = wireCheckpoint(cp)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// namedCheckpointGet: GET /checkpoints/:id.
+func (s *Server) namedCheckpointGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.namedSandbox(ps)
+	if err != nil {
+		return err
+	}
+	cp, err := sb.CheckpointByID(ps.ByName("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, wireCheckpoint(cp))
+}
+
+// namedCheckpointDelete: DELETE /checkpoints/:id.
+func (s *Server) namedCheckpointDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.namedSandbox(ps)
+	if err != nil {
+		return err
+	}
+	id := ps.ByName("id")
+	if err := sb.DeleteCheckpoint(id); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, namedCheckpointDeleted{ID: id, Deleted: true})
+}
+
+// namedRestore: POST /restore {checkpoint, paths?, actor?, dry_run?}. The
+// request's X-Sandfs-Actor is not the restore's: its changes carry
+// restore:<checkpoint>.
+func (s *Server) namedRestore(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	sb, err := s.namedSandbox(ps)
+	if err != nil {
+		return err
+	}
+	var req namedRestoreRequest
+	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	if req.Checkpoint == nil || *req.Checkpoint == "" {
+		return invalidRequest(`missing required field "checkpoint"`)
+	}
+	if err := checkActorText("actor", req.Actor); err != nil {
+		return err
+	}
+	dry := req.DryRun
+	if dry == nil {
+		dry = req.DryRunCamel
+	}
+	res, err := sb.Restore(r.Context(), core.RestoreOptions{Checkpoint: *req.Checkpoint, Paths: req.Paths,
+		Actor: req.Actor, DryRun: dry != nil && *dry})
+	if err != nil {
+		return err
+	}
+	out := namedRestoreResponse{Checkpoint: res.Checkpoint, DryRun: res.DryRun, Undo: res.Undo, Written: res.Written,
+		Removed: res.Removed, Skipped: make([]namedRestoreSkip, len(res.Skipped)), Count: len(res.Written) + len(res.Removed)}
+	for i, sk := range res.Skipped {
+		out.Skipped[i] = namedRestoreSkip{Path: sk.Path, Reason: sk.Reason, By: sk.By}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// checkActorText refuses a body field that names an actor or a checkpoint
+// with what checkActor refuses in the header: over 128 bytes (256 for a
+// name, checked before), not UTF-8, a control or bidirectional character.
+func checkActorText(field, v string) error {
+	if field == "actor" && len(v) > maxActorBytes {
+		return invalidRequest("actor is %d bytes; at most %d", len(v), maxActorBytes)
+	}
+	if !utf8.ValidString(v) {
+		return invalidRequest("%s is not valid UTF-8", field)
+	}
+	for i, c := range v {
+		if unicode.IsControl(c) || unicode.Is(unicode.Bidi_Control, c) {
+			return invalidRequest("%s has a control character (%U at byte %d); give printable text", field, c, i)
+		}
+	}
+	return nil
+}
