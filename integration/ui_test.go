@@ -48,10 +48,11 @@ type uiResult struct {
 	DownloadOK    bool     `json:"downloadMatches"`
 	SameDocAtEnd  bool     `json:"sameDocumentAtEnd"`
 	// The tab opened with /ui/#token=T.
-	FragmentAsked     bool     `json:"fragmentAsked"`
-	FragmentStored    string   `json:"fragmentStored"`
-	FragmentURL       string   `json:"fragmentURL"`
-	FragmentSandboxes []string `json:"fragmentSandboxes"`
+	FragmentAsked     bool      `json:"fragmentAsked"`
+	FragmentStored    string    `json:"fragmentStored"`
+	FragmentURL       string    `json:"fragmentURL"`
+	FragmentSandboxes []string  `json:"fragmentSandboxes"`
+	History           uiHistory `json:"history"` // ui_history_test.go
 }
 
 // TestWebConsole opens /ui/ of a daemon with a token in a real headless
@@ -59,8 +60,14 @@ type uiResult struct {
 // and drag and drop), and the live feed showing files written straight into
 // the root (origin external) while the tree and the open file follow, all
 // without a reload; then the same for a second sandbox, whose feed comes
-// over the §5 websocket. The screenshot (console.png, and console.failed.png
-// when a step fails) stays in the artifacts directory the test logs.
+// over the §5 websocket. The daemon is one restarted on its state: the feed
+// opens with what an agent did before the restart and what was written
+// while it was down; the history tab makes and deletes checkpoints, lists
+// what changed since one with the exact diff, and restores one path after
+// dry runs of three scopes (ui_history_test.go). The screenshots
+// (console.png, console-history.png, console-800.png at 800 px,
+// console-restore.png, and console.failed.png when a step fails) stay in the
+// artifacts directory the test logs.
 func TestWebConsole(t *testing.T) {
 	node, dir := requireNode(t, uiDir, "playwright-core", "SANDFS_REQUIRE_UI", "the web console browser test", "/usr/bin/chromium")
 
@@ -71,7 +78,10 @@ func TestWebConsole(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(scratch, "seed.txt"), []byte("seed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemon(t, "--token", token, "--root", root, "--sandbox", "scratch="+scratch)
+	// A first daemon on the same state leaves history: the console must open with it.
+	args := []string{"--token", token, "--root", root, "--sandbox", "scratch=" + scratch, "--state", t.TempDir()}
+	seedConsoleHistory(t, args, root)
+	d := startDaemon(t, args...)
 
 	// The screenshot is an artifact: it outlives the test, in
 	// SANDFS_UI_ARTIFACTS or a temp dir of its own, whose path is logged.
@@ -114,6 +124,8 @@ func TestWebConsole(t *testing.T) {
 	}
 
 	checkConsoleResult(t, res, token)
+	checkConsoleHistoryFeed(t, res.History)
+	checkConsoleHistory(t, d, res.History)
 	checkConsoleDisk(t, root)
 	if b, err := os.ReadFile(shot); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || len(b) < 10_000 {
 		t.Errorf("screenshot %s: %d bytes, %v; want a PNG of the page", shot, len(b), err)
@@ -243,8 +255,8 @@ func checkConsoleResult(t *testing.T, res uiResult, token string) {
 			t.Errorf("tree: %s missing from %q", p, res.Tree)
 		}
 	}
-	if strings.Join(res.ScratchTree, ",") != "/,/hello.txt,/seed.txt" {
-		t.Errorf("tree of sandbox scratch after an outside write: %q, want /, /hello.txt, /seed.txt", res.ScratchTree)
+	if strings.Join(res.ScratchTree, ",") != "/,/from-agent.txt,/hello.txt,/seed.txt" {
+		t.Errorf("tree of sandbox scratch after an outside write: %q, want /, /from-agent.txt, /hello.txt, /seed.txt", res.ScratchTree)
 	}
 	if !res.SameDocument || !res.SameDocAtEnd || res.Navigations != 1 {
 		t.Errorf("the page reloaded (same document %v, %d navigations); want one load", res.SameDocument, res.Navigations)

@@ -50,10 +50,11 @@ func (s *Server) table() []route {
 		{Route{"GET", "/openapi.json", FamilyService, authed}, s.openapiDoc}, // → OpenAPI 3.1 document
 		{Route{"GET", "/metrics", FamilyService, authed}, s.metrics},         // → Prometheus text (metrics.go)
 
-		// Web console (ui.go): the page and its two files, embedded; public (they carry no data). GET /ui → 301 /ui/.
-		{Route{"GET", "/ui/", FamilyService, public}, s.uiAsset},          // → index.html
-		{Route{"GET", "/ui/app.js", FamilyService, public}, s.uiAsset},    // → the console's script
-		{Route{"GET", "/ui/style.css", FamilyService, public}, s.uiAsset}, // → the console's style sheet
+		// Web console (ui.go): the page and its three files, embedded; public (they carry no data). GET /ui → 301 /ui/.
+		{Route{"GET", "/ui/", FamilyService, public}, s.uiAsset},           // → index.html
+		{Route{"GET", "/ui/app.js", FamilyService, public}, s.uiAsset},     // → the console's script
+		{Route{"GET", "/ui/style.css", FamilyService, public}, s.uiAsset},  // → the console's style sheet
+		{Route{"GET", "/ui/history.js", FamilyService, public}, s.uiAsset}, // → the console's history part (checkpoints, changes, restore)
 
 		// sandbox-agent (API.md §3, seed 000).
 		{Route{"GET", "/v1/fs/entries", FamilyAgent, authed}, s.fsEntries},           // q: path (default ".") → [FsEntry]

@@ -19,13 +19,15 @@ import (
 // elsewhere, and the Content-Security-Policy below holds the page to that.
 // The page carries no data, so its routes are public; everything it shows
 // comes from the authed public API (the named-sandbox family for files,
-// SSE /v2/watch/{id}/events or the §5 websocket for the feed), with the
+// SSE /v2/watch/{id}/events or the §5 websocket for the feed, opened with
+// the journal's /events; checkpoints, changes and restore for history.js),
+// with the
 // token taken from the fragment of the URL the daemon logs (/ui/#token=T,
 // which no server or proxy ever sees; the script removes it from the
 // address bar) or typed once, kept in sessionStorage.
 //
 // Each file has its own line in the route table (GET /ui/, /ui/app.js,
-// /ui/style.css), so the table stays the one list of what the daemon
+// /ui/history.js, /ui/style.css), so the table stays the one list of what the daemon
 // serves; httprouter's trailing-slash redirect answers GET /ui with a 301 to
 // /ui/, and any other /ui/x is the router's 404. ui_test.go checks that every
 // embedded file has its line.

@@ -25,6 +25,7 @@ func TestUIServesEmbeddedFiles(t *testing.T) {
 		{"/ui/", "index.html", "text/html; charset=utf-8", `<script src="app.js"`},
 		{"/ui/app.js", "app.js", "text/javascript; charset=utf-8", "function main()"},
 		{"/ui/style.css", "style.css", "text/css; charset=utf-8", ".feed"},
+		{"/ui/history.js", "history.js", "text/javascript; charset=utf-8", "function wireHistory()"},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
@@ -104,8 +105,8 @@ func TestUIFilesHaveRoutes(t *testing.T) {
 		}
 	}
 	files := uiFileNames()
-	if len(files) != 3 {
-		t.Errorf("embedded files: %q, want index.html, app.js, style.css", files)
+	if len(files) != 4 {
+		t.Errorf("embedded files: %q, want index.html, app.js, history.js, style.css", files)
 	}
 	for _, f := range files {
 		p := "/ui/" + f

@@ -11,6 +11,12 @@
 //           in a URL (no server or proxy log, history entry or Referer ever
 //           holds it). Other sandboxes: the §5 websocket, which a browser
 //           cannot give headers, so the token goes as ?access_token there.
+//           Either way the feed opens with the last events the journal kept
+//           (GET /v1/sandboxes/{name}/events?last=100, across restarts too),
+//           then goes on live from the seq that page ended at: the watcher's
+//           cursor, or the socket's subscribe "since"; an event whose seq was
+//           shown already is dropped, so none shows twice.
+//   history checkpoints, "what changed since" and restore: history.js.
 //   token   taken from the fragment of the URL the daemon logs
 //           (/ui/#token=T: a fragment never reaches a server, a proxy log or
 //           a Referer), and at once removed from the address bar and the
@@ -52,7 +58,14 @@ const state = {
   feedGen: 0,
   watcher: null,
   feedStop: null,
+  lastSeq: 0, // the newest seq the feed holds: live events at or before it are not shown again
+  resume: false, // lastSeq is a place in the journal the live feed goes on after
 };
+
+// What other parts of the console (history.js) do when the sandbox
+// changes (onSwitch) and on each live event of the feed (onFeed).
+const onSwitch = [];
+const onFeed = [];
 
 // ---- API --------------------------------------------------------------
 
@@ -456,6 +469,7 @@ async function openFile(path, { keepScroll } = {}) {
   $('viewpath').textContent = path;
   $('viewpath').title = path;
   $('viewmeta').textContent = `${fmtSize(entry.size)} · ${entry.mode} · ${entry.modTime.replace('T', ' ').replace('Z', ' UTC')}`;
+  delete view.dataset.aside;
   view.replaceChildren(content);
   view.scrollTop = scroll;
   note('');
@@ -503,8 +517,23 @@ function closeFile() {
   $('viewpath').textContent = 'no file open';
   $('viewmeta').textContent = '';
   $('view').innerHTML = '<div class="empty">Pick a file in the tree. Drop files on a folder to upload.</div>';
+  delete $('view').dataset.aside;
   note('');
   setButtons();
+}
+
+// showAside shows in the file view what is not a file's content (the diff
+// of a change, history.js) about path, in place of the open file. It asks
+// first when that would drop unsaved edits, and says whether it showed.
+async function showAside(path, meta, content) {
+  if (state.editing && state.dirty && !(await ask('Discard your unsaved edits?', null))) return false;
+  closeFile();
+  $('viewpath').textContent = path;
+  $('viewpath').title = path;
+  $('viewmeta').textContent = meta;
+  $('view').replaceChildren(content);
+  $('view').dataset.aside = path;
+  return true;
 }
 
 function startEdit() {
@@ -565,9 +594,19 @@ function currentTarget() {
   return null;
 }
 
+// stopReopen drops a reload of the open file that the feed asked for, before
+// the console itself moves or deletes it (the reload would ask for a path
+// that is gone).
+function stopReopen(path) {
+  if (!state.open || state.open.path !== path) return;
+  clearTimeout(reopenTimer);
+  wanted = null;
+}
+
 async function moveEntry(from, to) {
   if (!to || to === from) return;
   if (!to.startsWith('/')) to = join(dirname(from), to);
+  stopReopen(from);
   try {
     await fsapi.rename(from, to);
     setStatus(`moved ${from} → ${to}`);
@@ -591,6 +630,7 @@ async function doDelete() {
   if (!t) return;
   const ok = await ask(`Delete ${t.path}${t.isDir ? ' and everything in it' : ''}?`, null);
   if (!ok) return;
+  stopReopen(t.path);
   try {
     await fsapi.remove(t.path, t.isDir);
     setStatus('deleted ' + t.path);
@@ -678,7 +718,10 @@ function feedItem(ev, fresh) {
   li.dataset.origin = ev.origin;
   li.dataset.type = ev.type;
   li.dataset.path = ev.path;
+  if (ev.seq) li.dataset.seq = ev.seq;
   if (ev.pid != null) li.dataset.pid = ev.pid;
+  if (ev.actor) li.dataset.actor = ev.actor;
+  if (ev.found_at_start) li.dataset.found = '1';
   li.innerHTML = '<span class="t"></span><span class="ty"></span><span class="badge"></span><span class="p"></span>';
   li.querySelector('.t').textContent = fmtTime(ev.timestamp);
   const ty = li.querySelector('.ty');
@@ -692,8 +735,10 @@ function feedItem(ev, fresh) {
   p.title = ev.path;
   p.onclick = () => { if (ev.type !== 'remove') openPath(ev.path, ev.is_dir); };
   const extra = [];
+  if (ev.found_at_start) extra.push('found at start');
   if (ev.old_path) extra.push('from ' + ev.old_path);
-  if (ev.pid != null) extra.push('pid ' + ev.pid + (ev.uid != null ? ' · uid ' + ev.uid : ''));
+  if (ev.actor) extra.push('by ' + ev.actor);
+  if (ev.pid != null) extra.push((ev.comm ? ev.comm + ' · ' : '') + 'pid ' + ev.pid + (ev.uid != null ? ' · uid ' + ev.uid : ''));
   if (!ev.is_dir && (ev.type === 'write' || ev.type === 'create') && ev.size) extra.push(fmtSize(ev.size));
   if (extra.length) {
     const x = document.createElement('span');
@@ -720,6 +765,11 @@ function countFeed() {
 }
 
 function onEvent(ev) {
+  if (ev.seq) {
+    if (ev.seq <= state.lastSeq) return; // shown already (the history page, or a replay)
+    state.lastSeq = ev.seq;
+    state.resume = true;
+  }
   state.events.push(ev);
   if (state.events.length > MAX_FEED) state.events.splice(0, state.events.length - MAX_FEED);
   if (feedFilter()(ev)) {
@@ -729,6 +779,7 @@ function onEvent(ev) {
   }
   countFeed();
 
+  for (const fn of onFeed) fn(ev);
   scheduleRefresh(dirname(ev.path));
   if (ev.old_path) scheduleRefresh(dirname(ev.old_path));
   if (ev.is_dir) scheduleRefresh(ev.path);
@@ -782,8 +833,36 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function startFeed() {
   stopFeed();
   const gen = ++state.feedGen;
+  state.resume = false;
   if (isDefault()) sseFeed(gen);
-  else socketFeed(gen);
+  else socketFeed(gen, true);
+}
+
+// namedEvent is an event of the named family (a page of GET …/events, a
+// message of the §5 socket) in the AIO shape the feed keeps.
+function namedEvent(d, type) {
+  return { seq: d.seq, type, path: d.path, old_path: d.oldPath, origin: d.origin || 'api', actor: d.actor,
+    pid: d.pid, uid: d.uid, comm: d.comm, is_dir: d.isDir, size: d.size, found_at_start: d.foundAtStart,
+    timestamp: Date.parse(d.timestamp) / 1000 };
+}
+
+// loadHistory fills the feed with the last events the journal kept; the
+// live feed then goes on after the seq the page ended at (state.lastSeq,
+// state.resume). When the journal cannot be read the feed starts empty, from
+// now, as it did before it had one.
+async function loadHistory(gen) {
+  let page;
+  try {
+    page = await (await api('GET', `/v1/sandboxes/${enc(state.sandbox)}/events?last=100`)).json();
+  } catch (err) {
+    if (gen === state.feedGen) fail('the feed\'s history', err);
+    return;
+  }
+  if (gen !== state.feedGen) return;
+  state.events = page.events.map((e) => namedEvent(e, e.type));
+  state.lastSeq = page.more ? page.cursor : page.latest;
+  state.resume = true;
+  renderFeed();
 }
 
 function stopFeed() {
@@ -801,8 +880,15 @@ function releaseWatcher() {
 
 // sseFeed reads the watcher's SSE stream with fetch() (headers allowed,
 // unlike EventSource) and reconnects from the last seq it saw.
+//
+// The watcher is made before the history is read, so that no event falls
+// between the two: the page's last seq is at or after the watcher's start,
+// and the stream resumes after it from the watcher's buffer. A watcher made
+// again (the daemon forgot it) resumes after the last seq shown; a cursor
+// from before the watcher began is answered from the kept journal.
 async function sseFeed(gen) {
   let cursor = 0;
+  let first = true;
   while (gen === state.feedGen) {
     try {
       if (!state.watcher) {
@@ -811,7 +897,10 @@ async function sseFeed(gen) {
         const d = (await r.json()).data;
         if (gen !== state.feedGen) { fetch('/v2/watch/' + enc(d.watcher_id), { method: 'DELETE', headers: authHeaders() }); return; }
         state.watcher = d.watcher_id;
-        cursor = d.initial_cursor;
+        if (first) await loadHistory(gen);
+        first = false;
+        if (gen !== state.feedGen) return;
+        cursor = state.resume ? state.lastSeq : d.initial_cursor;
       }
       const ctl = new AbortController();
       state.feedStop = () => ctl.abort();
@@ -866,21 +955,26 @@ function sseBlock(block) {
   return null;
 }
 
-// socketFeed follows a named sandbox through its §5 websocket.
-function socketFeed(gen) {
+// socketFeed follows a named sandbox through its §5 websocket: the first
+// time after reading the history, then each time after the last seq shown
+// (the subscribe's "since": the socket replays the kept events after it).
+async function socketFeed(gen, first) {
   setLive(false, 'connecting');
+  if (first) await loadHistory(gen);
+  if (gen !== state.feedGen) return;
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const q = state.token ? '?access_token=' + enc(state.token) : '';
   const ws = new WebSocket(`${proto}//${location.host}/v1/sandboxes/${enc(state.sandbox)}/fs/watch${q}`);
   state.feedStop = () => ws.close();
-  ws.onopen = () => ws.send(JSON.stringify({ type: 'subscribe', paths: ['/'], recursive: true }));
+  ws.onopen = () => {
+    const sub = { type: 'subscribe', paths: ['/'], recursive: true };
+    if (state.resume) sub.since = state.lastSeq;
+    ws.send(JSON.stringify(sub));
+  };
   ws.onmessage = (m) => {
     const d = JSON.parse(m.data);
     if (d.type === 'subscribed') setLive(true, 'live (websocket)');
-    else if (d.type === 'event') {
-      onEvent({ type: d.event, path: d.path, old_path: d.oldPath, origin: d.origin || 'api', pid: d.pid,
-        is_dir: d.isDir, size: d.size, timestamp: Date.parse(d.timestamp) / 1000 });
-    } else if (d.type === 'error') {
+    else if (d.type === 'event') onEvent(namedEvent(d, d.event)); else if (d.type === 'error') {
       if (/dropped/.test(d.message)) overflow(`The change feed ${d.message}.`);
       else setStatus('feed: ' + d.message, true);
     }
@@ -889,7 +983,7 @@ function socketFeed(gen) {
     if (gen !== state.feedGen) return;
     setLive(false, 'reconnecting');
     await sleep(1000);
-    if (gen === state.feedGen) socketFeed(gen);
+    if (gen === state.feedGen) socketFeed(gen, false);
   };
 }
 
@@ -1003,9 +1097,11 @@ async function switchSandbox(name) {
   sessionStorage.setItem(SB_KEY, name);
   closeFile();
   state.events = [];
+  state.lastSeq = 0;
   renderFeed();
   $('overflow').hidden = true;
   startFeed();
+  for (const fn of onSwitch) fn();
   try { await resetTree(); } catch (err) { fail('list /', err); }
   setButtons();
 }
@@ -1034,4 +1130,5 @@ async function main() {
   document.body.dataset.ready = '1';
 }
 
-main();
+// After every deferred script (history.js) has run.
+document.addEventListener('DOMContentLoaded', main);

@@ -8,6 +8,11 @@
 //   and see them in the feed with origin "external", in the tree, and in the
 //   open file's view, without a reload; take a screenshot; switch to the
 //   second sandbox and see an outside write there too (websocket feed).
+//   The daemon was restarted on its state: the feed must open with the
+//   journal's events from before (an agent's, by its X-Sandfs-Actor, and
+//   one found at start). The history tab: checkpoints made and deleted,
+//   "changed since" with a diff, restore's dry runs, a restore
+//   (historySteps).
 //
 // It prints one line "RESULT {json}" with what the page showed; the Go test
 // checks that and the files on disk.
@@ -32,6 +37,117 @@ const openDir = async (page, p) => {
   await page.locator(`.node.open[data-path="${p}"]`).waitFor();
 };
 
+// feedRows is the change feed as the page shows it.
+const feedRows = (page) => page.$$eval('#feed li', (ls) => ls.map((l) => ({
+  seq: l.dataset.seq || '', origin: l.dataset.origin, type: l.dataset.type, path: l.dataset.path,
+  actor: l.dataset.actor || '', found: l.dataset.found === '1', text: (l.querySelector('.x') || {}).textContent || '',
+})));
+
+// rsLists is what the restore dialog lists, by section.
+const rsLists = (page) => page.$eval('#rsresult', (box) => {
+  const out = { scope: box.dataset.scope || '' };
+  for (const k of ['written', 'removed', 'skipped']) out[k] = [...box.querySelectorAll(`.rs.${k} li[data-path]`)].map((li) => li.dataset.path);
+  return out;
+});
+
+// waitScope waits for the restore dialog's dry run of a scope whose key has
+// (and, when given, lacks) a text.
+const waitScope = (page, has, lacks) => page.waitForFunction(([h, l]) => {
+  const s = document.querySelector('#rsresult').dataset.scope || '';
+  return s.includes(h) && (!l || !s.includes(l)) && !document.querySelector('#rsok').disabled;
+}, [has, lacks]);
+
+// newCheckpoint makes a checkpoint named name with the "+ checkpoint"
+// button and returns its row of the timeline.
+async function newCheckpoint(page, name) {
+  await page.click('#newcp');
+  await page.locator('#askdlg[open]').waitFor();
+  await page.fill('#askinput', name);
+  await page.press('#askinput', 'Enter');
+  const row = page.locator(`#timeline li.cp[data-name="${name}"]`);
+  await row.waitFor();
+  return row;
+}
+
+// historySteps: the history tab of sandbox default: a checkpoint made in
+// the console, changes after it (outside, and by an agent through the
+// API), "changed since" with the diff of a file, restore's dry runs of
+// three scopes, and the restore of one path.
+async function historySteps(page) {
+  const h = result.history;
+  step('history: a checkpoint from the console');
+  await page.click('#tabhistory');
+  await page.locator('#historytab:not([hidden])').waitFor();
+  const cp = await newCheckpoint(page, 'before the test');
+  h.checkpoint = await cp.evaluate((li) => ({ id: li.dataset.id, name: li.dataset.name, seq: li.dataset.seq,
+    files: li.dataset.files, bytes: li.dataset.bytes, text: li.querySelector('.cpstats').textContent }));
+
+  step('history: another checkpoint, deleted');
+  const gone = await newCheckpoint(page, 'to delete');
+  h.deleted = await gone.getAttribute('data-id');
+  await gone.locator('button.del').click();
+  await page.locator('#askdlg[open]').waitFor();
+  await page.click('#askdlg button[value="ok"]');
+  await gone.waitFor({ state: 'detached' });
+  h.timelineAfterDelete = await page.$$eval('#timeline li.cp', (ls) => ls.map((l) => l.dataset.id));
+
+  step('history: change files after it, then "changed since"');
+  fs.writeFileSync(path.join(root, 'src', 'util.go'), 'package main\n\nfunc greet(name string) string { return "hi, " + name }\n');
+  fs.writeFileSync(path.join(root, 'docs', 'added-later.txt'), 'made after the checkpoint\n');
+  const put = await fetch(base + '/v1/sandboxes/default/fs/write?path=/README.md', { method: 'PUT',
+    headers: { Authorization: 'Bearer ' + token, 'X-Sandfs-Actor': 'agent-7' }, body: '# demo\n\nRewritten by the agent.\n' });
+  if (!put.ok) throw new Error('PUT README.md: ' + put.status);
+  await page.locator('#feed li[data-origin="external"][data-path="/src/util.go"]').first().waitFor({ state: 'attached' });
+  await page.locator('#feed li[data-origin="external"][data-path="/docs/added-later.txt"]').first().waitFor({ state: 'attached' });
+  await cp.locator('button.since').click();
+  for (const sel of ['li.ch[data-path="/src/util.go"][data-change="modified"]', 'li.ch[data-path="/README.md"][data-who="agent-7"]',
+    'li.ch[data-path="/docs/added-later.txt"][data-change="added"]']) await page.locator('#changes ' + sel).waitFor();
+  h.changes = await page.$$eval('#changes li.ch', (ls) => ls.map((l) => ({ path: l.dataset.path, change: l.dataset.change,
+    who: l.dataset.who, letter: l.querySelector('.ck').textContent, text: l.textContent })));
+  h.changesMeta = await page.textContent('#changesmeta');
+
+  step('history: the diff of /src/util.go on click');
+  await page.click('#changes li.ch[data-path="/src/util.go"]');
+  await page.locator('#view pre.diff').waitFor();
+  h.diffShown = await page.textContent('#view pre.diff');
+  h.diffPath = await page.textContent('#viewpath');
+  const api = await (await fetch(base + `/v1/sandboxes/default/changes?since=${encodeURIComponent(h.checkpoint.id)}&path=/src/util.go&diff=true`,
+    { headers: { Authorization: 'Bearer ' + token } })).json();
+  h.diffAPI = (api.changes || []).map((c) => c.diff || '').join('');
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: shot.replace(/\.png$/, '-history.png') });
+
+  step('history: at 800 px wide');
+  await page.setViewportSize({ width: 800, height: 700 });
+  await page.screenshot({ path: shot.replace(/\.png$/, '-800.png') });
+  h.narrow = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth,
+    panes: ['treepane', 'viewpane', 'feedpane'].map((id) => Math.round(document.getElementById(id).getBoundingClientRect().width)),
+    newcpVisible: document.getElementById('newcp').getBoundingClientRect().right <= 800 }));
+  await page.setViewportSize({ width: 1440, height: 860 });
+
+  step('history: restore, the dry run first');
+  await cp.locator('button.restore').click();
+  await page.locator('#restoredlg[open]').waitFor();
+  await waitScope(page, h.checkpoint.id, '"paths"');
+  h.dryAll = await rsLists(page);
+  await page.fill('#rsactor', 'agent-7');
+  await waitScope(page, '"actor":"agent-7"');
+  h.dryActor = await rsLists(page);
+  await page.fill('#rsactor', '');
+  await page.check('#rsonlypath');
+  await waitScope(page, '"paths":["/src/util.go"]', '"actor"');
+  h.dryPath = await rsLists(page);
+  await page.screenshot({ path: shot.replace(/\.png$/, '-restore.png') });
+  await page.click('#rsok');
+  await page.locator('#restoredlg:not([open])').waitFor({ state: 'attached' });
+  await page.locator('#status', { hasText: 'restored to' }).waitFor();
+  h.restoreStatus = await page.textContent('#status');
+  await page.locator('#timeline li.cp[data-reason="before-restore"]').waitFor();
+  h.timeline = await page.$$eval('#timeline li.cp', (ls) => ls.map((l) => ({ id: l.dataset.id, name: l.dataset.name, reason: l.dataset.reason })));
+  await page.click('#tabfeed');
+  h.injected = await page.evaluate(() => !!document.querySelector('#pwn, img[src="x"]') || window.__pwned === 1);
+}
+
 const step = (msg) => console.log(new Date().toISOString().slice(11, 23), msg);
 
 const ctx = await chromium.launchPersistentContext(process.env.UI_USERDIR, {
@@ -41,13 +157,14 @@ const ctx = await chromium.launchPersistentContext(process.env.UI_USERDIR, {
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
-const result = { outside: [], consoleErrors: [], navigations: 0 };
+const result = { outside: [], consoleErrors: [], navigations: 0, history: {} };
 try {
   const page = ctx.pages()[0] || await ctx.newPage();
   page.setDefaultTimeout(T);
   page.on('request', (r) => { if (!r.url().startsWith(base) && !r.url().startsWith('blob:') && !r.url().startsWith('data:')) result.outside.push(r.url()); });
   page.on('console', (m) => { if (m.type() === 'error') result.consoleErrors.push(m.text()); });
   page.on('pageerror', (e) => result.consoleErrors.push('pageerror: ' + e.message));
+  page.on('response', (r) => { if (r.status() >= 400 && r.status() !== 401) console.log('HTTP', r.status(), r.request().method(), r.url()); });
   page.on('framenavigated', (f) => { if (f === page.mainFrame()) result.navigations++; });
 
   step('open the console');
@@ -61,6 +178,12 @@ try {
   result.consoleErrors = result.consoleErrors.filter((e) => !/status of 401/.test(e)); // the tokenless first try
   await page.locator('#live.on').waitFor();
   step('feed live');
+  // The daemon restarted on its state: the feed opens with what the agent
+  // did before, and with what was written while the daemon was down.
+  await page.locator('#feed li[data-actor="agent-7"][data-path="/docs/agent-notes.md"]').first().waitFor();
+  await page.locator('#feed li[data-found="1"][data-path="/docs/while-down.txt"]').first().waitFor();
+  result.history.openFeed = await feedRows(page);
+  step('the feed opened with its history');
   result.sandboxes = await page.$$eval('#sandbox option', (os) => os.map((o) => o.value));
   result.tokenStored = await page.evaluate(() => sessionStorage.getItem('sandfs.token'));
   await page.evaluate(() => { window.__sameDocument = true; });
@@ -164,6 +287,7 @@ try {
   await page.fill('#pathfilter', '');
 
   result.feed = await page.$$eval('#feed li', (ls) => ls.map((l) => ({ origin: l.dataset.origin, type: l.dataset.type, path: l.dataset.path })));
+  result.history.endFeed = await feedRows(page);
   result.tree = await page.$$eval('.node', (ns) => ns.map((n) => n.dataset.path));
   result.sameDocument = await page.evaluate(() => window.__sameDocument === true);
 
@@ -174,13 +298,17 @@ try {
   await page.screenshot({ path: shot });
   result.screenshot = shot;
 
+  await historySteps(page);
+
   step('switch to sandbox scratch: its feed comes over the websocket');
   await page.selectOption('#sandbox', 'scratch');
   await page.locator('#live.on', { hasText: 'websocket' }).waitFor();
   await page.locator('.node[data-path="/seed.txt"]').waitFor();
+  await page.locator('#feed li[data-actor="agent-7"][data-path="/from-agent.txt"]').first().waitFor();
   fs.writeFileSync(path.join(process.env.UI_SCRATCH, 'hello.txt'), 'hello, scratch\n');
   await page.locator('#feed li[data-origin="external"][data-path="/hello.txt"]').first().waitFor();
   await page.locator('.node[data-path="/hello.txt"]').waitFor();
+  result.history.scratchFeed = await feedRows(page);
   result.scratchTree = await page.$$eval('.node', (ns) => ns.map((n) => n.dataset.path));
   result.sameDocumentAtEnd = await page.evaluate(() => window.__sameDocument === true);
 
@@ -189,6 +317,8 @@ try {
   tab.setDefaultTimeout(T);
   await tab.goto(base + '/ui/#token=' + encodeURIComponent(token));
   await tab.locator('body[data-ready="1"]').waitFor();
+  await tab.locator('#feed li[data-path="/docs/from-outside.txt"]').first().waitFor();
+  result.history.tabFeed = await feedRows(tab);
   result.fragmentAsked = (await tab.locator('#tokendlg[open]').count()) > 0;
   result.fragmentStored = await tab.evaluate(() => sessionStorage.getItem('sandfs.token'));
   result.fragmentURL = await tab.evaluate(() => location.href);
