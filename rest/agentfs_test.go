@@ -20,8 +20,14 @@ func TestHealth(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			r := h.do(t, req{Method: "GET", Target: p, NoAuth: true})
 			wantStatus(t, r, 200)
-			if got := decode[healthResponse](t, r).Status; got != "ok" {
-				t.Errorf("status: got %q, want ok", got)
+			got := decode[healthResponse](t, r)
+			if got.Status != "ok" {
+				t.Errorf("status: got %q, want ok", got.Status)
+			}
+			// The build, as "sandfs version" prints it (a test binary is
+			// "(devel)" with no VCS stamp).
+			if got.Version != Version() || !strings.HasPrefix(got.Version, "sandfs ") {
+				t.Errorf("version: got %q, want %q", got.Version, Version())
 			}
 		})
 	}

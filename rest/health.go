@@ -3,13 +3,18 @@ package rest
 import (
 	"encoding/json"
 	"net/http"
+	"runtime/debug"
 	"sort"
+	"strings"
 
 	"github.com/julienschmidt/httprouter"
 )
 
 type healthResponse struct {
 	Status string `json:"status"`
+	// Version is the daemon's build (Version): module version, VCS
+	// revision and time, "dirty" for a build from a modified tree.
+	Version string `json:"version"`
 	// Watch is "degraded" when a sandbox's kernel watch hit the inotify
 	// watch limit (absent otherwise); Degraded names those sandboxes.
 	Watch    string   `json:"watch,omitempty"`
@@ -22,7 +27,7 @@ type healthResponse struct {
 // health answers GET /health, /v1/health and /v1/ping: the daemon is up
 // (still "ok" with a degraded watch: the files are served).
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	h := healthResponse{Status: "ok"}
+	h := healthResponse{Status: "ok", Version: Version()}
 	for name, sb := range s.sandboxes {
 		if sb.WatchDegraded() {
 			h.Degraded = append(h.Degraded, name)
@@ -39,6 +44,47 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		sort.Strings(h.Degraded)
 	}
 	return writeJSON(w, http.StatusOK, h)
+}
+
+// Version describes this build from runtime/debug's build info, as
+// "sandfs VERSION [REVISION TIME] [dirty]": the main module's version
+// ("(devel)" for a build from a work tree), the VCS revision (12 hex
+// digits) and commit time that "go build" stamps, and "dirty" when the tree
+// had uncommitted changes. "sandfs version" and GET /health print it.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "sandfs (unknown build)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	parts := []string{"sandfs", v}
+	var rev, at string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	for _, s := range []string{rev, at} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if dirty {
+		parts = append(parts, "dirty")
+	}
+	return strings.Join(parts, " ")
 }
 
 // writeJSON encodes v as the whole answer.
