@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -63,6 +64,7 @@ failures); a cut answer is said on stderr.`,
 			include, exclude        multiFlag
 		)
 		fs.BoolVar(&ci, "i", false, "case insensitive")
+		fs.Bool("n", true, "print line numbers (always on)")
 		fs.BoolVar(&fixed, "F", false, "PATTERN is a literal string")
 		fs.BoolVar(&multi, "U", false, "multiline: . matches newlines, matches may span lines")
 		fs.IntVar(&before, "B", 0, "`N` lines of context before each match")
@@ -76,6 +78,9 @@ failures); a cut answer is said on stderr.`,
 		fs.Var(&exclude, "exclude", "skip names matching `GLOB` (repeatable; replaces the default excludes)")
 		fs.BoolVar(&noRec, "no-recursive", false, "only the files directly in PATH")
 		return cf.run(e, nargs{1, 2, "grep takes PATTERN and an optional PATH"}, func(ctx context.Context, c *client, args []string) error {
+			if err := cf.defaultOnly("grep"); err != nil {
+				return err
+			}
 			body := map[string]any{"pattern": args[0], "path": "."}
 			if len(args) == 2 {
 				body["path"] = args[1]
@@ -100,9 +105,10 @@ failures); a cut answer is said on stderr.`,
 			set("include", []string(include), len(include) > 0)
 			set("exclude", []string(exclude), len(exclude) > 0)
 			set("recursive", false, noRec)
-			return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", "/v2/fs/grep", body), nil, func(raw []byte) error {
+			err := cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", "/v2/fs/grep", body), nil, func(raw []byte) error {
 				return printGrep(e, raw, before > 0 || after > 0)
 			})
+			return userPattern(err, "grep", args[0])
 		})
 	},
 }
@@ -155,8 +161,11 @@ matches GLOB, one a line (GET /v2/fs/search); "**" matches any depth
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
 		return cf.run(e, nargs{2, 2, "find takes PATH and GLOB"}, func(ctx context.Context, c *client, args []string) error {
+			if err := cf.defaultOnly("find"); err != nil {
+				return err
+			}
 			q := url.Values{"path": {args[0]}, "pattern": {args[1]}}
-			return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: "/v2/fs/search", query: q}, nil, func(raw []byte) error {
+			err := cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: "/v2/fs/search", query: q}, nil, func(raw []byte) error {
 				var res struct {
 					Files     []string `json:"files"`
 					Truncated bool     `json:"truncated"`
@@ -166,6 +175,7 @@ matches GLOB, one a line (GET /v2/fs/search); "**" matches any depth
 				}
 				return printPaths(e, res.Files, res.Truncated, "sandfs: only the first %d paths were listed")
 			})
+			return userPattern(err, "find", args[1])
 		})
 	},
 }
@@ -310,4 +320,34 @@ Prints the number of entries extracted.`,
 			})
 		})
 	},
+}
+
+// userPattern rewords the daemon's refusal of a pattern so that it quotes
+// PATTERN as the user typed it: the daemon reports the expression it
+// compiled ("(?m)(" for grep's "(", "**/[" for find's "["), a rewrite of
+// its own the user never wrote.
+func userPattern(err error, verb, pat string) error {
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Status != 400 {
+		return err
+	}
+	d := ae.Detail
+	reason := ""
+	switch {
+	case strings.Contains(d, "error parsing regexp: "):
+		reason = d[strings.Index(d, "error parsing regexp: ")+len("error parsing regexp: "):]
+		if j := strings.Index(reason, ": `"); j >= 0 {
+			reason = reason[:j]
+		}
+	case strings.Contains(d, "invalid pattern "):
+		reason = d[strings.Index(d, "invalid pattern "):]
+		if j := strings.LastIndex(reason, "\": "); j >= 0 {
+			reason = reason[j+3:]
+		}
+	default:
+		return err
+	}
+	out := *ae
+	out.Detail = fmt.Sprintf("%s: invalid pattern %q: %s", verb, pat, reason)
+	return &out
 }

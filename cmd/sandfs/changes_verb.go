@@ -44,7 +44,6 @@ fuse or external. Colour only on a terminal (not with NO_COLOR).`,
 		fs.BoolVar(&o.diff, "diff", false, "print each text file's unified diff")
 		fs.IntVar(&o.limit, "limit", 0, "at most `N` rows (default: the daemon's, 10000)")
 		fs.IntVar(&o.maxDiff, "max-diff-bytes", 0, "cut each diff at `N` bytes (default: the daemon's, 65536)")
-		fs.StringVar(&o.sandbox, "sandbox", "default", "the sandbox `NAME`")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usagef("changes takes no arguments (use --path)")
@@ -53,7 +52,7 @@ fuse or external. Colour only on a terminal (not with NO_COLOR).`,
 			if err != nil {
 				return err
 			}
-			o.json = cf.json
+			o.json, o.sandbox = cf.json, cf.sandbox
 			o.colour = colourful(e.stdout, e.getenv)
 			return changes(ctx, c, e, o)
 		}

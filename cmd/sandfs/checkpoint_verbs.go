@@ -73,7 +73,7 @@ printing each id deleted.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		sandbox := fs.String("sandbox", "default", "the sandbox `S`")
+		sandbox := &cf.sandbox
 		name := fs.String("name", "", "a `NAME` for the checkpoint")
 		skip := fs.Bool("skip-excluded", false, "leave out the default excludes (.git, node_modules, …)")
 		return cf.run(e, nargs{0, -1, ""}, func(ctx context.Context, c *client, args []string) error {
@@ -116,7 +116,7 @@ var checkpointsCommand = &command{
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		sandbox := fs.String("sandbox", "default", "the sandbox `S`")
+		sandbox := &cf.sandbox
 		return cf.run(e, nargs{0, 0, "checkpoints takes no arguments"}, func(ctx context.Context, c *client, args []string) error {
 			var list struct {
 				Checkpoints []checkpointWire `json:"checkpoints"`
@@ -148,7 +148,7 @@ a dry run, "undo ID": restoring that checkpoint undoes this restore.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		sandbox := fs.String("sandbox", "default", "the sandbox `S`")
+		sandbox := &cf.sandbox
 		var paths multiFlag
 		fs.Var(&paths, "path", "restore only `P` (a file or subtree; repeatable)")
 		actor := fs.String("actor", "", "restore only what `A` changed after the checkpoint")

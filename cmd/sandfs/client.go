@@ -135,7 +135,11 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 	}
 	if resp.StatusCode >= 400 {
 		defer resp.Body.Close()
-		return nil, decodeError(resp)
+		err := decodeError(resp, c.base)
+		if ae, ok := err.(*apiError); ok {
+			ae.TokenSent = c.token != ""
+		}
+		return nil, err
 	}
 	return resp, nil
 }
@@ -166,7 +170,7 @@ func (c *client) callJSON(ctx context.Context, r request, out any) ([]byte, erro
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
-			return raw, fmt.Errorf("the answer to %s %s is not the JSON expected: %w", r.method, r.route, err)
+			return raw, &notSandfsError{base: c.base, why: fmt.Sprintf("the answer to %s %s is not the JSON expected: %v", r.method, r.route, err)}
 		}
 	}
 	return raw, nil
@@ -196,7 +200,22 @@ type apiError struct {
 	Type   string // "urn:sandbox-agent:error:not_found"
 	Title  string
 	Detail string
-	Body   string // the start of a body that is not problem+json
+	// TokenSent: the request carried a token (a 401 then means it was
+	// refused, not missing).
+	TokenSent bool
+}
+
+// notSandfsError is an answer no sandfs daemon gives: an error page that is
+// not JSON (a web server's HTML 404), JSON in no family's shape, or a
+// success that is not the JSON the route answers. It is one line, exit 1:
+// the daemon's details would be another server's page.
+type notSandfsError struct {
+	base string
+	why  string // for --debug readers of the error chain; not printed
+}
+
+func (e *notSandfsError) Error() string {
+	return "this does not look like a sandfs daemon at " + e.base
 }
 
 func (e *apiError) Error() string {
@@ -205,8 +224,6 @@ func (e *apiError) Error() string {
 		return e.Detail
 	case e.Title != "":
 		return e.Title
-	case e.Body != "":
-		return fmt.Sprintf("%d %s: %s", e.Status, http.StatusText(e.Status), e.Body)
 	default:
 		return fmt.Sprintf("%d %s", e.Status, http.StatusText(e.Status))
 	}
@@ -220,10 +237,11 @@ func (e *apiError) Kind() string {
 	return e.Type
 }
 
-// decodeError reads a failure answer. It understands problem+json and, for
-// daemons of other families, any JSON object with a "detail", "message" or
-// "error" string; anything else is kept as text.
-func decodeError(resp *http.Response) error {
+// decodeError reads a failure answer from the daemon at base. It
+// understands problem+json and the JSON shapes of the other families (a
+// "detail", "message" or "error" string); anything else (HTML, text, JSON
+// of another shape) is no sandfs daemon's answer: a *notSandfsError.
+func decodeError(resp *http.Response, base string) error {
 	e := &apiError{Status: resp.StatusCode}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -248,11 +266,14 @@ func decodeError(resp *http.Response) error {
 			}
 		}
 	}
-	e.Body = strings.TrimSpace(strings.ToValidUTF8(string(raw), "?"))
-	if len(e.Body) > 512 {
-		e.Body = e.Body[:512] + "…"
+	return &notSandfsError{base: base, why: fmt.Sprintf("%d %s, %q", resp.StatusCode, mt, truncate(raw, 80))}
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
 	}
-	return e
+	return strings.ToValidUTF8(string(b), "?")
 }
 
 // Wire types of the sandbox-agent /v1/fs family (API.md §3, seed 000).

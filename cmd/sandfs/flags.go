@@ -47,6 +47,7 @@ func newFlagSet(name, synopsis, about string, stderr io.Writer) *flag.FlagSet {
 // positional arguments in order. -h and --help return flag.ErrHelp after the
 // usage has been printed.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	args = splitShortFlags(fs, args)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -67,6 +68,41 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// splitShortFlags spells combined single-dash short flags one by one, as
+// getopt reads them: "-rf" is "-r -f" and "-la" is "-l -a", where every
+// letter is a boolean flag of fs (anything else, "-name" or "-C3", is left
+// to the flag package as it is). Nothing after a lone "--" is touched.
+func splitShortFlags(fs *flag.FlagSet, args []string) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && allShortBools(fs, a[1:]) {
+			for _, c := range a[1:] {
+				out = append(out, "-"+string(c))
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func allShortBools(fs *flag.FlagSet, letters string) bool {
+	for _, c := range letters {
+		f := fs.Lookup(string(c))
+		if f == nil {
+			return false
+		}
+		b, ok := f.Value.(interface{ IsBoolFlag() bool })
+		if !ok || !b.IsBoolFlag() {
+			return false
+		}
+	}
+	return true
 }
 
 // sizeFlag is a byte count: a plain integer or one with a K, M, G or T
@@ -114,6 +150,7 @@ type clientFlags struct {
 	token     string
 	tokenFile string
 	state     string
+	sandbox   string
 	json      bool
 }
 
@@ -129,9 +166,31 @@ func (c *clientFlags) add(fs *flag.FlagSet, getenv func(string) string, withJSON
 	fs.StringVar(&c.token, "token", "", "bearer `TOKEN` (default: env SANDFS_TOKEN, else the daemon's token file)")
 	fs.StringVar(&c.tokenFile, "token-file", "", "read the bearer token from `PATH`")
 	fs.StringVar(&c.state, "state", "", "the daemon's state directory `STATE`, whose token file a client of a loopback or unix-socket daemon reads when given no token (env SANDFS_STATE; default $XDG_STATE_HOME/sandfs, else ~/.local/state/sandfs)")
+	sb := getenv("SANDFS_SANDBOX")
+	if sb == "" {
+		sb = "default"
+	}
+	fs.StringVar(&c.sandbox, "sandbox", sb, "the sandbox `NAME` (env SANDFS_SANDBOX; a name other than default uses the named family, /v1/sandboxes/NAME/fs/*)")
 	if withJSON {
 		fs.BoolVar(&c.json, "json", false, "print the daemon's JSON answer")
 	}
+}
+
+// named reports whether the verbs are to use the named family: a sandbox
+// other than default was asked for.
+func (c *clientFlags) named() bool { return c.sandbox != "default" }
+
+// fsRoute is the named family's route rest ("/list") of the sandbox asked
+// for ("default" too: that family serves every sandbox).
+func (c *clientFlags) fsRoute(rest string) string { return sandboxRoute(c.sandbox, "/fs"+rest) }
+
+// defaultOnly refuses a verb that only the default sandbox's routes serve
+// when --sandbox names another one.
+func (c *clientFlags) defaultOnly(verb string) error {
+	if c.named() {
+		return usagef("%s has no route in the named family (/v1/sandboxes/NAME/fs/*): it serves the default sandbox only; drop --sandbox %s", verb, c.sandbox)
+	}
+	return nil
 }
 
 // client builds the HTTP client the flags describe. The token is --token,

@@ -31,7 +31,7 @@ event as the daemon's JSON object, one a line.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		sandbox := fs.String("sandbox", "default", "the sandbox `NAME`")
+		sandbox := &cf.sandbox
 		since := fs.Int64("since", -1, "print the events after `SEQ`")
 		last := fs.Int("last", 50, "print the journal's last `N` events (1–10000)")
 		path := fs.String("path", "", "only events at or under `P`")

@@ -63,6 +63,8 @@ func report(err error, stderr io.Writer) int {
 	case err == nil, errors.Is(err, flag.ErrHelp), errors.Is(err, errReported):
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "sandfs: interrupted")
+	case errors.As(err, &apiErr) && apiErr.Status == 401 && apiErr.TokenSent:
+		fmt.Fprintf(stderr, "sandfs: %v (the daemon refused the token sent: check --token, --token-file, SANDFS_TOKEN, or, for a local daemon, the token file of its state directory: --state or SANDFS_STATE)\n", err)
 	case errors.As(err, &apiErr) && apiErr.Status == 401:
 		fmt.Fprintf(stderr, "sandfs: %v (the daemon wants a token: SANDFS_TOKEN, --token-file, or the token file of its state directory, which only the daemon's user can read: --state or SANDFS_STATE)\n", err)
 	default:
@@ -100,6 +102,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	verb, rest := args[0], args[1:]
 	switch verb {
+	case "--version", "-version":
+		verb = "version"
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 {
 			c, ok := lookupCommand(rest[0])
@@ -190,6 +194,9 @@ func init() {
 		checkpointCommand,
 		checkpointsCommand,
 		restoreCommand,
+		chmodCommand,
+		chownCommand,
+		versionCommand,
 	}
 }
 

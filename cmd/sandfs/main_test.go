@@ -118,26 +118,36 @@ func TestParseInterspersed(t *testing.T) {
 }
 
 func TestDecodeError(t *testing.T) {
+	const base = "http://127.0.0.1:9"
+	notSandfs := "this does not look like a sandfs daemon at " + base
 	cases := []struct {
 		name, ctype, body string
 		want              string
-		kind              string
+		kind              string // "": no apiError (not sandfs)
 	}{
 		{"problem", "application/problem+json",
 			`{"type":"urn:sandbox-agent:error:not_found","title":"Not Found","status":404,"detail":"no such file: /x"}`,
 			"no such file: /x", "not_found"},
 		{"problem without detail", "application/problem+json", `{"type":"urn:x:conflict","title":"Conflict"}`, "Conflict", "conflict"},
-		{"other JSON shape", "application/json", `{"error":"nope","code":"ENOENT"}`, "nope", ""},
-		{"text", "text/plain", "404 page not found\n", "404 Not Found: 404 page not found", ""},
-		{"empty", "", "", "404 Not Found", ""},
+		{"named shape", "application/json", `{"error":"nope","code":"ENOENT"}`, "nope", "-"},
+		// Not a sandfs daemon: one line, whatever the page (issue 20 item 11).
+		{"text", "text/plain", "404 page not found\n", notSandfs, ""},
+		{"HTML", "text/html", "<!DOCTYPE html><html><body><h1>Not Found</h1>\n<p>nginx</p></body></html>", notSandfs, ""},
+		{"JSON of another shape", "application/json", `{"status":404,"path":"/v1/fs/file"}`, notSandfs, ""},
+		{"JSON that is not", "application/json", `<html>`, notSandfs, ""},
+		{"empty", "", "", notSandfs, ""},
 	}
 	for _, tc := range cases {
 		resp := &http.Response{StatusCode: 404, Header: http.Header{"Content-Type": {tc.ctype}},
 			Body: io.NopCloser(strings.NewReader(tc.body))}
-		err := decodeError(resp)
+		err := decodeError(resp, base)
 		var ae *apiError
-		if !errors.As(err, &ae) || ae.Status != 404 || err.Error() != tc.want || ae.Kind() != tc.kind {
-			t.Errorf("%s: got %v (kind %q), want %q (kind %q)", tc.name, err, ae.Kind(), tc.want, tc.kind)
+		isAPI := errors.As(err, &ae)
+		if err.Error() != tc.want || isAPI != (tc.kind != "") || (isAPI && ae.Kind() != strings.TrimPrefix(tc.kind, "-")) {
+			t.Errorf("%s: got %v (%T), want %q (kind %q)", tc.name, err, err, tc.want, tc.kind)
+		}
+		if !isAPI && exitCode(err) != 1 {
+			t.Errorf("%s: exit %d, want 1", tc.name, exitCode(err))
 		}
 	}
 }

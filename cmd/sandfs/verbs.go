@@ -4,80 +4,38 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
-	"sort"
+	"path"
 	"strconv"
-	"text/tabwriter"
+	"strings"
 )
 
 // The client verbs: each is one call (or one call per argument) to the
 // sandbox-agent /v1/fs routes of API.md §3. Mutating verbs are quiet on
 // success, as their Unix namesakes are; --json prints the daemon's answer.
 
-var lsCommand = &command{
-	name:     "ls",
-	short:    "list a directory",
-	synopsis: "ls [--json] [PATH]",
-	about: `List the directory PATH (GET /v1/fs/entries), one entry a line: name,
-type (file or directory), size in bytes, modification time. Entries are
-sorted by name. PATH defaults to the daemon's working directory.`,
-	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-		var cf clientFlags
-		cf.add(fs, e.getenv, true)
-		return cf.run(e, nargs{0, 1, "ls takes at most one PATH"}, func(ctx context.Context, c *client, args []string) error {
-			q := url.Values{}
-			if len(args) == 1 {
-				q.Set("path", args[0])
-			}
-			var entries []fsEntry
-			return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: "/v1/fs/entries", query: q}, &entries, func([]byte) error {
-				sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
-				tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
-				for _, en := range entries {
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(en.Name), en.EntryType, en.Size, en.Modified)
-				}
-				return tw.Flush()
-			})
-		})
-	},
-}
-
-var statCommand = &command{
-	name:     "stat",
-	short:    "describe a file or directory",
-	synopsis: "stat [--json] PATH",
-	about: `Describe PATH (GET /v1/fs/stat): its API path, type, size and
-modification time, one "key: value" a line.`,
-	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-		var cf clientFlags
-		cf.add(fs, e.getenv, true)
-		return cf.run(e, nargs{1, 1, "stat takes one PATH"}, func(ctx context.Context, c *client, args []string) error {
-			var st fsStat
-			return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: "/v1/fs/stat", query: pathQuery(args[0])}, &st, func([]byte) error {
-				_, err := fmt.Fprintf(e.stdout, "path: %s\ntype: %s\nsize: %d\nmodified: %s\n",
-					printable(st.Path), st.EntryType, st.Size, st.Modified)
-				return err
-			})
-		})
-	},
-}
-
 var catCommand = &command{
 	name:     "cat",
 	short:    "print files",
-	synopsis: "cat PATH...",
-	about: `Write the bytes of each file PATH to stdout (GET /v1/fs/file), streamed,
-in order. Stops at the first error.`,
+	synopsis: "cat [--sandbox NAME] PATH...",
+	about: `Write the bytes of each file PATH to stdout (GET /v1/fs/file; with
+--sandbox, /v1/sandboxes/NAME/fs/read), streamed, in order. Stops at the
+first error.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, false)
 		return cf.run(e, nargs{1, -1, "cat takes at least one PATH"}, func(ctx context.Context, c *client, args []string) error {
+			route := "/v1/fs/file"
+			if cf.named() {
+				route = cf.fsRoute("/read")
+			}
 			for _, p := range args {
-				resp, err := c.do(ctx, request{method: "GET", route: "/v1/fs/file", query: pathQuery(p)})
+				resp, err := c.do(ctx, request{method: "GET", route: route, query: pathQuery(p)})
 				if err != nil {
 					return err
 				}
@@ -95,18 +53,36 @@ in order. Stops at the first error.`,
 var putCommand = &command{
 	name:     "put",
 	short:    "write a file from a local file or stdin",
-	synopsis: "put [--json] PATH [LOCALFILE|-]",
-	about: `Write PATH on the daemon (PUT /v1/fs/file) from LOCALFILE, or from stdin when
-LOCALFILE is "-" or absent. The bytes stream; the daemon replaces the file
-atomically and creates missing parent directories.`,
+	synopsis: "put [--json] [--sandbox NAME] [LOCAL|-] PATH",
+	about: `Write PATH on the daemon (PUT /v1/fs/file) from the local file LOCAL, or
+from stdin when LOCAL is "-" or absent: SOURCE then DEST, as cp takes them
+(and every transfer verb: download, tar --extract, upload-batch). The bytes
+stream; the daemon replaces the file atomically and creates missing parent
+directories. With --sandbox, PUT /v1/sandboxes/NAME/fs/write (at most
+16 MiB). The order of old, "put PATH -", is still read.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		return cf.run(e, nargs{1, 2, "put takes PATH and an optional LOCALFILE"}, func(ctx context.Context, c *client, args []string) error {
+		return cf.run(e, nargs{1, 2, "put takes an optional LOCAL and PATH (SOURCE DEST, as cp)"}, func(ctx context.Context, c *client, args []string) error {
+			local, remote := "-", args[0]
+			if len(args) == 2 {
+				local, remote = args[0], args[1]
+				if remote == "-" { // the old order, "put PATH -"
+					local, remote = "-", args[0]
+				}
+			}
+			if err := refuseRoot("put", remote, "give the path of a file to write"); err != nil {
+				return err
+			}
 			body, length := e.stdin, int64(-1)
-			if len(args) == 2 && args[1] != "-" {
-				f, err := os.Open(args[1])
+			if local != "-" {
+				f, err := os.Open(local)
 				if err != nil {
+					if len(args) == 2 && os.IsNotExist(err) {
+						if _, err2 := os.Stat(remote); err2 == nil {
+							return usagef("no local file %s; put takes LOCAL then PATH (SOURCE DEST, as cp): sandfs put %s %s", local, remote, local)
+						}
+					}
 					return err
 				}
 				defer f.Close()
@@ -115,17 +91,20 @@ atomically and creates missing parent directories.`,
 					return err
 				}
 				if fi.IsDir() {
-					return fmt.Errorf("%s is a directory (upload-batch sends directories)", args[1])
+					return fmt.Errorf("%s is a directory (upload-batch sends directories)", local)
 				}
 				if fi.Mode().IsRegular() {
 					length = fi.Size()
 				}
 				body = f
 			}
-			return cf.callAndPrint(ctx, c, e.stdout, request{
-				method: "PUT", route: "/v1/fs/file", query: pathQuery(args[0]),
-				body: body, length: length, contentType: "application/octet-stream",
-			}, nil, nil)
+			r := request{method: "PUT", route: "/v1/fs/file", query: pathQuery(remote),
+				body: body, length: length, contentType: "application/octet-stream"}
+			if cf.named() {
+				r.route = cf.fsRoute("/write")
+				r.query.Set("mkdirParents", "true")
+			}
+			return cf.callAndPrint(ctx, c, e.stdout, r, nil, nil)
 		})
 	},
 }
@@ -133,22 +112,40 @@ atomically and creates missing parent directories.`,
 var rmCommand = &command{
 	name:     "rm",
 	short:    "remove files or directories",
-	synopsis: "rm [-r] [--json] PATH...",
-	about: `Remove each PATH (DELETE /v1/fs/entry). A non-empty directory needs -r.
-Stops at the first error.`,
+	synopsis: "rm [-r|-R] [-f] [--json] [--sandbox NAME] PATH...",
+	about: `Remove each PATH (DELETE /v1/fs/entry; with --sandbox,
+/v1/sandboxes/NAME/fs/delete). A non-empty directory needs -r (or -R).
+With -f a missing PATH is no error. "/" is never removed. Stops at the
+first error.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		var recursive bool
+		var recursive, force bool
 		fs.BoolVar(&recursive, "r", false, "remove directories and their contents")
+		fs.BoolVar(&recursive, "R", false, "same as -r")
 		fs.BoolVar(&recursive, "recursive", false, "same as -r")
+		fs.BoolVar(&force, "f", false, "a missing PATH is no error")
+		fs.BoolVar(&force, "force", false, "same as -f")
 		return cf.run(e, nargs{1, -1, "rm takes at least one PATH"}, func(ctx context.Context, c *client, args []string) error {
+			for _, p := range args {
+				if err := refuseRoot("rm", p, "it is the sandbox's root; remove what is in it instead"); err != nil {
+					return err
+				}
+			}
+			route := "/v1/fs/entry"
+			if cf.named() {
+				route = cf.fsRoute("/delete")
+			}
 			for _, p := range args {
 				q := pathQuery(p)
 				if recursive {
 					q.Set("recursive", "true")
 				}
-				if err := cf.callAndPrint(ctx, c, e.stdout, request{method: "DELETE", route: "/v1/fs/entry", query: q}, nil, nil); err != nil {
+				err := cf.callAndPrint(ctx, c, e.stdout, request{method: "DELETE", route: route, query: q}, nil, nil)
+				if force && isNotFound(err) {
+					continue
+				}
+				if err != nil {
 					return err
 				}
 			}
@@ -160,13 +157,18 @@ Stops at the first error.`,
 var mkdirCommand = &command{
 	name:     "mkdir",
 	short:    "create directories",
-	synopsis: "mkdir [--json] PATH...",
+	synopsis: "mkdir [-p] [--json] PATH...",
 	about: `Create each directory PATH and any missing parents (POST /v1/fs/mkdir);
-an existing directory is fine. Stops at the first error.`,
+an existing directory is fine, as with mkdir -p (-p is accepted: it is
+always so). Stops at the first error. The default sandbox only.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
+		fs.Bool("p", true, "make parents, no error if existing (always on)")
 		return cf.run(e, nargs{1, -1, "mkdir takes at least one PATH"}, func(ctx context.Context, c *client, args []string) error {
+			if err := cf.defaultOnly("mkdir"); err != nil {
+				return err
+			}
 			for _, p := range args {
 				if err := cf.callAndPrint(ctx, c, e.stdout, request{method: "POST", route: "/v1/fs/mkdir", query: pathQuery(p)}, nil, nil); err != nil {
 					return err
@@ -180,19 +182,59 @@ an existing directory is fine. Stops at the first error.`,
 var mvCommand = &command{
 	name:     "mv",
 	short:    "move or rename",
-	synopsis: "mv [--overwrite] [--json] FROM TO",
-	about: `Rename FROM to TO (POST /v1/fs/move). An existing TO is refused (exit 3)
-unless --overwrite, which replaces it (a directory with all it holds).`,
+	synopsis: "mv [--overwrite] [--json] [--sandbox NAME] FROM TO",
+	about: `Rename FROM to TO (POST /v1/fs/move; with --sandbox,
+/v1/sandboxes/NAME/fs/rename). An existing TO is refused (exit 3) unless
+--overwrite, which replaces it (a directory with all it holds). A directory
+cannot move into itself.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
 		var overwrite bool
 		fs.BoolVar(&overwrite, "overwrite", false, "replace an existing TO")
 		return cf.run(e, nargs{2, 2, "mv takes FROM and TO"}, func(ctx context.Context, c *client, args []string) error {
-			r := jsonRequest("POST", "/v1/fs/move", fsMoveRequest{From: args[0], To: args[1], Overwrite: overwrite})
-			return cf.callAndPrint(ctx, c, e.stdout, r, nil, nil)
+			from, to := args[0], args[1]
+			if err := refuseRoot("mv", from, "the sandbox's root cannot move"); err != nil {
+				return err
+			}
+			if inside(from, to) {
+				return &apiError{Status: 400, Detail: fmt.Sprintf("mv: cannot move %s into itself (%s is inside it)", from, to)}
+			}
+			if !cf.named() {
+				return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", "/v1/fs/move", fsMoveRequest{From: from, To: to, Overwrite: overwrite}), nil, nil)
+			}
+			if !overwrite { // the named rename replaces, as rename(2) does
+				if _, err := c.call(ctx, request{method: "GET", route: cf.fsRoute("/stat"), query: pathQuery(to)}); err == nil {
+					return &apiError{Status: 409, Detail: fmt.Sprintf("%s exists (--overwrite replaces it)", to)}
+				} else if !isNotFound(err) {
+					return err
+				}
+			}
+			return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", cf.fsRoute("/rename"), map[string]string{"source": from, "dest": to}), nil, nil)
 		})
 	},
+}
+
+// refuseRoot refuses, before asking the daemon, a verb on the sandbox's
+// root "/" that the daemon would only answer "invalid argument" to.
+func refuseRoot(verb, p, why string) error {
+	if path.Clean("/"+p) == "/" && strings.HasPrefix(p, "/") {
+		return &apiError{Status: 400, Detail: fmt.Sprintf("%s: refusing to act on %s: %s", verb, p, why)}
+	}
+	return nil
+}
+
+// inside reports whether to is from itself or below it (both cleaned; a
+// relative pair is compared as given).
+func inside(from, to string) bool {
+	f, t := path.Clean(from), path.Clean(to)
+	return t != f && strings.HasPrefix(t, strings.TrimSuffix(f, "/")+"/")
+}
+
+// isNotFound reports whether err is the daemon's 404.
+func isNotFound(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.Status == 404
 }
 
 // nargs is how many arguments a verb takes, from min to max (-1: no
