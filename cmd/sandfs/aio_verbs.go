@@ -183,44 +183,104 @@ matches GLOB, one a line (GET /v2/fs/search); "**" matches any depth
 var cpCommand = &command{
 	name:     "cp",
 	short:    "copy a file or directory on the daemon",
-	synopsis: "cp [-f] [--json] SRC DST",
-	about: `Copy SRC to DST on the daemon (POST /v2/fs/copy), a directory with its
-contents; modes are kept. An existing DST is refused (exit 3) unless -f.`,
+	synopsis: "cp [-r|-R] [-f] [--json] [--sandbox NAME] SRC DST",
+	about: `Copy SRC to DST on the daemon (POST /v2/fs/copy; with --sandbox,
+/v1/sandboxes/NAME/fs/copy); modes are kept. As with cp, a DST that is an
+existing directory receives SRC inside it (DST/NAME), and a directory SRC
+needs -r (or -R). An existing file DST is refused (exit 3) unless -f.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		var force bool
+		var force, recursive bool
 		fs.BoolVar(&force, "f", false, "overwrite an existing DST")
+		fs.BoolVar(&recursive, "r", false, "copy directories and their contents")
+		fs.BoolVar(&recursive, "R", false, "same as -r")
 		return cf.run(e, nargs{2, 2, "cp takes SRC and DST"}, func(ctx context.Context, c *client, args []string) error {
-			r := jsonRequest("POST", "/v2/fs/copy", map[string]any{"source": args[0], "destination": args[1], "overwrite": force})
+			src, dst := args[0], args[1]
+			srcSt, err := cf.stat(ctx, c, src)
+			if err != nil {
+				return err
+			}
+			if srcSt.IsDir && !recursive {
+				return &apiError{Status: 400, Detail: fmt.Sprintf("cp: -r not given; not copying the directory %s", src)}
+			}
+			dstSt, err := cf.stat(ctx, c, dst)
+			switch {
+			case err == nil && dstSt.IsDir:
+				dst = path.Join(dst, path.Base(path.Clean(src)))
+				if _, err := cf.stat(ctx, c, dst); err == nil && !force {
+					return &apiError{Status: 409, Detail: fmt.Sprintf("cp: %s exists (-f replaces it)", dst)}
+				}
+			case err == nil && !force:
+				return &apiError{Status: 409, Detail: fmt.Sprintf("cp: %s exists (-f replaces it)", dst)}
+			case err != nil && !isNotFound(err):
+				return err
+			}
+			if inside(src, dst) {
+				return &apiError{Status: 400, Detail: fmt.Sprintf("cp: cannot copy %s into itself (%s)", src, dst)}
+			}
+			if cf.named() {
+				r := jsonRequest("POST", cf.fsRoute("/copy"), map[string]any{"source": src, "dest": dst, "recursive": recursive})
+				return cf.callAndPrint(ctx, c, e.stdout, r, nil, nil)
+			}
+			r := jsonRequest("POST", "/v2/fs/copy", map[string]any{"source": src, "destination": dst, "overwrite": force})
 			return cf.callAndPrint(ctx, c, e.stdout, r, nil, func(raw []byte) error { return aioData(raw, nil) })
 		})
 	},
 }
 
+// stat is the named family's stat of p in the sandbox asked for.
+func (cf *clientFlags) stat(ctx context.Context, c *client, p string) (namedEntry, error) {
+	var st namedEntry
+	_, err := c.callJSON(ctx, request{method: "GET", route: cf.fsRoute("/stat"), query: pathQuery(p)}, &st)
+	return st, err
+}
+
 var downloadCommand = &command{
 	name:     "download",
 	short:    "download a file",
-	synopsis: "download [--abort-on-change] PATH [LOCAL|-]",
+	synopsis: "download [-f] [--abort-on-change] PATH [LOCAL|-]",
 	about: `Download the file PATH (GET /v2/fs/download) into LOCAL (default: its name
 in the current directory; "-" is stdout). The bytes stream into
 LOCAL.sandfs-download and are renamed into place when complete, so a failed
-transfer leaves no half file. A progress bar is drawn on stderr when stderr
+transfer leaves no half file. An existing LOCAL is refused unless -f
+(--force), as cp -n would: curl -o overwrites, but a download that replaces
+a local file by surprise cannot be undone. A progress bar is drawn on stderr when stderr
 is a terminal. --abort-on-change asks the daemon to cut the transfer if the
-file changes while it is sent (change_policy=abort).`,
+file changes while it is sent (change_policy=abort): the download then
+fails with "the file changed during the download" and keeps nothing.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, false)
-		var abort bool
+		var abort, force bool
 		fs.BoolVar(&abort, "abort-on-change", false, "cut the transfer if the file changes meanwhile")
+		fs.BoolVar(&force, "f", false, "replace an existing LOCAL")
+		fs.BoolVar(&force, "force", false, "same as -f")
 		return cf.run(e, nargs{1, 2, "download takes PATH and an optional LOCAL"}, func(ctx context.Context, c *client, args []string) error {
+			if err := cf.defaultOnly("download"); err != nil {
+				return err
+			}
 			local := path.Base(args[0])
 			if len(args) == 2 {
 				local = args[1]
 			}
+			if local != "-" {
+				if fi, err := os.Stat(local); err == nil && fi.IsDir() {
+					local = filepath.Join(local, path.Base(args[0]))
+				}
+				if _, err := os.Lstat(local); err == nil && !force {
+					return fmt.Errorf("%s exists; -f (--force) replaces it", local)
+				}
+			}
 			q := pathQuery(args[0])
 			if abort {
 				q.Set("change_policy", "abort")
+			}
+			changed := func(err error) error {
+				if abort && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errShort)) {
+					return fmt.Errorf("download %s: the file changed during the download (--abort-on-change); nothing was kept", args[0])
+				}
+				return fmt.Errorf("download %s: %w", args[0], err)
 			}
 			resp, err := c.do(ctx, request{method: "GET", route: "/v2/fs/download", query: q})
 			if err != nil {
@@ -235,12 +295,9 @@ file changes while it is sent (change_policy=abort).`,
 			}
 			if local == "-" {
 				if _, err := io.Copy(e.stdout, body); err != nil {
-					return fmt.Errorf("download %s: %w", args[0], err)
+					return changed(err)
 				}
 				return nil
-			}
-			if fi, err := os.Stat(local); err == nil && fi.IsDir() {
-				local = filepath.Join(local, path.Base(args[0]))
 			}
 			tmp := local + ".sandfs-download"
 			out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -249,14 +306,14 @@ file changes while it is sent (change_policy=abort).`,
 			}
 			n, err := io.Copy(out, body)
 			if err == nil && resp.ContentLength >= 0 && n != resp.ContentLength {
-				err = fmt.Errorf("got %d of %d bytes", n, resp.ContentLength)
+				err = fmt.Errorf("%w: got %d of %d bytes", errShort, n, resp.ContentLength)
 			}
 			if cerr := out.Close(); err == nil {
 				err = cerr
 			}
 			if err != nil {
 				os.Remove(tmp)
-				return fmt.Errorf("download %s: %w", args[0], err)
+				return changed(err)
 			}
 			return os.Rename(tmp, local)
 		})
@@ -266,9 +323,10 @@ file changes while it is sent (change_policy=abort).`,
 var tarCommand = &command{
 	name:     "tar",
 	short:    "a directory as a tar stream, out or in",
-	synopsis: "tar PATH > out.tar | tar --extract LOCAL.tar [--mode merge|rename] PATH",
+	synopsis: "tar [-f FILE] PATH | tar --extract LOCAL.tar [--mode merge|rename] PATH",
 	about: `Without --extract, write the directory PATH on the daemon to stdout as an
-uncompressed tar stream (GET /v2/fs/tree). With --extract LOCAL.tar ("-":
+uncompressed tar stream (GET /v2/fs/tree), or to FILE with -f; as tar and
+gzip do, it refuses to write to a terminal. With --extract LOCAL.tar ("-":
 stdin), extract that archive into the directory PATH on the daemon
 (PUT /v2/fs/tree): --mode merge (default) merges into it, --mode rename
 builds it beside and renames it in (PATH must not exist). A hostile archive
@@ -277,18 +335,36 @@ Prints the number of entries extracted.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		var extract, mode string
+		var extract, mode, outFile string
+		fs.StringVar(&outFile, "f", "", "without --extract: write the tar stream to `FILE`")
 		fs.StringVar(&extract, "extract", "", "extract the local archive `FILE` (\"-\": stdin) into PATH")
 		fs.StringVar(&mode, "mode", "merge", "with --extract: merge or rename")
 		return cf.run(e, nargs{1, 1, "tar takes one PATH"}, func(ctx context.Context, c *client, args []string) error {
+			if err := cf.defaultOnly("tar"); err != nil {
+				return err
+			}
 			if extract == "" {
+				var out io.Writer = e.stdout
+				if outFile != "" && outFile != "-" {
+					f, err := os.OpenFile(outFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					out = f
+				} else if f, ok := e.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+					return usagef("refusing to write a tar stream to a terminal; redirect it or give -f FILE")
+				}
 				resp, err := c.do(ctx, request{method: "GET", route: "/v2/fs/tree", query: pathQuery(args[0])})
 				if err != nil {
 					return err
 				}
 				defer resp.Body.Close()
-				if _, err := io.Copy(e.stdout, resp.Body); err != nil {
+				if _, err := io.Copy(out, resp.Body); err != nil {
 					return fmt.Errorf("tar %s: %w", args[0], err)
+				}
+				if f, ok := out.(*os.File); ok && f != e.stdout {
+					return f.Close()
 				}
 				return nil
 			}
@@ -321,6 +397,9 @@ Prints the number of entries extracted.`,
 		})
 	},
 }
+
+// errShort is a download that ended before its Content-Length.
+var errShort = errors.New("the transfer ended early")
 
 // userPattern rewords the daemon's refusal of a pattern so that it quotes
 // PATTERN as the user typed it: the daemon reports the expression it

@@ -242,7 +242,7 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"rm", "--help"}, 0, "-recursive", ""},
 		{[]string{}, 1, "", "usage: sandfs COMMAND"},
 		{[]string{"nope"}, 1, "", `unknown command "nope"`},
-		{[]string{"cat"}, 1, "", "sandfs cat: cat takes at least one PATH\nusage: sandfs cat PATH..."},
+		{[]string{"cat"}, 1, "", "sandfs cat: cat takes at least one PATH\nusage: sandfs cat [--sandbox NAME] PATH..."},
 		{[]string{"serve", "extra"}, 1, "", "serve takes no arguments"},
 		{[]string{"ls", "--server", "ftp://x", "/"}, 1, "", "--server"},
 	}

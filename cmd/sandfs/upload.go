@@ -17,22 +17,29 @@ import (
 var uploadBatchCommand = &command{
 	name:     "upload-batch",
 	short:    "send a local directory as a tar stream",
-	synopsis: "upload-batch [--to PATH] [--json] LOCALDIR",
+	synopsis: "upload-batch [--json] LOCALDIR [PATH]",
 	about: `Send the contents of the local directory LOCALDIR to PATH on the daemon
 (POST /v1/fs/upload-batch): LOCALDIR/a/b lands at PATH/a/b. The tar archive
 is written on the fly while it is sent, never held whole in memory.
 Directories, regular files and symlinks are sent (the daemon refuses the
 whole archive if a symlink points outside PATH); sockets, devices and FIFOs
 are skipped with a warning. Prints the API paths the daemon wrote, one a
-line. PATH defaults to the daemon's working directory.`,
+line. PATH (or --to PATH) defaults to the daemon's working directory:
+SOURCE then DEST, as cp and every transfer verb take them.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
 		var to string
 		fs.StringVar(&to, "to", "", "destination directory on the daemon (default: its working directory)")
 		return func(ctx context.Context, args []string) error {
-			if len(args) != 1 {
-				return usagef("upload-batch takes one LOCALDIR")
+			if len(args) < 1 || len(args) > 2 || (len(args) == 2 && to != "") {
+				return usagef("upload-batch takes LOCALDIR and an optional PATH (or --to PATH)")
+			}
+			if err := cf.defaultOnly("upload-batch"); err != nil {
+				return err
+			}
+			if len(args) == 2 {
+				to = args[1]
 			}
 			dir := args[0]
 			fi, err := os.Stat(dir)
