@@ -157,3 +157,23 @@ func (s *Sandbox) LstatRaw(ctx context.Context, p string) (unix.Stat_t, error) {
 	}
 	return st, nil
 }
+
+// Readlink returns the target of the symlink at p, as stored (never
+// resolved): what ls -l shows after "->". A p that is not a symlink is
+// EINVAL, as readlink(2) says.
+func (s *Sandbox) Readlink(ctx context.Context, p string) (string, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return "", err
+	}
+	dirfd, name, err := s.parent(ap)
+	if err != nil {
+		return "", pathErr(OpReadlink, ap, err)
+	}
+	defer unix.Close(dirfd)
+	t, err := readlinkat(dirfd, name)
+	if err != nil {
+		return "", pathErr(OpReadlink, ap, err)
+	}
+	return t, nil
+}

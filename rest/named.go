@@ -23,6 +23,7 @@ import (
 type namedFS interface {
 	CleanIn(workdir, p string) (string, error)
 	Lstat(ctx context.Context, p string) (core.Info, error)
+	Readlink(ctx context.Context, p string) (string, error)
 	List(ctx context.Context, p string, limit int) ([]core.Info, bool, error)
 	Walk(ctx context.Context, p string, o core.WalkOptions, fn func(core.WalkEntry) error) error
 	OpenFile(ctx context.Context, p string) (*os.File, core.Info, error)
@@ -249,8 +250,19 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 		return err
 	}
 	out.Count = len(out.Entries)
+	for i := range out.Entries {
+		linkTarget(r.Context(), sb, &out.Entries[i])
+	}
 	noteSkipped(w, skipped)
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// linkTarget fills a symlink entry's target (a link gone meanwhile keeps
+// none).
+func linkTarget(ctx context.Context, sb namedFS, e *namedEntry) {
+	if e.Type == "symlink" {
+		e.Target, _ = sb.Readlink(ctx, e.Path)
+	}
 }
 
 // namedStat: GET /fs/stat?path&workingDir — one entry, as in a listing.
@@ -265,6 +277,7 @@ func (s *Server) namedStat(w http.ResponseWriter, r *http.Request, ps httprouter
 	}
 	out := toNamedEntry(info)
 	out.Etag = core.ETag(info)
+	linkTarget(r.Context(), sb, &out)
 	return writeJSON(w, http.StatusOK, out)
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"os/user"
@@ -344,4 +345,26 @@ func TestNamedIsolation(t *testing.T) {
 	}
 	_ = context.Background
 	_ = http.StatusOK
+}
+
+// TestNamedLinkTarget: a symlink's listing and stat carry its target as
+// stored (dangling too); files and directories carry none.
+func TestNamedLinkTarget(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	fixture(t, h)
+	r := h.do(t, req{Method: "GET", Target: "/v1/sandboxes/default/fs/list?path=/"})
+	wantStatus(t, r, 200)
+	got := map[string]string{}
+	for _, e := range decode[namedList](t, r).Entries {
+		got[e.Name] = e.Type + ":" + e.Target
+	}
+	want := map[string]string{"a.txt": "file:", "sub": "directory:", "link": "symlink:a.txt", "dirlink": "symlink:sub", "dangling": "symlink:nowhere"}
+	if !maps.Equal(got, want) {
+		t.Errorf("list: got %v, want %v", got, want)
+	}
+	r = h.do(t, req{Method: "GET", Target: "/v1/sandboxes/default/fs/stat?path=/dangling"})
+	wantStatus(t, r, 200)
+	if e := decode[namedEntry](t, r); e.Target != "nowhere" || e.Type != "symlink" {
+		t.Errorf("stat: %+v", e)
+	}
 }

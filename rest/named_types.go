@@ -29,7 +29,8 @@ type namedEntry struct {
 	Mode    string `json:"mode"` // octal permission and special bits, "0644"
 	ModTime string `json:"modTime"`
 	IsDir   bool   `json:"isDir"`
-	Etag    string `json:"etag,omitempty"` // stat only: core.ETag, what a precondition names
+	Etag    string `json:"etag,omitempty"`   // stat only: core.ETag, what a precondition names
+	Target  string `json:"target,omitempty"` // a symlink's target as stored (ls -l's "->")
 }
 
 type namedList struct {

@@ -26,6 +26,7 @@ type (
 		Mode    string `json:"mode"` // "0644"
 		ModTime string `json:"modTime"`
 		IsDir   bool   `json:"isDir"`
+		Target  string `json:"target"` // a symlink's
 	}
 	namedListing struct {
 		Path      string       `json:"path"`
@@ -41,7 +42,8 @@ var lsCommand = &command{
 	about: `List the directory PATH (GET /v1/sandboxes/NAME/fs/list), one name a line,
 sorted by name; a file lists as itself. Names starting with "." are shown
 with -a only. -l is the long format: mode (l for a symlink, d for a
-directory), size in bytes, modification time (local, to the second), name.
+directory), size in bytes, modification time (local, to the second), name,
+and for a symlink "-> TARGET".
 Combined short flags work (-la). PATH defaults to "/". --json prints the
 daemon's listing {path, entries, count}.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
@@ -91,7 +93,11 @@ func printEntries(w io.Writer, entries []namedEntry, long bool) error {
 	for _, en := range entries {
 		var err error
 		if long {
-			_, err = fmt.Fprintf(w, "%s %*d %s %s\n", modeString(en.Type, en.Mode), width, en.Size, localTime(en.ModTime), printable(en.Name))
+			link := ""
+			if en.Type == "symlink" {
+				link = " -> " + printable(en.Target)
+			}
+			_, err = fmt.Fprintf(w, "%s %*d %s %s%s\n", modeString(en.Type, en.Mode), width, en.Size, localTime(en.ModTime), printable(en.Name), link)
 		} else {
 			_, err = fmt.Fprintln(w, printable(en.Name))
 		}
@@ -159,8 +165,12 @@ modification time (local, to the second), one "key: value" a line.`,
 		return cf.run(e, nargs{1, 1, "stat takes one PATH"}, func(ctx context.Context, c *client, args []string) error {
 			var st namedEntry
 			return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: cf.fsRoute("/stat"), query: pathQuery(args[0])}, &st, func([]byte) error {
-				_, err := fmt.Fprintf(e.stdout, "path: %s\ntype: %s\nsize: %d\nmode: %s (%s)\nmodified: %s\n",
-					printable(st.Path), st.Type, st.Size, st.Mode, modeString(st.Type, st.Mode), localTime(st.ModTime))
+				link := ""
+				if st.Type == "symlink" {
+					link = "target: " + printable(st.Target) + "\n"
+				}
+				_, err := fmt.Fprintf(e.stdout, "path: %s\ntype: %s\n%ssize: %d\nmode: %s (%s)\nmodified: %s\n",
+					printable(st.Path), st.Type, link, st.Size, st.Mode, modeString(st.Type, st.Mode), localTime(st.ModTime))
 				return err
 			})
 		})

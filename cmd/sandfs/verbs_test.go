@@ -133,10 +133,10 @@ func TestUnixHabits(t *testing.T) {
 		{args: []string{"ls", "/tree"}, stdout: "a\nf.txt\nlink\n"},
 		{args: []string{"ls", "-a", "/tree"}, stdout: ".hidden\na\nf.txt\nlink\n"},
 		{args: []string{"ls", "-la", "/tree"}, re: regexp.MustCompile(`^-rw-r--r-- +1 \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \.hidden\n` +
-			`drwxr-xr-x +\d+ [-0-9: ]{19} a\n-rw-r--r-- +19 [-0-9: ]{19} f\.txt\nl[-rwx]{9} +5 [-0-9: ]{19} link\n$`)},
+			`drwxr-xr-x +\d+ [-0-9: ]{19} a\n-rw-r--r-- +19 [-0-9: ]{19} f\.txt\nl[-rwx]{9} +5 [-0-9: ]{19} link -> f\.txt\n$`)},
 		{args: []string{"ls", "/tree/f.txt"}, stdout: "/tree/f.txt\n"},
-		{args: []string{"ls", "-l", "tree/link"}, re: regexp.MustCompile(`^l[-rwx]{9} 5 [-0-9: ]{19} tree/link\n$`)},
-		{args: []string{"stat", "/tree/link"}, re: regexp.MustCompile(`(?s)type: symlink\n.*modified: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n$`)},
+		{args: []string{"ls", "-l", "tree/link"}, re: regexp.MustCompile(`^l[-rwx]{9} 5 [-0-9: ]{19} tree/link -> f\.txt\n$`)},
+		{args: []string{"stat", "/tree/link"}, re: regexp.MustCompile(`(?s)type: symlink\ntarget: f\.txt\n.*modified: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n$`)},
 		{args: []string{"cp", "-r", "/tree/a", "/copied"}, check: func() bool { return exists("copied/b/c.txt") }},
 		{args: []string{"cp", "-R", "/tree/a", "/dst"}, check: func() bool { return exists("dst/a/b/c.txt") }},
 		{args: []string{"cp", "/tree/f.txt", "/dst"}, check: func() bool { return exists("dst/f.txt") }},
