@@ -227,7 +227,11 @@ Client commands talk to --server (env SANDFS_URL, default
 from the token file the daemon made in its state directory (--state, env
 SANDFS_STATE, default ~/.local/state/sandfs), so a daemon started with no
 token flag and the client of the same user work together with no set-up.
-Flags may come before or after the arguments.
+Flags may come before or after the arguments; combined short flags work
+(rm -rf, ls -la). --sandbox NAME (env SANDFS_SANDBOX) picks the sandbox:
+another than default uses the named family (/v1/sandboxes/NAME/fs/*).
+Transfer verbs take SOURCE then DEST, as cp does: put LOCAL PATH,
+download PATH LOCAL, tar --extract LOCAL.tar PATH, upload-batch LOCALDIR PATH.
 "sandfs help COMMAND" or "sandfs COMMAND -h" describes one command.
 
 exit status: 0 ok, 2 not found (404), 3 refused by the daemon (any other 4xx:

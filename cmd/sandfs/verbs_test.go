@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"flag"
@@ -19,6 +20,8 @@ import (
 
 	"sandfs/core"
 	"sandfs/rest"
+
+	"golang.org/x/sys/unix"
 )
 
 // cliDaemon is a real rest server in-process over two sandboxes, default
@@ -396,3 +399,42 @@ func (c *changeAfterWrite) Write(b []byte) (int, error) {
 }
 
 func (c *changeAfterWrite) Flush() { c.ResponseWriter.(http.Flusher).Flush() }
+
+// TestTarRefusesTerminal: tar's stream is not written to a terminal (a
+// real pty), as tar and gzip refuse; -f FILE writes it there instead.
+func TestTarRefusesTerminal(t *testing.T) {
+	d := newCLIDaemon(t)
+	writeFiles(t, d.root, map[string]string{"t/a": "a"})
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	var stderr bytes.Buffer
+	err = run(context.Background(), []string{"tar", "--server", d.url, "/t"}, strings.NewReader(""), tty, &stderr)
+	if code := report(err, &stderr); code != 1 || !strings.Contains(stderr.String(), "refusing to write a tar stream to a terminal; redirect it or give -f FILE") {
+		t.Errorf("a terminal: exit %d, %q", code, stderr.String())
+	}
+	out := filepath.Join(t.TempDir(), "t.tar")
+	err = run(context.Background(), []string{"tar", "--server", d.url, "-f", out, "/t"}, strings.NewReader(""), tty, &stderr)
+	f, ferr := os.Open(out)
+	if err != nil || ferr != nil {
+		t.Fatalf("-f: %v %v", err, ferr)
+	}
+	defer f.Close()
+	if h, err := tar.NewReader(f).Next(); err != nil || !strings.HasPrefix(h.Name, "a") && h.Name != "./" {
+		t.Errorf("-f: first entry %+v %v", h, err)
+	}
+}
