@@ -102,7 +102,7 @@ func TestDefaultDaemonRefusesOtherUsers(t *testing.T) {
 	})
 	nb := nobodyBin(t)
 	t.Run("sandfs put without a token", func(t *testing.T) {
-		res := asNobody(t, []string{"SANDFS_URL=" + d.URL, "SANDFS_STATE=" + d.State}, nb, "put", "/lpe/id2", "/usr/bin/id")
+		res := asNobody(t, []string{"SANDFS_URL=" + d.URL, "SANDFS_STATE=" + d.State}, nb, "put", "/usr/bin/id", "/lpe/id2")
 		if res.Code != 3 || !strings.Contains(res.Stderr, "token invalid") || !strings.Contains(res.Stderr, "the daemon wants a token") {
 			t.Errorf("sandfs put as nobody: got %s, want exit 3 and the 401's hint", res)
 		}

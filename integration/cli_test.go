@@ -106,24 +106,29 @@ func TestCLIVerbs(t *testing.T) {
 		disk   func(t *testing.T, root string)
 	}{
 		{
-			name: "ls lists name type size modified",
-			args: []string{"ls", "/ls"},
+			name:   "ls lists names",
+			args:   []string{"ls", "/ls"},
+			stdout: exactly("a.txt\nsub\n"),
+		},
+		{
+			name: "ls -l: mode size modified name",
+			args: []string{"ls", "-l", "/ls"},
 			stdout: func(t *testing.T, out string) {
 				lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 				if len(lines) != 2 {
 					t.Fatalf("got %d lines %q, want 2", len(lines), out)
 				}
-				want := [][3]string{{"a.txt", "file", "5"}, {"sub", "directory", ""}}
+				want := [][3]string{{"-rw-r--r--", "5", "a.txt"}, {"drwxr-xr-x", "", "sub"}}
 				for i, line := range lines {
 					f := strings.Fields(line)
-					if len(f) != 4 {
-						t.Fatalf("line %q: got %d fields, want 4 (name type size modified)", line, len(f))
+					if len(f) != 5 {
+						t.Fatalf("line %q: got %d fields, want 5 (mode size date time name)", line, len(f))
 					}
-					if f[0] != want[i][0] || f[1] != want[i][1] || (want[i][2] != "" && f[2] != want[i][2]) {
-						t.Errorf("line %q: got %v, want name %q type %q size %q", line, f[:3], want[i][0], want[i][1], want[i][2])
+					if f[0] != want[i][0] || f[4] != want[i][2] || (want[i][1] != "" && f[1] != want[i][1]) {
+						t.Errorf("line %q: got %v, want %v", line, f, want[i])
 					}
-					if _, err := time.Parse(time.RFC3339, f[3]); err != nil {
-						t.Errorf("line %q: modified %q is not RFC 3339: %v", line, f[3], err)
+					if _, err := time.ParseInLocation("2006-01-02 15:04:05", f[2]+" "+f[3], time.Local); err != nil {
+						t.Errorf("line %q: modified is not local time to the second: %v", line, err)
 					}
 				}
 			},
@@ -132,25 +137,22 @@ func TestCLIVerbs(t *testing.T) {
 			name: "ls --json after the path",
 			args: []string{"ls", "/ls", "--json"},
 			stdout: func(t *testing.T, out string) {
-				var entries []struct {
-					Name      string `json:"name"`
-					Path      string `json:"path"`
-					EntryType string `json:"entryType"`
-					Size      int64  `json:"size"`
+				type entry struct {
+					Name string `json:"name"`
+					Path string `json:"path"`
+					Type string `json:"type"`
+					Size int64  `json:"size"`
 				}
-				if err := json.Unmarshal([]byte(out), &entries); err != nil {
+				var list struct {
+					Entries []entry `json:"entries"`
+				}
+				if err := json.Unmarshal([]byte(out), &list); err != nil {
 					t.Fatalf("not JSON: %v\n%s", err, out)
 				}
-				slices.SortFunc(entries, func(a, b struct {
-					Name      string `json:"name"`
-					Path      string `json:"path"`
-					EntryType string `json:"entryType"`
-					Size      int64  `json:"size"`
-				}) int {
-					return strings.Compare(a.Name, b.Name)
-				})
-				if len(entries) != 2 || entries[0].Path != "/ls/a.txt" || entries[0].EntryType != "file" ||
-					entries[0].Size != 5 || entries[1].Name != "sub" || entries[1].EntryType != "directory" {
+				entries := list.Entries
+				slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.Name, b.Name) })
+				if len(entries) != 2 || entries[0].Path != "/ls/a.txt" || entries[0].Type != "file" ||
+					entries[0].Size != 5 || entries[1].Name != "sub" || entries[1].Type != "directory" {
 					t.Errorf("got %+v", entries)
 				}
 			},
@@ -174,8 +176,8 @@ func TestCLIVerbs(t *testing.T) {
 				if err := json.Unmarshal([]byte(out), &st); err != nil {
 					t.Fatalf("not JSON: %v\n%s", err, out)
 				}
-				if st["path"] != "/stat" || st["entryType"] != "directory" {
-					t.Errorf("got %v, want path /stat entryType directory", st)
+				if st["path"] != "/stat" || st["type"] != "directory" {
+					t.Errorf("got %v, want path /stat type directory", st)
 				}
 			},
 		},
@@ -204,7 +206,7 @@ func TestCLIVerbs(t *testing.T) {
 		},
 		{
 			name:   "put from a local file creates parents",
-			args:   []string{"put", "/put/deep/er/local.bin", localBin},
+			args:   []string{"put", localBin, "/put/deep/er/local.bin"},
 			stdout: exactly(""),
 			disk: func(t *testing.T, root string) {
 				if got := readFile(t, filepath.Join(root, "put/deep/er/local.bin")); got != localBinData {
@@ -356,7 +358,7 @@ func TestCLIVerbs(t *testing.T) {
 		{name: "rm of a missing path is not found", args: []string{"rm", "/nope"}, code: 2},
 		{name: "mv of a missing source is not found", args: []string{"mv", "/nope", "/nope2"}, code: 2},
 		{name: "cat of a directory is refused", args: []string{"cat", "/ls"}, code: 3},
-		{name: "put of a missing local file fails", args: []string{"put", "/x", filepath.Join(local, "missing")}, code: 1},
+		{name: "put of a missing local file fails", args: []string{"put", filepath.Join(local, "missing"), "/x"}, code: 1},
 		{name: "upload-batch of a missing local dir fails", args: []string{"upload-batch", filepath.Join(local, "missing")}, code: 1},
 		{
 			name: "help lists every verb",
@@ -455,7 +457,7 @@ func TestCLIPutCatRoundTrip(t *testing.T) {
 					if err := os.WriteFile(f, data, 0o644); err != nil {
 						t.Fatal(err)
 					}
-					res = d.CLI(t, nil, "put", apiPath, f)
+					res = d.CLI(t, nil, "put", f, apiPath)
 				}
 				if res.Code != 0 {
 					t.Fatalf("put: %s", res)
