@@ -131,6 +131,9 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		if strings.Contains(err.Error(), "malformed HTTP") {
+			return nil, &notSandfsError{base: c.base, why: err.Error()} // not even HTTP
+		}
 		return nil, unwrapURLError(err)
 	}
 	if resp.StatusCode >= 400 {
@@ -140,6 +143,11 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 			ae.TokenSent = c.token != ""
 		}
 		return nil, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/html" {
+		// No route the verbs call answers a web page (only /ui/ does).
+		resp.Body.Close()
+		return nil, &notSandfsError{base: c.base, why: "a web page for " + r.route}
 	}
 	return resp, nil
 }
@@ -151,6 +159,9 @@ func (c *client) call(ctx context.Context, r request) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if !jsonType(resp.Header.Get("Content-Type")) {
+		return nil, &notSandfsError{base: c.base, why: "a non-JSON answer to " + r.route}
+	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the answer to %s %s: %w", r.method, r.route, err)
@@ -237,6 +248,13 @@ func (e *apiError) Kind() string {
 	return e.Type
 }
 
+// jsonType reports whether a Content-Type is JSON (application/json,
+// application/problem+json, any +json).
+func jsonType(ct string) bool {
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
 // decodeError reads a failure answer from the daemon at base. It
 // understands problem+json and the JSON shapes of the other families (a
 // "detail", "message" or "error" string); anything else (HTML, text, JSON
@@ -244,8 +262,8 @@ func (e *apiError) Kind() string {
 func decodeError(resp *http.Response, base string) error {
 	e := &apiError{Status: resp.StatusCode}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mt == "application/problem+json" || mt == "application/json" {
+	mt := resp.Header.Get("Content-Type")
+	if jsonType(mt) {
 		var p struct {
 			Type    string `json:"type"`
 			Title   string `json:"title"`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -261,19 +262,42 @@ func TestNotSandfs(t *testing.T) {
 		},
 	} {
 		ts := httptest.NewServer(h)
-		for _, args := range [][]string{{"cat", "/a"}, {"ls", "/"}, {"rm", "/a"}} {
+		for _, args := range [][]string{{"cat", "/a"}, {"ls", "/"}, {"rm", "/a"}, {"download", "/a", "-"}, {"mkdir", "/a"}} {
 			var stdout, stderr bytes.Buffer
 			err := run(context.Background(), append([]string{args[0], "--server", ts.URL}, args[1:]...), strings.NewReader(""), &stdout, &stderr)
 			code := report(err, &stderr)
 			want := "sandfs: this does not look like a sandfs daemon at " + ts.URL + "\n"
-			if name == "HTML 200" && args[0] != "ls" {
-				continue // a 200 to cat is bytes; to rm, an answer not read
-			}
 			if code != 1 || stderr.String() != want {
 				t.Errorf("%s, %q: exit %d, stderr %q, want %q", name, args, code, stderr.String(), want)
 			}
 		}
 		ts.Close()
+	}
+}
+
+// TestNotHTTP: a port that speaks another protocol is no sandfs daemon
+// either.
+func TestNotHTTP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, "SSH-2.0-OpenSSH_9.2\r\n")
+			c.Close()
+		}
+	}()
+	var stdout, stderr bytes.Buffer
+	url := "http://" + ln.Addr().String()
+	err = run(context.Background(), []string{"ls", "--server", url, "/"}, strings.NewReader(""), &stdout, &stderr)
+	if code := report(err, &stderr); code != 1 || stderr.String() != "sandfs: this does not look like a sandfs daemon at "+url+"\n" {
+		t.Errorf("exit %d, %q", code, stderr.String())
 	}
 }
 
