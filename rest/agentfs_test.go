@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,29 @@ func TestHealth(t *testing.T) {
 				t.Errorf("version: got %q, want %q", got.Version, Version())
 			}
 		})
+	}
+}
+
+func TestVersionOf(t *testing.T) {
+	vcs := func(kv ...string) []debug.BuildSetting {
+		var out []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		bi   debug.BuildInfo
+		want string
+	}{
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "sandfs (devel)"},
+		{debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: vcs("vcs.revision", "48187d0c1a2b3c4d5e6f", "vcs.time", "2026-12-01T15:00:00Z", "vcs.modified", "false")},
+			"sandfs v1.2.3 48187d0c1a2b 2026-12-01T15:00:00Z"},
+		{debug.BuildInfo{Settings: vcs("vcs.revision", "abc", "vcs.modified", "true")}, "sandfs (devel) abc dirty"},
+	} {
+		if got := versionOf(&tc.bi); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
 	}
 }
 

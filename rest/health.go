@@ -56,6 +56,10 @@ func Version() string {
 	if !ok {
 		return "sandfs (unknown build)"
 	}
+	return versionOf(bi)
+}
+
+func versionOf(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
 	if v == "" {
 		v = "(devel)"
