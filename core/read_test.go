@@ -64,3 +64,30 @@ func TestListStatOpen(t *testing.T) {
 		}
 	})
 }
+
+// TestReadlink: a link's target as stored, dangling or climbing too; a
+// file is EINVAL; a link on the way is resolved within the root.
+func TestReadlink(t *testing.T) {
+	modes(t, func(t *testing.T, s *Sandbox, root string) {
+		mk(t, root, map[string]string{"d/l": "->b", "d/up": "->../../../etc/passwd", "f": "x"})
+		if err := os.Symlink("/", filepath.Join(root, "esc")); err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		for _, tc := range []struct {
+			p, want string
+			err     error
+		}{
+			{"/d/l", "b", nil},
+			{"/d/up", "../../../etc/passwd", nil},
+			{"/esc/d/l", "b", nil}, // "/" is the root: esc/d is /d
+			{"/f", "", unix.EINVAL},
+			{"/nope", "", unix.ENOENT},
+		} {
+			got, err := s.Readlink(ctx, tc.p)
+			if got != tc.want || !errors.Is(err, tc.err) && !(err == nil && tc.err == nil) {
+				t.Errorf("%s: got %q, %v; want %q, %v", tc.p, got, err, tc.want, tc.err)
+			}
+		}
+	})
+}
