@@ -289,8 +289,11 @@ func TestNotHTTP(t *testing.T) {
 			if err != nil {
 				return
 			}
+			// As sshd: the banner at once, then the connection stays
+			// open until the client goes (closing at once races the
+			// client's request: it would see a dropped connection).
 			io.WriteString(c, "SSH-2.0-OpenSSH_9.2\r\n")
-			c.Close()
+			go func() { io.Copy(io.Discard, c); c.Close() }()
 		}
 	}()
 	var stdout, stderr bytes.Buffer
