@@ -131,8 +131,11 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		if strings.Contains(err.Error(), "malformed HTTP") {
-			return nil, &notSandfsError{base: c.base, why: err.Error()} // not even HTTP
+		// Not even HTTP: an answer that is no HTTP response, or bytes sent
+		// before the request was (an HTTP server never speaks first; Go's
+		// transport then reports its idle connection's read).
+		if msg := err.Error(); strings.Contains(msg, "malformed HTTP") || strings.Contains(msg, "readLoopPeekFailLocked") {
+			return nil, &notSandfsError{base: c.base, why: err.Error()}
 		}
 		return nil, unwrapURLError(err)
 	}
