@@ -255,7 +255,7 @@ func decodeError(resp *http.Response) error {
 	return e
 }
 
-// Wire types of the sandbox-agent /v1/fs family (API.md §3, seed 000).
+// Wire types of the sandbox-agent /v1/fs family (api.md §3, seed 000).
 type (
 	fsEntry struct {
 		Name      string `json:"name"`
