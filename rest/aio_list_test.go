@@ -193,6 +193,13 @@ func TestAIOSearchFindGlob(t *testing.T) {
 			{"dirs", `{"path":"/s","pattern":"*","files_only":false}`, "/s/a.go,/s/ln,/s/node,/s/x", false, true},
 			{"size desc", `{"path":"/s","pattern":"**/*.go","sort_by":"size","sort_desc":true,"include_metadata":false}`, "/s/x/b.go,/s/x/y/c.go,/s/node/e.go,/s/a.go", false, false},
 			{"max results", `{"path":"/s","pattern":"**/*.go","max_results":2}`, "/s/a.go,/s/node/e.go", true, true},
+			// max_results keeps the first of the sorted matches, not the
+			// first found (the AIO SDK's glob_files with sort_by and
+			// max_results showed the walk's first, then sorted).
+			{"max results of the sorted", `{"path":"/s","pattern":"**/*.go","sort_by":"size","sort_desc":true,"max_results":2}`, "/s/x/b.go,/s/x/y/c.go", true, true},
+			{"max results by name", `{"path":"/s","pattern":"**/*.go","sort_by":"name","sort_desc":true,"max_results":1}`, "/s/node/e.go", true, true},
+			{"max results, cut while walking", `{"path":"/s","pattern":"**/*.go","include_hidden":true,"sort_by":"name","sort_desc":true,"max_results":2}`, "/s/node/e.go,/s/.h/d.go", true, true},
+			{"max results exactly all", `{"path":"/s","pattern":"**/*.go","sort_by":"name","max_results":4}`, "/s/a.go,/s/x/b.go,/s/x/y/c.go,/s/node/e.go", false, true},
 		}
 		for _, c := range gcases {
 			t.Run(c.name, func(t *testing.T) {
