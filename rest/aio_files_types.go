@@ -124,6 +124,7 @@ type listEntry struct {
 	Permissions  *string `json:"permissions,omitempty"`
 
 	mtime int64 // for sorting
+	size  int64 // for sorting, also when Size is not shown (include_size false)
 }
 
 // listResult is FileListResult plus truncated.

@@ -105,7 +105,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p string, o listOp
 	}, func(e core.WalkEntry) {
 		dir := e.IsDirLike()
 		le := listEntry{Name: e.Name, Path: e.Path, IsDirectory: dir, ModifiedTime: rfc3339(e.ModTime),
-			IsHidden: strings.HasPrefix(e.Name, "."), mtime: e.ModTime.UnixNano()}
+			IsHidden: strings.HasPrefix(e.Name, "."), mtime: e.ModTime.UnixNano(), size: e.Size}
 		if o.size {
 			sz := e.Size
 			le.Size = &sz
@@ -167,12 +167,7 @@ func sortGlob(files []globEntry, sortBy string, desc bool) {
 // recursive listing reads as a tree), size, modified, type (directories
 // first, then by extension, then by path).
 func listOrder(by string) (func(a, b listEntry) bool, error) {
-	size := func(e listEntry) int64 {
-		if e.Size == nil {
-			return 0
-		}
-		return *e.Size
-	}
+	size := func(e listEntry) int64 { return e.size }
 	ext := func(e listEntry) string {
 		if e.Extension == nil {
 			return ""

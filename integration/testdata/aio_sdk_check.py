@@ -110,6 +110,8 @@ g = ok(f.glob_files(path=D + "/glob", pattern="*.dat", sort_by="size", sort_desc
 check([(x.name, x.size) for x in g.files] == [("a-10.dat", 10), ("b-2.dat", 2)] and g.truncated is True, "glob sorted then cut", g)
 g = ok(f.glob_files(path=D + "/glob", pattern="*", sort_by="name", include_metadata=False), "glob_files by name, no metadata")
 check([(x.name, x.size, x.modified_time) for x in g.files] == [("a-10.dat", None, None), ("b-2.dat", None, None), ("c-1.dat", None, None)], "glob by name", g)
+ls = ok(f.list_path(path=D + "/glob", sort_by="size", sort_desc=True, include_size=False), "list_path by size, sizes not shown")
+check([(x.name, x.size) for x in ls.files] == [("a-10.dat", None), ("b-2.dat", None), ("c-1.dat", None)], "list by size", ls.files)
 
 gr = ok(f.grep_files(path=D, pattern="needle"), "grep_files")
 got = sorted((m.file, m.line_number, m.line_content) for m in gr.matches)
