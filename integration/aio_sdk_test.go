@@ -37,7 +37,8 @@ func requirePythonSDK(t *testing.T) string {
 	if _, err := os.Stat(python3); err != nil {
 		why = python3 + " is missing (apt-get install python3)"
 	} else if out, err := exec.Command(python3, "-c", "import httpx, pydantic").CombinedOutput(); err != nil {
-		why = "python3-httpx or python3-pydantic is missing (apt-get install -y python3-httpx python3-pydantic): " + string(bytes.TrimSpace(out))
+		lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+		why = "python3-httpx or python3-pydantic is missing (apt-get install -y python3-httpx python3-pydantic): " + string(lines[len(lines)-1])
 	}
 	if why != "" {
 		testenv.Skip(t, []string{"SANDFS_REQUIRE_SDK"}, "the AIO Python SDK test: %s", why)
