@@ -13,13 +13,10 @@ import (
 	"testing"
 )
 
-func TestStartDebug(t *testing.T) {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	for _, addr := range []string{"0.0.0.0:0", "192.0.2.1:0", ":0", "nonsense"} {
-		if err := startDebug(context.Background(), addr, "", log); err == nil || !strings.Contains(err.Error(), "--debug-listen") {
-			t.Errorf("startDebug(%q) = %v, want a refusal", addr, err)
-		}
-	}
+// startTestDebug starts the debug listener on a free loopback port for
+// the test's life, with the daemon's token token, and returns its address.
+func startTestDebug(t *testing.T, token string) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -27,10 +24,21 @@ func TestStartDebug(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := startDebug(ctx, addr, "", log); err != nil {
+	t.Cleanup(cancel)
+	if err := startDebug(ctx, addr, token, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 		t.Fatal(err)
 	}
+	return addr
+}
+
+func TestStartDebug(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, addr := range []string{"0.0.0.0:0", "192.0.2.1:0", ":0", "nonsense"} {
+		if err := startDebug(context.Background(), addr, "", log); err == nil || !strings.Contains(err.Error(), "--debug-listen") {
+			t.Errorf("startDebug(%q) = %v, want a refusal", addr, err)
+		}
+	}
+	addr := startTestDebug(t, "")
 	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
 	if err != nil {
 		t.Fatal(err)
@@ -90,17 +98,7 @@ func TestDebugHidesToken(t *testing.T) {
 	saved := os.Args
 	os.Args = []string{"sandfs", "serve", "--token", flagTok, "--token=" + flagTok, "--workdir", "/" + envTok}
 	defer func() { os.Args = saved }()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := startDebug(ctx, addr, envTok, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
-		t.Fatal(err)
-	}
+	addr := startTestDebug(t, envTok)
 	get := func(p string) string {
 		resp, err := http.Get("http://" + addr + p)
 		if err != nil {
