@@ -1,6 +1,6 @@
 package core
 
-// Checkpoints and restore (API.md §5a).
+// Checkpoints and restore (api.md §5a).
 //
 // # Where they live
 //

@@ -17,7 +17,7 @@ import (
 // OpGrep names grep failures.
 const OpGrep = "grep"
 
-// GrepDefaultMaxResults and GrepDefaultMaxFileSize are the limits of API.md
+// GrepDefaultMaxResults and GrepDefaultMaxFileSize are the limits of api.md
 // §1: 500 matches, files over 1 MiB skipped.
 const (
 	GrepDefaultMaxResults  = 500

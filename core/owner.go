@@ -9,7 +9,7 @@ import (
 )
 
 // Owner is the account that owns the files and directories an operation
-// creates (the AIO "user" of API.md §4). It travels in the context, like the
+// creates (the AIO "user" of api.md §4). It travels in the context, like the
 // Actor, so every creating operation (WriteFile, WriteInPlace, Mkdir and its
 // parents, Copy, uploads and extractions built on them) honours it without
 // an option of its own. Files that already exist keep their owner: the owner

@@ -20,7 +20,7 @@ type Limits struct {
 	TarBytes   int64 // bytes extracted from one archive (default 4 GiB)
 }
 
-// DefaultLimits are the limits of API.md §1.
+// DefaultLimits are the limits of api.md §1.
 var DefaultLimits = Limits{TarEntries: 100_000, TarBytes: 4 << 30}
 
 // Options configure a Sandbox.

@@ -161,7 +161,7 @@ func (h hostFS) List(p string) ([]string, error) {
 }
 
 // restFS is suiteFS through the daemon's HTTP API, on sandbox "default":
-// the AIO v2 routes (API.md §4), whose failures carry the errno (§2):
+// the AIO v2 routes (api.md §4), whose failures carry the errno (§2):
 // upload and download stream the bytes, mkdir with parents false, move
 // with overwrite false, delete with recursive false, stat not following
 // symlinks, list.

@@ -10,7 +10,7 @@ import (
 )
 
 // actorHeader names who acts for a request: free text (an agent, a session,
-// a tool call) that every event the request makes keeps (API.md §6).
+// a tool call) that every event the request makes keeps (api.md §6).
 const actorHeader = "X-Sandfs-Actor"
 
 // maxActorBytes bounds the header's value.

@@ -31,7 +31,7 @@ type agentFS interface {
 
 var _ agentFS = (*core.Sandbox)(nil)
 
-// maxAgentEntries caps GET /v1/fs/entries (API.md §1 list limit). The
+// maxAgentEntries caps GET /v1/fs/entries (api.md §1 list limit). The
 // seed's answer is a bare array, so a cut listing says so in a header. A
 // variable only so that a test can lower it.
 var maxAgentEntries = 10_000

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The AIO family (API.md §2, §4; seed 001): every answer, success or
+// The AIO family (api.md §2, §4; seed 001): every answer, success or
 // failure, is the envelope {"success", "message", "data", "hint"}. The
 // family has two dialects that differ only in the status of an expected
 // filesystem failure: /v1/file/* answers it 200 with success:false, /v2/*
@@ -67,7 +67,7 @@ func renderAIO(w http.ResponseWriter, k errKind, v1 bool) {
 	status := k.Status
 	if v1 && (k.Errno != 0 || k.Expected) && !k.Internal && k.Op != "resolve" {
 		// An empty path or one with a NUL byte is a 400 in every family
-		// (API.md §1), not a filesystem failure.
+		// (api.md §1), not a filesystem failure.
 		status = http.StatusOK
 	}
 	writeError(w, status, "application/json", aioEnvelope{Success: false, Message: k.Detail, Data: aioFailureOf(k)})

@@ -14,7 +14,7 @@ import (
 	"sandfs/core"
 )
 
-// The AIO file routes of part A (API.md §4; seed 001 "Read and write
+// The AIO file routes of part A (api.md §4; seed 001 "Read and write
 // files", "Files and directories", "Search", "Ownership identity"): text
 // read, write, the anchored editor (aio_edit.go), stat, list, name search
 // and glob, mkdir, copy, move, delete, and GET /v1/capabilities. Each route
@@ -46,7 +46,7 @@ var _ fileFS = (*core.Sandbox)(nil)
 
 func (s *Server) fileFS() fileFS { return s.sandboxes[core.DefaultSandbox] }
 
-// Limits of the file routes (API.md §1). Tests shrink them.
+// Limits of the file routes (api.md §1). Tests shrink them.
 type aioFileLimits struct {
 	ReadBytes  int64 // buffered text read and edit: 16 MiB → file_too_large
 	List       int   // list entries: 10,000 → truncated

@@ -1,6 +1,6 @@
 package rest
 
-// Wire types of the AIO file routes of part A (API.md §4; seed 001; the
+// Wire types of the AIO file routes of part A (api.md §4; seed 001; the
 // 1.x schema's FileReadRequest, FileWriteRequest, StrReplaceEditorRequest,
 // FileReplaceRequest, FileListRequest, FileFindRequest, FileGlobRequest and
 // their results). snake_case, as the AIO clients read them. Request fields
@@ -124,6 +124,7 @@ type listEntry struct {
 	Permissions  *string `json:"permissions,omitempty"`
 
 	mtime int64 // for sorting
+	size  int64 // for sorting, also when Size is not shown (include_size false)
 }
 
 // listResult is FileListResult plus truncated.

@@ -3,6 +3,7 @@ package rest
 import (
 	"errors"
 	"io/fs"
+	"math"
 	"net/http"
 	"path"
 	"sort"
@@ -104,7 +105,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p string, o listOp
 	}, func(e core.WalkEntry) {
 		dir := e.IsDirLike()
 		le := listEntry{Name: e.Name, Path: e.Path, IsDirectory: dir, ModifiedTime: rfc3339(e.ModTime),
-			IsHidden: strings.HasPrefix(e.Name, "."), mtime: e.ModTime.UnixNano()}
+			IsHidden: strings.HasPrefix(e.Name, "."), mtime: e.ModTime.UnixNano(), size: e.Size}
 		if o.size {
 			sz := e.Size
 			le.Size = &sz
@@ -136,16 +137,37 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p string, o listOp
 	return writeAIO(w, res)
 }
 
+// sortGlob orders glob matches by sortBy (path, name, size, modified),
+// ties by path, reversed with desc.
+func sortGlob(files []globEntry, sortBy string, desc bool) {
+	sort.SliceStable(files, func(i, j int) bool {
+		a, b := files[i], files[j]
+		if desc {
+			a, b = b, a
+		}
+		switch sortBy {
+		case "name":
+			if a.Name != b.Name {
+				return a.Name < b.Name
+			}
+		case "size":
+			if a.size != b.size {
+				return a.size < b.size
+			}
+		case "modified":
+			if a.mtime != b.mtime {
+				return a.mtime < b.mtime
+			}
+		}
+		return a.Path < b.Path
+	})
+}
+
 // listOrder is the comparison of sort_by: name (default; the path, so a
 // recursive listing reads as a tree), size, modified, type (directories
 // first, then by extension, then by path).
 func listOrder(by string) (func(a, b listEntry) bool, error) {
-	size := func(e listEntry) int64 {
-		if e.Size == nil {
-			return 0
-		}
-		return *e.Size
-	}
+	size := func(e listEntry) int64 { return e.size }
 	ext := func(e listEntry) string {
 		if e.Extension == nil {
 			return ""
@@ -295,7 +317,12 @@ func (s *Server) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	filesOnly, meta := boolOr(req.FilesOnly, true), boolOr(req.IncludeMetadata, true)
 	res := globResult{Pattern: *req.Pattern, Files: []globEntry{}}
 	wo := core.WalkOptions{MaxDepth: g.MaxDepth(), NoHidden: !boolOr(req.IncludeHidden, false)}
-	res.Path, res.Truncated, err = s.walkListing(w, r, "glob", *req.Path, wo, maxRes, func(e core.WalkEntry) (bool, error) {
+	desc := boolOr(req.SortDesc, false)
+	// The first max_results of the sorted matches, not the first found
+	// sorted: the walk goes on (to the visit limit), and what is kept is
+	// cut back to the best max_results whenever it reaches twice that.
+	cut := false
+	res.Path, res.Truncated, err = s.walkListing(w, r, "glob", *req.Path, wo, math.MaxInt, func(e core.WalkEntry) (bool, error) {
 		if len(req.Exclude) > 0 && pathmatch.InAnyComponent(e.Rel, req.Exclude) {
 			if e.IsDir() {
 				return false, fs.SkipDir
@@ -310,33 +337,19 @@ func (s *Server) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 			sz, mt := e.Size, rfc3339(e.ModTime)
 			ge.Size, ge.ModifiedTime = &sz, &mt
 		}
-		res.Files = append(res.Files, ge)
+		if res.Files = append(res.Files, ge); len(res.Files) >= 2*maxRes {
+			sortGlob(res.Files, sortBy, desc)
+			res.Files, cut = res.Files[:maxRes], true
+		}
 	})
 	if err != nil {
 		return err
 	}
-	desc := boolOr(req.SortDesc, false)
-	sort.SliceStable(res.Files, func(i, j int) bool {
-		a, b := res.Files[i], res.Files[j]
-		if desc {
-			a, b = b, a
-		}
-		switch sortBy {
-		case "name":
-			if a.Name != b.Name {
-				return a.Name < b.Name
-			}
-		case "size":
-			if a.size != b.size {
-				return a.size < b.size
-			}
-		case "modified":
-			if a.mtime != b.mtime {
-				return a.mtime < b.mtime
-			}
-		}
-		return a.Path < b.Path
-	})
+	sortGlob(res.Files, sortBy, desc)
+	if len(res.Files) > maxRes {
+		res.Files, cut = res.Files[:maxRes], true
+	}
+	res.Truncated = res.Truncated || cut
 	res.TotalCount = len(res.Files)
 	return writeAIO(w, res)
 }

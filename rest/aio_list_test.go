@@ -133,6 +133,33 @@ func TestAIOList(t *testing.T) {
 	wantV1Failure(t, h.v1(t, "/v1/file/list", `{"path":"/p/a.py"}`), "invalid_target", unix.ENOTDIR, "NotADirectoryError")
 	wantAIOError(t, h.get(t, "/v2/fs/list?path=/none"), 404, "not_found")
 	wantV1Failure(t, h.v1(t, "/v1/file/list", `{"path":"/none"}`), "not_found", unix.ENOENT, "FileNotFoundError")
+	// sort_by=size sorts by size also when include_size=false hides it
+	// (it sorted by name there: the AIO SDK's list_path showed it).
+	t.Run("size order without sizes", func(t *testing.T) {
+		for name, body := range map[string]string{"one": "1", "three": "333", "two": "22", "zero": ""} {
+			h.writeFile(t, "/q/"+name, body)
+		}
+		for _, c := range []struct {
+			r    resp
+			want string
+		}{
+			{h.get(t, "/v2/fs/list?path=/q&sort_by=size&sort_desc=true&include_size=false"), "three,two,one,zero"},
+			{h.v1(t, "/v1/file/list", `{"path":"/q","sort_by":"size","sort_desc":true,"include_size":false}`), "three,two,one,zero"},
+			{h.v1(t, "/v1/file/list", `{"path":"/q","sort_by":"size","include_size":false}`), "zero,one,two,three"},
+		} {
+			d := wantAIO[listResult](t, c.r)
+			var got []string
+			for _, f := range d.Files {
+				got = append(got, f.Name)
+				if f.Size != nil {
+					t.Errorf("%s: size %d shown with include_size false", f.Name, *f.Size)
+				}
+			}
+			if g := strings.Join(got, ","); g != c.want {
+				t.Errorf("got %s, want %s", g, c.want)
+			}
+		}
+	})
 	wantAIOError(t, h.get(t, "/v2/fs/list?path=/p&sort_by=color"), 400, "invalid_request")
 	wantValidation(t, h.get(t, "/v2/fs/list?path=/p&recursive=sure"), "query.recursive", "bool_parsing")
 	wantValidation(t, h.post(t, "/v1/file/list", `{"recursive":true}`), "body.path", "missing")
@@ -193,6 +220,13 @@ func TestAIOSearchFindGlob(t *testing.T) {
 			{"dirs", `{"path":"/s","pattern":"*","files_only":false}`, "/s/a.go,/s/ln,/s/node,/s/x", false, true},
 			{"size desc", `{"path":"/s","pattern":"**/*.go","sort_by":"size","sort_desc":true,"include_metadata":false}`, "/s/x/b.go,/s/x/y/c.go,/s/node/e.go,/s/a.go", false, false},
 			{"max results", `{"path":"/s","pattern":"**/*.go","max_results":2}`, "/s/a.go,/s/node/e.go", true, true},
+			// max_results keeps the first of the sorted matches, not the
+			// first found (the AIO SDK's glob_files with sort_by and
+			// max_results showed the walk's first, then sorted).
+			{"max results of the sorted", `{"path":"/s","pattern":"**/*.go","sort_by":"size","sort_desc":true,"max_results":2}`, "/s/x/b.go,/s/x/y/c.go", true, true},
+			{"max results by name", `{"path":"/s","pattern":"**/*.go","sort_by":"name","sort_desc":true,"max_results":1}`, "/s/node/e.go", true, true},
+			{"max results, cut while walking", `{"path":"/s","pattern":"**/*.go","include_hidden":true,"sort_by":"name","sort_desc":true,"max_results":2}`, "/s/node/e.go,/s/.h/d.go", true, true},
+			{"max results exactly all", `{"path":"/s","pattern":"**/*.go","sort_by":"name","max_results":4}`, "/s/a.go,/s/x/b.go,/s/x/y/c.go,/s/node/e.go", false, true},
 		}
 		for _, c := range gcases {
 			t.Run(c.name, func(t *testing.T) {

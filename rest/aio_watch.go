@@ -15,7 +15,7 @@ import (
 	"sandfs/core/journal"
 )
 
-// The AIO watch routes (API.md §4 watch bullet, §6; seed 001 "Watch a
+// The AIO watch routes (api.md §4 watch bullet, §6; seed 001 "Watch a
 // directory"): create, list, poll, SSE, stop, and the v1 wait. Every route
 // acts on sandbox "default" and its one journal; a watcher is a filtered,
 // bounded view of that journal (core/journal), so a poll and an SSE stream

@@ -8,7 +8,7 @@ import (
 	"sandfs/core/journal"
 )
 
-// Wire types of the AIO watch routes (API.md §4, §6; seed 001 "Watch a
+// Wire types of the AIO watch routes (api.md §4, §6; seed 001 "Watch a
 // directory"; the 1.x schema's CreateWatchRequest, PollRequest and
 // FileWatchWaitRequest). snake_case, as the AIO clients read them.
 
@@ -100,7 +100,7 @@ type watchWaitRequest struct {
 	EventTypes []string `json:"event_types"`
 }
 
-// watchEvent is one journal event on the wire (API.md §6).
+// watchEvent is one journal event on the wire (api.md §6).
 type watchEvent struct {
 	Seq          uint64  `json:"seq"`
 	Type         string  `json:"type"`

@@ -10,7 +10,7 @@ import (
 	"sandfs/core"
 )
 
-// Extended attributes (API.md §4 xattr row, sandfs's own): values travel
+// Extended attributes (api.md §4 xattr row, sandfs's own): values travel
 // base64-encoded; every answer is the file's attributes after the call.
 // A missing attribute is ENODATA, which the classifier makes not_found (404).
 

@@ -21,7 +21,7 @@ func newTokenCheck(token string) tokenCheck {
 	return tokenCheck{enabled: true, sum: sha256.Sum256([]byte(token))}
 }
 
-// ok reports whether r carries the token in one of the four forms of API.md
+// ok reports whether r carries the token in one of the four forms of api.md
 // §1: "Authorization: Bearer T", "X-API-Key: T", or, on GET and HEAD only,
 // the query parameter access_token or api_key (for EventSource and browser
 // websockets, which cannot set headers). A request that may change

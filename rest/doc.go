@@ -45,7 +45,7 @@
 //
 // Core returns *fs.PathError{Op, Path (API path), Err: unix.Errno}. One
 // function, classify in errors.go, turns any error a handler returns into an
-// errKind: the kind of API.md §2 (not_found, already_exists, invalid_target,
+// errKind: the kind of api.md §2 (not_found, already_exists, invalid_target,
 // no_space_left, …) and its HTTP status, looking only at types and errnos
 // (errors.As), never at message text. The op tells the two ENOTEMPTYs apart:
 // on remove it is a non-empty directory (409 invalid_target), on move a

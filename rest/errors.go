@@ -20,7 +20,7 @@ import (
 	"sandfs/core/journal"
 )
 
-// kind names what went wrong, as API.md §2's error_type. Every family
+// kind names what went wrong, as api.md §2's error_type. Every family
 // renders a kind in its own shape; the kind and the status are decided once,
 // here, for all of them.
 type kind string
@@ -49,7 +49,7 @@ const (
 	kindMisdirected      kind = "misdirected_request"  // a Host this daemon does not answer for (421, browser.go)
 	kindHeaderTooLarge   kind = "header_too_large"     // request line and headers over the limit (431, preroute.go)
 
-	// Watch lifecycle kinds (API.md §4: 404 unknown watcher, 429, 503).
+	// Watch lifecycle kinds (api.md §4: 404 unknown watcher, 429, 503).
 	kindTooManyWatchers kind = "too_many_watchers"
 	kindTimeout         kind = "timeout"
 
@@ -172,7 +172,7 @@ func withOp(op string, err error) error {
 }
 
 // classify turns any error a handler returns into a kind and a status
-// (API.md §2). It looks at types and errnos only, never at message text.
+// (api.md §2). It looks at types and errnos only, never at message text.
 func classify(err error) errKind {
 	var oe *opError
 	errors.As(err, &oe)
@@ -273,7 +273,7 @@ func classify(err error) errKind {
 	return k
 }
 
-// errnoKind is the errno column of API.md §2. op tells a non-empty directory
+// errnoKind is the errno column of api.md §2. op tells a non-empty directory
 // on delete (invalid_target) from one as a move target (already_exists).
 func errnoKind(errno unix.Errno, op string) (kind, int) {
 	switch errno {
@@ -415,7 +415,7 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 		Detail: "method " + r.Method + " not allowed on " + r.URL.Path + "; allowed: " + w.Header().Get("Allow")})
 }
 
-// classifyHistory maps the errors of checkpoints and restore (API.md §5a):
+// classifyHistory maps the errors of checkpoints and restore (api.md §5a):
 // an unknown checkpoint 404, a sandbox without state, a journal that lost
 // events or a file that kept changing 409, a refused restore path 400.
 func classifyHistory(err error) (errKind, bool) {

@@ -34,9 +34,9 @@ import (
 // Every case is sent to a real server on loopback over a root holding a
 // small fixture, with a sibling directory "outside" the root must never
 // reach. A case either must fail (a 4xx in the family's error shape, or on
-// /v1/file a 200 success:false for a filesystem failure, API.md §2) and
+// /v1/file a 200 success:false for a filesystem failure, api.md §2) and
 // change nothing on disk, or (escapes with `..` and absolute paths, which
-// API.md §1 clamps into the root rather than refuses) must not touch
+// api.md §1 clamps into the root rather than refuses) must not touch
 // anything outside the root. No case may get a 5xx, and no answer may carry
 // a panic, a Go source position or a host path.
 
@@ -267,7 +267,7 @@ func (s *spec) opSpec(t *testing.T, rt Route) opSpec {
 	return o
 }
 
-// ignored names parameters a route accepts and ignores (API.md §3, §5) or
+// ignored names parameters a route accepts and ignores (api.md §3, §5) or
 // that carry the token: a hostile value there is not a refusal.
 var ignoredParams = map[string]bool{"sessionId": true, "session_id": true, "asRoot": true, "sudo": true, "access_token": true, "api_key": true}
 
@@ -763,7 +763,7 @@ func TestHostileInput(t *testing.T) {
 			var problems []string
 			if r.Status >= 500 && !(c.escape && r.Status == 503 && bytes.Contains(b, []byte(`"error_type":"timeout"`))) {
 				// (A watch wait on a path that exists nowhere times out: 503
-				// is its documented answer, API.md §4.)
+				// is its documented answer, api.md §4.)
 				problems = append(problems, "a 5xx")
 			}
 			if len(c.status) > 0 && !containsInt(c.status, r.Status) {

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// GET /metrics (API.md §1): Prometheus text. The request path keeps its
+// GET /metrics (api.md §1): Prometheus text. The request path keeps its
 // cost low: each route owns its counters (atomics indexed by status) and
 // its latency histogram, found through the route's closure rather than a
 // label lookup, and the journal's and the mirror's figures are read only

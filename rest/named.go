@@ -18,7 +18,7 @@ import (
 	"sandfs/core/journal"
 )
 
-// namedFS is what the named-sandbox family (API.md §5) needs from a core
+// namedFS is what the named-sandbox family (api.md §5) needs from a core
 // sandbox.
 type namedFS interface {
 	CleanIn(workdir, p string) (string, error)

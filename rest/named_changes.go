@@ -14,7 +14,7 @@ import (
 	"sandfs/core/journal"
 )
 
-// Changes since a point (API.md §5, "Changes since a point"): GET
+// Changes since a point (api.md §5, "Changes since a point"): GET
 // /v1/sandboxes/{name}/changes, the net change set of core.Sandbox.Changes
 // in the named family's shape.
 

@@ -11,7 +11,7 @@ import (
 	"sandfs/core"
 )
 
-// The named family's history routes (API.md §5a): checkpoints of a
+// The named family's history routes (api.md §5a): checkpoints of a
 // sandbox's tree and restore. Thin: core does the work, errors.go maps
 // its errors (unknown checkpoint 404, no state 409, a refused path 400).
 

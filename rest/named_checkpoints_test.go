@@ -206,7 +206,7 @@ func TestNamedRestore(t *testing.T) {
 }
 
 // TestClassifyHistory: the history errors that no request here can
-// provoke on demand are mapped as API.md §5a says.
+// provoke on demand are mapped as api.md §5a says.
 func TestClassifyHistory(t *testing.T) {
 	for _, c := range []struct {
 		err    error

@@ -10,17 +10,17 @@ import (
 	"sandfs/core"
 )
 
-// The wire types of the named-sandbox family (API.md §5) and its error
+// The wire types of the named-sandbox family (api.md §5) and its error
 // shape.
 
 const (
-	// maxNamedWrite caps the body of PUT /fs/write (API.md §1).
+	// maxNamedWrite caps the body of PUT /fs/write (api.md §1).
 	maxNamedWrite = 16 << 20
-	// maxNamedEntries caps a listing (API.md §1 list limit).
+	// maxNamedEntries caps a listing (api.md §1 list limit).
 	maxNamedEntries = 10_000
 )
 
-// namedEntry is one entry of a listing or a stat (API.md §5).
+// namedEntry is one entry of a listing or a stat (api.md §5).
 type namedEntry struct {
 	Name    string `json:"name"`
 	Path    string `json:"path"`
@@ -123,7 +123,7 @@ func toNamedEntry(in core.Info) namedEntry {
 		ModTime: in.ModTime.UTC().Format(time.RFC3339), IsDir: in.IsDir()}
 }
 
-// namedError is the error shape of the named-sandbox family (API.md §5).
+// namedError is the error shape of the named-sandbox family (api.md §5).
 type namedError struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`

@@ -17,7 +17,7 @@ import (
 )
 
 const (
-	// maxSocketPaths is how many paths one watch socket follows (API.md §5).
+	// maxSocketPaths is how many paths one watch socket follows (api.md §5).
 	maxSocketPaths = 8
 	// socketQueue is the per-socket event queue; a reader slower than the
 	// journal loses what does not fit and is told how many.
@@ -56,7 +56,7 @@ type wsEvent struct {
 	Timestamp string `json:"timestamp"`
 	IsDir     bool   `json:"isDir"`
 	Size      int64  `json:"size"`
-	// sandfs's own, after the seed's fields: who made the change (API.md
+	// sandfs's own, after the seed's fields: who made the change (api.md
 	// §6): the name an API client gave, for a fuse change the calling
 	// process, its command name and cgroup; a rename's old path.
 	Origin  string  `json:"origin,omitempty"`

@@ -10,7 +10,7 @@ import (
 	"sandfs/core"
 )
 
-// Conditional writes (API.md §1 "Preconditions"). Every write, edit, move
+// Conditional writes (api.md §1 "Preconditions"). Every write, edit, move
 // and delete of the three families takes a precondition on its target:
 //
 //   - If-Match: one ETag, a comma-separated list, or "*" (the file exists);

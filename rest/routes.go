@@ -20,7 +20,7 @@ const (
 	FamilyService = "service"       // /health, /v1/ping, /openapi.json
 	FamilyAgent   = "sandbox-agent" // /v1/fs/*
 	FamilyAIOv1   = "aio-v1"        // /v1/file/*: AIO envelope, filesystem failures 200 + success:false
-	FamilyAIOv2   = "aio-v2"        // /v2/fs/*, /v2/watch: AIO envelope, the status of API.md §2
+	FamilyAIOv2   = "aio-v2"        // /v2/fs/*, /v2/watch: AIO envelope, the status of api.md §2
 	FamilyNamed   = "named"         // /v1/sandboxes/{name}/fs/*, /v1/sprites/{name}/fs/*: {error, code, path}
 )
 
@@ -43,7 +43,7 @@ const (
 // ignored on every /v1/fs route.
 func (s *Server) table() []route {
 	return []route{
-		// Service (API.md §1).
+		// Service (api.md §1).
 		{Route{"GET", "/health", FamilyService, public}, s.health},           // → {"status":"ok"}
 		{Route{"GET", "/v1/health", FamilyService, public}, s.health},        // → {"status":"ok"}
 		{Route{"GET", "/v1/ping", FamilyService, public}, s.health},          // → {"status":"ok"}
@@ -56,7 +56,7 @@ func (s *Server) table() []route {
 		{Route{"GET", "/ui/style.css", FamilyService, public}, s.uiAsset},  // → the console's style sheet
 		{Route{"GET", "/ui/history.js", FamilyService, public}, s.uiAsset}, // → the console's history part (checkpoints, changes, restore)
 
-		// sandbox-agent (API.md §3, seed 000).
+		// sandbox-agent (api.md §3, seed 000).
 		{Route{"GET", "/v1/fs/entries", FamilyAgent, authed}, s.fsEntries},           // q: path (default ".") → [FsEntry]
 		{Route{"GET", "/v1/fs/file", FamilyAgent, authed}, s.fsReadFile},             // q: path; Range → bytes
 		{Route{"PUT", "/v1/fs/file", FamilyAgent, authed}, s.fsWriteFile},            // q: path; b: bytes → FsWriteResponse
@@ -66,7 +66,7 @@ func (s *Server) table() []route {
 		{Route{"GET", "/v1/fs/stat", FamilyAgent, authed}, s.fsStat},                 // q: path → FsStat
 		{Route{"POST", "/v1/fs/upload-batch", FamilyAgent, authed}, s.fsUploadBatch}, // q: path (default "."); b: tar → FsUploadBatchResponse
 
-		// AIO watch (API.md §4, §6, seed 001): v2.
+		// AIO watch (api.md §4, §6, seed 001): v2.
 		{Route{"POST", "/v2/watch", FamilyAIOv2, authed}, s.watchCreate},           // b: {path, recursive, debounce, exclude, include_patterns} → {watcher_id, path, status, created_at, reused, initial_cursor}
 		{Route{"GET", "/v2/watch", FamilyAIOv2, authed}, s.watchList},              // → {watchers, count}
 		{Route{"GET", "/v2/watch/:id/poll", FamilyAIOv2, authed}, s.watchPollV2},   // q: cursor, limit, timeout → {events, cursor, overflow}; Accept: text/event-stream → SSE
@@ -80,7 +80,7 @@ func (s *Server) table() []route {
 		{Route{"GET", "/v1/file/watch/:id/events", FamilyAIOv1, authed}, s.watchEvents}, // q: cursor; Last-Event-ID → SSE
 		{Route{"DELETE", "/v1/file/watch/:id", FamilyAIOv1, authed}, s.watchStop},       // → as v2
 
-		// AIO files (part A): read, write, edit, stat, list, search, glob, mkdir, copy, move, delete, capabilities (API.md §4, seed 001).
+		// AIO files (part A): read, write, edit, stat, list, search, glob, mkdir, copy, move, delete, capabilities (api.md §4, seed 001).
 		{Route{"GET", "/v2/fs/read", FamilyAIOv2, authed}, s.readV2},                  // q: path, start_line, end_line (0-based, end exclusive) → {content, file}
 		{Route{"POST", "/v1/file/read", FamilyAIOv1, authed}, s.readV1},               // b: FileReadRequest {file, start_line, end_line} → FileReadResult
 		{Route{"POST", "/v2/fs/write", FamilyAIOv2, authed}, s.writeFile},             // q: user; b: {path, content, encoding, append, leading_newline, trailing_newline} → {file, bytes_written}
@@ -105,7 +105,7 @@ func (s *Server) table() []route {
 		{Route{"POST", "/v1/file/delete", FamilyAIOv1, authed}, s.deleteEntry},        // b: as v2 → as v2
 		{Route{"GET", "/v1/capabilities", FamilyAIOv1, authed}, s.capabilitiesV1},     // → {files: {read, write, …: bool}, exec, browser, computer, code_interpreter}
 
-		// AIO transfer (part B): grep, upload, download, tree, xattr (API.md §4, seed 001).
+		// AIO transfer (part B): grep, upload, download, tree, xattr (api.md §4, seed 001).
 		{Route{"POST", "/v2/fs/grep", FamilyAIOv2, authed}, s.grep},             // b: FileGrepRequest {path, pattern, include, exclude, type, …} → {path, pattern, matches, match_count, files_searched, files_matched, truncated}
 		{Route{"POST", "/v1/file/grep", FamilyAIOv1, authed}, s.grep},           // b: FileGrepRequest → as v2
 		{Route{"POST", "/v1/file/search", FamilyAIOv1, authed}, s.searchInFile}, // b: FileSearchRequest {file, regex} → {file, matches, line_numbers (0-based)}
@@ -123,7 +123,7 @@ func (s *Server) table() []route {
 		// The sandboxes served (sandfs's own, for the console's picker; ui.go).
 		{Route{"GET", "/v1/sandboxes", FamilyNamed, authed}, s.listSandboxes}, // → {sandboxes: [{name}], count}, "default" first
 
-		// Named sandboxes (API.md §5, seed 002): every route under both prefixes; asRoot accepted and ignored.
+		// Named sandboxes (api.md §5, seed 002): every route under both prefixes; asRoot accepted and ignored.
 		{Route{"GET", "/v1/sandboxes/:name/fs/read", FamilyNamed, authed}, s.namedRead},        // q: path, workingDir; Range → bytes
 		{Route{"GET", "/v1/sprites/:name/fs/read", FamilyNamed, authed}, s.namedRead},          // q: path, workingDir; Range → bytes
 		{Route{"PUT", "/v1/sandboxes/:name/fs/write", FamilyNamed, authed}, s.namedWrite},      // q: path, workingDir, mode, mkdir|mkdirParents; b: bytes ≤ 16 MiB → {path, size, mode}
@@ -146,11 +146,11 @@ func (s *Server) table() []route {
 		{Route{"GET", "/v1/sprites/:name/events", FamilyNamed, authed}, s.namedEvents},         // q: as above
 		{Route{"GET", "/v1/sandboxes/:name/fs/watch", FamilyNamed, authed}, s.namedWatch},      // websocket: subscribe → subscribed, event…, error
 		{Route{"GET", "/v1/sprites/:name/fs/watch", FamilyNamed, authed}, s.namedWatch},        // websocket: subscribe → subscribed, event…, error
-		// History (API.md §5, "Changes since a point"): the net change set since a seq, a time or a checkpoint.
+		// History (api.md §5, "Changes since a point"): the net change set since a seq, a time or a checkpoint.
 		{Route{"GET", "/v1/sandboxes/:name/changes", FamilyNamed, authed}, s.namedChangesOf}, // q: since (SEQ|TIME|cp_…), path, workingDir, actor, origin, diff, max_diff_bytes, limit → {since, untilSeq, lost, changes, count, truncated}
 		{Route{"GET", "/v1/sprites/:name/changes", FamilyNamed, authed}, s.namedChangesOf},   // q: as above → as above
 
-		// History (API.md §5a): checkpoints of the tree and restore, under both prefixes.
+		// History (api.md §5a): checkpoints of the tree and restore, under both prefixes.
 		{Route{"POST", "/v1/sandboxes/:name/checkpoints", FamilyNamed, authed}, s.namedCheckpointCreate},       // b: {name?, skipExcluded?} → 201 checkpoint {id, name, reason, seq, createdAt, files, dirs, symlinks, bytes, newBytes}
 		{Route{"GET", "/v1/sandboxes/:name/checkpoints", FamilyNamed, authed}, s.namedCheckpointList},          // → {checkpoints: [checkpoint], count}, oldest first
 		{Route{"GET", "/v1/sandboxes/:name/checkpoints/:id", FamilyNamed, authed}, s.namedCheckpointGet},       // → checkpoint; unknown id 404 ENOENT

@@ -30,13 +30,13 @@ type Config struct {
 	MirrorOps func(sandbox string) map[string]uint64
 }
 
-// Limits bound request bodies. Zero fields take the defaults of API.md §1.
+// Limits bound request bodies. Zero fields take the defaults of api.md §1.
 type Limits struct {
 	MaxJSONBody int64 // default 64 MiB -> 413
 	MaxTarBody  int64 // default 4 GiB (upload-batch body) -> 413
 }
 
-// DefaultLimits are the limits of API.md §1.
+// DefaultLimits are the limits of api.md §1.
 var DefaultLimits = Limits{MaxJSONBody: 64 << 20, MaxTarBody: 4 << 30}
 
 // Server serves the route families over one core.Sandbox map.

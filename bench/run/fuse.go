@@ -144,7 +144,7 @@ func runFUSE(c *cfg, t *table) error {
 // own beside the others, all mounted at once, and take turns in rounds of
 // nCreate files, so a slow moment of the shared machine falls on all of
 // them. -allow-other mounts the loopback shared with the kernel checking
-// permissions (allow_other,default_permissions), as sandfs mounts (API.md
+// permissions (allow_other,default_permissions), as sandfs mounts (api.md
 // §7); the loopback's private default skips the permission checks, and with
 // them the refresh of a changed directory's attributes that each check
 // needs (one GETATTR more per create and per unlink). Each round measures

@@ -18,7 +18,7 @@ import (
 	"golang.org/x/term"
 )
 
-// The client verbs on the AIO /v2/fs routes (API.md §4, §8): grep, find,
+// The client verbs on the AIO /v2/fs routes (api.md §4, §8): grep, find,
 // cp, download, tar. Answers are the AIO envelope {success, message, data,
 // hint}; failures carry the §2 status, so the exit codes are those of every
 // verb (2 not found, 3 refused, 1 anything else).

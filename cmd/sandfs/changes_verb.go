@@ -15,7 +15,7 @@ import (
 )
 
 // The changes verb: the net change set since a point (GET
-// /v1/sandboxes/NAME/changes, API.md §5 "Changes since a point").
+// /v1/sandboxes/NAME/changes, api.md §5 "Changes since a point").
 
 var changesCommand = &command{
 	name:     "changes",

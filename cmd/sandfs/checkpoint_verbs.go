@@ -12,7 +12,7 @@ import (
 )
 
 // The history verbs: checkpoints of a sandbox's tree and restore (the
-// named family's routes of API.md §5a). One line per item; --json prints
+// named family's routes of api.md §5a). One line per item; --json prints
 // the daemon's answer.
 
 // checkpointWire is a checkpoint as the daemon answers it.

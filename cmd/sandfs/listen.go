@@ -23,7 +23,7 @@ const defaultMaxHeaderBytes = 64 << 10
 
 // httpServer builds the daemon's http.Server. A client that sends its
 // headers slowly, or leaves a keep-alive connection idle, loses the
-// connection after the configured time (API.md §1: 10 s, 120 s); request
+// connection after the configured time (api.md §1: 10 s, 120 s); request
 // lines and headers over maxHeaderBytes get 431. Bodies have no read
 // timeout: a large upload may take as long as it takes, and a client gone
 // quiet mid-body is seen by the handler as a failed read when the TCP

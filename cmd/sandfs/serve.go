@@ -202,7 +202,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 		}()
 	}
 	if cfg.debugListen != "" {
-		if err := startDebug(ctx, cfg.debugListen, log); err != nil {
+		if err := startDebug(ctx, cfg.debugListen, auth.token, log); err != nil {
 			return err
 		}
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // The client verbs: each is one call (or one call per argument) to the
-// sandbox-agent /v1/fs routes of API.md §3. Mutating verbs are quiet on
+// sandbox-agent /v1/fs routes of api.md §3. Mutating verbs are quiet on
 // success, as their Unix namesakes are; --json prints the daemon's answer.
 
 var catCommand = &command{

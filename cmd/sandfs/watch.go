@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// The watch verb: one watcher through the AIO watch routes (API.md §4),
+// The watch verb: one watcher through the AIO watch routes (api.md §4),
 // streamed with server-sent events until SIGINT, then released.
 
 var watchCommand = &command{
