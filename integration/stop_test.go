@@ -150,7 +150,7 @@ func TestStopEndsStreams(t *testing.T) {
 		"sse":       {`shutdown {"reason":"the daemon is stopping","cursor":`},
 		"websocket": {"close StatusGoingAway the daemon is stopping"},
 		"poll":      {"200 OK", `"success":true`, `"events":[]`, `"cursor":` + jsonNum(w.InitialCursor)},
-		"wait":      {"503 Service Unavailable", `"success":false`, `"error_type":"unavailable"`, "the daemon is stopping"},
+		"wait":      {"503 Service Unavailable", `"success":false`, `"error_type":"timeout"`, "the daemon is stopping"},
 	}
 	for name, parts := range want {
 		e := got[name]

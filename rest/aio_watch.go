@@ -295,7 +295,7 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 			fmt.Sprintf("no matching event on %s within %d s", p, timeout)})
 	case <-ctx.Done():
 		if r.Context().Err() == nil { // the daemon stops (streams.go)
-			return withOp("watch_wait", &requestError{kindUnavailable, http.StatusServiceUnavailable,
+			return withOp("watch_wait", &requestError{kindTimeout, http.StatusServiceUnavailable,
 				fmt.Sprintf("no matching event on %s: %s", p, shutdownReason)})
 		}
 		return r.Context().Err()

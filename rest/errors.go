@@ -52,7 +52,6 @@ const (
 	// Watch lifecycle kinds (API.md §4: 404 unknown watcher, 429, 503).
 	kindTooManyWatchers kind = "too_many_watchers"
 	kindTimeout         kind = "timeout"
-	kindUnavailable     kind = "unavailable" // the daemon is stopping (streams.go; 503, retryable)
 
 	// Download under change_policy=abort: the file is not the one the
 	// client's If-Match names (409).

@@ -18,7 +18,7 @@ import (
 //   - websocket: a close frame with status 1001 (going away) and that reason;
 //   - long-poll: the batch it has (empty, with its cursor), as if its
 //     timeout had passed;
-//   - wait: 503 in the AIO shape, "the daemon is stopping".
+//   - wait: its 503 timeout, the message saying "the daemon is stopping".
 //
 // A stream started after EndStreams ends the same way at once.
 
