@@ -112,7 +112,7 @@ the default.`,
 		fs.BoolVar(&cfg.allowSetid, "allow-setid", false, "let API callers make setuid and setgid files (chmod, write modes, kept on replace, preserveAttrs); without it they are refused or dropped, since the daemon's root would own them")
 		fs.DurationVar(&cfg.checkpointEvery, "checkpoint-every", 0, "take a checkpoint of each sandbox every `DURATION` when its tree changed (0: off)")
 		fs.IntVar(&cfg.checkpointKeep, "checkpoint-keep", 24, "keep the newest `N` scheduled checkpoints of each sandbox")
-		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
+		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections (the watch streams end first, at once)")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usagef("serve takes no arguments (got %q)", args[0])
