@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +24,7 @@ type watchCLI struct {
 	cmd    *exec.Cmd
 	lines  chan string
 	exited chan error
+	done   chan struct{} // closed when it has exited
 	mu     sync.Mutex
 	stderr bytes.Buffer
 }
@@ -40,7 +43,7 @@ func (w *watchCLI) Stderr() string {
 
 func startWatchCLI(t *testing.T, d *Daemon, args ...string) *watchCLI {
 	t.Helper()
-	w := &watchCLI{lines: make(chan string, 1000), exited: make(chan error, 1)}
+	w := &watchCLI{lines: make(chan string, 1000), exited: make(chan error, 1), done: make(chan struct{})}
 	w.cmd = exec.Command(sandfsBin(t), append([]string{"watch", "--json", "--debounce", "50"}, args...)...)
 	w.cmd.Env = cliEnv(d.Env()...)
 	w.cmd.Stderr = w
@@ -51,7 +54,6 @@ func startWatchCLI(t *testing.T, d *Daemon, args ...string) *watchCLI {
 	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -59,11 +61,11 @@ func startWatchCLI(t *testing.T, d *Daemon, args ...string) *watchCLI {
 		}
 		close(w.lines)
 		w.exited <- w.cmd.Wait()
-		close(done)
+		close(w.done)
 	}()
 	t.Cleanup(func() {
 		w.cmd.Process.Kill()
-		<-done
+		<-w.done
 	})
 	// The watcher is there: its stream starts from its initial cursor.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -73,6 +75,11 @@ func startWatchCLI(t *testing.T, d *Daemon, args ...string) *watchCLI {
 		aioCall(t, d, "GET", "/v2/watch", "", &list)
 		if list.Count > 0 {
 			return w
+		}
+		select {
+		case <-w.done:
+			t.Fatalf("sandfs watch exited; stderr:\n%s", w.Stderr())
+		default:
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("sandfs watch made no watcher in 20 s; stderr:\n%s", w.Stderr())
@@ -203,5 +210,46 @@ func TestWatchCLIFollow(t *testing.T) {
 	case err := <-w.exited:
 		t.Fatalf("sandfs watch --follow exited: %v\n%s", err, stderr)
 	default:
+	}
+}
+
+// TestWatchCLIFilters: the default excludes hold without flags, --exclude
+// adds to them, --all drops them and --include keeps only its names.
+func TestWatchCLIFilters(t *testing.T) {
+	d := startDaemonWith(t, quickExit)
+	for _, c := range []struct {
+		name       string
+		args       []string
+		seen, hide []string // hide: written before the last of seen, never printed
+	}{
+		{"defaults", nil, []string{"/app.log", "/main.go"}, []string{"/.git/HEAD", "/node_modules/x.js"}},
+		{"exclude adds", []string{"--exclude", "*.log"}, []string{"/main.go"}, []string{"/app.log", "/.git/HEAD"}},
+		{"all", []string{"--all"}, []string{"/.git/HEAD", "/node_modules/x.js", "/main.go"}, nil},
+		{"all and exclude", []string{"--all", "--exclude", "*.log"}, []string{"/.git/HEAD", "/main.go"}, []string{"/app.log"}},
+		{"include", []string{"--include", "*.go"}, []string{"/main.go"}, []string{"/app.log", "/notes.md"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := "/" + strings.ReplaceAll(c.name, " ", "-")
+			if err := os.Mkdir(filepath.Join(d.Root, dir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			w := startWatchCLI(t, d, append(c.args, dir)...)
+			for _, p := range append(append([]string{}, c.hide...), c.seen...) {
+				putFile(t, d, dir+p)
+			}
+			want := make([]string, len(c.seen))
+			for i, p := range c.seen {
+				want[i] = dir + p
+			}
+			for _, e := range w.until(t, want...) {
+				for _, h := range c.hide {
+					if e.Path == dir+h {
+						t.Errorf("printed %+v, which %v excludes", e, c.args)
+					}
+				}
+			}
+			w.cmd.Process.Signal(syscall.SIGINT)
+			<-w.exited
+		})
 	}
 }
