@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,28 +23,17 @@ type watchCLI struct {
 	lines  chan string
 	exited chan error
 	done   chan struct{} // closed when it has exited
-	mu     sync.Mutex
-	stderr bytes.Buffer
+	stderr syncBuffer
 }
 
-func (w *watchCLI) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stderr.Write(p)
-}
-
-func (w *watchCLI) Stderr() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stderr.String()
-}
+func (w *watchCLI) Stderr() string { return w.stderr.String() }
 
 func startWatchCLI(t *testing.T, d *Daemon, args ...string) *watchCLI {
 	t.Helper()
 	w := &watchCLI{lines: make(chan string, 1000), exited: make(chan error, 1), done: make(chan struct{})}
 	w.cmd = exec.Command(sandfsBin(t), append([]string{"watch", "--json", "--debounce", "50"}, args...)...)
 	w.cmd.Env = cliEnv(d.Env()...)
-	w.cmd.Stderr = w
+	w.cmd.Stderr = &w.stderr
 	stdout, err := w.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
