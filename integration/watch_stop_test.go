@@ -148,21 +148,49 @@ func TestWatchCLIDaemonStops(t *testing.T) {
 
 // TestWatchCLIFollow: with --follow, `sandfs watch` outlives a restart of
 // the daemon on the same --state and prints every event once: those before
-// the stop, and those made after the restart before it reconnected.
+// the stop, and those made after the restart before it reconnected,
+// whether the daemon kept its watcher or forgot it (then it is made again).
 func TestWatchCLIFollow(t *testing.T) {
+	for _, forget := range []bool{false, true} {
+		t.Run(map[bool]string{false: "kept", true: "forgotten"}[forget], func(t *testing.T) { testWatchFollow(t, forget) })
+	}
+}
+
+func testWatchFollow(t *testing.T, forget bool) {
 	d1 := startDaemonWith(t, quickExit)
 	w := startWatchCLI(t, d1, "--follow", "/")
 	putFile(t, d1, "/a1.txt")
 	putFile(t, d1, "/a2.txt")
 	events := w.until(t, "/a1.txt", "/a2.txt")
+	// The watch is frozen across the restart, so that b1 and b2 are made
+	// before it reconnects: it must have them from its cursor.
+	if err := w.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
 	d1.Signal(t, syscall.SIGINT)
 	if err, exited := d1.Wait(5 * time.Second); !exited || err != nil {
+		w.cmd.Process.Signal(syscall.SIGCONT)
 		t.Fatalf("the daemon: exited %v, err %v\n%s", exited, err, d1.Log())
 	}
 	args := []string{"--root", d1.Root, "--state", d1.State, "--listen", strings.TrimPrefix(d1.URL, "http://")}
 	d2 := startDaemonWith(t, quickExit, args...)
-	putFile(t, d2, "/b1.txt") // likely before the watch reconnected: from its cursor
+	putFile(t, d2, "/b1.txt")
 	putFile(t, d2, "/b2.txt")
+	var list struct {
+		Watchers []struct {
+			WatcherID string `json:"watcher_id"`
+		} `json:"watchers"`
+	}
+	aioCall(t, d2, "GET", "/v2/watch", "", &list)
+	if len(list.Watchers) != 1 {
+		t.Fatalf("watchers after the restart: got %+v, want the one kept", list)
+	}
+	if forget {
+		aioCall(t, d2, "DELETE", "/v2/watch/"+list.Watchers[0].WatcherID, "", nil)
+	}
+	if err := w.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
 	events = append(events, w.until(t, "/b1.txt", "/b2.txt")...)
 	putFile(t, d2, "/b3.txt") // and live after it
 	events = append(events, w.until(t, "/b3.txt")...)
