@@ -218,10 +218,12 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, id string, pr watc
 	if err != nil {
 		return withOp("watch_poll", unknownWatcher(id, err))
 	}
-	b, err := wt.Poll(r.Context(), uint64(cursor), int(limit), time.Duration(timeout)*time.Second)
-	if err != nil {
+	ctx, done := s.streamContext(r.Context())
+	defer done()
+	b, err := wt.Poll(ctx, uint64(cursor), int(limit), time.Duration(timeout)*time.Second)
+	if err != nil && (r.Context().Err() != nil || !s.stopping()) {
 		return withOp("watch_poll", unknownWatcher(id, err))
-	}
+	} // the daemon stops: answer what the poll has, as at its timeout
 	return writeAIO(w, watchBatch{
 		Events:   wireEvents(b.Events, wt.Config().Path, s.watches.isFile(id)),
 		Cursor:   b.Cursor,
@@ -283,13 +285,19 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 	defer sub.Close()
 	t := time.NewTimer(time.Duration(timeout) * time.Second)
 	defer t.Stop()
+	ctx, done := s.streamContext(r.Context())
+	defer done()
 	select {
 	case e := <-sub.C:
 		return writeAIO(w, wireEvent(e, p, true))
 	case <-t.C:
 		return withOp("watch_wait", &requestError{kindTimeout, http.StatusServiceUnavailable,
 			fmt.Sprintf("no matching event on %s within %d s", p, timeout)})
-	case <-r.Context().Done():
+	case <-ctx.Done():
+		if r.Context().Err() == nil { // the daemon stops (streams.go)
+			return withOp("watch_wait", &requestError{kindTimeout, http.StatusServiceUnavailable,
+				fmt.Sprintf("no matching event on %s: %s", p, shutdownReason)})
+		}
 		return r.Context().Err()
 	}
 }

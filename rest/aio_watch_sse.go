@@ -29,7 +29,13 @@ import (
 // with a comment line (": keep-alive") after each quiet heartbeat interval.
 // The stream resumes after the seq of Last-Event-ID (as EventSource sends
 // it when it reconnects), else after ?cursor, else from 0 (everything the
-// watcher holds). It ends when the client goes away or the watcher stops.
+// watcher holds). It ends when the client goes away or the watcher stops,
+// or, led by
+//
+//	event: shutdown
+//	data: {"reason":"the daemon is stopping","cursor":N}
+//
+// when the daemon stops (streams.go).
 //
 // Memory stays bounded whatever the client does: the handler reads the
 // watcher's own bounded buffer with a cursor, a batch at a time, and blocks
@@ -77,11 +83,18 @@ func (s *Server) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string
 	if sw.flush() != nil {
 		return nil
 	}
+	ctx, done := s.streamContext(r.Context())
+	defer done()
 	overflowing := false
 	for {
-		b, err := wt.Poll(r.Context(), cursor, sseBatch, sseHeartbeat)
+		b, err := wt.Poll(ctx, cursor, sseBatch, sseHeartbeat)
 		if err != nil {
-			return nil // the client went away, or the watcher stopped
+			if r.Context().Err() == nil && s.stopping() {
+				sw.arm()
+				sw.event("", "shutdown", sseShutdown{Reason: shutdownReason, Cursor: cursor})
+				sw.flush()
+			}
+			return nil // the client went away, the watcher stopped, or the daemon stops
 		}
 		sw.arm()
 		if b.Overflow && !overflowing {

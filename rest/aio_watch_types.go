@@ -128,6 +128,13 @@ type sseStarted struct {
 	Cursor    uint64 `json:"cursor"`
 }
 
+// sseShutdown is the data of the last SSE event when the daemon stops: the
+// cursor to resume from once it is back.
+type sseShutdown struct {
+	Reason string `json:"reason"`
+	Cursor uint64 `json:"cursor"`
+}
+
 type sseOverflow struct {
 	WatcherID string `json:"watcher_id"`
 	Cursor    uint64 `json:"cursor"`

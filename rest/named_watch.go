@@ -122,6 +122,10 @@ func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 		return nil
 	}
 	conn.SetReadLimit(maxSocketMessage)
+	// stop ends with the daemon (streams.go); ctx, which the reads wait
+	// under, only with the client, so the close frame goes out first.
+	stop, done := s.streamContext(r.Context())
+	defer done()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 
@@ -167,6 +171,8 @@ func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 		select {
 		case <-ctx.Done():
 			err = ctx.Err()
+		case <-stop.Done():
+			err = stop.Err()
 		case rq := <-replays:
 			replayed, err = replaySocket(ctx, conn, sb.Journal(), rq)
 		case e, ok := <-sub.C:
@@ -189,6 +195,9 @@ func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 				}
 			}
 		}
+	}
+	if ctx.Err() == nil && s.stopping() {
+		conn.Close(websocket.StatusGoingAway, shutdownReason)
 	}
 	cancel()
 	conn.Close(websocket.StatusNormalClosure, "")

@@ -51,6 +51,7 @@ type Server struct {
 	routes    []route
 	handler   http.Handler
 	watches   watchState // aio_watch.go
+	streams   streamStop // streams.go: ended by EndStreams before shutdown
 	fileState aioFiles   // aio_files.go: limits and the editor's undo history
 
 	stats          []*routeStats // metrics.go: one per route, in table order
@@ -71,6 +72,7 @@ func New(cfg Config) (*Server, error) {
 		limits:    cfg.Limits,
 		mirrorOps: cfg.MirrorOps,
 		log:       cfg.Log,
+		streams:   streamStop{ch: make(chan struct{})},
 	}
 	if s.limits.MaxJSONBody <= 0 {
 		s.limits.MaxJSONBody = DefaultLimits.MaxJSONBody

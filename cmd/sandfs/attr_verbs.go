@@ -9,7 +9,7 @@ import (
 	"sandfs/rest"
 )
 
-// chmod and chown: the named family's attribute routes (API.md §5), which
+// chmod and chown: the named family's attribute routes (api.md §5), which
 // serve every sandbox, "default" included. version: the build.
 
 var chmodCommand = &command{

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// ls and stat read the named family's list and stat (API.md §5), which
+// ls and stat read the named family's list and stat (api.md §5), which
 // every sandbox has, "default" included: they tell symlinks from files,
 // carry the mode, and list a file as itself, as ls(1) does.
 

@@ -43,16 +43,33 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// After the first signal, a second one takes the default action
-		// (terminate at once) instead of waiting for a graceful stop.
-		<-ctx.Done()
-		stop()
-	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	onSignals(cancel, os.Exit)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
+	cancel()
 	os.Exit(report(err, os.Stderr))
+}
+
+// onSignals calls stop at the first SIGINT or SIGTERM (a graceful stop)
+// and exit(128+N) at the second, at once. The handler stays installed for
+// the second: giving the signal back its disposition (signal.Stop) would
+// restore the one inherited, and a daemon a script started in the
+// background ("sandfs serve &" without job control) inherits SIGINT
+// ignored, so a second Ctrl-C, or kill -INT, did nothing. Notify installs
+// a handler whatever the inherited disposition was.
+func onSignals(stop func(), exit func(int)) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		stop()
+		s := <-sigs
+		code := 128 + int(syscall.SIGINT)
+		if n, ok := s.(syscall.Signal); ok {
+			code = 128 + int(n)
+		}
+		exit(code)
+	}()
 }
 
 // report prints err (if any) and returns the exit code for it.

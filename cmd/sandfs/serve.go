@@ -50,6 +50,10 @@ type serveConfig struct {
 	allowSetid   bool      // API calls may make setuid and setgid files (core/setid.go)
 }
 
+// streamsEndTimeout bounds the wait for the watch streams' last messages
+// at shutdown (a websocket peer that does not answer the close frame).
+const streamsEndTimeout = 500 * time.Millisecond
+
 const (
 	defaultRoot   = "./sandbox"
 	defaultListen = "127.0.0.1:7420"
@@ -60,8 +64,9 @@ var serveCommand = &command{
 	short:    "run the daemon",
 	synopsis: "serve [--root DIR] [--mount MNT] [--listen ADDR] [--state STATE | --token-file PATH | --no-auth] [--workdir P] [limit flags]",
 	about: `Run the daemon: serve the directory DIR as the sandbox "default" over HTTP on
-ADDR until SIGINT or SIGTERM, then finish the requests in flight (up to
---shutdown-timeout) and exit 0. DIR is created if missing. ADDR is HOST:PORT
+ADDR until SIGINT or SIGTERM, then end the watch streams (each told the
+daemon is stopping), finish the requests in flight (up to
+--shutdown-timeout) and exit 0; a second signal exits at once (130). DIR is created if missing. ADDR is HOST:PORT
 or unix:/path.sock (a stale socket file is replaced, and removed on exit).
 Every route but health needs a token, sent as "Authorization: Bearer T".
 The token comes from --token-file PATH or SANDFS_TOKEN (or --token, which
@@ -107,7 +112,7 @@ the default.`,
 		fs.BoolVar(&cfg.allowSetid, "allow-setid", false, "let API callers make setuid and setgid files (chmod, write modes, kept on replace, preserveAttrs); without it they are refused or dropped, since the daemon's root would own them")
 		fs.DurationVar(&cfg.checkpointEvery, "checkpoint-every", 0, "take a checkpoint of each sandbox every `DURATION` when its tree changed (0: off)")
 		fs.IntVar(&cfg.checkpointKeep, "checkpoint-keep", 24, "keep the newest `N` scheduled checkpoints of each sandbox")
-		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections")
+		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections (the watch streams end first, at once)")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usagef("serve takes no arguments (got %q)", args[0])
@@ -281,6 +286,11 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 		return fmt.Errorf("serving on %s: %w", where, err)
 	case <-ctx.Done():
 	}
+	// The watch streams first: each sends its last message and ends, so
+	// that a connected watcher or console does not hold the stop.
+	ectx, cancelEnd := context.WithTimeout(context.Background(), streamsEndTimeout)
+	srvREST.EndStreams(ectx)
+	cancelEnd()
 	unmount()
 	log.Info("shutting down: finishing the requests in flight", "timeout", cfg.shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)

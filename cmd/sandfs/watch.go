@@ -3,24 +3,24 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"sandfs/core/journal"
 )
 
 // The watch verb: one watcher through the AIO watch routes (api.md §4),
-// streamed with server-sent events until SIGINT, then released.
+// streamed with server-sent events until SIGINT, then released; the
+// stream and --follow are in watch_stream.go.
 
 var watchCommand = &command{
 	name:     "watch",
 	short:    "print changes as they happen",
-	synopsis: "watch [--json] [--debounce MS] [PATH]",
+	synopsis: "watch [--json] [--debounce MS] [--follow] [--exclude PAT]... [--include PAT]... [--all] [PATH]",
 	about: `Watch PATH (a directory, recursively, or a file; default the daemon's working
 directory) and print each change as it happens, whoever made it: the API,
 the FUSE mount, or a process writing the root directly. One line an event:
@@ -32,28 +32,76 @@ WHO the actor an API request named with X-Sandfs-Actor, or for the mount
 the calling process as COMM[PID]).
 --json prints each event as the daemon's JSON object, one a line. A line
 "events were lost" (--json: an object with "overflow": true) says the daemon
-dropped events this watcher had not delivered. Runs until interrupted
-(SIGINT, SIGTERM), then stops the watcher (POST /v2/watch, GET
-/v2/watch/ID/events, DELETE /v2/watch/ID) and exits 0.`,
+dropped events this watcher had not delivered.
+Names excluded by default: ` + strings.Join(journal.DefaultExcludes, " ") + `
+(a name or glob matching any path component). --exclude PAT adds one,
+--all drops the defaults (--all --exclude PAT: only PAT), --include PAT
+reports only paths whose name or path matches PAT (both repeatable).
+Runs until interrupted (SIGINT, SIGTERM), then stops the watcher (POST
+/v2/watch, GET /v2/watch/ID/events, DELETE /v2/watch/ID) and exits 0.
+When the daemon stops or the connection is lost it says "the daemon
+stopped" and exits 1; with --follow it reconnects instead (retrying for
+up to ` + followFor.String() + `) and goes on from the last event printed,
+none lost or repeated while the daemon keeps its journal (--state).`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
-		debounce := fs.Int("debounce", 0, "coalesce repeated writes of a file within `MS` milliseconds (50–5000; default: the daemon's, 300)")
+		var o watchOptions
+		fs.IntVar(&o.debounce, "debounce", 0, "coalesce repeated writes of a file within `MS` milliseconds (50–5000; default: the daemon's, 300)")
+		fs.BoolVar(&o.follow, "follow", false, "when the daemon stops or the connection is lost, reconnect and go on (up to "+followFor.String()+")")
+		fs.Var(&o.exclude, "exclude", "also skip paths with a component matching `PAT` (repeatable)")
+		fs.Var(&o.include, "include", "report only paths whose name or path matches `PAT` (repeatable)")
+		fs.BoolVar(&o.all, "all", false, "no default excludes ("+strings.Join(journal.DefaultExcludes, " ")+"): watch everything")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 1 {
 				return usagef("watch takes at most one PATH")
 			}
-			p := "."
+			o.path = "."
 			if len(args) == 1 {
-				p = args[0]
+				o.path = args[0]
+			}
+			o.asJSON = cf.json
+			if err := cf.defaultOnly("watch"); err != nil {
+				return err // the named family's websocket is for the console and clients of it
 			}
 			c, err := cf.client(e.getenv)
 			if err != nil {
 				return err
 			}
-			return watch(ctx, c, e.stdout, e.stderr, p, *debounce, cf.json)
+			return watch(ctx, c, e.stdout, e.stderr, o)
 		}
 	},
+}
+
+// watchOptions is what the watch flags say.
+type watchOptions struct {
+	path     string
+	debounce int
+	asJSON   bool
+	follow   bool
+	exclude  multiFlag
+	include  multiFlag
+	all      bool
+}
+
+// body is the POST /v2/watch request: the daemon's default excludes unless
+// --exclude or --all change them.
+func (o watchOptions) body() map[string]any {
+	body := map[string]any{"path": o.path}
+	if o.debounce != 0 {
+		body["debounce"] = o.debounce
+	}
+	if o.all || len(o.exclude) > 0 {
+		ex := []string{}
+		if !o.all {
+			ex = append(ex, journal.DefaultExcludes...)
+		}
+		body["exclude"] = append(ex, o.exclude...)
+	}
+	if len(o.include) > 0 {
+		body["include_patterns"] = []string(o.include)
+	}
+	return body
 }
 
 // aioAnswer is the AIO envelope.
@@ -79,69 +127,6 @@ type watchEvent struct {
 	Actor     string  `json:"actor"` // api: X-Sandfs-Actor
 	Pid       *uint32 `json:"pid"`   // fuse
 	Comm      string  `json:"comm"`  // fuse, when known
-}
-
-func watch(ctx context.Context, c *client, stdout, stderr io.Writer, p string, debounce int, asJSON bool) error {
-	body := map[string]any{"path": p}
-	if debounce != 0 {
-		body["debounce"] = debounce
-	}
-	var created aioAnswer[watchCreated]
-	if _, err := c.callJSON(ctx, jsonRequest("POST", "/v2/watch", body), &created); err != nil {
-		return err
-	}
-	if !created.Success || created.Data.WatcherID == "" {
-		return fmt.Errorf("watch %s: %s", p, created.Message)
-	}
-	id := created.Data.WatcherID
-	defer func() {
-		// The interrupted ctx is done: release the watcher on a fresh one.
-		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if resp, err := c.do(dctx, request{method: "DELETE", route: "/v2/watch/" + url.PathEscape(id)}); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	q := url.Values{"cursor": {strconv.FormatUint(created.Data.InitialCursor, 10)}}
-	resp, err := c.do(ctx, request{method: "GET", route: "/v2/watch/" + url.PathEscape(id) + "/events", query: q})
-	if err != nil {
-		return interrupted(ctx, err)
-	}
-	defer resp.Body.Close()
-	err = readSSE(resp.Body, func(event, data string) error {
-		switch event {
-		case "file_change":
-			if asJSON {
-				return writeJSON(stdout, []byte(data))
-			}
-			var ev watchEvent
-			if err := json.Unmarshal([]byte(data), &ev); err != nil {
-				return fmt.Errorf("the daemon sent an event that is not the JSON expected: %w", err)
-			}
-			_, err := fmt.Fprintln(stdout, formatEvent(ev))
-			return err
-		case "overflow":
-			if asJSON {
-				return writeJSON(stdout, []byte(data))
-			}
-			_, err := fmt.Fprintln(stderr, "sandfs watch: events were lost (the daemon's buffer overflowed)")
-			return err
-		}
-		return nil
-	})
-	if err == nil {
-		return fmt.Errorf("watch %s: the daemon ended the stream (watcher stopped)", created.Data.Path)
-	}
-	return interrupted(ctx, err)
-}
-
-// interrupted turns the error of a stream cut by SIGINT into success: an
-// interrupt is how watch ends.
-func interrupted(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
 }
 
 // formatEvent is the human line of one event.
