@@ -25,7 +25,7 @@ type WatcherRecord struct {
 	ID       string
 	Config   Config
 	Created  time.Time
-	StartSeq uint64 // the journal's seq when the watcher began
+	StartSeq uint64         // the journal's seq when the watcher began
 	Refs     int            // references held, all clients together
 	Aliases  map[string]int // reference id → references it holds (refs.go)
 	Next     int            // the number of the last reference id given

@@ -52,7 +52,7 @@ type Watcher struct {
 	created time.Time
 	refs    map[string]int // reference id → references it holds, under the journal's lock (refs.go)
 	next    int            // the number of the next reference id
-	start   uint64 // the journal's seq when the watcher began hearing events
+	start   uint64         // the journal's seq when the watcher began hearing events
 	j       *Journal
 	dropped *atomic.Uint64 // the journal's count of dropped events
 
