@@ -2,12 +2,16 @@ package integration
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -195,5 +199,29 @@ func checkConsoleFollow(t *testing.T, res uiResult, root string) {
 	if res.WatchRefsOpen != 1 || res.WatchRefsClosed != 0 || !res.FeedAfterTabClosed {
 		t.Errorf("closing a tab: watcher references %d then %d, want 1 then 0; the other tab's feed live %v",
 			res.WatchRefsOpen, res.WatchRefsClosed, res.FeedAfterTabClosed)
+	}
+}
+
+// TestWebConsoleNoAuth: a daemon without a token asks for none, and the
+// console offers no "forget token".
+func TestWebConsoleNoAuth(t *testing.T) {
+	node, dir := requireNode(t, uiDir, "playwright-core", "SANDFS_REQUIRE_UI", "the web console browser test", "/usr/bin/chromium")
+	d := startDaemon(t, "--no-auth", "--root", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "ui_noauth.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SANDFS_URL="+d.URL, "UI_USERDIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node ui_noauth.mjs: %v\n%s", err, out)
+	}
+	var res struct{ TokenAsked, ForgetVisible bool }
+	_, line, _ := strings.Cut(string(out), "RESULT ")
+	if err := json.Unmarshal([]byte(strings.TrimSpace(line)), &res); err != nil {
+		t.Fatalf("RESULT: %v\n%s", err, out)
+	}
+	if res.TokenAsked || res.ForgetVisible {
+		t.Errorf("console of a daemon without a token: token asked %v, forget token shown %v; want neither", res.TokenAsked, res.ForgetVisible)
 	}
 }
