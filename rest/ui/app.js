@@ -900,6 +900,7 @@ const feedHidden = (p) => p.split('/').some((c) => FEED_HIDDEN.some((x) => (x[0]
 // one row: the create, with the written size. It returns the row folded
 // into, or null.
 function foldEvent(ev) {
+  if (state.lastOf.size > 4 * MAX_FEED) state.lastOf.clear(); // bounded: a fold is of recent events
   if (ev.type !== 'write') { if (!ev.is_dir) state.lastOf.set(ev.path, ev); if (ev.old_path) state.lastOf.delete(ev.old_path); return null; }
   const c = state.lastOf.get(ev.path);
   if (!c || c.type !== 'create' || c.origin !== ev.origin || c.actor !== ev.actor) { state.lastOf.set(ev.path, ev); return null; }
