@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -272,5 +273,34 @@ func TestWatcherReferencesOutliveRestart(t *testing.T) {
 	}
 	if _, err := j.Watcher(w.ID); !errors.Is(err, journal.ErrUnknownWatcher) {
 		t.Errorf("the last reference released: %v", err)
+	}
+}
+
+// A watcher row from before references (a count, no reference ids) holds
+// its count under the watcher's own id: its clients, who were given that
+// id, release it that many times.
+func TestWatcherRowWithoutReferences(t *testing.T) {
+	dir := t.TempDir()
+	l, j := openJournal(t, dir, Retention{})
+	cfg := journal.Config{Path: "/", Recursive: true}
+	w, _, _, _ := j.Watch(cfg)
+	old, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.db.sql.Exec(`UPDATE watchers SET config = ?, refs = 2`, string(old)); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+
+	l, j = openJournal(t, dir, Retention{})
+	defer l.Close()
+	for i, want := range []int{1, 0} {
+		if n, err := j.Release(w.ID); n != want || err != nil {
+			t.Errorf("release %d of the old row's id: %d, %v; want %d", i, n, err, want)
+		}
+	}
+	if _, err := j.Release(w.ID); !errors.Is(err, journal.ErrUnknownWatcher) {
+		t.Errorf("a third release: %v", err)
 	}
 }
