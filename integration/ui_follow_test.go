@@ -54,6 +54,7 @@ type uiFollow struct {
 	EditorKept          string              `json:"editorKept"`
 	DiskAfterOverwrite  string              `json:"diskAfterOverwrite"`
 	StatusAfterEdit     string              `json:"statusAfterEdit"`
+	ReloadedUnedited    string              `json:"reloadedUnedited"`
 	ExcludedInTree      []string            `json:"excludedInTree"`
 	ExcludedInFeed      []string            `json:"excludedInFeed"`
 	ExcludedShown       []string            `json:"excludedShown"`
@@ -149,6 +150,9 @@ func checkConsoleFollow(t *testing.T, res uiResult, root string) {
 	}
 	if f.DiskAfterOverwrite != "my edit in the console\n" {
 		t.Errorf("after overwrite: disk %q", f.DiskAfterOverwrite)
+	}
+	if f.ReloadedUnedited != "fourth version, before any keystroke" {
+		t.Errorf("a rename onto the file open in the editor, reloaded: %q", f.ReloadedUnedited)
 	}
 	if f.StatusAfterEdit != "" {
 		t.Errorf("status at the next edit after a save: %q, want cleared", f.StatusAfterEdit)

@@ -116,6 +116,10 @@ const enc = encodeURIComponent;
 const fsURL = (op, q) => `/v1/sandboxes/${enc(state.sandbox)}/fs/${op}` + (q ? '?' + new URLSearchParams(q) : '');
 const isDefault = () => state.sandbox === 'default';
 
+// ownWrites: path -> until when an api event of it is the echo of this
+// console's own write (not a change on disk under an edit).
+const ownWrites = new Map();
+
 const fsapi = {
   async list(dir) {
     const j = await (await api('GET', fsURL('list', { path: dir }))).json();
@@ -124,7 +128,12 @@ const fsapi = {
   async stat(p) { return (await api('GET', fsURL('stat', { path: p }))).json(); },
   async read(p) { return (await api('GET', fsURL('read', { path: p }))).blob(); },
   async head(p, n) { return (await api('GET', fsURL('read', { path: p }), { headers: { Range: `bytes=0-${n - 1}` } })).arrayBuffer(); },
-  async write(p, body) { return api('PUT', fsURL('write', { path: p, mkdir: 'true' }), { body }); },
+  async write(p, body) {
+    const now = Date.now();
+    if (ownWrites.size > 64) for (const [k, until] of ownWrites) if (until < now) ownWrites.delete(k);
+    ownWrites.set(p, now + 3000);
+    return api('PUT', fsURL('write', { path: p, mkdir: 'true' }), { body });
+  },
   async rename(source, dest) { return api('POST', fsURL('rename'), { json: { source, dest } }); },
   async remove(p, recursive) { return api('DELETE', fsURL('delete', { path: p, recursive: String(!!recursive) })); },
   async mkdir(p) { return api('POST', '/v2/fs/mkdir', { json: { path: p, parents: true } }); },
@@ -904,13 +913,23 @@ function onEvent(ev) {
   } else if (ev.path === o.path && ev.type === 'remove') {
     note(`Deleted on disk (${ev.origin}).`);
   } else if (onto || (ev.path === o.path && (ev.type === 'write' || ev.type === 'create' || ev.type === 'chmod'))) {
-    if (state.editing && state.dirty) {
+    if (state.editing) { // edited or not yet: the editor's text is the old one
+      if (isEcho(ev, o)) return;
       o.stale = true; // save asks: compare or overwrite
       note(`Changed on disk (${ev.origin}) while you edit.`, [['reload, drop my edits', () => openFile(o.path)], ['compare', compare]]);
-    } else if (!state.editing) {
+    } else {
       scheduleReopen(o.path);
     }
   }
+}
+
+// isEcho reports whether ev leaves the open file o as the console read it:
+// the echo of its own write, or an event whose size and mtime are those
+// of the stat the view was made from.
+function isEcho(ev, o) {
+  if (ev.origin === 'api' && (ownWrites.get(ev.path) || 0) > Date.now()) return true;
+  return ev.type !== 'rename' && ev.mtime != null && ev.size === o.entry.size &&
+    Math.abs(ev.mtime - Date.parse(o.entry.modTime) / 1000) < 0.002;
 }
 
 let reopenTimer = 0;

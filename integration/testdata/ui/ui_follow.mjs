@@ -69,7 +69,19 @@ export async function followSteps(page, root, shot, step, openDir) {
   await page.locator('#view .tx', { hasText: 'my edit in the console' }).waitFor();
   r.diskAfterOverwrite = fs.readFileSync(path.join(root, 'docs', 'atomic.txt'), 'utf8');
 
+  step('a rename onto a file open in the editor but not yet edited: told too');
+  await page.click('#edit');
+  renameOnto(root, 'docs/atomic.txt', 'fourth version, before any keystroke\n');
+  await page.locator('#viewnote', { hasText: 'Changed on disk' }).waitFor();
+  await page.click('#viewnote button:text-is("reload, drop my edits")');
+  await page.locator('#view .tx', { hasText: 'fourth version' }).waitFor();
+  r.reloadedUnedited = await page.textContent('#view .tx');
+
   step('"saved" clears at the next edit');
+  await page.click('#edit');
+  await page.fill('#editor', 'my edit in the console\n');
+  await page.click('#save');
+  await page.locator('#status', { hasText: 'saved /docs/atomic.txt' }).waitFor();
   await page.click('#edit');
   await page.type('#editor', 'x');
   r.statusAfterEdit = await page.textContent('#status');
