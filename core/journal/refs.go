@@ -15,6 +15,13 @@ import (
 // shared watcher for the others by stopping it twice. Reads take either
 // the watcher's id or a live reference. A watcher kept by a store from
 // before references (a count, no ids) holds its count under its own id.
+// A watcher holds at most MaxRefs references: a create past it drops the
+// oldest (a client that went away without its DELETE leaks one, and this
+// bounds what leaks), whose reads and DELETE are then 404, as for a
+// watcher stopped.
+
+// MaxRefs is the references one watcher holds at most.
+const MaxRefs = 1024
 
 // Watch returns a new reference to the watcher for cfg: an existing one
 // with an equal config (reused), or a new one that sees events from now on.
@@ -42,6 +49,9 @@ func (j *Journal) watch(cfg Config) (w *Watcher, info Info, reused bool, err err
 		j.byKey[key] = w
 	} else {
 		reused = true
+	}
+	if len(w.refs) >= MaxRefs {
+		w.dropOldest()
 	}
 	w.next++
 	ref := w.ID + "." + strconv.Itoa(w.next)
@@ -108,6 +118,23 @@ func (j *Journal) release(ref string) (int, error) {
 	delete(j.byKey, w.key)
 	w.close()
 	return 0, nil
+}
+
+// dropOldest drops the reference with the lowest number (under the
+// journal's lock).
+func (w *Watcher) dropOldest() {
+	oldest, low := "", -1
+	for ref := range w.refs {
+		_, num, _ := strings.Cut(ref, ".")
+		n, err := strconv.Atoi(num)
+		if err != nil {
+			n = 0 // the watcher's own id, from a store of before references
+		}
+		if low < 0 || n < low {
+			oldest, low = ref, n
+		}
+	}
+	delete(w.refs, oldest)
 }
 
 // count is the references held (under the journal's lock).

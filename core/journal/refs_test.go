@@ -50,3 +50,31 @@ func TestWatcherReferences(t *testing.T) {
 		t.Errorf("a create after the last release: %q reused %v", c.Ref, reused)
 	}
 }
+
+// A watcher holds at most MaxRefs references: the next create drops the
+// oldest, and no other.
+func TestWatcherReferenceLimit(t *testing.T) {
+	j := New()
+	cfg := Config{Path: "/"}
+	var first, second Info
+	for i := range MaxRefs + 1 {
+		_, in, _, err := j.Watch(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = in
+		} else if i == 1 {
+			second = in
+		}
+		if in.Refs != min(i+1, MaxRefs) {
+			t.Fatalf("create %d: %d references", i, in.Refs)
+		}
+	}
+	if _, err := j.Release(first.Ref); !errors.Is(err, ErrUnknownWatcher) {
+		t.Errorf("the oldest reference past the limit: %v, want dropped", err)
+	}
+	if n, err := j.Release(second.Ref); n != MaxRefs-1 || err != nil {
+		t.Errorf("the second reference: %d, %v", n, err)
+	}
+}
