@@ -33,7 +33,8 @@ type feedRow struct {
 	Path   string `json:"path"`
 	Actor  string `json:"actor"`
 	Found  bool   `json:"found"`
-	Text   string `json:"text"` // the row's line of details, as shown
+	Writes int    `json:"writes"` // writes folded into this create
+	Text   string `json:"text"`   // the row's line of details, as shown
 }
 
 // uiHistory is the history part of uiResult.
@@ -118,20 +119,25 @@ func seedConsoleHistory(t *testing.T, args []string, root string) {
 
 func checkConsoleHistoryFeed(t *testing.T, h uiHistory) {
 	t.Helper()
-	// A key of type "new" is a create or a write: a file created then
-	// written may show as one row.
+	// A key of type "new" is a file created then written: one row, the
+	// create, and no other row of that path by that origin.
 	type key struct{ origin, typ, path, actor string }
 	has := func(rows []feedRow, want key) *feedRow {
+		var found *feedRow
 		for i, r := range rows {
 			typ := r.Type
-			if want.typ == "new" && (typ == "create" || typ == "write") {
+			if want.typ == "new" && r.Origin == want.origin && r.Path == want.path {
+				if found != nil || typ != "create" {
+					t.Errorf("feed: %s %s by %s shows as more than one row, or not as its create: %+v", want.origin, want.path, want.actor, rows)
+					return nil
+				}
 				typ = "new"
 			}
-			if (key{r.Origin, typ, r.Path, r.Actor}) == want {
-				return &rows[i]
+			if (key{r.Origin, typ, r.Path, r.Actor}) == want && found == nil {
+				found = &rows[i]
 			}
 		}
-		return nil
+		return found
 	}
 	if r := has(h.OpenFeed, key{"api", "new", "/docs/agent-notes.md", consoleActor}); r == nil || !strings.Contains(r.Text, "by "+consoleActor) {
 		t.Errorf("feed as the console opened after a restart: the agent's /docs/agent-notes.md, by %s, shown: %+v; feed %+v", consoleActor, r, h.OpenFeed)

@@ -53,6 +53,7 @@ type uiResult struct {
 	FragmentURL       string    `json:"fragmentURL"`
 	FragmentSandboxes []string  `json:"fragmentSandboxes"`
 	History           uiHistory `json:"history"` // ui_history_test.go
+	uiFollowResult              // ui_follow_test.go
 }
 
 // TestWebConsole opens /ui/ of a daemon with a token in a real headless
@@ -73,6 +74,7 @@ func TestWebConsole(t *testing.T) {
 
 	root := t.TempDir()
 	populateConsoleSandbox(t, root)
+	populateConsoleFollow(t, root)
 	const token = "ui-check-token-41d9"
 	scratch := t.TempDir()
 	if err := os.WriteFile(filepath.Join(scratch, "seed.txt"), []byte("seed\n"), 0o644); err != nil {
@@ -127,6 +129,7 @@ func TestWebConsole(t *testing.T) {
 	checkConsoleHistoryFeed(t, res.History)
 	checkConsoleHistory(t, d, res.History)
 	checkConsoleDisk(t, root)
+	checkConsoleFollow(t, res, root)
 	if b, err := os.ReadFile(shot); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || len(b) < 10_000 {
 		t.Errorf("screenshot %s: %d bytes, %v; want a PNG of the page", shot, len(b), err)
 	}

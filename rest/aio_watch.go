@@ -50,13 +50,16 @@ func (ws *watchState) setFile(id string, isFile bool) {
 	}
 }
 
+// isFile takes the watcher's id or a reference to it ("w_….n").
 func (ws *watchState) isFile(id string) bool {
+	id, _, _ = strings.Cut(id, ".")
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	return ws.files[id]
 }
 
 func (ws *watchState) forget(id string) {
+	id, _, _ = strings.Cut(id, ".")
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	delete(ws.files, id)
@@ -66,7 +69,8 @@ func (s *Server) watchFS() watchFS { return s.sandboxes[core.DefaultSandbox] }
 
 // watchCreate: POST /v2/watch, POST /v1/file/watch {path, recursive,
 // debounce, exclude, include_patterns} — a watcher on a directory or file
-// (an identical config reuses the live watcher: reused:true).
+// (an identical config reuses the live watcher: reused:true). Each create
+// answers its own reference as watcher_id, "w_….n", released once.
 func (s *Server) watchCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req watchCreateRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
@@ -94,7 +98,7 @@ func (s *Server) watchCreate(w http.ResponseWriter, r *http.Request, _ httproute
 		s.watches.setFile(wt.ID, !info.IsDir())
 	}
 	return writeAIO(w, watchCreated{
-		WatcherID:     wt.ID,
+		WatcherID:     in.Ref,
 		Path:          p,
 		Status:        "active",
 		CreatedAt:     rfc3339(in.Created),
@@ -232,7 +236,8 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, id string, pr watc
 }
 
 // watchStop: DELETE /v2/watch/{id}, DELETE /v1/file/watch/{id} — release
-// one reference; the watcher stops at the last.
+// the reference a create answered (a second DELETE of it, or of the shared
+// watcher's own id, is 404); the watcher stops at the last.
 func (s *Server) watchStop(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	id := ps.ByName("id")
 	left, err := s.watchFS().Journal().Release(id)

@@ -217,7 +217,7 @@ func TestWatchCursor(t *testing.T) {
 	wantStatus(t, h.do(t, req{Method: "PUT", Target: "/v1/fs/file?path=/one", Body: jsonBody("1")}), 200)
 	h.collect(t, w1.WatcherID, w1.InitialCursor, atLeast(2), 0)
 	w2 := h.createWatch(t, `{"path":"/","debounce":50}`)
-	if w2.WatcherID != w1.WatcherID || !w2.Reused || w1.Reused {
+	if sharedID(w2.WatcherID) != sharedID(w1.WatcherID) || w2.WatcherID == w1.WatcherID || !w2.Reused || w1.Reused {
 		t.Fatalf("second create: got %+v, want watcher %s reused", w2, w1.WatcherID)
 	}
 	if w2.InitialCursor <= w1.InitialCursor {
@@ -258,6 +258,7 @@ func TestWatchRoutes(t *testing.T) {
 	h.apiMkdir(t, "/dir")
 
 	t.Run("create", func(t *testing.T) {
+		var refs []string
 		for _, target := range []string{"/v2/watch", "/v1/file/watch"} {
 			before := time.Now().Add(-time.Second)
 			r := h.do(t, req{Method: "POST", Target: target, Body: jsonBody(`{"path":"dir/../dir/","recursive":false,"debounce":120,"exclude":[],"include_patterns":["*.go"]}`)})
@@ -272,6 +273,7 @@ func TestWatchRoutes(t *testing.T) {
 			if target == "/v2/watch" && w.Reused || target == "/v1/file/watch" && !w.Reused {
 				t.Errorf("%s: reused %v", target, w.Reused)
 			}
+			refs = append(refs, w.WatcherID)
 		}
 		list := wantAIO[watchList](t, h.do(t, req{Method: "GET", Target: "/v1/file/watch"}))
 		if list.Count != 1 || len(list.Watchers) != 1 {
@@ -281,16 +283,35 @@ func TestWatchRoutes(t *testing.T) {
 		if wi.Path != "/dir" || wi.Recursive || wi.Debounce != 120 || len(wi.Exclude) != 0 || strings.Join(wi.IncludePatterns, ",") != "*.go" || wi.Subscribers != 2 {
 			t.Errorf("list entry: got %+v", wi)
 		}
-		// Two creates need two deletes.
-		for i, want := range []watchStopped{{wi.WatcherID, "active", 1}, {wi.WatcherID, "stopped", 0}} {
-			target := []string{"/v2/watch/", "/v1/file/watch/"}[i] + wi.WatcherID
-			got := wantAIO[watchStopped](t, h.do(t, req{Method: "DELETE", Target: target}))
-			if got != want {
-				t.Errorf("DELETE %d: got %+v, want %+v", i, got, want)
-			}
+		// Each create is its own reference, an alias of the shared watcher
+		// that polls and is released once: a second DELETE of one, or one
+		// of the shared id, is 404 and leaves the other's reference alone.
+		if refs[0] != wi.WatcherID+".1" || refs[1] != wi.WatcherID+".2" {
+			t.Errorf("references %q of watcher %s", refs, wi.WatcherID)
 		}
-		for _, target := range []string{"/v2/watch/", "/v1/file/watch/"} {
-			wantAIOError(t, h.do(t, req{Method: "DELETE", Target: target + wi.WatcherID}), 404, "not_found")
+		for i, st := range []struct {
+			target string
+			status int
+			want   watchStopped
+		}{
+			{"/v2/watch/" + wi.WatcherID, 404, watchStopped{}},
+			{"/v2/watch/" + refs[0], 200, watchStopped{refs[0], "active", 1}},
+			{"/v1/file/watch/" + refs[0], 404, watchStopped{}},
+			{"/v2/watch/" + refs[0], 404, watchStopped{}},
+			{"/v1/file/watch/" + refs[1], 200, watchStopped{refs[1], "stopped", 0}},
+			{"/v2/watch/" + refs[1], 404, watchStopped{}},
+		} {
+			r := h.do(t, req{Method: "DELETE", Target: st.target})
+			if st.status == 404 {
+				wantAIOError(t, r, 404, "not_found")
+				continue
+			}
+			if got := wantAIO[watchStopped](t, r); got != st.want {
+				t.Errorf("DELETE %d %s: got %+v, want %+v", i, st.target, got, st.want)
+			}
+			if i == 1 { // the other reference still polls
+				wantAIO[watchBatch](t, h.do(t, req{Method: "GET", Target: "/v2/watch/" + refs[1] + "/poll"}))
+			}
 		}
 		list = wantAIO[watchList](t, h.do(t, req{Method: "GET", Target: "/v2/watch"}))
 		if list.Count != 0 || list.Watchers == nil {
@@ -455,8 +476,9 @@ func TestWatchRoutes(t *testing.T) {
 			ids = append(ids, w.WatcherID)
 		}
 		// An identical create still reuses.
-		if w := h.createWatch(t, `{"path":"/","debounce":100}`); !w.Reused || w.WatcherID != ids[0] {
-			t.Errorf("reuse at the limit: got %+v", w)
+		reuse := h.createWatch(t, `{"path":"/","debounce":100}`)
+		if !reuse.Reused || sharedID(reuse.WatcherID) != sharedID(ids[0]) || reuse.WatcherID == ids[0] {
+			t.Errorf("reuse at the limit: got %+v", reuse)
 		}
 		for _, target := range []string{"/v2/watch", "/v1/file/watch"} {
 			r := h.do(t, req{Method: "POST", Target: target, Body: jsonBody(`{"path":"/","debounce":99}`)})
@@ -467,7 +489,7 @@ func TestWatchRoutes(t *testing.T) {
 		}
 		h.do(t, req{Method: "DELETE", Target: "/v2/watch/" + ids[1]})
 		ids[1] = h.createWatch(t, `{"path":"/","debounce":99}`).WatcherID
-		h.do(t, req{Method: "DELETE", Target: "/v2/watch/" + ids[0]}) // the reuse
+		h.do(t, req{Method: "DELETE", Target: "/v2/watch/" + reuse.WatcherID})
 		for _, id := range ids {
 			wantAIO[watchStopped](t, h.do(t, req{Method: "DELETE", Target: "/v2/watch/" + id}))
 		}
@@ -771,4 +793,10 @@ func TestWatchSSESlowClient(t *testing.T) {
 func (h *harness) apiMkdir(t *testing.T, p string) {
 	t.Helper()
 	wantStatus(t, h.do(t, req{Method: "POST", Target: "/v1/fs/mkdir?path=" + p}), 200)
+}
+
+// sharedID is the shared watcher a reference ("w_….n") names.
+func sharedID(ref string) string {
+	id, _, _ := strings.Cut(ref, ".")
+	return id
 }

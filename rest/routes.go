@@ -51,10 +51,12 @@ func (s *Server) table() []route {
 		{Route{"GET", "/metrics", FamilyService, authed}, s.metrics},         // → Prometheus text (metrics.go)
 
 		// Web console (ui.go): the page and its three files, embedded; public (they carry no data). GET /ui → 301 /ui/.
-		{Route{"GET", "/ui/", FamilyService, public}, s.uiAsset},           // → index.html
-		{Route{"GET", "/ui/app.js", FamilyService, public}, s.uiAsset},     // → the console's script
-		{Route{"GET", "/ui/style.css", FamilyService, public}, s.uiAsset},  // → the console's style sheet
-		{Route{"GET", "/ui/history.js", FamilyService, public}, s.uiAsset}, // → the console's history part (checkpoints, changes, restore)
+		{Route{"GET", "/ui/", FamilyService, public}, s.uiAsset},             // → index.html
+		{Route{"GET", "/ui/app.js", FamilyService, public}, s.uiAsset},       // → the console's script
+		{Route{"GET", "/ui/style.css", FamilyService, public}, s.uiAsset},    // → the console's style sheet
+		{Route{"GET", "/ui/history.js", FamilyService, public}, s.uiAsset},   // → the console's history part (checkpoints, changes, restore)
+		{Route{"GET", "/ui/highlight.js", FamilyService, public}, s.uiAsset}, // → the console's syntax highlighting (its own small tokenizer)
+		{Route{"GET", "/ui/linediff.js", FamilyService, public}, s.uiAsset},  // → the console's line diff (compare: disk against the editor)
 
 		// sandbox-agent (api.md §3, seed 000).
 		{Route{"GET", "/v1/fs/entries", FamilyAgent, authed}, s.fsEntries},           // q: path (default ".") → [FsEntry]

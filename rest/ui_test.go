@@ -26,6 +26,8 @@ func TestUIServesEmbeddedFiles(t *testing.T) {
 		{"/ui/app.js", "app.js", "text/javascript; charset=utf-8", "function main()"},
 		{"/ui/style.css", "style.css", "text/css; charset=utf-8", ".feed"},
 		{"/ui/history.js", "history.js", "text/javascript; charset=utf-8", "function wireHistory()"},
+		{"/ui/highlight.js", "highlight.js", "text/javascript; charset=utf-8", "function highlight(path, text)"},
+		{"/ui/linediff.js", "linediff.js", "text/javascript; charset=utf-8", "function lineDiff(a, b)"},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
@@ -105,8 +107,8 @@ func TestUIFilesHaveRoutes(t *testing.T) {
 		}
 	}
 	files := uiFileNames()
-	if len(files) != 4 {
-		t.Errorf("embedded files: %q, want index.html, app.js, history.js, style.css", files)
+	if len(files) != 6 {
+		t.Errorf("embedded files: %q, want index.html, app.js, history.js, highlight.js, linediff.js, style.css", files)
 	}
 	for _, f := range files {
 		p := "/ui/" + f

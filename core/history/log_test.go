@@ -2,6 +2,8 @@ package history
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -239,5 +241,66 @@ func TestWatcherOutlivesRestart(t *testing.T) {
 	b, err = w2.Poll(context.Background(), info.InitialCursor+1, 100, 0)
 	if err != nil || !b.Overflow {
 		t.Fatalf("an old cursor after pruning: overflow %v, %v", b.Overflow, err)
+	}
+}
+
+// A watcher's references outlive a restart: each is released once, and
+// the numbering goes on.
+func TestWatcherReferencesOutliveRestart(t *testing.T) {
+	dir := t.TempDir()
+	l, j := openJournal(t, dir, Retention{})
+	cfg := journal.Config{Path: "/", Recursive: true}
+	w, a, _, _ := j.Watch(cfg)
+	_, b, _, _ := j.Watch(cfg)
+	if _, err := j.Release(a.Ref); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+
+	l, j = openJournal(t, dir, Retention{})
+	defer l.Close()
+	if _, err := j.Release(a.Ref); !errors.Is(err, journal.ErrUnknownWatcher) {
+		t.Errorf("a reference released before the restart: %v", err)
+	}
+	_, c, reused, _ := j.Watch(cfg)
+	if !reused || c.Ref != w.ID+".3" || c.Refs != 2 {
+		t.Errorf("a create after the restart: %q reused %v refs %d", c.Ref, reused, c.Refs)
+	}
+	for i, want := range []int{1, 0} {
+		if n, err := j.Release([]string{b.Ref, c.Ref}[i]); n != want || err != nil {
+			t.Errorf("release %d: %d, %v; want %d", i, n, err, want)
+		}
+	}
+	if _, err := j.Watcher(w.ID); !errors.Is(err, journal.ErrUnknownWatcher) {
+		t.Errorf("the last reference released: %v", err)
+	}
+}
+
+// A watcher row from before references (a count, no reference ids) holds
+// its count under the watcher's own id: its clients, who were given that
+// id, release it that many times.
+func TestWatcherRowWithoutReferences(t *testing.T) {
+	dir := t.TempDir()
+	l, j := openJournal(t, dir, Retention{})
+	cfg := journal.Config{Path: "/", Recursive: true}
+	w, _, _, _ := j.Watch(cfg)
+	old, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.db.sql.Exec(`UPDATE watchers SET config = ?, refs = 2`, string(old)); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+
+	l, j = openJournal(t, dir, Retention{})
+	defer l.Close()
+	for i, want := range []int{1, 0} {
+		if n, err := j.Release(w.ID); n != want || err != nil {
+			t.Errorf("release %d of the old row's id: %d, %v; want %d", i, n, err, want)
+		}
+	}
+	if _, err := j.Release(w.ID); !errors.Is(err, journal.ErrUnknownWatcher) {
+		t.Errorf("a third release: %v", err)
 	}
 }

@@ -97,6 +97,14 @@ func (l *Log) Meta(key string) (string, error) { return l.db.meta(key) }
 // SetMeta sets one fact.
 func (l *Log) SetMeta(key, value string) error { return l.db.setMeta(key, value) }
 
+// watcherJSON is a watcher's config column: the config, and beside its
+// fields the watcher's references (absent from rows of before them).
+type watcherJSON struct {
+	journal.Config
+	Aliases map[string]int `json:",omitempty"`
+	Next    int            `json:",omitempty"`
+}
+
 // SaveWatchers replaces the stored watcher registry (journal.Store).
 func (l *Log) SaveWatchers(ws []journal.WatcherRecord) error {
 	tx, err := l.db.sql.Begin()
@@ -108,7 +116,7 @@ func (l *Log) SaveWatchers(ws []journal.WatcherRecord) error {
 		return err
 	}
 	for _, w := range ws {
-		cfg, err := json.Marshal(w.Config)
+		cfg, err := json.Marshal(watcherJSON{w.Config, w.Aliases, w.Next})
 		if err != nil {
 			return err
 		}
@@ -135,9 +143,11 @@ func (l *Log) Watchers() ([]journal.WatcherRecord, error) {
 		if err := rows.Scan(&w.ID, &cfg, &created, &start, &w.Refs); err != nil {
 			return nil, err
 		}
-		if json.Unmarshal([]byte(cfg), &w.Config) != nil {
+		var wj watcherJSON
+		if json.Unmarshal([]byte(cfg), &wj) != nil {
 			continue
 		}
+		w.Config, w.Aliases, w.Next = wj.Config, wj.Aliases, wj.Next
 		w.Created, w.StartSeq = fromNanos(created), uint64(start)
 		out = append(out, w)
 	}

@@ -29,7 +29,7 @@ import (
 // since" may).
 //
 //	manifest(path PRIMARY KEY, inode, size, mtime, mode, is_dir)
-//	watchers(id PRIMARY KEY, config JSON, created ns, start_seq, refs)
+//	watchers(id PRIMARY KEY, config JSON (with its references), created ns, start_seq, refs)
 //	meta(key PRIMARY KEY, value)
 const schema = `
 CREATE TABLE IF NOT EXISTS events(

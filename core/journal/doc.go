@@ -28,8 +28,10 @@
 // lost events up to a sequence number, and a poll from a cursor before it
 // reports overflow.
 //
-// Identical watcher configurations share one Watcher, reference-counted; at
-// most 128 watchers live per journal.
+// Identical watcher configurations share one Watcher; each Watch is its own
+// reference with its own id ("w_<hex>.<n>", refs.go), released once, so no
+// client can stop a shared watcher for the others. At most 128 watchers
+// live per journal.
 //
 // # Subscriptions
 //

@@ -124,10 +124,10 @@ func TestCursorOverflowAndReuse(t *testing.T) {
 	if w2 != w || !reused || info2.InitialCursor != j.Seq() {
 		t.Errorf("identical create: reused %v, initial %d", reused, info2.InitialCursor)
 	}
-	if n, _ := j.Release(w.ID); n != 1 {
+	if n, _ := j.Release(info.Ref); n != 1 {
 		t.Errorf("after one release %d refs left, want 1", n)
 	}
-	if n, err := j.Release(w.ID); n != 0 || err != nil {
+	if n, err := j.Release(info2.Ref); n != 0 || err != nil {
 		t.Errorf("last release: %d, %v", n, err)
 	}
 	if _, err := j.Watcher(w.ID); err != ErrUnknownWatcher {

@@ -25,8 +25,10 @@ type WatcherRecord struct {
 	ID       string
 	Config   Config
 	Created  time.Time
-	StartSeq uint64 // the journal's seq when the watcher began
-	Refs     int
+	StartSeq uint64         // the journal's seq when the watcher began
+	Refs     int            // references held, all clients together
+	Aliases  map[string]int // reference id → references it holds (refs.go)
+	Next     int            // the number of the last reference id given
 }
 
 // NewWith makes a journal whose events are also kept by st: numbering
@@ -43,7 +45,7 @@ func NewWith(st Store) (*Journal, error) {
 	}
 	for _, r := range recs {
 		w := j.newWatcher(r.ID, r.Config, r.Created)
-		w.refs = max(r.Refs, 1)
+		w.restoreRefs(r)
 		w.start = j.seq
 		j.watchers[w.ID] = w
 		j.byKey[w.key] = w
@@ -63,7 +65,7 @@ func (j *Journal) saveWatchers() {
 	j.mu.Lock()
 	recs := make([]WatcherRecord, 0, len(j.watchers))
 	for _, w := range j.watchers {
-		recs = append(recs, WatcherRecord{ID: w.ID, Config: w.cfg, Created: w.created, StartSeq: w.start, Refs: w.refs})
+		recs = append(recs, w.record())
 	}
 	j.mu.Unlock()
 	j.store.SaveWatchers(recs) // a failure: the registry is in memory still, and the store logs

@@ -2,8 +2,6 @@ package journal
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -52,8 +50,9 @@ type Watcher struct {
 	exclude []string
 	key     string
 	created time.Time
-	refs    int    // under the journal's lock
-	start   uint64 // the journal's seq when the watcher began hearing events
+	refs    map[string]int // reference id → references it holds, under the journal's lock (refs.go)
+	next    int            // the number of the next reference id
+	start   uint64         // the journal's seq when the watcher began hearing events
 	j       *Journal
 	dropped *atomic.Uint64 // the journal's count of dropped events
 
@@ -81,36 +80,8 @@ type Info struct {
 	Config        Config
 	Created       time.Time
 	InitialCursor uint64
-	Refs          int
-}
-
-// Watch returns the watcher for cfg: an existing one with an equal config
-// (reused, one more reference), or a new one that sees events from now on.
-func (j *Journal) Watch(cfg Config) (w *Watcher, info Info, reused bool, err error) {
-	if w, info, reused, err = j.watch(cfg); err == nil {
-		j.saveWatchers()
-	}
-	return w, info, reused, err
-}
-
-func (j *Journal) watch(cfg Config) (w *Watcher, info Info, reused bool, err error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	key := cfg.key()
-	if w := j.byKey[key]; w != nil {
-		w.refs++
-		return w, w.info(j.seq), true, nil
-	}
-	if len(j.watchers) >= j.maxW {
-		return nil, Info{}, false, ErrTooManyWatchers
-	}
-	var id [8]byte
-	rand.Read(id[:])
-	w = j.newWatcher("w_"+hex.EncodeToString(id[:]), cfg, j.now())
-	w.start = j.seq
-	j.watchers[w.ID] = w
-	j.byKey[key] = w
-	return w, w.info(j.seq), false, nil
+	Refs          int    // references held, all clients together
+	Ref           string // the reference a Watch gave: the id its caller polls and releases
 }
 
 func (j *Journal) newWatcher(id string, cfg Config, created time.Time) *Watcher {
@@ -120,7 +91,7 @@ func (j *Journal) newWatcher(id string, cfg Config, created time.Time) *Watcher 
 		exclude: cfg.Exclude,
 		key:     cfg.key(),
 		created: created,
-		refs:    1,
+		refs:    map[string]int{},
 		latest:  map[string]*pending{},
 		quiet:   map[string]time.Time{},
 		changed: make(chan struct{}),
@@ -134,17 +105,7 @@ func (j *Journal) newWatcher(id string, cfg Config, created time.Time) *Watcher 
 }
 
 func (w *Watcher) info(seq uint64) Info {
-	return Info{ID: w.ID, Config: w.cfg, Created: w.created, InitialCursor: seq, Refs: w.refs}
-}
-
-// Watcher finds a live watcher by id.
-func (j *Journal) Watcher(id string) (*Watcher, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if w := j.watchers[id]; w != nil {
-		return w, nil
-	}
-	return nil, ErrUnknownWatcher
+	return Info{ID: w.ID, Config: w.cfg, Created: w.created, InitialCursor: seq, Refs: w.count()}
 }
 
 // Watchers describes the live watchers, oldest first.
@@ -161,33 +122,6 @@ func (j *Journal) Watchers() []Info {
 		}
 	}
 	return out
-}
-
-// Release drops one reference to a watcher and stops it at the last,
-// waking its pollers. It returns the references left.
-func (j *Journal) Release(id string) (int, error) {
-	n, err := j.release(id)
-	if err == nil {
-		j.saveWatchers()
-	}
-	return n, err
-}
-
-func (j *Journal) release(id string) (int, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	w := j.watchers[id]
-	if w == nil {
-		return 0, ErrUnknownWatcher
-	}
-	w.refs--
-	if w.refs > 0 {
-		return w.refs, nil
-	}
-	delete(j.watchers, id)
-	delete(j.byKey, w.key)
-	w.close()
-	return 0, nil
 }
 
 // Config is what the watcher watches.

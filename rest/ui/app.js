@@ -27,7 +27,8 @@
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = 'sandfs.token';
 const SB_KEY = 'sandfs.sandbox';
-const MAX_VIEW = 4 << 20; // bytes shown as text or image; larger files: size + download
+const MAX_VIEW = 4 << 20; // bytes shown as text or image whole
+const HEAD_VIEW = 1 << 20; // of a larger text file, the first bytes shown (a Range read), read-only
 const MAX_FEED = 2000; // events kept; the list shows the newest that pass the filters
 const IMAGE = /\.(png|jpe?g|gif|webp|svg|ico|bmp|avif)$/i;
 
@@ -58,6 +59,7 @@ const state = {
   feedGen: 0,
   watcher: null,
   feedStop: null,
+  lastOf: new Map(), // path -> its last event in the feed (foldEvent)
   lastSeq: 0, // the newest seq the feed holds: live events at or before it are not shown again
   resume: false, // lastSeq is a place in the journal the live feed goes on after
 };
@@ -114,6 +116,10 @@ const enc = encodeURIComponent;
 const fsURL = (op, q) => `/v1/sandboxes/${enc(state.sandbox)}/fs/${op}` + (q ? '?' + new URLSearchParams(q) : '');
 const isDefault = () => state.sandbox === 'default';
 
+// ownWrites: path -> until when an api event of it is the echo of this
+// console's own write (not a change on disk under an edit).
+const ownWrites = new Map();
+
 const fsapi = {
   async list(dir) {
     const j = await (await api('GET', fsURL('list', { path: dir }))).json();
@@ -121,7 +127,13 @@ const fsapi = {
   },
   async stat(p) { return (await api('GET', fsURL('stat', { path: p }))).json(); },
   async read(p) { return (await api('GET', fsURL('read', { path: p }))).blob(); },
-  async write(p, body) { return api('PUT', fsURL('write', { path: p, mkdir: 'true' }), { body }); },
+  async head(p, n) { return (await api('GET', fsURL('read', { path: p }), { headers: { Range: `bytes=0-${n - 1}` } })).arrayBuffer(); },
+  async write(p, body) {
+    const now = Date.now();
+    if (ownWrites.size > 64) for (const [k, until] of ownWrites) if (until < now) ownWrites.delete(k);
+    ownWrites.set(p, now + 3000);
+    return api('PUT', fsURL('write', { path: p, mkdir: 'true' }), { body });
+  },
   async rename(source, dest) { return api('POST', fsURL('rename'), { json: { source, dest } }); },
   async remove(p, recursive) { return api('DELETE', fsURL('delete', { path: p, recursive: String(!!recursive) })); },
   async mkdir(p) { return api('POST', '/v2/fs/mkdir', { json: { path: p, parents: true } }); },
@@ -183,7 +195,7 @@ function setStatus(msg, isErr) {
   el.title = msg;
   el.classList.toggle('err', !!isErr);
   clearTimeout(statusTimer);
-  if (!isErr) statusTimer = setTimeout(() => { el.textContent = ''; }, 6000);
+  if (!isErr) statusTimer = setTimeout(() => { el.textContent = ''; el.title = ''; }, 6000);
 }
 function fail(what, err) {
   console.error(what, err);
@@ -390,7 +402,8 @@ function setButtons() {
   const o = state.open;
   const sel = state.selected;
   const target = o ? o.path : (sel && sel.path !== '/' ? sel.path : null);
-  $('edit').disabled = !o || o.kind !== 'text' || state.editing;
+  $('edit').disabled = !o || o.kind !== 'text' || !!o.partial || state.editing;
+  $('forget').hidden = !state.token; // no token kept: a daemon without auth, nothing to forget
   $('edit').hidden = state.editing;
   $('save').hidden = $('cancel').hidden = !state.editing;
   $('save').disabled = !state.editing;
@@ -457,8 +470,19 @@ async function openFile(path, { keepScroll } = {}) {
       if (text !== null) {
         o.kind = 'text';
         o.text = text;
-        content = renderText(text);
+        content = renderText(text, path);
       }
+    }
+  } else if (!IMAGE.test(path)) {
+    // A large file: its first HEAD_VIEW bytes, shown when they are text.
+    const buf = new Uint8Array(await fsapi.head(path, HEAD_VIEW));
+    if (gen !== openGen) return;
+    const text = decodeText(trimUTF8(buf));
+    if (text !== null) {
+      o.kind = 'text';
+      o.partial = buf.length;
+      o.text = text;
+      content = renderText(text, path);
     }
   }
   if (o.kind === 'binary') content = renderBinary(o);
@@ -472,8 +496,21 @@ async function openFile(path, { keepScroll } = {}) {
   delete view.dataset.aside;
   view.replaceChildren(content);
   view.scrollTop = scroll;
-  note('');
+  note(o.partial ? `Showing the first ${fmtSize(o.partial)} of ${fmtSize(entry.size)}: the file is cut here, and read-only. Download it for the whole.` : '');
   setButtons();
+}
+
+// trimUTF8 drops the bytes of a UTF-8 sequence that a cut split at the end.
+function trimUTF8(buf) {
+  let i = buf.length;
+  for (let k = 1; k <= 3 && i - k >= 0; k++) {
+    const b = buf[i - k];
+    if ((b & 0xc0) !== 0x80) { // the lead byte of the last sequence
+      const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+      return need > k ? buf.subarray(0, i - k) : buf;
+    }
+  }
+  return buf;
 }
 
 // decodeText is buf as UTF-8 text, or null for binary (a NUL byte in the
@@ -483,7 +520,7 @@ function decodeText(buf) {
   try { return new TextDecoder('utf-8', { fatal: true }).decode(buf); } catch (_) { return null; }
 }
 
-function renderText(text) {
+function renderText(text, path) {
   const lines = text.split('\n');
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   const wrap = document.createElement('div');
@@ -493,7 +530,9 @@ function renderText(text) {
   ln.textContent = lines.map((_, i) => i + 1).join('\n');
   const tx = document.createElement('pre');
   tx.className = 'tx';
-  tx.textContent = lines.join('\n');
+  const shown = lines.join('\n');
+  const hl = highlight(path, shown); // highlight.js: spans made with textContent
+  if (hl) { tx.dataset.lang = hlLanguage(path); tx.append(hl); } else tx.textContent = shown;
   wrap.append(ln, tx);
   return wrap;
 }
@@ -543,7 +582,7 @@ function startEdit() {
   ta.id = 'editor';
   ta.spellcheck = false;
   ta.value = o.text;
-  ta.addEventListener('input', () => { state.dirty = true; });
+  ta.addEventListener('input', () => { state.dirty = true; clearSaved(); });
   ta.addEventListener('keydown', (e) => {
     if (e.key === 'Tab' && !e.shiftKey) {
       e.preventDefault();
@@ -557,10 +596,18 @@ function startEdit() {
   ta.focus();
 }
 
-async function save() {
+// save writes the editor's text; over a file that changed on disk since
+// the edit began it asks first: compare (the diff, disk to editor) or
+// overwrite.
+async function save(overwrite) {
   const o = state.open;
   const ta = $('editor');
   if (!o || !ta) return;
+  if (o.stale && overwrite !== true) {
+    note('The file changed on disk since you began editing. Save over it?',
+      [['compare', compare], ['overwrite', () => save(true)], ['reload, drop my edits', () => openFile(o.path)]]);
+    return;
+  }
   try {
     await fsapi.write(o.path, ta.value);
     state.editing = false;
@@ -584,6 +631,39 @@ async function download() {
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 30000);
   } catch (err) { fail('download ' + o.path, err); }
+}
+
+// clearSaved clears a "saved" status at the next edit.
+function clearSaved() {
+  if ($('status').textContent.startsWith('saved ')) setStatus('');
+}
+
+// compare shows, above the editor, how the file on disk differs from the
+// editor's text (a line diff: "-" on disk only, "+" in the editor only).
+async function compare() {
+  const o = state.open;
+  const ta = $('editor');
+  if (!o || !ta) return;
+  let disk;
+  try {
+    const buf = new Uint8Array(await (await fsapi.read(o.path)).arrayBuffer());
+    disk = decodeText(buf);
+  } catch (err) { fail('compare ' + o.path, err); return; }
+  if (disk === null) { setStatus('the file on disk is not text now', true); return; }
+  let pre = $('comparediff');
+  if (!pre) {
+    pre = document.createElement('pre');
+    pre.id = 'comparediff';
+    pre.className = 'diff';
+    $('view').prepend(pre);
+  }
+  pre.replaceChildren();
+  for (const [kind, line] of lineDiff(disk, ta.value)) {
+    const span = document.createElement('span');
+    span.className = { '-': 'del', '+': 'add', ' ': 'ctx', '…': 'hunk' }[kind];
+    span.textContent = (kind === '…' ? line : kind + line) + '\n';
+    pre.append(span);
+  }
 }
 
 // ---- file operations ----------------------------------------------------
@@ -703,7 +783,9 @@ function feedFilter() {
   const origins = new Set([...document.querySelectorAll('.filters input[data-origin]')]
     .filter((i) => i.checked).map((i) => i.dataset.origin));
   const q = $('pathfilter').value.trim();
-  return (ev) => origins.has(ev.origin) && (!q || ev.path.includes(q) || (ev.old_path || '').includes(q));
+  const all = $('showhidden').checked;
+  return (ev) => origins.has(ev.origin) && (all || !feedHidden(ev.path)) &&
+    (!q || ev.path.includes(q) || (ev.old_path || '').includes(q));
 }
 
 function fmtTime(ts) {
@@ -722,6 +804,7 @@ function feedItem(ev, fresh) {
   if (ev.pid != null) li.dataset.pid = ev.pid;
   if (ev.actor) li.dataset.actor = ev.actor;
   if (ev.found_at_start) li.dataset.found = '1';
+  if (ev.writes) li.dataset.writes = ev.writes;
   li.innerHTML = '<span class="t"></span><span class="ty"></span><span class="badge"></span><span class="p"></span>';
   li.querySelector('.t').textContent = fmtTime(ev.timestamp);
   const ty = li.querySelector('.ty');
@@ -739,6 +822,7 @@ function feedItem(ev, fresh) {
   if (ev.old_path) extra.push('from ' + ev.old_path);
   if (ev.actor) extra.push('by ' + ev.actor);
   if (ev.pid != null) extra.push((ev.comm ? ev.comm + ' · ' : '') + 'pid ' + ev.pid + (ev.uid != null ? ' · uid ' + ev.uid : ''));
+  if (ev.writes) extra.push('written');
   if (!ev.is_dir && (ev.type === 'write' || ev.type === 'create') && ev.size) extra.push(fmtSize(ev.size));
   if (extra.length) {
     const x = document.createElement('span');
@@ -764,18 +848,53 @@ function countFeed() {
   $('feedcount').textContent = state.events.length ? `${state.events.length} events` : '';
 }
 
+// FEED_HIDDEN are the folders the feed does not list unless asked (the
+// watchers' default excludes); the console's own watcher excludes nothing,
+// so the tree follows them.
+// (core/pathmatch.DefaultExcludes: a name, or "*" and a suffix, matching
+// any one component).
+const FEED_HIDDEN = ['.git', 'node_modules', '__pycache__', '.venv', '.DS_Store', '*.pyc', '*.pyo', '*.swp', '*.swo'];
+const feedHidden = (p) => p.split('/').some((c) => FEED_HIDDEN.some((x) => (x[0] === '*' ? c.endsWith(x.slice(1)) : c === x)));
+
+// foldEvent folds a write of a path just created (its last event in the
+// feed, by the same origin and actor) into that create, so a new file is
+// one row: the create, with the written size. It returns the row folded
+// into, or null.
+function foldEvent(ev) {
+  if (state.lastOf.size > 4 * MAX_FEED) state.lastOf.clear(); // bounded: a fold is of recent events
+  if (ev.type !== 'write') { if (!ev.is_dir) state.lastOf.set(ev.path, ev); if (ev.old_path) state.lastOf.delete(ev.old_path); return null; }
+  const c = state.lastOf.get(ev.path);
+  if (!c || c.type !== 'create' || c.origin !== ev.origin || c.actor !== ev.actor) { state.lastOf.set(ev.path, ev); return null; }
+  c.size = ev.size;
+  c.timestamp = ev.timestamp;
+  c.writes = (c.writes || 0) + 1;
+  return c;
+}
+
+// pushEvents keeps events in the feed's list, folded, without showing them.
+function pushEvents(evs) {
+  for (const ev of evs) if (!foldEvent(ev)) state.events.push(ev);
+  if (state.events.length > MAX_FEED) state.events.splice(0, state.events.length - MAX_FEED);
+}
+
 function onEvent(ev) {
   if (ev.seq) {
     if (ev.seq <= state.lastSeq) return; // shown already (the history page, or a replay)
     state.lastSeq = ev.seq;
     state.resume = true;
   }
-  state.events.push(ev);
-  if (state.events.length > MAX_FEED) state.events.splice(0, state.events.length - MAX_FEED);
-  if (feedFilter()(ev)) {
-    const list = $('feed');
-    list.prepend(feedItem(ev, true));
-    while (list.childElementCount > 500) list.lastElementChild.remove();
+  const into = foldEvent(ev);
+  if (into) {
+    const row = into.seq && $('feed').querySelector(`li[data-seq="${into.seq}"]`);
+    if (row) row.replaceWith(feedItem(into, true));
+  } else {
+    state.events.push(ev);
+    if (state.events.length > MAX_FEED) state.events.splice(0, state.events.length - MAX_FEED);
+    if (feedFilter()(ev)) {
+      const list = $('feed');
+      list.prepend(feedItem(ev, true));
+      while (list.childElementCount > 500) list.lastElementChild.remove();
+    }
   }
   countFeed();
 
@@ -786,17 +905,31 @@ function onEvent(ev) {
 
   const o = state.open;
   if (!o) return;
-  if (ev.type === 'rename' && ev.old_path === o.path) {
+  // A rename onto the open file is a save by rename (sed -i, os.replace,
+  // an editor's atomic save, temp-then-mv): its content changed.
+  const onto = ev.type === 'rename' && ev.path === o.path;
+  if (ev.type === 'rename' && ev.old_path === o.path && !onto) {
     note(`Moved to ${ev.path} (${ev.origin}).`, [['follow', () => openFile(ev.path).catch((e) => fail('open', e))]]);
   } else if (ev.path === o.path && ev.type === 'remove') {
     note(`Deleted on disk (${ev.origin}).`);
-  } else if (ev.path === o.path && (ev.type === 'write' || ev.type === 'create' || ev.type === 'chmod')) {
-    if (state.editing && state.dirty) {
-      note(`Changed on disk (${ev.origin}) while you edit.`, [['reload, drop my edits', () => openFile(o.path)]]);
-    } else if (!state.editing) {
+  } else if (onto || (ev.path === o.path && (ev.type === 'write' || ev.type === 'create' || ev.type === 'chmod'))) {
+    if (state.editing) { // edited or not yet: the editor's text is the old one
+      if (isEcho(ev, o)) return;
+      o.stale = true; // save asks: compare or overwrite
+      note(`Changed on disk (${ev.origin}) while you edit.`, [['reload, drop my edits', () => openFile(o.path)], ['compare', compare]]);
+    } else {
       scheduleReopen(o.path);
     }
   }
+}
+
+// isEcho reports whether ev leaves the open file o as the console read it:
+// the echo of its own write, or an event whose size and mtime are those
+// of the stat the view was made from.
+function isEcho(ev, o) {
+  if (ev.origin === 'api' && (ownWrites.get(ev.path) || 0) > Date.now()) return true;
+  return ev.type !== 'rename' && ev.mtime != null && ev.size === o.entry.size &&
+    Math.abs(ev.mtime - Date.parse(o.entry.modTime) / 1000) < 0.002;
 }
 
 let reopenTimer = 0;
@@ -859,7 +992,9 @@ async function loadHistory(gen) {
     return;
   }
   if (gen !== state.feedGen) return;
-  state.events = page.events.map((e) => namedEvent(e, e.type));
+  state.events = [];
+  state.lastOf = new Map();
+  pushEvents(page.events.map((e) => namedEvent(e, e.type)));
   state.lastSeq = page.more ? page.cursor : page.latest;
   state.resume = true;
   renderFeed();
@@ -893,7 +1028,7 @@ async function sseFeed(gen) {
     try {
       if (!state.watcher) {
         setLive(false, 'connecting');
-        const r = await api('POST', '/v2/watch', { json: { path: '/', recursive: true, debounce: 100 } });
+        const r = await api('POST', '/v2/watch', { json: { path: '/', recursive: true, debounce: 100, exclude: [] } });
         const d = (await r.json()).data;
         if (gen !== state.feedGen) { fetch('/v2/watch/' + enc(d.watcher_id), { method: 'DELETE', headers: authHeaders() }); return; }
         state.watcher = d.watcher_id;
@@ -1080,7 +1215,7 @@ function wireButtons() {
     uploadAll(selectedDir(), files);
   };
   $('refresh').onclick = () => reloadLoadedDirs().then(() => setStatus('tree reloaded'));
-  $('clearfeed').onclick = () => { state.events = []; renderFeed(); };
+  $('clearfeed').onclick = () => { state.events = []; state.lastOf = new Map(); renderFeed(); };
   $('forget').onclick = () => { sessionStorage.removeItem(TOKEN_KEY); state.token = ''; location.reload(); };
   for (const i of document.querySelectorAll('.filters input')) i.addEventListener('input', renderFeed);
   $('sandbox').onchange = (e) => switchSandbox(e.target.value);
@@ -1089,7 +1224,10 @@ function wireButtons() {
     if (e.key === 'Escape' && state.editing && !state.dirty && state.open) openFile(state.open.path);
   });
   window.addEventListener('beforeunload', (e) => { if (state.editing && state.dirty) e.preventDefault(); });
+  // A closed tab releases its reference to the watcher (fetch keepalive:
+  // sendBeacon cannot DELETE); pagehide also covers the back-forward cache.
   window.addEventListener('pagehide', releaseWatcher);
+  window.addEventListener('beforeunload', () => { if (!(state.editing && state.dirty)) releaseWatcher(); });
 }
 
 async function switchSandbox(name) {
@@ -1097,6 +1235,7 @@ async function switchSandbox(name) {
   sessionStorage.setItem(SB_KEY, name);
   closeFile();
   state.events = [];
+  state.lastOf = new Map();
   state.lastSeq = 0;
   renderFeed();
   $('overflow').hidden = true;

@@ -23,6 +23,7 @@
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
+import { followSteps } from './ui_follow.mjs';
 
 const base = process.env.SANDFS_URL;
 const token = process.env.SANDFS_TOKEN;
@@ -40,7 +41,8 @@ const openDir = async (page, p) => {
 // feedRows is the change feed as the page shows it.
 const feedRows = (page) => page.$$eval('#feed li', (ls) => ls.map((l) => ({
   seq: l.dataset.seq || '', origin: l.dataset.origin, type: l.dataset.type, path: l.dataset.path,
-  actor: l.dataset.actor || '', found: l.dataset.found === '1', text: (l.querySelector('.x') || {}).textContent || '',
+  actor: l.dataset.actor || '', found: l.dataset.found === '1', writes: Number(l.dataset.writes || 0),
+  text: (l.querySelector('.x') || {}).textContent || '',
 })));
 
 // rsLists is what the restore dialog lists, by section.
@@ -286,6 +288,9 @@ try {
   result.feedNotes = await page.$$eval('#feed li', (ls) => ls.map((l) => l.dataset.path));
   await page.fill('#pathfilter', '');
 
+  result.forgetVisible = await page.isVisible('#forget'); // a token is kept: it can be forgotten
+  result.follow = await followSteps(page, root, shot, step, openDir);
+
   result.feed = await page.$$eval('#feed li', (ls) => ls.map((l) => ({ origin: l.dataset.origin, type: l.dataset.type, path: l.dataset.path })));
   result.history.endFeed = await feedRows(page);
   result.tree = await page.$$eval('.node', (ns) => ns.map((n) => n.dataset.path));
@@ -323,7 +328,21 @@ try {
   result.fragmentStored = await tab.evaluate(() => sessionStorage.getItem('sandfs.token'));
   result.fragmentURL = await tab.evaluate(() => location.href);
   result.fragmentSandboxes = await tab.$$eval('#sandbox option', (os) => os.map((o) => o.value));
-  await tab.close();
+  // Closing the tab releases its reference to the watcher of its feed (the
+  // first tab is on sandbox scratch now, whose feed is the websocket, and
+  // stays live).
+  const refs = async () => {
+    const l = await (await fetch(base + '/v2/watch', { headers: { Authorization: 'Bearer ' + token } })).json();
+    const w = l.data.watchers.find((x) => x.path === '/' && x.exclude.length === 0 && x.debounce === 100);
+    return w ? w.subscribers : 0;
+  };
+  result.watchRefsOpen = await refs();
+  await tab.close({ runBeforeUnload: true });
+  for (let i = 0; i < 50 && (await refs()) >= result.watchRefsOpen; i++) await new Promise((r) => setTimeout(r, 100));
+  result.watchRefsClosed = await refs();
+  fs.writeFileSync(path.join(process.env.UI_SCRATCH, 'after-the-tab.txt'), 'the first tab still follows\n');
+  await page.locator('#feed li[data-path="/after-the-tab.txt"]').first().waitFor({ state: 'attached' });
+  result.feedAfterTabClosed = true;
 } catch (err) {
   const page = ctx.pages()[0];
   if (page) {
