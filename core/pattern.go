@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -59,7 +60,7 @@ var ErrPatternTooComplex = errors.New("pattern too complex")
 func compileRegexp(orig, expr string, lineMode bool) (*regexp.Regexp, int, error) {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
-		return nil, 0, &PatternError{Pattern: orig, Err: err}
+		return nil, 0, &PatternError{Pattern: orig, Err: asTyped(err, orig)}
 	}
 	if lineMode {
 		withoutNewline(re)
@@ -114,6 +115,21 @@ func withoutNewline(re *syntax.Regexp) {
 	for _, sub := range re.Sub {
 		withoutNewline(sub)
 	}
+}
+
+// asTyped is a parse error that quotes the client's pattern, not the
+// expression sandfs made of it (flags added, "(?m)(" for "("): the part
+// that failed, if it is in orig, else orig whole.
+func asTyped(err error, orig string) error {
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	expr := se.Expr
+	if !strings.Contains(orig, expr) {
+		expr = orig
+	}
+	return &syntax.Error{Code: se.Code, Expr: expr}
 }
 
 // MaxInputFor is the most bytes a search with a program of insts

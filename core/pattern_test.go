@@ -303,3 +303,18 @@ func TestGlobManyDoubleStars(t *testing.T) {
 		t.Errorf("two matches took %v", d)
 	}
 }
+
+// A refused pattern is quoted as the client typed it, never as the
+// expression sandfs made of it (issue 20 item 13).
+func TestPatternErrorQuotesWhatWasTyped(t *testing.T) {
+	for _, tc := range []struct{ typed, want string }{
+		{"(", "missing closing ): `(`"},
+		{"a[", "missing closing ]: `[`"},
+		{"x**", "invalid nested repetition operator: `**`"},
+	} {
+		_, _, err := compileRegexp(tc.typed, "(?m)"+tc.typed, true)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "(?m)") {
+			t.Errorf("%q: %v, want it to say %q and no (?m)", tc.typed, err, tc.want)
+		}
+	}
+}

@@ -235,13 +235,22 @@ func (s *Server) findV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 
 // compileGlob compiles a client's glob; a malformed one is a 400.
 func compileGlob(field, pattern string) (*core.Glob, error) {
+	return compileGlobAs(field, pattern, pattern)
+}
+
+// compileGlobAs compiles pattern, which sandfs made of the client's typed
+// one ("*.go" becomes "**/*.go"); a refusal quotes typed.
+func compileGlobAs(field, pattern, typed string) (*core.Glob, error) {
 	g, err := core.CompileGlob(pattern)
 	if err != nil {
 		var pe *core.PatternError
 		if errors.As(err, &pe) {
+			if pe.Pattern == pattern { // whole, not cut for length
+				pe.Pattern = typed
+			}
 			return nil, invalidRequest("%s: %v", field, err)
 		}
-		return nil, invalidRequest("%s: bad glob pattern %q", field, pattern)
+		return nil, invalidRequest("%s: bad glob pattern %q", field, typed)
 	}
 	return g, nil
 }
@@ -257,7 +266,7 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, p, pattern string)
 	if !strings.Contains(strings.Trim(pat, "/"), "/") {
 		pat = "**/" + pat
 	}
-	g, err := compileGlob("pattern", pat)
+	g, err := compileGlobAs("pattern", pat, pattern)
 	if err != nil {
 		return withOp("find", err)
 	}

@@ -202,7 +202,11 @@ func TestAIOSearchFindGlob(t *testing.T) {
 	}
 	wantValidation(t, h.get(t, "/v2/fs/search?path=/s"), "query.pattern", "missing")
 	wantValidation(t, h.post(t, "/v1/file/find", `{"path":"/s"}`), "body.glob", "missing")
-	wantAIOError(t, h.get(t, "/v2/fs/search?path=/s&pattern=%5B"), 400, "invalid_request")
+	r := h.get(t, "/v2/fs/search?path=/s&pattern=%5B")
+	wantAIOError(t, r, 400, "invalid_request")
+	if body := string(r.Body); !strings.Contains(body, `invalid pattern \"[\"`) || strings.Contains(body, "**/") {
+		t.Errorf("a bad pattern is quoted as typed: %s", body) // not as the "**/[" it became
+	}
 	wantAIOError(t, h.get(t, "/v2/fs/search?path=/none&pattern=*"), 404, "not_found")
 	wantV1Failure(t, h.v1(t, "/v1/file/find", `{"path":"/none","glob":"*"}`), "not_found", unix.ENOENT, "FileNotFoundError")
 
