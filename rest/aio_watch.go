@@ -159,7 +159,7 @@ func (s *Server) watchList(w http.ResponseWriter, r *http.Request, _ httprouter.
 			inc = []string{}
 		}
 		out.Watchers[i] = watchInfo{
-			WatcherID:       in.ID,
+			WatcherID:       in.Ref, // each client's own reference, as its create answered
 			Path:            in.Config.Path,
 			Status:          status,
 			CreatedAt:       rfc3339(in.Created),

@@ -275,17 +275,22 @@ func TestWatchRoutes(t *testing.T) {
 			}
 			refs = append(refs, w.WatcherID)
 		}
+		// The list shows each client's own reference (as an AIO client looks
+		// its watcher_id up there), both of one shared watcher.
 		list := wantAIO[watchList](t, h.do(t, req{Method: "GET", Target: "/v1/file/watch"}))
-		if list.Count != 1 || len(list.Watchers) != 1 {
-			t.Fatalf("list: got %+v, want one watcher", list)
+		if list.Count != 2 || len(list.Watchers) != 2 {
+			t.Fatalf("list: got %+v, want the two references", list)
 		}
-		wi := list.Watchers[0]
-		if wi.Path != "/dir" || wi.Recursive || wi.Debounce != 120 || len(wi.Exclude) != 0 || strings.Join(wi.IncludePatterns, ",") != "*.go" || wi.Subscribers != 2 {
-			t.Errorf("list entry: got %+v", wi)
+		for i, wi := range list.Watchers {
+			if wi.WatcherID != refs[i] || wi.Path != "/dir" || wi.Recursive || wi.Debounce != 120 || len(wi.Exclude) != 0 ||
+				strings.Join(wi.IncludePatterns, ",") != "*.go" || wi.Subscribers != 2 {
+				t.Errorf("list entry %d: got %+v, want reference %s", i, wi, refs[i])
+			}
 		}
 		// Each create is its own reference, an alias of the shared watcher
 		// that polls and is released once: a second DELETE of one, or one
 		// of the shared id, is 404 and leaves the other's reference alone.
+		wi := watchInfo{WatcherID: sharedID(refs[0])}
 		if refs[0] != wi.WatcherID+".1" || refs[1] != wi.WatcherID+".2" {
 			t.Errorf("references %q of watcher %s", refs, wi.WatcherID)
 		}

@@ -125,16 +125,42 @@ func (j *Journal) release(ref string) (int, error) {
 func (w *Watcher) dropOldest() {
 	oldest, low := "", -1
 	for ref := range w.refs {
-		_, num, _ := strings.Cut(ref, ".")
-		n, err := strconv.Atoi(num)
-		if err != nil {
-			n = 0 // the watcher's own id, from a store of before references
-		}
+		n := refNum(ref) // 0: the watcher's own id, from a store of before references
 		if low < 0 || n < low {
 			oldest, low = ref, n
 		}
 	}
 	delete(w.refs, oldest)
+}
+
+// refIDs is the live references' ids, in the order they were given (under
+// the journal's lock).
+func (w *Watcher) refIDs() []string {
+	out := make([]string, 0, len(w.refs))
+	for ref := range w.refs {
+		out = append(out, ref)
+	}
+	for i := 1; i < len(out); i++ {
+		for k := i; k > 0 && refLess(out[k], out[k-1]); k-- {
+			out[k], out[k-1] = out[k-1], out[k]
+		}
+	}
+	return out
+}
+
+// refLess orders references by their number (the watcher's own id, from a
+// store of before references, first).
+func refLess(a, b string) bool {
+	return refNum(a) < refNum(b)
+}
+
+func refNum(ref string) int {
+	_, num, _ := strings.Cut(ref, ".")
+	n, err := strconv.Atoi(num)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // count is the references held (under the journal's lock).

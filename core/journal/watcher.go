@@ -108,16 +108,23 @@ func (w *Watcher) info(seq uint64) Info {
 	return Info{ID: w.ID, Config: w.cfg, Created: w.created, InitialCursor: seq, Refs: w.count()}
 }
 
-// Watchers describes the live watchers, oldest first.
+// Watchers describes the live watchers, oldest first: one Info per live
+// reference (Ref set), so that each client finds the watcher_id its
+// create answered.
 func (j *Journal) Watchers() []Info {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	out := make([]Info, 0, len(j.watchers))
 	for _, w := range j.watchers {
-		out = append(out, w.info(j.seq))
+		for _, ref := range w.refIDs() {
+			in := w.info(j.seq)
+			in.Ref = ref
+			out = append(out, in)
+		}
 	}
-	for i := 1; i < len(out); i++ { // few: insertion sort by creation
-		for k := i; k > 0 && out[k].Created.Before(out[k-1].Created); k-- {
+	for i := 1; i < len(out); i++ { // few: insertion sort by creation, then reference
+		for k := i; k > 0 && (out[k].Created.Before(out[k-1].Created) ||
+			out[k].Created.Equal(out[k-1].Created) && refLess(out[k].Ref, out[k-1].Ref)); k-- {
 			out[k], out[k-1] = out[k-1], out[k]
 		}
 	}
