@@ -15,13 +15,19 @@ help: ## list the targets
 build: ## build bin/sandfs
 	$(GO) build -o $(BIN) ./cmd/sandfs
 
+.PHONY: image
+image: ## build the static binary and its container image, bin/sandfs-image.tar (docker-archive; no base image, no registry; deploy/image)
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/sandfs
+	cd deploy && $(GO) run ./image -bin ../$(BIN) -out ../bin/sandfs-image.tar $(if $(TAG),-tag $(TAG),)
+
 .PHONY: run
 run: build ## serve ./sandbox on 127.0.0.1:7420 with the token of ~/.local/state/sandfs (made at the first run; the log has the console URL; ROOT=, LISTEN=, ARGS= to change)
 	$(BIN) serve --root $(ROOT) --listen $(LISTEN) $(ARGS)
 
 .PHONY: test
-test: vet layering ## vet, layering check, then every test with -race (fuzz corpora included)
+test: vet layering ## vet, layering check, then every test with -race (fuzz corpora included), then the deploy module's (manifests, image tool)
 	$(GO) test -race -count=1 -timeout 20m ./...
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 .PHONY: vet
 vet: ## go vet and gofmt check
