@@ -95,11 +95,11 @@ func TestDaemonSetGivesTheDaemonWhatItNeeds(t *testing.T) {
 		m, v := mountAt(t, ds, c, "/dev/fuse")
 		if m.MountPath != "/dev/fuse" || v.HostPath == nil || v.HostPath.Path != "/dev/fuse" ||
 			v.HostPath.Type == nil || *v.HostPath.Type != corev1.HostPathCharDev {
-			t.Errorf("/dev/fuse: mount %+v volume %+v, want the host's char device", m, v.VolumeSource)
+			t.Errorf("/dev/fuse: mount at %s of volume %s (hostPath %+v), want the host's /dev/fuse as a CharDevice", m.MountPath, v.Name, v.HostPath)
 		}
 		sc := c.SecurityContext
 		if sc == nil || sc.Privileged == nil || !*sc.Privileged {
-			t.Errorf("securityContext %+v: Bidirectional propagation and mount(2) need privileged", sc)
+			t.Errorf("container not privileged: Bidirectional propagation and mount(2) need it")
 		}
 		if sc != nil && sc.RunAsUser != nil && *sc.RunAsUser != 0 {
 			t.Errorf("runAsUser %d: the daemon runs as root", *sc.RunAsUser)
@@ -120,7 +120,11 @@ func TestDaemonSetGivesTheDaemonWhatItNeeds(t *testing.T) {
 	t.Run("the mounts propagate to the host", func(t *testing.T) {
 		m, _ := mountAt(t, ds, c, path.Dir(f["mount"]))
 		if m.MountPropagation == nil || *m.MountPropagation != corev1.MountPropagationBidirectional {
-			t.Errorf("volume mount %s of --mount's directory: propagation %v, want Bidirectional", m.Name, m.MountPropagation)
+			got := "none"
+			if m.MountPropagation != nil {
+				got = string(*m.MountPropagation)
+			}
+			t.Errorf("volume mount %s of --mount's directory: propagation %s, want Bidirectional", m.Name, got)
 		}
 	})
 	t.Run("token from a Secret", func(t *testing.T) {
@@ -128,8 +132,10 @@ func TestDaemonSetGivesTheDaemonWhatItNeeds(t *testing.T) {
 		if v.Secret == nil || v.Secret.SecretName == "" || !m.ReadOnly {
 			t.Fatalf("--token-file=%s is on %+v (readOnly %v), want a read-only Secret volume", f["token-file"], v.VolumeSource, m.ReadOnly)
 		}
-		if v.Secret.DefaultMode == nil || *v.Secret.DefaultMode&0o077 != 0 {
-			t.Errorf("Secret volume defaultMode %v: others could read the token", v.Secret.DefaultMode)
+		if v.Secret.DefaultMode == nil {
+			t.Errorf("Secret volume has no defaultMode: the token would be 0644")
+		} else if mode := *v.Secret.DefaultMode; mode&0o077 != 0 {
+			t.Errorf("Secret volume defaultMode %04o: others could read the token", mode)
 		}
 		file := strings.TrimPrefix(f["token-file"], m.MountPath+"/")
 		found := false
@@ -150,7 +156,7 @@ func TestDaemonSetGivesTheDaemonWhatItNeeds(t *testing.T) {
 		}
 		for name, p := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
 			if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/health" {
-				t.Errorf("%s probe %+v, want GET /health", name, p)
+				t.Errorf("%s probe: want an httpGet of /health", name)
 				continue
 			}
 			if pt := p.HTTPGet.Port; pt.IntValue() != 7420 && pt.String() != c.Ports[0].Name {
