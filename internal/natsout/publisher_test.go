@@ -1,0 +1,268 @@
+package natsout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"sandfs/core/history"
+	"sandfs/core/journal"
+)
+
+// broker is a real nats-server with JetStream, in the test's process.
+type broker struct {
+	t    *testing.T
+	dir  string
+	port int
+	s    *server.Server
+}
+
+func startBroker(t *testing.T) *broker {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	b := &broker{t: t, dir: t.TempDir(), port: port}
+	b.start()
+	t.Cleanup(b.stop)
+	return b
+}
+
+func (b *broker) start() {
+	b.t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: b.port, JetStream: true,
+		StoreDir: b.dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		b.t.Fatal("nats-server did not start")
+	}
+	b.s = s
+}
+
+func (b *broker) stop() {
+	if b.s != nil {
+		b.s.Shutdown()
+		b.s.WaitForShutdown()
+		b.s = nil
+	}
+}
+
+func (b *broker) url() string { return "nats://127.0.0.1:" + strconv.Itoa(b.port) }
+
+type got struct {
+	subject, id string
+	m           Message
+}
+
+// streamed reads the whole stream, in stream order.
+func (b *broker) streamed(t *testing.T) []got {
+	t.Helper()
+	nc, err := nats.Connect(b.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []got
+	for s := info.State.FirstSeq; s <= info.State.LastSeq && info.State.Msgs > 0; s++ {
+		raw, err := st.GetMsg(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := got{subject: raw.Subject, id: raw.Header.Get(nats.MsgIdHdr)}
+		if err := json.Unmarshal(raw.Data, &g.m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// waitCount waits until the stream holds n messages.
+func (b *broker) waitCount(t *testing.T, n int) []got {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		g := b.streamedQuiet()
+		if g == n {
+			time.Sleep(300 * time.Millisecond) // and no more follow
+			if out := b.streamed(t); len(out) == n {
+				return out
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream holds %d messages, want %d", g, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (b *broker) streamedQuiet() int {
+	nc, err := nats.Connect(b.url())
+	if err != nil {
+		return -1
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, StreamName)
+	if err != nil {
+		return -1
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return -1
+	}
+	return int(info.State.Msgs)
+}
+
+// sandbox is a journal on a real durable store.
+func sandbox(t *testing.T, name string) Source {
+	t.Helper()
+	h, err := history.Open(t.TempDir(), history.DefaultRetention, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	j, err := journal.NewWith(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Source{Name: name, Journal: j, Meta: h}
+}
+
+var types = []journal.Type{journal.Create, journal.Write, journal.Rename, journal.Chmod, journal.Remove}
+
+// burst appends n events, timing each; it fails if one took over max.
+func burst(t *testing.T, j *journal.Journal, from, n int, max time.Duration) {
+	t.Helper()
+	for i := from; i < from+n; i++ {
+		e := journal.Event{Type: types[i%len(types)], Path: fmt.Sprintf("/d/f%d", i), Size: int64(i),
+			Origin: journal.API, Actor: "agent"}
+		if e.Type == journal.Rename {
+			e.OldPath = fmt.Sprintf("/d/old%d", i)
+		}
+		start := time.Now()
+		j.Append(e)
+		if d := time.Since(start); d > max {
+			t.Fatalf("append %d took %v", i, d)
+		}
+	}
+}
+
+// check asserts that msgs hold each seq 1..n of every sandbox exactly
+// once, in per-sandbox seq order, with its subject, id and fields.
+func check(t *testing.T, msgs []got, host string, n map[string]int) {
+	t.Helper()
+	last := map[string]uint64{}
+	count := map[string]int{}
+	for _, g := range msgs {
+		m := g.m
+		if m.Host != host || m.Seq != last[m.Sandbox]+1 {
+			t.Fatalf("message %+v after seq %d of %s", m, last[m.Sandbox], m.Sandbox)
+		}
+		last[m.Sandbox] = m.Seq
+		count[m.Sandbox]++
+		i := int(m.Seq) - 1
+		want := types[i%len(types)]
+		if m.Type != string(want) || m.Path != fmt.Sprintf("/d/f%d", i) || m.Size != int64(i) ||
+			m.Origin != "api" || m.Actor != "agent" || m.Timestamp == "" {
+			t.Fatalf("message %d of %s: %+v", m.Seq, m.Sandbox, m)
+		}
+		if want == journal.Rename && m.OldPath != fmt.Sprintf("/d/old%d", i) {
+			t.Fatalf("rename %d: oldPath %q", m.Seq, m.OldPath)
+		}
+		if sub := "sandfs." + Token(host) + "." + m.Sandbox + "." + string(want); g.subject != sub {
+			t.Fatalf("subject %q, want %q", g.subject, sub)
+		}
+		if id := host + "/" + m.Sandbox + "/" + strconv.FormatUint(m.Seq, 10); g.id != id {
+			t.Fatalf("id %q, want %q", g.id, id)
+		}
+	}
+	for s, want := range n {
+		if count[s] != want {
+			t.Fatalf("%s: %d messages, want %d", s, count[s], want)
+		}
+	}
+}
+
+func start(t *testing.T, b *broker, host string, srcs ...Source) *Publisher {
+	t.Helper()
+	p, err := Start(context.Background(), Config{URL: b.url(), Host: host}, srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Every event reaches the stream once, in order; a restart (even from a
+// cursor older than what was acked, as after kill -9) republishes nothing
+// twice; a broker away for seconds never slows an append, and nothing is
+// lost once it is back.
+func TestPublishExactlyOnce(t *testing.T) {
+	b := startBroker(t)
+	host := "host.one"
+	a, c := sandbox(t, "alpha"), sandbox(t, "beta")
+	p := start(t, b, host, a, c)
+	burst(t, a.Journal, 0, 400, time.Second)
+	burst(t, c.Journal, 0, 300, time.Second)
+	check(t, b.waitCount(t, 700), host, map[string]int{"alpha": 400, "beta": 300})
+	st := p.Stats()
+	if st["alpha"] != (Stats{Published: 400}) || st["beta"] != (Stats{Published: 300}) {
+		t.Fatalf("stats %+v", st)
+	}
+	p.Close()
+	if v, _ := a.Meta.Meta(CursorKey); v != "400" {
+		t.Fatalf("alpha's saved cursor %q", v)
+	}
+
+	// A restart that lost its last cursor save (kill -9): JetStream drops
+	// what it republishes.
+	if err := a.Meta.SetMeta(CursorKey, "150"); err != nil {
+		t.Fatal(err)
+	}
+	p = start(t, b, host, a, c)
+	burst(t, a.Journal, 400, 100, time.Second)
+	check(t, b.waitCount(t, 800), host, map[string]int{"alpha": 500, "beta": 300})
+
+	// The broker goes away mid-burst: appends never wait on it.
+	burst(t, c.Journal, 300, 100, time.Second)
+	b.stop()
+	burst(t, c.Journal, 400, 200, 100*time.Millisecond)
+	burst(t, a.Journal, 500, 200, 100*time.Millisecond)
+	time.Sleep(3 * time.Second)
+	if bl := p.Stats()["alpha"].Backlog; bl != 200 {
+		t.Fatalf("alpha's backlog with the broker down: %d, want 200", bl)
+	}
+	b.start()
+	check(t, b.waitCount(t, 1300), host, map[string]int{"alpha": 700, "beta": 600})
+	if st := p.Stats(); st["alpha"].Backlog != 0 || st["beta"].Backlog != 0 {
+		t.Fatalf("stats after the broker came back %+v", st)
+	}
+	p.Close()
+}
