@@ -2,143 +2,33 @@ package natsout
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"sandfs/core/history"
 	"sandfs/core/journal"
+	"sandfs/internal/natsout/natstest"
 )
-
-// broker is a real nats-server with JetStream, in the test's process.
-type broker struct {
-	t    *testing.T
-	dir  string
-	port int
-	s    *server.Server
-}
-
-func startBroker(t *testing.T) *broker {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	b := &broker{t: t, dir: t.TempDir(), port: port}
-	b.start()
-	t.Cleanup(b.stop)
-	return b
-}
-
-func (b *broker) start() {
-	b.t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: b.port, JetStream: true,
-		StoreDir: b.dir, NoLog: true, NoSigs: true})
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		b.t.Fatal("nats-server did not start")
-	}
-	b.s = s
-}
-
-func (b *broker) stop() {
-	if b.s != nil {
-		b.s.Shutdown()
-		b.s.WaitForShutdown()
-		b.s = nil
-	}
-}
-
-func (b *broker) url() string { return "nats://127.0.0.1:" + strconv.Itoa(b.port) }
 
 type got struct {
 	subject, id string
 	m           Message
 }
 
-// streamed reads the whole stream, in stream order.
-func (b *broker) streamed(t *testing.T) []got {
+// waitCount waits until the stream holds n messages and decodes them.
+func waitCount(t *testing.T, b *natstest.Broker, n int) []got {
 	t.Helper()
-	nc, err := nats.Connect(b.url())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	st, err := js.Stream(ctx, StreamName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []got
-	for s := info.State.FirstSeq; s <= info.State.LastSeq && info.State.Msgs > 0; s++ {
-		raw, err := st.GetMsg(ctx, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := got{subject: raw.Subject, id: raw.Header.Get(nats.MsgIdHdr)}
-		if err := json.Unmarshal(raw.Data, &g.m); err != nil {
+	for _, raw := range b.WaitCount(t, StreamName, n, 30*time.Second) {
+		g := got{subject: raw.Subject, id: raw.ID}
+		if err := raw.Decode(&g.m); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, g)
 	}
 	return out
-}
-
-// waitCount waits until the stream holds n messages.
-func (b *broker) waitCount(t *testing.T, n int) []got {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		g := b.streamedQuiet()
-		if g == n {
-			time.Sleep(300 * time.Millisecond) // and no more follow
-			if out := b.streamed(t); len(out) == n {
-				return out
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stream holds %d messages, want %d", g, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (b *broker) streamedQuiet() int {
-	nc, err := nats.Connect(b.url())
-	if err != nil {
-		return -1
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	st, err := js.Stream(ctx, StreamName)
-	if err != nil {
-		return -1
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return -1
-	}
-	return int(info.State.Msgs)
 }
 
 // sandbox is a journal on a real durable store.
@@ -211,9 +101,9 @@ func check(t *testing.T, msgs []got, host string, n map[string]int) {
 	}
 }
 
-func start(t *testing.T, b *broker, host string, srcs ...Source) *Publisher {
+func start(t *testing.T, b *natstest.Broker, host string, srcs ...Source) *Publisher {
 	t.Helper()
-	p, err := Start(context.Background(), Config{URL: b.url(), Host: host}, srcs)
+	p, err := Start(context.Background(), Config{URL: b.URL(), Host: host}, srcs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,13 +115,13 @@ func start(t *testing.T, b *broker, host string, srcs ...Source) *Publisher {
 // twice; a broker away for seconds never slows an append, and nothing is
 // lost once it is back.
 func TestPublishExactlyOnce(t *testing.T) {
-	b := startBroker(t)
+	b := natstest.Start(t)
 	host := "host.one"
 	a, c := sandbox(t, "alpha"), sandbox(t, "beta")
 	p := start(t, b, host, a, c)
 	burst(t, a.Journal, 0, 400, time.Second)
 	burst(t, c.Journal, 0, 300, time.Second)
-	check(t, b.waitCount(t, 700), host, map[string]int{"alpha": 400, "beta": 300})
+	check(t, waitCount(t, b, 700), host, map[string]int{"alpha": 400, "beta": 300})
 	st := p.Stats()
 	if st["alpha"] != (Stats{Published: 400}) || st["beta"] != (Stats{Published: 300}) {
 		t.Fatalf("stats %+v", st)
@@ -248,19 +138,19 @@ func TestPublishExactlyOnce(t *testing.T) {
 	}
 	p = start(t, b, host, a, c)
 	burst(t, a.Journal, 400, 100, time.Second)
-	check(t, b.waitCount(t, 800), host, map[string]int{"alpha": 500, "beta": 300})
+	check(t, waitCount(t, b, 800), host, map[string]int{"alpha": 500, "beta": 300})
 
 	// The broker goes away mid-burst: appends never wait on it.
 	burst(t, c.Journal, 300, 100, time.Second)
-	b.stop()
+	b.Stop()
 	burst(t, c.Journal, 400, 200, 100*time.Millisecond)
 	burst(t, a.Journal, 500, 200, 100*time.Millisecond)
 	time.Sleep(3 * time.Second)
 	if bl := p.Stats()["alpha"].Backlog; bl != 200 {
 		t.Fatalf("alpha's backlog with the broker down: %d, want 200", bl)
 	}
-	b.start()
-	check(t, b.waitCount(t, 1300), host, map[string]int{"alpha": 700, "beta": 600})
+	b.Restart()
+	check(t, waitCount(t, b, 1300), host, map[string]int{"alpha": 700, "beta": 600})
 	if st := p.Stats(); st["alpha"].Backlog != 0 || st["beta"].Backlog != 0 {
 		t.Fatalf("stats after the broker came back %+v", st)
 	}
