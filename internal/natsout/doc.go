@@ -2,7 +2,9 @@
 // stream: the fleet's feed of what every agent did to its files.
 //
 // One goroutine per sandbox reads the durable journal (journal.Scan) from
-// its cursor and publishes each event, in seq order, to the subject
+// its cursor and publishes each event, in seq order (asynchronously, up to
+// inFlight awaiting their acks on one connection; the cursor moves only over
+// a run of acked events), to the subject
 // sandfs.<host>.<sandbox>.<type> as the named family's event JSON with host
 // and sandbox added. Each message carries Nats-Msg-Id <host>/<sandbox>/<seq>,
 // so the stream's duplicate window drops a message published twice.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"sandfs/core/journal"
 )
@@ -46,7 +47,9 @@ func (o *out) run(ctx context.Context) {
 		if err != nil {
 			log.Warn("events: a bad published cursor; publishing from the oldest kept", "cursor", v)
 		}
+		o.mu.Lock()
 		o.cursor, o.saved = c, c
+		o.mu.Unlock()
 	}
 	defer o.save(log)
 	for {
@@ -80,7 +83,11 @@ func (o *out) run(ctx context.Context) {
 }
 
 // drain publishes every kept event after the cursor, in order, until one
-// fails. n is how many it published.
+// fails. n is how many it published. Up to inFlight publishes wait for
+// their acks at once (one connection: the stream stores them in the order
+// sent); the cursor moves only over a run of acked events, so after a
+// failure the next drain sends again from the first one not acked, and the
+// stream drops those it already has by their ids.
 func (o *out) drain(ctx context.Context, log interface {
 	Warn(string, ...any)
 }) (n int, err error) {
@@ -100,42 +107,73 @@ func (o *out) drain(ctx context.Context, log interface {
 		o.lost += lost
 		o.mu.Unlock()
 	}
-	_, serr := j.Scan(ctx, o.cursor, func(e journal.Event) bool {
-		if re, ok := journal.Reportable(e); ok {
-			if err = o.publish(ctx, re); err != nil {
-				o.count(0, 1)
-				return false
+	var win []pending // in seq order
+	// settle waits for the oldest pending ack and moves the cursor over it.
+	settle := func() error {
+		p := win[0]
+		if p.f != nil {
+			select {
+			case <-p.f.Ok():
+			case e := <-p.f.Err():
+				return e
+			case <-ctx.Done():
+				return ctx.Err()
 			}
 			n++
 			o.count(1, 0)
 		}
+		win = win[1:]
 		o.mu.Lock()
-		o.cursor = e.Seq
+		o.cursor = p.seq
 		o.mu.Unlock()
-		if n > 0 && n%cursorEvery == 0 {
+		if n > 0 && n%cursorEvery == 0 && p.f != nil {
 			o.save(log)
 		}
-		return true
-	})
-	if err == nil && serr != nil && !errors.Is(serr, context.Canceled) {
-		err = serr
+		return nil
 	}
-	return n, err
+	_, serr := j.Scan(ctx, o.cursor, func(e journal.Event) bool {
+		p := pending{seq: e.Seq}
+		if re, ok := journal.Reportable(e); ok {
+			if p.f, err = o.publish(re); err != nil {
+				return false
+			}
+		}
+		win = append(win, p)
+		for len(win) >= inFlight && err == nil {
+			err = settle()
+		}
+		return err == nil
+	})
+	for len(win) > 0 && err == nil {
+		err = settle()
+	}
+	if err != nil {
+		o.count(0, 1)
+		return n, err
+	}
+	if serr != nil && !errors.Is(serr, context.Canceled) {
+		return n, serr
+	}
+	return n, nil
 }
 
-func (o *out) publish(ctx context.Context, e journal.Event) error {
+// pending is an event sent and not yet acked (f nil: one not published, an
+// unreportable name).
+type pending struct {
+	seq uint64
+	f   jetstream.PubAckFuture
+}
+
+func (o *out) publish(e journal.Event) (jetstream.PubAckFuture, error) {
 	host := o.p.cfg.Host
 	data, err := json.Marshal(message(host, o.src.Name, e))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	msg := nats.NewMsg(Subject(host, o.src.Name, e.Type))
 	msg.Data = data
 	msg.Header.Set(nats.MsgIdHdr, MsgID(host, o.src.Name, e.Seq))
-	actx, cancel := context.WithTimeout(ctx, ackTimeout)
-	defer cancel()
-	_, err = o.p.js.PublishMsg(actx, msg)
-	return err
+	return o.p.js.PublishMsgAsync(msg)
 }
 
 // MsgID is the Nats-Msg-Id of one event.

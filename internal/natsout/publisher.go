@@ -27,6 +27,7 @@ const (
 
 const (
 	cursorEvery = 256             // save the cursor after this many acks
+	inFlight    = 256             // publishes waiting for their acks at most
 	idleRescan  = 2 * time.Second // scan even without a wake-up
 	retryWait   = 500 * time.Millisecond
 	ackTimeout  = 5 * time.Second
@@ -89,7 +90,7 @@ func Start(ctx context.Context, cfg Config, srcs []Source) (*Publisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(inFlight), jetstream.WithPublishAsyncTimeout(ackTimeout))
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("events: %w", err)

@@ -72,8 +72,11 @@ func TestPublishAfterRetention(t *testing.T) {
 	}
 	defer p.Close()
 	want := n - int(oldest) + 1
+	for p.Stats()["s"].Published < uint64(want) && time.Since(start) < 30*time.Second {
+		time.Sleep(time.Millisecond)
+	}
+	took := time.Since(start) // the publish rate, connection and stream creation included
 	msgs := waitCount(t, b, want)
-	took := time.Since(start)
 	for i, g := range msgs {
 		if g.m.Seq != oldest+uint64(i) {
 			t.Fatalf("message %d: seq %d, want %d", i, g.m.Seq, oldest+uint64(i))
