@@ -87,7 +87,7 @@ func checkStream(t *testing.T, msgs []natstest.Msg, host string, events []natsou
 // TestNATSExactlyOnce: a real `sandfs serve --events` publishes every event
 // of its journal to the stream exactly once, in seq order, with its subject
 // and id, across a kill -9 mid-burst and a restart, and across a broker
-// stopped for 5 s mid-burst, during which no API write waits on it.
+// stopped for 10 s mid-burst, during which no API write waits on it.
 func TestNATSExactlyOnce(t *testing.T) {
 	b := natstest.Start(t)
 	root, state := t.TempDir(), t.TempDir()
@@ -131,7 +131,7 @@ func TestNATSExactlyOnce(t *testing.T) {
 	if slowest > time.Second {
 		t.Fatalf("an API write took %v with the broker away", slowest)
 	}
-	time.Sleep(time.Until(downAt.Add(5 * time.Second)))
+	time.Sleep(time.Until(downAt.Add(10 * time.Second)))
 	b.Restart()
 	put(130, 20)
 
