@@ -158,6 +158,8 @@ func (p *Publisher) ensureStream(ctx context.Context) error {
 	if ok {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, ackTimeout)
+	defer cancel()
 	_, err := p.js.Stream(ctx, StreamName)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		_, err = p.js.CreateStream(ctx, jetstream.StreamConfig{Name: StreamName, Subjects: []string{StreamSubjects},

@@ -156,3 +156,26 @@ func TestPublishExactlyOnce(t *testing.T) {
 	}
 	p.Close()
 }
+
+// A publisher started while the broker is away starts at once, and publishes
+// everything once the broker comes up (the stream made then).
+func TestPublishBrokerDownAtStart(t *testing.T) {
+	b := natstest.Start(t)
+	b.Stop()
+	a := sandbox(t, "alpha")
+	began := time.Now()
+	p := start(t, b, "h", a)
+	defer p.Close()
+	if d := time.Since(began); d > time.Second {
+		t.Fatalf("Start took %v with the broker away", d)
+	}
+	burst(t, a.Journal, 0, 50, 100*time.Millisecond)
+	for deadline := time.Now().Add(15 * time.Second); p.Stats()["alpha"].Failed == 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st := p.Stats()["alpha"]; st.Backlog != 50 || st.Published != 0 || st.Failed == 0 {
+		t.Fatalf("stats with the broker away: %+v", st)
+	}
+	b.Restart()
+	check(t, waitCount(t, b, 50), "h", map[string]int{"alpha": 50})
+}
