@@ -21,15 +21,7 @@ func TestFleetWatch(t *testing.T) {
 	b := natstest.Start(t)
 	var srcs []natsout.Source
 	for _, name := range []string{"a", "b"} {
-		h, err := history.Open(t.TempDir(), history.DefaultRetention, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer h.Close()
-		j, err := journal.NewWith(h)
-		if err != nil {
-			t.Fatal(err)
-		}
+		h, j := natstest.Journal(t, history.DefaultRetention)
 		for i := 0; i < 3; i++ {
 			j.Append(journal.Event{Type: journal.Create, Path: "/" + name + string(rune('0'+i)), Origin: journal.API})
 		}

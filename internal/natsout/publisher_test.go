@@ -34,15 +34,7 @@ func waitCount(t *testing.T, b *natstest.Broker, n int) []got {
 // sandbox is a journal on a real durable store.
 func sandbox(t *testing.T, name string) Source {
 	t.Helper()
-	h, err := history.Open(t.TempDir(), history.DefaultRetention, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	j, err := journal.NewWith(h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, j := natstest.Journal(t, history.DefaultRetention)
 	return Source{Name: name, Journal: j, Meta: h}
 }
 

@@ -36,15 +36,7 @@ func (s *syncBuf) String() string {
 // were never published) logs how many were lost, counts them, and publishes
 // from the oldest kept, in order.
 func TestPublishAfterRetention(t *testing.T) {
-	h, err := history.Open(t.TempDir(), history.Retention{MaxEvents: 100}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	j, err := journal.NewWith(h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, j := natstest.Journal(t, history.Retention{MaxEvents: 100})
 	const n = journal.RingSize + 500
 	burst(t, j, 0, n, time.Second)
 	if err := h.SaveManifest(history.Manifest{Seq: j.Seq()}); err != nil { // lets retention prune
