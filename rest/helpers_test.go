@@ -54,7 +54,8 @@ type harnessOpts struct {
 
 	AllowOrigins, AllowHosts []string // browser.go
 
-	MirrorOps func(sandbox string) map[string]uint64 // metrics.go
+	MirrorOps func(sandbox string) map[string]uint64   // metrics.go
+	Events    func(sandbox string) (EventsStats, bool) // metrics_events.go
 
 	State bool // sandbox "default" keeps state (checkpoints) in a temp dir
 }
@@ -84,6 +85,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		AllowOrigins: o.AllowOrigins,
 		AllowHosts:   o.AllowHosts,
 		MirrorOps:    o.MirrorOps,
+		Events:       o.Events,
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)

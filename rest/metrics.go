@@ -93,7 +93,7 @@ var (
 type collector struct{ s *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRequests, descBytesIn, descBytesOut, descEvents, descWatchers, descDropped, descOverflows, descFUSE} {
+	for _, d := range append([]*prometheus.Desc{descRequests, descBytesIn, descBytesOut, descEvents, descWatchers, descDropped, descOverflows, descFUSE}, natsDescs...) {
 		ch <- d
 	}
 	for _, st := range c.s.stats {
@@ -128,6 +128,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descWatchers, prometheus.GaugeValue, float64(len(j.Watchers())), name)
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(j.Dropped()), name)
 		ch <- prometheus.MustNewConstMetric(descOverflows, prometheus.CounterValue, float64(j.Overflows()), name)
+		c.collectEvents(ch, name)
 		if c.s.mirrorOps == nil {
 			continue
 		}

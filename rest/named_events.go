@@ -3,7 +3,6 @@ package rest
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -34,34 +33,11 @@ type eventsPage struct {
 }
 
 // wsEventFields is an event as the named family shapes it, without the
-// socket's message type.
-type wsEventFields struct {
-	Seq          uint64  `json:"seq"`
-	Type         string  `json:"type"`
-	Path         string  `json:"path"`
-	OldPath      string  `json:"oldPath,omitempty"`
-	IsDir        bool    `json:"isDir"`
-	Size         int64   `json:"size"`
-	Timestamp    string  `json:"timestamp"`
-	Origin       string  `json:"origin"`
-	Actor        string  `json:"actor,omitempty"`
-	Pid          *uint32 `json:"pid,omitempty"`
-	Uid          *uint32 `json:"uid,omitempty"`
-	Comm         string  `json:"comm,omitempty"`
-	Cgroup       string  `json:"cgroup,omitempty"`
-	FoundAtStart bool    `json:"foundAtStart,omitempty"`
-}
+// socket's message type (core/journal/fields.go: the fleet's stream sends
+// the same shape).
+type wsEventFields = journal.Fields
 
-func eventFields(e journal.Event) wsEventFields {
-	out := wsEventFields{Seq: e.Seq, Type: string(e.Type), Path: e.Path, OldPath: e.OldPath, IsDir: e.IsDir, Size: e.Size,
-		Timestamp: e.Time.UTC().Format(time.RFC3339Nano), Origin: string(e.Origin), Actor: e.Actor, Comm: e.Comm,
-		Cgroup: e.Cgroup, FoundAtStart: e.FoundAtStart}
-	if e.Origin == journal.Mirror {
-		pid, uid := e.Pid, e.Uid
-		out.Pid, out.Uid = &pid, &uid
-	}
-	return out
-}
+func eventFields(e journal.Event) wsEventFields { return journal.FieldsOf(e) }
 
 // eventFilter is the query's filters: path (the path or under it, either
 // side of a rename), actor (an API actor's name, or fuse:COMM), origin.

@@ -28,6 +28,18 @@ type Config struct {
 	// each kind the FUSE mirror of a sandbox served (nil, or a nil map: no
 	// mirror). rest does not know the mirror; the daemon wires it.
 	MirrorOps func(sandbox string) map[string]uint64
+
+	// Events reports, at each scrape, a sandbox's publishing to NATS
+	// JetStream (--events; nil, or false: not published).
+	Events func(sandbox string) (EventsStats, bool)
+}
+
+// EventsStats is one sandbox's publishing to the fleet's stream.
+type EventsStats struct {
+	Backlog   uint64 // journal seq minus the published cursor
+	Published uint64 // messages acked since start
+	Failed    uint64 // publish attempts that failed since start
+	Lost      uint64 // events retention dropped before they were published
 }
 
 // Limits bound request bodies. Zero fields take the defaults of api.md §1.
@@ -57,6 +69,7 @@ type Server struct {
 	stats          []*routeStats // metrics.go: one per route, in table order
 	metricsHandler http.Handler
 	mirrorOps      func(sandbox string) map[string]uint64
+	events         func(sandbox string) (EventsStats, bool)
 }
 
 // New builds a Server from cfg. It fails when sandbox "default" is missing.
@@ -71,6 +84,7 @@ func New(cfg Config) (*Server, error) {
 		auth:      newTokenCheck(cfg.Token),
 		limits:    cfg.Limits,
 		mirrorOps: cfg.MirrorOps,
+		events:    cfg.Events,
 		log:       cfg.Log,
 		streams:   streamStop{ch: make(chan struct{})},
 	}

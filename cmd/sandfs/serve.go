@@ -25,6 +25,7 @@ type serveConfig struct {
 	listen          string
 	auth            authFlags    // --token, --token-file, --state, --no-auth, --insecure-no-token (auth.go)
 	history         historyFlags // --no-history, --history-max-* (history.go)
+	events          eventsFlags  // --events, --events-host (events_flags.go)
 	workdir         string
 	maxJSONBody     sizeFlag
 	maxTarBody      sizeFlag
@@ -91,6 +92,7 @@ the default.`,
 		fs.StringVar(&cfg.listen, "listen", defaultListen, "`ADDR` to serve on: HOST:PORT or unix:/path.sock")
 		cfg.auth.add(fs)
 		cfg.history.add(fs)
+		cfg.events.add(fs)
 		fs.StringVar(&cfg.workdir, "workdir", "/", "API `PATH` relative request paths are taken against")
 		fs.Var(&cfg.maxJSONBody, "max-json-body", "`SIZE` of the largest JSON request body")
 		fs.Var(&cfg.maxTarBody, "max-tar-body", "`SIZE` of the largest tar upload body (upload-batch)")
@@ -158,6 +160,9 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err != nil {
 		return err
 	}
+	if err := cfg.events.check(cfg.history.off); err != nil {
+		return err
+	}
 	state := ""
 	if !cfg.history.off {
 		if state, err = defaultStateDir(cfg.auth.state, getenv); err != nil {
@@ -211,9 +216,15 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 			return err
 		}
 	}
+	eventsStats, stopEvents, err := cfg.events.start(ctx, sandboxes, log)
+	if err != nil {
+		return err
+	}
+	defer stopEvents()
 	var mounted mirrorOps // the mirrors' request counts, for /metrics
 	srvREST, err := rest.New(rest.Config{
 		MirrorOps: mounted.of,
+		Events:    eventsStats,
 		Sandboxes: sandboxes,
 		Token:     auth.token,
 		Limits:    rest.Limits{MaxJSONBody: int64(cfg.maxJSONBody), MaxTarBody: int64(cfg.maxTarBody)},

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+
+	"sandfs/core"
+	"sandfs/internal/natsout"
+	"sandfs/rest"
+)
+
+// eventsFlags are serve's flags of the fleet's journal on NATS JetStream
+// (internal/natsout): where to publish and under which host name.
+type eventsFlags struct {
+	url  string // --events nats://HOST:PORT; "" = off
+	host string // --events-host NAME; "" = the hostname
+}
+
+func (f *eventsFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "events", "", "publish every sandbox's events to the JetStream stream SANDFS at `nats://HOST:PORT` (needs the durable journal)")
+	fs.StringVar(&f.host, "events-host", "", "this host's `NAME` in the events' subjects and ids (default: the hostname)")
+}
+
+// check refuses a bad URL or host before anything starts.
+func (f *eventsFlags) check(historyOff bool) error {
+	if f.url == "" {
+		if f.host != "" {
+			return usagef("--events-host needs --events")
+		}
+		return nil
+	}
+	u, err := url.Parse(f.url)
+	if err != nil || u.Scheme != "nats" || u.Host == "" {
+		return usagef("--events %q: want nats://HOST:PORT", f.url)
+	}
+	if historyOff {
+		return usagef("--events needs the durable journal: drop --no-history (events queue there while the broker is away)")
+	}
+	if f.host == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return usagef("--events: no hostname (%v): give --events-host", err)
+		}
+		f.host = h
+	}
+	if strings.ContainsAny(f.host, "/ \t\r\n*>") {
+		return usagef("--events-host %q: a name without '/', '*', '>' or white space", f.host)
+	}
+	return nil
+}
+
+// start publishes every sandbox; stop ends it. stats is for rest.Config.
+func (f *eventsFlags) start(ctx context.Context, sandboxes map[string]*core.Sandbox, log *slog.Logger) (stats func(string) (rest.EventsStats, bool), stop func(), err error) {
+	if f.url == "" {
+		return nil, func() {}, nil
+	}
+	srcs := make([]natsout.Source, 0, len(sandboxes))
+	for name, sb := range sandboxes {
+		srcs = append(srcs, natsout.Source{Name: name, Journal: sb.Journal(), Meta: sb.History()})
+	}
+	p, err := natsout.Start(ctx, natsout.Config{URL: f.url, Host: f.host, Log: log}, srcs)
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Info("publishing events to "+f.url, "host", f.host, "stream", natsout.StreamName)
+	return func(name string) (rest.EventsStats, bool) {
+		s, ok := p.Stats()[name]
+		return rest.EventsStats(s), ok
+	}, p.Close, nil
+}

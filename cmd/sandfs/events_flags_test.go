@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// The --events flags are checked before anything starts.
+func TestEventsFlagsCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		f          eventsFlags
+		historyOff bool
+		err        string // "" = accepted
+		host       string // the host after check, when accepted
+	}{
+		{"off", eventsFlags{}, false, "", ""},
+		{"off without history", eventsFlags{}, true, "", ""},
+		{"given host", eventsFlags{url: "nats://127.0.0.1:4222", host: "h1"}, false, "", "h1"},
+		{"dotted host kept", eventsFlags{url: "nats://broker:4222", host: "h1.example"}, false, "", "h1.example"},
+		{"host without events", eventsFlags{host: "h1"}, false, "--events-host needs --events", ""},
+		{"not nats", eventsFlags{url: "http://127.0.0.1:4222", host: "h"}, false, "want nats://HOST:PORT", ""},
+		{"no host part", eventsFlags{url: "nats://", host: "h"}, false, "want nats://HOST:PORT", ""},
+		{"no history", eventsFlags{url: "nats://127.0.0.1:4222", host: "h"}, true, "needs the durable journal", ""},
+		{"slash in host", eventsFlags{url: "nats://127.0.0.1:4222", host: "a/b"}, false, "a name without", ""},
+		{"wildcard in host", eventsFlags{url: "nats://127.0.0.1:4222", host: "a*"}, false, "a name without", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.f
+			err := f.check(tc.historyOff)
+			if tc.err == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if f.host != tc.host {
+					t.Fatalf("host %q, want %q", f.host, tc.host)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("error %v, want one with %q", err, tc.err)
+			}
+		})
+	}
+	f := eventsFlags{url: "nats://127.0.0.1:4222"}
+	if err := f.check(false); err != nil || f.host == "" {
+		t.Fatalf("default host: %q, %v", f.host, err)
+	}
+}
