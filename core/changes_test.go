@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"sandfs/core/journal"
+	"sandfs/internal/testenv"
 )
 
 // applyPatch applies diff to old with patch(1) and returns what it made.
 func applyPatch(t *testing.T, old []byte, diff string) []byte {
 	t.Helper()
 	if _, err := exec.LookPath("patch"); err != nil {
-		t.Skip("patch(1) is not installed: apt-get install patch")
+		testenv.Skip(t, nil, "patch(1) is not installed: apt-get install patch")
 	}
 	dir := t.TempDir()
 	in, out, pf := filepath.Join(dir, "old"), filepath.Join(dir, "new"), filepath.Join(dir, "diff")
@@ -41,7 +42,7 @@ func applyPatch(t *testing.T, old []byte, diff string) []byte {
 func gnuDiff(t *testing.T, a, b string) string {
 	t.Helper()
 	if _, err := exec.LookPath("diff"); err != nil {
-		t.Skip("diff(1) is not installed: apt-get install diffutils")
+		testenv.Skip(t, nil, "diff(1) is not installed: apt-get install diffutils")
 	}
 	dir := t.TempDir()
 	pa, pb := filepath.Join(dir, "a"), filepath.Join(dir, "b")

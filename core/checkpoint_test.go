@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/internal/testenv"
 )
 
 // histSandbox opens root as a sandbox that keeps state.
@@ -407,7 +408,7 @@ func TestCheckpointIncrementalReadsOnlyChanged(t *testing.T) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if err := s.StartWatching(wctx, nil); err != nil {
-		t.Skip("no kernel watch here:", err)
+		testenv.Skip(t, nil, "no kernel watch here: %v", err)
 	}
 	<-s.WatchReady()
 	first := mustCheckpoint(t, s, CheckpointOptions{})

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"sandfs/core"
+	"sandfs/internal/testenv"
 	"sandfs/rest"
 
 	"golang.org/x/sys/unix"
@@ -434,7 +435,7 @@ func TestTarRefusesTerminal(t *testing.T) {
 	writeFiles(t, d.root, map[string]string{"t/a": "a"})
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no pty: %v", err)
+		testenv.Skip(t, nil, "no pty: %v", err)
 	}
 	defer ptmx.Close()
 	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
