@@ -169,16 +169,17 @@ func (l *Log) Append(e journal.Event) {
 		return
 	}
 	t := l.tail
-	if !t.fits(e) {
+	fits := t.fits(e) // encodes e once, for write
+	if !fits {
 		// The tail is full: start it over once the database holds all of it.
 		for l.committed < t.last && l.failed == nil && !l.closed {
 			l.urgently()
 			l.cond.Wait()
 		}
 		t.reset()
-		t.fits(e)
+		fits = t.fits(e)
 	}
-	if t.fits(e) {
+	if fits {
 		t.write(e.Seq)
 	}
 	l.pending = append(l.pending, e)
