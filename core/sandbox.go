@@ -41,6 +41,8 @@ type Options struct {
 	Retention history.Retention
 	// Log takes the durable journal's messages (nil: none).
 	Log *slog.Logger
+	// Quota bounds the sandbox (quota.go; zero: no bound).
+	Quota Quota
 }
 
 // Sandbox is one directory tree served under a name. It owns an open fd on
@@ -70,6 +72,7 @@ type Sandbox struct {
 	opened        time.Time     // when Open ran: the sweep spares newer temps
 	sweepDone     chan struct{} // closed when the start-up sweep (sweep.go) ends
 	swept         atomic.Int64
+	quota         quotaState // quota.go
 }
 
 // Open opens the directory dir as the sandbox called name.
@@ -83,6 +86,7 @@ func Open(name, dir string, o Options) (*Sandbox, error) {
 	}
 	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, watchReady: make(chan struct{}),
 		opened: time.Now(), sweepDone: make(chan struct{}), reconciled: make(chan struct{})}
+	s.SetQuota(o.Quota)
 	if o.StateDir != "" {
 		h, err := history.Open(o.StateDir, o.Retention, o.Log)
 		if err != nil {

@@ -15,6 +15,11 @@ import (
 // Config wires a Server. cmd/sandfs builds it from flags.
 type Config struct {
 	Sandboxes map[string]*core.Sandbox // "default" is required; other families act on it
+	// Registry, when set, is the live set of sandboxes (registry.go);
+	// Sandboxes are then added to it. Manager makes and removes them for
+	// POST, PATCH and DELETE /v1/sandboxes (nil: none made at run time).
+	Registry *Registry
+	Manager  Manager
 	Token     string                   // "" = no auth
 	Limits    Limits
 	Log       *slog.Logger // nil = slog.Default()

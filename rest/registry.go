@@ -1,0 +1,109 @@
+package rest
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"sort"
+	"sync"
+
+	"sandfs/core"
+)
+
+// Registry is the live set of sandboxes a Server serves, by name. The
+// daemon adds and removes sandboxes while the Server runs (--sandboxes DIR,
+// POST and DELETE /v1/sandboxes); every request looks its sandbox up here
+// once, at its start.
+//
+// Each sandbox may have its own token: it opens that sandbox's routes on
+// every family, and no other's.
+type Registry struct {
+	mu sync.RWMutex
+	m  map[string]*regEntry
+}
+
+type regEntry struct {
+	sb       *core.Sandbox
+	hasToken bool
+	tokenSum [sha256.Size]byte
+	gone     chan struct{} // closed by Remove: the sandbox's streams end
+}
+
+// NewRegistry makes an empty registry.
+func NewRegistry() *Registry { return &Registry{m: map[string]*regEntry{}} }
+
+// Add serves sb under name, with its own token ("" = none). A name taken
+// is an error.
+func (g *Registry) Add(name string, sb *core.Sandbox, token string) error {
+	e := &regEntry{sb: sb, gone: make(chan struct{})}
+	if token != "" {
+		e.hasToken, e.tokenSum = true, sha256.Sum256([]byte(token))
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.m[name]; ok {
+		return fmt.Errorf("sandbox %s is already served", name)
+	}
+	g.m[name] = e
+	return nil
+}
+
+// Remove stops serving name: new requests get 404, and its watch streams
+// end. It returns the sandbox (the caller closes it), or nil when name was
+// not served.
+func (g *Registry) Remove(name string) *core.Sandbox {
+	g.mu.Lock()
+	e := g.m[name]
+	delete(g.m, name)
+	g.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	close(e.gone)
+	return e.sb
+}
+
+// Get is the sandbox served as name, or nil.
+func (g *Registry) Get(name string) *core.Sandbox {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if e := g.m[name]; e != nil {
+		return e.sb
+	}
+	return nil
+}
+
+// Names lists the names served, "default" first, then in byte order.
+func (g *Registry) Names() []string {
+	g.mu.RLock()
+	names := make([]string, 0, len(g.m))
+	for n := range g.m {
+		names = append(names, n)
+	}
+	g.mu.RUnlock()
+	sort.Slice(names, func(i, j int) bool {
+		if (names[i] == core.DefaultSandbox) != (names[j] == core.DefaultSandbox) {
+			return names[i] == core.DefaultSandbox
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// Manager makes and removes sandboxes at run time, for POST, PATCH and
+// DELETE /v1/sandboxes (the daemon's --sandboxes DIR). A nil Manager:
+// those routes answer that the daemon makes no sandboxes.
+type Manager interface {
+	// Create makes the sandbox name (a directory in DIR), serves it and
+	// answers its token. An existing name is an error satisfying
+	// errors.Is(err, fs.ErrExist).
+	Create(ctx context.Context, name string, q core.Quota) (token string, err error)
+	// Remove unmounts the sandbox's mirror, ends its watchers, stops
+	// serving it and removes its directory. An unknown name satisfies
+	// errors.Is(err, fs.ErrNotExist); a sandbox not made in DIR (the
+	// "default", a --sandbox) is an error satisfying errors.Is(err,
+	// fs.ErrPermission).
+	Remove(ctx context.Context, name string) error
+	// SetQuota sets and keeps the sandbox's quota.
+	SetQuota(ctx context.Context, name string, q core.Quota) error
+}
