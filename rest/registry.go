@@ -49,9 +49,10 @@ func (g *Registry) Add(name string, sb *core.Sandbox, token string) error {
 }
 
 // Remove stops serving name: new requests get 404, and its watch streams
-// end. It returns the sandbox (the caller closes it), or nil when name was
-// not served.
-func (g *Registry) Remove(name string) *core.Sandbox {
+// end. It returns once they ended and the requests in flight on it
+// finished (or ctx is done), with the sandbox (the caller closes it), or
+// nil when name was not served.
+func (g *Registry) Remove(ctx context.Context, name string) *core.Sandbox {
 	g.mu.Lock()
 	e := g.m[name]
 	delete(g.m, name)
