@@ -63,6 +63,9 @@ var groups = []group{
 	{"watch-burst", runWatchBurst},
 	{"start", runStart},
 	{"history", runHistory},
+	{"fleet-rps", fleetRPS},
+	{"fleet-memory", fleetMemory},
+	{"fleet-nats", fleetNATS},
 }
 
 func main() {
