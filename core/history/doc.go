@@ -20,7 +20,9 @@
 // # Retention
 //
 // By age, count and size (Retention), oldest first, checked by the writer
-// once a second; never past the newest manifest's seq, since the next
-// start replays the events after it. A cursor older than what is kept is
+// at most once a second after events were committed, and every few
+// minutes when none were (the age bound; an idle sandbox asks nothing of
+// its database, whose connection then closes); never past the newest
+// manifest's seq, since the next start replays the events after it. A cursor older than what is kept is
 // told overflow (journal.Watcher.Read), never a silent gap.
 package history

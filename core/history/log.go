@@ -54,6 +54,9 @@ type Log struct {
 	// prunable is the newest seq a prune may delete (the manifest's seq).
 	prunable  uint64
 	lastPrune time.Time
+	// pruned is what the last prune saw: the newest seq committed and
+	// prunable.
+	pruned struct{ committed, prunable uint64 }
 }
 
 // Open opens the durable journal in dir (made if missing, 0700), giving
@@ -140,6 +143,7 @@ func (l *Log) open() error {
 		}
 	}
 	t.reset()
+	t.release()
 	t.last = newest
 	l.db, l.tail = d, t
 	l.oldest, l.newest, l.committed = oldest, newest, newest
@@ -249,15 +253,42 @@ func (l *Log) writer() {
 			}
 			continue
 		}
-		if time.Since(l.lastPrune) >= time.Second {
+		if l.pruneDue(time.Now()) {
 			l.prune()
-			l.lastPrune = time.Now()
 		}
 		if len(batch) > 0 {
 			l.gather()
 		}
 	}
 }
+
+// pruneDue reports whether the writer is to prune now, and if so notes
+// what the prune sees. A prune finds something to cut by count or size only
+// once events were committed (or the manifest moved prunable) since the
+// last one, and by age only as time passes: so it runs at most once a
+// second while events come, and once every idlePruneEvery while the
+// sandbox is idle. An idle sandbox then asks nothing of its database, and
+// its connection closes (openDB's idle time) with the memory SQLite holds
+// for it: 100 idle sandboxes asked four queries a second each.
+func (l *Log) pruneDue(now time.Time) bool {
+	since := now.Sub(l.lastPrune)
+	if since < time.Second {
+		return false
+	}
+	l.mu.Lock()
+	seen := struct{ committed, prunable uint64 }{l.committed, l.prunable}
+	l.mu.Unlock()
+	if seen == l.pruned && since < idlePruneEvery {
+		return false
+	}
+	l.pruned, l.lastPrune = seen, now
+	return true
+}
+
+// idlePruneEvery is how often an idle sandbox's journal checks its age
+// bound (Retention.MaxAge, days): longer than openDB's idle time, so the
+// connection closes in between.
+const idlePruneEvery = 5 * time.Minute
 
 // gather lets a burst of appends gather into the next batch: the writer
 // waits up to gatherFor, or less when a reader waits for the database

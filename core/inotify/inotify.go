@@ -71,11 +71,19 @@ func New() (*Watch, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	// The largest read the kernel's default queue (16,384 events of 16
-	// bytes and a name) can need in one go is far more; 256 KiB reads a
-	// few thousand events of short names at once.
-	return &Watch{fd: fd, wake: wake, path: map[int32]string{}, wd: map[string]int32{}, buf: make([]byte, 256<<10)}, nil
+	return &Watch{fd: fd, wake: wake, path: map[int32]string{}, wd: map[string]int32{}, buf: make([]byte, minBuf)}, nil
 }
+
+// The read buffer starts at minBuf and doubles, up to maxBuf, after each
+// read that filled it (more was queued). The largest read the kernel's
+// default queue (16,384 events of 16 bytes and a name) can need in one go
+// is far more; maxBuf reads a few thousand events of short names at once,
+// and a burst reaches it within four reads. An idle watch holds minBuf: a
+// host of many sandboxes held maxBuf for each (25 MiB of heap for 100).
+const (
+	minBuf = 16 << 10
+	maxBuf = 256 << 10
+)
 
 // Add watches the directory at host path h, a path the caller owns:
 // IN_DONT_FOLLOW, a symlink there is refused.
@@ -223,6 +231,9 @@ func (k *Watch) Read(fn func(Event), overflow func(), limit int) (n int, err err
 			k.drop(w) // the kernel drops the watch (IN_IGNORED follows)
 		}
 		fn(e)
+	}
+	if n > len(k.buf)-(unix.SizeofInotifyEvent+unix.NAME_MAX+1) && len(k.buf) < maxBuf {
+		k.buf = make([]byte, 2*len(k.buf))
 	}
 	return n, nil
 }

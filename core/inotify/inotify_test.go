@@ -136,3 +136,58 @@ func TestWatchOverflow(t *testing.T) {
 		t.Errorf("read %d events and %d overflows (%d events after it); want %d events, then one overflow", events, overflows, afterOverflow, limit)
 	}
 }
+
+// TestWatchBuffer: a watch reads into minBuf until a read fills it, then
+// the buffer doubles read by read up to maxBuf; every event is handed on
+// once, in order, across the growth.
+func TestWatchBuffer(t *testing.T) {
+	k, dir := watchedDir(t)
+	if len(k.buf) != minBuf {
+		t.Fatalf("a new watch reads into %d bytes, want %d", len(k.buf), minBuf)
+	}
+	// Creates of 39-byte names: 16 + 48 bytes a record (IN_CREATE only: the
+	// files are opened read-only to make them, so nothing writes them).
+	const n = 12_000 // 768,000 bytes queued: 16 KiB, 32, 64, 128, then 256 KiB reads
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
+		if limit, _ := strconv.Atoi(strings.TrimSpace(string(b))); limit < n {
+			testenv.Skip(t, nil, "fs.inotify.max_queued_events is %d: fewer than the %d events of the test", limit, n)
+		}
+	}
+	name := func(i int) string { return "file-" + strings.Repeat("x", 28) + strconv.Itoa(100000+i) }
+	for i := 0; i < n; i++ {
+		f, err := os.OpenFile(filepath.Join(dir, name(i)), os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	var got []string
+	var sizes []int
+	for k.Wait(100 * time.Millisecond) {
+		sizes = append(sizes, len(k.buf))
+		if _, err := k.Read(func(e Event) {
+			if e.Has(Create) {
+				got = append(got, filepath.Base(e.Name))
+			}
+		}, func() { t.Fatal("overflow") }, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != n {
+		t.Fatalf("%d creates handed on, want %d", len(got), n)
+	}
+	for i, g := range got {
+		if g != name(i) {
+			t.Fatalf("create %d is %s, want %s", i, g, name(i))
+		}
+	}
+	want := []int{minBuf, 2 * minBuf, 4 * minBuf, 8 * minBuf, maxBuf, maxBuf}
+	for i, w := range want {
+		if i >= len(sizes) || sizes[i] != w {
+			t.Fatalf("read buffers %v, want them to start %v", sizes, want)
+		}
+	}
+	if len(k.buf) != maxBuf {
+		t.Errorf("the buffer is %d bytes after the burst, want %d", len(k.buf), maxBuf)
+	}
+}
