@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -89,10 +91,40 @@ func journalSeq(base string) (int64, error) {
 	return page.Latest, json.NewDecoder(r.Body).Decode(&page)
 }
 
-// createLoop runs `sh` creating n empty files in dir (on the mount) with
-// the shell's own redirection: a child process, not the daemon.
-func createLoop(dir string, n int) *exec.Cmd {
-	return exec.Command("sh", "-c", `cd "$1" && i=0 && while [ $i -lt $2 ]; do : > f$i; i=$((i+1)); done`, "sh", dir, strconv.Itoa(n))
+// createLoopEnv makes this binary, run as a child, a create loop: "DIR N"
+// (createLoopChild).
+const createLoopEnv = "SANDFS_BENCH_CREATE_LOOP"
+
+// createLoop runs this harness's binary again as a child process that
+// creates n empty files in dir (on the mount), one open(O_CREAT|O_EXCL)
+// and close each, back to back: the mount's fastest appender, not the
+// daemon.
+func createLoop(dir string, n int) (*exec.Cmd, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), createLoopEnv+"="+dir+" "+strconv.Itoa(n))
+	return cmd, nil
+}
+
+// createLoopChild is the child's loop, when createLoopEnv is set: it exits
+// the process.
+func createLoopChild(spec string) {
+	dir, count, _ := strings.Cut(spec, " ")
+	n, err := strconv.Atoi(count)
+	if err != nil {
+		fatal(fmt.Errorf("%s=%q: %v", createLoopEnv, spec, err))
+	}
+	for i := 0; i < n; i++ {
+		fd, err := syscall.Open(filepath.Join(dir, "f"+strconv.Itoa(i)), syscall.O_CREAT|syscall.O_EXCL|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644)
+		if err != nil {
+			fatal(err)
+		}
+		syscall.Close(fd)
+	}
+	os.Exit(0)
 }
 
 // caughtUp polls the stream every 10 ms until it holds want messages (or
@@ -173,8 +205,12 @@ func fleetNATS(c *cfg, t *table) error {
 		if err != nil {
 			return
 		}
+		cmd, err := createLoop(sub, n)
+		if err != nil {
+			return
+		}
 		t0 = time.Now()
-		if out, err := createLoop(sub, n).CombinedOutput(); err != nil {
+		if out, err := cmd.CombinedOutput(); err != nil {
 			return 0, 0, t0, 0, fmt.Errorf("create loop: %v: %s", err, out)
 		}
 		took = time.Since(t0)
@@ -215,7 +251,7 @@ func fleetNATS(c *cfg, t *table) error {
 		logf("fleet nats run %d: %d events in %v (%.0f/s), live stored %.0f/s (drained %.0f ms after the loop); backlog of %d drained at %.0f/s",
 			i+1, appended, took.Round(time.Millisecond), appendRate[i], liveRate[i], lagMs[i], backlog, drainRate[i])
 	}
-	note := fmt.Sprintf("`serve --mount --events` to a nats-server in the harness; `sh` creating %d empty files on the mount (`: > fN`), a child of the harness; roots on tmpfs, the journal's state on the disk", n)
+	note := fmt.Sprintf("`serve --mount --events` to a nats-server in the harness; a child of the harness (the harness run again) creating %d empty files on the mount back to back (open O_CREAT|O_EXCL, close); roots on tmpfs, the journal's state on the disk", n)
 	t.pair("fleet: JetStream messages stored/s, loop start to the last stored (drain included), vs journal events appended/s under the mount's create loop", "ev/s", liveRate, appendRate, atLeast, 0.95,
 		note+fmt.Sprintf("; the stream stores an event only after it is appended, so 1.0 is the ceiling and the shortfall is the drain after the loop: median %.0f ms", median(lagMs)))
 	t.pair("fleet: JetStream publish throughput draining a backlog (the broker away during the loop) vs the journal's append rate under the create loop", "ev/s", drainRate, appendRate, atLeast, 1.0,

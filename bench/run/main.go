@@ -69,6 +69,9 @@ var groups = []group{
 }
 
 func main() {
+	if spec := os.Getenv(createLoopEnv); spec != "" {
+		createLoopChild(spec) // a child of fleet-nats (fleet_nats.go)
+	}
 	var c cfg
 	only := flag.String("only", "", "run only the groups matching `REGEXP` ("+groupNames()+")")
 	out := flag.String("out", "bench/results.md", "results file (\"-\": stdout only)")
