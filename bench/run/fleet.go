@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -96,53 +95,21 @@ func requestMix(name string, conn int) []mixReq {
 // counter), for d after a warm-up of d/5, and returns requests per second
 // (all answered 200) and the server's CPU time per request in µs.
 func mixRPS(base string, pid, conns int, d time.Duration, pick func(k int64) string) (float64, float64, error) {
-	var n, k atomic.Int64
-	var bad atomic.Value
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := 0; i < conns; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			mixes := map[string][]mixReq{}
-			for j := 0; ; j++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				name := pick(k.Add(1))
-				if mixes[name] == nil {
-					mixes[name] = requestMix(name, i)
-				}
-				m := mixes[name][j%6]
-				req, _ := http.NewRequest(m.method, base+m.path, bytes.NewReader(m.body))
-				req.Header.Set("X-Sandfs-Sandbox", name)
-				r, err := client.Do(req)
-				if err != nil {
-					bad.Store(err.Error())
-					return
-				}
-				io.Copy(io.Discard, r.Body)
-				r.Body.Close()
-				if r.StatusCode != 200 {
-					bad.Store(fmt.Sprintf("%s %s: %d", m.method, m.path, r.StatusCode))
-					return
-				}
-				n.Add(1)
-			}
-		}()
+	var k atomic.Int64
+	mixes := make([]map[string][]mixReq, conns) // each client's, by sandbox
+	for i := range mixes {
+		mixes[i] = map[string][]mixReq{}
 	}
-	time.Sleep(d / 5)
-	n0, t0, c0 := n.Load(), time.Now(), cpuTicks(pid)
-	time.Sleep(d)
-	n1, t1, c1 := n.Load(), time.Now(), cpuTicks(pid)
-	close(stop)
-	wg.Wait()
-	if v := bad.Load(); v != nil {
-		return 0, 0, fmt.Errorf("%v", v)
-	}
-	return float64(n1-n0) / t1.Sub(t0).Seconds(), (c1 - c0) * 1e4 / float64(n1-n0), nil
+	return drive(pid, conns, d, func(i, j int) error {
+		name := pick(k.Add(1))
+		if mixes[i][name] == nil {
+			mixes[i][name] = requestMix(name, i)
+		}
+		m := mixes[i][name][j%6]
+		req, _ := http.NewRequest(m.method, base+m.path, bytes.NewReader(m.body))
+		req.Header.Set("X-Sandfs-Sandbox", name)
+		return want200(req)
+	})
 }
 
 // selectorWorks reports whether the daemon at base serves the agent

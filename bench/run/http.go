@@ -115,42 +115,53 @@ func cpuTicks(pid int) float64 {
 // request in µs (less sensitive to the load of other sessions than the
 // rate). Any other answer is an error.
 func rps(u string, pid, conns int, d time.Duration) (float64, float64, error) {
+	req, _ := http.NewRequest("GET", u, nil)
+	return drive(pid, conns, d, func(int, int) error { return want200(req) })
+}
+
+// want200 sends req and reads its answer, which must be 200.
+func want200(req *http.Request) error {
+	r, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, r.Body)
+	r.Body.Close()
+	if r.StatusCode != 200 {
+		return fmt.Errorf("%s %s: %d", req.Method, req.URL, r.StatusCode)
+	}
+	return nil
+}
+
+// drive runs conns clients, each calling do(client, j) for its j-th
+// request back to back, for d after a warm-up of d/5 (connections made,
+// caches warm), and returns the requests done per second and the server
+// pid's CPU time per request in µs. An error ends its client and is
+// returned.
+func drive(pid, conns int, d time.Duration, do func(client, j int) error) (float64, float64, error) {
 	var n atomic.Int64
 	var bad atomic.Value
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	req, _ := http.NewRequest("GET", u, nil)
 	for i := 0; i < conns; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 16<<10)
-			for {
+			for j := 0; ; j++ {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				r, err := client.Do(req)
-				if err != nil {
+				if err := do(i, j); err != nil {
 					bad.Store(err.Error())
-					return
-				}
-				for {
-					if _, err := r.Body.Read(buf); err != nil {
-						break
-					}
-				}
-				r.Body.Close()
-				if r.StatusCode != 200 {
-					bad.Store(fmt.Sprintf("GET %s: %d", u, r.StatusCode))
 					return
 				}
 				n.Add(1)
 			}
 		}()
 	}
-	time.Sleep(d / 5) // warm up: connections made, caches warm
+	time.Sleep(d / 5)
 	n0, t0, c0 := n.Load(), time.Now(), cpuTicks(pid)
 	time.Sleep(d)
 	n1, t1, c1 := n.Load(), time.Now(), cpuTicks(pid)
