@@ -92,6 +92,10 @@ func (d *Dir) Open(ctx context.Context, name string, flags int) (*Handle, error)
 	if flags&unix.O_ACCMODE != unix.O_RDONLY {
 		claim = d.s.Claim(ap)
 	}
+	trunc := claim != nil && flags&unix.O_TRUNC != 0
+	if trunc {
+		flags &^= unix.O_TRUNC // truncated below, its bytes counted (quota.go)
+	}
 	fd, err := unix.Openat(dirfd, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if claim != nil {
@@ -100,8 +104,13 @@ func (d *Dir) Open(ctx context.Context, name string, flags int) (*Handle, error)
 		return nil, pathErr(OpOpen, ap, err)
 	}
 	h := d.s.newHandle(ctx, fd, ap, claim, nil)
-	if claim != nil && flags&unix.O_TRUNC != 0 {
+	if trunc {
 		h.wrote = true
+		if err := h.truncateOpened(ap); err != nil {
+			h.Release(ctx)
+			h.f.Close()
+			return nil, pathErr(OpOpen, ap, err)
+		}
 	}
 	return h, nil
 }
@@ -124,10 +133,23 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 	}
 	defer done(dirfd)
 	claim := d.s.ClaimEcho(ap, journal.Create)
+	op := d.s.usageBegin()
+	if err := op.reserve(OpCreate, ap, 0, 1); err != nil {
+		op.end(0, 0)
+		claim.Done()
+		return nil, st, err
+	}
 	fd, err := unix.Openat(dirfd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	created := err == nil
+	trunc := false
 	if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
-		fd, err = unix.Openat(dirfd, name, (flags&^unix.O_CREAT)|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+		trunc = flags&unix.O_TRUNC != 0
+		fd, err = unix.Openat(dirfd, name, (flags&^(unix.O_CREAT|unix.O_TRUNC))|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	}
+	if created {
+		op.end(0, 1)
+	} else {
+		op.end(0, 0)
 	}
 	if err != nil {
 		claim.Done()
@@ -160,7 +182,17 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 		claim.Done()
 		return nil, st, pathErr(OpCreate, ap, serr)
 	}
-	return d.s.newHandle(ctx, fd, ap, claim, &st), st, nil
+	h := d.s.newHandle(ctx, fd, ap, claim, &st)
+	if trunc {
+		h.wrote = true
+		if err := h.truncateOpened(ap); err != nil {
+			h.Release(ctx)
+			h.f.Close()
+			return nil, st, pathErr(OpCreate, ap, err)
+		}
+		unix.Fstat(fd, &st)
+	}
+	return h, st, nil
 }
 
 // Mknod makes a node (FIFO, socket, device, or regular file) name in d and
@@ -203,9 +235,16 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	defer done(dirfd)
 	claim := d.s.Claim(ap)
 	defer claim.Done()
+	uop := d.s.usageBegin()
+	if err := uop.reserve(op, ap, 0, 1); err != nil {
+		uop.end(0, 0)
+		return st, err
+	}
 	if err := mk(dirfd); err != nil {
+		uop.end(0, 0)
 		return st, pathErr(op, ap, err)
 	}
+	uop.end(0, 1)
 	owner := daemonUid
 	if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok && safeat.LchownAt(dirfd, name, uid, gid) == nil && uid >= 0 {
 		owner = uid
@@ -242,9 +281,16 @@ func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.
 	defer ndone(ndir)
 	claim := d.s.Claim(ap)
 	defer claim.Done()
+	uop := d.s.usageBegin()
+	if err := uop.reserve(OpLink, ap, 0, 1); err != nil {
+		uop.end(0, 0)
+		return st, err
+	}
 	if err := unix.Linkat(odir, fromName, ndir, name, 0); err != nil {
+		uop.end(0, 0)
 		return st, pathErr(OpLink, ap, err)
 	}
+	uop.end(0, 1) // a link is an entry, its bytes counted once (quota.go)
 	if err := unix.Fstatat(ndir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		d.s.event(ctx, journal.Create, ap, "", false, nil)
 		return st, pathErr(OpLink, ap, err)
@@ -276,14 +322,23 @@ func (d *Dir) Rename(ctx context.Context, name string, to *Dir, toName string, f
 	defer tdone(tdir)
 	claim := d.s.Claim(fa, ta)
 	defer claim.Done()
+	// What the rename replaces is freed (an exchange frees nothing).
+	uop := d.s.usageBegin()
+	var freed, gone int64
+	var old unix.Stat_t
+	if flags&unix.RENAME_EXCHANGE == 0 && unix.Fstatat(tdir, toName, &old, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		freed, gone = d.s.freedBy(&old), 1
+	}
 	if flags == 0 {
 		err = unix.Renameat(fdir, name, tdir, toName)
 	} else {
 		err = unix.Renameat2(fdir, name, tdir, toName, flags)
 	}
 	if err != nil {
+		uop.end(0, 0)
 		return pathErr(OpMove, fa, err)
 	}
+	uop.end(-freed, -gone)
 	var st unix.Stat_t
 	if unix.Fstatat(tdir, toName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		d.s.event(ctx, journal.Rename, ta, fa, false, &st)
@@ -326,10 +381,18 @@ func (d *Dir) remove(ctx context.Context, name string, flags int) error {
 	if dir {
 		claim.NoEcho()
 	}
+	uop := d.s.usageBegin()
+	var freed int64
+	var old unix.Stat_t
+	if unix.Fstatat(dirfd, name, &old, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		freed = d.s.freedBy(&old)
+	}
 	if err := unix.Unlinkat(dirfd, name, flags); err != nil {
+		uop.end(0, 0)
 		claim.Done()
 		return pathErr(OpRemove, ap, err)
 	}
+	uop.end(-freed, -1)
 	d.s.event(ctx, journal.Remove, ap, "", dir, nil)
 	claim.DoneEcho()
 	return nil

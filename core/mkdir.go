@@ -34,6 +34,11 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 	defer unix.Close(dirfd)
 	claim := s.Claim(ap)
 	defer claim.Done()
+	uop := s.usageBegin()
+	defer uop.end(0, 0)
+	if err := uop.reserve(OpMkdir, ap, 0, 1); err != nil {
+		return err
+	}
 	if err := unix.Mkdirat(dirfd, name, perm); err != nil {
 		return pathErr(OpMkdir, ap, err)
 	}
@@ -41,6 +46,7 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 		unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 		return pathErr(OpMkdir, ap, err)
 	}
+	uop.end(0, 1)
 	s.emit(ctx, journal.Create, ap, "", true)
 	return nil
 }
@@ -80,6 +86,13 @@ func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
 	}
 	claim := s.Claim(childOf(cur, missing[len(missing)-1]))
 	defer claim.Done()
+	uop := s.usageBegin()
+	made := int64(0)
+	defer func() { uop.end(0, made) }()
+	if err := uop.reserve(OpMkdir, ap, 0, int64(len(missing))); err != nil {
+		unix.Close(fd)
+		return err
+	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		name := missing[i]
 		cur = childOf(cur, name)
@@ -106,6 +119,7 @@ func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
 		}
 		fd = next
 		if err == nil {
+			made++
 			s.emit(ctx, journal.Create, cur, "", true)
 		}
 	}

@@ -325,6 +325,7 @@ func (n *notifier) tell(typ journal.Type, ap, old string, isDir bool) {
 // the reader (or the next REST operation) appends.
 func (n *notifier) append(typ journal.Type, ap, old string, isDir bool) {
 	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: journal.External}
+	n.s.outsideChange() // by how much, a scan will say (quota_scan.go)
 	if typ != journal.Remove {
 		if info, err := n.s.lstat(ap); err == nil {
 			fillEvent(&e, info)

@@ -128,6 +128,7 @@ func (s *Sandbox) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	s.stopScans() // before the root fd goes: a scan dups it under the same lock
 	if s.hist != nil {
 		s.hist.Close()
 	}

@@ -58,6 +58,13 @@ func (s *Sandbox) startSweep() {
 		if n > 0 {
 			s.swept.Add(int64(n))
 		}
+		// The first usage scan, on the tree without leftovers (quota_scan.go).
+		s.ScanUsage(context.Background())
+		if s.quota.dirty.Load() {
+			s.scheduleScan(scanSoon, true)
+		} else {
+			s.scheduleScan(scanEvery, false)
+		}
 	}()
 }
 

@@ -57,6 +57,15 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	}
 	created := false
 	var fd int
+	uop := s.usageBegin() // the new file's entry (quota.go)
+	defer func() {
+		if created {
+			uop.end(0, 1)
+		} else {
+			uop.end(0, 0)
+		}
+	}()
+	reserved := false
 	for tries := 0; ; tries++ {
 		if o.Pre.IfNoneMatch {
 			err = unix.ENOENT // create only: straight to O_EXCL
@@ -68,6 +77,12 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 		}
 		if err != unix.ENOENT || tries >= 8 {
 			break
+		}
+		if !reserved {
+			if err := uop.reserve(OpWrite, ap, 0, 1); err != nil {
+				return 0, err
+			}
+			reserved = true
 		}
 		fd, err = unix.Openat(dirfd, name, flags|unix.O_CREAT|unix.O_EXCL, mode)
 		if err == nil {
@@ -108,6 +123,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	if created {
 		if err := chownNewFd(ctx, fd); err != nil {
 			unix.Unlinkat(dirfd, name, 0)
+			created = false // gone again: no entry
 			return 0, pathErr(OpWrite, ap, err)
 		}
 		if o.Mode != 0 {
@@ -122,12 +138,25 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 			return 0, pathErr(OpWrite, ap, err)
 		}
 	}
+	p0 := s.beginInPlace(&st, nil) // the bytes it writes (quota_inode.go)
+	defer p0.end(fd)
+	base := int64(0) // the size the body's bytes go on top of
+	if o.Append {
+		base = p0.before
+	}
+	if lr, ok := r.(interface{ Len() int }); ok {
+		// A body held whole: refused past the quota before the file is
+		// touched, so the old content stays.
+		if err := p0.growTo(OpWrite, ap, base+int64(lr.Len())); err != nil {
+			return 0, err
+		}
+	}
 	if !o.Append && !created {
 		if err := unix.Ftruncate(fd, 0); err != nil {
 			return 0, pathErr(OpWrite, ap, err)
 		}
 	}
-	n, err := copyToFile(f, r)
+	n, err := copyToFile(f, &sizeReader{r: r, p: &p0, ap: ap, base: base})
 	if err != nil {
 		s.emit(ctx, journal.Write, ap, "", false)
 		return n, pathErr(OpWrite, ap, err)
@@ -135,9 +164,31 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	if err := tellETag(f, o.ETag); err != nil {
 		return n, pathErr(OpWrite, ap, err)
 	}
+	p0.end(fd)
 	if err := f.Close(); err != nil {
 		return n, pathErr(OpWrite, ap, err)
 	}
 	s.emit(ctx, journal.Write, ap, "", false)
 	return n, nil
+}
+
+// sizeReader reserves, as the body of an in-place write is read, what
+// taking the file to base plus the bytes read needs (quota_inode.go).
+type sizeReader struct {
+	r    io.Reader
+	p    *inPlace
+	ap   string
+	base int64
+	n    int64
+}
+
+func (q *sizeReader) Read(b []byte) (int, error) {
+	k, err := q.r.Read(b)
+	q.n += int64(k)
+	if k > 0 {
+		if rerr := q.p.growTo(OpWrite, q.ap, q.base+q.n); rerr != nil {
+			return 0, rerr
+		}
+	}
+	return k, err
 }
