@@ -67,7 +67,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	}
 	if o.MkdirParents {
 		dir, _ := dirAndName(ta)
-		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
+		if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
 			return stats, err
 		}
 	}

@@ -56,6 +56,13 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 // finds the deepest existing ancestor, then creates the rest downward, each
 // new component opened with O_NOFOLLOW from the fd of the one before.
 func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
+	return s.mkdirAllFor(ctx, ap, perm, 0)
+}
+
+// mkdirAllFor is mkdirAll for a caller that will add extra entries below
+// ap: it makes no directory unless the quota has room for them too
+// (quota.go), so a write refused for its own entry leaves no parents.
+func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra int64) error {
 	var missing []string
 	cur := ap
 	var fd int
@@ -89,7 +96,7 @@ func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
 	uop := s.usageBegin()
 	made := int64(0)
 	defer func() { uop.end(0, made) }()
-	if err := uop.reserve(OpMkdir, ap, 0, int64(len(missing))); err != nil {
+	if err := uop.reserve(OpMkdir, ap, 0, int64(len(missing))+extra); err != nil {
 		unix.Close(fd)
 		return err
 	}

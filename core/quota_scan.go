@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -22,11 +23,13 @@ import (
 // The counts are set by adding the walk's difference from what they were
 // when it ended, so a usageOp that begins after that check is kept.
 
-// Intervals of the scan (variables for tests).
-var (
-	scanEvery = 5 * time.Minute
-	scanSoon  = 2 * time.Second
-)
+// Intervals of the scan, in nanoseconds (atomic for tests).
+var scanEvery, scanSoon atomic.Int64
+
+func init() {
+	scanEvery.Store(int64(5 * time.Minute))
+	scanSoon.Store(int64(2 * time.Second))
+}
 
 // usageCount is what a subtree holds.
 type usageCount struct{ bytes, entries int64 }
@@ -175,7 +178,7 @@ func (s *Sandbox) outsideChange() {
 	if s.quota.dirty.Swap(true) {
 		return // already marked
 	}
-	s.scheduleScan(scanSoon, true)
+	s.scheduleScan(time.Duration(scanSoon.Load()), true)
 }
 
 // scheduleScan sets the next scan in d (a sooner one is not put off).
@@ -206,9 +209,9 @@ func (s *Sandbox) scanTick() {
 	}
 	s.ScanUsage(context.Background())
 	if s.quota.dirty.Load() {
-		s.scheduleScan(scanSoon, true)
+		s.scheduleScan(time.Duration(scanSoon.Load()), true)
 	} else {
-		s.scheduleScan(scanEvery, false)
+		s.scheduleScan(time.Duration(scanEvery.Load()), false)
 	}
 }
 

@@ -61,9 +61,9 @@ func (s *Sandbox) startSweep() {
 		// The first usage scan, on the tree without leftovers (quota_scan.go).
 		s.ScanUsage(context.Background())
 		if s.quota.dirty.Load() {
-			s.scheduleScan(scanSoon, true)
+			s.scheduleScan(time.Duration(scanSoon.Load()), true)
 		} else {
-			s.scheduleScan(scanEvery, false)
+			s.scheduleScan(time.Duration(scanEvery.Load()), false)
 		}
 	}()
 }

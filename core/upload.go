@@ -53,7 +53,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if name == "" {
 		return "", 0, pathErr(OpUpload, ap, unix.EISDIR)
 	}
-	if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
+	if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
 		return "", 0, err
 	}
 	dirfd, err := s.openDir(dir)

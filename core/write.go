@@ -176,7 +176,7 @@ func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) 
 	}
 	if mkdirParents {
 		dir, _ := dirAndName(ap)
-		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
+		if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
 			return ap, -1, "", err
 		}
 	}
