@@ -21,8 +21,8 @@ type Handle struct {
 	s      *Sandbox
 	f      *os.File
 	path   func() string
-	opener Actor  // who opened it: a release carries no pid
-	claim  *Claim // held from open-for-write until release
+	opener Actor      // who opened it: a release carries no pid
+	claim  *Claim     // held from open-for-write until release
 	oi     *openInode // the inode's accounted size while open for writing (quota_inode.go)
 
 	mu      sync.Mutex

@@ -96,6 +96,9 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range append([]*prometheus.Desc{descRequests, descBytesIn, descBytesOut, descEvents, descWatchers, descDropped, descOverflows, descFUSE}, natsDescs...) {
 		ch <- d
 	}
+	for _, d := range quotaDescs {
+		ch <- d
+	}
 	for _, st := range c.s.stats {
 		st.latency.Describe(ch)
 	}
@@ -129,6 +132,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(j.Dropped()), name)
 		ch <- prometheus.MustNewConstMetric(descOverflows, prometheus.CounterValue, float64(j.Overflows()), name)
 		c.collectEvents(ch, name)
+		collectQuota(ch, name, sb)
 		if c.s.mirrorOps == nil {
 			continue
 		}

@@ -121,3 +121,35 @@ func wantWalkUsage(t *testing.T, sb *core.Sandbox, root string) {
 		t.Errorf("usage %d bytes %d entries, a walk finds %d bytes %d entries", u.Bytes, u.Entries, b, e)
 	}
 }
+
+// TestQuotaMetrics: /metrics carries each sandbox's usage and quota, with
+// HELP and TYPE lines, the figures Usage gives.
+func TestQuotaMetrics(t *testing.T) {
+	h := newNamedHarnessWith(t, core.Options{Quota: core.Quota{Bytes: 1 << 20, Entries: 100}})
+	<-h.def.SweepDone()
+	<-h.ob.SweepDone()
+	for _, p := range []string{"/a", "/d/b"} {
+		r := h.do(t, req{Method: "PUT", Target: "/v1/sandboxes/default/fs/write?path=" + p + "&mkdir=true", Body: strings.NewReader("12345")})
+		wantStatus(t, r, 200)
+	}
+	r := h.do(t, req{Method: "GET", Target: "/metrics"})
+	wantStatus(t, r, 200)
+	text := string(r.Body)
+	for _, w := range []string{
+		"# HELP sandfs_sandbox_usage_bytes ", "# TYPE sandfs_sandbox_usage_bytes gauge",
+		"# HELP sandfs_sandbox_usage_entries ", "# TYPE sandfs_sandbox_usage_entries gauge",
+		"# HELP sandfs_sandbox_quota_bytes ", "# TYPE sandfs_sandbox_quota_bytes gauge",
+		"# HELP sandfs_sandbox_quota_entries ", "# TYPE sandfs_sandbox_quota_entries gauge",
+		`sandfs_sandbox_usage_bytes{sandbox="default"} 10`,
+		`sandfs_sandbox_usage_entries{sandbox="default"} 3`,
+		`sandfs_sandbox_quota_bytes{sandbox="default"} 1.048576e+06`,
+		`sandfs_sandbox_quota_entries{sandbox="default"} 100`,
+		`sandfs_sandbox_usage_bytes{sandbox="other"} 0`,
+		`sandfs_sandbox_quota_bytes{sandbox="other"} 0`,
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("/metrics lacks %q", w)
+		}
+	}
+	wantWalkUsage(t, h.def, h.root)
+}
