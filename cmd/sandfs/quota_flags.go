@@ -39,8 +39,8 @@ func (q *quotaFlags) Set(v string) error {
 	name, spec := core.DefaultSandbox, v
 	if i := strings.IndexByte(v, '='); i >= 0 {
 		name, spec = v[:i], v[i+1:]
-		if err := core.CheckSandboxName(name); err != nil {
-			return fmt.Errorf("--quota %q: %v", v, err)
+		if name == "" || strings.ContainsAny(name, "/\x00") {
+			return fmt.Errorf("--quota %q: want NAME without slashes, as --sandbox", v)
 		}
 	}
 	quota, err := parseQuota(spec)
