@@ -51,10 +51,13 @@ func (s *Sandbox) newHandle(ctx context.Context, fd int, ap string, claim *Claim
 }
 
 // Passthrough reports whether the kernel may serve this handle's I/O
-// without the daemon (FUSE passthrough): not for a handle open for writing
-// in a sandbox with a byte quota, whose every write is checked (WriteAt).
+// without the daemon (FUSE passthrough): not in a sandbox with a byte
+// quota, whose every write is checked (WriteAt). Read-only handles too:
+// the kernel passes every open of an inode through the backing file of
+// the first one still open (go-fuse registers one per inode), so a reader
+// in passthrough would let a writer opened after it past the daemon.
 func (h *Handle) Passthrough() bool {
-	return h.oi == nil || h.s.quota.bytes.Load() == 0
+	return h.s.quota.bytes.Load() == 0
 }
 
 // WriteAt writes data at off through the handle (the mirror's WRITE),

@@ -14,7 +14,7 @@ import (
 // growth twice; a flush or release counts what the file's size did
 // without the daemon (a passthrough write, an outside writer), so usage
 // is the file's size again once it is closed. A sandbox with a byte quota
-// opens no handle for writing in passthrough (Handle.Passthrough), so
+// opens nothing in passthrough (Handle.Passthrough), so
 // every write is checked before it is made; without one, passthrough
 // writes are counted at the flush.
 

@@ -10,47 +10,21 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
-)
 
-// walkUsageOf counts dir the way usage does, independently of core: every
-// name but the root an entry, each regular file's inode's size once.
-func walkUsageOf(t testing.TB, dir string) (bytes, entries int64) {
-	t.Helper()
-	seen := map[uint64]bool{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == dir {
-			return nil
-		}
-		entries++
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		st := fi.Sys().(*syscall.Stat_t)
-		if fi.Mode().IsRegular() && !seen[st.Ino] {
-			seen[st.Ino] = true
-			bytes += fi.Size()
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bytes, entries
-}
+	"sandfs/internal/testenv"
+)
 
 // checkUsage fails unless the sandbox's usage is what a fresh walk finds.
 func checkUsage(t testing.TB, s *Sandbox, root string) {
 	t.Helper()
-	b, e := walkUsageOf(t, root)
+	b, e, err := testenv.TreeUsage(root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if u := s.Usage(); u.Bytes != b || u.Entries != e {
 		t.Fatalf("usage %d bytes %d entries, a walk finds %d bytes %d entries", u.Bytes, u.Entries, b, e)
 	}

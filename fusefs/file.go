@@ -37,9 +37,10 @@ func (m *Mirror) newFile(h *core.Handle) *file {
 }
 
 // PassthroughFd offers the backing descriptor to the kernel for FUSE
-// passthrough, unless the mirror was told not to, or the handle is open
-// for writing in a sandbox with a byte quota: its writes must come through
-// the daemon to be checked (core.Handle.Passthrough).
+// passthrough, unless the mirror was told not to, or the sandbox has a
+// byte quota: its writes must come through the daemon to be checked
+// (core.Handle.Passthrough says why reads go through it too). A quota set
+// while a file is open in passthrough holds for it once it is closed.
 func (f *file) PassthroughFd() (int, bool) {
 	if f.m.noPassthrough || !f.h.Passthrough() {
 		return 0, false

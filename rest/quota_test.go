@@ -4,16 +4,14 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/internal/testenv"
 )
 
 // TestQuota507: a write, an upload and a tar past the sandbox's quota are
@@ -98,58 +96,14 @@ func TestQuota507(t *testing.T) {
 	}
 }
 
-// wantWalkUsage fails unless sb's usage is what a walk of root finds:
-// each name but the root an entry, each regular file's inode's size once.
+// wantWalkUsage fails unless sb's usage is what a walk of root finds.
 func wantWalkUsage(t *testing.T, sb *core.Sandbox, root string) {
 	t.Helper()
-	var b, e int64
-	seen := map[uint64]bool{}
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == root {
-			return err
-		}
-		e++
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-			if ino := fi.Sys().(*syscall.Stat_t).Ino; !seen[ino] {
-				seen[ino] = true
-				b += fi.Size()
-			}
-		}
-		return nil
-	})
+	b, e, err := testenv.TreeUsage(root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if u := sb.Usage(); u.Bytes != b || u.Entries != e {
 		t.Errorf("usage %d bytes %d entries, a walk finds %d bytes %d entries", u.Bytes, u.Entries, b, e)
 	}
-}
-
-// TestQuotaMetrics: /metrics carries each sandbox's usage and quota, with
-// HELP and TYPE lines, the figures Usage gives.
-func TestQuotaMetrics(t *testing.T) {
-	h := newNamedHarnessWith(t, core.Options{Quota: core.Quota{Bytes: 1 << 20, Entries: 100}})
-	<-h.def.SweepDone()
-	<-h.ob.SweepDone()
-	for _, p := range []string{"/a", "/d/b"} {
-		r := h.do(t, req{Method: "PUT", Target: "/v1/sandboxes/default/fs/write?path=" + p + "&mkdir=true", Body: strings.NewReader("12345")})
-		wantStatus(t, r, 200)
-	}
-	r := h.do(t, req{Method: "GET", Target: "/metrics"})
-	wantStatus(t, r, 200)
-	text := string(r.Body)
-	for _, w := range []string{
-		"# HELP sandfs_sandbox_usage_bytes ", "# TYPE sandfs_sandbox_usage_bytes gauge",
-		"# HELP sandfs_sandbox_usage_entries ", "# TYPE sandfs_sandbox_usage_entries gauge",
-		"# HELP sandfs_sandbox_quota_bytes ", "# TYPE sandfs_sandbox_quota_bytes gauge",
-		"# HELP sandfs_sandbox_quota_entries ", "# TYPE sandfs_sandbox_quota_entries gauge",
-		`sandfs_sandbox_usage_bytes{sandbox="default"} 10`,
-		`sandfs_sandbox_usage_entries{sandbox="default"} 3`,
-		`sandfs_sandbox_quota_bytes{sandbox="default"} 1.048576e+06`,
-		`sandfs_sandbox_quota_entries{sandbox="default"} 100`,
-		`sandfs_sandbox_usage_bytes{sandbox="other"} 0`,
-		`sandfs_sandbox_quota_bytes{sandbox="other"} 0`,
-	} {
-		if !strings.Contains(text, w) {
-			t.Errorf("/metrics lacks %q", w)
-		}
-	}
-	wantWalkUsage(t, h.def, h.root)
 }

@@ -1,0 +1,168 @@
+package integration
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/internal/testenv"
+)
+
+// TestQuotaMount: with serve --quota, every way of writing through the
+// mount stops at the bound with ENOSPC (write, append, truncate,
+// fallocate, copy_file_range; create, mkdir, symlink, link, mknod), the
+// file keeps its old bytes, and /metrics shows usage equal to a fresh walk
+// of the root, in both mirror modes (passthrough is off for writes under a
+// byte quota, so a write cannot go past it unseen).
+func TestQuotaMount(t *testing.T) {
+	for _, m := range fuseModes {
+		t.Run(m.name, func(t *testing.T) {
+			d, mnt := startMirror(t, append([]string{"--quota", "1K,6"}, m.args...)...)
+			old := bytes.Repeat([]byte("k"), 100)
+			if err := os.WriteFile(filepath.Join(mnt, "keep"), old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(mnt, "src"), bytes.Repeat([]byte("s"), 600), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			wantMetricsUsage(t, d, 700, 2)
+			keep := filepath.Join(mnt, "keep")
+			withFile := func(flags int, f func(fd int) error) error {
+				fd, err := unix.Open(keep, flags|unix.O_CLOEXEC, 0)
+				if err != nil {
+					return err
+				}
+				defer unix.Close(fd)
+				return f(fd)
+			}
+			over := bytes.Repeat([]byte("x"), 1000)
+			writes := []struct {
+				name string
+				op   func() error
+			}{
+				{"pwrite", func() error {
+					return withFile(unix.O_WRONLY, func(fd int) error { _, err := unix.Pwrite(fd, over, 0); return err })
+				}},
+				{"append", func() error {
+					return withFile(unix.O_WRONLY|unix.O_APPEND, func(fd int) error { _, err := unix.Write(fd, over); return err })
+				}},
+				{"truncate up", func() error { return unix.Truncate(keep, 5000) }},
+				{"ftruncate up", func() error {
+					return withFile(unix.O_WRONLY, func(fd int) error { return unix.Ftruncate(fd, 5000) })
+				}},
+				{"fallocate", func() error {
+					return withFile(unix.O_WRONLY, func(fd int) error { return unix.Fallocate(fd, 0, 0, 5000) })
+				}},
+				{"copy_file_range", func() error {
+					src, err := os.Open(filepath.Join(mnt, "src"))
+					if err != nil {
+						return err
+					}
+					defer src.Close()
+					return withFile(unix.O_WRONLY, func(fd int) error {
+						off := int64(100)
+						_, err := unix.CopyFileRange(int(src.Fd()), nil, fd, &off, 600, 0)
+						return err
+					})
+				}},
+			}
+			for _, w := range writes {
+				if err := w.op(); !errors.Is(err, syscall.ENOSPC) {
+					t.Errorf("%s past the quota: err = %v, want ENOSPC", w.name, err)
+				}
+				if got, _ := os.ReadFile(keep); !bytes.Equal(got, old) {
+					t.Fatalf("after %s: keep is %d bytes %q…, want its old 100", w.name, len(got), got[:min(len(got), 10)])
+				}
+			}
+			wantMetricsUsage(t, d, 700, 2)
+
+			// Entries: 2 used of 6; four more names, then every create fails.
+			for i := range 4 {
+				if err := os.WriteFile(filepath.Join(mnt, fmt.Sprintf("e%d", i)), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			creates := []struct {
+				name string
+				op   func() error
+			}{
+				{"create", func() error { f, err := os.Create(filepath.Join(mnt, "c")); f.Close(); return err }},
+				{"mkdir", func() error { return os.Mkdir(filepath.Join(mnt, "dir"), 0o755) }},
+				{"symlink", func() error { return os.Symlink("keep", filepath.Join(mnt, "sym")) }},
+				{"link", func() error { return os.Link(keep, filepath.Join(mnt, "hard")) }},
+				{"mknod", func() error { return unix.Mkfifo(filepath.Join(mnt, "fifo"), 0o644) }},
+			}
+			for _, c := range creates {
+				if err := c.op(); !errors.Is(err, syscall.ENOSPC) {
+					t.Errorf("%s past the entry quota: err = %v, want ENOSPC", c.name, err)
+				}
+				if _, err := os.Lstat(filepath.Join(d.Root, strings.Fields(c.name + " x")[0])); err == nil {
+					t.Errorf("%s made something", c.name)
+				}
+			}
+			// A write that replaces its own bytes is within the quota.
+			if err := withFile(unix.O_WRONLY, func(fd int) error { _, err := unix.Pwrite(fd, bytes.Repeat([]byte("n"), 100), 0); return err }); err != nil {
+				t.Errorf("a write within the quota: %v", err)
+			}
+			wantMetricsUsage(t, d, 700, 6)
+			if m := metricsText(t, d); !strings.Contains(m, `sandfs_sandbox_quota_bytes{sandbox="default"} 1024`) ||
+				!strings.Contains(m, `sandfs_sandbox_quota_entries{sandbox="default"} 6`) {
+				t.Errorf("/metrics lacks the quota:\n%s", grepLines(m, "sandfs_sandbox_"))
+			}
+		})
+	}
+}
+
+// wantMetricsUsage checks the usage /metrics shows against the numbers
+// wanted and against a fresh walk of the daemon's root.
+func wantMetricsUsage(t *testing.T, d *Daemon, bytes, entries int64) {
+	t.Helper()
+	b, e, err := testenv.TreeUsage(d.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b != bytes || e != entries {
+		t.Fatalf("a walk finds %d bytes %d entries, want %d and %d", b, e, bytes, entries)
+	}
+	m := metricsText(t, d)
+	for _, w := range []string{
+		fmt.Sprintf(`sandfs_sandbox_usage_bytes{sandbox="default"} %d`, b),
+		fmt.Sprintf(`sandfs_sandbox_usage_entries{sandbox="default"} %d`, e),
+	} {
+		if !strings.Contains(m, w+"\n") {
+			t.Errorf("/metrics lacks %q:\n%s", w, grepLines(m, "sandfs_sandbox_"))
+		}
+	}
+}
+
+func metricsText(t *testing.T, d *Daemon) string {
+	t.Helper()
+	res, err := d.Client().Get(d.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("/metrics: %d %v", res.StatusCode, err)
+	}
+	return string(b)
+}
+
+func grepLines(s, substr string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
