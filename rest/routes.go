@@ -57,6 +57,7 @@ func (s *Server) table() []route {
 		{Route{"GET", "/ui/history.js", FamilyService, public}, s.uiAsset},   // → the console's history part (checkpoints, changes, restore)
 		{Route{"GET", "/ui/highlight.js", FamilyService, public}, s.uiAsset}, // → the console's syntax highlighting (its own small tokenizer)
 		{Route{"GET", "/ui/linediff.js", FamilyService, public}, s.uiAsset},  // → the console's line diff (compare: disk against the editor)
+		{Route{"GET", "/ui/usage.js", FamilyService, public}, s.uiAsset},     // → the console's usage line (the sandbox's usage against its quota)
 
 		// sandbox-agent (api.md §3, seed 000).
 		{Route{"GET", "/v1/fs/entries", FamilyAgent, authed}, s.fsEntries},           // q: path (default ".") → [FsEntry]

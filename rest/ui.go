@@ -27,7 +27,7 @@ import (
 // address bar) or typed once, kept in sessionStorage.
 //
 // Each file has its own line in the route table (GET /ui/, /ui/app.js,
-// /ui/history.js, /ui/highlight.js, /ui/linediff.js,
+// /ui/history.js, /ui/highlight.js, /ui/linediff.js, /ui/usage.js,
 // /ui/style.css), so the table stays the one list of what the daemon
 // serves; httprouter's trailing-slash redirect answers GET /ui with a 301 to
 // /ui/, and any other /ui/x is the router's 404. ui_test.go checks that every
