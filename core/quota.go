@@ -85,6 +85,7 @@ type quotaState struct {
 	inflight atomic.Int64
 	dirty    atomic.Bool  // an outside change of unknown size since the last scan
 	scanned  atomic.Int64 // unix nanoseconds of the last scan that set the counts
+	walkTook atomic.Int64 // nanoseconds the last scan's walk took
 	scanMu   sync.Mutex   // the timer; held while a scan dups the root fd
 	timer    *time.Timer  // the next scan
 	soon     bool         // timer is the sooner one, after an outside change

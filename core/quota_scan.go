@@ -31,6 +31,10 @@ func init() {
 	scanSoon.Store(int64(2 * time.Second))
 }
 
+// scanBackoff is how many times the last walk's time a sooner scan waits
+// at least.
+const scanBackoff = 20
+
 // usageCount is what a subtree holds.
 type usageCount struct{ bytes, entries int64 }
 
@@ -169,7 +173,10 @@ func (s *Sandbox) walkUsage(ctx context.Context) (usageCount, error) {
 	if err != nil {
 		return usageCount{}, err
 	}
-	return newMeasurer(ctx).dir(fd)
+	start := time.Now()
+	u, err := newMeasurer(ctx).dir(fd)
+	s.quota.walkTook.Store(int64(time.Since(start)))
+	return u, err
 }
 
 // outsideChange marks the counts for a sooner rescan: something changed
@@ -182,8 +189,13 @@ func (s *Sandbox) outsideChange() {
 }
 
 // scheduleScan sets the next scan in d (a sooner one is not put off).
+// A sooner scan waits at least scanBackoff times what the last walk took,
+// so a tree that outside writers keep changing is not walked back to back.
 func (s *Sandbox) scheduleScan(d time.Duration, soon bool) {
 	q := &s.quota
+	if soon {
+		d = max(d, scanBackoff*time.Duration(q.walkTook.Load()))
+	}
 	q.scanMu.Lock()
 	defer q.scanMu.Unlock()
 	if s.closed.Load() {
