@@ -68,8 +68,8 @@ func (h *Handle) WriteAt(data []byte, off int64) (int, error) {
 	if h.oi != nil {
 		p := h.s.beginInPlace(&unix.Stat_t{Mode: unix.S_IFREG, Nlink: 1}, h.oi)
 		defer p.end(fd)
-		if err := p.growTo(OpWrite, h.path(), off+int64(len(data))); err != nil {
-			return 0, err
+		if err := p.growTo(OpWrite, "", off+int64(len(data))); err != nil {
+			return 0, pathErr(OpWrite, h.path(), err) // named only when refused: the mirror's path costs a walk
 		}
 	}
 	n, err := unix.Pwrite(fd, data, off)
@@ -96,8 +96,8 @@ func (h *Handle) Allocate(off, size int64, mode uint32) error {
 		p := h.s.beginInPlace(&unix.Stat_t{Mode: unix.S_IFREG, Nlink: 1}, h.oi)
 		defer p.end(fd)
 		if mode&unix.FALLOC_FL_KEEP_SIZE == 0 {
-			if err := p.growTo(OpWrite, h.path(), off+size); err != nil {
-				return err
+			if err := p.growTo(OpWrite, "", off+size); err != nil {
+				return pathErr(OpWrite, h.path(), err)
 			}
 		}
 	}
