@@ -191,23 +191,21 @@ func (o *usageOp) end(b, e int64) {
 	o.q = nil
 }
 
-// quotaReader reserves, as the body of a write is read, the bytes it
-// brings beyond free (the bytes of the file it replaces), so a body past
-// the quota fails at the block that passes it, before that is written.
-type quotaReader struct {
+// reservingReader reserves, as the body of a write is read, what the
+// bytes read so far need (need(n): a replace's growth beyond the file it
+// replaces, an in-place write's size), so a body past the quota fails at
+// the block that passes it, before that is written.
+type reservingReader struct {
 	r    io.Reader
-	op   *usageOp
-	name string // op and path of the refusal
-	ap   string
-	free int64
+	need func(n int64) error
 	n    int64
 }
 
-func (q *quotaReader) Read(p []byte) (int, error) {
+func (q *reservingReader) Read(p []byte) (int, error) {
 	k, err := q.r.Read(p)
 	q.n += int64(k)
 	if k > 0 {
-		if rerr := q.op.reserveTo(q.name, q.ap, q.n-q.free); rerr != nil {
+		if rerr := q.need(q.n); rerr != nil {
 			return 0, rerr
 		}
 	}

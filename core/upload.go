@@ -115,7 +115,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
 	s.emit(ctx, journal.Create, partPath, "", false)
-	n, err := copySparse(f, &quotaReader{r: r, op: &uop, name: OpUpload, ap: ap, free: freed})
+	n, err := copySparse(f, &reservingReader{r: r, need: func(n int64) error { return uop.reserveTo(OpUpload, ap, n-freed) }})
 	if err != nil {
 		return fail(err)
 	}

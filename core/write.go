@@ -93,7 +93,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		unix.Unlinkat(dirfd, tmp, 0)
 		return 0, pathErr(OpWrite, ap, err)
 	}
-	n, err := copyToFile(f, &quotaReader{r: r, op: &uop, name: OpWrite, ap: ap, free: freed})
+	n, err := copyToFile(f, &reservingReader{r: r, need: func(n int64) error { return uop.reserveTo(OpWrite, ap, n-freed) }})
 	if err != nil {
 		return fail(err)
 	}

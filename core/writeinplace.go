@@ -156,7 +156,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 			return 0, pathErr(OpWrite, ap, err)
 		}
 	}
-	n, err := copyToFile(f, &sizeReader{r: r, p: &p0, ap: ap, base: base})
+	n, err := copyToFile(f, &reservingReader{r: r, need: func(n int64) error { return p0.growTo(OpWrite, ap, base+n) }})
 	if err != nil {
 		s.emit(ctx, journal.Write, ap, "", false)
 		return n, pathErr(OpWrite, ap, err)
@@ -170,25 +170,4 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	}
 	s.emit(ctx, journal.Write, ap, "", false)
 	return n, nil
-}
-
-// sizeReader reserves, as the body of an in-place write is read, what
-// taking the file to base plus the bytes read needs (quota_inode.go).
-type sizeReader struct {
-	r    io.Reader
-	p    *inPlace
-	ap   string
-	base int64
-	n    int64
-}
-
-func (q *sizeReader) Read(b []byte) (int, error) {
-	k, err := q.r.Read(b)
-	q.n += int64(k)
-	if k > 0 {
-		if rerr := q.p.growTo(OpWrite, q.ap, q.base+q.n); rerr != nil {
-			return 0, rerr
-		}
-	}
-	return k, err
 }
