@@ -38,7 +38,7 @@ func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.
 	uop := d.s.usageBegin()
 	if err := uop.reserve(OpLink, ap, 0, 1); err != nil {
 		uop.end(0, 0)
-		return st, err
+		return st, refusedUnlessExists(ndir, name, OpLink, ap, err)
 	}
 	if err := unix.Linkat(odir, fromName, ndir, name, 0); err != nil {
 		uop.end(0, 0)

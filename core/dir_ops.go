@@ -134,12 +134,17 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 	defer done(dirfd)
 	claim := d.s.ClaimEcho(ap, journal.Create)
 	op := d.s.usageBegin()
-	if err := op.reserve(OpCreate, ap, 0, 1); err != nil {
-		op.end(0, 0)
-		claim.Done()
-		return nil, st, err
+	fd, err := -1, error(nil)
+	if qerr := op.reserve(OpCreate, ap, 0, 1); qerr != nil {
+		err = unix.EEXIST // no room for a new name: open the file if it is there
+		if flags&unix.O_EXCL != 0 || !exists(dirfd, name) {
+			op.end(0, 0)
+			claim.Done()
+			return nil, st, refusedUnlessExists(dirfd, name, OpCreate, ap, qerr)
+		}
+	} else {
+		fd, err = unix.Openat(dirfd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	}
-	fd, err := unix.Openat(dirfd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	created := err == nil
 	trunc := false
 	if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
@@ -238,7 +243,7 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	uop := d.s.usageBegin()
 	if err := uop.reserve(op, ap, 0, 1); err != nil {
 		uop.end(0, 0)
-		return st, err
+		return st, refusedUnlessExists(dirfd, name, op, ap, err)
 	}
 	if err := mk(dirfd); err != nil {
 		uop.end(0, 0)
@@ -360,4 +365,20 @@ func (d *Dir) changeXattr(ctx context.Context, name string, change func(fd int) 
 	}
 	defer done(fd)
 	return d.s.changeXattrFd(ctx, ap, fd, change)
+}
+
+// exists reports whether name is in dirfd (not followed).
+func exists(dirfd int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// refusedUnlessExists is the answer of a create the quota refused: EEXIST
+// when name is there already (what the call would have said with room),
+// else the quota's error.
+func refusedUnlessExists(dirfd int, name, op, ap string, qerr error) error {
+	if exists(dirfd, name) {
+		return pathErr(op, ap, unix.EEXIST)
+	}
+	return qerr
 }

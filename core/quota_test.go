@@ -281,7 +281,8 @@ func TestQuotaEveryWrite(t *testing.T) {
 }
 
 // TestQuotaConcurrentWriters: writers racing for the last room never pass
-// the bound together, API and mirror alike.
+// the bound together, API and mirror alike, while scans run beside them;
+// the counts are a walk's after.
 func TestQuotaConcurrentWriters(t *testing.T) {
 	root := t.TempDir()
 	mk(t, root, map[string]string{"f": ""})
@@ -290,6 +291,19 @@ func TestQuotaConcurrentWriters(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ok := 0
+	stop := make(chan struct{})
+	scans := make(chan struct{})
+	go func() {
+		defer close(scans)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				s.ScanUsage(ctx)
+			}
+		}
+	}()
 	for i := range 20 {
 		wg.Add(2)
 		go func() {
@@ -318,6 +332,8 @@ func TestQuotaConcurrentWriters(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	close(stop)
+	<-scans
 	u := s.Usage()
 	if u.Bytes > 1000 || u.Entries > 11 {
 		t.Fatalf("usage %+v past the quota", u)
@@ -355,6 +371,42 @@ func TestQuotaScanCorrects(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for s.Usage().Bytes != 1504 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
+	}
+	checkUsage(t, s, root)
+}
+
+// TestQuotaAtTheBoundExisting: at the entry bound, a create of a name that
+// is there answers as it would with room (the file opened, EEXIST), never
+// the quota.
+func TestQuotaAtTheBoundExisting(t *testing.T) {
+	root := t.TempDir()
+	mk(t, root, map[string]string{"f": "old", "d/": ""})
+	s := openScanned(t, root)
+	s.SetQuota(Quota{Entries: 2})
+	h, _, err := s.RootDir().Create(ctx, "f", unix.O_WRONLY, 0o644, -1, -1)
+	if err != nil {
+		t.Fatalf("create of an existing file at the bound: %v", err)
+	}
+	h.Release(ctx)
+	h.File().Close()
+	for _, c := range []struct {
+		name string
+		op   func() error
+	}{
+		{"mirror create O_EXCL", func() error {
+			_, _, err := s.RootDir().Create(ctx, "f", unix.O_WRONLY|unix.O_EXCL, 0o644, -1, -1)
+			return err
+		}},
+		{"mirror mkdir", func() error { _, err := s.RootDir().Mkdir(ctx, "d", 0o755, -1, -1); return err }},
+		{"mkdir", func() error { return s.Mkdir(ctx, "/d", false, 0) }},
+		{"mirror link", func() error { d := s.RootDir(); _, err := d.Link(ctx, d, "f", "d"); return err }},
+	} {
+		if err := c.op(); !errors.Is(err, fs.ErrExist) || errors.Is(err, ErrQuota) {
+			t.Errorf("%s of an existing name at the bound: %v, want EEXIST", c.name, err)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "f")); string(got) != "old" {
+		t.Errorf("f = %q", got)
 	}
 	checkUsage(t, s, root)
 }
