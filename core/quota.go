@@ -90,6 +90,10 @@ type quotaState struct {
 	timer    *time.Timer  // the next scan
 	soon     bool         // timer is the sooner one, after an outside change
 	open     openInodes   // quota_inode.go
+	// ready is closed when the first scan has set the counts: a change
+	// under a bound waits for it (usageBegin), so nothing passes a quota
+	// the tree had already filled before the daemon started.
+	ready chan struct{}
 }
 
 // SetQuota sets the sandbox's bound (a zero Quota: none). It applies to
@@ -121,8 +125,12 @@ type usageOp struct {
 	bytes, entries int64 // reserved so far
 }
 
-// usageBegin opens the usageOp of an operation.
+// usageBegin opens the usageOp of an operation, once the first scan has
+// counted the tree when the sandbox has a bound.
 func (s *Sandbox) usageBegin() usageOp {
+	if s.quota.bytes.Load() > 0 || s.quota.entries.Load() > 0 {
+		<-s.quota.ready
+	}
 	s.quota.inflight.Add(1)
 	s.quota.gen.Add(1)
 	return usageOp{q: &s.quota}

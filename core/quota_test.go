@@ -410,3 +410,25 @@ func TestQuotaAtTheBoundExisting(t *testing.T) {
 	}
 	checkUsage(t, s, root)
 }
+
+// TestQuotaBeforeFirstScan: a write right after Open, to a tree already
+// past its quota, waits for the first scan and is refused.
+func TestQuotaBeforeFirstScan(t *testing.T) {
+	root := t.TempDir()
+	mk(t, root, map[string]string{"big": strings.Repeat("b", 1000)})
+	s, err := Open("default", root, Options{Quota: Quota{Bytes: 500}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.WriteFile(ctx, "/new", strings.NewReader("x"), WriteOptions{})
+	wantQuotaErr(t, err, "bytes")
+	if u := s.Usage(); u.Bytes != 1000 || u.Entries != 1 || u.ScannedAt.IsZero() {
+		t.Fatalf("usage %+v, want the tree's, scanned", u)
+	}
+	// Freeing passes, over the bound too.
+	if _, err := s.WriteFile(ctx, "/big", strings.NewReader("small"), WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkUsage(t, s, root)
+}

@@ -87,6 +87,8 @@ func Open(name, dir string, o Options) (*Sandbox, error) {
 	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, watchReady: make(chan struct{}),
 		opened: time.Now(), sweepDone: make(chan struct{}), reconciled: make(chan struct{})}
 	s.SetQuota(o.Quota)
+	s.quota.ready = make(chan struct{})
+	s.quota.dirty.Store(true) // nothing counted yet: the first scan takes its walk however busy
 	if o.StateDir != "" {
 		h, err := history.Open(o.StateDir, o.Retention, o.Log)
 		if err != nil {
