@@ -21,7 +21,15 @@ import (
 // sandbox it tries again, a few times, and then, if an outside change
 // waits to be counted, takes the walk as it is and keeps the sooner rescan.
 // The counts are set by adding the walk's difference from what they were
-// when it ended, so a usageOp that begins after that check is kept.
+// when it ended, so a usageOp that begins after that check is kept. The
+// first scan counts as after an outside change (nothing is counted yet),
+// and until it ends a change to a bounded sandbox waits (usageBegin). A
+// sooner scan waits at least scanBackoff times the last walk.
+//
+// Known gap: without a byte quota the mirror may write in passthrough, and
+// such writes are counted at the handle's flush; a scan between the write
+// and the flush sees the new size, which the flush then counts again,
+// until the next scan.
 
 // Intervals of the scan, in nanoseconds (atomic for tests).
 var scanEvery, scanSoon atomic.Int64
