@@ -26,10 +26,11 @@ import (
 // and until it ends a change to a bounded sandbox waits (usageBegin). A
 // sooner scan waits at least scanBackoff times the last walk.
 //
-// Known gap: without a byte quota the mirror may write in passthrough, and
-// such writes are counted at the handle's flush; a scan between the write
-// and the flush sees the new size, which the flush then counts again,
-// until the next scan.
+// Without a byte quota the mirror may write in passthrough, counted at the
+// handle's flush; a walk while such a handle is open is not trusted either
+// (passthroughWriters), since the flush would count again what it saw. A
+// scan taken anyway (an outside change waiting, a busy tree) may then be
+// off by those writes until the next one.
 
 // Intervals of the scan, in nanoseconds (atomic for tests).
 var scanEvery, scanSoon atomic.Int64
@@ -139,14 +140,14 @@ func (s *Sandbox) ScanUsage(ctx context.Context) (Usage, error) {
 	wasDirty := q.dirty.Swap(false)
 	for try := 0; ; try++ {
 		g0 := q.gen.Load()
-		if q.inflight.Load() == 0 {
+		if q.inflight.Load() == 0 && !s.passthroughWriters() {
 			w, err := s.walkUsage(ctx)
 			if err != nil {
 				q.dirty.Store(q.dirty.Load() || wasDirty)
 				return s.Usage(), err
 			}
 			b, e := q.usedBytes.Load(), q.usedEntries.Load()
-			quiet := q.gen.Load() == g0 && q.inflight.Load() == 0
+			quiet := q.gen.Load() == g0 && q.inflight.Load() == 0 && !s.passthroughWriters()
 			if quiet || (try >= 4 && wasDirty) {
 				q.usedBytes.Add(w.bytes - b)
 				q.usedEntries.Add(w.entries - e)
@@ -243,4 +244,17 @@ func (s *Sandbox) stopScans() {
 		s.quota.timer.Stop()
 		s.quota.timer = nil
 	}
+}
+
+// passthroughWriters reports whether the mirror has a file open for
+// writing that may write in passthrough (no byte quota), whose writes the
+// daemon counts only at the flush.
+func (s *Sandbox) passthroughWriters() bool {
+	if s.quota.bytes.Load() > 0 {
+		return false
+	}
+	o := &s.quota.open
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.m) > 0
 }
