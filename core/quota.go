@@ -87,6 +87,7 @@ type quotaState struct {
 	scanned  atomic.Int64 // unix nanoseconds of the last scan that set the counts
 	walkTook atomic.Int64 // nanoseconds the last scan's walk took
 	scanMu   sync.Mutex   // the timer; held while a scan dups the root fd
+	scanning sync.Mutex   // one scan at a time (two would each add their difference)
 	timer    *time.Timer  // the next scan
 	soon     bool         // timer is the sooner one, after an outside change
 	open     openInodes   // quota_inode.go

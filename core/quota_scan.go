@@ -137,6 +137,8 @@ func (s *Sandbox) measureAt(ctx context.Context, dirfd int, name string) usageCo
 // scan"). It returns the usage after.
 func (s *Sandbox) ScanUsage(ctx context.Context) (Usage, error) {
 	q := &s.quota
+	q.scanning.Lock()
+	defer q.scanning.Unlock()
 	wasDirty := q.dirty.Swap(false)
 	for try := 0; ; try++ {
 		g0 := q.gen.Load()
