@@ -26,33 +26,34 @@ func TestQuota507(t *testing.T) {
 	cases := []struct {
 		name, family string
 		req          func(t *testing.T) req
+		path         string // the API path the failure names
 	}{
 		{"agent write", FamilyAgent, func(t *testing.T) req {
 			return req{Method: "PUT", Target: "/v1/fs/file?path=/a", Body: strings.NewReader(big), Header: map[string]string{"Content-Type": "application/octet-stream"}}
-		}},
+		}, "/a"},
 		{"agent tar", FamilyAgent, func(t *testing.T) req {
 			return req{Method: "POST", Target: "/v1/fs/upload-batch?path=/d", Body: archive(), Header: ctTar}
-		}},
+		}, "/d"},
 		{"v1 write", FamilyAIOv1, func(t *testing.T) req {
 			return jsonReq("POST", "/v1/file/write", `{"file":"/a","content":"`+big+`"}`)
-		}},
+		}, "/a"},
 		{"v1 upload", FamilyAIOv1, func(t *testing.T) req {
 			body, ct := multipartBody(t, [][2]string{{"path", "/d/up"}}, "up", strings.NewReader(big))
 			return req{Method: "POST", Target: "/v1/file/upload", Body: body, Header: map[string]string{"Content-Type": ct}}
-		}},
+		}, "/d/up"},
 		{"v2 write", FamilyAIOv2, func(t *testing.T) req {
 			return jsonReq("POST", "/v2/fs/write", `{"path":"/a","content":"`+big+`"}`)
-		}},
+		}, "/a"},
 		{"v2 upload", FamilyAIOv2, func(t *testing.T) req {
 			body, ct := multipartBody(t, [][2]string{{"path", "/d/up"}}, "up", strings.NewReader(big))
 			return req{Method: "POST", Target: "/v2/fs/upload", Body: body, Header: map[string]string{"Content-Type": ct}}
-		}},
+		}, "/d/up"},
 		{"v2 tree", FamilyAIOv2, func(t *testing.T) req {
 			return req{Method: "PUT", Target: "/v2/fs/tree?path=/d&mode=merge", Body: archive(), Header: ctTar}
-		}},
+		}, "/d"},
 		{"named write", FamilyNamed, func(t *testing.T) req {
 			return req{Method: "PUT", Target: "/v1/sandboxes/default/fs/write?path=/a", Body: strings.NewReader(big)}
-		}},
+		}, "/a"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -76,13 +77,16 @@ func TestQuota507(t *testing.T) {
 			case FamilyAIOv1, FamilyAIOv2:
 				f := wantAIOError(t, r, 507, string(kindNoSpace))
 				wantErrno(t, f, unix.ENOSPC, "OSError")
+				if f.Path != c.path {
+					t.Errorf("data.path %q, want %q", f.Path, c.path)
+				}
 				var env aioEnv[aioFailure]
 				json.Unmarshal(r.Body, &env)
 				detail = *env.Message
 			case FamilyNamed:
-				detail = wantNamedError(t, r, 507, "ENOSPC", "").Error
+				detail = wantNamedError(t, r, 507, "ENOSPC", c.path).Error
 			}
-			if !strings.Contains(detail, "quota exceeded: bytes limit 100, usage 5") {
+			if !strings.Contains(detail, c.path+": quota exceeded: bytes limit 100, usage 5") {
 				t.Errorf("detail %q does not say the bound, limit and usage", detail)
 			}
 			if d := snapshotDiff(before, snapshot(t, h.root)); d != "" {
