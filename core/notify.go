@@ -246,7 +246,7 @@ func (n *notifier) checkRoot(was string) string {
 // overflow: the kernel's queue overflowed, and events were dropped.
 func (n *notifier) overflow() {
 	n.log.Warn("inotify queue overflowed: re-walking the tree", "sandbox", n.s.name)
-	n.s.ledger.lost() // their sentinels may be among the events dropped
+	n.s.ledger.lost()   // their sentinels may be among the events dropped
 	n.s.outsideChange() // whatever they were, a scan counts it (quota_scan.go)
 	n.scanned = map[string]bool{}
 	n.addTree("/", tellNone)
