@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -165,4 +167,34 @@ func grepLines(s, substr string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestQuotaOutsideScan: a file written straight into the root (origin
+// external, a size nobody told) is counted by the scan the kernel watch
+// brings soon after; then a write through the API past the quota is 507.
+func TestQuotaOutsideScan(t *testing.T) {
+	d := startDaemon(t, "--quota", "10K")
+	if err := os.WriteFile(filepath.Join(d.Root, "outside"), bytes.Repeat([]byte("o"), 9<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`sandfs_sandbox_usage_bytes{sandbox="default"} %d`, 9<<10)
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(metricsText(t, d), want+"\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no scan counted the outside write:\n%s", grepLines(metricsText(t, d), "sandfs_sandbox_"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	wantMetricsUsage(t, d, 9<<10, 1)
+	req, _ := http.NewRequest("PUT", d.URL+"/v1/sandboxes/default/fs/write?path=/more", bytes.NewReader(make([]byte, 2<<10)))
+	res, err := d.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 507 || !strings.Contains(string(body), `"code":"ENOSPC"`) || !strings.Contains(string(body), "quota exceeded: bytes limit 10240, usage 9216") {
+		t.Fatalf("write past the quota: %d %s", res.StatusCode, body)
+	}
+	wantMetricsUsage(t, d, 9<<10, 1)
 }
