@@ -139,11 +139,13 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 	// it replaces.
 	uop := s.usageBegin()
 	var grew usageCount
-	merged := false
+	moving, merged := false, false
 	defer func() {
 		if !merged {
-			grew = usageCount{} // a merge cut short: a scan counts what moved
-			s.outsideChange()
+			grew = usageCount{}
+			if moving {
+				s.outsideChange() // a merge cut short: a scan counts what moved
+			}
 		}
 		uop.end(grew.bytes, grew.entries)
 	}()
@@ -162,9 +164,9 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 		grew.entries++ // the stage itself, as dest
 	}
 	if err := uop.reserve(OpUntar, da, grew.bytes, grew.entries); err != nil {
-		grew, merged = usageCount{}, true // nothing moved
 		return TarResult{}, err
 	}
+	moving = true
 
 	// Move the staged tree in.
 	madeDest := false
