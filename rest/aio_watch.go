@@ -65,7 +65,7 @@ func (ws *watchState) forget(id string) {
 	delete(ws.files, id)
 }
 
-func (s *Server) watchFS() watchFS { return s.sandboxes[core.DefaultSandbox] }
+func (s *Server) watchFS(ctx context.Context) watchFS { return s.sandboxOf(ctx) }
 
 // watchCreate: POST /v2/watch, POST /v1/file/watch {path, recursive,
 // debounce, exclude, include_patterns} — a watcher on a directory or file
@@ -80,7 +80,7 @@ func (s *Server) watchCreate(w http.ResponseWriter, r *http.Request, _ httproute
 	if err != nil {
 		return withOp("watch_create", err)
 	}
-	sb := s.watchFS()
+	sb := s.watchFS(r.Context())
 	p, err := sb.Clean(*req.Path)
 	if err != nil {
 		return withOp("watch_create", err)
@@ -142,7 +142,7 @@ func watchConfig(req watchCreateRequest) (journal.Config, error) {
 
 // watchList: GET /v2/watch, GET /v1/file/watch — the live watchers.
 func (s *Server) watchList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	sb := s.watchFS()
+	sb := s.watchFS(r.Context())
 	infos := sb.Journal().Watchers()
 	status := "active"
 	if sb.WatchDegraded() {
@@ -218,16 +218,16 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, id string, pr watc
 			return withOp("watch_poll", invalidRequest("timeout must be between 0 and %d s, got %d", pollTimeoutMax, timeout))
 		}
 	}
-	wt, err := s.watchFS().Journal().Watcher(id)
+	wt, err := s.watchFS(r.Context()).Journal().Watcher(id)
 	if err != nil {
 		return withOp("watch_poll", unknownWatcher(id, err))
 	}
 	ctx, done := s.streamContext(r.Context())
 	defer done()
 	b, err := wt.Poll(ctx, uint64(cursor), int(limit), time.Duration(timeout)*time.Second)
-	if err != nil && (r.Context().Err() != nil || !s.stopping()) {
+	if err != nil && (r.Context().Err() != nil || s.endReason(r.Context()) == "") {
 		return withOp("watch_poll", unknownWatcher(id, err))
-	} // the daemon stops: answer what the poll has, as at its timeout
+	} // the daemon stops or the sandbox goes: answer what the poll has, as at its timeout
 	return writeAIO(w, watchBatch{
 		Events:   wireEvents(b.Events, wt.Config().Path, s.watches.isFile(id)),
 		Cursor:   b.Cursor,
@@ -240,7 +240,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, id string, pr watc
 // watcher's own id, is 404); the watcher stops at the last.
 func (s *Server) watchStop(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	id := ps.ByName("id")
-	left, err := s.watchFS().Journal().Release(id)
+	left, err := s.watchFS(r.Context()).Journal().Release(id)
 	if err != nil {
 		return withOp("watch_stop", unknownWatcher(id, err))
 	}
@@ -279,7 +279,7 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 				"Input should be 'create', 'write', 'remove', 'rename' or 'chmod', got %q", t)
 		}
 	}
-	sb := s.watchFS()
+	sb := s.watchFS(r.Context())
 	p, err := sb.Clean(*req.Path)
 	if err != nil {
 		return withOp("watch_wait", err)
@@ -299,9 +299,9 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return withOp("watch_wait", &requestError{kindTimeout, http.StatusServiceUnavailable,
 			fmt.Sprintf("no matching event on %s within %d s", p, timeout)})
 	case <-ctx.Done():
-		if r.Context().Err() == nil { // the daemon stops (streams.go)
+		if r.Context().Err() == nil { // the daemon stops or the sandbox goes (streams.go)
 			return withOp("watch_wait", &requestError{kindTimeout, http.StatusServiceUnavailable,
-				fmt.Sprintf("no matching event on %s: %s", p, shutdownReason)})
+				fmt.Sprintf("no matching event on %s: %s", p, s.endReason(r.Context()))})
 		}
 		return r.Context().Err()
 	}

@@ -737,7 +737,7 @@ func wsRecv(t *testing.T, c *websocket.Conn, within time.Duration) wsMsg {
 func newWatchHarness(t *testing.T) (*harness, *core.Sandbox) {
 	t.Helper()
 	h := newHarness(t, harnessOpts{})
-	sb := h.srv.sandboxes["default"]
+	sb := h.srv.reg.Get("default")
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // runs before the harness's own cleanups
 	if err := sb.StartWatching(ctx, slog.New(slog.NewTextHandler(h.logs, nil))); err != nil {

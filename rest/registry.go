@@ -13,7 +13,8 @@ import (
 // Registry is the live set of sandboxes a Server serves, by name. The
 // daemon adds and removes sandboxes while the Server runs (--sandboxes DIR,
 // POST and DELETE /v1/sandboxes); every request looks its sandbox up here
-// once, at its start.
+// once, at its start (selector.go), and holds it until it ends: Remove
+// waits for those holds.
 //
 // Each sandbox may have its own token: it opens that sandbox's routes on
 // every family, and no other's.
@@ -23,10 +24,19 @@ type Registry struct {
 }
 
 type regEntry struct {
+	name     string
 	sb       *core.Sandbox
 	hasToken bool
 	tokenSum [sha256.Size]byte
 	gone     chan struct{} // closed by Remove: the sandbox's streams end
+
+	// The requests in flight on the sandbox (a stream counts until it
+	// ends): acquire adds one, release takes it off; once removed, the
+	// last release closes drained.
+	mu       sync.Mutex
+	inflight int
+	removed  bool
+	drained  chan struct{}
 }
 
 // NewRegistry makes an empty registry.
@@ -35,7 +45,7 @@ func NewRegistry() *Registry { return &Registry{m: map[string]*regEntry{}} }
 // Add serves sb under name, with its own token ("" = none). A name taken
 // is an error.
 func (g *Registry) Add(name string, sb *core.Sandbox, token string) error {
-	e := &regEntry{sb: sb, gone: make(chan struct{})}
+	e := &regEntry{name: name, sb: sb, gone: make(chan struct{}), drained: make(chan struct{})}
 	if token != "" {
 		e.hasToken, e.tokenSum = true, sha256.Sum256([]byte(token))
 	}
@@ -61,7 +71,53 @@ func (g *Registry) Remove(ctx context.Context, name string) *core.Sandbox {
 		return nil
 	}
 	close(e.gone)
+	e.mu.Lock()
+	e.removed = true
+	if e.inflight == 0 {
+		close(e.drained)
+	}
+	e.mu.Unlock()
+	select {
+	case <-e.drained:
+	case <-ctx.Done():
+	}
 	return e.sb
+}
+
+// acquire is the entry served as name, held for one request until its
+// release; nil when name is not served. The hold is taken under the
+// registry's lock, so a Remove that has taken name out sees every hold
+// taken before.
+func (g *Registry) acquire(name string) *regEntry {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	e := g.m[name]
+	if e != nil {
+		e.mu.Lock()
+		e.inflight++
+		e.mu.Unlock()
+	}
+	return e
+}
+
+// release ends a hold acquire took.
+func (e *regEntry) release() {
+	e.mu.Lock()
+	e.inflight--
+	if e.removed && e.inflight == 0 {
+		close(e.drained)
+	}
+	e.mu.Unlock()
+}
+
+// isGone reports whether Remove took the entry out.
+func (e *regEntry) isGone() bool {
+	select {
+	case <-e.gone:
+		return true
+	default:
+		return false
+	}
 }
 
 // Get is the sandbox served as name, or nil.
@@ -89,6 +145,16 @@ func (g *Registry) Names() []string {
 		return names[i] < names[j]
 	})
 	return names
+}
+
+// each calls fn for every sandbox served, in the order of Names (one
+// that Remove took out meanwhile is skipped).
+func (g *Registry) each(fn func(name string, sb *core.Sandbox)) {
+	for _, n := range g.Names() {
+		if sb := g.Get(n); sb != nil {
+			fn(n, sb)
+		}
+	}
 }
 
 // Manager makes and removes sandboxes at run time, for POST, PATCH and

@@ -167,12 +167,13 @@ func (s *Server) table() []route {
 }
 
 // handle wraps a route's handler: recover, the browser guard (Host and
-// Origin, browser.go), auth, the actor header (actor.go), then the handler, with any error rendered in
-// the route's family shape.
+// Origin, browser.go), then serve, with any error rendered in the route's
+// family shape.
 func (s *Server) handle(rt route) httprouter.Handle {
 	fam := familyOf(rt.Family)
 	st := newRouteStats(rt.Route)
 	s.stats = append(s.stats, st)
+	sel := routeSelector(rt.Route)
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		start := time.Now()
 		tw := &trackingWriter{ResponseWriter: w}
@@ -194,14 +195,32 @@ func (s *Server) handle(rt route) httprouter.Handle {
 			return
 		}
 		s.browser.allowPage(tw, r)
-		var err error
-		if rt.Auth && !s.auth.ok(r) {
-			s.fail(tw, r, fam, rt.Path, errUnauthorized)
-		} else if r, err = withActor(r); err != nil {
-			s.fail(tw, r, fam, rt.Path, err)
-		} else if err := rt.h(tw, r, ps); err != nil {
+		if err := s.serve(tw, r, rt, sel, ps); err != nil {
 			s.fail(tw, r, fam, rt.Path, err)
 		}
 		drainBody(tw, r, body) // the answer reaches a client that sends its whole body first
 	}
+}
+
+// serve is a request past the browser guard: auth, the actor header
+// (actor.go), the sandbox it acts on (selector.go), held until the
+// handler returns, then the handler.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route, sel selectorKind, ps httprouter.Params) error {
+	if rt.Auth && !s.auth.ok(r) {
+		return errUnauthorized
+	}
+	r, err := withActor(r)
+	if err != nil {
+		return err
+	}
+	name, err := targetName(sel, r, ps, "")
+	if err != nil {
+		return err
+	}
+	r, release, err := s.withSandbox(r, sel, name)
+	defer release()
+	if err != nil {
+		return err
+	}
+	return rt.h(w, r, ps)
 }
