@@ -225,7 +225,6 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	srvREST, err := rest.New(rest.Config{
 		MirrorOps: h.MirrorOps,
 		Events:    events.statsFunc(),
-		Sandboxes: fixed,
 		Registry:  reg,
 		Manager:   manager,
 		Token:     auth.token,
