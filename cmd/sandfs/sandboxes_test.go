@@ -34,3 +34,23 @@ func TestParseQuota(t *testing.T) {
 		t.Errorf("quotaFlag 1M,9: %q %v", f.String(), err)
 	}
 }
+
+func TestCheckMountAll(t *testing.T) {
+	base := t.TempDir()
+	for _, c := range []struct {
+		dir, mnt string
+		ok       bool
+	}{
+		{"", base + "/mnt", true},
+		{base + "/sb", "", true},
+		{base + "/sb", base + "/mnt", true},
+		{base + "/sb", base + "/sbx", true},
+		{base + "/sb", base + "/sb/mnt", false},
+		{base + "/sb", base + "/sb", false},
+		{base + "/all/sb", base + "/all", false},
+	} {
+		if err := checkMountAll(c.dir, c.mnt); (err == nil) != c.ok {
+			t.Errorf("checkMountAll(%q, %q) = %v, want ok %v", c.dir, c.mnt, err, c.ok)
+		}
+	}
+}

@@ -148,6 +148,9 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err != nil {
 		return err
 	}
+	if err := checkMountAll(cfg.sandboxesDir, cfg.mountAll); err != nil {
+		return err
+	}
 	// The token first: a daemon that cannot have one starts nothing.
 	roots := make([]string, 0, len(dirs)+1)
 	for _, d := range dirs {
