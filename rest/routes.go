@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -209,22 +210,26 @@ func (s *Server) handle(rt route) httprouter.Handle {
 	}
 }
 
-// serve is a request past the browser guard: auth, the actor header
-// (actor.go), the sandbox it acts on (selector.go), held until the
-// handler returns, then the handler.
+// serve is a request past the browser guard: the sandbox it names
+// (selector.go), auth and the token's scope (auth.go), the actor header
+// (actor.go), the sandbox it acts on, held until the handler returns, then
+// the handler.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route, sel selectorKind, ps httprouter.Params) error {
-	if rt.Auth && !s.auth.ok(r) {
-		return errUnauthorized
-	}
-	r, err := withActor(r)
+	named, nameErr := namedSandbox(sel, r, ps)
+	own, err := s.authorize(r, rt.Route, sel, named)
 	if err != nil {
+		return err // 401 before a bad selector's 400
+	}
+	if nameErr != nil {
+		return nameErr
+	}
+	if own != "" {
+		r = r.WithContext(context.WithValue(r.Context(), tokenSandboxKey{}, own))
+	}
+	if r, err = withActor(r); err != nil {
 		return err
 	}
-	name, err := targetName(sel, r, ps, "")
-	if err != nil {
-		return err
-	}
-	r, release, err := s.withSandbox(r, sel, name)
+	r, release, err := s.withSandbox(r, sel, actsOn(sel, named, own))
 	defer release()
 	if err != nil {
 		return err

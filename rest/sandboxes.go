@@ -90,11 +90,15 @@ type sandboxPatchRequest struct {
 }
 
 // listSandboxes answers GET /v1/sandboxes: the sandboxes served, "default"
-// first, then by name, each with its usage and quota. It names no host
-// path.
+// first, then by name, each with its usage and quota; to a sandbox token,
+// its own sandbox only. It names no host path.
 func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	out := sandboxList{Sandboxes: []sandboxInfo{}}
+	own := tokenSandbox(r.Context())
 	s.reg.each(func(name string, sb *core.Sandbox) {
+		if own != "" && name != own {
+			return
+		}
 		u := sb.Usage()
 		out.Sandboxes = append(out.Sandboxes, sandboxInfo{Name: name,
 			Usage: wireSizes{u.Bytes, u.Entries}, Quota: quotaSizes(sb.Quota())})
