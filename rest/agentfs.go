@@ -255,6 +255,12 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	if !errors.As(err, &jf) {
 		return err
 	}
+	return plainJSONError(jf)
+}
+
+// plainJSONError words a JSON failure as a 400 of the sandbox-agent and
+// named families.
+func plainJSONError(jf *jsonFailure) error {
 	switch jf.what {
 	case jsonEmpty:
 		return invalidRequest("request body is empty; want a JSON object")

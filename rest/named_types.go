@@ -159,6 +159,8 @@ func renderNamed(w http.ResponseWriter, k errKind) {
 			code = "EAGAIN"
 		case http.StatusInsufficientStorage:
 			code = "ENOSPC"
+		case http.StatusNotImplemented:
+			code = "ENOSYS" // the daemon makes no sandboxes (sandboxes.go)
 		default:
 			if k.Status >= 500 {
 				code = "EIO"

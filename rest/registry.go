@@ -19,8 +19,9 @@ import (
 // Each sandbox may have its own token: it opens that sandbox's routes on
 // every family, and no other's.
 type Registry struct {
-	mu sync.RWMutex
-	m  map[string]*regEntry
+	mu    sync.RWMutex
+	m     map[string]*regEntry
+	bySum map[[sha256.Size]byte]string // a sandbox token's SHA-256 sum → its sandbox (auth.go)
 }
 
 type regEntry struct {
@@ -40,10 +41,12 @@ type regEntry struct {
 }
 
 // NewRegistry makes an empty registry.
-func NewRegistry() *Registry { return &Registry{m: map[string]*regEntry{}} }
+func NewRegistry() *Registry {
+	return &Registry{m: map[string]*regEntry{}, bySum: map[[sha256.Size]byte]string{}}
+}
 
-// Add serves sb under name, with its own token ("" = none). A name taken
-// is an error.
+// Add serves sb under name, with its own token ("" = none). A name taken,
+// or a token another sandbox has, is an error.
 func (g *Registry) Add(name string, sb *core.Sandbox, token string) error {
 	e := &regEntry{name: name, sb: sb, gone: make(chan struct{}), drained: make(chan struct{})}
 	if token != "" {
@@ -53,6 +56,12 @@ func (g *Registry) Add(name string, sb *core.Sandbox, token string) error {
 	defer g.mu.Unlock()
 	if _, ok := g.m[name]; ok {
 		return fmt.Errorf("sandbox %s is already served", name)
+	}
+	if e.hasToken {
+		if other, ok := g.bySum[e.tokenSum]; ok {
+			return fmt.Errorf("sandbox %s: its token is sandbox %s's", name, other)
+		}
+		g.bySum[e.tokenSum] = name
 	}
 	g.m[name] = e
 	return nil
@@ -66,6 +75,9 @@ func (g *Registry) Remove(ctx context.Context, name string) *core.Sandbox {
 	g.mu.Lock()
 	e := g.m[name]
 	delete(g.m, name)
+	if e != nil && e.hasToken {
+		delete(g.bySum, e.tokenSum)
+	}
 	g.mu.Unlock()
 	if e == nil {
 		return nil
@@ -118,6 +130,30 @@ func (e *regEntry) isGone() bool {
 	default:
 		return false
 	}
+}
+
+// tokenSum is the SHA-256 sum of the token of the sandbox served as name;
+// false when it is not served or has no token.
+func (g *Registry) tokenSum(name string) ([sha256.Size]byte, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if e := g.m[name]; e != nil && e.hasToken {
+		return e.tokenSum, true
+	}
+	return [sha256.Size]byte{}, false
+}
+
+// sandboxOfToken is the sandbox whose token has one of the sums, "" when
+// none has (auth.go says why a map lookup leaks nothing about a token).
+func (g *Registry) sandboxOfToken(sums [][sha256.Size]byte) string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	for i := range sums {
+		if name, ok := g.bySum[sums[i]]; ok {
+			return name
+		}
+	}
+	return ""
 }
 
 // Get is the sandbox served as name, or nil.

@@ -75,24 +75,29 @@ func selectorName(r *http.Request) (string, error) {
 	return q, nil
 }
 
-// targetName is the name of the sandbox the request acts on ("" for a
-// route on none); tokenSandbox is the sandbox of the token the request
-// carries ("" for the daemon's token or no auth).
-func targetName(sel selectorKind, r *http.Request, ps httprouter.Params, tokenSandbox string) (string, error) {
+// namedSandbox is the sandbox the request names: its path's {name}, or
+// the selector's name; "" when it names none.
+func namedSandbox(sel selectorKind, r *http.Request, ps httprouter.Params) (string, error) {
 	switch sel {
 	case selectPath:
 		return ps.ByName("name"), nil
 	case selectImplicit:
-		name, err := selectorName(r)
-		if err != nil || name != "" {
-			return name, err
-		}
-		if tokenSandbox != "" {
-			return tokenSandbox, nil
-		}
-		return core.DefaultSandbox, nil
+		return selectorName(r)
 	}
 	return "", nil
+}
+
+// actsOn is the sandbox a request acts on, from the name it gives (named)
+// and the sandbox of its token (own, "" for the daemon's): an agent or AIO
+// route naming none acts on own, else on "default".
+func actsOn(sel selectorKind, named, own string) string {
+	if sel != selectImplicit || named != "" {
+		return named
+	}
+	if own != "" {
+		return own
+	}
+	return core.DefaultSandbox
 }
 
 // unknownSandbox is the 404 of a name the registry does not serve.

@@ -82,25 +82,3 @@ func uiFileNames() []string {
 	})
 	return out
 }
-
-// sandboxList is the answer of GET /v1/sandboxes.
-type sandboxList struct {
-	Sandboxes []sandboxName `json:"sandboxes"`
-	Count     int           `json:"count"`
-}
-
-type sandboxName struct {
-	Name string `json:"name"`
-}
-
-// listSandboxes answers GET /v1/sandboxes: the names the daemon serves,
-// "default" first, then by name. The console's picker reads it; it names no
-// host path.
-func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	names := s.reg.Names()
-	out := sandboxList{Sandboxes: make([]sandboxName, len(names)), Count: len(names)}
-	for i, n := range names {
-		out.Sandboxes[i] = sandboxName{n}
-	}
-	return writeJSON(w, http.StatusOK, out)
-}
