@@ -229,3 +229,61 @@ func TestDirManager(t *testing.T) {
 		t.Errorf("quota of a sandbox made with none = %+v, want --default-quota", q)
 	}
 }
+
+// TestKeptAcrossRestart: a sandbox's token and quota.json are kept: a host
+// started again on the same DIR and state serves it with both, and a
+// sandbox of DIR that keeps no quota takes --default-quota, a fixed one
+// none.
+func TestKeptAcrossRestart(t *testing.T) {
+	ctx := context.Background()
+	dir, state, root := filepath.Join(t.TempDir(), "sb"), t.TempDir(), t.TempDir()
+	run := func(def core.Quota) (*Host, *Dir, *rest.Registry, func()) {
+		reg := rest.NewRegistry()
+		h := New(ctx, Config{Registry: reg, State: state, History: true, Tokens: true, Log: slog.New(slog.DiscardHandler)})
+		if _, err := h.Start(core.DefaultSandbox, OpenPath(core.DefaultSandbox, root), true, def); err != nil {
+			t.Fatal(err)
+		}
+		d, err := OpenDir(h, dir, def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Rescan()
+		return h, d, reg, func() { d.Close(); h.Close() }
+	}
+	h, d, _, stop := run(core.Quota{})
+	tok, err := d.Create(ctx, "kept", core.Quota{Bytes: 77, Entries: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Create(ctx, "plain", core.Quota{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetQuota(ctx, core.DefaultSandbox, core.Quota{Entries: 5}); err != nil {
+		t.Fatal(err)
+	}
+	defTok := h.Token(core.DefaultSandbox)
+	stop()
+
+	h, _, reg, stop := run(core.Quota{Bytes: 1000})
+	defer stop()
+	for _, c := range []struct {
+		name  string
+		quota core.Quota
+		token string
+	}{
+		{"kept", core.Quota{Bytes: 77, Entries: 7}, tok},
+		{"plain", core.Quota{Bytes: 1000}, ""},
+		{core.DefaultSandbox, core.Quota{Entries: 5}, defTok},
+	} {
+		sb := reg.Get(c.name)
+		if sb == nil {
+			t.Fatalf("%s not served after the restart", c.name)
+		}
+		if sb.Quota() != c.quota {
+			t.Errorf("%s: quota %+v after the restart, want %+v", c.name, sb.Quota(), c.quota)
+		}
+		if got := h.Token(c.name); len(got) != 64 || (c.token != "" && got != c.token) {
+			t.Errorf("%s: token %q after the restart, want %q", c.name, got, c.token)
+		}
+	}
+}
