@@ -75,8 +75,12 @@ at the first start and kept, and logs the console URL that carries it. The clien
 of the same user read that file, so "sandfs ls" works with no set-up.
 --no-auth serves without a token (every client that reaches ADDR may read
 and write DIR); it is refused beyond loopback unless --insecure-no-token
-is given too. Sizes take K, M, G, T suffixes (powers of 1024); 0 means
-the default.`,
+is given too. --sandboxes DIR serves every subdirectory of DIR named by a
+DNS label as the sandbox of that name, live (made, removed or renamed in
+DIR, or by POST and DELETE /v1/sandboxes); each sandbox, the fixed ones
+too, has its own token in STATE/sandboxes/NAME/token, and --mount-all
+MNTDIR mounts each at MNTDIR/NAME while it is served. Sizes take K, M, G,
+T suffixes (powers of 1024); 0 means the default.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		cfg := serveConfig{
 			maxJSONBody:    64 << 20,

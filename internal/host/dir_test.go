@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"sandfs/core"
 	"sandfs/rest"
 )
@@ -285,5 +287,37 @@ func TestKeptAcrossRestart(t *testing.T) {
 		if got := h.Token(c.name); len(got) != 64 || (c.token != "" && got != c.token) {
 			t.Errorf("%s: token %q after the restart, want %q", c.name, got, c.token)
 		}
+	}
+}
+
+// TestDirRescan: Rescan serves what DIR holds and stops what it no longer
+// holds, as after an overflow of the watch (whose error starts one).
+func TestDirRescan(t *testing.T) {
+	th := newTestHost(t, core.Quota{})
+	// A change the watch's reader has not seen yet is what a rescan is
+	// for; an overflow reported on the watch's error channel starts one.
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Mkdir(filepath.Join(th.dir, "one"), 0o755))
+	th.d.Rescan()
+	if th.reg.Get("one") == nil {
+		t.Fatal("Rescan did not serve DIR/one")
+	}
+	th.d.w.Errors <- fsnotify.ErrEventOverflow
+	deadline := time.Now().Add(time.Second)
+	for !strings.Contains(th.logText(), "overflowed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no rescan after an overflow:\n%s", th.logText())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	must(os.Remove(filepath.Join(th.dir, "one")))
+	th.d.Rescan()
+	if th.reg.Get("one") != nil {
+		t.Error("Rescan kept serving a removed DIR/one")
 	}
 }
