@@ -71,8 +71,8 @@ func checkMountAll(dir, mnt string) error {
 }
 
 // startFixed serves the fixed sandboxes (--root, --sandbox), each root made
-// when missing.
-func startFixed(h *host.Host, dirs []namedDir, log *slog.Logger) (map[string]*core.Sandbox, error) {
+// when missing; a quota kept in its quota.json wins over --quota's.
+func startFixed(h *host.Host, dirs []namedDir, quotas quotaFlags, log *slog.Logger) (map[string]*core.Sandbox, error) {
 	fixed := make(map[string]*core.Sandbox, len(dirs))
 	for _, d := range dirs {
 		created, err := prepareRoot(d.dir)
@@ -82,7 +82,7 @@ func startFixed(h *host.Host, dirs []namedDir, log *slog.Logger) (map[string]*co
 		if created {
 			log.Info("created sandbox root", "sandbox", d.name, "root", d.dir)
 		}
-		sb, err := h.Start(d.name, host.OpenPath(d.name, d.dir), true, core.Quota{})
+		sb, err := h.Start(d.name, host.OpenPath(d.name, d.dir), true, quotas.of(d.name))
 		if err != nil {
 			return nil, err
 		}
@@ -150,7 +150,7 @@ func prepareRoot(dir string) (created bool, err error) {
 	return false, nil
 }
 
-// quotaFlag is a quota: BYTES[,ENTRIES], BYTES a size (K, M, G, T).
+// quotaFlag is one quota: SIZE[,ENTRIES] (parseQuota, quota_flags.go).
 type quotaFlag core.Quota
 
 func (q *quotaFlag) String() string {
@@ -167,24 +167,4 @@ func (q *quotaFlag) Set(v string) error {
 	}
 	*q = quotaFlag(p)
 	return nil
-}
-
-// parseQuota reads BYTES[,ENTRIES] (0: no bound).
-func parseQuota(v string) (core.Quota, error) {
-	b, e, hasE := strings.Cut(v, ",")
-	n, err := parseSize(b)
-	if err != nil {
-		return core.Quota{}, fmt.Errorf("quota %q: bytes: %v", v, err)
-	}
-	var entries int64
-	if hasE {
-		entries, err = strconv.ParseInt(e, 10, 64)
-		if err != nil || entries < 0 {
-			return core.Quota{}, fmt.Errorf("quota %q: entries: want a count", v)
-		}
-	}
-	if n < 0 {
-		return core.Quota{}, fmt.Errorf("quota %q: a negative size", v)
-	}
-	return core.Quota{Bytes: n, Entries: entries}, nil
 }

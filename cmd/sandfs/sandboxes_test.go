@@ -6,32 +6,25 @@ import (
 	"sandfs/core"
 )
 
-func TestParseQuota(t *testing.T) {
+// TestDefaultQuotaFlag: --default-quota takes one SIZE[,ENTRIES]
+// (parseQuota of quota_flags.go), no NAME=.
+func TestDefaultQuotaFlag(t *testing.T) {
 	for _, c := range []struct {
-		in   string
-		want core.Quota
-		ok   bool
+		in, out string
+		want    core.Quota
+		ok      bool
 	}{
-		{"0", core.Quota{}, true},
-		{"1G", core.Quota{Bytes: 1 << 30}, true},
-		{"512K,100", core.Quota{Bytes: 512 << 10, Entries: 100}, true},
-		{"0,7", core.Quota{Entries: 7}, true},
-		{"2MiB,0", core.Quota{Bytes: 2 << 20}, true},
-		{"", core.Quota{}, false},
-		{"lots", core.Quota{}, false},
-		{"1G,", core.Quota{}, false},
-		{"1G,-1", core.Quota{}, false},
-		{"1G,x", core.Quota{}, false},
-		{"-5", core.Quota{}, false},
+		{"1M,9", "1MiB,9", core.Quota{Bytes: 1 << 20, Entries: 9}, true},
+		{"10G", "10GiB", core.Quota{Bytes: 10 << 30}, true},
+		{"0,5", "0,5", core.Quota{Entries: 5}, true},
+		{"lots", "", core.Quota{}, false},
+		{"1G,x", "", core.Quota{}, false},
 	} {
-		got, err := parseQuota(c.in)
-		if (err == nil) != c.ok || got != c.want {
-			t.Errorf("parseQuota(%q) = %+v, %v; want %+v, ok %v", c.in, got, err, c.want, c.ok)
+		var f quotaFlag
+		err := f.Set(c.in)
+		if (err == nil) != c.ok || (c.ok && (core.Quota(f) != c.want || f.String() != c.out)) {
+			t.Errorf("--default-quota %s: %+v %q %v; want %+v %q ok %v", c.in, f, f.String(), err, c.want, c.out, c.ok)
 		}
-	}
-	var f quotaFlag
-	if err := f.Set("1M,9"); err != nil || f.String() != "1MiB,9" {
-		t.Errorf("quotaFlag 1M,9: %q %v", f.String(), err)
 	}
 }
 

@@ -47,6 +47,8 @@ type serveConfig struct {
 	allowOrigins multiFlag // --allow-origin ORIGIN: a page that may call the daemon
 	allowHosts   multiFlag // --allow-host NAME: a Host accepted beside loopback and localhost
 	allowSetid   bool      // API calls may make setuid and setgid files (core/setid.go)
+
+	quotas quotaFlags // --quota [NAME=]SIZE[,ENTRIES] (quota_flags.go)
 }
 
 // streamsEndTimeout bounds the wait for the watch streams' last messages
@@ -103,6 +105,7 @@ T suffixes (powers of 1024); 0 means the default.`,
 		fs.Var(&cfg.maxTarBody, "max-tar-body", "`SIZE` of the largest tar upload body (upload-batch)")
 		fs.IntVar(&cfg.maxTarEntries, "max-tar-entries", cfg.maxTarEntries, "most entries (`N`) in one tar upload")
 		fs.Var(&cfg.maxTarBytes, "max-tar-bytes", "most bytes (`SIZE`) extracted from one tar upload")
+		fs.Var(&cfg.quotas, "quota", "bound the sandbox \"default\" (NAME=… for another) to `[NAME=]SIZE[,ENTRIES]`: bytes of its files and names in its tree, 0 for no bound (repeatable)")
 		fs.Var(&cfg.mounts, "mount", "mount the sandbox \"default\" at `MNT` through FUSE (NAME=MNT for another sandbox; repeatable)")
 		fs.BoolVar(&cfg.fuseDebug, "fuse-debug", false, "log every FUSE request")
 		fs.BoolVar(&cfg.noPassthrough, "no-passthrough", false, "never use FUSE passthrough (every read and write of the mount goes through the daemon)")
@@ -208,7 +211,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 		Log: log,
 	})
 	defer h.Close()
-	fixed, err := startFixed(h, dirs, log)
+	fixed, err := startFixed(h, dirs, cfg.quotas, log)
 	if err != nil {
 		return err
 	}
