@@ -35,7 +35,7 @@ var sandboxCommand = &command{
 	about: `The daemon's sandboxes (its --sandboxes DIR):
   ls           one line each: name, bytes used and the quota, entries used
                and the quota ("-": no bound) (GET /v1/sandboxes)
-  create NAME  make DIR/NAME and serve it; prints its token (POST
+  create NAME  make DIR/NAME and serve it; prints its token, if any (POST
                /v1/sandboxes); NAME is a DNS label (a-z, 0-9, inner '-')
   rm NAME      unmount, stop and remove the sandbox and its tree (DELETE
                /v1/sandboxes/NAME); the fixed ones (--root, --sandbox) stay
@@ -82,6 +82,9 @@ var sandboxCommand = &command{
 					Token string `json:"token"`
 				}
 				return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", "/v1/sandboxes", body), &out, func([]byte) error {
+					if out.Token == "" {
+						return nil // a daemon without tokens (--no-auth)
+					}
 					_, err := fmt.Fprintln(e.stdout, out.Token)
 					return err
 				})
