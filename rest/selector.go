@@ -111,16 +111,17 @@ func unknownSandbox(sel selectorKind, name string) error {
 type selectionKey struct{}
 
 // withSandbox holds the sandbox name for the request: r carries it in its
-// context, and release (never nil) ends the hold.
-func (s *Server) withSandbox(r *http.Request, sel selectorKind, name string) (*http.Request, func(), error) {
+// context, and the caller releases the entry (nil on a route on none) when
+// the request ends.
+func (s *Server) withSandbox(r *http.Request, sel selectorKind, name string) (*http.Request, *regEntry, error) {
 	if sel == selectNone {
-		return r, func() {}, nil
+		return r, nil, nil
 	}
 	e := s.reg.acquire(name)
 	if e == nil {
-		return r, func() {}, unknownSandbox(sel, name)
+		return r, nil, unknownSandbox(sel, name)
 	}
-	return r.WithContext(context.WithValue(r.Context(), selectionKey{}, e)), e.release, nil
+	return r.WithContext(context.WithValue(r.Context(), selectionKey{}, e)), e, nil
 }
 
 // selection is the sandbox the request holds, nil on a route on none.

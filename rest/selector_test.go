@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,13 +49,7 @@ func newRegHarness(t *testing.T, o regOpts) *regHarness {
 	if h.srv, err = New(cfg); err != nil {
 		t.Fatal(err)
 	}
-	h.ts = httptest.NewServer(h.srv.Handler())
-	t.Cleanup(h.ts.Close)
-	t.Cleanup(func() {
-		if t.Failed() && h.logs.Len() > 0 {
-			t.Logf("server log:\n%s", h.logs.String())
-		}
-	})
+	h.start(t)
 	return rh
 }
 
