@@ -31,6 +31,7 @@ type regEntry struct {
 	hasToken bool
 	tokenSum [sha256.Size]byte
 	gone     chan struct{} // closed by Remove: the sandbox's streams end
+	watches  watchState    // its AIO watchers that watch a file (aio_watch.go)
 
 	// The requests in flight on the sandbox (a stream counts until it
 	// ends): acquire adds one, release takes it off; once removed, the

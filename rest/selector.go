@@ -134,8 +134,18 @@ func selection(ctx context.Context) *regEntry {
 // call under a context of no request (a test calling a handler's helper)
 // acts on "default".
 func (s *Server) sandboxOf(ctx context.Context) *core.Sandbox {
-	if e := selection(ctx); e != nil {
+	if e := s.entryOf(ctx); e != nil {
 		return e.sb
 	}
-	return s.reg.Get(core.DefaultSandbox)
+	return nil
+}
+
+// entryOf is the registry entry sandboxOf answers for.
+func (s *Server) entryOf(ctx context.Context) *regEntry {
+	if e := selection(ctx); e != nil {
+		return e
+	}
+	s.reg.mu.RLock()
+	defer s.reg.mu.RUnlock()
+	return s.reg.m[core.DefaultSandbox]
 }

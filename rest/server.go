@@ -70,7 +70,6 @@ type Server struct {
 	log       *slog.Logger
 	routes    []route
 	handler   http.Handler
-	watches   watchState // aio_watch.go
 	streams   streamStop // streams.go: ended by EndStreams before shutdown
 	fileState aioFiles   // aio_files.go: limits and the editor's undo history
 
