@@ -17,7 +17,8 @@ import (
 
 // The AIO watch routes (api.md §4 watch bullet, §6; seed 001 "Watch a
 // directory"): create, list, poll, SSE, stop, and the v1 wait. Every route
-// acts on sandbox "default" and its one journal; a watcher is a filtered,
+// acts on the selected sandbox (selector.go; "default" without a selector)
+// and its one journal, where the watcher lives; a watcher is a filtered,
 // bounded view of that journal (core/journal), so a poll and an SSE stream
 // read the watcher's own buffer with a cursor and nothing is ever queued
 // per client.

@@ -79,7 +79,8 @@ type Server struct {
 	events         func(sandbox string) (EventsStats, bool)
 }
 
-// New builds a Server from cfg. It fails when sandbox "default" is missing.
+// New builds a Server from cfg. Without cfg.Registry it fails when sandbox
+// "default" is missing.
 func New(cfg Config) (*Server, error) {
 	reg := cfg.Registry
 	if reg == nil {
