@@ -590,7 +590,8 @@ func TestAllowedOriginCORS(t *testing.T) {
 		!strings.Contains(pre.Header.Get("Access-Control-Allow-Methods"), "POST") ||
 		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "Authorization") ||
 		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "Content-Type") ||
-		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "X-Sandfs-Actor") {
+		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "X-Sandfs-Actor") ||
+		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "X-Sandfs-Sandbox") {
 		t.Errorf("preflight of an allowed origin: %d %v", pre.Status, pre.Header)
 	}
 	r := h.do(t, req{Method: "POST", Target: "/v2/fs/write", Body: strings.NewReader(`{"path":"/w.txt","content":"x"}`),
