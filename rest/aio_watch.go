@@ -17,7 +17,8 @@ import (
 
 // The AIO watch routes (api.md §4 watch bullet, §6; seed 001 "Watch a
 // directory"): create, list, poll, SSE, stop, and the v1 wait. Every route
-// acts on sandbox "default" and its one journal; a watcher is a filtered,
+// acts on the selected sandbox (selector.go; "default" without a selector)
+// and its one journal, where the watcher lives; a watcher is a filtered,
 // bounded view of that journal (core/journal), so a poll and an SSE stream
 // read the watcher's own buffer with a cursor and nothing is ever queued
 // per client.
@@ -67,6 +68,15 @@ func (ws *watchState) forget(id string) {
 
 func (s *Server) watchFS(ctx context.Context) watchFS { return s.sandboxOf(ctx) }
 
+// watchesOf is the watchState of the request's sandbox: it goes with the
+// sandbox when Registry.Remove takes it out.
+func (s *Server) watchesOf(ctx context.Context) *watchState {
+	if e := s.entryOf(ctx); e != nil {
+		return &e.watches
+	}
+	return &watchState{} // no sandbox "default": nothing to remember
+}
+
 // watchCreate: POST /v2/watch, POST /v1/file/watch {path, recursive,
 // debounce, exclude, include_patterns} — a watcher on a directory or file
 // (an identical config reuses the live watcher: reused:true). Each create
@@ -95,7 +105,7 @@ func (s *Server) watchCreate(w http.ResponseWriter, r *http.Request, _ httproute
 		return withOp("watch_create", err)
 	}
 	if !reused {
-		s.watches.setFile(wt.ID, !info.IsDir())
+		s.watchesOf(r.Context()).setFile(wt.ID, !info.IsDir())
 	}
 	return writeAIO(w, watchCreated{
 		WatcherID:     in.Ref,
@@ -229,7 +239,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, id string, pr watc
 		return withOp("watch_poll", unknownWatcher(id, err))
 	} // the daemon stops or the sandbox goes: answer what the poll has, as at its timeout
 	return writeAIO(w, watchBatch{
-		Events:   wireEvents(b.Events, wt.Config().Path, s.watches.isFile(id)),
+		Events:   wireEvents(b.Events, wt.Config().Path, s.watchesOf(r.Context()).isFile(id)),
 		Cursor:   b.Cursor,
 		Overflow: b.Overflow,
 	})
@@ -247,7 +257,7 @@ func (s *Server) watchStop(w http.ResponseWriter, r *http.Request, ps httprouter
 	status := "active"
 	if left == 0 {
 		status = "stopped"
-		s.watches.forget(id)
+		s.watchesOf(r.Context()).forget(id)
 	}
 	return writeAIO(w, watchStopped{WatcherID: id, Status: status, Subscribers: left})
 }

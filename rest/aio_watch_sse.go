@@ -70,7 +70,7 @@ func (s *Server) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string
 	if err != nil {
 		return withOp("watch_events", unknownWatcher(id, err))
 	}
-	base, isFile := wt.Config().Path, s.watches.isFile(id)
+	base, isFile := wt.Config().Path, s.watchesOf(r.Context()).isFile(id)
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -89,15 +89,6 @@ func matches(sums [][sha256.Size]byte, want *[sha256.Size]byte) bool {
 	return match == 1
 }
 
-// ok reports whether r carries the daemon's token (or none is needed).
-func (c tokenCheck) ok(r *http.Request) bool {
-	if !c.enabled {
-		return true
-	}
-	sums, n := candidates(r)
-	return matches(sums[:n], &c.sum)
-}
-
 // errForbidden is a valid sandbox token on what is not its sandbox's.
 var errForbidden = &requestError{kindPermissionDenied, http.StatusForbidden,
 	"this token opens one sandbox only; the request acts on another, or on the whole daemon"}

@@ -621,6 +621,14 @@ func newNamedHarnessWith(t *testing.T, o core.Options) *namedHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.start(t)
+	return &namedHarness{harness: h, other: other, def: def, ob: ob}
+}
+
+// start serves h.srv on a test server, and logs the server's log when the
+// test fails.
+func (h *harness) start(t *testing.T) {
+	t.Helper()
 	h.ts = httptest.NewServer(h.srv.Handler())
 	t.Cleanup(h.ts.Close)
 	t.Cleanup(func() {
@@ -628,7 +636,6 @@ func newNamedHarnessWith(t *testing.T, o core.Options) *namedHarness {
 			t.Logf("server log:\n%s", h.logs.String())
 		}
 	})
-	return &namedHarness{harness: h, other: other, def: def, ob: ob}
 }
 
 // watching starts the kernel watch of sandbox default and waits until it

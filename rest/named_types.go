@@ -159,8 +159,6 @@ func renderNamed(w http.ResponseWriter, k errKind) {
 			code = "EAGAIN"
 		case http.StatusInsufficientStorage:
 			code = "ENOSPC"
-		case http.StatusNotImplemented:
-			code = "ENOSYS" // the daemon makes no sandboxes (sandboxes.go)
 		default:
 			if k.Status >= 500 {
 				code = "EIO"

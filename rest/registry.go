@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"sandfs/core"
 )
@@ -30,15 +31,21 @@ type regEntry struct {
 	hasToken bool
 	tokenSum [sha256.Size]byte
 	gone     chan struct{} // closed by Remove: the sandbox's streams end
+	watches  watchState    // its AIO watchers that watch a file (aio_watch.go)
 
 	// The requests in flight on the sandbox (a stream counts until it
 	// ends): acquire adds one, release takes it off; once removed, the
-	// last release closes drained.
-	mu       sync.Mutex
-	inflight int
-	removed  bool
+	// last release closes drained. Remove sets removed after taking the
+	// entry out of the map, so no acquire follows it; whichever of Remove
+	// and the last release comes second sees the other's store and closes
+	// drained (once).
+	inflight atomic.Int64
+	removed  atomic.Bool
 	drained  chan struct{}
+	drain    sync.Once
 }
+
+func (e *regEntry) closeDrained() { e.drain.Do(func() { close(e.drained) }) }
 
 // NewRegistry makes an empty registry.
 func NewRegistry() *Registry {
@@ -83,12 +90,10 @@ func (g *Registry) Remove(ctx context.Context, name string) *core.Sandbox {
 		return nil
 	}
 	close(e.gone)
-	e.mu.Lock()
-	e.removed = true
-	if e.inflight == 0 {
-		close(e.drained)
+	e.removed.Store(true)
+	if e.inflight.Load() == 0 {
+		e.closeDrained()
 	}
-	e.mu.Unlock()
 	select {
 	case <-e.drained:
 	case <-ctx.Done():
@@ -105,21 +110,16 @@ func (g *Registry) acquire(name string) *regEntry {
 	defer g.mu.RUnlock()
 	e := g.m[name]
 	if e != nil {
-		e.mu.Lock()
-		e.inflight++
-		e.mu.Unlock()
+		e.inflight.Add(1)
 	}
 	return e
 }
 
 // release ends a hold acquire took.
 func (e *regEntry) release() {
-	e.mu.Lock()
-	e.inflight--
-	if e.removed && e.inflight == 0 {
-		close(e.drained)
+	if e.inflight.Add(-1) == 0 && e.removed.Load() {
+		e.closeDrained()
 	}
-	e.mu.Unlock()
 }
 
 // isGone reports whether Remove took the entry out.

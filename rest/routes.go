@@ -229,10 +229,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route, sel sel
 	if r, err = withActor(r); err != nil {
 		return err
 	}
-	r, release, err := s.withSandbox(r, sel, actsOn(sel, named, own))
-	defer release()
+	r, held, err := s.withSandbox(r, sel, actsOn(sel, named, own))
 	if err != nil {
 		return err
+	}
+	if held != nil {
+		defer held.release()
 	}
 	return rt.h(w, r, ps)
 }

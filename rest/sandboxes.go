@@ -20,15 +20,23 @@ import (
 //   - GET lists the sandboxes served, each with its usage and quota (the
 //     console's picker reads it);
 //   - POST makes one, PATCH sets its quota, DELETE removes it, each through
-//     the daemon's Manager (registry.go; nil: 501, the daemon makes no
-//     sandboxes).
+//     the daemon's Manager (registry.go). Without one, a request that is
+//     otherwise right is 405 (the daemon makes no sandboxes): a 4xx, since
+//     nothing failed in the server, and only after the checks that do not
+//     need a Manager (a bad body 400, an unknown sandbox 404, a taken name
+//     409), so the answer says what is wrong with the request first.
 //
 // Errors speak the named family's shape, the sandbox's name as path. The
 // handlers only decode, call the Manager and encode: where a sandbox lives,
 // its token file and its mount are the daemon's.
 
-// noManager is the refusal of POST, PATCH and DELETE without a Manager.
-const noManager = "the daemon makes no sandboxes: start it with --sandboxes DIR"
+// noManager is the refusal of POST, PATCH and DELETE without a Manager:
+// 405, the Allow header naming what the path still takes.
+func noManager(w http.ResponseWriter, op, name, allow string) error {
+	w.Header().Set("Allow", allow)
+	return sandboxRefusal(http.StatusMethodNotAllowed, kindMethodNotAllowed, op, name,
+		"the daemon makes no sandboxes: start it with --sandboxes DIR")
+}
 
 // sandboxList is the answer of GET /v1/sandboxes.
 type sandboxList struct {
@@ -110,9 +118,6 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprou
 // createSandbox answers POST /v1/sandboxes {name, quota?} with 201 {name,
 // token, quota}.
 func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	if s.manager == nil {
-		return sandboxRefusal(http.StatusNotImplemented, kindInvalidRequest, "create", "", noManager)
-	}
 	var req sandboxCreateRequest
 	if err := decodeStrict(w, r, s.limits.MaxJSONBody, &req); err != nil {
 		return err
@@ -131,6 +136,9 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprou
 	if s.reg.Get(name) != nil {
 		return sandboxExists(name)
 	}
+	if s.manager == nil {
+		return noManager(w, "create", name, "GET")
+	}
 	token, err := s.manager.Create(r.Context(), name, q)
 	if err != nil {
 		return managerError("create", name, err)
@@ -142,9 +150,6 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprou
 // quota, usage}.
 func (s *Server) patchSandbox(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	name := ps.ByName("name")
-	if s.manager == nil {
-		return sandboxRefusal(http.StatusNotImplemented, kindInvalidRequest, "quota", name, noManager)
-	}
 	var req sandboxPatchRequest
 	if err := decodeStrict(w, r, s.limits.MaxJSONBody, &req); err != nil {
 		return err
@@ -160,6 +165,9 @@ func (s *Server) patchSandbox(w http.ResponseWriter, r *http.Request, ps httprou
 	if err != nil {
 		return err
 	}
+	if s.manager == nil {
+		return noManager(w, "quota", name, "")
+	}
 	if err := s.manager.SetQuota(r.Context(), name, q); err != nil {
 		return managerError("quota", name, err)
 	}
@@ -172,11 +180,11 @@ func (s *Server) patchSandbox(w http.ResponseWriter, r *http.Request, ps httprou
 // its requests in flight, and removed its directory.
 func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	name := ps.ByName("name")
-	if s.manager == nil {
-		return sandboxRefusal(http.StatusNotImplemented, kindInvalidRequest, "remove", name, noManager)
-	}
 	if s.reg.Get(name) == nil {
 		return unknownSandbox(selectPath, name)
+	}
+	if s.manager == nil {
+		return noManager(w, "remove", name, "")
 	}
 	if err := s.manager.Remove(r.Context(), name); err != nil {
 		return managerError("remove", name, err)

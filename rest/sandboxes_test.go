@@ -308,22 +308,43 @@ func TestDeleteSandbox(t *testing.T) {
 }
 
 // TestSandboxesNoManager: without a Manager, POST, PATCH and DELETE are
-// 501 ENOSYS saying how to start the daemon; GET still lists.
+// 405 saying how to start the daemon, after the request's own faults (400,
+// 404, 409); GET still lists.
 func TestSandboxesNoManager(t *testing.T) {
 	rh := newRegHarness(t, regOpts{})
 	for _, prefix := range sandboxesPrefixes {
-		for _, c := range []struct{ method, target, body string }{
-			{"POST", prefix, `{"name":"x"}`},
-			{"PATCH", prefix + "/a", `{"quota":{"bytes":1}}`},
-			{"DELETE", prefix + "/a", ""},
+		for _, c := range []struct {
+			method, target, body string
+			status               int
+			allow, path, detail  string
+		}{
+			{"POST", prefix, `{"name":"x"}`, 405, "GET", "x", ""},
+			{"PATCH", prefix + "/a", `{"quota":{"bytes":1}}`, 405, "", "a", ""},
+			{"DELETE", prefix + "/a", "", 405, "", "a", ""},
+			{"POST", prefix, `{"name":"X"}`, 400, "", "X", "DNS label"},
+			{"POST", prefix, `{"name":"a"}`, 409, "", "a", "sandbox a exists"},
+			{"POST", prefix, `{"name":`, 400, "", "", "malformed JSON"},
+			{"PATCH", prefix + "/zz", `{"quota":{"bytes":1}}`, 404, "", "zz", ""},
+			{"PATCH", prefix + "/a", `{"quota":{"bytes":-1}}`, 400, "", "", "quota.bytes must be 0"},
+			{"DELETE", prefix + "/zz", "", 404, "", "zz", ""},
 		} {
 			rq := req{Method: c.method, Target: c.target}
 			if c.body != "" {
 				rq.Body = jsonBody(c.body)
 			}
-			e := wantNamedError(t, rh.do(t, rq), 501, "ENOSYS", "")
-			if e.Error != "the daemon makes no sandboxes: start it with --sandboxes DIR" {
-				t.Errorf("%s %s: error %q", c.method, c.target, e.Error)
+			r := rh.do(t, rq)
+			code := map[int]string{400: "EINVAL", 404: "ENOENT", 405: "EINVAL", 409: "EEXIST"}[c.status]
+			e := wantNamedError(t, r, c.status, code, c.path)
+			if c.status == 405 {
+				if e.Error != "the daemon makes no sandboxes: start it with --sandboxes DIR" {
+					t.Errorf("%s %s: error %q", c.method, c.target, e.Error)
+				}
+				if got, ok := r.Header["Allow"]; !ok || len(got) != 1 || got[0] != c.allow {
+					t.Errorf("%s %s: Allow %q, want %q", c.method, c.target, got, c.allow)
+				}
+			}
+			if !strings.Contains(e.Error, c.detail) {
+				t.Errorf("%s %s: error %q, want it to hold %q", c.method, c.target, e.Error, c.detail)
 			}
 		}
 		if l := decode[sandboxList](t, rh.do(t, req{Method: "GET", Target: prefix})); l.Count != 3 {

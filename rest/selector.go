@@ -111,16 +111,17 @@ func unknownSandbox(sel selectorKind, name string) error {
 type selectionKey struct{}
 
 // withSandbox holds the sandbox name for the request: r carries it in its
-// context, and release (never nil) ends the hold.
-func (s *Server) withSandbox(r *http.Request, sel selectorKind, name string) (*http.Request, func(), error) {
+// context, and the caller releases the entry (nil on a route on none) when
+// the request ends.
+func (s *Server) withSandbox(r *http.Request, sel selectorKind, name string) (*http.Request, *regEntry, error) {
 	if sel == selectNone {
-		return r, func() {}, nil
+		return r, nil, nil
 	}
 	e := s.reg.acquire(name)
 	if e == nil {
-		return r, func() {}, unknownSandbox(sel, name)
+		return r, nil, unknownSandbox(sel, name)
 	}
-	return r.WithContext(context.WithValue(r.Context(), selectionKey{}, e)), e.release, nil
+	return r.WithContext(context.WithValue(r.Context(), selectionKey{}, e)), e, nil
 }
 
 // selection is the sandbox the request holds, nil on a route on none.
@@ -133,8 +134,18 @@ func selection(ctx context.Context) *regEntry {
 // call under a context of no request (a test calling a handler's helper)
 // acts on "default".
 func (s *Server) sandboxOf(ctx context.Context) *core.Sandbox {
-	if e := selection(ctx); e != nil {
+	if e := s.entryOf(ctx); e != nil {
 		return e.sb
 	}
-	return s.reg.Get(core.DefaultSandbox)
+	return nil
+}
+
+// entryOf is the registry entry sandboxOf answers for.
+func (s *Server) entryOf(ctx context.Context) *regEntry {
+	if e := selection(ctx); e != nil {
+		return e
+	}
+	s.reg.mu.RLock()
+	defer s.reg.mu.RUnlock()
+	return s.reg.m[core.DefaultSandbox]
 }

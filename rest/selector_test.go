@@ -3,14 +3,15 @@ package rest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,13 +51,7 @@ func newRegHarness(t *testing.T, o regOpts) *regHarness {
 	if h.srv, err = New(cfg); err != nil {
 		t.Fatal(err)
 	}
-	h.ts = httptest.NewServer(h.srv.Handler())
-	t.Cleanup(h.ts.Close)
-	t.Cleanup(func() {
-		if t.Failed() && h.logs.Len() > 0 {
-			t.Logf("server log:\n%s", h.logs.String())
-		}
-	})
+	h.start(t)
 	return rh
 }
 
@@ -372,4 +367,99 @@ func TestRegistryAddTaken(t *testing.T) {
 		t.Errorf("Names: got %v", got)
 	}
 	_ = http.StatusOK
+}
+
+// TestRegistryChurn: 50 sandboxes added and removed one after the other
+// while clients read a and b, and others read the churned names: each
+// sandbox answers at once after Add and 404 at once after Remove, and no
+// answer ever carries another sandbox's file.
+func TestRegistryChurn(t *testing.T) {
+	rh := newRegHarness(t, regOpts{})
+	get := func(target string, header map[string]string) (int, string, error) {
+		hr, _ := http.NewRequest("GET", rh.ts.URL+target, nil)
+		for k, v := range header {
+			hr.Header.Set(k, v)
+		}
+		res, err := rh.ts.Client().Do(hr)
+		if err != nil {
+			return 0, "", err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return res.StatusCode, string(b), err
+	}
+	const churn = 50
+	stop := make(chan struct{})
+	errs := make(chan error, 64)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var name, target string
+				var hdr map[string]string
+				switch (i + n) % 3 {
+				case 0: // a steady sandbox, by the selector
+					name = []string{"a", "b"}[n%2]
+					target, hdr = "/v1/fs/file?path=/who", map[string]string{"X-Sandfs-Sandbox": name}
+				case 1: // a steady sandbox, by the path
+					name = []string{"a", "b"}[n%2]
+					target = "/v1/sandboxes/" + name + "/fs/read?path=/who"
+				default: // a churned one, maybe there
+					name = fmt.Sprintf("s-%d", n%churn)
+					target = "/v1/fs/file?path=/who&sandbox=" + name
+				}
+				status, body, err := get(target, hdr)
+				switch {
+				case err != nil:
+					errs <- err
+					return
+				case status == 200 && body != name:
+					errs <- fmt.Errorf("%s: read %q, want %q", target, body, name)
+					return
+				case status != 200 && (status != 404 || !strings.HasPrefix(name, "s-")):
+					errs <- fmt.Errorf("%s: status %d %s", target, status, body)
+					return
+				}
+			}
+		}()
+	}
+	for i := range churn {
+		name := fmt.Sprintf("s-%d", i)
+		start := time.Now()
+		rh.addSandbox(t, name, "")
+		if status, body, _ := get("/v1/sandboxes/"+name+"/fs/read?path=/who", nil); status != 200 || body != name {
+			t.Errorf("%s after Add: %d %q", name, status, body)
+		}
+		if status, body, _ := get("/v2/fs/read?path=/who", map[string]string{"X-Sandfs-Sandbox": name}); status != 200 || !strings.Contains(body, `"content":"`+name+`"`) {
+			t.Errorf("%s after Add, by the selector: %d %s", name, status, body)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		sb := rh.reg.Remove(ctx, name)
+		cancel()
+		if sb == nil {
+			t.Fatalf("Remove(%s): nil", name)
+		}
+		if status, _, _ := get("/v1/sandboxes/"+name+"/fs/read?path=/who", nil); status != 404 {
+			t.Errorf("%s after Remove: status %d, want 404", name, status)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("%s: add, read and remove took %v", name, took)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := strings.Join(rh.reg.Names(), ","); got != "default,a,b" {
+		t.Errorf("served after the churn: %s", got)
+	}
 }

@@ -70,7 +70,6 @@ type Server struct {
 	log       *slog.Logger
 	routes    []route
 	handler   http.Handler
-	watches   watchState // aio_watch.go
 	streams   streamStop // streams.go: ended by EndStreams before shutdown
 	fileState aioFiles   // aio_files.go: limits and the editor's undo history
 
@@ -80,7 +79,8 @@ type Server struct {
 	events         func(sandbox string) (EventsStats, bool)
 }
 
-// New builds a Server from cfg. It fails when sandbox "default" is missing.
+// New builds a Server from cfg. Without cfg.Registry it fails when sandbox
+// "default" is missing.
 func New(cfg Config) (*Server, error) {
 	reg := cfg.Registry
 	if reg == nil {
