@@ -321,3 +321,35 @@ func TestDirRescan(t *testing.T) {
 		t.Error("Rescan kept serving a removed DIR/one")
 	}
 }
+
+// TestDirRemoveSwappedForSymlink: DIR/NAME swapped for a symlink to
+// another directory while served: neither the watch's stop nor a Remove
+// touches what the symlink points to.
+func TestDirRemoveSwappedForSymlink(t *testing.T) {
+	th := newTestHost(t, core.Quota{})
+	ctx := context.Background()
+	if _, err := th.d.Create(ctx, "victim", core.Quota{}); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "precious"), []byte("p"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(th.dir, "victim"), filepath.Join(th.dir, ".gone")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(th.dir, "victim")); err != nil {
+		t.Fatal(err)
+	}
+	err := th.d.Remove(ctx, "victim") // the watch may have stopped it first
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("Remove: %v", err)
+	}
+	th.waitServed(t, "victim", false)
+	if b, err := os.ReadFile(filepath.Join(outside, "precious")); err != nil || string(b) != "p" {
+		t.Errorf("the symlink's target was touched: %q %v", b, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(th.dir, "victim")); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("DIR/victim: %v %v", fi, err)
+	}
+}
