@@ -15,33 +15,34 @@ import (
 
 // serveConfig is what the serve flags say.
 type serveConfig struct {
-	root            string
-	sandboxes       multiFlag // NAME=DIR
-	listen          string
-	auth            authFlags    // --token, --token-file, --state, --no-auth, --insecure-no-token (auth.go)
-	history         historyFlags // --no-history, --history-max-* (history.go)
-	events          eventsFlags  // --events, --events-host (events_flags.go)
-	workdir         string
-	maxJSONBody     sizeFlag
-	maxTarBody      sizeFlag
-	maxTarEntries   int
-	maxTarBytes     sizeFlag
-	shutdownTimeout time.Duration
-	headerTimeout   time.Duration // ReadHeaderTimeout: a client has this long to send its headers
-	idleTimeout     time.Duration // IdleTimeout: a keep-alive connection with no request is closed after it
-	maxHeaderBytes  sizeFlag
-	mounts          multiFlag // MNT or NAME=MNT, repeatable: the FUSE mirrors
-	sandboxesDir    string    // --sandboxes DIR: the live registry's directory ("" = none)
-	mountAll        string    // --mount-all MNTDIR: each sandbox at MNTDIR/NAME ("" = none)
-	defaultQuota    quotaFlag // --default-quota: of a sandbox of DIR that keeps none
-	fuseDebug       bool
-	logEvents       bool
-	noPassthrough   bool
-	directMount     bool
-	mountCache      time.Duration
-	debugListen     string        // loopback ADDR for Go's profiles (debug.go); "" = none
-	checkpointEvery time.Duration // --checkpoint-every: automatic checkpoints (0 = off)
-	checkpointKeep  int           // --checkpoint-keep: the scheduled checkpoints kept
+	root             string
+	sandboxes        multiFlag // NAME=DIR
+	inotifyInstances int       // --inotify-instances: raise the kernel's bound at start (inotify_limit.go)
+	listen           string
+	auth             authFlags    // --token, --token-file, --state, --no-auth, --insecure-no-token (auth.go)
+	history          historyFlags // --no-history, --history-max-* (history.go)
+	events           eventsFlags  // --events, --events-host (events_flags.go)
+	workdir          string
+	maxJSONBody      sizeFlag
+	maxTarBody       sizeFlag
+	maxTarEntries    int
+	maxTarBytes      sizeFlag
+	shutdownTimeout  time.Duration
+	headerTimeout    time.Duration // ReadHeaderTimeout: a client has this long to send its headers
+	idleTimeout      time.Duration // IdleTimeout: a keep-alive connection with no request is closed after it
+	maxHeaderBytes   sizeFlag
+	mounts           multiFlag // MNT or NAME=MNT, repeatable: the FUSE mirrors
+	sandboxesDir     string    // --sandboxes DIR: the live registry's directory ("" = none)
+	mountAll         string    // --mount-all MNTDIR: each sandbox at MNTDIR/NAME ("" = none)
+	defaultQuota     quotaFlag // --default-quota: of a sandbox of DIR that keeps none
+	fuseDebug        bool
+	logEvents        bool
+	noPassthrough    bool
+	directMount      bool
+	mountCache       time.Duration
+	debugListen      string        // loopback ADDR for Go's profiles (debug.go); "" = none
+	checkpointEvery  time.Duration // --checkpoint-every: automatic checkpoints (0 = off)
+	checkpointKeep   int           // --checkpoint-keep: the scheduled checkpoints kept
 
 	// Browser guard (rest/browser.go).
 	allowOrigins multiFlag // --allow-origin ORIGIN: a page that may call the daemon
@@ -120,6 +121,7 @@ T suffixes (powers of 1024); 0 means the default.`,
 		fs.Var(&cfg.allowOrigins, "allow-origin", "let pages of `ORIGIN` (scheme://host[:port]) call the daemon; others are refused 403 (repeatable)")
 		fs.Var(&cfg.allowHosts, "allow-host", "answer requests whose Host is `NAME` (beside loopback addresses, localhost and the address connected to); others get 421 (repeatable)")
 		fs.BoolVar(&cfg.allowSetid, "allow-setid", false, "let API callers make setuid and setgid files (chmod, write modes, kept on replace, preserveAttrs); without it they are refused or dropped, since the daemon's root would own them")
+		fs.IntVar(&cfg.inotifyInstances, "inotify-instances", 0, "raise the kernel's bound on inotify instances per user (fs.inotify.max_user_instances, 128 by default) to `N` at start when lower; each sandbox holds one (root only; 0: leave it)")
 		fs.DurationVar(&cfg.checkpointEvery, "checkpoint-every", 0, "take a checkpoint of each sandbox every `DURATION` when its tree changed (0: off)")
 		fs.IntVar(&cfg.checkpointKeep, "checkpoint-keep", 24, "keep the newest `N` scheduled checkpoints of each sandbox")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections (the watch streams end first, at once)")
@@ -157,6 +159,14 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	}
 	if err := checkMountAll(cfg.sandboxesDir, cfg.mountAll); err != nil {
 		return err
+	}
+	if cfg.inotifyInstances < 0 {
+		return usagef("--inotify-instances must not be negative")
+	}
+	if cfg.inotifyInstances > 0 {
+		if _, err := raiseInotifyInstances(maxUserInstances, cfg.inotifyInstances, log); err != nil {
+			return err
+		}
 	}
 	// The token first: a daemon that cannot have one starts nothing.
 	roots := make([]string, 0, len(dirs)+1)

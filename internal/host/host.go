@@ -116,6 +116,13 @@ func (h *Host) Start(name string, open Opener, fixed bool, def core.Quota) (*cor
 	if err := sb.StartWatching(ctx, h.log); err != nil {
 		cancel()
 		sb.Close()
+		if errors.Is(err, unix.EMFILE) {
+			// inotify_init1's EMFILE: the user's bound on instances (one
+			// a sandbox), or the process's on descriptors (Go raises
+			// that one to its hard bound at start, so rarely).
+			return nil, fmt.Errorf("sandbox %s: kernel watch: the bound on inotify instances per user is likely reached "+
+				"(fs.inotify.max_user_instances; serve --inotify-instances N raises it): %w", name, err)
+		}
 		return nil, fmt.Errorf("sandbox %s: kernel watch: %w", name, err)
 	}
 	sb.StartCheckpointSchedule(ctx, h.cfg.CheckpointEvery, h.cfg.CheckpointKeep)
