@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -197,4 +198,82 @@ func TestQuotaOutsideScan(t *testing.T) {
 		t.Fatalf("write past the quota: %d %s", res.StatusCode, body)
 	}
 	wantMetricsUsage(t, d, 9<<10, 1)
+}
+
+// TestQuotaRegistry: a sandbox made live with a quota (POST /v1/sandboxes
+// {name, quota}) and mounted by --mount-all is held to it through the API
+// and the mount alike; GET /v1/sandboxes shows its usage against it, and
+// PATCH raises it.
+func TestQuotaRegistry(t *testing.T) {
+	requireFUSE(t)
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	d, dir := startRegistry(t, "--mount-all", mnt)
+	if st, b := postSandbox(t, d, map[string]any{"name": "q1", "quota": map[string]int64{"bytes": 1024, "entries": 3}}); st != http.StatusCreated {
+		t.Fatalf("POST /v1/sandboxes: %d %s", st, b)
+	}
+	at := filepath.Join(mnt, "q1")
+	waitMounted(t, d, at, true)
+	if err := os.WriteFile(filepath.Join(at, "a"), bytes.Repeat([]byte("a"), 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, b := named(t, d, "", "PUT", "q1", "/fs/write?path=/big", make([]byte, 2000))
+	if st != 507 || !strings.Contains(string(b), `"code":"ENOSPC"`) || !strings.Contains(string(b), `"path":"/big"`) {
+		t.Fatalf("API write past the quota: %d %s", st, b)
+	}
+	f, err := os.OpenFile(filepath.Join(at, "a"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, 2000), 0); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("mount write past the quota: %v, want ENOSPC", err)
+	}
+	f.Close()
+	wantContent(t, filepath.Join(at, "a"), strings.Repeat("a", 100))
+	for _, n := range []string{"b", "c"} {
+		must(t, os.WriteFile(filepath.Join(at, n), nil, 0o644))
+	}
+	if err := os.WriteFile(filepath.Join(at, "d"), nil, 0o644); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("mount create past the entry quota: %v, want ENOSPC", err)
+	}
+	usageOf := func() string {
+		res, err := d.Client().Get(d.URL + "/v1/sandboxes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("GET /v1/sandboxes: %d %s", res.StatusCode, b)
+		}
+		var list struct {
+			Sandboxes []struct {
+				Name         string
+				Usage, Quota struct{ Bytes, Entries int64 }
+			}
+		}
+		if err := json.Unmarshal(b, &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range list.Sandboxes {
+			if s.Name == "q1" {
+				return fmt.Sprintf("%d/%d %d/%d", s.Usage.Bytes, s.Quota.Bytes, s.Usage.Entries, s.Quota.Entries)
+			}
+		}
+		return "absent"
+	}
+	if got := usageOf(); got != "100/1024 3/3" {
+		t.Errorf("GET /v1/sandboxes: q1 %s, want 100/1024 3/3", got)
+	}
+	if b, e, _ := testenv.TreeUsage(filepath.Join(dir, "q1")); b != 100 || e != 3 {
+		t.Errorf("a walk of q1 finds %d bytes %d entries", b, e)
+	}
+	if st, b := named(t, d, "", "PATCH", "q1", "", []byte(`{"quota":{"bytes":4096,"entries":10}}`)); st != 200 {
+		t.Fatalf("PATCH quota: %d %s", st, b)
+	}
+	if err := os.WriteFile(filepath.Join(at, "d"), make([]byte, 2000), 0o644); err != nil {
+		t.Errorf("mount write under the raised quota: %v", err)
+	}
+	if got := usageOf(); got != "2100/4096 4/10" {
+		t.Errorf("after PATCH and a write: q1 %s, want 2100/4096 4/10", got)
+	}
 }
