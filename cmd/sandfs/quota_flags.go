@@ -76,5 +76,26 @@ func parseQuota(spec string) (core.Quota, error) {
 	return quota, nil
 }
 
+// check refuses a --quota for a name no fixed sandbox has (a sandbox of
+// --sandboxes DIR keeps its quota in its quota.json, or takes
+// --default-quota).
+func (q quotaFlags) check(dirs []namedDir) error {
+	names := make([]string, 0, len(q))
+	for n := range q {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+next:
+	for _, n := range names {
+		for _, d := range dirs {
+			if d.name == n {
+				continue next
+			}
+		}
+		return usagef("--quota %s=…: no sandbox %s is given by --root or --sandbox (a sandbox of --sandboxes takes --default-quota, or PATCH /v1/sandboxes/%s)", n, n, n)
+	}
+	return nil
+}
+
 // of is the quota of sandbox name (zero: none).
 func (q quotaFlags) of(name string) core.Quota { return q[name] }

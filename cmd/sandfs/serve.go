@@ -160,6 +160,12 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err := checkMountAll(cfg.sandboxesDir, cfg.mountAll); err != nil {
 		return err
 	}
+	if err := checkRootsApart(dirs, cfg.sandboxesDir); err != nil {
+		return err
+	}
+	if err := cfg.quotas.check(dirs); err != nil {
+		return err
+	}
 	if cfg.inotifyInstances < 0 {
 		return usagef("--inotify-instances must not be negative")
 	}
