@@ -14,9 +14,10 @@ import (
 // within reports whether a is b or lies beneath it (both resolved).
 func within(a, b string) bool { return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, "/")+"/") }
 
-// checkRootsApart refuses roots (the fixed sandboxes, then DIR) of which
-// one holds another. dirsDir is --sandboxes DIR ("" = none).
-func checkRootsApart(dirs []namedDir, dirsDir string) error {
+// checkRootsApart refuses roots (the fixed sandboxes, then DIR, then
+// --mount-all MNTDIR, whose mounts are the sandboxes' trees) of which one
+// holds another. dirsDir and mountAll are "" when not given.
+func checkRootsApart(dirs []namedDir, dirsDir, mountAll string) error {
 	type root struct{ what, path string }
 	var roots []root
 	for _, d := range dirs {
@@ -32,6 +33,13 @@ func checkRootsApart(dirs []namedDir, dirsDir string) error {
 			return err
 		}
 		roots = append(roots, root{"--sandboxes " + dirsDir, r})
+	}
+	if mountAll != "" {
+		r, err := resolveExisting(mountAll)
+		if err != nil {
+			return err
+		}
+		roots = append(roots, root{"--mount-all " + mountAll, r})
 	}
 	var errs []error
 	for i := range roots {

@@ -62,19 +62,21 @@ func TestCheckRootsApart(t *testing.T) {
 		name  string
 		dirs  []namedDir
 		dir   string
+		mnt   string
 		ok    bool
 		inErr string
 	}{
-		{"apart", nd("default", "/root", "two", "/two"), base + "/sbs", true, ""},
-		{"a prefix is not inside", nd("default", "/root", "two", "/rootx"), base + "/root2", true, ""},
-		{"sandbox inside the root", nd("default", "/root", "two", "/root/two"), "", false, "the root of sandbox two"},
-		{"root inside a sandbox", nd("default", "/two/root", "two", "/two"), "", false, "the root of sandbox default"},
-		{"same directory", nd("default", "/root", "two", "/root"), "", false, "is inside"},
-		{"root inside DIR", nd("default", "/sbs/default"), base + "/sbs", false, "inside --sandboxes"},
-		{"DIR inside the root", nd("default", "/root"), base + "/root/sbs", false, "--sandboxes " + base + "/root/sbs is inside the root of sandbox default"},
+		{"apart", nd("default", "/root", "two", "/two"), base + "/sbs", base + "/mnt", true, ""},
+		{"mount-all inside the root", nd("default", "/root"), base + "/sbs", base + "/root/mnt", false, "--mount-all " + base + "/root/mnt is inside the root of sandbox default"},
+		{"a prefix is not inside", nd("default", "/root", "two", "/rootx"), base + "/root2", "", true, ""},
+		{"sandbox inside the root", nd("default", "/root", "two", "/root/two"), "", "", false, "the root of sandbox two"},
+		{"root inside a sandbox", nd("default", "/two/root", "two", "/two"), "", "", false, "the root of sandbox default"},
+		{"same directory", nd("default", "/root", "two", "/root"), "", "", false, "is inside"},
+		{"root inside DIR", nd("default", "/sbs/default"), base + "/sbs", "", false, "inside --sandboxes"},
+		{"DIR inside the root", nd("default", "/root"), base + "/root/sbs", "", false, "--sandboxes " + base + "/root/sbs is inside the root of sandbox default"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := checkRootsApart(c.dirs, c.dir)
+			err := checkRootsApart(c.dirs, c.dir, c.mnt)
 			if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), c.inErr)) {
 				t.Fatalf("checkRootsApart = %v, want ok %v (error with %q)", err, c.ok, c.inErr)
 			}

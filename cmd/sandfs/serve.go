@@ -160,7 +160,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err := checkMountAll(cfg.sandboxesDir, cfg.mountAll); err != nil {
 		return err
 	}
-	if err := checkRootsApart(dirs, cfg.sandboxesDir); err != nil {
+	if err := checkRootsApart(dirs, cfg.sandboxesDir, cfg.mountAll); err != nil {
 		return err
 	}
 	if err := cfg.quotas.check(dirs); err != nil {
