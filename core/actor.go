@@ -88,6 +88,7 @@ func (s *Sandbox) Emit(ctx context.Context, typ journal.Type, p, old string) {
 	if err != nil {
 		return
 	}
+	s.outsideChange() // a change core did not make: uncounted (quota_scan.go)
 	s.emit(inHandler(ctx), typ, ap, old, false)
 }
 

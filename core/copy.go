@@ -67,7 +67,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	}
 	if o.MkdirParents {
 		dir, _ := dirAndName(ta)
-		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
+		if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
 			return stats, err
 		}
 	}
@@ -103,11 +103,29 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	parentAP, _ := dirAndName(ta)
 	tmp := tempName()
 	claim.Add(childOf(parentAP, tmp))
+	// The copy's usage: the source's, reserved before a byte is copied,
+	// then what the copy holds, less what it replaces (quota.go).
+	uop := s.usageBegin()
+	var grew usageCount
+	defer func() { uop.end(grew.bytes, grew.entries) }()
+	var old usageCount
+	if o.Overwrite {
+		old = s.replaced(ctx, tdir, tname)
+	}
+	src := s.measureAt(ctx, fdir, fname)
+	if err := uop.reserve(OpCopy, ta, src.bytes-old.bytes, src.entries-old.entries); err != nil {
+		return CopyStats{}, err
+	}
 	var made []copied
 	c := &copier{ctx: ctx, stats: &stats, made: &made}
 	if err := c.entry(fdir, fname, &sst, tdir, tmp, ""); err != nil {
 		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
 		return CopyStats{}, pathErr(OpCopy, fa, err)
+	}
+	built := s.measureAt(ctx, tdir, tmp)
+	if err := uop.reserve(OpCopy, ta, built.bytes-src.bytes, built.entries-src.entries); err != nil {
+		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
+		return CopyStats{}, err // the source grew while it was copied
 	}
 	unlock := locks.lock(ta)
 	err = checkAt(OpCopy, ta, o.Pre, tdir, tname)
@@ -135,6 +153,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 		}
 		return CopyStats{}, pathErr(OpCopy, ta, err)
 	}
+	grew = usageCount{bytes: built.bytes - old.bytes, entries: built.entries - old.entries}
 	for _, m := range made {
 		p := ta
 		if m.rel != "" {

@@ -92,6 +92,10 @@ func (d *Dir) Open(ctx context.Context, name string, flags int) (*Handle, error)
 	if flags&unix.O_ACCMODE != unix.O_RDONLY {
 		claim = d.s.Claim(ap)
 	}
+	trunc := claim != nil && flags&unix.O_TRUNC != 0
+	if trunc {
+		flags &^= unix.O_TRUNC // truncated below, its bytes counted (quota.go)
+	}
 	fd, err := unix.Openat(dirfd, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if claim != nil {
@@ -100,8 +104,13 @@ func (d *Dir) Open(ctx context.Context, name string, flags int) (*Handle, error)
 		return nil, pathErr(OpOpen, ap, err)
 	}
 	h := d.s.newHandle(ctx, fd, ap, claim, nil)
-	if claim != nil && flags&unix.O_TRUNC != 0 {
+	if trunc {
 		h.wrote = true
+		if err := h.truncateOpened(ap); err != nil {
+			h.Release(ctx)
+			h.f.Close()
+			return nil, pathErr(OpOpen, ap, err)
+		}
 	}
 	return h, nil
 }
@@ -124,10 +133,28 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 	}
 	defer done(dirfd)
 	claim := d.s.ClaimEcho(ap, journal.Create)
-	fd, err := unix.Openat(dirfd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	op := d.s.usageBegin()
+	fd, err := -1, error(nil)
+	if qerr := op.reserve(OpCreate, ap, 0, 1); qerr != nil {
+		err = unix.EEXIST // no room for a new name: open the file if it is there
+		if flags&unix.O_EXCL != 0 || !exists(dirfd, name) {
+			op.end(0, 0)
+			claim.Done()
+			return nil, st, refusedUnlessExists(dirfd, name, OpCreate, ap, qerr)
+		}
+	} else {
+		fd, err = unix.Openat(dirfd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	}
 	created := err == nil
+	trunc := false
 	if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
-		fd, err = unix.Openat(dirfd, name, (flags&^unix.O_CREAT)|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+		trunc = flags&unix.O_TRUNC != 0
+		fd, err = unix.Openat(dirfd, name, (flags&^(unix.O_CREAT|unix.O_TRUNC))|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	}
+	if created {
+		op.end(0, 1)
+	} else {
+		op.end(0, 0)
 	}
 	if err != nil {
 		claim.Done()
@@ -160,7 +187,17 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 		claim.Done()
 		return nil, st, pathErr(OpCreate, ap, serr)
 	}
-	return d.s.newHandle(ctx, fd, ap, claim, &st), st, nil
+	h := d.s.newHandle(ctx, fd, ap, claim, &st)
+	if trunc {
+		h.wrote = true
+		if err := h.truncateOpened(ap); err != nil {
+			h.Release(ctx)
+			h.f.Close()
+			return nil, st, pathErr(OpCreate, ap, err)
+		}
+		unix.Fstat(fd, &st)
+	}
+	return h, st, nil
 }
 
 // Mknod makes a node (FIFO, socket, device, or regular file) name in d and
@@ -203,9 +240,16 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	defer done(dirfd)
 	claim := d.s.Claim(ap)
 	defer claim.Done()
+	uop := d.s.usageBegin()
+	if err := uop.reserve(op, ap, 0, 1); err != nil {
+		uop.end(0, 0)
+		return st, refusedUnlessExists(dirfd, name, op, ap, err)
+	}
 	if err := mk(dirfd); err != nil {
+		uop.end(0, 0)
 		return st, pathErr(op, ap, err)
 	}
+	uop.end(0, 1)
 	owner := daemonUid
 	if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok && safeat.LchownAt(dirfd, name, uid, gid) == nil && uid >= 0 {
 		owner = uid
@@ -217,122 +261,6 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	}
 	d.s.event(ctx, journal.Create, ap, "", isDir, &st)
 	return st, nil
-}
-
-// Link makes name in d a hard link to the file fromName in from (a symlink
-// links as itself) and returns its stat.
-func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.Stat_t, error) {
-	var st unix.Stat_t
-	ap := d.child(name)
-	if err := oneName(name); err != nil {
-		return st, pathErr(OpLink, ap, err)
-	}
-	if err := oneName(fromName); err != nil {
-		return st, pathErr(OpLink, from.child(fromName), err)
-	}
-	odir, odone, err := from.at()
-	if err != nil {
-		return st, pathErr(OpLink, from.child(fromName), err)
-	}
-	defer odone(odir)
-	ndir, ndone, err := d.at()
-	if err != nil {
-		return st, pathErr(OpLink, ap, err)
-	}
-	defer ndone(ndir)
-	claim := d.s.Claim(ap)
-	defer claim.Done()
-	if err := unix.Linkat(odir, fromName, ndir, name, 0); err != nil {
-		return st, pathErr(OpLink, ap, err)
-	}
-	if err := unix.Fstatat(ndir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		d.s.event(ctx, journal.Create, ap, "", false, nil)
-		return st, pathErr(OpLink, ap, err)
-	}
-	d.s.event(ctx, journal.Create, ap, "", false, &st)
-	return st, nil
-}
-
-// Rename is renameat2(2) of name in d to toName in to, with the kernel's
-// flags (RENAME_NOREPLACE, RENAME_EXCHANGE). It is one rename event with
-// old_path; an exchange is two, one each way.
-func (d *Dir) Rename(ctx context.Context, name string, to *Dir, toName string, flags uint) error {
-	fa, ta := d.child(name), to.child(toName)
-	if err := oneName(name); err != nil {
-		return pathErr(OpMove, fa, err)
-	}
-	if err := oneName(toName); err != nil {
-		return pathErr(OpMove, ta, err)
-	}
-	fdir, fdone, err := d.at()
-	if err != nil {
-		return pathErr(OpMove, fa, err)
-	}
-	defer fdone(fdir)
-	tdir, tdone, err := to.at()
-	if err != nil {
-		return pathErr(OpMove, ta, err)
-	}
-	defer tdone(tdir)
-	claim := d.s.Claim(fa, ta)
-	defer claim.Done()
-	if flags == 0 {
-		err = unix.Renameat(fdir, name, tdir, toName)
-	} else {
-		err = unix.Renameat2(fdir, name, tdir, toName, flags)
-	}
-	if err != nil {
-		return pathErr(OpMove, fa, err)
-	}
-	var st unix.Stat_t
-	if unix.Fstatat(tdir, toName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		d.s.event(ctx, journal.Rename, ta, fa, false, &st)
-	} else {
-		d.s.event(ctx, journal.Rename, ta, fa, false, nil)
-	}
-	if flags&unix.RENAME_EXCHANGE != 0 {
-		if unix.Fstatat(fdir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			d.s.event(ctx, journal.Rename, fa, ta, false, &st)
-		} else {
-			d.s.event(ctx, journal.Rename, fa, ta, false, nil)
-		}
-	}
-	return nil
-}
-
-// Unlink removes the non-directory name from d.
-func (d *Dir) Unlink(ctx context.Context, name string) error {
-	return d.remove(ctx, name, 0)
-}
-
-// Rmdir removes the empty directory name from d.
-func (d *Dir) Rmdir(ctx context.Context, name string) error {
-	return d.remove(ctx, name, unix.AT_REMOVEDIR)
-}
-
-func (d *Dir) remove(ctx context.Context, name string, flags int) error {
-	ap := d.child(name)
-	if err := oneName(name); err != nil {
-		return pathErr(OpRemove, ap, unix.EBUSY)
-	}
-	dirfd, done, err := d.at()
-	if err != nil {
-		return pathErr(OpRemove, ap, err)
-	}
-	defer done(dirfd)
-	dir := flags == unix.AT_REMOVEDIR
-	// A file's one echo is its Remove; a directory's own watch adds more.
-	claim := d.s.ClaimEcho(ap, journal.Remove)
-	if dir {
-		claim.NoEcho()
-	}
-	if err := unix.Unlinkat(dirfd, name, flags); err != nil {
-		claim.Done()
-		return pathErr(OpRemove, ap, err)
-	}
-	d.s.event(ctx, journal.Remove, ap, "", dir, nil)
-	claim.DoneEcho()
-	return nil
 }
 
 // Readlink reads the symlink name in d.
@@ -437,4 +365,20 @@ func (d *Dir) changeXattr(ctx context.Context, name string, change func(fd int) 
 	}
 	defer done(fd)
 	return d.s.changeXattrFd(ctx, ap, fd, change)
+}
+
+// exists reports whether name is in dirfd (not followed).
+func exists(dirfd int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// refusedUnlessExists is the answer of a create the quota refused: EEXIST
+// when name is there already (what the call would have said with room),
+// else the quota's error.
+func refusedUnlessExists(dirfd int, name, op, ap string, qerr error) error {
+	if exists(dirfd, name) {
+		return pathErr(op, ap, unix.EEXIST)
+	}
+	return qerr
 }

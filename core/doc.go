@@ -412,6 +412,13 @@
 // else. inotify within its budget, with holes where it runs out, is the
 // simpler exact answer.
 //
+// # Quotas
+//
+// A sandbox may be bounded in bytes and entries; every write path reserves
+// its growth against the bound before it changes the tree, and usage is
+// kept by the operations and corrected by scans (quota.go, quota_inode.go,
+// quota_scan.go).
+//
 // # Checkpoints
 //
 // A sandbox with a state directory records checkpoints of its tree there

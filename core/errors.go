@@ -21,6 +21,10 @@ func pathErr(op, apiPath string, err error) error {
 // wraps (not exist, exist, permission) to its errno; any other err is
 // returned unchanged.
 func errnoOf(err error) error {
+	var qe *QuotaError
+	if errors.As(err, &qe) {
+		return qe // ENOSPC that says which bound (quota.go)
+	}
 	var errno unix.Errno
 	if errors.As(err, &errno) {
 		return errno

@@ -21,8 +21,9 @@ type Handle struct {
 	s      *Sandbox
 	f      *os.File
 	path   func() string
-	opener Actor  // who opened it: a release carries no pid
-	claim  *Claim // held from open-for-write until release
+	opener Actor      // who opened it: a release carries no pid
+	claim  *Claim     // held from open-for-write until release
+	oi     *openInode // the inode's accounted size while open for writing (quota_inode.go)
 
 	mu      sync.Mutex
 	wrote   bool        // a WRITE or fallocate went through the daemon
@@ -43,7 +44,68 @@ func (s *Sandbox) newHandle(ctx context.Context, fd int, ap string, claim *Claim
 	default:
 		unix.Fstat(fd, &h.seen)
 	}
+	if claim != nil {
+		h.oi = s.track(&h.seen)
+	}
 	return h
+}
+
+// Passthrough reports whether the kernel may serve this handle's I/O
+// without the daemon (FUSE passthrough): not in a sandbox with a byte
+// quota, whose every write is checked (WriteAt). Read-only handles too:
+// the kernel passes every open of an inode through the backing file of
+// the first one still open (go-fuse registers one per inode), so a reader
+// in passthrough would let a writer opened after it past the daemon.
+func (h *Handle) Passthrough() bool {
+	return h.s.quota.bytes.Load() == 0
+}
+
+// WriteAt writes data at off through the handle (the mirror's WRITE),
+// reserving the growth first: a write past the quota is ENOSPC (a
+// *QuotaError) and writes nothing.
+func (h *Handle) WriteAt(data []byte, off int64) (int, error) {
+	fd := int(h.f.Fd())
+	if h.oi != nil {
+		p := h.s.beginInPlace(&unix.Stat_t{Mode: unix.S_IFREG, Nlink: 1}, h.oi)
+		defer p.end(fd)
+		if err := p.growTo(OpWrite, "", off+int64(len(data))); err != nil {
+			return 0, pathErr(OpWrite, h.path(), err) // named only when refused: the mirror's path costs a walk
+		}
+	}
+	n, err := unix.Pwrite(fd, data, off)
+	if n > 0 {
+		h.Wrote()
+	}
+	return n, err
+}
+
+// truncateOpened empties a regular file just opened for writing with
+// O_TRUNC (which the open left out, so the bytes freed are counted).
+func (h *Handle) truncateOpened(ap string) error {
+	if h.oi == nil {
+		return nil // not a regular file: nothing to truncate
+	}
+	return h.s.truncate(ap, int(h.f.Fd()), 0, h.oi)
+}
+
+// Allocate is fallocate(2) through the handle, its growth (without
+// FALLOC_FL_KEEP_SIZE) reserved first.
+func (h *Handle) Allocate(off, size int64, mode uint32) error {
+	fd := int(h.f.Fd())
+	if h.oi != nil {
+		p := h.s.beginInPlace(&unix.Stat_t{Mode: unix.S_IFREG, Nlink: 1}, h.oi)
+		defer p.end(fd)
+		if mode&unix.FALLOC_FL_KEEP_SIZE == 0 {
+			if err := p.growTo(OpWrite, "", off+size); err != nil {
+				return pathErr(OpWrite, h.path(), err)
+			}
+		}
+	}
+	err := unix.Fallocate(fd, mode, off, size)
+	if err == nil {
+		h.Wrote()
+	}
+	return err
 }
 
 // File is the backing file. The handle owns it: Release does not close it,
@@ -65,7 +127,7 @@ func (h *Handle) Wrote() {
 // descriptor (which serves an unlinked file, and ftruncate) and returns its
 // stat after, as Dir.Setattr does.
 func (h *Handle) Setattr(ctx context.Context, a SetAttr) (unix.Stat_t, error) {
-	return h.s.changeAttrs(ctx, h.path(), int(h.f.Fd()), a)
+	return h.s.changeAttrsOf(ctx, h.path(), int(h.f.Fd()), a, h.oi)
 }
 
 // changed reports whether the backing file's size or times moved since
@@ -86,7 +148,10 @@ func (h *Handle) changed() (bool, *unix.Stat_t) {
 
 // Flush tells what the handle wrote since it last told, as made by the
 // actor in ctx (the process closing it).
-func (h *Handle) Flush(ctx context.Context) { h.tell(ctx, false) }
+func (h *Handle) Flush(ctx context.Context) {
+	h.s.syncInode(h.oi, int(h.f.Fd()))
+	h.tell(ctx, false)
+}
 
 // tell appends the write event if the file changed since it last told. At
 // release, a change since the last flush that did not come through the
@@ -135,7 +200,12 @@ func (h *Handle) Release(ctx context.Context) {
 			h.claim.Done()
 		}
 	}
+	h.s.syncInode(h.oi, int(h.f.Fd()))
 	h.tell(ctx, true)
+	if h.oi != nil {
+		h.s.untrack(h.oi)
+		h.oi = nil
+	}
 }
 
 // untouched reports whether the file is as the handle opened it: nothing

@@ -34,6 +34,11 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 	defer unix.Close(dirfd)
 	claim := s.Claim(ap)
 	defer claim.Done()
+	uop := s.usageBegin()
+	defer uop.end(0, 0)
+	if err := uop.reserve(OpMkdir, ap, 0, 1); err != nil {
+		return refusedUnlessExists(dirfd, name, OpMkdir, ap, err)
+	}
 	if err := unix.Mkdirat(dirfd, name, perm); err != nil {
 		return pathErr(OpMkdir, ap, err)
 	}
@@ -41,6 +46,7 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 		unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 		return pathErr(OpMkdir, ap, err)
 	}
+	uop.end(0, 1)
 	s.emit(ctx, journal.Create, ap, "", true)
 	return nil
 }
@@ -50,6 +56,13 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 // finds the deepest existing ancestor, then creates the rest downward, each
 // new component opened with O_NOFOLLOW from the fd of the one before.
 func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
+	return s.mkdirAllFor(ctx, ap, perm, 0)
+}
+
+// mkdirAllFor is mkdirAll for a caller that will add extra entries below
+// ap: it makes no directory unless the quota has room for them too
+// (quota.go), so a write refused for its own entry leaves no parents.
+func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra int64) error {
 	var missing []string
 	cur := ap
 	var fd int
@@ -80,6 +93,13 @@ func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
 	}
 	claim := s.Claim(childOf(cur, missing[len(missing)-1]))
 	defer claim.Done()
+	uop := s.usageBegin()
+	made := int64(0)
+	defer func() { uop.end(0, made) }()
+	if err := uop.reserve(OpMkdir, ap, 0, int64(len(missing))+extra); err != nil {
+		unix.Close(fd)
+		return err
+	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		name := missing[i]
 		cur = childOf(cur, name)
@@ -106,6 +126,7 @@ func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
 		}
 		fd = next
 		if err == nil {
+			made++
 			s.emit(ctx, journal.Create, cur, "", true)
 		}
 	}

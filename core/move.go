@@ -51,8 +51,14 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	if err := checkAt(OpMove, fa, o.Pre, fdir, fname); err != nil {
 		return err
 	}
+	uop := s.usageBegin() // a move frees what it replaces, and adds nothing
+	var gone usageCount
+	defer func() { uop.end(-gone.bytes, -gone.entries) }()
 	err = renameNoReplace(fdir, fname, tdir, tname)
 	if err == unix.EEXIST && o.Overwrite {
+		if fa != ta {
+			gone = s.replaced(ctx, tdir, tname)
+		}
 		// A file over a file, or a directory over an empty one, is one
 		// atomic rename; anything else needs the destination gone first.
 		err = unix.Renameat(fdir, fname, tdir, tname)
@@ -61,6 +67,12 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 			if err = removeAllAt(ctx, tdir, tname); err == nil {
 				err = renameNoReplace(fdir, fname, tdir, tname)
 			}
+		}
+	}
+	if err != nil {
+		gone = usageCount{}
+		if o.Overwrite {
+			s.outsideChange() // the destination may be partly gone
 		}
 	}
 	if err == unix.EEXIST || err == unix.ENOTEMPTY {
@@ -111,4 +123,17 @@ func renameNoReplace(fdir int, fname string, tdir int, tname string) error {
 // isUnder reports whether API path p lies strictly inside directory dir.
 func isUnder(p, dir string) bool {
 	return dir != "/" && strings.HasPrefix(p, dir+"/")
+}
+
+// replaced is what name in dirfd holds, which a move or copy is about to
+// replace: its bytes (as freedBy counts a file) and entries.
+func (s *Sandbox) replaced(ctx context.Context, dirfd int, name string) usageCount {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return usageCount{}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return s.measureAt(ctx, dirfd, name)
+	}
+	return usageCount{bytes: s.freedBy(&st), entries: 1}
 }

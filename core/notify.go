@@ -246,7 +246,8 @@ func (n *notifier) checkRoot(was string) string {
 // overflow: the kernel's queue overflowed, and events were dropped.
 func (n *notifier) overflow() {
 	n.log.Warn("inotify queue overflowed: re-walking the tree", "sandbox", n.s.name)
-	n.s.ledger.lost() // their sentinels may be among the events dropped
+	n.s.ledger.lost()   // their sentinels may be among the events dropped
+	n.s.outsideChange() // whatever they were, a scan counts it (quota_scan.go)
 	n.scanned = map[string]bool{}
 	n.addTree("/", tellNone)
 	n.s.out.push(outItem{lost: "/"})
@@ -325,6 +326,7 @@ func (n *notifier) tell(typ journal.Type, ap, old string, isDir bool) {
 // the reader (or the next REST operation) appends.
 func (n *notifier) append(typ journal.Type, ap, old string, isDir bool) {
 	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: journal.External}
+	n.s.outsideChange() // by how much, a scan will say (quota_scan.go)
 	if typ != journal.Remove {
 		if info, err := n.s.lstat(ap); err == nil {
 			fillEvent(&e, info)

@@ -50,7 +50,7 @@ func TestGrepRefusesCostlyPatterns(t *testing.T) {
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want a PatternError saying %q", err, tc.want)
 			}
-			if d := time.Since(start); d > 200*time.Millisecond {
+			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("refusal took %v", d)
 			}
 		})
@@ -132,13 +132,14 @@ func TestGrepLineModeSemantics(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "aq.txt"), []byte(strings.Repeat("a\n", 1<<19)+"q\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	res, err = s.Grep(ctx, "/aq.txt", GrepOptions{Pattern: `a[^z]*q`, OneFile: true, MaxFileSize: 16 << 20})
+	// Not a wall-clock bound (the machine is shared): one scan takes tens
+	// of milliseconds, and rescanning from each line, about 250,000 scans
+	// of half the file, hours; the grep's own context ends it at 30 s.
+	gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res, err = s.Grep(gctx, "/aq.txt", GrepOptions{Pattern: `a[^z]*q`, OneFile: true, MaxFileSize: 16 << 20})
 	if err != nil || len(res.Matches) != 0 {
-		t.Errorf("a[^z]*q: %d matches, %v; want no line", len(res.Matches), err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("a[^z]*q over 1 MiB of lines took %v, want one scan", d)
+		t.Errorf("a[^z]*q over 1 MiB of lines: %d matches, %v; want no line, in one scan", len(res.Matches), err)
 	}
 }
 
@@ -299,7 +300,7 @@ func TestGlobManyDoubleStars(t *testing.T) {
 	if !g.Match(deep + "/b") {
 		t.Error("did not match a path ending in b")
 	}
-	if d := time.Since(start); d > 500*time.Millisecond {
+	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("two matches took %v", d)
 	}
 }

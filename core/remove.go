@@ -44,15 +44,25 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 	if err := checkAt(OpRemove, ap, o.Pre, dirfd, name); err != nil {
 		return err
 	}
+	uop := s.usageBegin()
+	defer uop.end(0, 0)
+	var gone usageCount // what the remove frees (quota.go)
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		gone = usageCount{bytes: s.freedBy(&st), entries: 1}
+	}
 	isDir := false
 	err = unix.Unlinkat(dirfd, name, 0)
 	if err == unix.EISDIR || err == unix.EPERM {
-		var st unix.Stat_t
 		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			isDir = true
 			err = unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 			if (err == unix.ENOTEMPTY || err == unix.EEXIST) && recursive {
+				gone = s.measureAt(ctx, dirfd, name)
 				err = removeAllAt(ctx, dirfd, name)
+				if err != nil {
+					s.outsideChange() // part of it went: a scan will say how much
+				}
 			}
 			if err == unix.EEXIST {
 				err = unix.ENOTEMPTY
@@ -62,6 +72,7 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 	if err != nil {
 		return pathErr(OpRemove, ap, err)
 	}
+	uop.end(-gone.bytes, -gone.entries)
 	s.emit(ctx, journal.Remove, ap, "", isDir)
 	return nil
 }

@@ -75,6 +75,14 @@ const RestoreActorPrefix = "restore:"
 // (restore_doc in checkpoint_doc.go has the design).
 func (s *Sandbox) Restore(ctx context.Context, o RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{Checkpoint: o.Checkpoint, DryRun: o.DryRun, Written: []string{}, Removed: []string{}, Skipped: []RestoreSkip{}}
+	if !o.DryRun {
+		// A restore brings back what the checkpoint held, unbounded by the
+		// quota; usage is counted again after it (quota_scan.go).
+		defer func() {
+			s.quota.dirty.Store(true)
+			s.ScanUsage(context.WithoutCancel(ctx))
+		}()
+	}
 	h, err := s.checkpointStore()
 	if err != nil {
 		return res, err

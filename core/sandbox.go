@@ -84,9 +84,27 @@ func Open(name, dir string, o Options) (*Sandbox, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open sandbox root", Path: dir, Err: err}
 	}
+	return openFD(name, dir, fd, o)
+}
+
+// OpenAt opens the directory entry of dirfd as the sandbox called name,
+// never following a symlink (O_NOFOLLOW: a symlink is ENOTDIR or ELOOP).
+// hostRoot is its host path, for logs and RootState.
+func OpenAt(dirfd int, entry, hostRoot, name string, o Options) (*Sandbox, error) {
+	fd, err := unix.Openat(dirfd, entry, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open sandbox root", Path: hostRoot, Err: err}
+	}
+	return openFD(name, hostRoot, fd, o)
+}
+
+// openFD makes the sandbox of the root fd it now owns.
+func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, watchReady: make(chan struct{}),
 		opened: time.Now(), sweepDone: make(chan struct{}), reconciled: make(chan struct{})}
 	s.SetQuota(o.Quota)
+	s.quota.ready = make(chan struct{})
+	s.quota.dirty.Store(true) // nothing counted yet: the first scan takes its walk however busy
 	if o.StateDir != "" {
 		h, err := history.Open(o.StateDir, o.Retention, o.Log)
 		if err != nil {
@@ -128,6 +146,7 @@ func (s *Sandbox) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	s.stopScans() // before the root fd goes: a scan dups it under the same lock
 	if s.hist != nil {
 		s.hist.Close()
 	}

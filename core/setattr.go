@@ -41,6 +41,12 @@ func (s *Sandbox) setattr(ctx context.Context, ap string, a SetAttr) error {
 // anything else as chmod. The REST routes and the mirror (Dir.Setattr)
 // both change attributes through it.
 func (s *Sandbox) changeAttrs(ctx context.Context, ap string, fd int, a SetAttr) (unix.Stat_t, error) {
+	return s.changeAttrsOf(ctx, ap, fd, a, nil)
+}
+
+// changeAttrsOf is changeAttrs on a file whose open inode (quota_inode.go)
+// the caller may have: a size change reserves its growth first.
+func (s *Sandbox) changeAttrsOf(ctx context.Context, ap string, fd int, a SetAttr, oi *openInode) (unix.Stat_t, error) {
 	var st unix.Stat_t
 	claim := s.Claim(ap)
 	defer claim.Done()
@@ -69,7 +75,7 @@ func (s *Sandbox) changeAttrs(ctx context.Context, ap string, fd int, a SetAttr)
 		if err != nil {
 			return st, pathErr(OpSetattr, ap, err)
 		}
-		err = unix.Ftruncate(wfd, *a.Size)
+		err = s.truncate(ap, wfd, *a.Size, oi)
 		unix.Close(wfd)
 		if err != nil {
 			return st, pathErr(OpSetattr, ap, err)
@@ -119,4 +125,18 @@ func (a SetAttr) times() []unix.Timespec {
 		ts[1] = *a.Mtime
 	}
 	return ts
+}
+
+// truncate is ftruncate(2) of the open file fd, its growth reserved first.
+func (s *Sandbox) truncate(ap string, fd int, size int64, oi *openInode) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	p := s.beginInPlace(&st, oi)
+	defer p.end(fd)
+	if err := p.growTo(OpSetattr, ap, size); err != nil {
+		return err
+	}
+	return unix.Ftruncate(fd, size)
 }

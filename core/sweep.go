@@ -48,6 +48,7 @@ func isTempName(name string) bool {
 func (s *Sandbox) startSweep() {
 	fd, err := unix.FcntlInt(uintptr(s.root), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
+		close(s.quota.ready) // no scan: the bound holds on what is counted from now
 		close(s.sweepDone)
 		return
 	}
@@ -57,6 +58,14 @@ func (s *Sandbox) startSweep() {
 		n := s.sweepDir(fd, "/", s.opened)
 		if n > 0 {
 			s.swept.Add(int64(n))
+		}
+		// The first usage scan, on the tree without leftovers (quota_scan.go).
+		s.ScanUsage(context.Background())
+		close(s.quota.ready)
+		if s.quota.dirty.Load() {
+			s.scheduleScan(time.Duration(scanSoon.Load()), true)
+		} else {
+			s.scheduleScan(time.Duration(scanEvery.Load()), false)
 		}
 	}()
 }

@@ -134,6 +134,40 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 		return fail(err)
 	}
 
+	// The archive's usage, reserved before it moves in (quota.go): all of
+	// the stage when it becomes dest, else what the merge adds beyond what
+	// it replaces.
+	uop := s.usageBegin()
+	var grew usageCount
+	moving, merged := false, false
+	defer func() {
+		if !merged {
+			grew = usageCount{}
+			if moving {
+				s.outsideChange() // a merge cut short: a scan counts what moved
+			}
+		}
+		uop.end(grew.bytes, grew.entries)
+	}()
+	if destExists {
+		destfd, err := s.openDir(da)
+		if err != nil {
+			return fail(err)
+		}
+		grew, err = mergeUsage(newMeasurer(ctx), stagefd, destfd)
+		unix.Close(destfd)
+		if err != nil {
+			return fail(err)
+		}
+	} else {
+		grew, _ = newMeasurer(ctx).dir(dupDir(stagefd))
+		grew.entries++ // the stage itself, as dest
+	}
+	if err := uop.reserve(OpUntar, da, grew.bytes, grew.entries); err != nil {
+		return TarResult{}, err
+	}
+	moving = true
+
 	// Move the staged tree in.
 	madeDest := false
 	if !destExists {
@@ -171,6 +205,7 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 		}
 	}
 
+	merged = true
 	res := TarResult{Entries: len(names), Bytes: x.bytes}
 	if madeDest {
 		s.emit(ctx, journal.Create, da, "", true)

@@ -98,3 +98,47 @@ func forEachEntry(dirfd int, f func(name string, isDir bool) error) error {
 	}
 	return nil
 }
+
+// mergeUsage is what merging the staged tree src into dst adds to usage
+// (negative: frees), counted as merge moves it: a name missing in dst adds
+// its subtree; a file replacing a file adds the difference; a directory
+// replacing a file adds its subtree less the file; directories in both
+// are merged.
+func mergeUsage(m *measurer, src, dst int) (usageCount, error) {
+	var u usageCount
+	err := forEachEntry(src, func(name string, srcIsDir bool) error {
+		var st unix.Stat_t
+		err := unix.Fstatat(dst, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		dstIsDir := err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+		if err == nil && srcIsDir && dstIsDir {
+			return withDirs(src, dst, name, func(s, d int) error {
+				in, err := mergeUsage(m, s, d)
+				u.add(in)
+				return err
+			})
+		}
+		in, err2 := m.entry(src, name, nil)
+		if err2 != nil {
+			return err2
+		}
+		u.add(in)
+		if err == nil {
+			u.entries--
+			if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink <= 1 {
+				u.bytes -= st.Size
+			}
+		}
+		return nil
+	})
+	return u, err
+}
+
+// dupDir opens the directory fd (O_PATH) again for reading its entries
+// (-1 on failure, which the reader then reports).
+func dupDir(fd int) int {
+	d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	return d
+}

@@ -53,7 +53,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if name == "" {
 		return "", 0, pathErr(OpUpload, ap, unix.EISDIR)
 	}
-	if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
+	if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
 		return "", 0, err
 	}
 	dirfd, err := s.openDir(dir)
@@ -64,6 +64,8 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 
 	mode := uint32(0o644)
 	owner, group := -1, -1
+	existed := false
+	var freed int64 // the bytes of the file replaced (quota.go)
 	var st unix.Stat_t
 	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
@@ -73,11 +75,19 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	case err == nil:
 		mode = s.keptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
+		existed, freed = true, s.freedBy(&st)
 	case err != unix.ENOENT:
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
 	if err := checkAt(OpUpload, ap, o.Pre, dirfd, name); err != nil {
 		return "", 0, err
+	}
+	uop := s.usageBegin()
+	defer uop.end(0, 0) // a failed upload: its reservation released
+	if !existed {
+		if err := uop.reserve(OpUpload, ap, 0, 1); err != nil {
+			return "", 0, err
+		}
 	}
 
 	claim := s.Claim(ap)
@@ -105,7 +115,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
 	s.emit(ctx, journal.Create, partPath, "", false)
-	n, err := copySparse(f, r)
+	n, err := copySparse(f, &reservingReader{r: r, need: func(n int64) error { return uop.reserveTo(OpUpload, ap, n-freed) }})
 	if err != nil {
 		return fail(err)
 	}
@@ -137,6 +147,11 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		unix.Unlinkat(dirfd, part, 0)
 		s.emit(ctx, journal.Remove, partPath, "", false)
 		return "", 0, err
+	}
+	if existed {
+		uop.end(n-freed, 0)
+	} else {
+		uop.end(n, 1)
 	}
 	s.emit(ctx, journal.Rename, ap, partPath, false)
 	return ap, n, nil

@@ -51,6 +51,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	existed := false
 	owner := -1
 	group := -1
+	var freed int64 // the bytes of the file replaced (quota.go)
 	var st unix.Stat_t
 	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
@@ -61,11 +62,19 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		existed = true
 		mode = s.keptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
+		freed = s.freedBy(&st)
 	case err != unix.ENOENT:
 		return 0, pathErr(OpWrite, ap, err)
 	}
 	if err := checkAt(OpWrite, ap, o.Pre, dirfd, name); err != nil {
 		return 0, err // before reading a byte of the body
+	}
+	uop := s.usageBegin()
+	defer uop.end(0, 0) // a failed write: its reservation released
+	if !existed {
+		if err := uop.reserve(OpWrite, ap, 0, 1); err != nil {
+			return 0, err
+		}
 	}
 	if o.Mode != 0 {
 		mode = UnixPerm(o.Mode)
@@ -84,7 +93,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		unix.Unlinkat(dirfd, tmp, 0)
 		return 0, pathErr(OpWrite, ap, err)
 	}
-	n, err := copyToFile(f, r)
+	n, err := copyToFile(f, &reservingReader{r: r, need: func(n int64) error { return uop.reserveTo(OpWrite, ap, n-freed) }})
 	if err != nil {
 		return fail(err)
 	}
@@ -114,6 +123,11 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	if err := renameChecked(OpWrite, ap, o.Pre, dirfd, tmp, name); err != nil {
 		unix.Unlinkat(dirfd, tmp, 0)
 		return 0, err
+	}
+	if existed {
+		uop.end(n-freed, 0)
+	} else {
+		uop.end(n, 1)
 	}
 	if !existed {
 		s.emit(ctx, journal.Create, ap, "", false)
@@ -162,7 +176,7 @@ func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) 
 	}
 	if mkdirParents {
 		dir, _ := dirAndName(ap)
-		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
+		if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
 			return ap, -1, "", err
 		}
 	}

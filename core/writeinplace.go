@@ -57,6 +57,15 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	}
 	created := false
 	var fd int
+	uop := s.usageBegin() // the new file's entry (quota.go)
+	defer func() {
+		if created {
+			uop.end(0, 1)
+		} else {
+			uop.end(0, 0)
+		}
+	}()
+	reserved := false
 	for tries := 0; ; tries++ {
 		if o.Pre.IfNoneMatch {
 			err = unix.ENOENT // create only: straight to O_EXCL
@@ -68,6 +77,12 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 		}
 		if err != unix.ENOENT || tries >= 8 {
 			break
+		}
+		if !reserved {
+			if err := uop.reserve(OpWrite, ap, 0, 1); err != nil {
+				return 0, err
+			}
+			reserved = true
 		}
 		fd, err = unix.Openat(dirfd, name, flags|unix.O_CREAT|unix.O_EXCL, mode)
 		if err == nil {
@@ -108,6 +123,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	if created {
 		if err := chownNewFd(ctx, fd); err != nil {
 			unix.Unlinkat(dirfd, name, 0)
+			created = false // gone again: no entry
 			return 0, pathErr(OpWrite, ap, err)
 		}
 		if o.Mode != 0 {
@@ -122,12 +138,25 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 			return 0, pathErr(OpWrite, ap, err)
 		}
 	}
+	p0 := s.beginInPlace(&st, nil) // the bytes it writes (quota_inode.go)
+	defer p0.end(fd)
+	base := int64(0) // the size the body's bytes go on top of
+	if o.Append {
+		base = p0.before
+	}
+	if lr, ok := r.(interface{ Len() int }); ok {
+		// A body held whole: refused past the quota before the file is
+		// touched, so the old content stays.
+		if err := p0.growTo(OpWrite, ap, base+int64(lr.Len())); err != nil {
+			return 0, err
+		}
+	}
 	if !o.Append && !created {
 		if err := unix.Ftruncate(fd, 0); err != nil {
 			return 0, pathErr(OpWrite, ap, err)
 		}
 	}
-	n, err := copyToFile(f, r)
+	n, err := copyToFile(f, &reservingReader{r: r, need: func(n int64) error { return p0.growTo(OpWrite, ap, base+n) }})
 	if err != nil {
 		s.emit(ctx, journal.Write, ap, "", false)
 		return n, pathErr(OpWrite, ap, err)
@@ -135,6 +164,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	if err := tellETag(f, o.ETag); err != nil {
 		return n, pathErr(OpWrite, ap, err)
 	}
+	p0.end(fd)
 	if err := f.Close(); err != nil {
 		return n, pathErr(OpWrite, ap, err)
 	}

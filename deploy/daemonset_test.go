@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"os"
-	"path"
 	"strings"
 	"testing"
 
@@ -75,7 +74,7 @@ func TestDaemonSetGivesTheDaemonWhatItNeeds(t *testing.T) {
 	ds, c := daemonSet(t)
 	spec := ds.Spec.Template.Spec
 	f := flags(t, c)
-	for _, name := range []string{"root", "mount", "state", "listen", "token-file", "direct-mount"} {
+	for _, name := range []string{"root", "sandboxes", "mount-all", "state", "listen", "token-file", "direct-mount", "inotify-instances"} {
 		if _, ok := f[name]; !ok {
 			t.Errorf("no --%s", name)
 		}
@@ -91,6 +90,9 @@ func TestDaemonSetGivesTheDaemonWhatItNeeds(t *testing.T) {
 		}
 	}
 
+	if r, d := f["root"], f["sandboxes"]; r == d || strings.HasPrefix(r, d+"/") || strings.HasPrefix(f["mount-all"], d+"/") {
+		t.Errorf("--root=%s or --mount-all=%s inside --sandboxes=%s: served (or refused) as a sandbox of DIR", r, f["mount-all"], d)
+	}
 	t.Run("/dev/fuse", func(t *testing.T) {
 		m, v := mountAt(t, ds, c, "/dev/fuse")
 		if m.MountPath != "/dev/fuse" || v.HostPath == nil || v.HostPath.Path != "/dev/fuse" ||
@@ -106,7 +108,7 @@ func TestDaemonSetGivesTheDaemonWhatItNeeds(t *testing.T) {
 		}
 	})
 	t.Run("directories on the host", func(t *testing.T) {
-		for _, name := range []string{"root", "mount", "state"} {
+		for _, name := range []string{"root", "sandboxes", "mount-all", "state"} {
 			dir := f[name]
 			m, v := mountAt(t, ds, c, dir)
 			if v.HostPath == nil || !strings.HasPrefix(v.HostPath.Path, "/var/lib/sandfs/") {
@@ -118,13 +120,13 @@ func TestDaemonSetGivesTheDaemonWhatItNeeds(t *testing.T) {
 		}
 	})
 	t.Run("the mounts propagate to the host", func(t *testing.T) {
-		m, _ := mountAt(t, ds, c, path.Dir(f["mount"]))
+		m, _ := mountAt(t, ds, c, f["mount-all"])
 		if m.MountPropagation == nil || *m.MountPropagation != corev1.MountPropagationBidirectional {
 			got := "none"
 			if m.MountPropagation != nil {
 				got = string(*m.MountPropagation)
 			}
-			t.Errorf("volume mount %s of --mount's directory: propagation %s, want Bidirectional", m.Name, got)
+			t.Errorf("volume mount %s of --mount-all's directory: propagation %s, want Bidirectional", m.Name, got)
 		}
 	})
 	t.Run("token from a Secret", func(t *testing.T) {

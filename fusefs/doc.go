@@ -159,6 +159,18 @@
 // fallocate came through the daemon). The page cache is then the backing
 // file's own, so passthrough reads are coherent with outside writers.
 //
+// # Quotas
+//
+// A sandbox with a byte quota (core/quota.go) is served without
+// passthrough, reads included: go-fuse gives every open of an inode the
+// backing file of one already open, so one reader in passthrough would
+// let a writer opened after it write past the daemon. Every WRITE then goes
+// through core.Handle.WriteAt, which reserves the growth first (ENOSPC
+// past the bound, nothing written); writev, fallocate and truncates go
+// through the handle likewise. COPY_FILE_RANGE is not served, so the
+// kernel copies through READ and WRITE. Creates, mkdir, symlink, mknod and
+// link are held to the entry bound by the core.Dir calls they are.
+//
 // # Locks
 //
 // flock and fcntl locks are kept by the kernel on the mount's inodes (the

@@ -23,6 +23,7 @@ type file struct {
 
 var (
 	_ = (fs.FileWriter)((*file)(nil))
+	_ = (fs.FileWritever)((*file)(nil))
 	_ = (fs.FileFlusher)((*file)(nil))
 	_ = (fs.FileReleaser)((*file)(nil))
 	_ = (fs.FileAllocater)((*file)(nil))
@@ -36,28 +37,42 @@ func (m *Mirror) newFile(h *core.Handle) *file {
 }
 
 // PassthroughFd offers the backing descriptor to the kernel for FUSE
-// passthrough, unless the mirror was told not to.
+// passthrough, unless the mirror was told not to, or the sandbox has a
+// byte quota: its writes must come through the daemon to be checked
+// (core.Handle.Passthrough says why reads go through it too). A quota set
+// while a file is open in passthrough holds for it once it is closed.
 func (f *file) PassthroughFd() (int, bool) {
-	if f.m.noPassthrough {
+	if f.m.noPassthrough || !f.h.Passthrough() {
 		return 0, false
 	}
 	return f.LoopbackFile.PassthroughFd()
 }
 
+// Write goes through the handle, which reserves the growth against the
+// sandbox's quota first (ENOSPC past it, nothing written).
 func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
-	n, errno := f.LoopbackFile.Write(ctx, data, off)
-	if n > 0 {
-		f.h.Wrote()
-	}
-	return n, errno
+	n, err := f.h.WriteAt(data, off)
+	return uint32(max(n, 0)), f.m.toErrno(err)
 }
 
-func (f *file) Allocate(ctx context.Context, off uint64, sz uint64, mode uint32) syscall.Errno {
-	errno := f.LoopbackFile.Allocate(ctx, off, sz, mode)
-	if errno == 0 {
-		f.h.Wrote()
+// Writev is Write of data in pieces (the LoopbackFile's own would bypass
+// the handle).
+func (f *file) Writev(ctx context.Context, data [][]byte, off int64) (uint32, syscall.Errno) {
+	if len(data) == 1 {
+		return f.Write(ctx, data[0], off)
 	}
-	return errno
+	var buf []byte
+	for _, d := range data {
+		buf = append(buf, d...)
+	}
+	return f.Write(ctx, buf, off)
+}
+
+// Allocate is fallocate through the handle, its growth reserved first.
+// copy_file_range needs nothing of its own: the mirror does not serve
+// COPY_FILE_RANGE, so the kernel copies through READ and WRITE.
+func (f *file) Allocate(ctx context.Context, off uint64, sz uint64, mode uint32) syscall.Errno {
+	return f.m.toErrno(f.h.Allocate(int64(off), int64(sz), mode))
 }
 
 // Flush tells what the handle wrote. Where the backing filesystem acts at

@@ -31,6 +31,8 @@ type agentFS interface {
 
 var _ agentFS = (*core.Sandbox)(nil)
 
+func (s *Server) agentFS(ctx context.Context) agentFS { return s.sandboxOf(ctx) }
+
 // maxAgentEntries caps GET /v1/fs/entries (api.md §1 list limit). The
 // seed's answer is a bare array, so a cut listing says so in a header. A
 // variable only so that a test can lower it.
@@ -49,7 +51,7 @@ func (s *Server) fsEntries(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return err
 	}
 	ctx, skipped := core.WithSkippedNames(r.Context())
-	infos, truncated, err := s.fs.List(ctx, optionalPath(q, "."), maxAgentEntries)
+	infos, truncated, err := s.agentFS(ctx).List(ctx, optionalPath(q, "."), maxAgentEntries)
 	if err != nil {
 		return err
 	}
@@ -71,7 +73,7 @@ func (s *Server) fsReadFile(w http.ResponseWriter, r *http.Request, _ httprouter
 	if err != nil {
 		return err
 	}
-	f, info, err := s.fs.OpenFile(r.Context(), p)
+	f, info, err := s.agentFS(r.Context()).OpenFile(r.Context(), p)
 	if err != nil {
 		return err
 	}
@@ -91,7 +93,7 @@ func (s *Server) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httproute
 	if err != nil {
 		return err
 	}
-	p, err := s.cleanRequired(q)
+	p, err := s.cleanRequired(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -101,7 +103,7 @@ func (s *Server) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httproute
 	}
 	var etag string
 	body := &bodyReader{r: r.Body}
-	n, err := s.fs.WriteFile(r.Context(), p, body, core.WriteOptions{MkdirParents: true, Pre: pre, ETag: &etag})
+	n, err := s.agentFS(r.Context()).WriteFile(r.Context(), p, body, core.WriteOptions{MkdirParents: true, Pre: pre, ETag: &etag})
 	if err != nil {
 		return body.blame(err)
 	}
@@ -116,7 +118,7 @@ func (s *Server) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return err
 	}
-	p, err := s.cleanRequired(q)
+	p, err := s.cleanRequired(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -128,7 +130,7 @@ func (s *Server) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return err
 	}
-	if err := s.fs.RemoveWith(r.Context(), p, core.RemoveOptions{Recursive: recursive, Pre: pre}); err != nil {
+	if err := s.agentFS(r.Context()).RemoveWith(r.Context(), p, core.RemoveOptions{Recursive: recursive, Pre: pre}); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, fsActionResponse{Path: p})
@@ -140,11 +142,11 @@ func (s *Server) fsMkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	if err != nil {
 		return err
 	}
-	p, err := s.cleanRequired(q)
+	p, err := s.cleanRequired(r.Context(), q)
 	if err != nil {
 		return err
 	}
-	if err := s.fs.Mkdir(r.Context(), p, true, 0o755); err != nil {
+	if err := s.agentFS(r.Context()).Mkdir(r.Context(), p, true, 0o755); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, fsActionResponse{Path: p})
@@ -166,11 +168,11 @@ func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if req.To == nil {
 		return invalidRequest(`missing required field "to"`)
 	}
-	from, err := s.fs.Clean(*req.From)
+	from, err := s.agentFS(r.Context()).Clean(*req.From)
 	if err != nil {
 		return err
 	}
-	to, err := s.fs.Clean(*req.To)
+	to, err := s.agentFS(r.Context()).Clean(*req.To)
 	if err != nil {
 		return err
 	}
@@ -179,7 +181,7 @@ func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		return err
 	}
 	o := core.MoveOptions{Overwrite: req.Overwrite != nil && *req.Overwrite, MkdirParents: true, Pre: pre}
-	if err := s.fs.Move(r.Context(), from, to, o); err != nil {
+	if err := s.agentFS(r.Context()).Move(r.Context(), from, to, o); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, fsMoveResponse{From: from, To: to})
@@ -191,7 +193,7 @@ func (s *Server) fsStat(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err != nil {
 		return err
 	}
-	info, err := s.fs.Stat(r.Context(), p)
+	info, err := s.agentFS(r.Context()).Stat(r.Context(), p)
 	if err != nil {
 		return err
 	}
@@ -214,7 +216,7 @@ func (s *Server) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprou
 		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.limits.MaxTarBody)
 	}
 	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
-	res, err := s.fs.ExtractTar(r.Context(), optionalPath(q, "."), body,
+	res, err := s.agentFS(r.Context()).ExtractTar(r.Context(), optionalPath(q, "."), body,
 		core.TarOptions{Mode: core.TarMerge, MaxPaths: maxUploadPaths})
 	if err != nil {
 		return body.blame(err)
@@ -226,12 +228,12 @@ func (s *Server) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprou
 
 // cleanRequired is the required query parameter path made an API path, for
 // the answers that echo the path the operation acted on.
-func (s *Server) cleanRequired(q url.Values) (string, error) {
+func (s *Server) cleanRequired(ctx context.Context, q url.Values) (string, error) {
 	p, err := requiredQuery(q, "path", plainDialect)
 	if err != nil {
 		return "", err
 	}
-	return s.fs.Clean(p)
+	return s.agentFS(ctx).Clean(p)
 }
 
 // optionalPath returns the query parameter path, or def when it is absent
@@ -253,6 +255,12 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	if !errors.As(err, &jf) {
 		return err
 	}
+	return plainJSONError(jf)
+}
+
+// plainJSONError words a JSON failure as a 400 of the sandbox-agent and
+// named families.
+func plainJSONError(jf *jsonFailure) error {
 	switch jf.what {
 	case jsonEmpty:
 		return invalidRequest("request body is empty; want a JSON object")

@@ -65,9 +65,10 @@ func renderAIO(w http.ResponseWriter, k errKind, v1 bool) {
 		return
 	}
 	status := k.Status
-	if v1 && (k.Errno != 0 || k.Expected) && !k.Internal && k.Op != "resolve" {
+	if v1 && (k.Errno != 0 || k.Expected) && !k.Internal && k.Op != "resolve" && !k.Quota {
 		// An empty path or one with a NUL byte is a 400 in every family
-		// (api.md §1), not a filesystem failure.
+		// (api.md §1), not a filesystem failure; a quota's refusal is 507
+		// in every family, as a precondition's is 412.
 		status = http.StatusOK
 	}
 	writeError(w, status, "application/json", aioEnvelope{Success: false, Message: k.Detail, Data: aioFailureOf(k)})

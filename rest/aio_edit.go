@@ -80,7 +80,7 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
 	if err != nil {
 		return err
 	}
-	ap, err := s.fileFS().Clean(*p)
+	ap, err := s.fileFS(ctx).Clean(*p)
 	if err != nil {
 		return withOp(cmd, err)
 	}
@@ -140,7 +140,7 @@ func (s *Server) replaceV1(w http.ResponseWriter, r *http.Request, _ httprouter.
 			return invalidField("body.replace_mode", "enum", "Input should be 'ALL', 'FIRST' or 'LAST', got %q", *req.ReplaceMode)
 		}
 	}
-	ap, err := s.fileFS().Clean(*p)
+	ap, err := s.fileFS(r.Context()).Clean(*p)
 	if err != nil {
 		return withOp("replace", err)
 	}
@@ -178,7 +178,7 @@ func toEOL(s, eol string) string {
 func (s *Server) saveEdit(ctx context.Context, ap, content string, prev undoStep, pre core.Precondition) (string, error) {
 	var etag string
 	o := core.WriteOptions{MkdirParents: !prev.existed, Pre: pre, ETag: &etag}
-	if _, err := s.fileFS().WriteFile(ctx, ap, strings.NewReader(content), o); err != nil {
+	if _, err := s.fileFS(ctx).WriteFile(ctx, ap, strings.NewReader(content), o); err != nil {
 		return "", err
 	}
 	s.files().undo.push(ap, prev)
@@ -270,7 +270,7 @@ func (s *Server) editCreate(ctx context.Context, ap string, text *string, pre co
 	if text == nil {
 		return editResult{}, invalidRequest("Parameter `file_text` is required for command: create")
 	}
-	if _, err := s.fileFS().Lstat(ctx, ap); err == nil {
+	if _, err := s.fileFS(ctx).Lstat(ctx, ap); err == nil {
 		return editResult{}, &fs.PathError{Op: "create", Path: ap, Err: unix.EEXIST}
 	}
 	etag, err := s.saveEdit(ctx, ap, *text, undoStep{existed: false}, pre)
@@ -293,10 +293,10 @@ func (s *Server) editUndo(ctx context.Context, ap string, pre core.Precondition)
 	var err error
 	if st.existed {
 		o := core.WriteOptions{MkdirParents: true, Pre: pre, ETag: &res.etag}
-		_, err = s.fileFS().WriteFile(ctx, ap, strings.NewReader(st.content), o)
+		_, err = s.fileFS(ctx).WriteFile(ctx, ap, strings.NewReader(st.content), o)
 		res.NewContent = &st.content
 	} else {
-		err = s.fileFS().RemoveWith(ctx, ap, core.RemoveOptions{Pre: pre})
+		err = s.fileFS(ctx).RemoveWith(ctx, ap, core.RemoveOptions{Pre: pre})
 	}
 	if err != nil {
 		h.push(ap, st) // not undone: keep it
@@ -310,7 +310,7 @@ func (s *Server) editUndo(ctx context.Context, ap string, pre core.Precondition)
 }
 
 func (s *Server) editView(ctx context.Context, ap string, rng []int) (editResult, error) {
-	fsys := s.fileFS()
+	fsys := s.fileFS(ctx)
 	info, err := fsys.Stat(ctx, ap)
 	if err != nil {
 		return editResult{}, err

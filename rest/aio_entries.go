@@ -23,7 +23,7 @@ func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Para
 	if err != nil {
 		return err
 	}
-	fsys := s.fileFS()
+	fsys := s.fileFS(ctx)
 	ap, err := fsys.Clean(p)
 	if err != nil {
 		return withOp("mkdir", err)
@@ -46,7 +46,7 @@ func (s *Server) transferPaths(w http.ResponseWriter, r *http.Request) (transfer
 	case req.Destination == nil:
 		return req, "", "", missing("destination")
 	}
-	fsys := s.fileFS()
+	fsys := s.fileFS(r.Context())
 	src, err := fsys.Clean(*req.Source)
 	if err != nil {
 		return req, "", "", err
@@ -76,7 +76,7 @@ func (s *Server) copyEntry(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return withOp("copy", err)
 	}
-	st, err := s.fileFS().Copy(ctx, src, dst, core.CopyOptions{Overwrite: boolOr(req.Overwrite, false), MkdirParents: true, Pre: pre})
+	st, err := s.fileFS(ctx).Copy(ctx, src, dst, core.CopyOptions{Overwrite: boolOr(req.Overwrite, false), MkdirParents: true, Pre: pre})
 	if err != nil {
 		return withOp("copy", err)
 	}
@@ -95,7 +95,7 @@ func (s *Server) moveEntry(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return withOp("move", err)
 	}
-	if err := s.fileFS().Move(r.Context(), src, dst, core.MoveOptions{Overwrite: boolOr(req.Overwrite, false), MkdirParents: true, Pre: pre}); err != nil {
+	if err := s.fileFS(r.Context()).Move(r.Context(), src, dst, core.MoveOptions{Overwrite: boolOr(req.Overwrite, false), MkdirParents: true, Pre: pre}); err != nil {
 		return withOp("move", err)
 	}
 	return writeAIO(w, moveResult{Source: src, Destination: dst})
@@ -109,7 +109,7 @@ func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request, _ httproute
 	if err != nil {
 		return err
 	}
-	fsys := s.fileFS()
+	fsys := s.fileFS(r.Context())
 	ap, err := fsys.Clean(p)
 	if err != nil {
 		return withOp("delete", err)

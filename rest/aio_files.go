@@ -44,7 +44,7 @@ type fileFS interface {
 
 var _ fileFS = (*core.Sandbox)(nil)
 
-func (s *Server) fileFS() fileFS { return s.sandboxes[core.DefaultSandbox] }
+func (s *Server) fileFS(ctx context.Context) fileFS { return s.sandboxOf(ctx) }
 
 // Limits of the file routes (api.md §1). Tests shrink them.
 type aioFileLimits struct {

@@ -28,7 +28,7 @@ func TestAIOCapabilities(t *testing.T) {
 // core, with origin api.
 func TestAIOJournal(t *testing.T) {
 	h := newFilesHarness(t, nil)
-	j := h.srv.sandboxes["default"].Journal()
+	j := h.srv.reg.Get("default").Journal()
 	seq := j.Seq()
 	wantAIO[fileWriteResult](t, h.post(t, "/v2/fs/write", `{"path":"/j.txt","content":"x"}`))
 	wantAIO[editResult](t, h.post(t, "/v2/fs/edit", `{"command":"str_replace","path":"/j.txt","old_str":"x","new_str":"y"}`))

@@ -77,7 +77,7 @@ type searchResult struct {
 	LineNumbers []int    `json:"line_numbers"`
 }
 
-func (s *Server) grepFS() grepFS { return s.sandboxes[core.DefaultSandbox] }
+func (s *Server) grepFS(ctx context.Context) grepFS { return s.sandboxOf(ctx) }
 
 // grep: POST /v2/fs/grep, POST /v1/file/grep — ripgrep-like content search
 // of a file or a directory tree.
@@ -91,12 +91,12 @@ func (s *Server) grep(w http.ResponseWriter, r *http.Request, _ httprouter.Param
 		return withOp("grep", err)
 	}
 	ctx, skipped := core.WithSkippedNames(r.Context())
-	res, err := s.grepFS().Grep(ctx, *req.Path, o)
+	res, err := s.grepFS(ctx).Grep(ctx, *req.Path, o)
 	if err != nil {
 		return withOp("grep", err)
 	}
 	noteSkipped(w, skipped)
-	p, _ := s.fs.Clean(*req.Path)
+	p, _ := s.agentFS(ctx).Clean(*req.Path)
 	out := grepResult{Path: p, Pattern: o.Pattern, Matches: make([]grepMatch, len(res.Matches)),
 		MatchCount: len(res.Matches), FilesSearched: res.FilesSearched, FilesMatched: res.FilesMatched, Truncated: res.Truncated}
 	for i, m := range res.Matches {
@@ -215,11 +215,11 @@ func (s *Server) searchInFile(w http.ResponseWriter, r *http.Request, _ httprout
 		return invalidField("body.regex", "missing", "Field required")
 	}
 	o := core.GrepOptions{Pattern: *req.Regex, MaxResults: 10_000, MaxFileSize: 16 << 20, Exclude: []string{}, OneFile: true}
-	res, err := s.grepFS().Grep(r.Context(), *req.File, o)
+	res, err := s.grepFS(r.Context()).Grep(r.Context(), *req.File, o)
 	if err != nil {
 		return withOp("search", err)
 	}
-	p, _ := s.fs.Clean(*req.File)
+	p, _ := s.agentFS(r.Context()).Clean(*req.File)
 	out := searchResult{File: p, Matches: make([]string, len(res.Matches)), LineNumbers: make([]int, len(res.Matches))}
 	for i, m := range res.Matches {
 		out.Matches[i] = m.Text

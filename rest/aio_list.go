@@ -372,7 +372,7 @@ func (s *Server) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 // succeeds.
 func (s *Server) walkListing(w http.ResponseWriter, r *http.Request, op, p string, wo core.WalkOptions, limit int,
 	keep func(core.WalkEntry) (bool, error), add func(core.WalkEntry)) (dir string, truncated bool, err error) {
-	fsys := s.fileFS()
+	fsys := s.fileFS(r.Context())
 	info, err := fsys.Stat(r.Context(), p)
 	if err != nil {
 		return "", false, withOp(op, err)

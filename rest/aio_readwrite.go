@@ -78,7 +78,7 @@ func (s *Server) readText(ctx context.Context, p string, start, end *int) (fileR
 // are decode_error (422).
 func (s *Server) readWhole(ctx context.Context, p string) (string, string, error) {
 	limit := s.files().limits.ReadBytes
-	f, info, err := s.fileFS().OpenFile(ctx, p)
+	f, info, err := s.fileFS(ctx).OpenFile(ctx, p)
 	if err != nil {
 		return "", "", err
 	}
@@ -176,7 +176,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return withOp("write", err)
 	}
-	fsys := s.fileFS()
+	fsys := s.fileFS(ctx)
 	var n int64
 	var etag string
 	if _, owned := core.OwnerOf(ctx); owned && !boolOr(req.Append, false) {
@@ -265,7 +265,7 @@ func (s *Server) statV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 }
 
 func (s *Server) stat(w http.ResponseWriter, r *http.Request, p string, follow bool) error {
-	fsys := s.fileFS()
+	fsys := s.fileFS(r.Context())
 	li, err := fsys.Lstat(r.Context(), p)
 	if err != nil {
 		return withOp("stat", err)

@@ -37,7 +37,7 @@ type transferFS interface {
 
 var _ transferFS = (*core.Sandbox)(nil)
 
-func (s *Server) transferFS() transferFS { return s.sandboxes[core.DefaultSandbox] }
+func (s *Server) transferFS(ctx context.Context) transferFS { return s.sandboxOf(ctx) }
 
 // uploadResult is the 1.x FileUploadResult (v2 answers the same).
 type uploadResult struct {
@@ -133,7 +133,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 				return withOp("upload", err)
 			}
 			body := &bodyReader{r: part}
-			ap, n, err := s.transferFS().Upload(ctx, dest, body, o)
+			ap, n, err := s.transferFS(ctx).Upload(ctx, dest, body, o)
 			if err != nil {
 				return withOp("upload", body.blame(err))
 			}
@@ -157,19 +157,19 @@ func (s *Server) uploadTarget(ctx context.Context, target, filename string) (str
 		if base == "" || base == "." || base == ".." || base == "/" {
 			return "", invalidRequest("the upload names no file (no path, and the file part has no filename)")
 		}
-		return s.fs.Clean(path.Join(dir, base))
+		return s.agentFS(ctx).Clean(path.Join(dir, base))
 	}
 	if target == "" {
 		return named(".")
 	}
-	ap, err := s.fs.Clean(target)
+	ap, err := s.agentFS(ctx).Clean(target)
 	if err != nil {
 		return "", err
 	}
 	if strings.HasSuffix(target, "/") {
 		return named(ap)
 	}
-	if info, err := s.transferFS().Stat(ctx, ap); err == nil && info.IsDir() {
+	if info, err := s.transferFS(ctx).Stat(ctx, ap); err == nil && info.IsDir() {
 		return named(ap)
 	}
 	return ap, nil
@@ -201,7 +201,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	default:
 		return invalidField("query.change_policy", "enum", "Input should be 'ignore' or 'abort'")
 	}
-	fs := s.transferFS()
+	fs := s.transferFS(r.Context())
 	f, info, err := fs.OpenFile(r.Context(), q.Get("path"))
 	if err != nil {
 		return withOp("download", err)
@@ -307,7 +307,7 @@ func (s *Server) treeGet(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	if _, ok := q["path"]; !ok {
 		return invalidField("query.path", "missing", "Field required")
 	}
-	fs := s.transferFS()
+	fs := s.transferFS(r.Context())
 	info, err := fs.Stat(r.Context(), q.Get("path"))
 	if err != nil {
 		return withOp("tree", err)
@@ -388,10 +388,10 @@ func (s *Server) treePut(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 		return withOp("tree", err)
 	}
 	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
-	res, err := s.transferFS().ExtractTar(ctx, q.Get("path"), body, core.TarOptions{Mode: tm, MaxPaths: 1})
+	res, err := s.transferFS(ctx).ExtractTar(ctx, q.Get("path"), body, core.TarOptions{Mode: tm, MaxPaths: 1})
 	if err != nil {
 		return withOp("tree", body.blame(err))
 	}
-	p, _ := s.fs.Clean(q.Get("path"))
+	p, _ := s.agentFS(ctx).Clean(q.Get("path"))
 	return writeAIO(w, treeResult{Path: p, Entries: res.Entries, Mode: mode})
 }

@@ -17,7 +17,8 @@ import (
 
 // The AIO watch routes (api.md §4 watch bullet, §6; seed 001 "Watch a
 // directory"): create, list, poll, SSE, stop, and the v1 wait. Every route
-// acts on sandbox "default" and its one journal; a watcher is a filtered,
+// acts on the selected sandbox (selector.go; "default" without a selector)
+// and its one journal, where the watcher lives; a watcher is a filtered,
 // bounded view of that journal (core/journal), so a poll and an SSE stream
 // read the watcher's own buffer with a cursor and nothing is ever queued
 // per client.
@@ -65,7 +66,16 @@ func (ws *watchState) forget(id string) {
 	delete(ws.files, id)
 }
 
-func (s *Server) watchFS() watchFS { return s.sandboxes[core.DefaultSandbox] }
+func (s *Server) watchFS(ctx context.Context) watchFS { return s.sandboxOf(ctx) }
+
+// watchesOf is the watchState of the request's sandbox: it goes with the
+// sandbox when Registry.Remove takes it out.
+func (s *Server) watchesOf(ctx context.Context) *watchState {
+	if e := s.entryOf(ctx); e != nil {
+		return &e.watches
+	}
+	return &watchState{} // no sandbox "default": nothing to remember
+}
 
 // watchCreate: POST /v2/watch, POST /v1/file/watch {path, recursive,
 // debounce, exclude, include_patterns} — a watcher on a directory or file
@@ -80,7 +90,7 @@ func (s *Server) watchCreate(w http.ResponseWriter, r *http.Request, _ httproute
 	if err != nil {
 		return withOp("watch_create", err)
 	}
-	sb := s.watchFS()
+	sb := s.watchFS(r.Context())
 	p, err := sb.Clean(*req.Path)
 	if err != nil {
 		return withOp("watch_create", err)
@@ -95,7 +105,7 @@ func (s *Server) watchCreate(w http.ResponseWriter, r *http.Request, _ httproute
 		return withOp("watch_create", err)
 	}
 	if !reused {
-		s.watches.setFile(wt.ID, !info.IsDir())
+		s.watchesOf(r.Context()).setFile(wt.ID, !info.IsDir())
 	}
 	return writeAIO(w, watchCreated{
 		WatcherID:     in.Ref,
@@ -142,7 +152,7 @@ func watchConfig(req watchCreateRequest) (journal.Config, error) {
 
 // watchList: GET /v2/watch, GET /v1/file/watch — the live watchers.
 func (s *Server) watchList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	sb := s.watchFS()
+	sb := s.watchFS(r.Context())
 	infos := sb.Journal().Watchers()
 	status := "active"
 	if sb.WatchDegraded() {
@@ -218,18 +228,18 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, id string, pr watc
 			return withOp("watch_poll", invalidRequest("timeout must be between 0 and %d s, got %d", pollTimeoutMax, timeout))
 		}
 	}
-	wt, err := s.watchFS().Journal().Watcher(id)
+	wt, err := s.watchFS(r.Context()).Journal().Watcher(id)
 	if err != nil {
 		return withOp("watch_poll", unknownWatcher(id, err))
 	}
 	ctx, done := s.streamContext(r.Context())
 	defer done()
 	b, err := wt.Poll(ctx, uint64(cursor), int(limit), time.Duration(timeout)*time.Second)
-	if err != nil && (r.Context().Err() != nil || !s.stopping()) {
+	if err != nil && (r.Context().Err() != nil || s.endReason(r.Context()) == "") {
 		return withOp("watch_poll", unknownWatcher(id, err))
-	} // the daemon stops: answer what the poll has, as at its timeout
+	} // the daemon stops or the sandbox goes: answer what the poll has, as at its timeout
 	return writeAIO(w, watchBatch{
-		Events:   wireEvents(b.Events, wt.Config().Path, s.watches.isFile(id)),
+		Events:   wireEvents(b.Events, wt.Config().Path, s.watchesOf(r.Context()).isFile(id)),
 		Cursor:   b.Cursor,
 		Overflow: b.Overflow,
 	})
@@ -240,14 +250,14 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, id string, pr watc
 // watcher's own id, is 404); the watcher stops at the last.
 func (s *Server) watchStop(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	id := ps.ByName("id")
-	left, err := s.watchFS().Journal().Release(id)
+	left, err := s.watchFS(r.Context()).Journal().Release(id)
 	if err != nil {
 		return withOp("watch_stop", unknownWatcher(id, err))
 	}
 	status := "active"
 	if left == 0 {
 		status = "stopped"
-		s.watches.forget(id)
+		s.watchesOf(r.Context()).forget(id)
 	}
 	return writeAIO(w, watchStopped{WatcherID: id, Status: status, Subscribers: left})
 }
@@ -279,7 +289,7 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 				"Input should be 'create', 'write', 'remove', 'rename' or 'chmod', got %q", t)
 		}
 	}
-	sb := s.watchFS()
+	sb := s.watchFS(r.Context())
 	p, err := sb.Clean(*req.Path)
 	if err != nil {
 		return withOp("watch_wait", err)
@@ -299,9 +309,9 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return withOp("watch_wait", &requestError{kindTimeout, http.StatusServiceUnavailable,
 			fmt.Sprintf("no matching event on %s within %d s", p, timeout)})
 	case <-ctx.Done():
-		if r.Context().Err() == nil { // the daemon stops (streams.go)
+		if r.Context().Err() == nil { // the daemon stops or the sandbox goes (streams.go)
 			return withOp("watch_wait", &requestError{kindTimeout, http.StatusServiceUnavailable,
-				fmt.Sprintf("no matching event on %s: %s", p, shutdownReason)})
+				fmt.Sprintf("no matching event on %s: %s", p, s.endReason(r.Context()))})
 		}
 		return r.Context().Err()
 	}

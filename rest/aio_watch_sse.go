@@ -66,11 +66,11 @@ func (s *Server) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string
 	if seq, ok := lastEventSeq(r.Header.Get("Last-Event-ID"), id); ok {
 		cursor = seq
 	}
-	wt, err := s.watchFS().Journal().Watcher(id)
+	wt, err := s.watchFS(r.Context()).Journal().Watcher(id)
 	if err != nil {
 		return withOp("watch_events", unknownWatcher(id, err))
 	}
-	base, isFile := wt.Config().Path, s.watches.isFile(id)
+	base, isFile := wt.Config().Path, s.watchesOf(r.Context()).isFile(id)
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -89,12 +89,12 @@ func (s *Server) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string
 	for {
 		b, err := wt.Poll(ctx, cursor, sseBatch, sseHeartbeat)
 		if err != nil {
-			if r.Context().Err() == nil && s.stopping() {
+			if reason := s.endReason(r.Context()); r.Context().Err() == nil && reason != "" {
 				sw.arm()
-				sw.event("", "shutdown", sseShutdown{Reason: shutdownReason, Cursor: cursor})
+				sw.event("", "shutdown", sseShutdown{Reason: reason, Cursor: cursor})
 				sw.flush()
 			}
-			return nil // the client went away, the watcher stopped, or the daemon stops
+			return nil // the client went away, the watcher stopped, the daemon stops or the sandbox goes
 		}
 		sw.arm()
 		if b.Overflow && !overflowing {

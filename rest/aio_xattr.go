@@ -23,7 +23,7 @@ type xattrFS interface {
 
 var _ xattrFS = (*core.Sandbox)(nil)
 
-func (s *Server) xattrFS() xattrFS { return s.sandboxes[core.DefaultSandbox] }
+func (s *Server) xattrFS(ctx context.Context) xattrFS { return s.sandboxOf(ctx) }
 
 // xattrSetRequest is the body of PUT /v2/fs/xattr.
 type xattrSetRequest struct {
@@ -69,7 +69,7 @@ func (s *Server) xattrSet(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	if err != nil {
 		return withOp("xattr_set", invalidRequest("value is not base64: %v", err))
 	}
-	ap, err := s.xattrFS().SetXattr(r.Context(), *req.Path, *req.Name, val)
+	ap, err := s.xattrFS(r.Context()).SetXattr(r.Context(), *req.Path, *req.Name, val)
 	if err != nil {
 		return withOp("xattr_set", err)
 	}
@@ -87,7 +87,7 @@ func (s *Server) xattrDelete(w http.ResponseWriter, r *http.Request, _ httproute
 			return invalidField("query."+k, "missing", "Field required")
 		}
 	}
-	ap, err := s.xattrFS().RemoveXattr(r.Context(), q.Get("path"), q.Get("name"))
+	ap, err := s.xattrFS(r.Context()).RemoveXattr(r.Context(), q.Get("path"), q.Get("name"))
 	if err != nil {
 		return withOp("xattr_delete", err)
 	}
@@ -95,7 +95,7 @@ func (s *Server) xattrDelete(w http.ResponseWriter, r *http.Request, _ httproute
 }
 
 func (s *Server) writeXattrs(w http.ResponseWriter, r *http.Request, p, name string) error {
-	ap, xs, err := s.xattrFS().Xattrs(r.Context(), p, name)
+	ap, xs, err := s.xattrFS(r.Context()).Xattrs(r.Context(), p, name)
 	if err != nil {
 		return withOp("xattr_get", err)
 	}

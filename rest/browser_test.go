@@ -125,6 +125,15 @@ func guardCases(t *testing.T, ids map[string]string) []guardCase {
 			js("POST", p+"/chown", `{"path":"/a.txt","uid":65534}`, true),
 		)
 	}
+	// The sandboxes: the guard harness has no Manager, so these answer 405
+	// (or 404) once they run, and change nothing.
+	for _, p := range []string{"/v1/sandboxes", "/v1/sprites"} {
+		cases = append(cases,
+			js("POST", p, `{"name":"guarded"}`, false),
+			js("PATCH", p+"/default", `{"quota":{"bytes":1}}`, false),
+			guardCase{method: "DELETE", target: p + "/nope"},
+		)
+	}
 	// History: the guard harness keeps no state, so these answer 409 once
 	// they run, and change nothing.
 	for _, p := range []string{"/v1/sandboxes/default", "/v1/sprites/default"} {
@@ -581,7 +590,8 @@ func TestAllowedOriginCORS(t *testing.T) {
 		!strings.Contains(pre.Header.Get("Access-Control-Allow-Methods"), "POST") ||
 		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "Authorization") ||
 		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "Content-Type") ||
-		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "X-Sandfs-Actor") {
+		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "X-Sandfs-Actor") ||
+		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "X-Sandfs-Sandbox") {
 		t.Errorf("preflight of an allowed origin: %d %v", pre.Status, pre.Header)
 	}
 	r := h.do(t, req{Method: "POST", Target: "/v2/fs/write", Body: strings.NewReader(`{"path":"/w.txt","content":"x"}`),

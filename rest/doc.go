@@ -1,6 +1,19 @@
 // Package rest is the HTTP face of sandfs: route families on httprouter,
 // each speaking the dialect of a product whose clients must work against
-// sandfs unchanged, all acting on the same core.Sandbox.
+// sandfs unchanged, all acting on the same core.Sandbox of a Registry.
+//
+// # Sandboxes
+//
+// A Registry (registry.go) is the live set of sandboxes, which the daemon
+// changes while the Server runs. The route wrapper (routes.go serve,
+// selector.go) resolves the sandbox a request acts on once, at its start:
+// the named family's path, or the sandbox selector of the agent and AIO
+// families (X-Sandfs-Sandbox, ?sandbox=, else the token's own sandbox, else
+// "default"). It holds it until the request ends and carries it in the
+// request's context, where the handlers take it (Server.sandboxOf).
+// Registry.Remove ends the sandbox's streams at once (streams.go) and
+// waits for its holds. sandboxes.go serves GET, POST, PATCH and DELETE
+// /v1/sandboxes over the daemon's Manager.
 //
 // # Route table
 //
@@ -93,7 +106,8 @@
 // Candidates are hashed and compared with crypto/subtle, so neither the
 // content nor the length of the token leaks through timing. A missing or
 // wrong token is 401 in the route's family shape (token_invalid for /v1/fs)
-// with WWW-Authenticate.
+// with WWW-Authenticate. A sandbox's own token (Registry.Add) opens that
+// sandbox only: auth.go holds the scope and why its lookups leak nothing.
 //
 // # Browsers
 //

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
+
+	"sandfs/core"
 )
 
 type healthResponse struct {
@@ -28,7 +30,7 @@ type healthResponse struct {
 // (still "ok" with a degraded watch: the files are served).
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	h := healthResponse{Status: "ok", Version: Version()}
-	for name, sb := range s.sandboxes {
+	s.reg.each(func(name string, sb *core.Sandbox) {
 		if sb.WatchDegraded() {
 			h.Degraded = append(h.Degraded, name)
 		}
@@ -38,7 +40,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 			}
 			h.Roots[name] = st
 		}
-	}
+	})
 	if len(h.Degraded) > 0 {
 		h.Watch = "degraded"
 		sort.Strings(h.Degraded)

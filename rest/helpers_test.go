@@ -621,6 +621,14 @@ func newNamedHarnessWith(t *testing.T, o core.Options) *namedHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.start(t)
+	return &namedHarness{harness: h, other: other, def: def, ob: ob}
+}
+
+// start serves h.srv on a test server, and logs the server's log when the
+// test fails.
+func (h *harness) start(t *testing.T) {
+	t.Helper()
 	h.ts = httptest.NewServer(h.srv.Handler())
 	t.Cleanup(h.ts.Close)
 	t.Cleanup(func() {
@@ -628,7 +636,6 @@ func newNamedHarnessWith(t *testing.T, o core.Options) *namedHarness {
 			t.Logf("server log:\n%s", h.logs.String())
 		}
 	})
-	return &namedHarness{harness: h, other: other, def: def, ob: ob}
 }
 
 // watching starts the kernel watch of sandbox default and waits until it
@@ -737,7 +744,7 @@ func wsRecv(t *testing.T, c *websocket.Conn, within time.Duration) wsMsg {
 func newWatchHarness(t *testing.T) (*harness, *core.Sandbox) {
 	t.Helper()
 	h := newHarness(t, harnessOpts{})
-	sb := h.srv.sandboxes["default"]
+	sb := h.srv.reg.Get("default")
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // runs before the harness's own cleanups
 	if err := sb.StartWatching(ctx, slog.New(slog.NewTextHandler(h.logs, nil))); err != nil {

@@ -3,7 +3,6 @@ package rest
 import (
 	"io"
 	"net/http"
-	"sort"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -11,6 +10,8 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"sandfs/core"
 )
 
 // GET /metrics (api.md §1): Prometheus text. The request path keeps its
@@ -96,6 +97,9 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range append([]*prometheus.Desc{descRequests, descBytesIn, descBytesOut, descEvents, descWatchers, descDropped, descOverflows, descFUSE}, natsDescs...) {
 		ch <- d
 	}
+	for _, d := range quotaDescs {
+		ch <- d
+	}
 	for _, st := range c.s.stats {
 		st.latency.Describe(ch)
 	}
@@ -112,13 +116,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descBytesOut, prometheus.CounterValue, float64(st.out.Load()), st.method, st.path)
 		st.latency.Collect(ch)
 	}
-	names := make([]string, 0, len(c.s.sandboxes))
-	for n := range c.s.sandboxes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		sb := c.s.sandboxes[name]
+	c.s.reg.each(func(name string, sb *core.Sandbox) {
 		j := sb.Journal()
 		for origin, byType := range j.Counts() {
 			for typ, n := range byType {
@@ -129,13 +127,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(j.Dropped()), name)
 		ch <- prometheus.MustNewConstMetric(descOverflows, prometheus.CounterValue, float64(j.Overflows()), name)
 		c.collectEvents(ch, name)
+		collectQuota(ch, name, sb)
 		if c.s.mirrorOps == nil {
-			continue
+			return
 		}
 		for op, n := range c.s.mirrorOps(name) {
 			ch <- prometheus.MustNewConstMetric(descFUSE, prometheus.CounterValue, float64(n), name, op)
 		}
-	}
+	})
 }
 
 // metricsHandler serves the registry of the Server's collector plus the Go

@@ -36,7 +36,7 @@ func TestMetrics(t *testing.T) {
 			t.Fatalf("%s %s: status %d, want %d: %s", s.r.Method, s.r.Target, r.Status, s.want, r.Body)
 		}
 	}
-	sb := h.srv.sandboxes["default"]
+	sb := h.srv.reg.Get("default")
 	r := h.do(t, req{Method: "GET", Target: "/metrics"})
 	wantStatus(t, r, 200)
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {

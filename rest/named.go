@@ -41,16 +41,10 @@ type namedFS interface {
 
 var _ namedFS = (*core.Sandbox)(nil)
 
-// sandbox picks the sandbox {name}; an unknown one is 404 ENOENT with the
-// name as path.
-func (s *Server) sandbox(ps httprouter.Params) (namedFS, error) {
-	name := ps.ByName("name")
-	sb := s.sandboxes[name]
-	if sb == nil {
-		return nil, &fs.PathError{Op: "sandbox", Path: name, Err: unix.ENOENT}
-	}
-	return sb, nil
-}
+// sandbox is the sandbox {name}, which the route wrapper looked up and
+// holds for the request (selector.go: an unknown one is 404 ENOENT with
+// the name as path before the handler runs).
+func (s *Server) sandbox(r *http.Request) namedFS { return s.sandboxOf(r.Context()) }
 
 // namedPath resolves a client path against workingDir, which must be
 // absolute (default "/").
@@ -85,10 +79,7 @@ func (s *Server) namedTarget(r *http.Request, ps httprouter.Params, def string) 
 
 // namedQuery is the sandbox {name} and the query.
 func (s *Server) namedQuery(r *http.Request, ps httprouter.Params) (namedFS, url.Values, error) {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return nil, nil, err
-	}
+	sb := s.sandbox(r)
 	q, err := query(r)
 	return sb, q, err
 }
@@ -346,10 +337,7 @@ func (s *Server) namedSourceDest(w http.ResponseWriter, r *http.Request, sb name
 // rename(2): an existing destination is replaced; ifMatch (or If-Match) is
 // the source's precondition.
 func (s *Server) namedRename(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
+	sb := s.sandbox(r)
 	req, src, dst, err := s.namedSourceDest(w, r, sb)
 	if err != nil {
 		return err
@@ -368,10 +356,7 @@ func (s *Server) namedRename(w http.ResponseWriter, r *http.Request, ps httprout
 // preserveAttrs, ifMatch} — cp [-r] [-p]: an existing destination is
 // replaced; ifMatch (or If-Match) is the destination's precondition.
 func (s *Server) namedCopy(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
+	sb := s.sandbox(r)
 	req, src, dst, err := s.namedSourceDest(w, r, sb)
 	if err != nil {
 		return err

@@ -15,10 +15,7 @@ import (
 
 // namedChmod: POST /fs/chmod {path, mode "0755", workingDir, recursive}.
 func (s *Server) namedChmod(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
+	sb := s.sandbox(r)
 	var req namedChmodRequest
 	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
 		return err
@@ -44,10 +41,7 @@ func (s *Server) namedChmod(w http.ResponseWriter, r *http.Request, ps httproute
 // namedChown: POST /fs/chown {path, uid, gid, workingDir, recursive}; uid
 // and gid are numbers or names, at least one of them given.
 func (s *Server) namedChown(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
+	sb := s.sandbox(r)
 	var req namedChownRequest
 	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
 		return err

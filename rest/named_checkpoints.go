@@ -78,19 +78,11 @@ const maxCheckpointName = 256
 
 // namedSandbox is the sandbox {name} itself, for the routes that reach
 // past namedFS.
-func (s *Server) namedSandbox(ps httprouter.Params) (*core.Sandbox, error) {
-	if _, err := s.sandbox(ps); err != nil {
-		return nil, err
-	}
-	return s.sandboxes[ps.ByName("name")], nil
-}
+func (s *Server) namedSandbox(r *http.Request) *core.Sandbox { return s.sandboxOf(r.Context()) }
 
 // namedCheckpointCreate: POST /checkpoints {name?, skipExcluded?} → 201.
 func (s *Server) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.namedSandbox(ps)
-	if err != nil {
-		return err
-	}
+	sb := s.namedSandbox(r)
 	var req namedCheckpointRequest
 	if r.ContentLength != 0 {
 		if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
@@ -112,10 +104,7 @@ func (s *Server) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, p
 
 // namedCheckpointList: GET /checkpoints, oldest first.
 func (s *Server) namedCheckpointList(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.namedSandbox(ps)
-	if err != nil {
-		return err
-	}
+	sb := s.namedSandbox(r)
 	list, err := sb.Checkpoints()
 	if err != nil {
 		return err
@@ -129,10 +118,7 @@ func (s *Server) namedCheckpointList(w http.ResponseWriter, r *http.Request, ps 
 
 // namedCheckpointGet: GET /checkpoints/:id.
 func (s *Server) namedCheckpointGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.namedSandbox(ps)
-	if err != nil {
-		return err
-	}
+	sb := s.namedSandbox(r)
 	cp, err := sb.CheckpointByID(ps.ByName("id"))
 	if err != nil {
 		return err
@@ -142,10 +128,7 @@ func (s *Server) namedCheckpointGet(w http.ResponseWriter, r *http.Request, ps h
 
 // namedCheckpointDelete: DELETE /checkpoints/:id.
 func (s *Server) namedCheckpointDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.namedSandbox(ps)
-	if err != nil {
-		return err
-	}
+	sb := s.namedSandbox(r)
 	id := ps.ByName("id")
 	if err := sb.DeleteCheckpoint(id); err != nil {
 		return err
@@ -157,10 +140,7 @@ func (s *Server) namedCheckpointDelete(w http.ResponseWriter, r *http.Request, p
 // request's X-Sandfs-Actor is not the restore's: its changes carry
 // restore:<checkpoint>.
 func (s *Server) namedRestore(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.namedSandbox(ps)
-	if err != nil {
-		return err
-	}
+	sb := s.namedSandbox(r)
 	var req namedRestoreRequest
 	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
 		return err

@@ -184,7 +184,7 @@ func TestNamedRestore(t *testing.T) {
 	if undo.Reason != "before-restore" {
 		t.Errorf("undo %+v", undo)
 	}
-	h.srv.sandboxes["default"].Journal().Scan(context.Background(), undo.Seq, func(e journal.Event) bool {
+	h.srv.reg.Get("default").Journal().Scan(context.Background(), undo.Seq, func(e journal.Event) bool {
 		if e.Actor != "restore:"+cp.ID || e.Origin != journal.API {
 			t.Errorf("event %+v is not the restore's", e)
 		}

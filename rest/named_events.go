@@ -71,10 +71,7 @@ func under(p, dir string) bool {
 
 // namedEvents: GET /events?since&last&limit&path&actor&origin.
 func (s *Server) namedEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
+	sb := s.sandbox(r)
 	q, err := query(r)
 	if err != nil {
 		return err

@@ -102,10 +102,7 @@ func (p wsPath) covers(ev string) bool {
 // subscribe messages and sends one event message per journal event under
 // the paths followed.
 func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	sb, err := s.sandbox(ps)
-	if err != nil {
-		return err
-	}
+	sb := s.sandbox(r)
 	c := &refusalCatcher{ResponseWriter: w}
 	conn, err := websocket.Accept(c, r, &websocket.AcceptOptions{
 		// The route wrapper's browser guard (browser.go) has already
@@ -196,8 +193,8 @@ func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 			}
 		}
 	}
-	if ctx.Err() == nil && s.stopping() {
-		conn.Close(websocket.StatusGoingAway, shutdownReason)
+	if reason := s.endReason(r.Context()); ctx.Err() == nil && reason != "" {
+		conn.Close(websocket.StatusGoingAway, reason)
 	}
 	cancel()
 	conn.Close(websocket.StatusNormalClosure, "")

@@ -77,7 +77,7 @@ func (s *Server) editPrecondition(ctx context.Context, r *http.Request, ap strin
 		return pre, err
 	}
 	cur := ""
-	info, err := s.fileFS().Stat(ctx, ap)
+	info, err := s.fileFS(ctx).Stat(ctx, ap)
 	switch {
 	case err == nil:
 		cur = core.ETag(info)

@@ -241,7 +241,7 @@ func TestConditionalRoutes(t *testing.T) {
 	for _, rt := range condRoutes() {
 		t.Run(rt.name, func(t *testing.T) {
 			h := newFilesHarness(t, nil)
-			sb := h.srv.sandboxes["default"]
+			sb := h.srv.reg.Get("default")
 			h.writeFile(t, "/f.txt", "ONE\n")
 			h.writeFile(t, "/src.txt", "TWO\n")
 			cur := hostETag(t, h.host("/f.txt"), false)

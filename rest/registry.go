@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"sandfs/core"
 )
@@ -13,29 +14,48 @@ import (
 // Registry is the live set of sandboxes a Server serves, by name. The
 // daemon adds and removes sandboxes while the Server runs (--sandboxes DIR,
 // POST and DELETE /v1/sandboxes); every request looks its sandbox up here
-// once, at its start.
+// once, at its start (selector.go), and holds it until it ends: Remove
+// waits for those holds.
 //
 // Each sandbox may have its own token: it opens that sandbox's routes on
 // every family, and no other's.
 type Registry struct {
-	mu sync.RWMutex
-	m  map[string]*regEntry
+	mu    sync.RWMutex
+	m     map[string]*regEntry
+	bySum map[[sha256.Size]byte]string // a sandbox token's SHA-256 sum → its sandbox (auth.go)
 }
 
 type regEntry struct {
+	name     string
 	sb       *core.Sandbox
 	hasToken bool
 	tokenSum [sha256.Size]byte
 	gone     chan struct{} // closed by Remove: the sandbox's streams end
+	watches  watchState    // its AIO watchers that watch a file (aio_watch.go)
+
+	// The requests in flight on the sandbox (a stream counts until it
+	// ends): acquire adds one, release takes it off; once removed, the
+	// last release closes drained. Remove sets removed after taking the
+	// entry out of the map, so no acquire follows it; whichever of Remove
+	// and the last release comes second sees the other's store and closes
+	// drained (once).
+	inflight atomic.Int64
+	removed  atomic.Bool
+	drained  chan struct{}
+	drain    sync.Once
 }
 
-// NewRegistry makes an empty registry.
-func NewRegistry() *Registry { return &Registry{m: map[string]*regEntry{}} }
+func (e *regEntry) closeDrained() { e.drain.Do(func() { close(e.drained) }) }
 
-// Add serves sb under name, with its own token ("" = none). A name taken
-// is an error.
+// NewRegistry makes an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{m: map[string]*regEntry{}, bySum: map[[sha256.Size]byte]string{}}
+}
+
+// Add serves sb under name, with its own token ("" = none). A name taken,
+// or a token another sandbox has, is an error.
 func (g *Registry) Add(name string, sb *core.Sandbox, token string) error {
-	e := &regEntry{sb: sb, gone: make(chan struct{})}
+	e := &regEntry{name: name, sb: sb, gone: make(chan struct{}), drained: make(chan struct{})}
 	if token != "" {
 		e.hasToken, e.tokenSum = true, sha256.Sum256([]byte(token))
 	}
@@ -43,6 +63,12 @@ func (g *Registry) Add(name string, sb *core.Sandbox, token string) error {
 	defer g.mu.Unlock()
 	if _, ok := g.m[name]; ok {
 		return fmt.Errorf("sandbox %s is already served", name)
+	}
+	if e.hasToken {
+		if other, ok := g.bySum[e.tokenSum]; ok {
+			return fmt.Errorf("sandbox %s: its token is sandbox %s's", name, other)
+		}
+		g.bySum[e.tokenSum] = name
 	}
 	g.m[name] = e
 	return nil
@@ -56,12 +82,78 @@ func (g *Registry) Remove(ctx context.Context, name string) *core.Sandbox {
 	g.mu.Lock()
 	e := g.m[name]
 	delete(g.m, name)
+	if e != nil && e.hasToken {
+		delete(g.bySum, e.tokenSum)
+	}
 	g.mu.Unlock()
 	if e == nil {
 		return nil
 	}
 	close(e.gone)
+	e.removed.Store(true)
+	if e.inflight.Load() == 0 {
+		e.closeDrained()
+	}
+	select {
+	case <-e.drained:
+	case <-ctx.Done():
+	}
 	return e.sb
+}
+
+// acquire is the entry served as name, held for one request until its
+// release; nil when name is not served. The hold is taken under the
+// registry's lock, so a Remove that has taken name out sees every hold
+// taken before.
+func (g *Registry) acquire(name string) *regEntry {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	e := g.m[name]
+	if e != nil {
+		e.inflight.Add(1)
+	}
+	return e
+}
+
+// release ends a hold acquire took.
+func (e *regEntry) release() {
+	if e.inflight.Add(-1) == 0 && e.removed.Load() {
+		e.closeDrained()
+	}
+}
+
+// isGone reports whether Remove took the entry out.
+func (e *regEntry) isGone() bool {
+	select {
+	case <-e.gone:
+		return true
+	default:
+		return false
+	}
+}
+
+// tokenSum is the SHA-256 sum of the token of the sandbox served as name;
+// false when it is not served or has no token.
+func (g *Registry) tokenSum(name string) ([sha256.Size]byte, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if e := g.m[name]; e != nil && e.hasToken {
+		return e.tokenSum, true
+	}
+	return [sha256.Size]byte{}, false
+}
+
+// sandboxOfToken is the sandbox whose token has one of the sums, "" when
+// none has (auth.go says why a map lookup leaks nothing about a token).
+func (g *Registry) sandboxOfToken(sums [][sha256.Size]byte) string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	for i := range sums {
+		if name, ok := g.bySum[sums[i]]; ok {
+			return name
+		}
+	}
+	return ""
 }
 
 // Get is the sandbox served as name, or nil.
@@ -89,6 +181,16 @@ func (g *Registry) Names() []string {
 		return names[i] < names[j]
 	})
 	return names
+}
+
+// each calls fn for every sandbox served, in the order of Names (one
+// that Remove took out meanwhile is skipped).
+func (g *Registry) each(fn func(name string, sb *core.Sandbox)) {
+	for _, n := range g.Names() {
+		if sb := g.Get(n); sb != nil {
+			fn(n, sb)
+		}
+	}
 }
 
 // Manager makes and removes sandboxes at run time, for POST, PATCH and

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -9,7 +10,7 @@ import (
 
 // Route is one line of the route table.
 type Route struct {
-	Method string // GET, HEAD, PUT, POST, DELETE
+	Method string // GET, HEAD, PUT, POST, PATCH, DELETE
 	Path   string // httprouter pattern (":name" for a path parameter)
 	Family string // FamilyService, FamilyAgent, …: which error shape the route speaks
 	Auth   bool   // whether the token (when one is configured) is required
@@ -57,6 +58,7 @@ func (s *Server) table() []route {
 		{Route{"GET", "/ui/history.js", FamilyService, public}, s.uiAsset},   // → the console's history part (checkpoints, changes, restore)
 		{Route{"GET", "/ui/highlight.js", FamilyService, public}, s.uiAsset}, // → the console's syntax highlighting (its own small tokenizer)
 		{Route{"GET", "/ui/linediff.js", FamilyService, public}, s.uiAsset},  // → the console's line diff (compare: disk against the editor)
+		{Route{"GET", "/ui/usage.js", FamilyService, public}, s.uiAsset},     // → the console's usage line (the sandbox's usage against its quota)
 
 		// sandbox-agent (api.md §3, seed 000).
 		{Route{"GET", "/v1/fs/entries", FamilyAgent, authed}, s.fsEntries},           // q: path (default ".") → [FsEntry]
@@ -122,8 +124,15 @@ func (s *Server) table() []route {
 		{Route{"PUT", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrSet},         // b: {path, name, value (base64)} → {path, xattrs}
 		{Route{"DELETE", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrDelete},   // q: path, name → {path, xattrs}
 
-		// The sandboxes served (sandfs's own, for the console's picker; ui.go).
-		{Route{"GET", "/v1/sandboxes", FamilyNamed, authed}, s.listSandboxes}, // → {sandboxes: [{name}], count}, "default" first
+		// The sandboxes themselves (sandfs's own, api.md §5 "The sandboxes"; sandboxes.go): list (the console's picker), create, quota, remove.
+		{Route{"GET", "/v1/sandboxes", FamilyNamed, authed}, s.listSandboxes},          // → {sandboxes: [{name, usage: {bytes, entries}, quota: {bytes, entries}}], count}, "default" first
+		{Route{"GET", "/v1/sprites", FamilyNamed, authed}, s.listSandboxes},            // → as above
+		{Route{"POST", "/v1/sandboxes", FamilyNamed, authed}, s.createSandbox},         // b: {name, quota?: {bytes?, entries?}} → 201 {name, token, quota}
+		{Route{"POST", "/v1/sprites", FamilyNamed, authed}, s.createSandbox},           // b: as above → as above
+		{Route{"PATCH", "/v1/sandboxes/:name", FamilyNamed, authed}, s.patchSandbox},   // b: {quota: {bytes?, entries?}} → {name, quota, usage}
+		{Route{"PATCH", "/v1/sprites/:name", FamilyNamed, authed}, s.patchSandbox},     // b: as above → as above
+		{Route{"DELETE", "/v1/sandboxes/:name", FamilyNamed, authed}, s.deleteSandbox}, // → {name, removed: true}
+		{Route{"DELETE", "/v1/sprites/:name", FamilyNamed, authed}, s.deleteSandbox},   // → as above
 
 		// Named sandboxes (api.md §5, seed 002): every route under both prefixes; asRoot accepted and ignored.
 		{Route{"GET", "/v1/sandboxes/:name/fs/read", FamilyNamed, authed}, s.namedRead},        // q: path, workingDir; Range → bytes
@@ -167,12 +176,13 @@ func (s *Server) table() []route {
 }
 
 // handle wraps a route's handler: recover, the browser guard (Host and
-// Origin, browser.go), auth, the actor header (actor.go), then the handler, with any error rendered in
-// the route's family shape.
+// Origin, browser.go), then serve, with any error rendered in the route's
+// family shape.
 func (s *Server) handle(rt route) httprouter.Handle {
 	fam := familyOf(rt.Family)
 	st := newRouteStats(rt.Route)
 	s.stats = append(s.stats, st)
+	sel := routeSelector(rt.Route)
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		start := time.Now()
 		tw := &trackingWriter{ResponseWriter: w}
@@ -194,14 +204,38 @@ func (s *Server) handle(rt route) httprouter.Handle {
 			return
 		}
 		s.browser.allowPage(tw, r)
-		var err error
-		if rt.Auth && !s.auth.ok(r) {
-			s.fail(tw, r, fam, rt.Path, errUnauthorized)
-		} else if r, err = withActor(r); err != nil {
-			s.fail(tw, r, fam, rt.Path, err)
-		} else if err := rt.h(tw, r, ps); err != nil {
+		if err := s.serve(tw, r, rt, sel, ps); err != nil {
 			s.fail(tw, r, fam, rt.Path, err)
 		}
 		drainBody(tw, r, body) // the answer reaches a client that sends its whole body first
 	}
+}
+
+// serve is a request past the browser guard: the sandbox it names
+// (selector.go), auth and the token's scope (auth.go), the actor header
+// (actor.go), the sandbox it acts on, held until the handler returns, then
+// the handler.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route, sel selectorKind, ps httprouter.Params) error {
+	named, nameErr := namedSandbox(sel, r, ps)
+	own, err := s.authorize(r, rt.Route, sel, named)
+	if err != nil {
+		return err // 401 before a bad selector's 400
+	}
+	if nameErr != nil {
+		return nameErr
+	}
+	if own != "" {
+		r = r.WithContext(context.WithValue(r.Context(), tokenSandboxKey{}, own))
+	}
+	if r, err = withActor(r); err != nil {
+		return err
+	}
+	r, held, err := s.withSandbox(r, sel, actsOn(sel, named, own))
+	if err != nil {
+		return err
+	}
+	if held != nil {
+		defer held.release()
+	}
+	return rt.h(w, r, ps)
 }

@@ -14,15 +14,18 @@ import (
 
 // Config wires a Server. cmd/sandfs builds it from flags.
 type Config struct {
-	Sandboxes map[string]*core.Sandbox // "default" is required; other families act on it
+	// Sandboxes are served from the start, with no token of their own.
+	// Without a Registry, "default" is required.
+	Sandboxes map[string]*core.Sandbox
 	// Registry, when set, is the live set of sandboxes (registry.go);
-	// Sandboxes are then added to it. Manager makes and removes them for
+	// Sandboxes are then added to it, and "default" may be absent (the
+	// routes that select it answer 404). Manager makes and removes them for
 	// POST, PATCH and DELETE /v1/sandboxes (nil: none made at run time).
 	Registry *Registry
 	Manager  Manager
-	Token     string                   // "" = no auth
-	Limits    Limits
-	Log       *slog.Logger // nil = slog.Default()
+	Token    string // "" = no auth: the daemon's token, which may do everything
+	Limits   Limits
+	Log      *slog.Logger // nil = slog.Default()
 
 	// Browser guard (browser.go): the pages and Host names allowed beside
 	// the daemon's own (--allow-origin, --allow-host).
@@ -56,10 +59,10 @@ type Limits struct {
 // DefaultLimits are the limits of api.md §1.
 var DefaultLimits = Limits{MaxJSONBody: 64 << 20, MaxTarBody: 4 << 30}
 
-// Server serves the route families over one core.Sandbox map.
+// Server serves the route families over the sandboxes of a Registry.
 type Server struct {
-	fs        agentFS // sandbox "default"
-	sandboxes map[string]*core.Sandbox
+	reg       *Registry // every request looks its sandbox up here (selector.go)
+	manager   Manager   // nil: no sandbox made at run time
 	auth      tokenCheck
 	browser   browserGuard      // browser.go: Host and Origin
 	families  map[string]string // static route path → family, for requests no route handled
@@ -67,7 +70,6 @@ type Server struct {
 	log       *slog.Logger
 	routes    []route
 	handler   http.Handler
-	watches   watchState // aio_watch.go
 	streams   streamStop // streams.go: ended by EndStreams before shutdown
 	fileState aioFiles   // aio_files.go: limits and the editor's undo history
 
@@ -77,15 +79,24 @@ type Server struct {
 	events         func(sandbox string) (EventsStats, bool)
 }
 
-// New builds a Server from cfg. It fails when sandbox "default" is missing.
+// New builds a Server from cfg. Without cfg.Registry it fails when sandbox
+// "default" is missing.
 func New(cfg Config) (*Server, error) {
-	def := cfg.Sandboxes[core.DefaultSandbox]
-	if def == nil {
-		return nil, errors.New("rest: Config.Sandboxes has no \"default\" sandbox")
+	reg := cfg.Registry
+	if reg == nil {
+		if cfg.Sandboxes[core.DefaultSandbox] == nil {
+			return nil, errors.New("rest: Config.Sandboxes has no \"default\" sandbox")
+		}
+		reg = NewRegistry()
+	}
+	for name, sb := range cfg.Sandboxes {
+		if err := reg.Add(name, sb, ""); err != nil {
+			return nil, fmt.Errorf("rest: %w", err)
+		}
 	}
 	s := &Server{
-		fs:        def,
-		sandboxes: cfg.Sandboxes,
+		reg:       reg,
+		manager:   cfg.Manager,
 		auth:      newTokenCheck(cfg.Token),
 		limits:    cfg.Limits,
 		mirrorOps: cfg.MirrorOps,

@@ -20,7 +20,9 @@ import (
 //     timeout had passed;
 //   - wait: its 503 timeout, the message saying "the daemon is stopping".
 //
-// A stream started after EndStreams ends the same way at once.
+// A stream started after EndStreams ends the same way at once. A stream on
+// a sandbox that Registry.Remove takes out ends the same way, its reason
+// "the sandbox was removed" (removedReason, selector.go).
 
 // shutdownReason is the last message's reason.
 const shutdownReason = "the daemon is stopping"
@@ -34,10 +36,14 @@ type streamStop struct {
 }
 
 // streamContext is the context a stream waits under: parent, also ended
-// by EndStreams. done must be called when the stream has sent its last
-// message.
+// by EndStreams and by the removal of the request's sandbox. done must be
+// called when the stream has sent its last message.
 func (s *Server) streamContext(parent context.Context) (ctx context.Context, done func()) {
 	st := &s.streams
+	var gone chan struct{} // nil: a route on no sandbox
+	if e := selection(parent); e != nil {
+		gone = e.gone
+	}
 	ctx, cancel := context.WithCancel(parent)
 	st.mu.Lock()
 	stopped := st.stopped
@@ -49,6 +55,8 @@ func (s *Server) streamContext(parent context.Context) (ctx context.Context, don
 		select {
 		case <-st.ch:
 			cancel()
+		case <-gone:
+			cancel()
 		case <-ctx.Done():
 		}
 	}()
@@ -58,6 +66,19 @@ func (s *Server) streamContext(parent context.Context) (ctx context.Context, don
 			st.wg.Done()
 		}
 	}
+}
+
+// endReason is why the streams of the request whose context is ctx end
+// other than by its client: removedReason when its sandbox was removed,
+// shutdownReason when EndStreams was called, "" when neither.
+func (s *Server) endReason(ctx context.Context) string {
+	if e := selection(ctx); e != nil && e.isGone() {
+		return removedReason
+	}
+	if s.stopping() {
+		return shutdownReason
+	}
+	return ""
 }
 
 // stopping reports whether EndStreams was called.

@@ -5,13 +5,10 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
-
-	"sandfs/core"
 )
 
 // The web console (GET /ui/): one page, its script and its style sheet,
@@ -27,7 +24,7 @@ import (
 // address bar) or typed once, kept in sessionStorage.
 //
 // Each file has its own line in the route table (GET /ui/, /ui/app.js,
-// /ui/history.js, /ui/highlight.js, /ui/linediff.js,
+// /ui/history.js, /ui/highlight.js, /ui/linediff.js, /ui/usage.js,
 // /ui/style.css), so the table stays the one list of what the daemon
 // serves; httprouter's trailing-slash redirect answers GET /ui with a 301 to
 // /ui/, and any other /ui/x is the router's 404. ui_test.go checks that every
@@ -84,35 +81,4 @@ func uiFileNames() []string {
 		return nil
 	})
 	return out
-}
-
-// sandboxList is the answer of GET /v1/sandboxes.
-type sandboxList struct {
-	Sandboxes []sandboxName `json:"sandboxes"`
-	Count     int           `json:"count"`
-}
-
-type sandboxName struct {
-	Name string `json:"name"`
-}
-
-// listSandboxes answers GET /v1/sandboxes: the names the daemon serves,
-// "default" first, then by name. The console's picker reads it; it names no
-// host path.
-func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	names := make([]string, 0, len(s.sandboxes))
-	for n := range s.sandboxes {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if (names[i] == core.DefaultSandbox) != (names[j] == core.DefaultSandbox) {
-			return names[i] == core.DefaultSandbox
-		}
-		return names[i] < names[j]
-	})
-	out := sandboxList{Sandboxes: make([]sandboxName, len(names)), Count: len(names)}
-	for i, n := range names {
-		out.Sandboxes[i] = sandboxName{n}
-	}
-	return writeJSON(w, http.StatusOK, out)
 }

@@ -28,6 +28,7 @@ func TestUIServesEmbeddedFiles(t *testing.T) {
 		{"/ui/history.js", "history.js", "text/javascript; charset=utf-8", "function wireHistory()"},
 		{"/ui/highlight.js", "highlight.js", "text/javascript; charset=utf-8", "function highlight(path, text)"},
 		{"/ui/linediff.js", "linediff.js", "text/javascript; charset=utf-8", "function lineDiff(a, b)"},
+		{"/ui/usage.js", "usage.js", "text/javascript; charset=utf-8", "function fmtUsage(usage, quota)"},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
@@ -107,8 +108,8 @@ func TestUIFilesHaveRoutes(t *testing.T) {
 		}
 	}
 	files := uiFileNames()
-	if len(files) != 6 {
-		t.Errorf("embedded files: %q, want index.html, app.js, history.js, highlight.js, linediff.js, style.css", files)
+	if len(files) != 7 {
+		t.Errorf("embedded files: %q, want index.html, app.js, history.js, highlight.js, linediff.js, style.css, usage.js", files)
 	}
 	for _, f := range files {
 		p := "/ui/" + f

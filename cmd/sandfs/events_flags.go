@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"sandfs/core"
 	"sandfs/internal/natsout"
 	"sandfs/rest"
 )
@@ -53,22 +52,36 @@ func (f *eventsFlags) check(historyOff bool) error {
 	return nil
 }
 
-// start publishes every sandbox; stop ends it. stats is for rest.Config.
-func (f *eventsFlags) start(ctx context.Context, sandboxes map[string]*core.Sandbox, log *slog.Logger) (stats func(string) (rest.EventsStats, bool), stop func(), err error) {
+// publisher is the fleet's publisher (p nil: --events is off).
+type publisher struct{ p *natsout.Publisher }
+
+// stats is a sandbox's publishing, for rest.Config.Events (nil: off).
+func (e publisher) statsFunc() func(string) (rest.EventsStats, bool) {
+	if e.p == nil {
+		return nil
+	}
+	return func(name string) (rest.EventsStats, bool) {
+		s, ok := e.p.Stats()[name]
+		return rest.EventsStats(s), ok
+	}
+}
+
+func (e publisher) close() {
+	if e.p != nil {
+		e.p.Close()
+	}
+}
+
+// start connects the publisher; each sandbox is added as it is served
+// (internal/host).
+func (f *eventsFlags) start(ctx context.Context, log *slog.Logger) (publisher, error) {
 	if f.url == "" {
-		return nil, func() {}, nil
+		return publisher{}, nil
 	}
-	srcs := make([]natsout.Source, 0, len(sandboxes))
-	for name, sb := range sandboxes {
-		srcs = append(srcs, natsout.Source{Name: name, Journal: sb.Journal(), Meta: sb.History()})
-	}
-	p, err := natsout.Start(ctx, natsout.Config{URL: f.url, Host: f.host, Log: log}, srcs)
+	p, err := natsout.Start(ctx, natsout.Config{URL: f.url, Host: f.host, Log: log}, nil)
 	if err != nil {
-		return nil, nil, err
+		return publisher{}, err
 	}
 	log.Info("publishing events to "+f.url, "host", f.host, "stream", natsout.StreamName)
-	return func(name string) (rest.EventsStats, bool) {
-		s, ok := p.Stats()[name]
-		return rest.EventsStats(s), ok
-	}, p.Close, nil
+	return publisher{p}, nil
 }

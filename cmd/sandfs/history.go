@@ -1,14 +1,12 @@
 package main
 
 import (
-	"encoding/hex"
 	"flag"
 	"fmt"
-	"path/filepath"
-	"regexp"
 	"time"
 
 	"sandfs/core/history"
+	"sandfs/internal/host"
 )
 
 // historyFlags are serve's flags of the durable journal (core/history):
@@ -36,25 +34,12 @@ func (h *historyFlags) retention() (history.Retention, error) {
 	return history.Retention{MaxAge: h.maxAge, MaxEvents: h.maxEvents, MaxBytes: int64(h.maxSize)}, nil
 }
 
-var plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-
 // stateFor is a sandbox's state directory, "" when there is none.
 func stateFor(state, name string) string {
 	if state == "" {
 		return ""
 	}
-	return sandboxStateDir(state, name)
-}
-
-// sandboxStateDir is a sandbox's own directory in the state directory:
-// sandboxes/NAME, or sandboxes/x-HEX for a name that is not a plain file
-// name (so no name can reach outside it).
-func sandboxStateDir(state, name string) string {
-	dir := name
-	if !plainName.MatchString(name) || name == "." || name == ".." {
-		dir = "x-" + hex.EncodeToString([]byte(name))
-	}
-	return filepath.Join(state, "sandboxes", dir)
+	return host.SandboxStateDir(state, name)
 }
 
 // errHistoryState explains a state directory the journal cannot have.

@@ -213,6 +213,7 @@ func init() {
 		restoreCommand,
 		chmodCommand,
 		chownCommand,
+		sandboxCommand,
 		fleetCommand,
 		versionCommand,
 	}

@@ -2,53 +2,54 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
 	"sandfs/core"
 	"sandfs/fusefs"
+	"sandfs/internal/host"
 	"sandfs/rest"
 )
 
 // serveConfig is what the serve flags say.
 type serveConfig struct {
-	root            string
-	sandboxes       multiFlag // NAME=DIR
-	listen          string
-	auth            authFlags    // --token, --token-file, --state, --no-auth, --insecure-no-token (auth.go)
-	history         historyFlags // --no-history, --history-max-* (history.go)
-	events          eventsFlags  // --events, --events-host (events_flags.go)
-	workdir         string
-	maxJSONBody     sizeFlag
-	maxTarBody      sizeFlag
-	maxTarEntries   int
-	maxTarBytes     sizeFlag
-	shutdownTimeout time.Duration
-	headerTimeout   time.Duration // ReadHeaderTimeout: a client has this long to send its headers
-	idleTimeout     time.Duration // IdleTimeout: a keep-alive connection with no request is closed after it
-	maxHeaderBytes  sizeFlag
-	mounts          multiFlag // MNT or NAME=MNT, repeatable: the FUSE mirrors
-	fuseDebug       bool
-	logEvents       bool
-	noPassthrough   bool
-	directMount     bool
-	mountCache      time.Duration
-	debugListen     string        // loopback ADDR for Go's profiles (debug.go); "" = none
-	checkpointEvery time.Duration // --checkpoint-every: automatic checkpoints (0 = off)
-	checkpointKeep  int           // --checkpoint-keep: the scheduled checkpoints kept
+	root             string
+	sandboxes        multiFlag // NAME=DIR
+	inotifyInstances int       // --inotify-instances: raise the kernel's bound at start (inotify_limit.go)
+	listen           string
+	auth             authFlags    // --token, --token-file, --state, --no-auth, --insecure-no-token (auth.go)
+	history          historyFlags // --no-history, --history-max-* (history.go)
+	events           eventsFlags  // --events, --events-host (events_flags.go)
+	workdir          string
+	maxJSONBody      sizeFlag
+	maxTarBody       sizeFlag
+	maxTarEntries    int
+	maxTarBytes      sizeFlag
+	shutdownTimeout  time.Duration
+	headerTimeout    time.Duration // ReadHeaderTimeout: a client has this long to send its headers
+	idleTimeout      time.Duration // IdleTimeout: a keep-alive connection with no request is closed after it
+	maxHeaderBytes   sizeFlag
+	mounts           multiFlag // MNT or NAME=MNT, repeatable: the FUSE mirrors
+	sandboxesDir     string    // --sandboxes DIR: the live registry's directory ("" = none)
+	mountAll         string    // --mount-all MNTDIR: each sandbox at MNTDIR/NAME ("" = none)
+	defaultQuota     quotaFlag // --default-quota: of a sandbox of DIR that keeps none
+	fuseDebug        bool
+	logEvents        bool
+	noPassthrough    bool
+	directMount      bool
+	mountCache       time.Duration
+	debugListen      string        // loopback ADDR for Go's profiles (debug.go); "" = none
+	checkpointEvery  time.Duration // --checkpoint-every: automatic checkpoints (0 = off)
+	checkpointKeep   int           // --checkpoint-keep: the scheduled checkpoints kept
 
 	// Browser guard (rest/browser.go).
 	allowOrigins multiFlag // --allow-origin ORIGIN: a page that may call the daemon
 	allowHosts   multiFlag // --allow-host NAME: a Host accepted beside loopback and localhost
 	allowSetid   bool      // API calls may make setuid and setgid files (core/setid.go)
+
+	quotas quotaFlags // --quota [NAME=]SIZE[,ENTRIES] (quota_flags.go)
 }
 
 // streamsEndTimeout bounds the wait for the watch streams' last messages
@@ -63,7 +64,7 @@ const (
 var serveCommand = &command{
 	name:     "serve",
 	short:    "run the daemon",
-	synopsis: "serve [--root DIR] [--mount MNT] [--listen ADDR] [--state STATE | --token-file PATH | --no-auth] [--workdir P] [limit flags]",
+	synopsis: "serve [--root DIR] [--sandboxes DIR] [--mount MNT | --mount-all MNTDIR] [--listen ADDR] [--state STATE | --token-file PATH | --no-auth] [--workdir P] [limit flags]",
 	about: `Run the daemon: serve the directory DIR as the sandbox "default" over HTTP on
 ADDR until SIGINT or SIGTERM, then end the watch streams (each told the
 daemon is stopping), finish the requests in flight (up to
@@ -77,8 +78,12 @@ at the first start and kept, and logs the console URL that carries it. The clien
 of the same user read that file, so "sandfs ls" works with no set-up.
 --no-auth serves without a token (every client that reaches ADDR may read
 and write DIR); it is refused beyond loopback unless --insecure-no-token
-is given too. Sizes take K, M, G, T suffixes (powers of 1024); 0 means
-the default.`,
+is given too. --sandboxes DIR serves every subdirectory of DIR named by a
+DNS label as the sandbox of that name, live (made, removed or renamed in
+DIR, or by POST and DELETE /v1/sandboxes); each sandbox, the fixed ones
+too, has its own token in STATE/sandboxes/NAME/token, and --mount-all
+MNTDIR mounts each at MNTDIR/NAME while it is served. Sizes take K, M, G,
+T suffixes (powers of 1024); 0 means the default.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		cfg := serveConfig{
 			maxJSONBody:    64 << 20,
@@ -89,6 +94,9 @@ the default.`,
 		}
 		fs.StringVar(&cfg.root, "root", defaultRoot, "host `DIR` served as the sandbox \"default\" (created if missing)")
 		fs.Var(&cfg.sandboxes, "sandbox", "also serve a directory as a named sandbox: `NAME=DIR` (repeatable)")
+		fs.StringVar(&cfg.sandboxesDir, "sandboxes", "", "serve every subdirectory of `DIR` named by a DNS label as the sandbox of that name, live: one made appears, one removed disappears; POST and DELETE /v1/sandboxes make and remove them")
+		fs.StringVar(&cfg.mountAll, "mount-all", "", "mount each sandbox through FUSE at `MNTDIR`/NAME as it appears (unmounted, and the directory removed, when it goes)")
+		fs.Var(&cfg.defaultQuota, "default-quota", "the quota `BYTES[,ENTRIES]` of a sandbox of --sandboxes DIR that was given none (0: no bound)")
 		fs.StringVar(&cfg.listen, "listen", defaultListen, "`ADDR` to serve on: HOST:PORT or unix:/path.sock")
 		cfg.auth.add(fs)
 		cfg.history.add(fs)
@@ -98,6 +106,7 @@ the default.`,
 		fs.Var(&cfg.maxTarBody, "max-tar-body", "`SIZE` of the largest tar upload body (upload-batch)")
 		fs.IntVar(&cfg.maxTarEntries, "max-tar-entries", cfg.maxTarEntries, "most entries (`N`) in one tar upload")
 		fs.Var(&cfg.maxTarBytes, "max-tar-bytes", "most bytes (`SIZE`) extracted from one tar upload")
+		fs.Var(&cfg.quotas, "quota", "bound the sandbox \"default\" (NAME=… for another) to `[NAME=]SIZE[,ENTRIES]`: bytes of its files and names in its tree, 0 for no bound (repeatable)")
 		fs.Var(&cfg.mounts, "mount", "mount the sandbox \"default\" at `MNT` through FUSE (NAME=MNT for another sandbox; repeatable)")
 		fs.BoolVar(&cfg.fuseDebug, "fuse-debug", false, "log every FUSE request")
 		fs.BoolVar(&cfg.noPassthrough, "no-passthrough", false, "never use FUSE passthrough (every read and write of the mount goes through the daemon)")
@@ -112,6 +121,7 @@ the default.`,
 		fs.Var(&cfg.allowOrigins, "allow-origin", "let pages of `ORIGIN` (scheme://host[:port]) call the daemon; others are refused 403 (repeatable)")
 		fs.Var(&cfg.allowHosts, "allow-host", "answer requests whose Host is `NAME` (beside loopback addresses, localhost and the address connected to); others get 421 (repeatable)")
 		fs.BoolVar(&cfg.allowSetid, "allow-setid", false, "let API callers make setuid and setgid files (chmod, write modes, kept on replace, preserveAttrs); without it they are refused or dropped, since the daemon's root would own them")
+		fs.IntVar(&cfg.inotifyInstances, "inotify-instances", 0, "raise the kernel's bound on inotify instances per user (fs.inotify.max_user_instances, 128 by default) to `N` at start when lower; each sandbox holds one (root only; 0: leave it)")
 		fs.DurationVar(&cfg.checkpointEvery, "checkpoint-every", 0, "take a checkpoint of each sandbox every `DURATION` when its tree changed (0: off)")
 		fs.IntVar(&cfg.checkpointKeep, "checkpoint-keep", 24, "keep the newest `N` scheduled checkpoints of each sandbox")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections (the watch streams end first, at once)")
@@ -147,10 +157,30 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err != nil {
 		return err
 	}
+	if err := checkMountAll(cfg.sandboxesDir, cfg.mountAll); err != nil {
+		return err
+	}
+	if err := checkRootsApart(dirs, cfg.sandboxesDir, cfg.mountAll); err != nil {
+		return err
+	}
+	if err := cfg.quotas.check(dirs); err != nil {
+		return err
+	}
+	if cfg.inotifyInstances < 0 {
+		return usagef("--inotify-instances must not be negative")
+	}
+	if cfg.inotifyInstances > 0 {
+		if _, err := raiseInotifyInstances(maxUserInstances, cfg.inotifyInstances, log); err != nil {
+			return err
+		}
+	}
 	// The token first: a daemon that cannot have one starts nothing.
-	roots := make([]string, len(dirs))
-	for i, d := range dirs {
-		roots[i] = d.dir
+	roots := make([]string, 0, len(dirs)+1)
+	for _, d := range dirs {
+		roots = append(roots, d.dir)
+	}
+	if cfg.sandboxesDir != "" {
+		roots = append(roots, cfg.sandboxesDir)
 	}
 	auth, err := cfg.auth.resolve(getenv, roots, log)
 	if err != nil {
@@ -163,69 +193,66 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err := cfg.events.check(cfg.history.off); err != nil {
 		return err
 	}
-	state := ""
-	if !cfg.history.off {
-		if state, err = defaultStateDir(cfg.auth.state, getenv); err != nil {
-			return errHistoryState(err)
-		}
-		sd, _, err := openStateDir(state, roots)
-		if err != nil {
-			return errHistoryState(err)
-		}
-		sd.Close()
+	state, err := sandboxesState(cfg, noToken, getenv, roots)
+	if err != nil {
+		return err
 	}
-	sandboxes := make(map[string]*core.Sandbox, len(dirs))
-	defer func() {
-		for _, sb := range sandboxes {
-			sb.Close()
-		}
-	}()
-	for _, d := range dirs {
-		created, err := prepareRoot(d.dir)
-		if err != nil {
-			return err
-		}
-		if created {
-			log.Info("created sandbox root", "sandbox", d.name, "root", d.dir)
-		}
-		sb, err := core.Open(d.name, d.dir, core.Options{
+	events, err := cfg.events.start(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer events.close()
+	reg := rest.NewRegistry()
+	h := host.New(ctx, host.Config{
+		Registry: reg,
+		Options: core.Options{
 			Workdir:    cfg.workdir,
 			Limits:     core.Limits{TarEntries: cfg.maxTarEntries, TarBytes: int64(cfg.maxTarBytes)},
 			AllowSetid: cfg.allowSetid,
-			StateDir:   stateFor(state, d.name),
 			Retention:  keep,
 			Log:        log,
-		})
+		},
+		State:           state,
+		History:         !cfg.history.off,
+		Tokens:          !noToken,
+		CheckpointEvery: cfg.checkpointEvery,
+		CheckpointKeep:  cfg.checkpointKeep,
+		Events:          events.p,
+		LogEvents:       cfg.logEvents,
+		MountAll:        cfg.mountAll,
+		Mount: fusefs.Options{
+			Log: log, Debug: cfg.fuseDebug, NoPassthrough: cfg.noPassthrough, DirectMount: cfg.directMount,
+			EntryTimeout: cfg.mountCache, AttrTimeout: cfg.mountCache, NegativeTimeout: cfg.mountCache,
+		},
+		Log: log,
+	})
+	defer h.Close()
+	fixed, err := startFixed(h, dirs, cfg.quotas, log)
+	if err != nil {
+		return err
+	}
+	var manager rest.Manager
+	if cfg.sandboxesDir != "" {
+		dir, err := host.OpenDir(h, cfg.sandboxesDir, core.Quota(cfg.defaultQuota))
 		if err != nil {
-			return fmt.Errorf("sandbox %s: %w", d.name, err)
+			return err
 		}
-		sandboxes[d.name] = sb
-		if err := sb.StartWatching(ctx, log); err != nil {
-			return fmt.Errorf("sandbox %s: kernel watch: %w", d.name, err)
-		}
-		sb.StartCheckpointSchedule(ctx, cfg.checkpointEvery, cfg.checkpointKeep)
-		go func() {
-			<-sb.SweepDone()
-			if n := sb.Swept(); n > 0 {
-				log.Info("removed leftover temp files of an earlier run", "sandbox", sb.Name(), "count", n)
-			}
-		}()
+		defer dir.Close() // before h.Close: nothing starts while they stop
+		dir.Rescan()
+		go dir.Run(ctx)
+		manager = dir
+		log.Info("serving the sandboxes of "+dir.Path(), "sandboxes", dir.Path())
 	}
 	if cfg.debugListen != "" {
 		if err := startDebug(ctx, cfg.debugListen, auth.token, log); err != nil {
 			return err
 		}
 	}
-	eventsStats, stopEvents, err := cfg.events.start(ctx, sandboxes, log)
-	if err != nil {
-		return err
-	}
-	defer stopEvents()
-	var mounted mirrorOps // the mirrors' request counts, for /metrics
 	srvREST, err := rest.New(rest.Config{
-		MirrorOps: mounted.of,
-		Events:    eventsStats,
-		Sandboxes: sandboxes,
+		MirrorOps: h.MirrorOps,
+		Events:    events.statsFunc(),
+		Registry:  reg,
+		Manager:   manager,
 		Token:     auth.token,
 		Limits:    rest.Limits{MaxJSONBody: int64(cfg.maxJSONBody), MaxTarBody: int64(cfg.maxTarBody)},
 		Log:       log,
@@ -237,32 +264,12 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 		return err
 	}
 
-	if cfg.logEvents {
-		for name, sb := range sandboxes {
-			stop := logEvents(name, sb, log)
-			defer stop()
-		}
-	}
-
 	// The mirrors are up before the daemon answers /health.
-	var mirrors []*fusefs.Mirror
-	unmount := func() {
-		for _, m := range mirrors {
-			log.Info("unmounting the FUSE mirror", "mountpoint", m.Mountpoint())
-			if err := m.Unmount(); err != nil {
-				log.Warn("fuse: unmount", "err", err)
-			}
-		}
-		mirrors = nil
-	}
-	defer unmount()
+	defer h.UnmountAll()
 	for _, spec := range cfg.mounts {
-		m, name, err := mountMirror(cfg, spec, sandboxes, log)
-		if err != nil {
+		if err := mountMirror(h, spec); err != nil {
 			return err
 		}
-		mirrors = append(mirrors, m)
-		mounted.add(name, m)
 	}
 
 	l, where, cleanup, err := listen(cfg.listen)
@@ -286,7 +293,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(srvREST.WrapListener(l)) }()
 	for _, d := range dirs {
-		sb := sandboxes[d.name]
+		sb := fixed[d.name]
 		log.Info(fmt.Sprintf("serving sandbox %s (%s) on %s", d.name, d.dir, where),
 			"sandbox", d.name, "root", d.dir, "listen", where, "workdir", sb.Workdir(), "openat2", sb.UsesOpenat2())
 	}
@@ -302,7 +309,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	ectx, cancelEnd := context.WithTimeout(context.Background(), streamsEndTimeout)
 	srvREST.EndStreams(ectx)
 	cancelEnd()
-	unmount()
+	h.UnmountAll()
 	log.Info("shutting down: finishing the requests in flight", "timeout", cfg.shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
@@ -314,144 +321,4 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	<-served
 	log.Info("stopped")
 	return nil
-}
-
-// mountMirror mounts the FUSE mirror one --mount (MNT or NAME=MNT) asks
-// for, once the kernel watch of its sandbox (started with every sandbox)
-// has walked the tree: the mirror learns of outside changes from it.
-func mountMirror(cfg serveConfig, spec string, sandboxes map[string]*core.Sandbox, log *slog.Logger) (*fusefs.Mirror, string, error) {
-	name, mnt := core.DefaultSandbox, spec
-	if n, m, ok := strings.Cut(spec, "="); ok && sandboxes[n] != nil {
-		name, mnt = n, m
-	}
-	sb := sandboxes[name]
-	if sb == nil {
-		return nil, "", usagef("--mount %q: no sandbox %s", spec, name)
-	}
-	select {
-	case <-sb.WatchReady():
-	case <-time.After(30 * time.Second):
-		log.Warn("kernel watch not ready after 30s; mounting anyway", "sandbox", name)
-	}
-	m, err := fusefs.Mount(sb, mnt, fusefs.Options{
-		Log: log, Debug: cfg.fuseDebug, NoPassthrough: cfg.noPassthrough, DirectMount: cfg.directMount,
-		EntryTimeout: cfg.mountCache, AttrTimeout: cfg.mountCache, NegativeTimeout: cfg.mountCache,
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	log.Info("mounted sandbox "+name+" at "+m.Mountpoint(), "sandbox", name, "mountpoint", m.Mountpoint())
-	return m, name, nil
-}
-
-// mirrorOps is the mirrors mounted so far, by sandbox, for /metrics.
-type mirrorOps struct {
-	mu sync.Mutex
-	by map[string][]*fusefs.Mirror
-}
-
-func (o *mirrorOps) add(sandbox string, m *fusefs.Mirror) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.by == nil {
-		o.by = map[string][]*fusefs.Mirror{}
-	}
-	o.by[sandbox] = append(o.by[sandbox], m)
-}
-
-// of sums the request counts of the sandbox's mirrors (nil: none).
-func (o *mirrorOps) of(sandbox string) map[string]uint64 {
-	o.mu.Lock()
-	ms := o.by[sandbox]
-	o.mu.Unlock()
-	var sum map[string]uint64
-	for _, m := range ms {
-		if sum == nil {
-			sum = map[string]uint64{}
-		}
-		for op, n := range m.Ops() {
-			sum[op] += n
-		}
-	}
-	return sum
-}
-
-// logEvents logs each event of sb's journal until stop.
-func logEvents(name string, sb *core.Sandbox, log *slog.Logger) (stop func()) {
-	sub := sb.Journal().Subscribe(nil, 4096)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for e := range sub.C {
-			if n := sub.TakeDropped(); n > 0 {
-				log.Warn("event log fell behind", "sandbox", name, "dropped", n)
-			}
-			attrs := []any{"sandbox", name, "seq", e.Seq, "type", string(e.Type), "path", e.Path,
-				"old_path", e.OldPath, "origin", string(e.Origin), "pid", e.Pid, "uid", e.Uid}
-			for _, kv := range [...][2]string{{"actor", e.Actor}, {"comm", e.Comm}, {"cgroup", e.Cgroup}} {
-				if kv[1] != "" { // who acts, where known (an older reader's line is unchanged)
-					attrs = append(attrs, kv[0], kv[1])
-				}
-			}
-			log.Info("event", attrs...)
-		}
-	}()
-	return func() { sub.Close(); <-done }
-}
-
-type namedDir struct{ name, dir string }
-
-// sandboxDirs lists the sandboxes to serve: "default" from --root first,
-// then each --sandbox NAME=DIR. Directories are made absolute for the logs.
-func sandboxDirs(root string, extra []string) ([]namedDir, error) {
-	abs := func(d string) (string, error) {
-		a, err := filepath.Abs(d)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", d, err)
-		}
-		return a, nil
-	}
-	r, err := abs(root)
-	if err != nil {
-		return nil, err
-	}
-	dirs := []namedDir{{core.DefaultSandbox, r}}
-	seen := map[string]bool{core.DefaultSandbox: true}
-	for _, s := range extra {
-		name, dir, ok := strings.Cut(s, "=")
-		if !ok || name == "" || dir == "" || strings.ContainsAny(name, "/\x00") {
-			return nil, usagef("--sandbox %q: want NAME=DIR (NAME without slashes)", s)
-		}
-		if seen[name] {
-			if name == core.DefaultSandbox {
-				return nil, usagef("--sandbox %q: the sandbox \"default\" is --root", s)
-			}
-			return nil, usagef("--sandbox %q: sandbox %s given twice", s, name)
-		}
-		seen[name] = true
-		d, err := abs(dir)
-		if err != nil {
-			return nil, err
-		}
-		dirs = append(dirs, namedDir{name, d})
-	}
-	return dirs, nil
-}
-
-// prepareRoot makes sure dir is a directory, creating it (and its parents)
-// when missing.
-func prepareRoot(dir string) (created bool, err error) {
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return false, fmt.Errorf("cannot create the sandbox root: %w", err)
-		}
-		return true, nil
-	case err != nil:
-		return false, fmt.Errorf("sandbox root: %w", err)
-	case !fi.IsDir():
-		return false, fmt.Errorf("sandbox root %s is not a directory", dir)
-	}
-	return false, nil
 }

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/internal/host"
 )
 
 // The daemon's state directory holds what it keeps between runs and what
@@ -28,10 +27,8 @@ import (
 // sees half a token and two daemons starting at once agree on one.
 
 const (
-	stateEnv       = "SANDFS_STATE"
-	tokenFileName  = "token"
-	tokenBytes     = 32 // 256 bits of crypto/rand, 64 hex digits
-	maxTokenLength = 4096
+	stateEnv      = "SANDFS_STATE"
+	tokenFileName = host.TokenFile
 )
 
 // defaultStateDir resolves the state directory as the package comment
@@ -153,102 +150,19 @@ func (sd *stateDir) Close() error { return unix.Close(sd.fd) }
 func (sd *stateDir) tokenPath() string { return filepath.Join(sd.path, tokenFileName) }
 
 // token returns the token of DIR/token, making one first when there is
-// none. An existing token is kept across restarts: the state directory is
-// the user's, not one daemon's, so two daemons of one user share it and a
-// client (or a console tab) keeps working when the daemon restarts. Delete
-// the file to rotate it.
+// none (host.EnsureToken). An existing token is kept across restarts: the
+// state directory is the user's, not one daemon's, so two daemons of one
+// user share it and a client (or a console tab) keeps working when the
+// daemon restarts. Delete the file to rotate it.
 func (sd *stateDir) token() (tok string, created bool, err error) {
-	for attempt := 0; attempt < 3; attempt++ {
-		tok, err := readTokenAt(sd.fd, tokenFileName)
-		if err == nil {
-			return tok, false, nil
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return "", false, fmt.Errorf("token file %s: %w", sd.tokenPath(), err)
-		}
-		tok, err = newToken()
-		if err != nil {
-			return "", false, err
-		}
-		switch err := sd.publish(tokenFileName, tok+"\n"); {
-		case err == nil:
-			return tok, true, nil
-		case errors.Is(err, unix.EEXIST): // another daemon won the race: read its token
-		default:
-			return "", false, fmt.Errorf("token file %s: %w", sd.tokenPath(), err)
-		}
-	}
-	return "", false, fmt.Errorf("token file %s: keeps appearing and vanishing", sd.tokenPath())
+	return host.EnsureToken(sd.fd, tokenFileName, sd.tokenPath())
 }
 
-// publish writes data to a new 0600 temporary file of the directory, syncs
-// it, and links it as name; EEXIST if name exists (it is never replaced).
-func (sd *stateDir) publish(name, data string) error {
-	var suffix [8]byte
-	if _, err := rand.Read(suffix[:]); err != nil {
-		return err
-	}
-	tmp := "." + name + ".tmp-" + hex.EncodeToString(suffix[:])
-	fd, err := unix.Openat(sd.fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return err
-	}
-	defer unix.Unlinkat(sd.fd, tmp, 0)
-	f := os.NewFile(uintptr(fd), tmp)
-	_, werr := f.WriteString(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return werr
-	}
-	if err := unix.Linkat(sd.fd, tmp, sd.fd, name, 0); err != nil {
-		return err
-	}
-	return unix.Fsync(sd.fd)
-}
-
-// newToken is tokenBytes of crypto/rand in hex.
-func newToken() (string, error) {
-	var b [tokenBytes]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("making a token: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
-// readTokenAt reads the token file name of the directory dirfd, never
-// following a symlink in its last component. The file must be a regular
-// file owned by this user and unreadable by group and others.
-func readTokenAt(dirfd int, name string) (string, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		return "", os.ErrNotExist
-	case errors.Is(err, unix.ELOOP):
-		return "", errors.New("is a symlink; refusing it (remove it to make a new token)")
-	case err != nil:
-		return "", err
-	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return "", err
-	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return "", errors.New("is not a regular file; refusing it")
-	case int(st.Uid) != os.Geteuid():
-		return "", fmt.Errorf("is owned by uid %d, not by this user (uid %d); refusing it (remove it to make a new token)", st.Uid, os.Geteuid())
-	case st.Mode&0o077 != 0:
-		return "", fmt.Errorf("has mode %04o: others may read it; refusing it (remove it to make a new token)", st.Mode&0o7777)
-	}
-	return readToken(f)
-}
+// The token files' readers (internal/host/token.go).
+var (
+	readTokenAt = host.ReadTokenAt
+	readToken   = host.ReadToken
+)
 
 // readTokenFile reads the token of a --token-file PATH. Symlinks are
 // followed (a mounted secret is often one); the file must be regular.
@@ -271,24 +185,4 @@ func readTokenFile(path string) (tok string, loose bool, err error) {
 		return "", false, fmt.Errorf("%s %w", path, err)
 	}
 	return tok, fi.Mode().Perm()&0o077 != 0, nil
-}
-
-// readToken reads a token file's content: the token without surrounding
-// white space, non-empty, with no white space or control character inside.
-func readToken(f *os.File) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(f, maxTokenLength+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) > maxTokenLength {
-		return "", fmt.Errorf("is over %d bytes: not a token", maxTokenLength)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", errors.New("is empty")
-	}
-	if strings.ContainsFunc(tok, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-		return "", errors.New("holds white space or control characters inside the token")
-	}
-	return tok, nil
 }

@@ -20,6 +20,8 @@ type out struct {
 	src        Source
 	wake       chan struct{}
 	removeHook func()
+	cancel     context.CancelFunc // ends run (Publisher.Remove)
+	done       chan struct{}      // closed when run returned
 
 	mu                      sync.Mutex
 	cursor, saved           uint64

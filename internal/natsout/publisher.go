@@ -66,6 +66,7 @@ type Publisher struct {
 	cfg    Config
 	nc     *nats.Conn
 	js     jetstream.JetStream
+	ctx    context.Context // the publishers' (Start's, until Close)
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
@@ -96,23 +97,58 @@ func Start(ctx context.Context, cfg Config, srcs []Source) (*Publisher, error) {
 		return nil, fmt.Errorf("events: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	p := &Publisher{cfg: cfg, nc: nc, js: js, cancel: cancel, outs: map[string]*out{}}
+	p := &Publisher{cfg: cfg, nc: nc, js: js, ctx: ctx, cancel: cancel, outs: map[string]*out{}}
 	for _, s := range srcs {
-		o := &out{p: p, src: s, wake: make(chan struct{}, 1)}
-		o.removeHook = s.Journal.OnAppend(func(journal.Event, bool) {
-			select { // never blocks the appender
-			case o.wake <- struct{}{}:
-			default:
-			}
-		})
-		p.outs[s.Name] = o
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			o.run(ctx)
-		}()
+		if err := p.Add(s); err != nil {
+			p.Close()
+			return nil, err
+		}
 	}
 	return p, nil
+}
+
+// Add publishes one more sandbox (one that appeared after Start). A name
+// published already is an error.
+func (p *Publisher) Add(s Source) error {
+	if s.Meta == nil {
+		return fmt.Errorf("events: sandbox %s has no durable journal to queue events in", s.Name)
+	}
+	ctx, cancel := context.WithCancel(p.ctx)
+	o := &out{p: p, src: s, wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	p.mu.Lock()
+	if _, ok := p.outs[s.Name]; ok {
+		p.mu.Unlock()
+		cancel()
+		return fmt.Errorf("events: sandbox %s is published already", s.Name)
+	}
+	p.outs[s.Name] = o
+	p.mu.Unlock()
+	o.removeHook = s.Journal.OnAppend(func(journal.Event, bool) {
+		select { // never blocks the appender
+		case o.wake <- struct{}{}:
+		default:
+		}
+	})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(o.done)
+		o.run(ctx)
+	}()
+	return nil
+}
+
+// Remove stops publishing the sandbox name (its cursor saved), and returns
+// once its publisher ended. An unknown name is nothing to do.
+func (p *Publisher) Remove(name string) {
+	p.mu.Lock()
+	o := p.outs[name]
+	delete(p.outs, name)
+	p.mu.Unlock()
+	if o != nil {
+		o.cancel()
+		<-o.done
+	}
 }
 
 // Close stops the publishers (saving their cursors) and the connection.

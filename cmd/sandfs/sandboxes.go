@@ -1,0 +1,170 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"sandfs/core"
+	"sandfs/internal/host"
+)
+
+type namedDir struct{ name, dir string }
+
+// sandboxDirs lists the sandboxes to serve: "default" from --root first,
+// then each --sandbox NAME=DIR. Directories are made absolute for the logs.
+func sandboxDirs(root string, extra []string) ([]namedDir, error) {
+	abs := func(d string) (string, error) {
+		a, err := filepath.Abs(d)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", d, err)
+		}
+		return a, nil
+	}
+	r, err := abs(root)
+	if err != nil {
+		return nil, err
+	}
+	dirs := []namedDir{{core.DefaultSandbox, r}}
+	seen := map[string]bool{core.DefaultSandbox: true}
+	for _, s := range extra {
+		name, dir, ok := strings.Cut(s, "=")
+		if !ok || name == "" || dir == "" || strings.ContainsAny(name, "/\x00") {
+			return nil, usagef("--sandbox %q: want NAME=DIR (NAME without slashes)", s)
+		}
+		if seen[name] {
+			if name == core.DefaultSandbox {
+				return nil, usagef("--sandbox %q: the sandbox \"default\" is --root", s)
+			}
+			return nil, usagef("--sandbox %q: sandbox %s given twice", s, name)
+		}
+		seen[name] = true
+		d, err := abs(dir)
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, namedDir{name, d})
+	}
+	return dirs, nil
+}
+
+// checkMountAll refuses a --mount-all MNTDIR inside --sandboxes DIR (each
+// mountpoint would be a sandbox of DIR) or holding it.
+func checkMountAll(dir, mnt string) error {
+	if dir == "" || mnt == "" {
+		return nil
+	}
+	d, err1 := resolveExisting(dir)
+	m, err2 := resolveExisting(mnt)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	if d == m || strings.HasPrefix(m, d+"/") || strings.HasPrefix(d, m+"/") {
+		return usagef("--mount-all %s and --sandboxes %s overlap: each mount would be a sandbox of DIR; give them apart", mnt, dir)
+	}
+	return nil
+}
+
+// startFixed serves the fixed sandboxes (--root, --sandbox), each root made
+// when missing; a quota kept in its quota.json wins over --quota's.
+func startFixed(h *host.Host, dirs []namedDir, quotas quotaFlags, log *slog.Logger) (map[string]*core.Sandbox, error) {
+	fixed := make(map[string]*core.Sandbox, len(dirs))
+	for _, d := range dirs {
+		created, err := prepareRoot(d.dir)
+		if err != nil {
+			return nil, err
+		}
+		if created {
+			log.Info("created sandbox root", "sandbox", d.name, "root", d.dir)
+		}
+		sb, err := h.Start(d.name, host.OpenPath(d.name, d.dir), true, quotas.of(d.name))
+		if err != nil {
+			return nil, err
+		}
+		fixed[d.name] = sb
+	}
+	return fixed, nil
+}
+
+// sandboxesState is the daemon's state directory where the sandboxes keep
+// their journals, tokens and quotas ("" = none is needed: --no-history,
+// --no-auth and no --sandboxes). It is checked as the token's is.
+func sandboxesState(cfg serveConfig, noToken bool, getenv func(string) string, roots []string) (string, error) {
+	if cfg.history.off && noToken && cfg.sandboxesDir == "" {
+		return "", nil
+	}
+	explain := func(err error) error {
+		if !cfg.history.off {
+			return errHistoryState(err)
+		}
+		return fmt.Errorf("%w (each sandbox's token and quota live in the state directory; give --state DIR)", err)
+	}
+	state, err := defaultStateDir(cfg.auth.state, getenv)
+	if err != nil {
+		return "", explain(err)
+	}
+	sd, _, err := openStateDir(state, roots)
+	if err != nil {
+		return "", explain(err)
+	}
+	sd.Close()
+	return state, nil
+}
+
+// mountMirror mounts the FUSE mirror one --mount (MNT or NAME=MNT) asks
+// for (host.Mount: once the sandbox's kernel watch walked the tree).
+func mountMirror(h *host.Host, spec string) error {
+	name, mnt := core.DefaultSandbox, spec
+	if n, m, ok := strings.Cut(spec, "="); ok {
+		if sb, _ := h.Get(n); sb != nil {
+			name, mnt = n, m
+		}
+	}
+	if sb, _ := h.Get(name); sb == nil {
+		return usagef("--mount %q: no sandbox %s", spec, name)
+	}
+	_, err := h.Mount(name, mnt)
+	return err
+}
+
+// prepareRoot makes sure dir is a directory, creating it (and its parents)
+// when missing.
+func prepareRoot(dir string) (created bool, err error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return false, fmt.Errorf("cannot create the sandbox root: %w", err)
+		}
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("sandbox root: %w", err)
+	case !fi.IsDir():
+		return false, fmt.Errorf("sandbox root %s is not a directory", dir)
+	}
+	return false, nil
+}
+
+// quotaFlag is one quota: SIZE[,ENTRIES] (parseQuota, quota_flags.go).
+type quotaFlag core.Quota
+
+func (q *quotaFlag) String() string {
+	if q.Entries == 0 {
+		return formatSize(q.Bytes)
+	}
+	return formatSize(q.Bytes) + "," + strconv.FormatInt(q.Entries, 10)
+}
+
+func (q *quotaFlag) Set(v string) error {
+	p, err := parseQuota(v)
+	if err != nil {
+		return err
+	}
+	*q = quotaFlag(p)
+	return nil
+}

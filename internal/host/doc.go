@@ -1,0 +1,58 @@
+// Package host owns the lifecycle of every sandbox of one daemon: the
+// fixed ones (--root "default", --sandbox NAME=DIR) and those of the live
+// registry (--sandboxes DIR), which appear and disappear while the daemon
+// runs. cmd/sandfs's serve only wires flags to it.
+//
+// # One sandbox's life
+//
+// Host.Start opens the root (core.Open by path for a fixed sandbox,
+// core.OpenAt beneath DIR's fd, never following a symlink, for one of
+// DIR), with the daemon's options and the sandbox's state directory
+// STATE/sandboxes/NAME (SandboxStateDir); starts its kernel watch and
+// checkpoint schedule under a context of its own; adds it to the NATS
+// publisher (--events) and the event log (--log-events); adds it to the
+// rest.Registry with its token; and, with --mount-all MNTDIR, mounts it at
+// MNTDIR/NAME once its watch walked the tree (a mount that fails is
+// logged: the sandbox is served without it). Host.Stop is the reverse:
+// Registry.Remove (its streams end, its requests in flight finish), its
+// mirrors unmounted (a --mount-all mountpoint removed), its publisher and
+// event log stopped, its watch ended, the sandbox closed.
+//
+// # State kept per sandbox
+//
+// STATE/sandboxes/NAME (0700) holds, beside the durable journal:
+//   - token: the sandbox's own token, 256 random bits in hex, mode 0600,
+//     made at the first start and kept (none under --no-auth). token.go is
+//     also the daemon's STATE/token's code: one writer (temp file, fsync,
+//     link, so a reader never sees half a token), one reader (O_NOFOLLOW,
+//     a regular file of this user, not open to others).
+//   - quota.json: {"bytes":N,"entries":N}, mode 0600, written when a quota
+//     is set (POST with a quota, PATCH); at start a sandbox takes it, else
+//     --default-quota for a sandbox of DIR, else none.
+//
+// The state directory is needed even under --no-history when a sandbox
+// has a token or DIR is served; it is checked as the daemon's token's is
+// (owned, 0700, outside every root and outside DIR).
+//
+// # The live registry (dir.go, manager.go)
+//
+// Dir holds DIR by an O_PATH|O_DIRECTORY|O_NOFOLLOW fd and watches that
+// directory (fsnotify on /proc/self/fd/N, so the watch is of the held
+// directory whatever DIR's path names later). Every event names one entry;
+// reconcile makes what is served under the name match what DIR holds: a
+// directory not served is started, a served one gone, renamed away or
+// replaced by another directory (its dev and inode differ) is stopped. A
+// symlink or a file is not a sandbox; a name that is not a DNS label
+// (core.CheckSandboxName) or that a fixed sandbox has is skipped with one
+// log line. Rescan reconciles every name at start and after an overflow.
+// One mutex makes one change at a time, so the event that follows a
+// Create finds the sandbox served and does not double it.
+//
+// Dir is the rest.Manager: Create makes DIR/NAME (mkdirat on DIR's fd,
+// 0755) and serves it before it answers; Remove (sandboxes of DIR only: a
+// fixed one is fs.ErrPermission) stops serving it, empties its tree
+// through the sandbox (no symlink followed), closes it, removes DIR/NAME
+// (unlinkat on DIR's fd) and its state directory. A directory removed from
+// DIR by hand stops being served, and its state directory is kept (made
+// again, it has its token back). SetQuota sets the bound and keeps it.
+package host

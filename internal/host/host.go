@@ -1,0 +1,282 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+	"sandfs/fusefs"
+	"sandfs/internal/natsout"
+	"sandfs/rest"
+)
+
+// Config is what every sandbox of the host is opened and served with.
+type Config struct {
+	Registry *rest.Registry // where each sandbox is served (required)
+	// Options are core.Open's for every sandbox; StateDir and Quota are
+	// set per sandbox.
+	Options core.Options
+	// State is the daemon's state directory: each sandbox's token and
+	// quota.json are kept in STATE/sandboxes/NAME ("" = none: no tokens,
+	// no kept quotas).
+	State   string
+	History bool // the durable journal, in the sandbox's state directory
+	Tokens  bool // each sandbox has its own token (false: --no-auth)
+
+	CheckpointEvery time.Duration // StartCheckpointSchedule's (0: off)
+	CheckpointKeep  int
+	Events          *natsout.Publisher // nil: not published (--events)
+	LogEvents       bool               // log every journal event
+	MountAll        string             // mount each sandbox at MountAll/NAME ("" = none)
+	Mount           fusefs.Options     // the mirrors' options
+	Log             *slog.Logger
+}
+
+// Host owns the lifecycle of every sandbox of the daemon.
+type Host struct {
+	cfg Config
+	ctx context.Context // the daemon's: every sandbox's watch ends with it
+	log *slog.Logger
+
+	mu sync.Mutex
+	m  map[string]*entry
+}
+
+// entry is one sandbox served, and what was started for it.
+type entry struct {
+	sb      *core.Sandbox
+	fixed   bool               // --root or --sandbox: never removed at run time
+	token   string             // its own token ("" = none)
+	cancel  context.CancelFunc // ends its kernel watch and checkpoint schedule
+	stopLog func()             // LogEvents; nil = none
+	events  bool               // published (Config.Events)
+
+	mu      sync.Mutex
+	mirrors []mirror
+}
+
+// New makes a host serving nothing yet. ctx is the daemon's: the
+// sandboxes' watches and schedules end with it.
+func New(ctx context.Context, cfg Config) *Host {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Host{cfg: cfg, ctx: ctx, log: cfg.Log, m: map[string]*entry{}}
+}
+
+// Opener opens a sandbox's root with the options the host chose.
+type Opener func(core.Options) (*core.Sandbox, error)
+
+// OpenPath opens the directory dir by its path (a fixed sandbox).
+func OpenPath(name, dir string) Opener {
+	return func(o core.Options) (*core.Sandbox, error) { return core.Open(name, dir, o) }
+}
+
+// Start opens the sandbox name and serves it: its kernel watch, checkpoint
+// schedule, publisher and event log, its token, the registry, and its
+// mount under MountAll. def is its quota when none is kept. A name served
+// already is an error.
+func (h *Host) Start(name string, open Opener, fixed bool, def core.Quota) (*core.Sandbox, error) {
+	h.mu.Lock()
+	_, taken := h.m[name]
+	h.mu.Unlock()
+	if taken {
+		return nil, fmt.Errorf("sandbox %s is served already", name)
+	}
+	o := h.cfg.Options
+	o.Quota = def
+	token := ""
+	if h.cfg.State != "" {
+		tok, q, kept, path, err := h.stateOf(name)
+		if err != nil {
+			return nil, err
+		}
+		token = tok
+		if kept {
+			o.Quota = q
+		}
+		if h.cfg.History {
+			o.StateDir = path
+		}
+	}
+	sb, err := open(o)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", name, err)
+	}
+	e := &entry{sb: sb, fixed: fixed, token: token}
+	ctx, cancel := context.WithCancel(h.ctx)
+	e.cancel = cancel
+	if err := sb.StartWatching(ctx, h.log); err != nil {
+		cancel()
+		sb.Close()
+		if errors.Is(err, unix.EMFILE) {
+			// inotify_init1's EMFILE: the user's bound on instances (one
+			// a sandbox), or the process's on descriptors (Go raises
+			// that one to its hard bound at start, so rarely).
+			return nil, fmt.Errorf("sandbox %s: kernel watch: the bound on inotify instances per user is likely reached "+
+				"(fs.inotify.max_user_instances; serve --inotify-instances N raises it): %w", name, err)
+		}
+		return nil, fmt.Errorf("sandbox %s: kernel watch: %w", name, err)
+	}
+	sb.StartCheckpointSchedule(ctx, h.cfg.CheckpointEvery, h.cfg.CheckpointKeep)
+	go func() {
+		select {
+		case <-sb.SweepDone():
+		case <-ctx.Done():
+			return
+		}
+		if n := sb.Swept(); n > 0 {
+			h.log.Info("removed leftover temp files of an earlier run", "sandbox", name, "count", n)
+		}
+	}()
+	if h.cfg.Events != nil {
+		if err := h.cfg.Events.Add(natsout.Source{Name: name, Journal: sb.Journal(), Meta: sb.History()}); err != nil {
+			e.close(h)
+			return nil, err
+		}
+		e.events = true
+	}
+	if h.cfg.LogEvents {
+		e.stopLog = logEvents(name, sb, h.log)
+	}
+	h.mu.Lock()
+	h.m[name] = e
+	h.mu.Unlock()
+	if err := h.cfg.Registry.Add(name, sb, token); err != nil {
+		h.mu.Lock()
+		delete(h.m, name)
+		h.mu.Unlock()
+		e.close(h)
+		return nil, err
+	}
+	if h.cfg.MountAll != "" {
+		if err := h.mount(name, e, mountAllPoint(h.cfg.MountAll, name), true); err != nil {
+			h.log.Warn("mount-all: the sandbox is served without its mount", "sandbox", name, "err", err)
+		}
+	}
+	return sb, nil
+}
+
+// stateOf reads (making them at the first start) the sandbox's token and
+// kept quota, in its state directory.
+func (h *Host) stateOf(name string) (tok string, q core.Quota, kept bool, path string, err error) {
+	fd, path, err := openSandboxState(h.cfg.State, name)
+	if err != nil {
+		return "", q, false, path, err
+	}
+	defer unix.Close(fd)
+	if h.cfg.Tokens {
+		t, created, err := EnsureToken(fd, TokenFile, path+"/"+TokenFile)
+		if err != nil {
+			return "", q, false, path, fmt.Errorf("sandbox %s: %w", name, err)
+		}
+		if created {
+			h.log.Info("made the sandbox's token", "sandbox", name, "token_file", path+"/"+TokenFile)
+		}
+		tok = t
+	}
+	q, kept, err = readQuota(fd)
+	if err != nil {
+		return "", q, false, path, fmt.Errorf("sandbox %s: %w", name, err)
+	}
+	return tok, q, kept, path, nil
+}
+
+// Stop stops serving name, the reverse of Start: the registry (its streams
+// end, its requests finish or ctx ends), its mirrors, its publisher and
+// event log; purge, when set, then removes everything in its tree through
+// the sandbox; last its watch ends and it is closed. An unknown name is
+// false.
+func (h *Host) Stop(ctx context.Context, name string, purge bool) (bool, error) {
+	h.mu.Lock()
+	e := h.m[name]
+	delete(h.m, name)
+	h.mu.Unlock()
+	if e == nil {
+		return false, nil
+	}
+	h.cfg.Registry.Remove(ctx, name)
+	e.unmount(h, name)
+	var err error
+	if purge {
+		err = emptyTree(ctx, e.sb)
+	}
+	e.close(h)
+	return true, err
+}
+
+// close ends what Start started but the registry and the mirrors.
+func (e *entry) close(h *Host) {
+	if e.events {
+		h.cfg.Events.Remove(e.sb.Name())
+	}
+	if e.stopLog != nil {
+		e.stopLog()
+	}
+	e.cancel()
+	e.sb.Close()
+}
+
+// emptyTree removes every entry of sb's root, through the sandbox (no
+// symlink followed). An outside writer adding entries as fast as they go
+// is given up on after a while (the rmdir that follows then fails).
+func emptyTree(ctx context.Context, sb *core.Sandbox) error {
+	for pass := 0; pass < 64; pass++ {
+		list, _, err := sb.List(ctx, "/", 1000)
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			return nil
+		}
+		for _, fi := range list {
+			if err := sb.Remove(ctx, "/"+fi.Name, true); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return errors.New("entries keep appearing in the tree")
+}
+
+// Get is the sandbox served as name, and whether it is a fixed one.
+func (h *Host) Get(name string) (sb *core.Sandbox, fixed bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e := h.m[name]; e != nil {
+		return e.sb, e.fixed
+	}
+	return nil, false
+}
+
+// Token is the sandbox's own token ("" = none or not served).
+func (h *Host) Token(name string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e := h.m[name]; e != nil {
+		return e.token
+	}
+	return ""
+}
+
+// Close stops every sandbox (the daemon's shutdown, after the requests in
+// flight finished).
+func (h *Host) Close() {
+	h.mu.Lock()
+	names := make([]string, 0, len(h.m))
+	for n := range h.m {
+		names = append(names, n)
+	}
+	h.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, n := range names {
+		h.Stop(ctx, n, false)
+	}
+}

@@ -1,0 +1,96 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+)
+
+// removeWait bounds how long a removal waits for the sandbox's requests
+// in flight.
+const removeWait = 10 * time.Second
+
+// Create makes DIR/name (0755) and serves it before it returns, so that a
+// request right after the answer finds it; the watch's event that follows
+// finds it served. q, when not zero, is kept as its quota.json; a zero q
+// takes --default-quota. It answers the sandbox's token.
+func (d *Dir) Create(ctx context.Context, name string, q core.Quota) (string, error) {
+	if err := core.CheckSandboxName(name); err != nil {
+		return "", fmt.Errorf("%w: %v", fs.ErrInvalid, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fd < 0 {
+		return "", errors.New("the daemon is stopping")
+	}
+	if sb, _ := d.h.Get(name); sb != nil {
+		return "", fmt.Errorf("sandbox %s: %w", name, fs.ErrExist)
+	}
+	if err := unix.Mkdirat(d.fd, name, 0o755); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return "", fmt.Errorf("sandbox %s: %w", name, fs.ErrExist)
+		}
+		return "", fmt.Errorf("sandbox %s: %w", name, err)
+	}
+	if q != (core.Quota{}) {
+		if err := keepQuota(d.h.cfg.State, name, q); err != nil {
+			unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR)
+			return "", err
+		}
+	}
+	if _, err := d.start(name); err != nil {
+		unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR)
+		return "", err
+	}
+	return d.h.Token(name), nil
+}
+
+// Remove stops serving the sandbox name of DIR (its streams ended, its
+// requests finished, its mirror unmounted, its publisher stopped), empties
+// its tree through the sandbox, closes it, removes DIR/name and its state
+// directory. A fixed sandbox is fs.ErrPermission.
+func (d *Dir) Remove(ctx context.Context, name string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.served[name]; !ok {
+		if _, fixed := d.h.Get(name); fixed {
+			return fmt.Errorf("sandbox %s is not one of --sandboxes DIR: %w", name, fs.ErrPermission)
+		}
+		return fmt.Errorf("sandbox %s: %w", name, fs.ErrNotExist)
+	}
+	if err := d.stopServed(name, true); err != nil {
+		return fmt.Errorf("sandbox %s: emptying its tree: %w", name, err)
+	}
+	if err := unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("sandbox %s: removing its directory: %w", name, err)
+	}
+	if err := removeState(d.h.cfg.State, name); err != nil {
+		return fmt.Errorf("sandbox %s: removing its state: %w", name, err)
+	}
+	return nil
+}
+
+// SetQuota sets the sandbox's quota (any sandbox of the host) and keeps it
+// as its quota.json.
+func (d *Dir) SetQuota(ctx context.Context, name string, q core.Quota) error {
+	if q.Bytes < 0 || q.Entries < 0 {
+		return fmt.Errorf("%w: a negative bound", fs.ErrInvalid)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	sb, _ := d.h.Get(name)
+	if sb == nil {
+		return fmt.Errorf("sandbox %s: %w", name, fs.ErrNotExist)
+	}
+	if err := keepQuota(d.h.cfg.State, name, q); err != nil {
+		return err
+	}
+	sb.SetQuota(q)
+	return nil
+}

@@ -1,0 +1,117 @@
+package host
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+)
+
+// QuotaFile is a sandbox's kept quota in its state directory.
+const QuotaFile = "quota.json"
+
+var plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// SandboxStateDir is a sandbox's own directory in the daemon's state
+// directory: STATE/sandboxes/NAME, or sandboxes/x-HEX for a name that is
+// not a plain file name (so no name can reach outside it).
+func SandboxStateDir(state, name string) string {
+	dir := name
+	if !plainName.MatchString(name) || name == "." || name == ".." {
+		dir = "x-" + hex.EncodeToString([]byte(name))
+	}
+	return filepath.Join(state, "sandboxes", dir)
+}
+
+// openSandboxState makes (0700) and opens the sandbox's state directory.
+// The daemon's state directory itself was checked by the daemon (owned by
+// its user, 0700, outside every root); the names below it are its own.
+func openSandboxState(state, name string) (fd int, path string, err error) {
+	path = SandboxStateDir(state, name)
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return -1, path, fmt.Errorf("sandbox %s: state directory: %w", name, err)
+	}
+	fd, err = unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, path, fmt.Errorf("sandbox %s: state directory %s: %w", name, path, err)
+	}
+	return fd, path, nil
+}
+
+// quotaJSON is quota.json's shape.
+type quotaJSON struct {
+	Bytes   int64 `json:"bytes"`
+	Entries int64 `json:"entries"`
+}
+
+// readQuota reads quota.json of the state directory dirfd; kept is false
+// when there is none.
+func readQuota(dirfd int) (q core.Quota, kept bool, err error) {
+	fd, err := unix.Openat(dirfd, QuotaFile, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return q, false, nil
+	}
+	if err != nil {
+		return q, false, fmt.Errorf("%s: %w", QuotaFile, err)
+	}
+	f := os.NewFile(uintptr(fd), QuotaFile)
+	defer f.Close()
+	var j quotaJSON
+	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return q, false, fmt.Errorf("%s: %w", QuotaFile, err)
+	}
+	if j.Bytes < 0 || j.Entries < 0 {
+		return q, false, fmt.Errorf("%s: a negative bound", QuotaFile)
+	}
+	return core.Quota{Bytes: j.Bytes, Entries: j.Entries}, true, nil
+}
+
+// writeQuota keeps q as quota.json (0600) of the state directory dirfd,
+// replaced whole.
+func writeQuota(dirfd int, q core.Quota) error {
+	b, err := json.Marshal(quotaJSON{Bytes: q.Bytes, Entries: q.Entries})
+	if err != nil {
+		return err
+	}
+	return Replace(dirfd, QuotaFile, string(b)+"\n")
+}
+
+// keepQuota writes the sandbox's quota.json, making its state directory.
+func keepQuota(state, name string, q core.Quota) error {
+	if state == "" {
+		return errors.New("no state directory to keep the quota in")
+	}
+	fd, _, err := openSandboxState(state, name)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := writeQuota(fd, q); err != nil {
+		return fmt.Errorf("sandbox %s: %w", name, err)
+	}
+	return nil
+}
+
+// removeState removes the sandbox's state directory and all in it. It is
+// the daemon's own (0700, outside every root), and os.RemoveAll never
+// follows a symlink it meets.
+func removeState(state, name string) error {
+	if state == "" {
+		return nil
+	}
+	p := SandboxStateDir(state, name)
+	if !strings.HasPrefix(p, filepath.Join(state, "sandboxes")+"/") {
+		return fmt.Errorf("sandbox %s: state directory %s outside %s", name, p, state)
+	}
+	return os.RemoveAll(p)
+}

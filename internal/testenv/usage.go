@@ -1,0 +1,32 @@
+package testenv
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// TreeUsage counts the tree under dir the way a sandbox's quota does
+// (core/quota.go), independently of core, for tests to hold usage to: every
+// name but dir itself an entry, each regular file's inode's size once (a
+// hard link is an entry and no bytes), nothing followed.
+func TreeUsage(dir string) (bytes, entries int64, err error) {
+	seen := map[uint64]bool{}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		entries++
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if ino := fi.Sys().(*syscall.Stat_t).Ino; fi.Mode().IsRegular() && !seen[ino] {
+			seen[ino] = true
+			bytes += fi.Size()
+		}
+		return nil
+	})
+	return bytes, entries, err
+}

@@ -1,0 +1,265 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/julienschmidt/httprouter"
+
+	"sandfs/core"
+)
+
+// The sandboxes themselves (api.md §5, "The sandboxes"; sandfs's own),
+// under /v1/sandboxes and its alias /v1/sprites:
+//
+//   - GET lists the sandboxes served, each with its usage and quota (the
+//     console's picker reads it);
+//   - POST makes one, PATCH sets its quota, DELETE removes it, each through
+//     the daemon's Manager (registry.go). Without one, a request that is
+//     otherwise right is 405 (the daemon makes no sandboxes): a 4xx, since
+//     nothing failed in the server, and only after the checks that do not
+//     need a Manager (a bad body 400, an unknown sandbox 404, a taken name
+//     409), so the answer says what is wrong with the request first.
+//
+// Errors speak the named family's shape, the sandbox's name as path. The
+// handlers only decode, call the Manager and encode: where a sandbox lives,
+// its token file and its mount are the daemon's.
+
+// noManager is the refusal of POST, PATCH and DELETE without a Manager:
+// 405, the Allow header naming what the path still takes.
+func noManager(w http.ResponseWriter, op, name, allow string) error {
+	w.Header().Set("Allow", allow)
+	return sandboxRefusal(http.StatusMethodNotAllowed, kindMethodNotAllowed, op, name,
+		"the daemon makes no sandboxes: start it with --sandboxes DIR")
+}
+
+// sandboxList is the answer of GET /v1/sandboxes.
+type sandboxList struct {
+	Sandboxes []sandboxInfo `json:"sandboxes"`
+	Count     int           `json:"count"`
+}
+
+// sandboxInfo is one sandbox of the list.
+type sandboxInfo struct {
+	Name  string    `json:"name"`
+	Usage wireSizes `json:"usage"` // what it holds now
+	Quota wireSizes `json:"quota"` // its bound, 0 = none
+}
+
+// wireSizes is a quota or a usage: bytes (of regular files) and entries
+// (every name but the root).
+type wireSizes struct {
+	Bytes   int64 `json:"bytes"`
+	Entries int64 `json:"entries"`
+}
+
+func quotaSizes(q core.Quota) wireSizes { return wireSizes{q.Bytes, q.Entries} }
+
+// sandboxCreated is the answer of POST /v1/sandboxes: the sandbox's own
+// token, which opens that sandbox only (auth.go), told once.
+type sandboxCreated struct {
+	Name  string    `json:"name"`
+	Token string    `json:"token"`
+	Quota wireSizes `json:"quota"`
+}
+
+// sandboxQuota is the answer of PATCH /v1/sandboxes/{name}.
+type sandboxQuota struct {
+	Name  string    `json:"name"`
+	Quota wireSizes `json:"quota"`
+	Usage wireSizes `json:"usage"`
+}
+
+// sandboxRemoved is the answer of DELETE /v1/sandboxes/{name}.
+type sandboxRemoved struct {
+	Name    string `json:"name"`
+	Removed bool   `json:"removed"`
+}
+
+// quotaRequest is a quota in a request: an absent field is 0 (no bound) on
+// POST and the current value on PATCH.
+type quotaRequest struct {
+	Bytes   *int64 `json:"bytes"`
+	Entries *int64 `json:"entries"`
+}
+
+type sandboxCreateRequest struct {
+	Name  *string       `json:"name"`
+	Quota *quotaRequest `json:"quota"`
+}
+
+type sandboxPatchRequest struct {
+	Quota *quotaRequest `json:"quota"`
+}
+
+// listSandboxes answers GET /v1/sandboxes: the sandboxes served, "default"
+// first, then by name, each with its usage and quota; to a sandbox token,
+// its own sandbox only. It names no host path.
+func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	out := sandboxList{Sandboxes: []sandboxInfo{}}
+	own := tokenSandbox(r.Context())
+	s.reg.each(func(name string, sb *core.Sandbox) {
+		if own != "" && name != own {
+			return
+		}
+		u := sb.Usage()
+		out.Sandboxes = append(out.Sandboxes, sandboxInfo{Name: name,
+			Usage: wireSizes{u.Bytes, u.Entries}, Quota: quotaSizes(sb.Quota())})
+	})
+	out.Count = len(out.Sandboxes)
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// createSandbox answers POST /v1/sandboxes {name, quota?} with 201 {name,
+// token, quota}.
+func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var req sandboxCreateRequest
+	if err := decodeStrict(w, r, s.limits.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	if req.Name == nil {
+		return invalidRequest(`request body: missing required field "name"`)
+	}
+	name := *req.Name
+	if err := core.CheckSandboxName(name); err != nil {
+		return sandboxRefusal(http.StatusBadRequest, kindInvalidPath, "create", name, err.Error())
+	}
+	q, err := req.Quota.apply(core.Quota{})
+	if err != nil {
+		return err
+	}
+	if s.reg.Get(name) != nil {
+		return sandboxExists(name)
+	}
+	if s.manager == nil {
+		return noManager(w, "create", name, "GET")
+	}
+	token, err := s.manager.Create(r.Context(), name, q)
+	if err != nil {
+		return managerError("create", name, err)
+	}
+	return writeJSON(w, http.StatusCreated, sandboxCreated{Name: name, Token: token, Quota: quotaSizes(q)})
+}
+
+// patchSandbox answers PATCH /v1/sandboxes/{name} {quota} with 200 {name,
+// quota, usage}.
+func (s *Server) patchSandbox(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	name := ps.ByName("name")
+	var req sandboxPatchRequest
+	if err := decodeStrict(w, r, s.limits.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	if req.Quota == nil {
+		return invalidRequest(`request body: missing required field "quota"`)
+	}
+	sb := s.reg.Get(name)
+	if sb == nil {
+		return unknownSandbox(selectPath, name)
+	}
+	q, err := req.Quota.apply(sb.Quota())
+	if err != nil {
+		return err
+	}
+	if s.manager == nil {
+		return noManager(w, "quota", name, "")
+	}
+	if err := s.manager.SetQuota(r.Context(), name, q); err != nil {
+		return managerError("quota", name, err)
+	}
+	u := sb.Usage()
+	return writeJSON(w, http.StatusOK, sandboxQuota{Name: name, Quota: quotaSizes(sb.Quota()), Usage: wireSizes{u.Bytes, u.Entries}})
+}
+
+// deleteSandbox answers DELETE /v1/sandboxes/{name} with 200 {name,
+// removed: true}, once the Manager has unmounted it, ended its streams and
+// its requests in flight, and removed its directory.
+func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	name := ps.ByName("name")
+	if s.reg.Get(name) == nil {
+		return unknownSandbox(selectPath, name)
+	}
+	if s.manager == nil {
+		return noManager(w, "remove", name, "")
+	}
+	if err := s.manager.Remove(r.Context(), name); err != nil {
+		return managerError("remove", name, err)
+	}
+	return writeJSON(w, http.StatusOK, sandboxRemoved{Name: name, Removed: true})
+}
+
+// apply is the quota q asks for over cur (a nil q: cur); a negative
+// bound is a 400.
+func (q *quotaRequest) apply(cur core.Quota) (core.Quota, error) {
+	if q == nil {
+		return cur, nil
+	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+		dst  *int64
+	}{{"bytes", q.Bytes, &cur.Bytes}, {"entries", q.Entries, &cur.Entries}} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 0 {
+			return cur, invalidRequest("quota.%s must be 0 (no bound) or more, got %d", f.name, *f.v)
+		}
+		*f.dst = *f.v
+	}
+	return cur, nil
+}
+
+// managerError is a failure of the Manager in the named family's shape:
+// fs.ErrExist 409, fs.ErrNotExist 404, fs.ErrPermission (a sandbox the
+// daemon did not make at run time) 403; anything else as classify says.
+func managerError(op, name string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return sandboxExists(name)
+	case errors.Is(err, fs.ErrNotExist):
+		return unknownSandbox(selectPath, name)
+	case errors.Is(err, fs.ErrPermission):
+		return sandboxRefusal(http.StatusForbidden, kindPermissionDenied, op, name,
+			"sandbox "+quoteIfBad(name)+" is not one the daemon made at run time (the default, or a --sandbox): it stays while the daemon runs")
+	}
+	return err
+}
+
+func sandboxExists(name string) error {
+	return sandboxRefusal(http.StatusConflict, kindAlreadyExists, "create", name, "sandbox "+name+" exists")
+}
+
+// sandboxRefusal is a refusal naming the sandbox name as its path (when
+// the name is UTF-8: names.go).
+func sandboxRefusal(status int, k kind, op, name, msg string) error {
+	if !utf8.ValidString(name) {
+		name = ""
+	}
+	return &fileError{kind: k, status: status, op: op, path: name, msg: msg}
+}
+
+// decodeStrict is decodeJSON that also refuses a field v does not have.
+func decodeStrict(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	var raw json.RawMessage
+	if err := decodeJSON(w, r, limit, &raw); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var ute *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ute):
+		return plainJSONError(&jsonFailure{what: jsonFieldType, field: ute.Field, typ: ute.Type, value: ute.Value})
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return invalidRequest("request body: unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return invalidRequest("request body: %v", err)
+}
