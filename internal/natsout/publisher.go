@@ -86,8 +86,14 @@ func Start(ctx context.Context, cfg Config, srcs []Source) (*Publisher, error) {
 			return nil, fmt.Errorf("events: sandbox %s has no durable journal to queue events in", s.Name)
 		}
 	}
+	// No reconnect buffer: a publish while the connection is down fails at
+	// once instead of waiting in nats.go's buffer to be sent on reconnect.
+	// Buffered, a window's last messages (sent after the socket died but
+	// before the client knew) reached the stream on reconnect ahead of the
+	// earlier ones the next drain sends again from the cursor: out of seq
+	// order (TestPublishExactlyOnce caught it under load).
 	nc, err := nats.Connect(cfg.URL, nats.Name("sandfs "+cfg.Host), nats.RetryOnFailedConnect(true),
-		nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+		nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.ReconnectBufSize(-1))
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
