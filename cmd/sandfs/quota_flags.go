@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,12 +86,9 @@ func (q quotaFlags) check(dirs []namedDir) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-next:
 	for _, n := range names {
-		for _, d := range dirs {
-			if d.name == n {
-				continue next
-			}
+		if slices.ContainsFunc(dirs, func(d namedDir) bool { return d.name == n }) {
+			continue
 		}
 		return usagef("--quota %s=…: no sandbox %s is given by --root or --sandbox (a sandbox of --sandboxes takes --default-quota, or PATCH /v1/sandboxes/%s)", n, n, n)
 	}

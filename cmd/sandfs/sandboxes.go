@@ -53,23 +53,6 @@ func sandboxDirs(root string, extra []string) ([]namedDir, error) {
 	return dirs, nil
 }
 
-// checkMountAll refuses a --mount-all MNTDIR inside --sandboxes DIR (each
-// mountpoint would be a sandbox of DIR) or holding it.
-func checkMountAll(dir, mnt string) error {
-	if dir == "" || mnt == "" {
-		return nil
-	}
-	d, err1 := resolveExisting(dir)
-	m, err2 := resolveExisting(mnt)
-	if err := errors.Join(err1, err2); err != nil {
-		return err
-	}
-	if d == m || strings.HasPrefix(m, d+"/") || strings.HasPrefix(d, m+"/") {
-		return usagef("--mount-all %s and --sandboxes %s overlap: each mount would be a sandbox of DIR; give them apart", mnt, dir)
-	}
-	return nil
-}
-
 // startFixed serves the fixed sandboxes (--root, --sandbox), each root made
 // when missing; a quota kept in its quota.json wins over --quota's.
 func startFixed(h *host.Host, dirs []namedDir, quotas quotaFlags, log *slog.Logger) (map[string]*core.Sandbox, error) {

@@ -43,8 +43,8 @@ func TestCheckMountAll(t *testing.T) {
 		{base + "/sb", base + "/sb", false},
 		{base + "/all/sb", base + "/all", false},
 	} {
-		if err := checkMountAll(c.dir, c.mnt); (err == nil) != c.ok {
-			t.Errorf("checkMountAll(%q, %q) = %v, want ok %v", c.dir, c.mnt, err, c.ok)
+		if err := checkRootsApart(nil, c.dir, c.mnt); (err == nil) != c.ok {
+			t.Errorf("checkRootsApart(nil, %q, %q) = %v, want ok %v", c.dir, c.mnt, err, c.ok)
 		}
 	}
 }

@@ -157,9 +157,6 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err != nil {
 		return err
 	}
-	if err := checkMountAll(cfg.sandboxesDir, cfg.mountAll); err != nil {
-		return err
-	}
 	if err := checkRootsApart(dirs, cfg.sandboxesDir, cfg.mountAll); err != nil {
 		return err
 	}

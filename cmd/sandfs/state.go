@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -120,7 +119,7 @@ func notInsideRoots(dir string, roots []string) error {
 		if err != nil {
 			return fmt.Errorf("sandbox root: %w", err)
 		}
-		if real == r || strings.HasPrefix(real, strings.TrimSuffix(r, "/")+"/") {
+		if within(real, r) {
 			return fmt.Errorf("state directory %s is inside the served root %s, where clients could read its token; "+
 				"give --state a directory outside every root", dir, root)
 		}

@@ -228,7 +228,7 @@ func refuseRoot(verb, p, why string) error {
 // relative pair is compared as given).
 func inside(from, to string) bool {
 	f, t := path.Clean(from), path.Clean(to)
-	return t != f && strings.HasPrefix(t, strings.TrimSuffix(f, "/")+"/")
+	return t != f && within(t, f)
 }
 
 // isNotFound reports whether err is the daemon's 404.
