@@ -52,6 +52,7 @@ type daemonAuth struct {
 	token     string
 	source    tokenSource
 	tokenFile string // the state token's path (tokenState)
+	state     string // the state directory opened and checked for the token (tokenState), else ""
 }
 
 // noToken reports whether the flags ask for no token at all. The command
@@ -130,7 +131,7 @@ func (a *authFlags) resolve(getenv func(string) string, roots []string, log *slo
 	if created {
 		log.Info("made a new API token", "token_file", sd.tokenPath())
 	}
-	return daemonAuth{token: tok, source: tokenState, tokenFile: sd.tokenPath()}, nil
+	return daemonAuth{token: tok, source: tokenState, tokenFile: sd.tokenPath(), state: dir}, nil
 }
 
 // consoleURL is the web console's address on the listener l, with the token

@@ -20,26 +20,23 @@ func within(a, b string) bool { return a == b || strings.HasPrefix(a, strings.Tr
 func checkRootsApart(dirs []namedDir, dirsDir, mountAll string) error {
 	type root struct{ what, path string }
 	var roots []root
+	add := func(what, p string) error {
+		if p == "" {
+			return nil
+		}
+		r, err := resolveExisting(p)
+		if err == nil {
+			roots = append(roots, root{what, r})
+		}
+		return err
+	}
 	for _, d := range dirs {
-		r, err := resolveExisting(d.dir)
-		if err != nil {
+		if err := add("the root of sandbox "+d.name+" ("+d.dir+")", d.dir); err != nil {
 			return err
 		}
-		roots = append(roots, root{"the root of sandbox " + d.name + " (" + d.dir + ")", r})
 	}
-	if dirsDir != "" {
-		r, err := resolveExisting(dirsDir)
-		if err != nil {
-			return err
-		}
-		roots = append(roots, root{"--sandboxes " + dirsDir, r})
-	}
-	if mountAll != "" {
-		r, err := resolveExisting(mountAll)
-		if err != nil {
-			return err
-		}
-		roots = append(roots, root{"--mount-all " + mountAll, r})
+	if err := errors.Join(add("--sandboxes "+dirsDir, dirsDir), add("--mount-all "+mountAll, mountAll)); err != nil {
+		return err
 	}
 	var errs []error
 	for i := range roots {

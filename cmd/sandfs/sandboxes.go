@@ -76,10 +76,14 @@ func startFixed(h *host.Host, dirs []namedDir, quotas quotaFlags, log *slog.Logg
 
 // sandboxesState is the daemon's state directory where the sandboxes keep
 // their journals, tokens and quotas ("" = none is needed: --no-history,
-// --no-auth and no --sandboxes). It is checked as the token's is.
-func sandboxesState(cfg serveConfig, noToken bool, getenv func(string) string, roots []string) (string, error) {
+// --no-auth and no --sandboxes). It is checked as the token's is, once:
+// the one auth opened for the daemon's token is taken as it is.
+func sandboxesState(cfg serveConfig, auth daemonAuth, noToken bool, getenv func(string) string, roots []string, log *slog.Logger) (string, error) {
 	if cfg.history.off && noToken && cfg.sandboxesDir == "" {
 		return "", nil
+	}
+	if auth.state != "" {
+		return auth.state, nil
 	}
 	explain := func(err error) error {
 		if !cfg.history.off {
@@ -91,11 +95,14 @@ func sandboxesState(cfg serveConfig, noToken bool, getenv func(string) string, r
 	if err != nil {
 		return "", explain(err)
 	}
-	sd, _, err := openStateDir(state, roots)
+	sd, tightened, err := openStateDir(state, roots)
 	if err != nil {
 		return "", explain(err)
 	}
 	sd.Close()
+	if tightened {
+		log.Warn("the state directory was open to other users; made it 0700", "state", state)
+	}
 	return state, nil
 }
 
@@ -107,9 +114,6 @@ func mountMirror(h *host.Host, spec string) error {
 		if sb, _ := h.Get(n); sb != nil {
 			name, mnt = n, m
 		}
-	}
-	if sb, _ := h.Get(name); sb == nil {
-		return usagef("--mount %q: no sandbox %s", spec, name)
 	}
 	_, err := h.Mount(name, mnt)
 	return err

@@ -190,7 +190,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err := cfg.events.check(cfg.history.off); err != nil {
 		return err
 	}
-	state, err := sandboxesState(cfg, noToken, getenv, roots)
+	state, err := sandboxesState(cfg, auth, noToken, getenv, roots, log)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -149,17 +148,7 @@ func (d *Dir) list() ([]string, error) {
 	}
 	f := os.NewFile(uintptr(fd), d.path)
 	defer f.Close()
-	var all []string
-	for {
-		names, err := f.Readdirnames(512)
-		all = append(all, names...)
-		if err == io.EOF || (err == nil && len(names) == 0) {
-			return all, nil
-		}
-		if err != nil {
-			return all, err
-		}
-	}
+	return f.Readdirnames(-1)
 }
 
 // reconcile makes what is served as name match what DIR holds under it:

@@ -157,7 +157,7 @@ func (h *Host) Start(name string, open Opener, fixed bool, def core.Quota) (*cor
 		return nil, err
 	}
 	if h.cfg.MountAll != "" {
-		if err := h.mount(name, e, mountAllPoint(h.cfg.MountAll, name), true); err != nil {
+		if _, err := h.mount(name, e, mountAllPoint(h.cfg.MountAll, name), true); err != nil {
 			h.log.Warn("mount-all: the sandbox is served without its mount", "sandbox", name, "err", err)
 		}
 	}

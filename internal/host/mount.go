@@ -32,17 +32,12 @@ func (h *Host) Mount(name, mnt string) (*fusefs.Mirror, error) {
 	if e == nil {
 		return nil, fmt.Errorf("no sandbox %s", name)
 	}
-	if err := h.mount(name, e, mnt, false); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.mirrors[len(e.mirrors)-1].m, nil
+	return h.mount(name, e, mnt, false)
 }
 
 // mount mounts e's sandbox at mnt once its kernel watch has walked the
 // tree: the mirror learns of outside changes from it.
-func (h *Host) mount(name string, e *entry, mnt string, made bool) error {
+func (h *Host) mount(name string, e *entry, mnt string, made bool) (*fusefs.Mirror, error) {
 	select {
 	case <-e.sb.WatchReady():
 	case <-time.After(watchReadyWait):
@@ -50,13 +45,13 @@ func (h *Host) mount(name string, e *entry, mnt string, made bool) error {
 	}
 	m, err := fusefs.Mount(e.sb, mnt, h.cfg.Mount)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	h.log.Info("mounted sandbox "+name+" at "+m.Mountpoint(), "sandbox", name, "mountpoint", m.Mountpoint())
 	e.mu.Lock()
 	e.mirrors = append(e.mirrors, mirror{m: m, made: made})
 	e.mu.Unlock()
-	return nil
+	return m, nil
 }
 
 // unmount unmounts e's mirrors; a mountpoint --mount-all made is removed.

@@ -32,8 +32,8 @@ func TestAddRemove(t *testing.T) {
 	check(t, waitCount(t, b, 5), "h", map[string]int{"late": 5})
 	p.Remove("late")
 	p.Remove("late") // twice: nothing to do
-	if names := p.Names(); len(names) != 0 {
-		t.Errorf("published after Remove: %v", names)
+	if st := p.Stats(); len(st) != 0 {
+		t.Errorf("published after Remove: %v", st)
 	}
 	burst(t, a.Journal, 5, 5, time.Second)
 	time.Sleep(300 * time.Millisecond)

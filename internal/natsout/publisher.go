@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
@@ -80,11 +79,6 @@ type Publisher struct {
 func Start(ctx context.Context, cfg Config, srcs []Source) (*Publisher, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
-	}
-	for _, s := range srcs {
-		if s.Meta == nil {
-			return nil, fmt.Errorf("events: sandbox %s has no durable journal to queue events in", s.Name)
-		}
 	}
 	// No reconnect buffer: a publish while the connection is down fails at
 	// once instead of waiting in nats.go's buffer to be sent on reconnect.
@@ -177,18 +171,6 @@ func (p *Publisher) Stats() map[string]Stats {
 		m[o.src.Name] = o.stats()
 	}
 	return m
-}
-
-// Names is the sandboxes published, sorted.
-func (p *Publisher) Names() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := make([]string, 0, len(p.outs))
-	for k := range p.outs {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
 }
 
 // ensureStream makes the stream if it is missing (once per connection's
