@@ -36,9 +36,8 @@ func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.
 	claim := d.s.Claim(ap)
 	defer claim.Done()
 	uop := d.s.usageBegin()
-	if err := uop.reserve(OpLink, ap, 0, 1); err != nil {
-		uop.end(0, 0)
-		return st, refusedUnlessExists(ndir, name, OpLink, ap, err)
+	if err := uop.reserveEntry(ndir, name, OpLink, ap); err != nil {
+		return st, err
 	}
 	if err := unix.Linkat(odir, fromName, ndir, name, 0); err != nil {
 		uop.end(0, 0)

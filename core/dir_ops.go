@@ -241,9 +241,8 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	claim := d.s.Claim(ap)
 	defer claim.Done()
 	uop := d.s.usageBegin()
-	if err := uop.reserve(op, ap, 0, 1); err != nil {
-		uop.end(0, 0)
-		return st, refusedUnlessExists(dirfd, name, op, ap, err)
+	if err := uop.reserveEntry(dirfd, name, op, ap); err != nil {
+		return st, err
 	}
 	if err := mk(dirfd); err != nil {
 		uop.end(0, 0)

@@ -36,8 +36,8 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 	defer claim.Done()
 	uop := s.usageBegin()
 	defer uop.end(0, 0)
-	if err := uop.reserve(OpMkdir, ap, 0, 1); err != nil {
-		return refusedUnlessExists(dirfd, name, OpMkdir, ap, err)
+	if err := uop.reserveEntry(dirfd, name, OpMkdir, ap); err != nil {
+		return err
 	}
 	if err := unix.Mkdirat(dirfd, name, perm); err != nil {
 		return pathErr(OpMkdir, ap, err)

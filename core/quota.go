@@ -175,6 +175,17 @@ func grow(c *atomic.Int64, limit, d int64, bound string) error {
 
 // reserveTo reserves what brings the op's reserved bytes to b (nothing
 // when it has that much already).
+// reserveEntry reserves the one entry a new name in dirfd adds. Refused,
+// the operation ends, and the error is EEXIST when the name is taken (what
+// the call would have answered under no quota), else the quota's.
+func (o *usageOp) reserveEntry(dirfd int, name, op, ap string) error {
+	if err := o.reserve(op, ap, 0, 1); err != nil {
+		o.end(0, 0)
+		return refusedUnlessExists(dirfd, name, op, ap, err)
+	}
+	return nil
+}
+
 func (o *usageOp) reserveTo(op, ap string, b int64) error {
 	if b <= o.bytes {
 		return nil

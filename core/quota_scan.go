@@ -145,7 +145,9 @@ func (s *Sandbox) ScanUsage(ctx context.Context) (Usage, error) {
 		if q.inflight.Load() == 0 && !s.passthroughWriters() {
 			w, err := s.walkUsage(ctx)
 			if err != nil {
-				q.dirty.Store(q.dirty.Load() || wasDirty)
+				if wasDirty {
+					q.dirty.Store(true) // Store(Load()||…) could lose an outside change told in between
+				}
 				return s.Usage(), err
 			}
 			b, e := q.usedBytes.Load(), q.usedEntries.Load()
@@ -161,7 +163,9 @@ func (s *Sandbox) ScanUsage(ctx context.Context) (Usage, error) {
 			}
 		}
 		if try >= 4 {
-			q.dirty.Store(q.dirty.Load() || wasDirty)
+			if wasDirty {
+				q.dirty.Store(true)
+			}
 			return s.Usage(), nil // busy and nothing to correct: the counts stand
 		}
 		select {
@@ -231,6 +235,12 @@ func (s *Sandbox) scanTick() {
 		return
 	}
 	s.ScanUsage(context.Background())
+	s.scheduleNextScan()
+}
+
+// scheduleNextScan sets the scan after one: soon when the usage is dirty
+// (an outside change it could not account), else the regular one.
+func (s *Sandbox) scheduleNextScan() {
 	if s.quota.dirty.Load() {
 		s.scheduleScan(time.Duration(scanSoon.Load()), true)
 	} else {

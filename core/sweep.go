@@ -62,11 +62,7 @@ func (s *Sandbox) startSweep() {
 		// The first usage scan, on the tree without leftovers (quota_scan.go).
 		s.ScanUsage(context.Background())
 		close(s.quota.ready)
-		if s.quota.dirty.Load() {
-			s.scheduleScan(time.Duration(scanSoon.Load()), true)
-		} else {
-			s.scheduleScan(time.Duration(scanEvery.Load()), false)
-		}
+		s.scheduleNextScan()
 	}()
 }
 

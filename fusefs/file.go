@@ -61,7 +61,11 @@ func (f *file) Writev(ctx context.Context, data [][]byte, off int64) (uint32, sy
 	if len(data) == 1 {
 		return f.Write(ctx, data[0], off)
 	}
-	var buf []byte
+	n := 0
+	for _, d := range data {
+		n += len(d)
+	}
+	buf := make([]byte, 0, n)
 	for _, d := range data {
 		buf = append(buf, d...)
 	}

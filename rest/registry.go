@@ -168,28 +168,38 @@ func (g *Registry) Get(name string) *core.Sandbox {
 
 // Names lists the names served, "default" first, then in byte order.
 func (g *Registry) Names() []string {
-	g.mu.RLock()
-	names := make([]string, 0, len(g.m))
-	for n := range g.m {
-		names = append(names, n)
+	es := g.entries()
+	names := make([]string, len(es))
+	for i, e := range es {
+		names[i] = e.name
 	}
-	g.mu.RUnlock()
-	sort.Slice(names, func(i, j int) bool {
-		if (names[i] == core.DefaultSandbox) != (names[j] == core.DefaultSandbox) {
-			return names[i] == core.DefaultSandbox
-		}
-		return names[i] < names[j]
-	})
 	return names
 }
 
-// each calls fn for every sandbox served, in the order of Names (one
-// that Remove took out meanwhile is skipped).
-func (g *Registry) each(fn func(name string, sb *core.Sandbox)) {
-	for _, n := range g.Names() {
-		if sb := g.Get(n); sb != nil {
-			fn(n, sb)
+// entries are the entries served, in the order of Names, taken under one
+// lock.
+func (g *Registry) entries() []*regEntry {
+	g.mu.RLock()
+	es := make([]*regEntry, 0, len(g.m))
+	for _, e := range g.m {
+		es = append(es, e)
+	}
+	g.mu.RUnlock()
+	sort.Slice(es, func(i, j int) bool {
+		if (es[i].name == core.DefaultSandbox) != (es[j].name == core.DefaultSandbox) {
+			return es[i].name == core.DefaultSandbox
 		}
+		return es[i].name < es[j].name
+	})
+	return es
+}
+
+// each calls fn for every sandbox served, in the order of Names (one that
+// Remove takes out meanwhile may still be told, as it could be between a
+// Get and its use).
+func (g *Registry) each(fn func(name string, sb *core.Sandbox)) {
+	for _, e := range g.entries() {
+		fn(e.name, e.sb)
 	}
 }
 

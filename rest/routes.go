@@ -224,7 +224,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route, sel sel
 	if nameErr != nil {
 		return nameErr
 	}
-	if own != "" {
+	if own != "" && sel == selectNone {
+		// Only a route on no sandbox (the list) asks whose token it was:
+		// a route on a sandbox already acts on the token's own.
 		r = r.WithContext(context.WithValue(r.Context(), tokenSandboxKey{}, own))
 	}
 	if r, err = withActor(r); err != nil {

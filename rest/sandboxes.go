@@ -60,6 +60,8 @@ type wireSizes struct {
 
 func quotaSizes(q core.Quota) wireSizes { return wireSizes{q.Bytes, q.Entries} }
 
+func usageSizes(u core.Usage) wireSizes { return wireSizes{u.Bytes, u.Entries} }
+
 // sandboxCreated is the answer of POST /v1/sandboxes: the sandbox's own
 // token, which opens that sandbox only (auth.go), told once.
 type sandboxCreated struct {
@@ -108,8 +110,7 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprou
 			return
 		}
 		u := sb.Usage()
-		out.Sandboxes = append(out.Sandboxes, sandboxInfo{Name: name,
-			Usage: wireSizes{u.Bytes, u.Entries}, Quota: quotaSizes(sb.Quota())})
+		out.Sandboxes = append(out.Sandboxes, sandboxInfo{Name: name, Usage: usageSizes(u), Quota: quotaSizes(u.Quota)})
 	})
 	out.Count = len(out.Sandboxes)
 	return writeJSON(w, http.StatusOK, out)
@@ -172,7 +173,7 @@ func (s *Server) patchSandbox(w http.ResponseWriter, r *http.Request, ps httprou
 		return managerError("quota", name, err)
 	}
 	u := sb.Usage()
-	return writeJSON(w, http.StatusOK, sandboxQuota{Name: name, Quota: quotaSizes(sb.Quota()), Usage: wireSizes{u.Bytes, u.Entries}})
+	return writeJSON(w, http.StatusOK, sandboxQuota{Name: name, Quota: quotaSizes(u.Quota), Usage: usageSizes(u)})
 }
 
 // deleteSandbox answers DELETE /v1/sandboxes/{name} with 200 {name,
