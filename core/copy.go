@@ -122,7 +122,9 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
 		return CopyStats{}, pathErr(OpCopy, fa, err)
 	}
-	built := s.measureAt(ctx, tdir, tmp)
+	// What the copy holds, as the copier counted it (it makes no hard
+	// links and skips what a walk would not count): no second walk.
+	built := usageCount{bytes: stats.Bytes, entries: int64(stats.Entries)}
 	if err := uop.reserve(OpCopy, ta, built.bytes-src.bytes, built.entries-src.entries); err != nil {
 		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
 		return CopyStats{}, err // the source grew while it was copied
