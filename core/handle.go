@@ -159,7 +159,8 @@ func (h *Handle) Flush(ctx context.Context) {
 // each close a flush that told what it wrote. It is an outside writer's,
 // whose own inotify event the handle's claim swallowed (the release reaches
 // the daemon after close() has returned), so it is told as external, which
-// also makes the mirror invalidate the kernel's caches.
+// also makes the mirror invalidate the kernel's caches. Unless the file
+// lost its name to an outside rename meanwhile: that was told.
 func (h *Handle) tell(ctx context.Context, release bool) {
 	h.mu.Lock()
 	changed, st := h.changed()
@@ -179,6 +180,13 @@ func (h *Handle) tell(ctx context.Context, release bool) {
 	}
 	a := h.opener
 	if release && flushed && !wrote {
+		if h.claim != nil && h.claim.nameGone() {
+			// Moved away from its name by an outside rename, told as
+			// such (the rename changed its ctime): the kernel watch
+			// tells what happens to it under its new name, and the old
+			// one is another file's now, or none's.
+			return
+		}
 		a = Actor{Origin: journal.External}
 	} else if c := actorOf(ctx); c.Pid != 0 {
 		a.Pid, a.Uid, a.Comm, a.Cgroup, a.Process = c.Pid, c.Uid, c.Comm, c.Cgroup, c.Process

@@ -45,6 +45,8 @@ type Claim struct {
 	paths  []string     // API paths; each covers its subtree
 	echoOf journal.Type // of ClaimEcho: the type of the last echo, of paths[0]
 	echoed bool         // that echo has been read
+	held   bool         // an open file's (claimFile): no remove or rename of its path
+	moved  bool         // held, and its name was removed or renamed since (unhold)
 	waits  bool         // done, waiting for that echo …
 	since  time.Time    // … since then
 }
@@ -71,6 +73,20 @@ func (l *ledger) claim(c *Claim) *Claim {
 		defer n.mu.Unlock()
 		n.drain()
 	}
+	return l.file(c)
+}
+
+// readQueued handles what the kernel has queued so far (drain).
+func (l *ledger) readQueued() {
+	if n := l.reader.Load(); n != nil {
+		n.mu.Lock()
+		n.drain()
+		n.mu.Unlock()
+	}
+}
+
+// file files c open. The notifier's lock is held when it runs.
+func (l *ledger) file(c *Claim) *Claim {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.next++
@@ -120,6 +136,29 @@ func (l *ledger) close(id uint64) {
 			l.byPath[p] = cs
 		}
 	}
+}
+
+// claimFile opens the claim of a file opened for writing through the
+// mirror (Dir.Open, Dir.Create), held from its open to its release, with
+// the echo typ to end at ("" for none: ClaimEcho). It covers the echoes of
+// what is done to the file's content and attributes (a write, a truncate,
+// a chmod), and no remove or rename of its name, which are never the
+// handle's (the mirror's own unlink and rename claim them themselves).
+// Without that, an outside rm of a file a process had just closed through
+// the mount was swallowed (the release reaches the daemon after close(2)
+// returns), and so was one of a file an editor keeps open.
+func (s *Sandbox) claimFile(ap string, echo journal.Type) *Claim {
+	return s.ledger.claim(&Claim{paths: []string{ap}, echoOf: echo, held: true})
+}
+
+// nameGone reports whether the held claim's name was removed or renamed
+// away since it opened (told by the kernel watch, as external), once what
+// the kernel queued until now is read.
+func (c *Claim) nameGone() bool {
+	c.l.readQueued()
+	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	return c.moved
 }
 
 // Add extends the claim to more paths.
@@ -278,11 +317,17 @@ func (l *ledger) takeSlot() (string, bool) {
 // claimed reports whether an open claim covers the event typ of API path
 // p (typ "" for a question that is no event). The oldest claim of
 // ClaimEcho waiting for that very event covers it and closes (once done);
-// echo says so. It looks only at the claims filed under p and its
-// ancestors, so its cost is the depth of p, not the number of claims open.
+// echo says so. A remove or rename of p (either of its names) ends the
+// cover of the open files' claims on p (Hold): they cover neither it nor
+// what comes later under that name, another file's. It looks only at the
+// claims filed under p and its ancestors, so its cost is the depth of p,
+// not the number of claims open.
 func (l *ledger) claimed(p string, typ journal.Type) (covered, echo bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if typ == journal.Remove || typ == journal.Rename {
+		l.unhold(p)
+	}
 	if typ != "" {
 		var first *Claim
 		for _, c := range l.byPath[p] {
@@ -306,6 +351,27 @@ func (l *ledger) claimed(p string, typ journal.Type) (covered, echo bool) {
 			return false, false
 		}
 		q, _ = dirAndName(q)
+	}
+}
+
+// unhold files no open file's claim under p any more: the name is gone
+// from the file (removed, or renamed away or over). The claims stay open
+// until their sentinels, as before. The lock is held.
+func (l *ledger) unhold(p string) {
+	cs := l.byPath[p]
+	kept := cs[:0]
+	for _, c := range cs {
+		if c.held {
+			c.moved = true
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	clear(cs[len(kept):])
+	if len(kept) == 0 {
+		delete(l.byPath, p)
+	} else {
+		l.byPath[p] = kept
 	}
 }
 

@@ -311,15 +311,17 @@ func (n *notifier) handle(ev inotify.Event) {
 
 // tell appends an external event unless a claim covers the path.
 func (n *notifier) tell(typ journal.Type, ap, old string, isDir bool) {
-	if covered, _ := n.s.ledger.claimed(ap, typ); covered {
-		return
-	}
+	covered, _ := n.s.ledger.claimed(ap, typ)
 	if old != "" {
-		if covered, _ := n.s.ledger.claimed(old, ""); covered {
-			return
+		// Asked even when ap is covered: the old name's open files lose
+		// their cover (ledger.unhold).
+		if c, _ := n.s.ledger.claimed(old, journal.Rename); c {
+			covered = true
 		}
 	}
-	n.append(typ, ap, old, isDir)
+	if !covered {
+		n.append(typ, ap, old, isDir)
+	}
 }
 
 // append tells the external event typ of ap: it goes to the outbox, which

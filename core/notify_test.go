@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"sandfs/core/journal"
 )
 
@@ -181,6 +183,34 @@ func TestJournalScenarios(t *testing.T) {
 				os.WriteFile(filepath.Join(root, "made"), nil, 0o644)
 			},
 			"external remove /out\nexternal create /made"},
+		{"outside remove of a file the mount still holds open",
+			nil,
+			func(t *testing.T, s *Sandbox, root string) {
+				h := heldOpen(t, s, "h")
+				must(t, os.Remove(filepath.Join(root, "h")))
+				release(h)
+			},
+			"fuse create /h\nfuse write /h\nexternal remove /h"},
+		{"outside rename of a file the mount still holds open",
+			nil,
+			func(t *testing.T, s *Sandbox, root string) {
+				h := heldOpen(t, s, "h")
+				must(t, os.Rename(filepath.Join(root, "h"), filepath.Join(root, "h2")))
+				release(h)
+			},
+			"fuse create /h\nfuse write /h\nexternal rename /h2 <- /h"},
+		{"outside rename over a file the mount holds open, and one made under its old name",
+			func(t *testing.T, s *Sandbox, root string) { mk(t, root, map[string]string{"other": "1"}) },
+			func(t *testing.T, s *Sandbox, root string) {
+				h := heldOpen(t, s, "h")
+				must(t, os.Rename(filepath.Join(root, "other"), filepath.Join(root, "h")))
+				sleepALittle()
+				must(t, os.Remove(filepath.Join(root, "h")))
+				sleepALittle()
+				must(t, os.WriteFile(filepath.Join(root, "h"), []byte("new"), 0o644))
+				release(h)
+			},
+			"fuse create /h\nfuse write /h\nexternal rename /h <- /other\nexternal remove /h\nexternal create /h\nexternal write /h"},
 		{"api tar extraction",
 			nil,
 			func(t *testing.T, s *Sandbox, root string) {
@@ -203,6 +233,27 @@ func TestJournalScenarios(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heldOpen creates name in the root through the mirror's calls, writes to
+// it and closes it (a flush), but is not yet released: the kernel sends the
+// release after close(2) has returned.
+func heldOpen(t *testing.T, s *Sandbox, name string) *Handle {
+	t.Helper()
+	fuse := WithActor(ctx, Actor{Origin: journal.Mirror, Pid: 7, Uid: 0})
+	h, _, err := s.RootDir().Create(fuse, name, unix.O_WRONLY, 0o644, -1, -1)
+	must(t, err)
+	_, err = h.File().Write([]byte("held"))
+	must(t, err)
+	h.Wrote()
+	h.Flush(fuse)
+	return h
+}
+
+// release is the mirror's release of h, and its close.
+func release(h *Handle) {
+	h.Release(WithActor(ctx, Actor{Origin: journal.Mirror}))
+	h.File().Close()
 }
 
 // sleepALittle keeps distinct outside steps from being merged by inotify,

@@ -148,6 +148,20 @@ func testCoherence(t *testing.T, args []string, strict bool) {
 		_, err := os.Stat(p)
 		wantErrno(t, err, unix.ENOENT)
 	})
+	t.Run("outside delete of a file held open for writing", func(t *testing.T) {
+		// An editor's file: the handle's claim covers its writes, never
+		// an outside remove of its name.
+		p := filepath.Join(mnt, "held")
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o644)
+		must(t, err)
+		defer f.Close()
+		_, err = f.WriteString("kept open")
+		must(t, err)
+		must(t, os.Remove(filepath.Join(root, "held")))
+		told("/held")
+		_, err = os.Stat(p)
+		wantErrno(t, err, unix.ENOENT)
+	})
 	t.Run("outside rename", func(t *testing.T) {
 		must(t, os.Mkdir(filepath.Join(mnt, "dir"), 0o755))
 		must(t, os.WriteFile(filepath.Join(mnt, "dir", "a"), []byte("A"), 0o644))
