@@ -371,17 +371,22 @@
 // as the notifier (notify_fsnotify_test.go), and the bench's event-latency
 // rows take its latency as their anchor.
 //
-// The reader polls the descriptor itself (poll(2), blocking, with a
-// wake-up eventfd beside it) and reads what is queued in one read. While
-// the daemon is making changes itself (it opened a ledger claim in the
+// One reader loop serves every sandbox of the process (notify_loop.go):
+// one goroutine waits in one epoll instance on every sandbox's inotify
+// descriptor and its wake-up eventfd, and handles each sandbox's events
+// under that sandbox's lock, as a claim's read does. While the daemon is
+// making changes itself (a sandbox it read for opened a ledger claim in the
 // last busyFor: a burst through the mount or the API), it lets events
 // gather for gatherWait after a read before it waits again: while nobody
-// waits on the descriptor the kernel queues an event without waking anyone,
-// so the burst's echoes cost one wake-up per gatherWait instead of one per
-// change. Otherwise (an outside writer alone) it waits again at once, and
-// a change is read as soon as the kernel queues it. In a burst, each claim
-// reads the echoes of the operation before it, and the reader finds less
-// to read.
+// waits on the descriptors the kernel queues an event without waking
+// anyone, so the burst's echoes cost one wake-up per gatherWait instead of
+// one per change. Otherwise (an outside writer alone) it waits again at
+// once, and a change is read as soon as the kernel queues it. In a burst,
+// each claim reads the echoes of the operation before it, and the reader
+// finds less to read. A reader per sandbox, each blocked in poll(2) on its
+// own descriptor, cost writes spread over 100 sandboxes half their rate:
+// each change woke that sandbox's thread two or three times, each wake-up
+// a runtime hand-off of a processor.
 //
 // Why inotify on every directory (measured on the bench VM, kernel 6.18,
 // ext4, 2 cores, by core/testdata/watchcost): placing a watch costs 2.5-3.7

@@ -24,9 +24,10 @@ import (
 // renamePairWait bounds how long a Rename(old) waits for its Create(new).
 const renamePairWait = 20 * time.Millisecond
 
-// notifier is the kernel watch's state. Its reader goroutine (run) and
-// every claim opening (drain) read the queue and handle what they read,
-// one at a time: mu guards the queue's reading and all below it.
+// notifier is the kernel watch's state. The process's reader loop (step,
+// notify_loop.go) and every claim opening (drain) read the queue and
+// handle what they read, one at a time: mu guards the queue's reading and
+// all below it.
 type notifier struct {
 	s   *Sandbox
 	w   *inotify.Watch
@@ -42,7 +43,9 @@ type notifier struct {
 	pairBy   time.Time       // … until then, when it is told as moved out
 	scanned  map[string]bool // told by a scan; their own Create is still to come
 	degraded bool
-	cov      *coverage // changed under mu and cov.mu, read under either
+
+	cov       *coverage // changed under mu and cov.mu, read under either
+	rootState string    // the root's state when last checked (checkRoot): only the reader loop's
 }
 
 // ErrWatchStarted: StartWatching was called on a Sandbox whose kernel watch
@@ -144,62 +147,71 @@ func (s *Sandbox) WatchDegraded() bool { return s.watchDegraded.Load() }
 // WatchReady is closed once the kernel watch covers the whole tree.
 func (s *Sandbox) WatchReady() <-chan struct{} { return s.watchReady }
 
-// run is the reader: it waits for events and handles them, and appends
-// what was told (outbox). StartWatching locked n.mu for its first walk.
+// run makes the first walk of the tree (StartWatching locked n.mu for it),
+// then hands the watch to the process's reader loop (notify_loop.go) until
+// ctx ends.
 func (n *notifier) run(ctx context.Context) {
-	stop := context.AfterFunc(ctx, n.w.Interrupt)
-	defer func() {
-		stop()
-		n.s.ledger.reader.Store(nil)
-		n.mu.Lock()
-		n.closed = true
-		n.s.ledger.setCtlDir("")
-		n.w.Close()
-		n.mu.Unlock()
-		n.s.out.mu.Lock()
-		n.s.out.wake = nil
-		n.s.out.mu.Unlock()
-		n.s.out.flush(n.s.journal)
-		os.RemoveAll(n.ctl)
-	}()
 	n.addQuiet("/", true)
 	dirs := len(n.dirs)
 	n.mu.Unlock()
 	n.s.out.flush(n.s.journal)
+	n.rootState = "ok"
+	if err := readers.add(n); err != nil {
+		n.log.Error("kernel watch: the reader loop refused it", "sandbox", n.s.name, "err", err)
+		n.stop()
+		close(n.s.watchReady)
+		return
+	}
 	close(n.s.watchReady)
 	n.log.Info("kernel watch ready", "sandbox", n.s.name, "directories", dirs)
-	rootState := "ok"
-	nextRoot := time.Now().Add(rootCheckEvery)
-	for ctx.Err() == nil {
-		now := time.Now()
-		if !now.Before(nextRoot) {
-			rootState = n.checkRoot(rootState)
-			nextRoot = now.Add(rootCheckEvery)
-		}
-		timeout := nextRoot.Sub(now)
-		n.mu.Lock()
-		if n.pending != "" && !now.Before(n.pairBy) {
-			n.flushPending()
-		}
-		if n.pending != "" && n.pairBy.Sub(now) < timeout {
-			timeout = n.pairBy.Sub(now)
-		}
-		n.mu.Unlock()
-		n.s.out.flush(n.s.journal)
-		if !n.w.Wait(timeout) {
-			continue
-		}
-		n.mu.Lock()
-		_, err := n.w.Read(n.handle, n.overflow, 0)
-		n.mu.Unlock()
-		if err != nil {
-			n.log.Error("kernel watch", "sandbox", n.s.name, "err", err)
-		}
-		n.s.out.flush(n.s.journal)
-		if err != nil || n.s.ledger.busyWithin(busyFor) {
-			gather()
-		}
+	context.AfterFunc(ctx, n.stop)
+}
+
+// stop ends the kernel watch: out of the reader loop, then closed under
+// the lock (a step under way finds it closed), and what was told appended.
+func (n *notifier) stop() {
+	readers.remove(n)
+	n.s.ledger.reader.Store(nil)
+	n.mu.Lock()
+	n.closed = true
+	n.s.ledger.setCtlDir("")
+	n.w.Close()
+	n.mu.Unlock()
+	n.s.out.mu.Lock()
+	n.s.out.wake = nil
+	n.s.out.mu.Unlock()
+	n.s.out.flush(n.s.journal)
+	os.RemoveAll(n.ctl)
+}
+
+// step is the reader loop's turn at n: it tells a rename whose pair did not
+// come in time as moved out, reads what is queued, and appends what was
+// told; every rootCheckEvery (roots) it checks the root. It reports whether
+// the daemon is busy making changes here (the loop then lets events gather)
+// and until when a rename waits for its pair (zero: none waits).
+func (n *notifier) step(now time.Time, roots bool) (busy bool, pairBy time.Time) {
+	if roots && !n.s.closed.Load() {
+		n.rootState = n.checkRoot(n.rootState)
 	}
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return false, time.Time{}
+	}
+	n.w.Woken()
+	if n.pending != "" && !now.Before(n.pairBy) {
+		n.flushPending()
+	}
+	_, err := n.w.Read(n.handle, n.overflow, 0)
+	if n.pending != "" {
+		pairBy = n.pairBy
+	}
+	n.mu.Unlock()
+	if err != nil {
+		n.log.Error("kernel watch", "sandbox", n.s.name, "err", err)
+	}
+	n.s.out.flush(n.s.journal)
+	return err != nil || n.s.ledger.busyWithin(busyFor), pairBy
 }
 
 // drainMax is the most a claim reads of what was queued before it (drain):

@@ -159,6 +159,19 @@ func (k *Watch) Wait(timeout time.Duration) bool {
 	return fds[0].Revents&unix.POLLIN != 0
 }
 
+// Fds are the inotify descriptor and the wake-up eventfd, for a reader
+// that waits on many watches at once (epoll) instead of Wait. They are
+// the Watch's: valid until Close, which the caller orders against its use
+// of them by its own lock.
+func (k *Watch) Fds() (events, wake int) { return k.fd, k.wake }
+
+// Woken clears a wake-up (Interrupt) for a reader that waits through Fds.
+// Called under the caller's lock, before Close.
+func (k *Watch) Woken() {
+	var b [8]byte
+	unix.Read(k.wake, b[:])
+}
+
 // Interrupt ends a wait under way (or the next one) early.
 func (k *Watch) Interrupt() {
 	k.mu.Lock()
