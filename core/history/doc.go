@@ -20,7 +20,7 @@
 // # Retention
 //
 // By age, count and size (Retention), oldest first, checked by the writer
-// at most once a second after events were committed, and every few
+// at most every 10 seconds after events were committed, and every few
 // minutes when none were (the age bound; an idle sandbox asks nothing of
 // its database, whose connection then closes); never past the newest
 // manifest's seq, since the next start replays the events after it. A cursor older than what is kept is

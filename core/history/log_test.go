@@ -305,28 +305,29 @@ func TestWatcherRowWithoutReferences(t *testing.T) {
 	}
 }
 
-// TestPruneDue: the writer prunes at most once a second, and only when
-// events were committed or the manifest moved since the last prune, or,
-// idle, once every idlePruneEvery (the age bound).
+// TestPruneDue: the writer prunes at most every pruneEvery when events
+// were committed since the last prune, at once when the manifest moved,
+// and idle once every idlePruneEvery (the age bound).
 func TestPruneDue(t *testing.T) {
 	l := &Log{}
 	t0 := time.Unix(1700000000, 0)
+	e := pruneEvery
 	for _, step := range []struct {
 		at                  time.Duration
 		committed, prunable uint64
 		want                bool
 	}{
 		{0, 0, 0, true}, // the first
-		{500 * time.Millisecond, 0, 0, false},
-		{2 * time.Second, 0, 0, false}, // nothing new
-		{2 * time.Second, 5, 0, true},  // committed
-		{2500 * time.Millisecond, 9, 0, false},
-		{3 * time.Second, 9, 0, true},
-		{5 * time.Second, 9, 0, false},
-		{6 * time.Second, 9, 7, true}, // the manifest moved
-		{6*time.Second + idlePruneEvery - time.Second, 9, 7, false},
-		{6*time.Second + idlePruneEvery, 9, 7, true}, // idle: the age bound
-		{7*time.Second + idlePruneEvery, 9, 7, false},
+		{e / 2, 0, 0, false},
+		{2 * e, 0, 0, false}, // nothing new
+		{2 * e, 5, 0, true},  // committed
+		{2*e + e/2, 9, 0, false},
+		{3 * e, 9, 0, true},
+		{5 * e, 9, 0, false},
+		{5*e + time.Second, 9, 7, true}, // the manifest moved: at once
+		{5*e + 2*time.Second, 9, 7, false},
+		{5*e + 2*time.Second + idlePruneEvery, 9, 7, true}, // idle: the age bound
+		{6*e + 2*time.Second + idlePruneEvery, 9, 7, false},
 	} {
 		l.committed, l.prunable = step.committed, step.prunable
 		if got := l.pruneDue(t0.Add(step.at)); got != step.want {
