@@ -302,11 +302,11 @@ func (n *notifier) handle(ev inotify.Event) {
 	if ev.Has(inotify.Create) {
 		if old := n.pending; old != "" && ev.Cookie != 0 && ev.Cookie == n.cookie {
 			n.pending = ""
-			n.renamed(old, ap)
+			n.renamed(old, ap, ev.Dir)
 			return
 		}
 		n.flushPending() // a create, not the rename's other half: it moved out
-		n.created(ap)
+		n.created(ap, ev.Dir)
 		return
 	}
 	n.flushPending()
@@ -349,7 +349,9 @@ func (n *notifier) append(typ journal.Type, ap, old string, isDir bool) {
 	n.s.out.push(outItem{e: e})
 }
 
-func (n *notifier) created(ap string) {
+// created handles the Create of ap, a directory if isDir (the kernel says:
+// IN_ISDIR, so an echo costs no lstat).
+func (n *notifier) created(ap string, isDir bool) {
 	if n.scanned[ap] {
 		delete(n.scanned, ap)
 		return
@@ -358,8 +360,6 @@ func (n *notifier) created(ap string) {
 	if echo {
 		return // the Create of a file the mirror made: nothing to tell or watch
 	}
-	info, err := n.s.lstat(ap)
-	isDir := err == nil && info.IsDir()
 	if !covered {
 		n.append(journal.Create, ap, "", isDir)
 	}
@@ -374,12 +374,15 @@ func (n *notifier) removed(ap string) {
 	n.tell(journal.Remove, ap, "", isDir)
 }
 
-func (n *notifier) renamed(old, ap string) {
-	info, err := n.s.lstat(ap)
-	isDir := err == nil && info.IsDir()
+// renamed handles the rename of old to ap, a directory if isDir (IN_ISDIR:
+// only a directory's rename costs an lstat, for its ctime).
+func (n *notifier) renamed(old, ap string, isDir bool) {
 	n.forget(old)
 	n.tell(journal.Rename, ap, old, isDir)
-	if isDir {
+	if !isDir {
+		return
+	}
+	if info, err := n.s.lstat(ap); err == nil {
 		n.addTree(ap, tellSince(info.Ctime))
 	}
 }

@@ -24,21 +24,7 @@ func TestReaderLoopShared(t *testing.T) {
 	}
 	var all []sb
 	for i := 0; i < n; i++ {
-		root := t.TempDir()
-		s, err := Open(fmt.Sprintf("s%02d", i), root, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(func() { cancel(); s.Close() })
-		if err := s.StartWatching(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
-		<-s.WatchReady()
-		w, _, _, err := s.Journal().Watch(journal.Config{Path: "/", Recursive: true, Exclude: []string{}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, root, w, cancel := watchedNamed(t, fmt.Sprintf("s%02d", i))
 		all = append(all, sb{s, root, w, cancel})
 	}
 	readers.mu.Lock()

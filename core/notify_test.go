@@ -19,8 +19,16 @@ import (
 // a watcher on everything (no debounce, no excludes).
 func watched(t *testing.T) (*Sandbox, string, *journal.Watcher) {
 	t.Helper()
+	s, root, w, _ := watchedNamed(t, "default")
+	return s, root, w
+}
+
+// watchedNamed is watched for a sandbox of that name, with the function that
+// stops its kernel watch.
+func watchedNamed(t *testing.T, name string) (*Sandbox, string, *journal.Watcher, context.CancelFunc) {
+	t.Helper()
 	root := t.TempDir()
-	s, err := Open("default", root, Options{})
+	s, err := Open(name, root, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +42,7 @@ func watched(t *testing.T) (*Sandbox, string, *journal.Watcher) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, root, w
+	return s, root, w, cancel
 }
 
 func fmtEvents(es []journal.Event) string {

@@ -53,6 +53,7 @@ type Event struct {
 	Name   string // host path: the watch's path, and the entry's name when it has one
 	Op     Op
 	Self   bool   // the event is about the watched directory itself
+	Dir    bool   // the entry is a directory (IN_ISDIR)
 	Cookie uint32 // pairs a MOVED_FROM with its MOVED_TO (0: neither)
 }
 
@@ -221,7 +222,7 @@ func (k *Watch) Read(fn func(Event), overflow func(), limit int) (n int, err err
 			k.drop(w)
 			continue
 		}
-		e := Event{Wd: w, Name: dir, Self: raw.Len == 0, Cookie: raw.Cookie}
+		e := Event{Wd: w, Name: dir, Self: raw.Len == 0, Dir: m&unix.IN_ISDIR != 0, Cookie: raw.Cookie}
 		if raw.Len > 0 {
 			e.Name = dir + "/" + unix.ByteSliceToString(k.buf[nameAt:off])
 		}

@@ -41,7 +41,7 @@ func TestWatch(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		change func() error
-		want   []Event // name and op only
+		want   []Event // name, op and dir only
 	}{
 		{"create", func() error { return os.WriteFile(filepath.Join(dir, "a"), []byte("x"), 0o644) },
 			[]Event{{Name: filepath.Join(dir, "a"), Op: Create}, {Name: filepath.Join(dir, "a"), Op: Write}}},
@@ -51,6 +51,10 @@ func TestWatch(t *testing.T) {
 			[]Event{{Name: filepath.Join(dir, "a"), Op: Rename}, {Name: filepath.Join(dir, "b"), Op: Create}}},
 		{"remove", func() error { return os.Remove(filepath.Join(dir, "b")) },
 			[]Event{{Name: filepath.Join(dir, "b"), Op: Remove}}},
+		{"mkdir", func() error { return os.Mkdir(filepath.Join(dir, "d"), 0o755) },
+			[]Event{{Name: filepath.Join(dir, "d"), Op: Create, Dir: true}}},
+		{"rename a directory", func() error { return os.Rename(filepath.Join(dir, "d"), filepath.Join(dir, "e")) },
+			[]Event{{Name: filepath.Join(dir, "d"), Op: Rename, Dir: true}, {Name: filepath.Join(dir, "e"), Op: Create, Dir: true}}},
 	} {
 		got = nil
 		if err := tc.change(); err != nil {
@@ -68,7 +72,7 @@ func TestWatch(t *testing.T) {
 			continue
 		}
 		for i, e := range got {
-			if e.Name != tc.want[i].Name || e.Op != tc.want[i].Op || e.Self {
+			if e.Name != tc.want[i].Name || e.Op != tc.want[i].Op || e.Dir != tc.want[i].Dir || e.Self {
 				t.Errorf("%s: event %d is %+v, want %+v", tc.name, i, e, tc.want[i])
 			}
 		}
