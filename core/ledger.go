@@ -73,20 +73,6 @@ func (l *ledger) claim(c *Claim) *Claim {
 		defer n.mu.Unlock()
 		n.drain()
 	}
-	return l.file(c)
-}
-
-// readQueued handles what the kernel has queued so far (drain).
-func (l *ledger) readQueued() {
-	if n := l.reader.Load(); n != nil {
-		n.mu.Lock()
-		n.drain()
-		n.mu.Unlock()
-	}
-}
-
-// file files c open. The notifier's lock is held when it runs.
-func (l *ledger) file(c *Claim) *Claim {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.next++
@@ -159,6 +145,15 @@ func (c *Claim) nameGone() bool {
 	c.l.mu.Lock()
 	defer c.l.mu.Unlock()
 	return c.moved
+}
+
+// readQueued handles what the kernel has queued so far (drain).
+func (l *ledger) readQueued() {
+	if n := l.reader.Load(); n != nil {
+		n.mu.Lock()
+		n.drain()
+		n.mu.Unlock()
+	}
 }
 
 // Add extends the claim to more paths.
@@ -318,7 +313,7 @@ func (l *ledger) takeSlot() (string, bool) {
 // p (typ "" for a question that is no event). The oldest claim of
 // ClaimEcho waiting for that very event covers it and closes (once done);
 // echo says so. A remove or rename of p (either of its names) ends the
-// cover of the open files' claims on p (Hold): they cover neither it nor
+// cover of the open files' claims on p (claimFile): they cover neither it nor
 // what comes later under that name, another file's. It looks only at the
 // claims filed under p and its ancestors, so its cost is the depth of p,
 // not the number of claims open.
