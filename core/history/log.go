@@ -206,8 +206,9 @@ func (l *Log) kick() {
 	}
 }
 
-// writer moves pending events into the database, a batch per wake-up at
-// most every few milliseconds, and prunes.
+// writer moves pending events into the database, each batch gathered for
+// up to gatherFor from its first event (less when asked urgently), and
+// prunes.
 func (l *Log) writer() {
 	defer close(l.done)
 	tick := time.NewTicker(time.Second)
