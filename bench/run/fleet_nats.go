@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,54 +12,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"sandfs/internal/natsout"
+	"sandfs/internal/natsout/natstest"
 )
-
-// broker is a nats-server with JetStream in this process (the module of
-// go.mod, as the tests' natstest runs it), stopped and started again on
-// its port and store.
-type broker struct {
-	port  int
-	store string
-	s     *server.Server
-}
-
-func startBroker(store string) (*broker, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	b := &broker{port: l.Addr().(*net.TCPAddr).Port, store: store}
-	l.Close()
-	return b, b.start()
-}
-
-func (b *broker) start() error {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: b.port, JetStream: true, StoreDir: b.store, NoLog: true, NoSigs: true})
-	if err != nil {
-		return err
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		return fmt.Errorf("nats-server did not start")
-	}
-	b.s = s
-	return nil
-}
-
-func (b *broker) stop() {
-	if b.s != nil {
-		b.s.Shutdown()
-		b.s.WaitForShutdown()
-		b.s = nil
-	}
-}
-
-func (b *broker) url() string { return "nats://127.0.0.1:" + strconv.Itoa(b.port) }
 
 // stored is how many messages the stream holds (-1: unknown, the stream
 // not made yet or the broker away).
@@ -168,17 +125,17 @@ func fleetNATS(c *cfg, t *table) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
 	}
-	b, err := startBroker(filepath.Join(dir, "jetstream"))
+	b, err := natstest.StartServer(filepath.Join(dir, "jetstream")) // in this process, the module of go.mod, as the tests run it
 	if err != nil {
 		return err
 	}
-	defer b.stop()
-	d, err := startMount(c, root, mnt, "--events", b.url(), "--events-host", "bench")
+	defer b.Stop()
+	d, err := startMount(c, root, mnt, "--events", b.URL(), "--events-host", "bench")
 	if err != nil {
 		return err
 	}
 	defer d.stop()
-	nc, err := nats.Connect(b.url(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	nc, err := nats.Connect(b.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
 		return err
 	}
@@ -232,13 +189,13 @@ func fleetNATS(c *cfg, t *table) error {
 		lagMs = append(lagMs, float64(last.Sub(t0)-took)/1e6)
 
 		// Backlog: the broker away during the loop.
-		b.stop()
+		b.Stop()
 		s0 := seq1
 		seq1, backlog, _, _, err := loop(fmt.Sprintf("backlog%d", i))
 		if err != nil {
 			return err
 		}
-		if err := b.start(); err != nil {
+		if err := b.Restart(); err != nil {
 			return err
 		}
 		// first: the first of the backlog stored (the mkdir's event, stored

@@ -1,12 +1,14 @@
 // Package natstest runs a real nats-server with JetStream in the test's
 // process (github.com/nats-io/nats-server/v2, no download at test time),
 // which can be stopped and started again on the same port and store, and
-// reads back the stream sandfs publishes to. Only tests import it.
+// reads back the stream sandfs publishes to. Tests use Broker; the bench
+// harness (bench/run) uses Server.
 package natstest
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"strconv"
 	"testing"
@@ -17,55 +19,80 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Broker is a nats-server with JetStream, its store in a t.TempDir().
-type Broker struct {
-	t    testing.TB
+// Server is a nats-server with JetStream on a free loopback port, its
+// store in a directory of the caller's, stopped and started again on that
+// port and store. It reports errors rather than failing a test, for the
+// bench harness; tests use Broker.
+type Server struct {
 	dir  string
 	port int
 	s    *server.Server
 }
 
-// Start runs a broker on a free loopback port until the test ends.
-func Start(t testing.TB) *Broker {
-	t.Helper()
+// StartServer runs a server with its store in dir.
+func StartServer(dir string) (*Server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	b := &Broker{t: t, dir: t.TempDir(), port: port}
-	b.Restart()
-	t.Cleanup(b.Stop)
-	return b
+	s := &Server{dir: dir, port: port}
+	return s, s.Restart()
+}
+
+// Restart starts the server again, on its port and store.
+func (s *Server) Restart() error {
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: s.port, JetStream: true,
+		StoreDir: s.dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		return err
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		return errors.New("nats-server did not start")
+	}
+	s.s = ns
+	return nil
+}
+
+// Stop shuts the server down (its store stays). Stopping twice is fine.
+func (s *Server) Stop() {
+	if s.s != nil {
+		s.s.Shutdown()
+		s.s.WaitForShutdown()
+		s.s = nil
+	}
+}
+
+// URL is nats://127.0.0.1:PORT.
+func (s *Server) URL() string { return "nats://127.0.0.1:" + strconv.Itoa(s.port) }
+
+// Broker is a Server for a test, its store in a t.TempDir(): a failure to
+// start fails the test.
+type Broker struct {
+	*Server
+	t testing.TB
+}
+
+// Start runs a broker on a free loopback port until the test ends.
+func Start(t testing.TB) *Broker {
+	t.Helper()
+	s, err := StartServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return &Broker{Server: s, t: t}
 }
 
 // Restart starts the broker again, on its port and store.
 func (b *Broker) Restart() {
 	b.t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: b.port, JetStream: true,
-		StoreDir: b.dir, NoLog: true, NoSigs: true})
-	if err != nil {
+	if err := b.Server.Restart(); err != nil {
 		b.t.Fatal(err)
 	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		b.t.Fatal("nats-server did not start")
-	}
-	b.s = s
 }
-
-// Stop shuts the broker down (its store stays). Stopping twice is fine.
-func (b *Broker) Stop() {
-	if b.s != nil {
-		b.s.Shutdown()
-		b.s.WaitForShutdown()
-		b.s = nil
-	}
-}
-
-// URL is nats://127.0.0.1:PORT.
-func (b *Broker) URL() string { return "nats://127.0.0.1:" + strconv.Itoa(b.port) }
 
 // Msg is one stored message: its subject, Nats-Msg-Id and decoded JSON.
 type Msg struct {
