@@ -186,10 +186,11 @@ func (n *notifier) stop() {
 
 // step is the reader loop's turn at n: it tells a rename whose pair did not
 // come in time as moved out, reads what is queued, and appends what was
-// told; every rootCheckEvery (roots) it checks the root. It reports whether
-// the daemon is busy making changes here (the loop then lets events gather)
-// and until when a rename waits for its pair (zero: none waits).
-func (n *notifier) step(now time.Time, roots bool) (busy bool, pairBy time.Time) {
+// told; every rootCheckEvery (roots) it checks the root; woken, it clears
+// the wake-up eventfd. It reports whether the daemon is busy making changes
+// here (the loop then lets events gather) and until when a rename waits
+// for its pair (zero: none waits).
+func (n *notifier) step(now time.Time, roots, woken bool) (busy bool, pairBy time.Time) {
 	if roots && !n.s.closed.Load() {
 		n.rootState = n.checkRoot(n.rootState)
 	}
@@ -198,7 +199,9 @@ func (n *notifier) step(now time.Time, roots bool) (busy bool, pairBy time.Time)
 		n.mu.Unlock()
 		return false, time.Time{}
 	}
-	n.w.Woken()
+	if woken {
+		n.w.Woken()
+	}
 	if n.pending != "" && !now.Before(n.pairBy) {
 		n.flushPending()
 	}

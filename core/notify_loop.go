@@ -97,13 +97,28 @@ func epollIn(epfd, fd int) error {
 	return unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)})
 }
 
+// turn is a notifier the loop steps this time round, and whether its
+// wake-up eventfd was written (to be cleared).
+type turn struct {
+	n     *notifier
+	woken bool
+}
+
 // run is the loop. It closes epfd and wake when it ends, under the lock,
 // so an add after that starts a new loop.
 func (l *watchLoop) run(epfd, wake int) {
 	events := make([]unix.EpollEvent, 256)
 	nextRoot := time.Now().Add(rootCheckEvery)
-	var ready []*notifier
-	picked := map[*notifier]bool{}
+	var ready []turn
+	picked := map[*notifier]int{} // index in ready
+	pick := func(n *notifier, woken bool) {
+		if i, ok := picked[n]; ok {
+			ready[i].woken = ready[i].woken || woken
+			return
+		}
+		picked[n] = len(ready)
+		ready = append(ready, turn{n, woken})
+	}
 	for {
 		now := time.Now()
 		l.mu.Lock()
@@ -124,10 +139,9 @@ func (l *watchLoop) run(epfd, wake int) {
 		ms := max(int(until.Sub(now)/time.Millisecond)+1, 0) // -1 would wait for ever
 		got, err := unix.EpollWait(epfd, events, ms)
 		if err != nil && err != unix.EINTR {
-			time.Sleep(time.Millisecond) // not seen: epfd is valid until this loop closes it
+			time.Sleep(time.Millisecond) // epfd stays valid until this loop closes it: nothing else fails a wait, but never spin
 		}
 		now = time.Now()
-		ready = ready[:0]
 		roots := !now.Before(nextRoot)
 		l.mu.Lock()
 		for _, ev := range events[:max(got, 0)] {
@@ -136,40 +150,37 @@ func (l *watchLoop) run(epfd, wake int) {
 				unix.Read(wake, b[:])
 				continue
 			}
-			if n := l.members[ev.Fd]; n != nil && !picked[n] {
-				picked[n] = true
-				ready = append(ready, n)
+			if n := l.members[ev.Fd]; n != nil {
+				_, nwake := n.w.Fds()
+				pick(n, ev.Fd == int32(nwake))
 			}
 		}
 		for n, t := range l.due {
-			if !now.Before(t) && !picked[n] {
-				picked[n] = true
-				ready = append(ready, n)
+			if !now.Before(t) {
+				pick(n, false)
 			}
 		}
 		if roots {
 			for n := range l.all {
-				if !picked[n] {
-					picked[n] = true
-					ready = append(ready, n)
-				}
+				pick(n, false)
 			}
 		}
 		l.mu.Unlock()
-		clear(picked)
 		busy := false
-		for _, n := range ready {
-			b, pairBy := n.step(now, roots)
+		for _, tn := range ready {
+			b, pairBy := tn.n.step(now, roots, tn.woken)
 			busy = busy || b
 			l.mu.Lock()
-			if l.all[n] && !pairBy.IsZero() {
-				l.due[n] = pairBy
+			if l.all[tn.n] && !pairBy.IsZero() {
+				l.due[tn.n] = pairBy
 			} else {
-				delete(l.due, n)
+				delete(l.due, tn.n)
 			}
 			l.mu.Unlock()
 		}
+		clear(picked)
 		clear(ready)
+		ready = ready[:0]
 		if roots {
 			nextRoot = now.Add(rootCheckEvery)
 		}
