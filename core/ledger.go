@@ -43,7 +43,8 @@ type Claim struct {
 	l      *ledger
 	id     uint64
 	paths  []string     // API paths; each covers its subtree
-	echoOf journal.Type // of ClaimEcho: the type of the last echo, of paths[0]
+	echoOf journal.Type // of ClaimEcho: the type of the last echo, of paths[0] (or echoAt)
+	echoAt string       // the path of that echo when not paths[0] (EchoAt)
 	echoed bool         // that echo has been read
 	held   bool         // an open file's (claimFile): no remove or rename of its path
 	moved  bool         // held, and its name was removed or renamed since (unhold)
@@ -213,6 +214,27 @@ func (s *Sandbox) ClaimEcho(p string, typ journal.Type) *Claim {
 	return s.ledger.claim(&Claim{paths: []string{p}, echoOf: typ})
 }
 
+// EchoAt makes the claim end at the echo typ of p, one of its paths (Add),
+// as a claim of ClaimEcho ends at its own: a WriteFile's last echo is the
+// Rename of its temp file over the target, and the temp file's name is the
+// operation's alone, so two writes of one target never take each other's
+// echo (a target's would: one write's rename could end the other's claim
+// before that one renamed, and leave its rename told as external).
+func (c *Claim) EchoAt(p string, typ journal.Type) {
+	c.l.mu.Lock()
+	c.echoOf, c.echoAt = typ, p
+	c.l.mu.Unlock()
+}
+
+// echoPath is the path of the echo the claim ends at (of ClaimEcho or
+// EchoAt). The lock is held.
+func (c *Claim) echoPath() string {
+	if c.echoAt != "" {
+		return c.echoAt
+	}
+	return c.paths[0]
+}
+
 // NoEcho makes the claim end by its sentinel, even through DoneEcho.
 func (c *Claim) NoEcho() {
 	c.l.mu.Lock()
@@ -326,7 +348,7 @@ func (l *ledger) claimed(p string, typ journal.Type) (covered, echo bool) {
 	if typ != "" {
 		var first *Claim
 		for _, c := range l.byPath[p] {
-			if c.echoOf == typ && !c.echoed && c.paths[0] == p && (first == nil || c.id < first.id) {
+			if c.echoOf == typ && !c.echoed && c.echoPath() == p && (first == nil || c.id < first.id) {
 				first = c
 			}
 		}

@@ -1,9 +1,12 @@
 package core
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -229,5 +232,91 @@ func TestLedgerBusy(t *testing.T) {
 	s.ledger.opened.Store(time.Now().Add(-time.Minute).UnixNano())
 	if s.ledger.busyWithin(time.Second) {
 		t.Error("busy a minute after the last claim")
+	}
+}
+
+// TestLedgerEchoAt: two writes of one target each end at the rename of
+// their own temp file (EchoAt), whichever renames first: the target's
+// Rename is covered but nobody's echo, the temp name's is its write's.
+func TestLedgerEchoAt(t *testing.T) {
+	s := &Sandbox{}
+	a := s.Claim("/f")
+	a.Add("/.t-a")
+	a.EchoAt("/.t-a", journal.Rename)
+	b := s.Claim("/f")
+	b.Add("/.t-b")
+	b.EchoAt("/.t-b", journal.Rename)
+	if covered, echo := s.ledger.claimed("/f", journal.Rename); !covered || echo {
+		t.Errorf("the target's Rename: covered %v echo %v, want true false", covered, echo)
+	}
+	if covered, echo := s.ledger.claimed("/.t-b", journal.Rename); !covered || !echo {
+		t.Errorf("b's temp file's Rename: covered %v echo %v, want true true", covered, echo)
+	}
+	if a.echoed || !b.echoed {
+		t.Errorf("after b's rename: a echoed %v, b %v; want false, true", a.echoed, b.echoed)
+	}
+	if _, echo := s.ledger.claimed("/.t-a", journal.Rename); !echo || !a.echoed {
+		t.Errorf("a's rename: echo %v, a echoed %v", echo, a.echoed)
+	}
+}
+
+// TestWriteFileEcho: a WriteFile that lands ends its claim at its rename's
+// echo, with no sentinel, and every echo of it is held back (the journal
+// has the API's events alone, and the outside change after them); one
+// that fails ends by a sentinel and tells nothing.
+func TestWriteFileEcho(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		path      string
+		writes    int
+		want      string // the journal after the writes, then an outside create of /g
+		sentinels int
+	}{
+		{"new, then over it", "/f", 3, "api create /f\napi write /f\napi write /f\napi write /f", 0},
+		{"in a subdirectory", "/d/f", 2, "api create /d/f\napi write /d/f\napi write /d/f", 0},
+		{"over a directory (EISDIR)", "/d", 1, "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, root, w := watched(t)
+			if err := os.Mkdir(filepath.Join(root, "d"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			settle(t, s, w, 0)
+			cursor := s.Journal().Seq()
+			s.ledger.mu.Lock()
+			s.ledger.wait = time.Minute // an echo that never came would hold the claim
+			marked := s.ledger.marked
+			s.ledger.mu.Unlock()
+			for i := 0; i < tc.writes; i++ {
+				_, err := s.WriteFile(context.Background(), tc.path, strings.NewReader(fmt.Sprint("v", i)), WriteOptions{})
+				if (err != nil) != (tc.sentinels > 0) {
+					t.Fatalf("write %d: %v", i, err)
+				}
+			}
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+				s.ledger.mu.Lock()
+				open := len(s.ledger.open)
+				s.ledger.mu.Unlock()
+				if open == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d claims still open", open)
+				}
+			}
+			s.ledger.mu.Lock()
+			sentinels := s.ledger.marked - marked
+			s.ledger.mu.Unlock()
+			if sentinels != tc.sentinels {
+				t.Errorf("%d sentinels marked, want %d", sentinels, tc.sentinels)
+			}
+			if err := os.WriteFile(filepath.Join(root, "g"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := strings.TrimPrefix(tc.want+"\nexternal create /g", "\n")
+			if got := fmtEvents(settle(t, s, w, cursor)); got != want {
+				t.Errorf("events: got\n%s\nwant\n%s", got, want)
+			}
+		})
 	}
 }

@@ -45,8 +45,15 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	}
 	defer unix.Close(dirfd)
 
+	// The claim ends at the rename's echo when the write lands (EchoAt,
+	// DoneEcho), by a sentinel when it does not.
 	claim := s.Claim(ap)
-	defer claim.Done()
+	landed := false
+	defer func() {
+		if !landed {
+			claim.Done()
+		}
+	}()
 	mode := uint32(0o644)
 	existed := false
 	owner := -1
@@ -88,6 +95,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	if err != nil {
 		return 0, pathErr(OpWrite, ap, err)
 	}
+	claim.EchoAt(childOf(dir, tmp), journal.Rename)
 	fail := func(err error) (int64, error) {
 		f.Close()
 		unix.Unlinkat(dirfd, tmp, 0)
@@ -124,6 +132,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		unix.Unlinkat(dirfd, tmp, 0)
 		return 0, err
 	}
+	landed = true
+	claim.DoneEcho()
 	if existed {
 		uop.end(n-freed, 0)
 	} else {
