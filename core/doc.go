@@ -206,19 +206,19 @@
 // There are as many slots as sentinels were ever in flight at once; they
 // are names under one open directory, not descriptors.
 //
-// An operation whose last echo is known ends its claim at that echo, with
-// no sentinel at all ([Sandbox.ClaimEcho], [Claim.DoneEcho]): the unlink of
-// a file has one echo, its Remove, a file created and left as made has
-// one, its Create, and the last of a WriteFile is the Rename of its temp
-// file over the target ([Claim.EchoAt]: the temp name, which is the write's
-// alone, not the target's, which two writes share). Since the queue is in order, reading that echo means
-// every echo of the operation was read. An echo that never comes (an
-// unwatched directory, one moved meanwhile) costs echoWait, then a
-// sentinel. Since the claim opened after every event queued before it was
-// read, a Remove or Create of the same name by someone else before the
-// operation is never taken for its echo; one made while the operation runs
-// is, like any outside change of a claimed path in that time (the claim
-// cannot tell them from its own).
+// An operation whose last echo is known ends its claim at that echo, with no
+// sentinel at all ([Sandbox.ClaimEcho], [Claim.DoneEcho]): the unlink of a
+// file has one echo, its Remove, a file created and left as made has one,
+// its Create, and the last of a WriteFile or an Upload is the Rename of its
+// temp file over the target ([Claim.EchoAt]: the temp name, which is the
+// write's alone, not the target's, which two writes share). Since the queue
+// is in order, reading that echo means every echo of the operation was read.
+// An echo that never comes (an unwatched directory, one moved meanwhile)
+// costs echoWait, then a sentinel. Since the claim opened after every event
+// queued before it was read, a Remove or Create of the same name by someone
+// else before the operation is never taken for its echo; one made while the
+// operation runs is, like any outside change of a claimed path in that time
+// (the claim cannot tell them from its own).
 //
 // # Client patterns
 //

@@ -90,13 +90,13 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		}
 	}
 
-	claim := s.Claim(ap)
-	defer claim.Done()
+	claim := s.claimLanding(ap)
+	defer claim.end()
 	var part string
 	var fd int
 	for tries := 0; ; tries++ {
 		part = uploadName()
-		claim.Add(childOf(dir, part))
+		claim.temp(childOf(dir, part))
 		fd, err = unix.Openat(dirfd, part, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err == unix.EEXIST && tries < 16 {
 			continue
@@ -148,6 +148,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		s.emit(ctx, journal.Remove, partPath, "", false)
 		return "", 0, err
 	}
+	claim.land()
 	if existed {
 		uop.end(n-freed, 0)
 	} else {

@@ -45,15 +45,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	}
 	defer unix.Close(dirfd)
 
-	// The claim ends at the rename's echo when the write lands (EchoAt,
-	// DoneEcho), by a sentinel when it does not.
-	claim := s.Claim(ap)
-	landed := false
-	defer func() {
-		if !landed {
-			claim.Done()
-		}
-	}()
+	claim := s.claimLanding(ap)
+	defer claim.end()
 	mode := uint32(0o644)
 	existed := false
 	owner := -1
@@ -91,11 +84,10 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	}
 
 	dir, _ := dirAndName(ap)
-	tmp, f, err := createTemp(dirfd, ap, func(name string) { claim.Add(childOf(dir, name)) })
+	tmp, f, err := createTemp(dirfd, ap, func(name string) { claim.temp(childOf(dir, name)) })
 	if err != nil {
 		return 0, pathErr(OpWrite, ap, err)
 	}
-	claim.EchoAt(childOf(dir, tmp), journal.Rename)
 	fail := func(err error) (int64, error) {
 		f.Close()
 		unix.Unlinkat(dirfd, tmp, 0)
@@ -132,8 +124,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		unix.Unlinkat(dirfd, tmp, 0)
 		return 0, err
 	}
-	landed = true
-	claim.DoneEcho()
+	claim.land()
 	if existed {
 		uop.end(n-freed, 0)
 	} else {
