@@ -9,7 +9,8 @@
 // An appended event is copied into the tail (tail.go), a file mapped
 // shared into memory: no system call, nothing a request waits on beyond
 // what the in-memory journal always cost. A writer goroutine takes the
-// appended events in batches into journal.db, a SQLite database (WAL mode,
+// appended events in batches (gathered up to 5 s, or 4,096 events, or
+// until a reader needs them: log.go) into journal.db, a SQLite database (WAL mode,
 // through the pure-Go modernc.org/sqlite, so the binary stays static) that
 // a person can open with sqlite3. A daemon killed at any point loses no
 // event it appended: at the next open the tail's whole records that the
