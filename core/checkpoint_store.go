@@ -178,13 +178,7 @@ func (h *cpStore) headers() (map[string]cpHeader, error) {
 	if h.hdrs != nil {
 		return h.hdrs, nil
 	}
-	fd, err := unix.Openat(h.cps, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	d := os.NewFile(uintptr(fd), "checkpoints")
-	names, err := d.Readdirnames(-1)
-	d.Close()
+	names, err := dirNames(h.cps)
 	if err != nil {
 		return nil, err
 	}

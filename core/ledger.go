@@ -451,8 +451,12 @@ func (l *ledger) setCtlDir(dir string) error {
 	if dir == "" {
 		return nil
 	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
+		return err
+	}
+	if err := lockCtlDir(fd); err != nil { // in use for as long as fd is open (ledger_ctl.go)
+		unix.Close(fd)
 		return err
 	}
 	l.ctlFd, l.lent = fd, map[string][]uint64{}

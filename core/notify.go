@@ -72,7 +72,8 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) (err erro
 	if err != nil {
 		return err
 	}
-	ctl, err := os.MkdirTemp(ctlParent(), "sandfs-ctl-")
+	sweepControlDirsOnce(log)
+	ctl, err := os.MkdirTemp(ctlParent(), ctlPrefix)
 	if err != nil {
 		w.Close()
 		return err
