@@ -160,11 +160,16 @@ func (l *ledger) readQueued() {
 // Add extends the claim to more paths.
 func (c *Claim) Add(paths ...string) {
 	c.l.mu.Lock()
+	c.add(paths)
+	c.l.mu.Unlock()
+}
+
+// add is Add with the lock held.
+func (c *Claim) add(paths []string) {
 	if _, ok := c.l.open[c.id]; ok {
 		c.l.index(c, paths)
 	}
 	c.paths = append(c.paths, paths...)
-	c.l.mu.Unlock()
 }
 
 // Done ends the operation: its echoes are claimed until the reader meets the
@@ -214,7 +219,7 @@ func (s *Sandbox) ClaimEcho(p string, typ journal.Type) *Claim {
 	return s.ledger.claim(&Claim{paths: []string{p}, echoOf: typ})
 }
 
-// EchoAt makes the claim end at the echo typ of p, one of its paths (Add),
+// EchoAt extends the claim to p and makes it end at the echo typ of p,
 // as a claim of ClaimEcho ends at its own: a WriteFile's last echo is the
 // Rename of its temp file over the target, and the temp file's name is the
 // operation's alone, so two writes of one target never take each other's
@@ -222,6 +227,7 @@ func (s *Sandbox) ClaimEcho(p string, typ journal.Type) *Claim {
 // before that one renamed, and leave its rename told as external).
 func (c *Claim) EchoAt(p string, typ journal.Type) {
 	c.l.mu.Lock()
+	c.add([]string{p})
 	c.echoOf, c.echoAt = typ, p
 	c.l.mu.Unlock()
 }

@@ -21,10 +21,7 @@ func (s *Sandbox) claimLanding(ap string) *landing {
 // temp extends the claim to the temp file at API path p, whose rename over
 // the target is the write's last echo: the temp name is the write's alone,
 // so two writes of one target never take each other's.
-func (l *landing) temp(p string) {
-	l.c.Add(p)
-	l.c.EchoAt(p, journal.Rename)
-}
+func (l *landing) temp(p string) { l.c.EchoAt(p, journal.Rename) }
 
 // land says the temp file was renamed over the target: the claim ends at
 // that rename's echo.

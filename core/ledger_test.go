@@ -243,10 +243,8 @@ func TestLedgerBusy(t *testing.T) {
 func TestLedgerEchoAt(t *testing.T) {
 	s := &Sandbox{}
 	a := s.Claim("/f")
-	a.Add("/.t-a")
 	a.EchoAt("/.t-a", journal.Rename)
 	b := s.Claim("/f")
-	b.Add("/.t-b")
 	b.EchoAt("/.t-b", journal.Rename)
 	if covered, echo := s.ledger.claimed("/f", journal.Rename); !covered || echo {
 		t.Errorf("the target's Rename: covered %v echo %v, want true false", covered, echo)

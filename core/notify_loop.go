@@ -25,15 +25,20 @@ import (
 // watchLoop is the process's reader of kernel watches.
 type watchLoop struct {
 	mu      sync.Mutex
-	epfd    int                 // while running
-	wake    int                 // eventfd: ends the wait (a notifier gone)
-	running bool                // the goroutine runs, with epfd and wake open
-	members map[int32]*notifier // by inotify descriptor and by wake-up eventfd
-	all     map[*notifier]bool
+	epfd    int                     // while running
+	wake    int                     // eventfd: ends the wait (a notifier gone)
+	running bool                    // the goroutine runs, with epfd and wake open
+	members map[int32]*notifier     // by inotify descriptor and by wake-up eventfd: each twice
 	due     map[*notifier]time.Time // renames waiting for their pair, until then
 }
 
-var readers = &watchLoop{members: map[int32]*notifier{}, all: map[*notifier]bool{}, due: map[*notifier]time.Time{}}
+var readers = &watchLoop{members: map[int32]*notifier{}, due: map[*notifier]time.Time{}}
+
+// has reports whether n is registered. The lock is held.
+func (l *watchLoop) has(n *notifier) bool {
+	events, _ := n.w.Fds()
+	return l.members[int32(events)] == n
+}
 
 // add registers n, whose first walk is done, starting the loop if it is
 // not running.
@@ -67,7 +72,6 @@ func (l *watchLoop) add(n *notifier) error {
 		return err
 	}
 	l.members[int32(events)], l.members[int32(wake)] = n, n
-	l.all[n] = true
 	return nil
 }
 
@@ -77,7 +81,7 @@ func (l *watchLoop) add(n *notifier) error {
 func (l *watchLoop) remove(n *notifier) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.all[n] {
+	if !l.has(n) {
 		return
 	}
 	events, wake := n.w.Fds()
@@ -85,9 +89,8 @@ func (l *watchLoop) remove(n *notifier) {
 	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, wake, nil)
 	delete(l.members, int32(events))
 	delete(l.members, int32(wake))
-	delete(l.all, n)
 	delete(l.due, n)
-	if len(l.all) == 0 {
+	if len(l.members) == 0 {
 		one := [8]byte{1}
 		unix.Write(l.wake, one[:])
 	}
@@ -122,7 +125,7 @@ func (l *watchLoop) run(epfd, wake int) {
 	for {
 		now := time.Now()
 		l.mu.Lock()
-		if len(l.all) == 0 {
+		if len(l.members) == 0 {
 			l.running = false
 			unix.Close(epfd)
 			unix.Close(wake)
@@ -161,8 +164,8 @@ func (l *watchLoop) run(epfd, wake int) {
 			}
 		}
 		if roots {
-			for n := range l.all {
-				pick(n, false)
+			for _, n := range l.members {
+				pick(n, false) // each once: pick drops the second
 			}
 		}
 		l.mu.Unlock()
@@ -171,7 +174,7 @@ func (l *watchLoop) run(epfd, wake int) {
 			b, pairBy := tn.n.step(now, roots, tn.woken)
 			busy = busy || b
 			l.mu.Lock()
-			if l.all[tn.n] && !pairBy.IsZero() {
+			if l.has(tn.n) && !pairBy.IsZero() {
 				l.due[tn.n] = pairBy
 			} else {
 				delete(l.due, tn.n)

@@ -28,7 +28,7 @@ func TestReaderLoopShared(t *testing.T) {
 		all = append(all, sb{s, root, w, cancel})
 	}
 	readers.mu.Lock()
-	members := len(readers.all)
+	members := len(readers.members) / 2 // each by its two descriptors
 	readers.mu.Unlock()
 	if members < n {
 		t.Fatalf("the reader loop holds %d notifiers, want at least %d", members, n)
@@ -56,7 +56,7 @@ func TestReaderLoopShared(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		readers.mu.Lock()
-		running, left := readers.running, len(readers.all)
+		running, left := readers.running, len(readers.members)/2
 		readers.mu.Unlock()
 		if !running && left == 0 {
 			break
