@@ -160,9 +160,13 @@
 // before them. The notifier never appends: its events go to an outbox
 // (outbox.go) that a REST operation empties into the journal before its
 // own event, and that a mirror operation's event joins when anything
-// waits in it (a FUSE handler must not append another's event: the
-// mirror's journal hook would invalidate kernel caches from inside a
-// request). What the kernel watch hears is also what the mirror may let
+// waits in it (a FUSE handler must not wait for the mirror's kernel
+// notifications, which an append of another's event does: the kernel may
+// be waiting for that very handler to send them; fusefs/doc.go,
+// "Deadlocks"). A flush appends what waited when it began, as one batch
+// (journal.AppendAll: the notifications of the batch waited for once), so
+// neither the reader nor a REST call behind it waits for changes that keep
+// coming. What the kernel watch hears is also what the mirror may let
 // the kernel cache ([Sandbox.WatchCovers], coverage.go).
 //
 // # The ledger

@@ -266,7 +266,7 @@ func (n *notifier) overflow() {
 	n.s.outsideChange() // whatever they were, a scan counts it (quota_scan.go)
 	n.scanned = map[string]bool{}
 	n.addTree("/", tellNone)
-	n.s.out.push(outItem{lost: "/"})
+	n.s.out.push(journal.Entry{Lost: "/"})
 }
 
 func (n *notifier) apiPath(host string) (string, bool) {
@@ -350,7 +350,7 @@ func (n *notifier) append(typ journal.Type, ap, old string, isDir bool) {
 			fillEvent(&e, info)
 		}
 	}
-	n.s.out.push(outItem{e: e})
+	n.s.out.push(journal.Entry{Event: e})
 }
 
 // created handles the Create of ap, a directory if isDir (the kernel says:

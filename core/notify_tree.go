@@ -133,6 +133,6 @@ func (n *notifier) refused(ap string, err error) {
 		if !errors.Is(err, unix.ENOSPC) {
 			n.log.Warn("a directory could not be watched: changes under it will not be seen", "sandbox", n.s.name, "dir", ap, "err", err)
 		}
-		n.s.out.push(outItem{lost: ap})
+		n.s.out.push(journal.Entry{Lost: ap})
 	}
 }

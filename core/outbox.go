@@ -14,9 +14,9 @@ import (
 // A claim opens by reading the inotify queue (ledger.go), so the outside
 // changes queued before it are handled before the operation's first
 // syscall. When that claim is the mirror's, the reading goroutine is a FUSE
-// handler, which must never append an event other than its own: the
-// journal's hook would tell the kernel to forget caches (fusefs), and that
-// blocks on the very inode locks the handler's request holds. So the
+// handler, which must never append an event other than its own: appending
+// waits for the mirror's kernel notifications (fusefs), and those wait for
+// the very directory locks the handler's request holds. So the
 // notifier never appends: it puts what it would tell here, and the reader
 // (or the next REST operation) appends it. An operation's own event goes
 // behind what waits:
@@ -28,20 +28,14 @@ import (
 //     costs an atomic load.
 type outbox struct {
 	mu      sync.Mutex
-	q       []outItem
+	q       []journal.Entry
 	waiting atomic.Int64 // items queued or being appended (added to under mu)
 	order   sync.Mutex   // held while appending, so that flushes keep the order
 	wake    func()       // asks the reader to flush (nil: no reader)
 }
 
-// outItem is an event to append, or a subtree whose watchers lost events.
-type outItem struct {
-	e    journal.Event
-	lost string // journal.Lost of this path instead of e, when set
-}
-
 // push queues it. The notifier calls it (under its lock).
-func (o *outbox) push(it outItem) {
+func (o *outbox) push(it journal.Entry) {
 	o.mu.Lock()
 	o.q = append(o.q, it)
 	o.waiting.Add(1)
@@ -59,7 +53,7 @@ func (o *outbox) joined(e journal.Event) bool {
 		o.mu.Unlock()
 		return false
 	}
-	o.q = append(o.q, outItem{e: e})
+	o.q = append(o.q, journal.Entry{Event: e})
 	o.waiting.Add(1)
 	wake := o.wake
 	o.mu.Unlock()
@@ -72,26 +66,23 @@ func (o *outbox) joined(e journal.Event) bool {
 // busy reports whether anything waits (no lock: one load, at every claim).
 func (o *outbox) busy() bool { return o.waiting.Load() > 0 }
 
-// flush appends what waits to j, in order. The order lock is held.
+// flushLocked appends to j, in order, what waited when it was called. What
+// is queued meanwhile is left for the next flush: a flush that took it too
+// could go on for as long as changes keep coming (the notifier queues
+// outside changes at every claim), and a REST call waiting on the order
+// lock behind it would never answer. A REST call needs only what was
+// queued before its claim opened, which waits already. The order lock is
+// held.
 func (o *outbox) flushLocked(j *journal.Journal) {
-	for {
-		o.mu.Lock()
-		if len(o.q) == 0 {
-			o.q = nil
-			o.mu.Unlock()
-			return
-		}
-		it := o.q[0]
-		o.q[0] = outItem{}
-		o.q = o.q[1:]
-		o.mu.Unlock()
-		if it.lost != "" {
-			j.Lost(it.lost)
-		} else {
-			j.Append(it.e)
-		}
-		o.waiting.Add(-1)
+	o.mu.Lock()
+	batch := o.q
+	o.q = nil
+	o.mu.Unlock()
+	if len(batch) == 0 {
+		return
 	}
+	j.AppendAll(batch)
+	o.waiting.Add(-int64(len(batch)))
 }
 
 // flush appends what waits to j. Never from a FUSE handler (see outbox).
@@ -119,7 +110,7 @@ func inHandler(ctx context.Context) context.Context {
 func (s *Sandbox) record(ctx context.Context, e journal.Event) {
 	if e.Origin == journal.Mirror || ctx.Value(handlerKey{}) != nil {
 		if !s.out.joined(e) {
-			s.journal.Append(e)
+			s.journal.AppendNow(e) // a handler never waits on the mirror's notifications
 		}
 		return
 	}

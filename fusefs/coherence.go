@@ -16,46 +16,63 @@ import (
 // it zero); it goes nowhere, since the kernel then gets ENOENT.
 const vetoTimeout = time.Nanosecond
 
-// invalidate is the journal hook: for each event the mirror did not make,
-// it invalidates what the kernel may cache of the paths. It runs in the
-// goroutine that appends the event (a REST handler, the kernel watch's
-// reader), before anyone can read the event, so a REST call returns, and a
-// watcher hears of an outside change, only once the mount shows it. It never
-// runs inside a FUSE handler: the mirror's own events (origin fuse) are
-// skipped, and the kernel keeps its caches true for changes made through it.
-// (Invalidating is not forgetting: FORGET is the kernel dropping an inode,
-// OnForget in tree.go.)
+// invalidate invalidates what the kernel may cache of the paths of an
+// event the mirror did not make (lost: of everything). Only the
+// invalidator's goroutine calls it (invalidator.go says why). (Invalidating
+// is not forgetting: FORGET is the kernel dropping an inode, OnForget in
+// tree.go.)
 func (m *Mirror) invalidate(e journal.Event, lost bool) {
-	if !lost && e.Origin == journal.Mirror {
-		return // before the gate: handlers never wait on it
+	m.invalidateAll([]inval{{e: e, lost: lost, n: 1}})
+}
+
+// invalidateAll invalidates what a run of queued events changed, each path
+// and each inode once: the kernel asks again for what it no longer
+// trusts, so telling it once after the last change of a run is as good as
+// telling it after each (a burst of outside writes to one directory costs
+// one notification of the directory, not one per write).
+func (m *Mirror) invalidateAll(run []inval) {
+	gone := map[string]bool{}
+	var paths []string
+	for _, it := range run {
+		if it.lost {
+			// A directory may have left the root unheard: held descriptors
+			// go too (lookups take them again).
+			releaseTree(&m.root.Inode)
+			m.invalidateTree(&m.root.Inode)
+			return
+		}
+		for _, p := range []string{it.e.Path, it.e.OldPath} {
+			if p == "" {
+				continue
+			}
+			g, seen := gone[p]
+			if !seen {
+				paths = append(paths, p)
+			}
+			gone[p] = g || p == it.e.OldPath || it.e.Type == journal.Remove
+		}
 	}
-	m.gate.RLock()
-	defer m.gate.RUnlock()
-	if m.closed {
-		return
-	}
-	if lost {
-		// A directory may have left the root unheard: held descriptors
-		// go too (lookups take them again).
-		releaseTree(&m.root.Inode)
-		m.invalidateAll(&m.root.Inode)
-		return
-	}
-	m.invalidatePath(e.Path, e.Type == journal.Remove)
-	if e.OldPath != "" {
-		m.invalidatePath(e.OldPath, true)
+	told := map[*fs.Inode]bool{}
+	for _, p := range paths {
+		m.invalidatePath(p, gone[p], told)
 	}
 }
 
 // invalidatePath invalidates the kernel's entry for API path p, and the
-// attributes and pages of the inode the mirror knows there. gone drops the
-// name from the tree too (removed or renamed away), unless the name holds
-// that inode again.
-func (m *Mirror) invalidatePath(p string, gone bool) {
+// attributes and pages of the inode the mirror knows there (each inode
+// once: told holds those done). gone drops the name from the tree too
+// (removed or renamed away), unless the name holds that inode again.
+func (m *Mirror) invalidatePath(p string, gone bool, told map[*fs.Inode]bool) {
+	content := func(n *fs.Inode) {
+		if !told[n] {
+			told[n] = true
+			n.NotifyContent(0, 0)
+		}
+	}
 	parent := &m.root.Inode
 	parts := strings.Split(strings.Trim(p, "/"), "/")
 	if p == "/" || len(parts) == 0 {
-		parent.NotifyContent(0, 0)
+		content(parent)
 		return
 	}
 	for _, c := range parts[:len(parts)-1] {
@@ -65,10 +82,10 @@ func (m *Mirror) invalidatePath(p string, gone bool) {
 		}
 	}
 	name := parts[len(parts)-1]
-	parent.NotifyContent(0, 0) // the directory's listing and times changed
+	content(parent) // the directory's listing and times changed
 	parent.NotifyEntry(name)
 	if ch := parent.GetChild(name); ch != nil {
-		ch.NotifyContent(0, 0)
+		content(ch)
 		if gone && !m.sameInodeAt(ch, p) {
 			releaseTree(ch)
 			parent.RmChild(name)
@@ -83,13 +100,13 @@ func (m *Mirror) sameInodeAt(ch *fs.Inode, p string) bool {
 	return err == nil && m.stableAttr(&st).Ino == ch.StableAttr().Ino
 }
 
-// invalidateAll invalidates every inode the mirror knows under n, n
+// invalidateTree invalidates every inode the mirror knows under n, n
 // included (events were lost).
-func (m *Mirror) invalidateAll(n *fs.Inode) {
+func (m *Mirror) invalidateTree(n *fs.Inode) {
 	n.NotifyContent(0, 0)
 	for name, ch := range n.Children() {
 		n.NotifyEntry(name)
-		m.invalidateAll(ch)
+		m.invalidateTree(ch)
 	}
 }
 

@@ -94,15 +94,20 @@
 // what changed: for every event it did not make itself (origin api or
 // external), the parent's dentry for the name (NotifyEntry), the parent's
 // and the inode's attributes and pages (NotifyContent), and for removes and
-// renames the name in the go-fuse tree. The invalidation is a journal hook
-// (journal.OnAppend): it runs in the goroutine that appends the event,
-// before the event is stored, so a REST call returns only once the mount
-// shows its change, and an outside change is visible through the mount by
-// the time any watcher can read its event (the moment inotify's reader
-// reaches it: about 0.1 ms at the median and 3 ms at p99 on the bench VM,
-// up to a millisecond more while the daemon's own changes are streaming in;
-// a stat in between may show the old state). Changes made
-// through the mount need nothing: the kernel keeps its own caches true.
+// renames the name in the go-fuse tree. The journal hook (journal.Hook,
+// invalidator.go) queues the event; the mirror's invalidator goroutine
+// sends the notifications, each inode and each name once for what queued up
+// together; and the appender waits for them (Hook.Settle) before the event
+// is stored, so a REST call returns only once the mount shows its change,
+// and an outside change is visible through the mount by the time any
+// watcher can read its event (the moment inotify's reader reaches it:
+// about 0.1 ms at the median and 3 ms at p99 on the bench VM, up to a
+// millisecond more while the daemon's own changes are streaming in; a stat
+// in between may show the old state). The wait is bounded (2 s, then a
+// log line, and no appender waits again until the queue has drained): the
+// kernel may hold a notification for as long as a request on the same
+// directory takes. Changes made through the mount need nothing: the kernel
+// keeps its own caches true.
 //
 // The kernel may cache only what an outside change is sure to reach the
 // journal for (core.Sandbox.WatchCovers): every directory is watched,
@@ -132,18 +137,40 @@
 // setuid and setgid as on the root, passthrough or not: the kernel sends
 // the SETATTR that clears them before the write reaches the backing file.
 //
-// # Deadlocks
+// # Deadlocks: the rule for kernel notifications
 //
-// A notify for an inode blocks while the kernel holds a lock a running
-// handler of a related inode waits on, so notifies are never issued from a
-// FUSE handler: the hook skips the mirror's own events, which are the only
-// ones appended from inside a handler, and it holds no lock a handler
-// takes. A handler's claim reads the kernel watch's queue when it opens
-// (core's ledger), but what that read tells waits in core's outbox for the
-// reader goroutine, and the handler's own event joins it there: a handler
-// never appends an outside change it read. The daemon process never
-// touches its own mount (tests run the daemon as a subprocess). Unmount
-// removes the hook before unmounting.
+// A notification waits in the kernel for locks a request may hold: an
+// entry's, for its directory's lock, which a process creating, renaming,
+// removing or looking up in that directory holds until the daemon answers
+// its request; a page's, for the page lock a read holds. So:
+//
+//   - A notification is sent by the invalidator goroutine only, which holds
+//     no lock while it sends (its queue's lock is let go first).
+//   - Nothing a FUSE handler may wait for is held while anyone waits for a
+//     notification: the appenders that wait (Hook.Settle: a REST call, the
+//     kernel watch's reader, a checkpoint's catch-up) hold at most core's
+//     outbox order lock, which no FUSE handler takes; never a sandbox's
+//     notifier lock, the ledger's, the journal's (the hook runs before it is
+//     taken) or a Dir's.
+//   - A FUSE handler never waits for a notification: its own events need
+//     none, and the one event of another origin it appends (an outside
+//     write found at release) is queued without a wait
+//     (journal.AppendNow); what the notifier reads when a handler opens a
+//     claim waits in core's outbox for the reader.
+//   - Every wait for a notification is bounded (settleWait), so even a
+//     request that takes long holds up no appender for long.
+//
+// The daemon process never touches its own mount (tests run the daemon as
+// a subprocess). Unmount removes the hook and stops the invalidator before
+// the server goes. TestFUSENotifyStress (integration) checks the rule: mount,
+// REST and outside writers in the same directories, a watchdog failing any
+// request slower than 10 s with every goroutine and the kernel stacks.
+//
+// One wait no rule can avoid: a daemon killed (SIGKILL, the OOM killer)
+// while a notification waits for a directory's lock can never finish
+// dying, since the request holding that lock will never be answered. A
+// reaper process (reaper.go) aborts the connections of a dying daemon, which
+// ends those requests (TestFUSEKillWhileNotifying).
 //
 // # Passthrough
 //

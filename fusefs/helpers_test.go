@@ -52,11 +52,15 @@ func (f *fakeSandbox) Journal() *journal.Journal   { return nil }
 // "entry N name", N being the node's inode number (ExternalNodeID: node
 // id = inode number; the root is 1).
 type notifies struct {
-	mu  sync.Mutex
-	got []string
+	mu    sync.Mutex
+	got   []string
+	block chan struct{} // when set, each notify waits for a token first
 }
 
 func (r *notifies) add(format string, args ...any) fuse.Status {
+	if r.block != nil {
+		<-r.block
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, fmt.Sprintf(format, args...))

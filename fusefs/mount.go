@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/journal"
 )
 
 // Options configure a mount. Zero values are the safe defaults.
@@ -50,13 +50,9 @@ type Mirror struct {
 	server        *fuse.Server
 	entryTTL      time.Duration // how long the kernel may keep a name …
 	attrTTL       time.Duration // … and attributes, where cacheable
-	unhook        func()        // stops invalidate
-	// gate lets Unmount wait for notifies under way before the server goes:
-	// invalidate holds it shared (never for the mirror's own events, so no FUSE
-	// handler waits on it) and closed says the server is going.
-	gate   sync.RWMutex
-	closed bool
-	ops    opCounts // stats.go
+	unhook        func()        // stops queueing invalidations
+	inval         *invalidator  // sends them
+	ops           opCounts      // stats.go
 }
 
 // Mount mounts sb at mountpoint (created if missing) and serves it until
@@ -118,10 +114,11 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
 	m.server = server
-	m.unhook = sb.Journal().OnAppend(m.invalidate)
+	m.inval = newInvalidator(m)
+	m.unhook = sb.Journal().OnAppend(journal.Hook{Queue: m.inval.queue, Settle: m.inval.settle})
 	// A change between the mount and the hook would go unheard: invalidate
 	// the little the kernel may have learnt in between.
-	m.invalidateAll(&m.root.Inode)
+	m.inval.queue(journal.Event{Path: "/"}, true)
 	return m, nil
 }
 
@@ -132,9 +129,7 @@ func (m *Mirror) Mountpoint() string { return m.mountpoint }
 // while, then detached lazily (fusermount3 -u -z), and the error says so.
 func (m *Mirror) Unmount() error {
 	m.unhook()
-	m.gate.Lock()
-	m.closed = true
-	m.gate.Unlock()
+	m.inval.close() // no notification is sent once the server goes
 	var err error
 	for try := 0; try < 10; try++ {
 		if err = m.server.Unmount(); err == nil {

@@ -35,7 +35,8 @@
 //
 // # Subscriptions
 //
-// Live readers (a websocket, a wait, the FUSE mirror's cache invalidation)
-// take a Subscription: a bounded channel that never blocks Append; a reader
-// too slow for it loses events and is told how many.
+// Live readers (a websocket, a wait) take a Subscription: a bounded channel
+// that never blocks Append; a reader too slow for it loses events and is
+// told how many. A Hook (hook.go) hears of an event before it is stored:
+// the FUSE mirror's cache invalidation, which Append waits for.
 package journal

@@ -5,32 +5,40 @@ import (
 	"sync/atomic"
 )
 
-// Hooks run synchronously, in the goroutine that appends, before the event
-// is stored and handed to any reader. So once anyone can read an event, every
-// hook has finished with it: the FUSE mirror uses one to invalidate the
-// kernel's caches, which makes "the journal told it" imply "the mount shows
-// it". A hook runs with no lock held (it may block in the kernel, and an
-// Append from another goroutine must never wait behind it) and must not call
-// back into the journal.
-type hooks struct {
-	mu  sync.Mutex                  // serializes changes of list
-	fns atomic.Pointer[[]*hookFunc] // read without a lock by run
+// A Hook hears of every event before it is stored and handed to any
+// reader. Queue takes the event and must not block: it runs in the
+// appending goroutine, which may hold locks of its caller. Settle, when
+// set, waits until what Queue took before it is handled (bounded by the
+// hook itself); Append calls it after Queue and before it stores the
+// event, with no lock of the journal held, so once anyone can read an
+// event the hook has finished with it. The FUSE mirror uses one to
+// invalidate the kernel's caches in a goroutine of its own, which makes
+// "the journal told it" imply "the mount shows it". AppendNow skips Settle:
+// a FUSE handler must never wait on the mirror's notifications (the kernel
+// may be waiting on that very handler to send them). Neither may call back
+// into the journal.
+type Hook struct {
+	Queue  func(e Event, lost bool)
+	Settle func()
 }
 
-type hookFunc struct{ f func(e Event, lost bool) }
+type hooks struct {
+	mu  sync.Mutex              // serializes changes of list
+	fns atomic.Pointer[[]*Hook] // read without a lock by run
+}
 
-// OnAppend registers f to be called for every event before it is stored
-// (lost is false), and for every loss marker (lost is true; e.Path is the
-// path under which events were lost). The returned function removes f; a
-// call of f already under way may still finish after it returns.
-func (j *Journal) OnAppend(f func(e Event, lost bool)) (remove func()) {
-	h := &hookFunc{f: f}
-	j.hooks.update(func(l []*hookFunc) []*hookFunc { return append(l, h) })
+// OnAppend registers h: h.Queue is called for every event before it is
+// stored (lost is false), and for every loss marker (lost is true; e.Path
+// is the path under which events were lost). The returned function removes
+// h; a call of h already under way may still finish after it returns.
+func (j *Journal) OnAppend(h Hook) (remove func()) {
+	hp := &h
+	j.hooks.update(func(l []*Hook) []*Hook { return append(l, hp) })
 	return func() {
-		j.hooks.update(func(l []*hookFunc) []*hookFunc {
-			out := make([]*hookFunc, 0, len(l))
+		j.hooks.update(func(l []*Hook) []*Hook {
+			out := make([]*Hook, 0, len(l))
 			for _, x := range l {
-				if x != h {
+				if x != hp {
 					out = append(out, x)
 				}
 			}
@@ -39,10 +47,10 @@ func (j *Journal) OnAppend(f func(e Event, lost bool)) (remove func()) {
 	}
 }
 
-func (hs *hooks) update(change func([]*hookFunc) []*hookFunc) {
+func (hs *hooks) update(change func([]*Hook) []*Hook) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	var cur []*hookFunc
+	var cur []*Hook
 	if p := hs.fns.Load(); p != nil {
 		cur = append(cur, *p...)
 	}
@@ -50,13 +58,30 @@ func (hs *hooks) update(change func([]*hookFunc) []*hookFunc) {
 	hs.fns.Store(&next)
 }
 
-// run calls every hook with e.
-func (hs *hooks) run(e Event, lost bool) {
+// run hands e to every hook, then, when settle is set, waits for those that
+// settle.
+func (hs *hooks) run(e Event, lost, settle bool) {
 	p := hs.fns.Load()
 	if p == nil {
 		return
 	}
 	for _, h := range *p {
-		h.f(e, lost)
+		h.Queue(e, lost)
+	}
+	if settle {
+		hs.settle()
+	}
+}
+
+// settle waits for every hook that settles.
+func (hs *hooks) settle() {
+	p := hs.fns.Load()
+	if p == nil {
+		return
+	}
+	for _, h := range *p {
+		if h.Settle != nil {
+			h.Settle()
+		}
 	}
 }

@@ -15,7 +15,7 @@ func TestOnAppendRunsBeforeReaders(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	var losses []string
-	remove := j.OnAppend(func(e Event, lost bool) {
+	remove := j.OnAppend(Hook{Queue: func(e Event, lost bool) {
 		if lost {
 			losses = append(losses, e.Path)
 			return
@@ -29,7 +29,7 @@ func TestOnAppendRunsBeforeReaders(t *testing.T) {
 		mu.Lock()
 		seen = append(seen, e.Path)
 		mu.Unlock()
-	})
+	}})
 	for _, p := range []string{"/a", "/b"} {
 		j.Append(Event{Type: Create, Path: p, Origin: API})
 		<-sub.C

@@ -45,10 +45,22 @@ func New() *Journal {
 
 // Append gives e the next sequence number and the current time, keeps it,
 // and hands it to every watcher and subscription. It never blocks on a
-// reader. Hooks (OnAppend) run first, in the caller's goroutine. It
-// returns the event as stored.
+// reader. Hooks (OnAppend) are told first, in the caller's goroutine, and
+// waited for (Hook.Settle). It returns the event as stored.
 func (j *Journal) Append(e Event) Event {
-	j.hooks.run(e, false)
+	j.hooks.run(e, false, true)
+	return j.add(e)
+}
+
+// AppendNow is Append without waiting for the hooks (they are told): for a
+// FUSE handler, which must never wait on the mirror's notifications.
+func (j *Journal) AppendNow(e Event) Event {
+	j.hooks.run(e, false, false)
+	return j.add(e)
+}
+
+// add numbers, keeps and hands out e.
+func (j *Journal) add(e Event) Event {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
@@ -138,7 +150,12 @@ func (j *Journal) Counts() map[Origin]map[Type]uint64 {
 // cursor, even one that has read everything, is before it and the next poll
 // reports overflow.
 func (j *Journal) Lost(p string) {
-	j.hooks.run(Event{Path: p}, true)
+	j.hooks.run(Event{Path: p}, true, true)
+	j.addLost(p)
+}
+
+// addLost numbers and keeps the loss under p and marks the watchers.
+func (j *Journal) addLost(p string) {
 	j.overflows.Add(1)
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -151,6 +168,34 @@ func (j *Journal) Lost(p string) {
 	}
 	for s := range j.subs {
 		s.markLost()
+	}
+}
+
+// Entry is one item of AppendAll: an event, or (Lost set) a loss of the
+// events under the path Lost.
+type Entry struct {
+	Event Event
+	Lost  string
+}
+
+// AppendAll appends each entry in order (Append, or Lost). The hooks hear
+// of every entry first and are waited for once, not once an entry: a run
+// of outside changes costs one wait.
+func (j *Journal) AppendAll(entries []Entry) {
+	for _, en := range entries {
+		if en.Lost != "" {
+			j.hooks.run(Event{Path: en.Lost}, true, false)
+		} else {
+			j.hooks.run(en.Event, false, false)
+		}
+	}
+	j.hooks.settle()
+	for _, en := range entries {
+		if en.Lost != "" {
+			j.addLost(en.Lost)
+		} else {
+			j.add(en.Event)
+		}
 	}
 }
 

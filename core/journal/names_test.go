@@ -38,7 +38,7 @@ func TestNamesNotUTF8NeverReachWatchers(t *testing.T) {
 
 	j := New()
 	var hooked []Event
-	j.OnAppend(func(e Event, lost bool) { hooked = append(hooked, e) })
+	j.OnAppend(Hook{Queue: func(e Event, lost bool) { hooked = append(hooked, e) }})
 	w, _, _, err := j.Watch(Config{Path: "/", Recursive: true})
 	if err != nil {
 		t.Fatal(err)

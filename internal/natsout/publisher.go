@@ -123,12 +123,12 @@ func (p *Publisher) Add(s Source) error {
 	}
 	p.outs[s.Name] = o
 	p.mu.Unlock()
-	o.removeHook = s.Journal.OnAppend(func(journal.Event, bool) {
+	o.removeHook = s.Journal.OnAppend(journal.Hook{Queue: func(journal.Event, bool) {
 		select { // never blocks the appender
 		case o.wake <- struct{}{}:
 		default:
 		}
-	})
+	}})
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
