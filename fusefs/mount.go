@@ -52,6 +52,7 @@ type Mirror struct {
 	attrTTL       time.Duration // … and attributes, where cacheable
 	unhook        func()        // stops queueing invalidations
 	inval         *invalidator  // sends them
+	forgetConn    func()        // tells the reaper the connection is gone
 	ops           opCounts      // stats.go
 }
 
@@ -114,6 +115,7 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
 	m.server = server
+	m.forgetConn = watchConn(mountpoint, o.Log)
 	m.inval = newInvalidator(m)
 	m.unhook = sb.Journal().OnAppend(journal.Hook{Queue: m.inval.queue, Settle: m.inval.settle})
 	// A change between the mount and the hook would go unheard: invalidate
@@ -145,6 +147,7 @@ func (m *Mirror) Unmount() error {
 		return fmt.Errorf("unmount %s was busy (%v): detached lazily", m.mountpoint, err)
 	}
 	m.server.Wait()
+	m.forgetConn()
 	releaseTree(&m.root.Inode)
 	return nil
 }

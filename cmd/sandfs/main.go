@@ -33,6 +33,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"sandfs/fusefs"
 )
 
 const (
@@ -43,6 +45,9 @@ const (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == fusefs.ReaperVerb {
+		os.Exit(fusefs.RunReaper(os.Args[2:], os.Stdin))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	onSignals(cancel, os.Exit)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
