@@ -43,6 +43,7 @@ type notifier struct {
 	pairBy   time.Time       // … until then, when it is told as moved out
 	scanned  map[string]bool // told by a scan; their own Create is still to come
 	degraded bool
+	dropping bool // the outbox was full: outside changes are not queued (outboxFull)
 
 	cov       *coverage // changed under mu and cov.mu, read under either
 	rootState string    // the root's state when last checked (checkRoot): only the reader loop's
@@ -215,6 +216,10 @@ func (n *notifier) step(now time.Time, roots, woken bool) (busy bool, pairBy tim
 		n.log.Error("kernel watch", "sandbox", n.s.name, "err", err)
 	}
 	n.s.out.flush(n.s.journal)
+	n.mu.Lock()
+	n.resume()
+	n.mu.Unlock()
+	n.s.out.flush(n.s.journal)
 	return err != nil || n.s.ledger.busyWithin(busyFor), pairBy
 }
 
@@ -350,7 +355,38 @@ func (n *notifier) append(typ journal.Type, ap, old string, isDir bool) {
 			fillEvent(&e, info)
 		}
 	}
+	if n.dropping || n.s.out.waiting.Load() >= maxOutbox {
+		n.outboxFull()
+		return
+	}
 	n.s.out.push(journal.Entry{Event: e})
+}
+
+// maxOutbox bounds what the outbox holds of outside changes, as the
+// kernel's queue is bounded (fs.inotify.max_queued_events, 16,384 by
+// default). Claims read the kernel's queue into the outbox, so without a
+// bound an outside writer faster than the journal grew it without end,
+// and a REST call waited for all of it.
+const maxOutbox = 16384
+
+// outboxFull drops an outside change because the outbox is full, as the
+// kernel drops an event when its queue is: the reader tells the loss once
+// the outbox has room again (resume). Watches are still added for the
+// directories made meanwhile: only the telling stops.
+func (n *notifier) outboxFull() {
+	if !n.dropping {
+		n.dropping = true
+		n.log.Warn("outside changes come faster than the journal takes them: some are told as lost", "sandbox", n.s.name)
+	}
+}
+
+// resume ends outboxFull once the outbox has room: the watchers of the
+// whole tree are told they lost events. The lock is held.
+func (n *notifier) resume() {
+	if n.dropping && n.s.out.waiting.Load() < maxOutbox/2 {
+		n.dropping = false
+		n.s.out.push(journal.Entry{Lost: "/"})
+	}
 }
 
 // created handles the Create of ap, a directory if isDir (the kernel says:

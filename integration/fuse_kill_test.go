@@ -47,7 +47,7 @@ func killWhileNotifying(t *testing.T) {
 				return
 			default:
 			}
-			if churn(dir, fmt.Sprintf("%s%d", tag, i)) != nil && dir == mnt {
+			if churn(dir, fmt.Sprintf("%s%d", tag, i), nil) != nil && dir == mnt {
 				return // the daemon is gone
 			}
 			mu.Lock()

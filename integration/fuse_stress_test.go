@@ -59,12 +59,10 @@ func TestFUSENotifyStress(t *testing.T) {
 			// two busy cores: what is tested is that every request ends,
 			// not how many the daemon serves (an outside writer at full
 			// speed makes a REST call wait for every change queued before
-			// it, which is the order the journal promises).
+			// it, up to the outbox's bound: the order the journal
+			// promises).
 			time.Sleep(pace)
-			dir := dirs[(i+id)%len(dirs)]
-			done := wd.begin(fmt.Sprintf("%s%d %s #%d", way, id, dir, i))
-			err := op(dir, i)
-			done()
+			err := op(dirs[(i+id)%len(dirs)], i)
 			mu.Lock()
 			if err != nil && len(errs) < 20 {
 				errs = append(errs, fmt.Sprintf("%s%d: %v", way, id, err))
@@ -75,12 +73,20 @@ func TestFUSENotifyStress(t *testing.T) {
 	}
 	for id := range 2 {
 		wg.Add(2)
-		go run("mount", id, func(dir string, i int) error { return churn(filepath.Join(mnt, dir), fmt.Sprintf("m%d-%d", id, i)) })
-		go run("api", id, func(dir string, i int) error { return apiChurn(d, "/"+dir, fmt.Sprintf("a%d-%d", id, i)) })
+		go run("mount", id, func(dir string, i int) error {
+			return churn(filepath.Join(mnt, dir), fmt.Sprintf("m%d-%d", id, i), wd.begin)
+		})
+		go run("api", id, func(dir string, i int) error {
+			return apiChurn(d, "/"+dir, fmt.Sprintf("a%d-%d", id, i), wd.begin)
+		})
 	}
 	wg.Add(2)
-	go run("outside", 0, func(dir string, i int) error { return churn(filepath.Join(d.Root, dir), fmt.Sprintf("o-%d", i)) })
-	go run("list", 0, func(dir string, i int) error { _, err := os.ReadDir(filepath.Join(mnt, dir)); return err })
+	go run("outside", 0, func(dir string, i int) error { return churn(filepath.Join(d.Root, dir), fmt.Sprintf("o-%d", i), nil) })
+	go run("list", 0, func(dir string, i int) error {
+		defer wd.begin("readdir " + dir)()
+		_, err := os.ReadDir(filepath.Join(mnt, dir))
+		return err
+	})
 	wg.Wait()
 	if wd.fired() {
 		t.FailNow() // the watchdog said why
@@ -106,27 +112,36 @@ func TestFUSENotifyStress(t *testing.T) {
 }
 
 // churn creates name in dir, renames it, makes and removes a directory
-// beside it, and removes the file: each step takes dir's lock in the kernel.
-func churn(dir, name string) error {
-	p, q := filepath.Join(dir, name), filepath.Join(dir, name+".r")
-	if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
-		return err
+// beside it, and removes the file: each step takes dir's lock in the
+// kernel. track notes each step under way (nil: none).
+func churn(dir, name string, track func(string) func()) error {
+	p, q, sub := filepath.Join(dir, name), filepath.Join(dir, name+".r"), filepath.Join(dir, name+".d")
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"create " + p, func() error { return os.WriteFile(p, []byte(name), 0o644) }},
+		{"rename " + p, func() error { return os.Rename(p, q) }},
+		{"mkdir " + sub, func() error { return os.Mkdir(sub, 0o755) }},
+		{"rmdir " + sub, func() error { return os.Remove(sub) }},
+		{"unlink " + q, func() error { return os.Remove(q) }},
 	}
-	if err := os.Rename(p, q); err != nil {
-		return err
+	for _, st := range steps {
+		end := func() {}
+		if track != nil {
+			end = track(st.what)
+		}
+		err := st.do()
+		end()
+		if err != nil {
+			return err
+		}
 	}
-	sub := filepath.Join(dir, name+".d")
-	if err := os.Mkdir(sub, 0o755); err != nil {
-		return err
-	}
-	if err := os.Remove(sub); err != nil {
-		return err
-	}
-	return os.Remove(q)
+	return nil
 }
 
 // apiChurn is churn through the sandbox-agent routes.
-func apiChurn(d *Daemon, dir, name string) error {
+func apiChurn(d *Daemon, dir, name string, track func(string) func()) error {
 	p, q := dir+"/"+name, dir+"/"+name+".r"
 	steps := []struct{ method, path, body string }{
 		{"PUT", "/v1/fs/file?path=" + url.QueryEscape(p), name},
@@ -136,22 +151,32 @@ func apiChurn(d *Daemon, dir, name string) error {
 		{"DELETE", "/v1/fs/entry?path=" + url.QueryEscape(q), ""},
 	}
 	for _, s := range steps {
-		req, err := http.NewRequest(s.method, d.URL+s.path, strings.NewReader(s.body))
+		end := track(s.method + " " + s.path)
+		err := apiStep(d, s.method, s.path, s.body)
+		end()
 		if err != nil {
 			return err
 		}
-		if s.method == "POST" && s.body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := d.Client().Do(req)
-		if err != nil {
-			return err
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			return fmt.Errorf("%s %s: %s %s", s.method, s.path, resp.Status, bytes.TrimSpace(b))
-		}
+	}
+	return nil
+}
+
+func apiStep(d *Daemon, method, path, body string) error {
+	req, err := http.NewRequest(method, d.URL+path, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if method == "POST" && body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := d.Client().Do(req)
+	if err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %s %s", method, path, resp.Status, bytes.TrimSpace(b))
 	}
 	return nil
 }
