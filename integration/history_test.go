@@ -83,7 +83,11 @@ func writerLoop(t *testing.T, dir string) (stop func() []int) {
 // outside writes, then start it again on the same state. Every acknowledged
 // change is in the journal, told once, seq goes on, and the watcher's
 // cursor from before resumes with nothing lost and nothing doubled; what
-// the outside writer made while the daemon was down is told at start.
+// the outside writer made while the daemon was down is told at start. What
+// a kill may lose is the attribution of the newest mount changes, those
+// whose events still waited in the outbox behind outside changes: they are
+// told at start as found, external (RELIABILITY.md, "What a kill -9 may
+// lose").
 func TestHistoryKill9(t *testing.T) {
 	requireFUSE(t)
 	state, mnt, root := t.TempDir(), t.TempDir(), t.TempDir()
@@ -192,6 +196,7 @@ func TestHistoryKill9(t *testing.T) {
 		}
 	}
 	foundFUSE := 0
+	firstFound := 0 // the first mount change found at start (0: none)
 	check := func(dir, origin string, acked []int) {
 		for _, n := range acked {
 			p := fmt.Sprintf("/%s/f%d", dir, n)
@@ -204,6 +209,14 @@ func TestHistoryKill9(t *testing.T) {
 				// outside changes (core/outbox.go) when the kill came: the
 				// journal tells it once, found at start.
 				foundFUSE++
+				if firstFound == 0 {
+					firstFound = n
+				}
+			case origin == "fuse" && firstFound != 0:
+				// What waits in the outbox is appended in order, and a
+				// mount change is appended at once only when nothing
+				// waits: so the attributions a kill loses are the newest.
+				t.Errorf("%s was told by the mirror, but the earlier f%d was found at start: a kill -9 may lose the attribution of the newest mount changes only", p, firstFound)
 			case origin != "" && e.Origin != origin:
 				t.Errorf("%s told with origin %s, want %s", p, e.Origin, origin)
 			case origin == "api" && e.Actor != "agent-1":
@@ -235,9 +248,6 @@ func TestHistoryKill9(t *testing.T) {
 	}
 	if firstAfter == 0 || firstAfter > lastSeq+uint64(len(after))+1 {
 		t.Errorf("seq after the restart: first new %d, last before %d", firstAfter, lastSeq)
-	}
-	if foundFUSE > 2 {
-		t.Errorf("%d mount changes were found at start, not told by the mirror; at most the last one or two may be in flight at a kill", foundFUSE)
 	}
 	t.Logf("api %d, mount %d, outside %d acknowledged; %d events before the kill, %d after (%d found at start, %d of them the mount's)",
 		len(apiAcked), len(mntAcked), len(extAcked), len(before), len(after), found, foundFUSE)
