@@ -143,6 +143,29 @@ func TestTailRecovery(t *testing.T) {
 	}
 }
 
+// TestCloseLeavesTheRestToTheTail: a close that has no time to commit what
+// is pending leaves it in the tail, and the next open stores all of it.
+func TestCloseLeavesTheRestToTheTail(t *testing.T) {
+	defer func(w time.Duration) { closeWait = w }(closeWait)
+	closeWait = 0
+	dir := t.TempDir()
+	l, j := openJournal(t, dir, Retention{})
+	const n = 3 * closeBatch
+	for i := 1; i <= n; i++ {
+		j.Append(sample(i))
+	}
+	l.Close()
+	l, j = openJournal(t, dir, Retention{})
+	defer l.Close()
+	if j.Seq() != n {
+		t.Fatalf("seq after the reopen = %d, want %d", j.Seq(), n)
+	}
+	got, lost := scanAll(t, j, 0)
+	if len(got) != n || lost || got[n-1].Path != sample(n).Path {
+		t.Fatalf("after the reopen: %d events (lost %v), want %d", len(got), lost, n)
+	}
+}
+
 // Retention prunes oldest first, never past the manifest, and a scan from
 // before what is kept says lost.
 func TestRetentionPrunes(t *testing.T) {
