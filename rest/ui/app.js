@@ -590,10 +590,28 @@ function startEdit() {
       state.dirty = true;
     }
   });
+  // The editor has the view now: a reload begun before the click (an
+  // event's reopen) must not replace it when it lands. What that reload
+  // would have shown, checkStale tells instead.
+  ++openGen;
+  clearTimeout(reopenTimer);
   $('view').replaceChildren(ta);
   state.editing = true;
   setButtons();
   ta.focus();
+  checkStale(o);
+}
+
+// checkStale marks the file open in the editor stale when the file on
+// disk is no longer the one the view was made from.
+async function checkStale(o) {
+  let e;
+  try { e = await fsapi.stat(o.path); } catch { return; }
+  if (state.open !== o || !state.editing || o.stale) return;
+  if (e.size !== o.entry.size || e.modTime !== o.entry.modTime) {
+    o.stale = true;
+    note('Changed on disk while you edit.', [['reload, drop my edits', () => openFile(o.path)], ['compare', compare]]);
+  }
 }
 
 // save writes the editor's text; over a file that changed on disk since
