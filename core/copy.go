@@ -94,8 +94,13 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 		return stats, err // before EEXIST: a failed precondition is told as one
 	}
 	var dst unix.Stat_t
-	if unix.Fstatat(tdir, tname, &dst, unix.AT_SYMLINK_NOFOLLOW) == nil && !o.Overwrite {
-		return stats, pathErr(OpCopy, ta, unix.EEXIST)
+	if unix.Fstatat(tdir, tname, &dst, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		if !o.Overwrite {
+			return stats, pathErr(OpCopy, ta, unix.EEXIST)
+		}
+		if err := replaceable(&sst, &dst, tdir, tname); err != nil {
+			return stats, pathErr(OpReplace, ta, err) // before a byte is copied
+		}
 	}
 
 	claim := s.Claim(ta)
@@ -134,14 +139,10 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	if err == nil {
 		err = renameNoReplace(tdir, tmp, tdir, tname)
 	}
+	var was replacement
 	if err == unix.EEXIST && o.Overwrite {
-		err = unix.Renameat(tdir, tmp, tdir, tname)
-		switch err {
-		case unix.ENOTEMPTY, unix.EEXIST, unix.EISDIR, unix.ENOTDIR:
-			if err = removeAllAt(ctx, tdir, tname); err == nil {
-				err = renameNoReplace(tdir, tmp, tdir, tname)
-			}
-		}
+		was, err = s.replaceAt(ctx, tdir, tmp, tdir, tname)
+		old = was.usage
 	}
 	unlock()
 	if errors.Is(err, ErrPrecondition) {
@@ -150,12 +151,12 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	}
 	if err != nil {
 		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
-		if err == unix.ENOTEMPTY {
-			err = unix.EEXIST
-		}
-		return CopyStats{}, pathErr(OpCopy, ta, err)
+		return CopyStats{}, replaceErr(OpCopy, ta, ta, err)
 	}
 	grew = usageCount{bytes: built.bytes - old.bytes, entries: built.entries - old.entries}
+	if was.found {
+		s.emit(ctx, journal.Remove, ta, "", was.isDir)
+	}
 	for _, m := range made {
 		p := ta
 		if m.rel != "" {

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,11 +54,48 @@ func TestCopy(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(root, "dst")); string(b) != "keep" {
 			t.Errorf("destination changed: %q", b)
 		}
-		if _, err := s.Copy(ctx, "/src", "/dst", CopyOptions{Overwrite: true}); err != nil {
-			t.Errorf("dir over a file with overwrite: %v", err)
+		// Overwrite replaces as rename(2) does, never more, and refuses
+		// before a byte is copied.
+		must(t, os.MkdirAll(filepath.Join(root, "full/keep"), 0o755))
+		must(t, os.Mkdir(filepath.Join(root, "empty"), 0o755))
+		for _, tc := range []struct {
+			from, to string
+			errno    unix.Errno
+		}{
+			{"/src", "/dst", unix.ENOTDIR},
+			{"/src", "/full", unix.ENOTEMPTY},
+			{"/src/x.sh", "/full", unix.EISDIR},
+			{"/src/x.sh", "/empty", unix.EISDIR},
+		} {
+			_, err := s.Copy(ctx, tc.from, tc.to, CopyOptions{Overwrite: true})
+			var pe *fs.PathError
+			if !errors.Is(err, tc.errno) || !errors.As(err, &pe) || pe.Op != OpReplace || pe.Path != tc.to {
+				t.Errorf("Copy(%s, %s, overwrite) = %v, want replace %s: %v", tc.from, tc.to, err, tc.to, tc.errno)
+			}
 		}
-		if _, err := os.Stat(filepath.Join(root, "dst/d/y")); err != nil {
-			t.Errorf("dst/d/y: %v", err)
+		if b, _ := os.ReadFile(filepath.Join(root, "dst")); string(b) != "keep" {
+			t.Errorf("destination changed: %q", b)
+		}
+		if _, err := os.Stat(filepath.Join(root, "full/keep")); err != nil {
+			t.Errorf("full/keep: %v", err)
+		}
+		seq2 := s.Journal().Seq()
+		if _, err := s.Copy(ctx, "/src", "/empty", CopyOptions{Overwrite: true}); err != nil {
+			t.Errorf("dir over an empty dir: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(root, "empty/d/y")); err != nil {
+			t.Errorf("empty/d/y: %v", err)
+		}
+		if _, err := s.Copy(ctx, "/src/x.sh", "/dst", CopyOptions{Overwrite: true}); err != nil {
+			t.Errorf("file over a file: %v", err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, "dst")); string(b) != "#!" {
+			t.Errorf("dst = %q after the replace", b)
+		}
+		es2, _ := s.Journal().Since(seq2, 100)
+		if got := fmtEvents(es2); !strings.HasPrefix(got, "api remove /empty\napi create /empty\n") ||
+			!strings.HasSuffix(got, "api remove /dst\napi create /dst\napi write /dst") {
+			t.Errorf("events of the replaces:\n%s\nwant each replaced destination told removed first", got)
 		}
 		if _, err := s.Copy(ctx, "/src", "/src/d/in", CopyOptions{}); !errors.Is(err, unix.EINVAL) {
 			t.Errorf("into itself: got %v, want EINVAL", err)

@@ -78,7 +78,7 @@ func TestJournalUnderDefaultExcludes(t *testing.T) {
 				must(t, err)
 				must(t, s.Remove(ctx, "/.git/objects", true))
 			},
-			"api create /.git/HEAD.lock\napi write /.git/HEAD.lock\napi rename /.git/HEAD <- /.git/HEAD.lock\n" +
+			"api create /.git/HEAD.lock\napi write /.git/HEAD.lock\napi remove /.git/HEAD\napi rename /.git/HEAD <- /.git/HEAD.lock\n" +
 				"api create /.git/objects\napi create /.git/objects/ab\napi create /.git/objects/ab/cd\napi write /.git/objects/ab/cd\n" +
 				"api remove /.git/objects",
 			"/.git/HEAD"},

@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"io"
+	"os"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -11,7 +13,7 @@ import (
 
 // MoveOptions shape a Move.
 type MoveOptions struct {
-	Overwrite    bool // replace an existing destination (a directory with all under it)
+	Overwrite    bool // replace an existing destination as rename(2) does
 	MkdirParents bool // create the destination's missing parents
 	// Pre is what the source must be, checked just before the rename
 	// (precondition.go).
@@ -20,9 +22,13 @@ type MoveOptions struct {
 
 // Move renames from to to. Neither final component is followed: a symlink
 // moves as itself. Without Overwrite an existing destination is EEXIST and
-// nothing changes (renameat2 RENAME_NOREPLACE). The root cannot be moved or
-// replaced, nor a directory moved into itself or over one of its ancestors
-// (EINVAL).
+// nothing changes (renameat2 RENAME_NOREPLACE). With it, the destination is
+// replaced as rename(2) replaces it, and never more: a file (or symlink)
+// may replace a file, a directory an empty directory; a directory onto a
+// non-empty one is ENOTEMPTY, a file onto a directory EISDIR, a directory
+// onto a file ENOTDIR, and nothing changes. What was replaced is told
+// removed before the rename. The root cannot be moved or replaced, nor a
+// directory moved into itself or over one of its ancestors (EINVAL).
 func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) error {
 	fa, ta, err := s.cleanBoth(from, to)
 	if err != nil {
@@ -56,27 +62,16 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	defer func() { uop.end(-gone.bytes, -gone.entries) }()
 	err = renameNoReplace(fdir, fname, tdir, tname)
 	if err == unix.EEXIST && o.Overwrite {
-		if fa != ta {
-			gone = s.replaced(ctx, tdir, tname)
+		if fa == ta {
+			return nil // rename(2) of a name onto itself does nothing
 		}
-		// A file over a file, or a directory over an empty one, is one
-		// atomic rename; anything else needs the destination gone first.
-		err = unix.Renameat(fdir, fname, tdir, tname)
-		switch err {
-		case unix.ENOTEMPTY, unix.EEXIST, unix.EISDIR, unix.ENOTDIR:
-			if err = removeAllAt(ctx, tdir, tname); err == nil {
-				err = renameNoReplace(fdir, fname, tdir, tname)
+		var was replacement
+		if was, err = s.replaceAt(ctx, fdir, fname, tdir, tname); err == nil {
+			gone = was.usage
+			if was.found {
+				s.emit(ctx, journal.Remove, ta, "", was.isDir)
 			}
 		}
-	}
-	if err != nil {
-		gone = usageCount{}
-		if o.Overwrite {
-			s.outsideChange() // the destination may be partly gone
-		}
-	}
-	if err == unix.EEXIST || err == unix.ENOTEMPTY {
-		return pathErr(OpMove, ta, unix.EEXIST)
 	}
 	if err == unix.ENOENT {
 		// Say which side is missing.
@@ -87,10 +82,80 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 		return pathErr(OpMove, ta, err)
 	}
 	if err != nil {
-		return pathErr(OpMove, fa, err)
+		return replaceErr(OpMove, fa, ta, err)
 	}
 	s.emit(ctx, journal.Rename, ta, fa, false)
 	return nil
+}
+
+// OpReplace names the refusals of a replace that rename(2) would refuse:
+// a non-empty directory (ENOTEMPTY), a directory by a file (EISDIR), a
+// file by a directory (ENOTDIR). They are conflicts with what the
+// destination holds, not bad paths.
+const OpReplace = "replace"
+
+// replacement is what a replacing rename replaced.
+type replacement struct {
+	found bool       // something was there (else the name was free by then)
+	isDir bool       // an empty directory
+	usage usageCount // what it held (quota.go)
+}
+
+// replaceAt renames fname in fdir onto tname in tdir, replacing what is
+// there as rename(2) does and no more: rename(2) itself refuses a
+// non-empty directory, a directory by a file and a file by a directory.
+func (s *Sandbox) replaceAt(ctx context.Context, fdir int, fname string, tdir int, tname string) (replacement, error) {
+	var st unix.Stat_t
+	if unix.Fstatat(tdir, tname, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return replacement{}, renameNoReplace(fdir, fname, tdir, tname) // gone meanwhile
+	}
+	was := replacement{found: true, isDir: st.Mode&unix.S_IFMT == unix.S_IFDIR, usage: s.replaced(ctx, tdir, tname)}
+	if err := unix.Renameat(fdir, fname, tdir, tname); err != nil {
+		return replacement{}, err
+	}
+	return was, nil
+}
+
+// replaceable says what rename(2) would say of replacing dst (a name in
+// tdir) by an entry like src: EISDIR, ENOTDIR, ENOTEMPTY, or nil. A copy
+// asks before it copies a byte; the rename still has the last word.
+func replaceable(src, dst *unix.Stat_t, tdir int, tname string) error {
+	srcDir, dstDir := src.Mode&unix.S_IFMT == unix.S_IFDIR, dst.Mode&unix.S_IFMT == unix.S_IFDIR
+	switch {
+	case dstDir && !srcDir:
+		return unix.EISDIR
+	case srcDir && !dstDir:
+		return unix.ENOTDIR
+	case dstDir && hasEntriesAt(tdir, tname):
+		return unix.ENOTEMPTY
+	}
+	return nil
+}
+
+// hasEntriesAt reports whether the directory name in dirfd holds an entry
+// (one that cannot be read is taken to hold some).
+func hasEntriesAt(dirfd int, name string) bool {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err != unix.ENOENT
+	}
+	dir := os.NewFile(uintptr(fd), name)
+	defer dir.Close()
+	names, err := dir.Readdirnames(1)
+	return len(names) > 0 || (err != nil && err != io.EOF)
+}
+
+// replaceErr is the error of a move or copy (op) from fa to ta that failed
+// with err: a refusal of rename(2)'s is the destination's (OpReplace), an
+// existing destination EEXIST, anything else the source's.
+func replaceErr(op, fa, ta string, err error) error {
+	switch err {
+	case unix.ENOTEMPTY, unix.EISDIR, unix.ENOTDIR:
+		return pathErr(OpReplace, ta, err)
+	case unix.EEXIST:
+		return pathErr(op, ta, err)
+	}
+	return pathErr(op, fa, err)
 }
 
 // renameParents resolves the directories of both ends of a rename (clean

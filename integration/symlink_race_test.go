@@ -68,20 +68,28 @@ func TestCopySymlinkRaceDaemon(t *testing.T) {
 		must(t, os.MkdirAll(filepath.Join(root, "src"), 0o755))
 		must(t, os.WriteFile(filepath.Join(root, "src", fmt.Sprintf("f%03d", i)), []byte("x"), 0o644))
 	}
+	// Each round copies to a new destination: a copy onto the last
+	// round's (a non-empty directory) is refused before it begins.
 	routes := []struct {
 		name, path string
-		body       any
+		body       func(dst string) any
 	}{
-		{"v2 copy", "/v2/fs/copy", map[string]any{"source": "/src", "destination": "/p/dst", "overwrite": true}},
-		{"v1 copy", "/v1/file/copy", map[string]any{"source": "/src", "destination": "/p/dst", "overwrite": true}},
-		{"named copy", "/v1/sandboxes/default/fs/copy", map[string]any{"source": "/src", "dest": "/p/dst", "recursive": true}},
+		{"v2 copy", "/v2/fs/copy", func(dst string) any {
+			return map[string]any{"source": "/src", "destination": dst, "overwrite": true}
+		}},
+		{"v1 copy", "/v1/file/copy", func(dst string) any {
+			return map[string]any{"source": "/src", "destination": dst, "overwrite": true}
+		}},
+		{"named copy", "/v1/sandboxes/default/fs/copy", func(dst string) any {
+			return map[string]any{"source": "/src", "dest": dst, "recursive": true}
+		}},
 	}
 	rounds := testenv.Count(t, "SANDFS_RACE_ROUNDS", 8)
 	for _, r := range routes {
 		t.Run(r.name, func(t *testing.T) {
 			a := testenv.StartAttacker(t, "TestNobodyAttacker", "parts", filepath.Join(root, "p"), v.Path)
 			for i := 0; i < rounds; i++ {
-				code, b := call(t, d, "POST", r.path, "application/json", jsonBody(r.body))
+				code, b := call(t, d, "POST", r.path, "application/json", jsonBody(r.body(fmt.Sprintf("/p/dst%d", i))))
 				if code >= 500 {
 					t.Errorf("round %d: %d %s", i, code, b)
 				}

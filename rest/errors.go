@@ -280,8 +280,17 @@ func classify(err error) errKind {
 }
 
 // errnoKind is the errno column of api.md §2. op tells a non-empty directory
-// on delete (invalid_target) from one as a move target (already_exists).
+// on delete (invalid_target) from one as a move target (already_exists), and
+// a destination a move or copy may not replace (core.OpReplace: a non-empty
+// directory, a directory by a file, a file by a directory) from a bad path:
+// the first are conflicts with what is there (409 already_exists).
 func errnoKind(errno unix.Errno, op string) (kind, int) {
+	if op == core.OpReplace {
+		switch errno {
+		case unix.ENOTEMPTY, unix.EISDIR, unix.ENOTDIR:
+			return kindAlreadyExists, http.StatusConflict
+		}
+	}
 	switch errno {
 	case unix.ENOENT, unix.ENODATA: // ENODATA: a missing extended attribute
 		return kindNotFound, http.StatusNotFound

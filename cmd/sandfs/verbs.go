@@ -184,9 +184,12 @@ var mvCommand = &command{
 	short:    "move or rename",
 	synopsis: "mv [--overwrite] [--json] [--sandbox NAME] FROM TO",
 	about: `Rename FROM to TO (POST /v1/fs/move; with --sandbox,
-/v1/sandboxes/NAME/fs/rename). An existing TO is refused (exit 3) unless
---overwrite, which replaces it (a directory with all it holds). A directory
-cannot move into itself.`,
+/v1/sandboxes/NAME/fs/rename). As with mv, a TO that is an existing
+directory receives FROM inside it (TO/NAME). An existing TO is refused
+(exit 3) unless --overwrite, which replaces it as rename(2) does and no
+more: a file may replace a file, a directory an empty directory; a
+non-empty directory is never replaced. A directory cannot move into
+itself.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
@@ -199,6 +202,12 @@ cannot move into itself.`,
 			}
 			if inside(from, to) {
 				return &apiError{Status: 400, Detail: fmt.Sprintf("mv: cannot move %s into itself (%s is inside it)", from, to)}
+			}
+			switch st, err := cf.stat(ctx, c, to); {
+			case err == nil && st.IsDir:
+				to = path.Join(to, path.Base(path.Clean(from)))
+			case err != nil && !isNotFound(err):
+				return err
 			}
 			if !cf.named() {
 				return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", "/v1/fs/move", fsMoveRequest{From: from, To: to, Overwrite: overwrite}), nil, nil)

@@ -115,7 +115,7 @@ func TestUnixHabits(t *testing.T) {
 	d := newCLIDaemon(t)
 	writeFiles(t, d.root, map[string]string{
 		"tree/a/b/c.txt": "c", "tree/.hidden": "h", "tree/f.txt": "one\ntwo\nthree\nfour\n",
-		"gone/x": "x", "dst/keep": "k", "日本語.txt": "wide", "a.txt": "narrow",
+		"gone/x": "x", "dst/keep": "k", "日本語.txt": "wide", "a.txt": "narrow", "m.txt": "m",
 	})
 	if err := os.Symlink("f.txt", filepath.Join(d.root, "tree/link")); err != nil {
 		t.Fatal(err)
@@ -148,6 +148,16 @@ func TestUnixHabits(t *testing.T) {
 		{args: []string{"cp", "/tree/f.txt", "/dst"}, code: 3, stderr: "/dst/f.txt exists (-f replaces it)"},
 		{args: []string{"cp", "-f", "/tree/f.txt", "/dst"}},
 		{args: []string{"cp", "/tree/a", "/nodir"}, code: 3, stderr: "-r not given", check: func() bool { return !exists("nodir") }},
+		// mv as coreutils: into an existing directory; --overwrite replaces
+		// as rename(2) does, never a non-empty directory.
+		{args: []string{"mv", "/copied", "/dst"}, check: func() bool { return exists("dst/copied/b/c.txt") && !exists("copied") }},
+		{args: []string{"mv", "/m.txt", "/dst/f.txt"}, code: 3, stderr: "/dst/f.txt", check: func() bool { return exists("m.txt") }},
+		{args: []string{"mv", "--overwrite", "/m.txt", "/dst/f.txt"}, check: func() bool { return !exists("m.txt") && exists("dst/f.txt") }},
+		{args: []string{"mkdir", "-p", "/full/a"}},
+		{args: []string{"mv", "--overwrite", "/tree/a", "/full/a"}, check: func() bool { return exists("full/a/a/b/c.txt") }},
+		{args: []string{"mkdir", "-p", "/x/sub/keep"}},
+		{args: []string{"mkdir", "-p", "/y/sub"}},
+		{args: []string{"mv", "--overwrite", "/y/sub", "/x"}, code: 3, stderr: "not empty", check: func() bool { return exists("x/sub/keep") && exists("y/sub") }},
 		{args: []string{"grep", "-n", "three", "/tree"}, stdout: "/tree/f.txt:3:three\n"},
 		{args: []string{"grep", "-C", "1", "three", "/tree/f.txt"}, stdout: "/tree/f.txt-2-two\n/tree/f.txt:3:three\n/tree/f.txt-4-four\n"},
 		{args: []string{"grep", "-A", "1", "-B", "0", "one", "/tree/f.txt"}, stdout: "/tree/f.txt:1:one\n/tree/f.txt-2-two\n"},
