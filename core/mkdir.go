@@ -104,6 +104,12 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 		name := missing[i]
 		cur = childOf(cur, name)
 		err := unix.Mkdirat(fd, name, perm)
+		if err != nil && err != unix.EEXIST {
+			// ENOSPC, EDQUOT, EACCES…: say so, not the ENOENT of the open
+			// that would follow.
+			unix.Close(fd)
+			return pathErr(OpMkdir, ap, err)
+		}
 		if err == nil {
 			if cerr := chownNewAt(ctx, fd, name); cerr != nil {
 				unix.Unlinkat(fd, name, unix.AT_REMOVEDIR)

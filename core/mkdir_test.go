@@ -1,11 +1,15 @@
 package core
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/internal/testenv"
 )
 
 func TestMkdir(t *testing.T) {
@@ -39,4 +43,25 @@ func TestMkdir(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMkdirFullDisk: a mkdir -p that runs out of inodes says so (ENOSPC),
+// not ENOENT, and leaves what it made.
+func TestMkdirFullDisk(t *testing.T) {
+	root := testenv.Tmpfs(t, "nr_inodes=6")
+	s, err := Open("default", root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var last error
+	for i := 0; i < 8 && last == nil; i++ {
+		last = s.Mkdir(ctx, fmt.Sprintf("/d%d/a/b", i), true, 0o755)
+	}
+	if !errors.Is(last, unix.ENOSPC) {
+		t.Fatalf("mkdir -p on a full filesystem: %v, want ENOSPC", last)
+	}
+	if err := s.Mkdir(ctx, "/one-more", false, 0o755); !errors.Is(err, unix.ENOSPC) {
+		t.Errorf("mkdir on a full filesystem: %v, want ENOSPC", err)
+	}
 }
