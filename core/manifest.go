@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -137,6 +138,9 @@ func (s *Sandbox) walkManifest(ctx context.Context) (uint64, map[string]history.
 	seq := s.journal.Seq()
 	out := map[string]history.Entry{}
 	err := s.Walk(ctx, "/", WalkOptions{}, func(e WalkEntry) error {
+		if isTempName(path.Base(e.Path)) {
+			return fs.SkipDir // the daemon's own: never a change to tell
+		}
 		out[e.Path] = history.Entry{Inode: e.Inode, Size: e.Size, Mtime: e.ModTime, Mode: e.Mode, IsDir: e.IsDir()}
 		return nil
 	})
@@ -197,7 +201,7 @@ func diffManifest(known, now map[string]history.Entry, heard map[string]bool) []
 			Origin: journal.External, FoundAtStart: true}
 	}
 	for p, k := range known {
-		if heard[p] || !utf8.ValidString(p) {
+		if heard[p] || !utf8.ValidString(p) || underTemp(p) {
 			continue
 		}
 		n, ok := now[p]
@@ -223,6 +227,18 @@ func diffManifest(known, now map[string]history.Entry, heard map[string]bool) []
 	sort.Slice(creates, func(i, j int) bool { return creates[i].Path < creates[j].Path })
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	return append(append(removes, creates...), changes...)
+}
+
+// underTemp reports whether API path p is one of the daemon's temp names
+// or lies under one (a manifest written before temps were left out may
+// hold them).
+func underTemp(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if isTempName(c) {
+			return true
+		}
+	}
+	return false
 }
 
 func permBits(m fs.FileMode) fs.FileMode {

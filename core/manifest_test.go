@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -138,5 +139,58 @@ func TestReplayCoversEventsAfterManifest(t *testing.T) {
 	defer stop()
 	if got := eventsAfter(t, s, seq); len(got) != 0 {
 		t.Fatalf("told again at start: %v", got)
+	}
+}
+
+// TestTempsNeverTold: the daemon's own temp names, left by a daemon killed
+// mid-write, are never told: not found at start, not as the sweep's
+// removals heard by the kernel watch.
+func TestTempsNeverTold(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	s, stop := durable(t, root, state)
+	seq := s.Journal().Seq()
+	stop()
+
+	// The daemon is down, killed mid-write and mid-tar: a temp file and a
+	// staging tree are left, and a real change is made.
+	old := time.Now().Add(-time.Hour)
+	mk(t, root, map[string]string{
+		".sandfs-0123456789abcdef.part":          "half",
+		"d/.sandfs-upload-fedcba9876543210.part": "up",
+		"d/.sandfs-00112233445566ff.part/x/y":    "staged",
+		"real.txt":                               "made while down",
+	})
+	for _, p := range []string{".sandfs-0123456789abcdef.part", "d/.sandfs-upload-fedcba9876543210.part", "d/.sandfs-00112233445566ff.part"} {
+		must(t, os.Chtimes(filepath.Join(root, p), old, old))
+	}
+	s, stop = durable(t, root, state)
+	defer stop()
+	<-s.SweepDone()
+	got := eventsAfter(t, s, seq)
+	for _, e := range got {
+		if strings.Contains(e, TempPrefix) {
+			t.Errorf("a temp name was told: %s (all: %v)", e, got)
+		}
+	}
+	if !slices.Contains(got, "create /real.txt external found") {
+		t.Errorf("the real change was not found at start: %v", got)
+	}
+	// A leftover the sweep removes while the kernel watch runs (made here
+	// by an outside writer, which is told).
+	mk(t, root, map[string]string{"e/.sandfs-aaaaaaaaaaaaaaaa.part/z": "z"})
+	must(t, os.Chtimes(filepath.Join(root, "e/.sandfs-aaaaaaaaaaaaaaaa.part"), old, old))
+	w, _, _, err := s.Journal().Watch(journal.Config{Path: "/", Recursive: true, Exclude: []string{}})
+	must(t, err)
+	cursor := s.Journal().Seq()
+	settle(t, s, w, cursor)
+	cursor = s.Journal().Seq()
+	if n := s.sweepDir(s.root, "/", time.Now()); n != 1 {
+		t.Fatalf("the sweep removed %d, want 1", n)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "e/.sandfs-aaaaaaaaaaaaaaaa.part")); !os.IsNotExist(err) {
+		t.Fatalf("the leftover is still there: %v", err)
+	}
+	if got := settle(t, s, w, cursor); len(got) != 0 {
+		t.Errorf("the sweep's removal was told:\n%s", fmtEvents(got))
 	}
 }

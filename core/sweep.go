@@ -118,6 +118,10 @@ func (s *Sandbox) sweepOne(dirfd int, name, ap string, before time.Time) bool {
 	if !time.Unix(st.Mtim.Unix()).Before(before) {
 		return false
 	}
+	// The removal is the daemon's own: its echoes are claimed, so the
+	// kernel watch never tells a temp name.
+	c := s.Claim(ap)
+	defer c.Done()
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		return removeAllAt(context.Background(), dirfd, name) == nil
 	}
