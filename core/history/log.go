@@ -242,10 +242,15 @@ func (l *Log) writer() {
 			err := l.db.appendBatch(batch)
 			l.mu.Lock()
 			if err != nil {
+				if l.failed == nil { // said once, not at every retry
+					l.log.Error("journal: storing events failed; the tail keeps them, retrying", "dir", l.dir, "err", err)
+				}
 				l.failed = err
 				l.pending = append(batch, l.pending...) // try again at the next wake-up
-				l.log.Error("journal: storing events", "dir", l.dir, "err", err)
 			} else {
+				if l.failed != nil {
+					l.log.Info("journal: storing events again", "dir", l.dir)
+				}
 				l.failed = nil
 				l.committed = batch[len(batch)-1].Seq
 				if cap(batch) <= 1<<16 {

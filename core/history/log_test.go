@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/internal/testenv"
 )
 
 func openJournal(t *testing.T, dir string, keep Retention) (*Log, *journal.Journal) {
@@ -355,6 +358,42 @@ func TestPruneDue(t *testing.T) {
 		l.committed, l.prunable = step.committed, step.prunable
 		if got := l.pruneDue(t0.Add(step.at)); got != step.want {
 			t.Fatalf("at %v (committed %d, prunable %d): pruneDue %v, want %v", step.at, step.committed, step.prunable, got, step.want)
+		}
+	}
+}
+
+// TestFullStateDisk: a full state filesystem never kills the daemon: the
+// tail's blocks are reserved at open, so writing events into it after the
+// disk filled takes no block (a store into an unbacked page of a shared
+// mapping is SIGBUS), and the database's failures are errors.
+func TestFullStateDisk(t *testing.T) {
+	dir := testenv.Tmpfs(t, "size=40m")
+	l, j := openJournal(t, dir, Retention{})
+	fill(t, dir)
+	for i := 1; i <= 20000; i++ { // about 2 MiB of the tail, past what a sparse file had backed
+		j.Append(sample(i))
+	}
+	if j.Seq() != 20000 {
+		t.Fatalf("seq %d, want 20000", j.Seq())
+	}
+	l.Close()
+}
+
+// fill writes a file into dir until its filesystem is full.
+func fill(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, unix.ENOSPC) {
+				t.Fatal(err)
+			}
+			return
 		}
 	}
 }

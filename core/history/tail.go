@@ -51,6 +51,14 @@ func openTail(dirfd int, name string) (*tail, error) {
 			return nil, fmt.Errorf("history tail: %w", err)
 		}
 	}
+	// Every block of the mapping is reserved now: a store into a page of a
+	// sparse file needs a block then, and on a full filesystem the kernel
+	// answers that with SIGBUS, which kills the daemon. Reserved, a full
+	// disk is an error here, at open, never a signal at a write.
+	if err := unix.Fallocate(fd, 0, 0, tailSize); err != nil && err != unix.EOPNOTSUPP {
+		unix.Close(fd)
+		return nil, fmt.Errorf("history tail: reserving its %d MiB: %w", tailSize>>20, err)
+	}
 	mem, err := unix.Mmap(fd, 0, tailSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		unix.Close(fd)
