@@ -113,6 +113,8 @@ func (l *Log) open() error {
 	if err != nil {
 		return err
 	}
+	var tst unix.Stat_t
+	tailWhole := unix.Fstatat(l.dfd, "tail", &tst, unix.AT_SYMLINK_NOFOLLOW) == nil && tst.Size == tailSize
 	t, err := openTail(l.dfd, "tail")
 	if err != nil {
 		d.close()
@@ -124,8 +126,12 @@ func (l *Log) open() error {
 		d.close()
 		return fmt.Errorf("history: %w", err)
 	}
+	recs, end, clean := t.records()
+	if !tailWhole && newest > 0 {
+		end, clean = 0, false // removed or truncated: all of it may be gone
+	}
 	var lost []journal.Event
-	for _, e := range t.records() {
+	for _, e := range recs {
 		if e.Seq > newest {
 			lost = append(lost, e)
 		}
@@ -142,6 +148,16 @@ func (l *Log) open() error {
 			oldest = lost[0].Seq
 		}
 	}
+	if !clean {
+		if newest, err = l.skipDamage(d, newest, end); err != nil {
+			t.close()
+			d.close()
+			return err
+		}
+		if oldest == 0 {
+			oldest = newest
+		}
+	}
 	t.reset()
 	t.release()
 	t.last = newest
@@ -151,6 +167,23 @@ func (l *Log) open() error {
 		l.prunable, _ = strconv.ParseUint(v, 10, 64)
 	}
 	return nil
+}
+
+// skipDamage: the tail was damaged at byte end, after the events through
+// newest. Events after it may have been handed out (watchers, the fleet's
+// stream) and are gone, so their numbers are never used again: the
+// numbering goes on above every number the rest of the tail could have
+// held, where a loss marker stands for them (a scan across it, and so a
+// cursor before it, is told overflow). Said once in the log.
+func (l *Log) skipDamage(d *db, newest uint64, end int) (uint64, error) {
+	ceiling := newest + mostRecords(end)
+	marker := journal.Event{Seq: ceiling, Time: time.Now(), Path: "/"}
+	if err := d.appendBatch([]journal.Event{marker}); err != nil {
+		return 0, fmt.Errorf("history: marking the events the damaged tail lost: %w", err)
+	}
+	l.log.Error("the journal's tail was damaged (a power loss, a damaged disk, or a file removed or edited): events after it may be lost; they are told as lost and never numbered again",
+		"dir", l.dir, "kept_through", newest, "numbering_from", ceiling+1)
+	return ceiling, nil
 }
 
 // Newest is the newest seq the journal held when it was opened: the

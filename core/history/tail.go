@@ -67,19 +67,28 @@ func openTail(dirfd int, name string) (*tail, error) {
 	return &tail{fd: fd, mem: mem}, nil
 }
 
-// records returns the whole records from offset 0, in order.
-func (t *tail) records() []journal.Event {
-	var out []journal.Event
+// records returns the whole records from offset 0, in order, and where
+// they end: clean when a terminator ends them (eight zero bytes, which
+// every write puts after its record, and which a kill cannot tear: the
+// length is stored last), else at a torn or corrupt record (a power loss,
+// a damaged disk, a file edited), after which events that were handed out
+// may be missing.
+func (t *tail) records() (out []journal.Event, end int, clean bool) {
 	var prev uint64
 	for b := t.mem; ; {
+		end = len(t.mem) - len(b)
 		e, rest, err := nextRecord(b)
 		if err != nil || e.Seq <= prev {
-			return out
+			return out, end, len(b) < recordHead || binary.LittleEndian.Uint64(b) == 0
 		}
 		out = append(out, e)
 		prev, b = e.Seq, rest
 	}
 }
+
+// mostRecords bounds how many records the tail's bytes from offset end on
+// could have held: a record is at least its head and one byte.
+func mostRecords(end int) uint64 { return uint64((tailSize - end) / (recordHead + 1)) }
 
 // reset forgets every record: the store holds them.
 func (t *tail) reset() {

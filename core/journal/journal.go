@@ -122,8 +122,10 @@ func (j *Journal) sinceLocked(seq uint64, max int) (events []Event, lost bool) {
 		seq = oldest - 1
 	}
 	for s := seq + 1; s <= j.seq && (max <= 0 || len(events) < max); s++ {
-		if e := j.ring[(s-j.base-1)%RingSize]; e.Type != "" { // "": a loss marker
+		if e := j.ring[(s-j.base-1)%RingSize]; e.Type != "" {
 			events = append(events, e)
+		} else {
+			lost = true // a loss marker: events were lost here
 		}
 	}
 	return events, lost
@@ -224,6 +226,7 @@ func (j *Journal) Scan(ctx context.Context, seq uint64, fn func(Event) bool) (lo
 		err := j.store.Scan(ctx, seq, oldest-1, func(e Event) bool {
 			seq = e.Seq
 			if e.Type == "" {
+				lost = true // a loss marker: events were lost here
 				return true
 			}
 			more = fn(e)
