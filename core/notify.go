@@ -362,12 +362,13 @@ func (n *notifier) append(typ journal.Type, ap, old string, isDir bool) {
 	n.s.out.push(journal.Entry{Event: e})
 }
 
-// maxOutbox bounds what the outbox holds of outside changes, as the
-// kernel's queue is bounded (fs.inotify.max_queued_events, 16,384 by
-// default). Claims read the kernel's queue into the outbox, so without a
-// bound an outside writer faster than the journal grew it without end,
+// maxOutbox bounds what the outbox holds of outside changes (about 200
+// bytes each), as the kernel's queue is bounded (fs.inotify.max_queued_events,
+// 16,384 by default), four times that: a burst the reader is behind on
+// waits in it. Claims read the kernel's queue into the outbox, so without
+// a bound an outside writer faster than the journal grew it without end,
 // and a REST call waited for all of it.
-const maxOutbox = 16384
+const maxOutbox = 1 << 16
 
 // outboxFull drops an outside change because the outbox is full, as the
 // kernel drops an event when its queue is: the reader tells the loss once

@@ -50,9 +50,13 @@ func pollOnce(t *testing.T, base, id string, cursor uint64, timeout int) ([]hist
 
 // writerLoop runs a shell loop that writes file DIR/fN for N = 1, 2, …
 // and prints N once each write returned; it returns the numbers printed.
+// It pauses 2 ms every 10 files: at most about 5,000 files a second, so
+// that a burst of the test's length fits the kernel's event queue even if
+// the daemon read none of it (a writer faster than the daemon is a loss
+// the daemon tells, as overflow, which this test is not about).
 func writerLoop(t *testing.T, dir string) (stop func() []int) {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", `i=0; while :; do i=$((i+1)); echo x > "$1/f$i" || exit 0; echo $i; done`, "sh", dir)
+	cmd := exec.Command("sh", "-c", `i=0; while :; do i=$((i+1)); echo x > "$1/f$i" || exit 0; echo $i; [ $((i % 10)) = 0 ] && sleep 0.002; done`, "sh", dir)
 	out, err := cmd.StdoutPipe()
 	must(t, err)
 	must(t, cmd.Start())

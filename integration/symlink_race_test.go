@@ -68,8 +68,8 @@ func TestCopySymlinkRaceDaemon(t *testing.T) {
 		must(t, os.MkdirAll(filepath.Join(root, "src"), 0o755))
 		must(t, os.WriteFile(filepath.Join(root, "src", fmt.Sprintf("f%03d", i)), []byte("x"), 0o644))
 	}
-	// Each round copies to a new destination: a copy onto the last
-	// round's (a non-empty directory) is refused before it begins.
+	// Each round of each route copies to a new destination: a copy onto an
+	// earlier one's (a non-empty directory) is refused before it begins.
 	routes := []struct {
 		name, path string
 		body       func(dst string) any
@@ -85,11 +85,11 @@ func TestCopySymlinkRaceDaemon(t *testing.T) {
 		}},
 	}
 	rounds := testenv.Count(t, "SANDFS_RACE_ROUNDS", 8)
-	for _, r := range routes {
+	for k, r := range routes {
 		t.Run(r.name, func(t *testing.T) {
 			a := testenv.StartAttacker(t, "TestNobodyAttacker", "parts", filepath.Join(root, "p"), v.Path)
 			for i := 0; i < rounds; i++ {
-				code, b := call(t, d, "POST", r.path, "application/json", jsonBody(r.body(fmt.Sprintf("/p/dst%d", i))))
+				code, b := call(t, d, "POST", r.path, "application/json", jsonBody(r.body(fmt.Sprintf("/p/dst%d-%d", k, i))))
 				if code >= 500 {
 					t.Errorf("round %d: %d %s", i, code, b)
 				}
