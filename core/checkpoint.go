@@ -94,6 +94,11 @@ func (s *Sandbox) CreateCheckpoint(ctx context.Context, o CheckpointOptions) (Ch
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	cp, _, err := h.create(ctx, s, o, true)
+	if err != nil {
+		// What it stored before it failed (a full disk, a cancel) is
+		// named by no manifest: it goes, or it would fill the disk.
+		h.sweep()
+	}
 	return cp, err
 }
 

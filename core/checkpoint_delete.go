@@ -82,8 +82,13 @@ func fold(a, b cpBody) cpBody {
 	return out
 }
 
-// sweep drops every object no manifest names (mark and sweep).
+// sweep drops every object no manifest names (mark and sweep), and the
+// temps a crashed put left. The lock is held, so no checkpoint is being
+// made whose objects no manifest names yet.
 func (h *cpStore) sweep() error {
+	if _, err := h.headers(); err != nil {
+		return err // never sweep without knowing every manifest
+	}
 	marked := map[string]bool{}
 	for id := range h.hdrs {
 		_, b, err := h.read(id, true)

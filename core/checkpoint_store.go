@@ -149,6 +149,9 @@ func openCpStore(dir string) (*cpStore, error) {
 		unix.Close(state)
 		return nil, fmt.Errorf("open the content store: %w", err)
 	}
+	// What a daemon killed in the middle of a checkpoint stored is named
+	// by no manifest: swept at the store's first use.
+	h.sweep()
 	return h, nil
 }
 
