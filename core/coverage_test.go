@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -57,6 +58,10 @@ func TestJournalUnderDefaultExcludes(t *testing.T) {
 				nm := filepath.Join(root, "node_modules", "pkg")
 				must(t, os.WriteFile(filepath.Join(nm, "lib", "b.js"), nil, 0o644))
 				sleepALittle()
+				// A directory renamed in is walked for what changed at or
+				// after its rename's ctime (notify.go, renamed): b.js must
+				// be older than that, and the kernel's clock is coarse.
+				afterCtimeOf(t, filepath.Join(nm, "lib", "b.js"))
 				must(t, os.Rename(filepath.Join(nm, "lib"), filepath.Join(nm, "dist")))
 				sleepALittle()
 				must(t, os.WriteFile(filepath.Join(nm, "dist", "c.js"), nil, 0o644))
@@ -227,5 +232,26 @@ func TestWatchDeeperThanPathMax(t *testing.T) {
 	unix.Close(dfd)
 	if got, want := fmtEvents(settle(t, s, w, cursor)), "external create "+ap+"/f"; got != want {
 		t.Errorf("events:\n%.200s…\nwant:\n%.200s…", got, want)
+	}
+}
+
+// afterCtimeOf waits until a change made now gets a ctime later than p's:
+// the kernel stamps times from a coarse clock (a tick of a few
+// milliseconds), so two changes a moment apart can share one.
+func afterCtimeOf(t *testing.T, p string) {
+	t.Helper()
+	var ref, probe unix.Stat_t
+	must(t, unix.Lstat(p, &ref))
+	f := filepath.Join(t.TempDir(), "tick")
+	for end := time.Now().Add(10 * time.Second); ; {
+		must(t, os.WriteFile(f, nil, 0o644))
+		must(t, unix.Lstat(f, &probe))
+		if probe.Ctim.Nano() > ref.Ctim.Nano() {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the clock did not pass %s's ctime in 10 s", p)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -151,11 +151,16 @@ func TestFUSECoherenceUnderGit(t *testing.T) {
 				}
 			}
 			for k, n := range seen {
-				if n > 1 {
+				// HEAD was written through the mount just before the
+				// outside write: one landing before that handle's release
+				// reached the daemon is told by the release and by the
+				// kernel watch, twice, never lost (core/handle.go,
+				// Release). Anything else once.
+				if n > 1 && !(n == 2 && strings.HasPrefix(k, "write ") && strings.HasSuffix(k, "/HEAD external")) {
 					t.Errorf("%s told %d times", k, n)
 				}
 			}
-			if seen["create /.git/HEAD fuse"] != 1 || seen["write /.git/HEAD external"] != 1 || seen["rename /node_modules/pkg/new external"] != 1 {
+			if seen["create /.git/HEAD fuse"] != 1 || seen["write /.git/HEAD external"] < 1 || seen["rename /node_modules/pkg/new external"] != 1 {
 				t.Errorf("events heard: %v", seen)
 			}
 			for _, e := range hidden.pending(t) {
