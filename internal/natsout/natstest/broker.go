@@ -127,13 +127,22 @@ func (b *Broker) Messages(stream string) ([]Msg, error) {
 	}
 	var out []Msg
 	for s := info.State.FirstSeq; info.State.Msgs > 0 && s <= info.State.LastSeq; s++ {
-		raw, err := st.GetMsg(ctx, s)
+		raw, err := getMsg(st, s)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, Msg{Subject: raw.Subject, ID: raw.Header.Get(nats.MsgIdHdr), Data: raw.Data})
 	}
 	return out, nil
+}
+
+// getMsg reads message s with a bound of its own: a stream of 10,000
+// messages read one round trip each took more than one shared 10 s
+// under make test's load.
+func getMsg(st jetstream.Stream, s uint64) (*jetstream.RawStreamMsg, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return st.GetMsg(ctx, s)
 }
 
 // Count is how many messages the stream holds (-1: unknown).
@@ -164,14 +173,17 @@ func (b *Broker) WaitCount(t testing.TB, stream string, n int, limit time.Durati
 	deadline := time.Now().Add(limit)
 	for {
 		c := b.Count(stream)
+		var read error
 		if c == n {
 			time.Sleep(300 * time.Millisecond)
-			if out, err := b.Messages(stream); err == nil && len(out) == n {
+			out, err := b.Messages(stream)
+			if err == nil && len(out) == n {
 				return out
 			}
+			read = err
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("stream %s holds %d messages, want %d", stream, c, n)
+			t.Fatalf("stream %s holds %d messages, want %d (reading them: %v)", stream, c, n, read)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
