@@ -48,6 +48,8 @@ func TestInvalidator(t *testing.T) {
 		v := newInvalidator(m)
 		v.wait = 50 * time.Millisecond
 		v.queue(removeB, false)
+		// The goroutine has taken b's remove and is blocked sending it.
+		waitUntil(t, func() bool { v.mu.Lock(); defer v.mu.Unlock(); return len(v.q) == 0 })
 		queued := make(chan struct{})
 		go func() { // the hook never waits, however blocked the sender
 			for range 10 {
