@@ -117,7 +117,7 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) (err erro
 // flood never lets happen (every API operation hung); bounded by FIONREAD
 // alone, each claim handled up to a whole queue (16,384 events), and a
 // flood of renames made every operation 30 times slower. Past drainMax,
-// what is queued before the claim is judged with it, as before issue 16:
+// what is queued before the claim is judged with it, as when claims did not drain:
 // an outside change to a claimed path, made just before the operation
 // while more than drainMax of other events waited, may be taken for the
 // operation's echo. Only a flood reaches that.

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The fleet groups (issue 21: one host serving many sandboxes; `-only
+// The fleet groups (one host serving many sandboxes; `-only
 // fleet` runs the three): requests per second of a daemon serving 100
 // sandboxes against one serving 1 (fleet-rps, here), publish throughput to
 // NATS JetStream against the journal's append rate under the mount's

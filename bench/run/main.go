@@ -1,5 +1,5 @@
 // Command run is the benchmark harness of `make bench`: every headline
-// figure of issue 7 measured against its anchor (nginx, the sandbox-agent
+// figure measured against its anchor (nginx, the sandbox-agent
 // server, rg, ls -lR, the native filesystem, go-fuse's loopback example,
 // libfuse's passthrough_ll example, inotifywait) in the same run, on the
 // same files, alternating the pair run by run, and written to

@@ -297,7 +297,7 @@ func truncate(b []byte, n int) string {
 	return strings.ToValidUTF8(string(b), "?")
 }
 
-// Wire types of the sandbox-agent /v1/fs family (api.md §3, seed 000).
+// Wire types of the sandbox-agent /v1/fs family (api.md §3).
 type (
 	fsEntry struct {
 		Name      string `json:"name"`
