@@ -16,17 +16,10 @@ import (
 // it zero); it goes nowhere, since the kernel then gets ENOENT.
 const vetoTimeout = time.Nanosecond
 
-// invalidate invalidates what the kernel may cache of the paths of an
-// event the mirror did not make (lost: of everything). Only the
-// invalidator's goroutine calls it (invalidator.go says why). (Invalidating
-// is not forgetting: FORGET is the kernel dropping an inode, OnForget in
-// tree.go.)
-func (m *Mirror) invalidate(e journal.Event, lost bool) {
-	m.invalidateAll([]inval{{e: e, lost: lost, n: 1}})
-}
-
-// invalidateAll invalidates what a run of queued events changed, each path
-// and each inode once: the kernel asks again for what it no longer
+// invalidateAll invalidates what the kernel may cache of the paths of a
+// run of queued events the mirror did not make (a loss: of everything),
+// each path and each inode once. Only the invalidator's goroutine calls
+// it (invalidator.go says why): the kernel asks again for what it no longer
 // trusts, so telling it once after the last change of a run is as good as
 // telling it after each (a burst of outside writes to one directory costs
 // one notification of the directory, not one per write).

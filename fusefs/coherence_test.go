@@ -146,7 +146,7 @@ func TestInvalidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, rec := invalidationTree(t, nil)
-			m.invalidate(tc.event, false)
+			m.invalidateAll([]inval{{e: tc.event, n: 1}})
 			if got := rec.take(); !slices.Equal(got, tc.want) {
 				t.Errorf("notifies %q, want %q", got, tc.want)
 			}
@@ -157,7 +157,7 @@ func TestInvalidate(t *testing.T) {
 	}
 	t.Run("lost events invalidate every inode", func(t *testing.T) {
 		m, rec := invalidationTree(t, nil)
-		m.invalidate(journal.Event{}, true)
+		m.invalidateAll([]inval{{lost: true, n: 1}})
 		want := []string{"content 1", "content 10", "content 11", "content 12", "entry 1 a", "entry 10 b", "entry 10 c"}
 		if got := rec.take(); !slices.Equal(got, want) {
 			t.Errorf("notifies %q, want %q", got, want)
