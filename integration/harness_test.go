@@ -153,9 +153,7 @@ func startDaemonWith(t testing.TB, o daemonOptions, args ...string) *Daemon {
 	}
 	d.cmd = exec.Command(bin, append([]string{"serve"}, args...)...)
 	d.cmd.Dir = o.Dir
-	if len(o.Env) > 0 {
-		d.cmd.Env = append(os.Environ(), o.Env...)
-	}
+	d.cmd.Env = append(os.Environ(), append([]string{"GOTRACEBACK=all"}, o.Env...)...)
 	d.cmd.Stdout = d.log
 	d.cmd.Stderr = d.log
 	if err := d.cmd.Start(); err != nil {
@@ -234,7 +232,15 @@ func (d *Daemon) Stop(t testing.TB) {
 			t.Errorf("sandfs serve exited with %v after SIGTERM:\n%s", err, d.log)
 		}
 	case <-time.After(20 * time.Second):
-		_ = d.cmd.Process.Kill()
+		// SIGQUIT makes the Go runtime print every goroutine's stack and
+		// exit: the log then says where the stop waits.
+		_ = d.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case err := <-d.done:
+			d.done <- err
+		case <-time.After(10 * time.Second):
+			_ = d.cmd.Process.Kill()
+		}
 		t.Errorf("sandfs serve did not stop within 20s of SIGTERM:\n%s", d.log)
 	}
 }

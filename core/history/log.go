@@ -226,7 +226,7 @@ func (l *Log) Append(e journal.Event) {
 	n := len(l.pending)
 	l.mu.Unlock()
 	switch {
-	case n >= 4096:
+	case n >= maxBatch:
 		l.urgently()
 	case n == 1:
 		// The batch's first event wakes the writer, which gathers the
@@ -249,29 +249,40 @@ func (l *Log) writer() {
 	defer close(l.done)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	more := false // a full batch is waiting: take it without waiting
 	for {
-		select {
-		case <-l.wake:
-			// The batch gathers from its first event on: the tail already
-			// holds each event, so the database may lag it (a reader that
-			// needs it asks urgently), and a sandbox of few events a second
-			// pays one transaction for many, not one for each.
-			l.gather()
-		case <-tick.C:
+		if !more {
+			select {
+			case <-l.wake:
+				// The batch gathers from its first event on: the tail
+				// already holds each event, so the database may lag it (a
+				// reader that needs it asks urgently), and a sandbox of few
+				// events a second pays one transaction for many, not one
+				// for each.
+				l.gather()
+			case <-tick.C:
+			}
 		}
 		l.mu.Lock()
 		closed := l.closed
 		var batch []journal.Event
-		if !closed {
+		switch {
+		case closed:
+		case len(l.pending) > maxBatch:
+			batch = l.pending[:maxBatch:maxBatch]
+			l.pending = l.pending[maxBatch:]
+		default:
 			batch = l.pending
 			l.pending, l.spare = l.spare[:0], nil
 		}
+		more = len(l.pending) >= maxBatch
 		l.mu.Unlock()
 		if closed {
 			l.finish()
 			return
 		}
 		if len(batch) > 0 {
+			beforeCommit(len(batch))
 			err := l.db.appendBatch(batch)
 			l.mu.Lock()
 			if err != nil {
@@ -312,7 +323,7 @@ func (l *Log) finish() {
 	end := time.Now().Add(closeWait)
 	for {
 		l.mu.Lock()
-		n := min(len(l.pending), closeBatch)
+		n := min(len(l.pending), maxBatch)
 		batch := l.pending[:n:n]
 		l.mu.Unlock()
 		if n == 0 {
@@ -335,10 +346,19 @@ func (l *Log) finish() {
 }
 
 // closeWait bounds how long a close commits what is pending, in batches
-// of closeBatch (a variable: a test leaves everything to the tail).
+// of maxBatch (a variable: a test leaves everything to the tail).
 var closeWait = 3 * time.Second
 
-const closeBatch = 4096
+// maxBatch is the most events one transaction stores. A batch taken whole
+// grew with the appends made while the last one committed: 145,000 outside
+// changes in one transaction kept a stop waiting on it for over 20 s (a
+// loaded machine, the race detector). In batches of this size the writer
+// sees a close between two of them, and a batch never waits to fill past it.
+const maxBatch = 4096
+
+// beforeCommit is called with each batch's size before the writer stores
+// it (a test holds the writer there).
+var beforeCommit = func(int) {}
 
 // pruneDue reports whether the writer is to prune now, and if so notes
 // what the prune sees. A prune finds something to cut by count or size only

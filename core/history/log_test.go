@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -226,7 +227,7 @@ func TestCloseLeavesTheRestToTheTail(t *testing.T) {
 	closeWait = 0
 	dir := t.TempDir()
 	l, j := openJournal(t, dir, Retention{})
-	const n = 3 * closeBatch
+	const n = 3 * maxBatch
 	for i := 1; i <= n; i++ {
 		j.Append(sample(i))
 	}
@@ -239,6 +240,50 @@ func TestCloseLeavesTheRestToTheTail(t *testing.T) {
 	got, lost := scanAll(t, j, 0)
 	if len(got) != n || lost || got[n-1].Path != sample(n).Path {
 		t.Fatalf("after the reopen: %d events (lost %v), want %d", len(got), lost, n)
+	}
+}
+
+// TestBatchesBounded: events appended while the writer commits are stored
+// in transactions of at most maxBatch, so a close waits on one of them at
+// most, however far the database lags.
+func TestBatchesBounded(t *testing.T) {
+	defer func(f func(int)) { beforeCommit = f }(beforeCommit)
+	var mu sync.Mutex
+	var sizes []int
+	held, release := make(chan struct{}), make(chan struct{})
+	beforeCommit = func(n int) {
+		mu.Lock()
+		sizes = append(sizes, n)
+		first := len(sizes) == 1
+		mu.Unlock()
+		if first {
+			close(held)
+			<-release
+		}
+	}
+	dir := t.TempDir()
+	l, j := openJournal(t, dir, Retention{})
+	j.Append(sample(1))
+	l.urgently()
+	<-held // the writer commits the first event; the rest piles up
+	const n = 5*maxBatch + 7
+	for i := 2; i <= n; i++ {
+		j.Append(sample(i))
+	}
+	close(release)
+	must(t, l.Sync())
+	l.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	sum := 0
+	for _, s := range sizes {
+		if s > maxBatch {
+			t.Errorf("a transaction of %d events; want at most %d (all: %v)", s, maxBatch, sizes)
+		}
+		sum += s
+	}
+	if sum != n {
+		t.Errorf("the transactions stored %d events, want %d (%v)", sum, n, sizes)
 	}
 }
 
