@@ -37,16 +37,18 @@ type Log struct {
 	keep Retention
 	log  *slog.Logger
 
-	mu        sync.Mutex
-	cond      *sync.Cond
-	tail      *tail
-	pending   []journal.Event // appended, not yet in the database
-	spare     []journal.Event // the last batch's array, for the next pending (no regrowing under the lock)
-	committed uint64          // newest seq in the database
-	oldest    uint64          // oldest seq in the database
-	newest    uint64          // newest seq at open
-	failed    error           // the writer's last error
-	closed    bool
+	mu         sync.Mutex
+	cond       *sync.Cond
+	tail       *tail
+	mark       *mark           // the writer's alone after open
+	pending    []journal.Event // appended, not yet in the database
+	spare      []journal.Event // the last batch's array, for the next pending (no regrowing under the lock)
+	committed  uint64          // newest seq in the database
+	oldest     uint64          // oldest seq in the database
+	newest     uint64          // newest seq at open
+	failed     error           // the writer's last error
+	markFailed bool            // the writer's: a mark it could not raise was said
+	closed     bool
 
 	wake   chan struct{}
 	urgent chan struct{} // a reader waits, or the batch is large: stop gathering
@@ -148,20 +150,34 @@ func (l *Log) open() error {
 			oldest = lost[0].Seq
 		}
 	}
-	if !clean {
-		if newest, err = l.skipDamage(d, newest, end); err != nil {
-			t.close()
-			d.close()
-			return err
-		}
-		if oldest == 0 {
-			oldest = newest
-		}
+	m, err := openMark(l.dfd)
+	if err != nil {
+		t.close()
+		d.close()
+		return err
+	}
+	switch {
+	case !clean:
+		newest, err = l.skip(d, newest, newest+mostRecords(end), "the journal's tail was damaged (a power loss, a damaged disk, or a file removed or edited)")
+	case newest == 0 && m.at > 0:
+		newest, err = l.skip(d, 0, m.at, "the journal's database and tail are both gone (removed, or the database made anew)")
+	}
+	if err != nil {
+		m.close()
+		t.close()
+		d.close()
+		return err
+	}
+	if oldest == 0 {
+		oldest = newest
+	}
+	if err := m.raise(markAhead(newest)); err != nil {
+		l.log.Warn("journal: the seq mark could not be kept; a journal whose database and tail are both lost would number from 1", "dir", l.dir, "err", err)
 	}
 	t.reset()
 	t.release()
 	t.last = newest
-	l.db, l.tail = d, t
+	l.db, l.tail, l.mark = d, t, m
 	l.oldest, l.newest, l.committed = oldest, newest, newest
 	if v, err := d.meta("manifest_seq"); err == nil && v != "" {
 		l.prunable, _ = strconv.ParseUint(v, 10, 64)
@@ -169,19 +185,17 @@ func (l *Log) open() error {
 	return nil
 }
 
-// skipDamage: the tail was damaged at byte end, after the events through
-// newest. Events after it may have been handed out (watchers, the fleet's
-// stream) and are gone, so their numbers are never used again: the
-// numbering goes on above every number the rest of the tail could have
-// held, where a loss marker stands for them (a scan across it, and so a
-// cursor before it, is told overflow). Said once in the log.
-func (l *Log) skipDamage(d *db, newest uint64, end int) (uint64, error) {
-	ceiling := newest + mostRecords(end)
+// skip: events after newest, up to ceiling, may have been handed out
+// (watchers, the fleet's stream) and are gone (why), so their numbers are
+// never used again: the numbering goes on above ceiling, every number they
+// could have had, where a loss marker stands for them (a scan across it,
+// and so a cursor before it, is told overflow). Said once in the log.
+func (l *Log) skip(d *db, newest, ceiling uint64, why string) (uint64, error) {
 	marker := journal.Event{Seq: ceiling, Time: time.Now(), Path: "/"}
 	if err := d.appendBatch([]journal.Event{marker}); err != nil {
-		return 0, fmt.Errorf("history: marking the events the damaged tail lost: %w", err)
+		return 0, fmt.Errorf("history: marking the events that were lost: %w", err)
 	}
-	l.log.Error("the journal's tail was damaged (a power loss, a damaged disk, or a file removed or edited): events after it may be lost; they are told as lost and never numbered again",
+	l.log.Error(why+": events after it may be lost; they are told as lost and never numbered again",
 		"dir", l.dir, "kept_through", newest, "numbering_from", ceiling+1)
 	return ceiling, nil
 }
@@ -302,12 +316,14 @@ func (l *Log) writer() {
 					l.spare = batch[:0]
 				}
 			}
+			committed := l.committed
 			l.cond.Broadcast()
 			l.mu.Unlock()
 			if err != nil {
 				time.Sleep(100 * time.Millisecond)
 				continue
 			}
+			l.raiseMark(committed)
 		}
 		if l.pruneDue(time.Now()) {
 			l.prune()
@@ -486,6 +502,7 @@ func (l *Log) Close() error {
 	l.urgently()
 	<-l.done
 	l.tail.close()
+	l.mark.close()
 	err := l.db.close()
 	unix.Close(l.lock)
 	unix.Close(l.dfd)

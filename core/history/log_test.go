@@ -185,6 +185,58 @@ func TestTailRemoved(t *testing.T) {
 	}
 }
 
+// TestDatabaseAndTailGone: with the database and the tail both removed,
+// the numbering goes on above every seq handed out, never from 1, and a
+// cursor from before is told lost.
+func TestDatabaseAndTailGone(t *testing.T) {
+	dir := t.TempDir()
+	l, j := openJournal(t, dir, Retention{})
+	for i := 1; i <= 10; i++ {
+		j.Append(sample(i))
+	}
+	l.Close()
+	for _, name := range []string{"journal.db", "journal.db-wal", "journal.db-shm", "tail"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	l, j = openJournal(t, dir, Retention{})
+	defer l.Close()
+	if j.Seq() <= 10 {
+		t.Fatalf("seq %d after the database and tail were removed, want above 10", j.Seq())
+	}
+	if got, lost := scanAll(t, j, 10); len(got) != 0 || !lost {
+		t.Errorf("from seq 10: %d events, lost %v; want none and lost", len(got), lost)
+	}
+	if e := j.Append(sample(11)); e.Seq <= 10 {
+		t.Errorf("the next event got seq %d, a number handed out before", e.Seq)
+	}
+	// A fresh directory starts at 1.
+	l2, j2 := openJournal(t, t.TempDir(), Retention{})
+	defer l2.Close()
+	if e := j2.Append(sample(1)); e.Seq != 1 {
+		t.Errorf("a new journal's first seq is %d, want 1", e.Seq)
+	}
+}
+
+// TestMarkRaised: the writer keeps the mark a tail's records ahead of what
+// it committed.
+func TestMarkRaised(t *testing.T) {
+	m := &mark{fd: -1}
+	if !m.due(0) {
+		t.Fatal("a mark at 0 is not due")
+	}
+	m.at = markAhead(100)
+	for _, c := range []struct {
+		committed uint64
+		due       bool
+	}{{100, false}, {m.at - mostRecords(0) - 1, false}, {m.at - mostRecords(0), true}, {m.at, true}} {
+		if got := m.due(c.committed); got != c.due {
+			t.Errorf("due(%d) with the mark at %d = %v, want %v", c.committed, m.at, got, c.due)
+		}
+	}
+}
+
 // TestWatcherAfterDamage: a watcher's cursor past what a damaged tail
 // kept is told overflow after the restart, never an empty answer; the
 // numbering never goes back to it.
