@@ -25,6 +25,9 @@ func errnoOf(err error) error {
 	if errors.As(err, &qe) {
 		return qe // ENOSPC that says which bound (quota.go)
 	}
+	if errors.Is(err, ErrStateFull) {
+		return ErrStateFull // ENOSPC that says why (statefull.go)
+	}
 	var errno unix.Errno
 	if errors.As(err, &errno) {
 		return errno

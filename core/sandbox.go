@@ -117,6 +117,7 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 			return nil, fmt.Errorf("history: %w", err)
 		}
 		s.hist = h
+		s.quota.stateFull = h.Full
 	} else {
 		close(s.reconciled)
 	}

@@ -65,10 +65,11 @@ func renderAIO(w http.ResponseWriter, k errKind, v1 bool) {
 		return
 	}
 	status := k.Status
-	if v1 && (k.Errno != 0 || k.Expected) && !k.Internal && k.Op != "resolve" && !k.Quota {
+	if v1 && (k.Errno != 0 || k.Expected) && !k.Internal && k.Op != "resolve" && !k.NoRoom {
 		// An empty path or one with a NUL byte is a 400 in every family
-		// (api.md §1), not a filesystem failure; a quota's refusal is 507
-		// in every family, as a precondition's is 412.
+		// (api.md §1), not a filesystem failure; a refusal for want of
+		// room (a quota, a full state disk) is 507 in every family, as a
+		// precondition's is 412.
 		status = http.StatusOK
 	}
 	writeError(w, status, "application/json", aioEnvelope{Success: false, Message: k.Detail, Data: aioFailureOf(k)})

@@ -76,7 +76,7 @@ type errKind struct {
 	Fields   []fieldError // kindValidation: what is wrong, field by field
 	Expected bool         // a filesystem failure without an errno (fileError): /v1/file answers it 200
 	ETag     string       // kindPreconditionFailed: the target's ETag now, "" when it does not exist
-	Quota    bool         // a sandbox's quota refused it (core.ErrQuota): 507 in every family, /v1/file too
+	NoRoom   bool         // a quota or a full state disk refused it (core.ErrQuota, core.ErrStateFull): 507 in every family, /v1/file too
 }
 
 // requestError is a refusal the boundary makes itself: a bad query, a bad
@@ -265,7 +265,10 @@ func classify(err error) errKind {
 	case errors.As(err, &qe):
 		// The sandbox's quota (507): which bound, its limit, the usage.
 		k.Detail = fmt.Sprintf("%s %s: %s", k.Op, quoteIfBad(k.Path), qe.Error())
-		k.Quota = true
+		k.NoRoom = true
+	case errors.Is(err, core.ErrStateFull):
+		k.Detail = fmt.Sprintf("%s %s: %s", k.Op, quoteIfBad(k.Path), core.ErrStateFull)
+		k.NoRoom = true
 	case errors.Is(err, core.ErrSetid):
 		k.Detail = fmt.Sprintf("%s %s: %s", k.Op, k.Path, core.ErrSetid)
 	case k.Op == "resolve" && errno == unix.EINVAL:

@@ -24,10 +24,17 @@ type healthResponse struct {
 	// Roots names the sandboxes whose root directory was removed or moved
 	// away underneath the daemon (core.Sandbox.RootState), absent otherwise.
 	Roots map[string]string `json:"roots,omitempty"`
+	// History is what keeps a sandbox's journal from storing events ("state
+	// disk full", or the database's error), absent while none is kept
+	// from it; Histories says it per sandbox. The answer is then 503:
+	// changes that grow the tree are refused until it passes.
+	History   string            `json:"history,omitempty"`
+	Histories map[string]string `json:"histories,omitempty"`
 }
 
 // health answers GET /health, /v1/health and /v1/ping: the daemon is up
-// (still "ok" with a degraded watch: the files are served).
+// (still "ok" with a degraded watch: the files are served), or 503
+// "degraded" while a journal cannot store what it is told.
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	h := healthResponse{Status: "ok", Version: Version()}
 	s.reg.each(func(name string, sb *core.Sandbox) {
@@ -40,12 +47,32 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 			}
 			h.Roots[name] = st
 		}
+		if t := sb.HistoryTrouble(); t != "" {
+			if h.Histories == nil {
+				h.Histories = map[string]string{}
+			}
+			h.Histories[name] = t
+			if h.History == "" || t < h.History {
+				h.History = t // one, whatever the map's order
+			}
+		}
 	})
 	if len(h.Degraded) > 0 {
 		h.Watch = "degraded"
 		sort.Strings(h.Degraded)
 	}
+	if h.History != "" {
+		h.Status = "degraded"
+		return writeJSON(w, http.StatusServiceUnavailable, h)
+	}
 	return writeJSON(w, http.StatusOK, h)
+}
+
+// ping answers GET /v1/ping: the daemon serves, whatever its sandboxes'
+// state (a liveness probe restarts what fails it, which a full disk does
+// not need).
+func (s *Server) ping(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	return writeJSON(w, http.StatusOK, healthResponse{Status: "ok", Version: Version()})
 }
 
 // Version describes this build from runtime/debug's build info, as

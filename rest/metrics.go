@@ -87,6 +87,7 @@ var (
 	descWatchers  = prometheus.NewDesc("sandfs_watchers", "Watchers open, by sandbox.", []string{"sandbox"}, nil)
 	descDropped   = prometheus.NewDesc("sandfs_journal_dropped_events_total", "Events a watcher (full buffer) or subscription (reader behind) could not keep, by sandbox.", []string{"sandbox"}, nil)
 	descOverflows = prometheus.NewDesc("sandfs_kernel_watch_overflows_total", "Kernel watch queue overflows (events lost before the journal; watchers are told overflow), by sandbox.", []string{"sandbox"}, nil)
+	descHistory   = prometheus.NewDesc("sandfs_journal_store_failing", "1 while the durable journal cannot store events (reason: state_full when its disk is full, error otherwise), by sandbox.", []string{"sandbox", "reason"}, nil)
 	descFUSE      = prometheus.NewDesc("sandfs_fuse_operations_total", "FUSE mirror operations that reached the daemon, by sandbox and operation (passthrough reads and writes never do).", []string{"sandbox", "op"}, nil)
 )
 
@@ -94,7 +95,7 @@ var (
 type collector struct{ s *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range append([]*prometheus.Desc{descRequests, descBytesIn, descBytesOut, descEvents, descWatchers, descDropped, descOverflows, descFUSE}, natsDescs...) {
+	for _, d := range append([]*prometheus.Desc{descRequests, descBytesIn, descBytesOut, descEvents, descWatchers, descDropped, descOverflows, descHistory, descFUSE}, natsDescs...) {
 		ch <- d
 	}
 	for _, d := range quotaDescs {
@@ -126,6 +127,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descWatchers, prometheus.GaugeValue, float64(len(j.Watchers())), name)
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(j.Dropped()), name)
 		ch <- prometheus.MustNewConstMetric(descOverflows, prometheus.CounterValue, float64(j.Overflows()), name)
+		full, failing := sb.StateFull(), sb.HistoryTrouble() != ""
+		ch <- prometheus.MustNewConstMetric(descHistory, prometheus.GaugeValue, gauge(full), name, "state_full")
+		ch <- prometheus.MustNewConstMetric(descHistory, prometheus.GaugeValue, gauge(failing && !full), name, "error")
 		c.collectEvents(ch, name)
 		collectQuota(ch, name, sb)
 		if c.s.mirrorOps == nil {
@@ -149,4 +153,12 @@ func (s *Server) newMetricsHandler() http.Handler {
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	s.metricsHandler.ServeHTTP(w, r)
 	return nil
+}
+
+// gauge is a condition's value: 1 while it holds.
+func gauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

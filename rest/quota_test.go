@@ -14,25 +14,28 @@ import (
 	"sandfs/internal/testenv"
 )
 
-// TestQuota507: a write, an upload and a tar past the sandbox's quota are
-// 507 in each family's shape, saying which bound; nothing changes, no temp
-// is left, and usage is still what a walk of the tree finds.
-func TestQuota507(t *testing.T) {
+// growthCase is a request of a family that grows the tree by a 200-byte
+// file, and the API path its failure names.
+type growthCase struct {
+	name, family string
+	req          func(t *testing.T) req
+	path         string
+}
+
+// growthRequests are a write, an upload and a tar of each family, each
+// against a tree holding /a ("old a") and /d.
+func growthRequests() []growthCase {
 	big := strings.Repeat("x", 200)
-	archive := func() *bytes.Reader {
+	archive := func(t *testing.T) *bytes.Reader {
 		return bytes.NewReader(buildTar(t, []tarEntry{{name: "t1", body: big, typ: tar.TypeReg}}))
 	}
 	ctTar := map[string]string{"Content-Type": "application/x-tar"}
-	cases := []struct {
-		name, family string
-		req          func(t *testing.T) req
-		path         string // the API path the failure names
-	}{
+	return []growthCase{
 		{"agent write", FamilyAgent, func(t *testing.T) req {
 			return req{Method: "PUT", Target: "/v1/fs/file?path=/a", Body: strings.NewReader(big), Header: map[string]string{"Content-Type": "application/octet-stream"}}
 		}, "/a"},
 		{"agent tar", FamilyAgent, func(t *testing.T) req {
-			return req{Method: "POST", Target: "/v1/fs/upload-batch?path=/d", Body: archive(), Header: ctTar}
+			return req{Method: "POST", Target: "/v1/fs/upload-batch?path=/d", Body: archive(t), Header: ctTar}
 		}, "/d"},
 		{"v1 write", FamilyAIOv1, func(t *testing.T) req {
 			return jsonReq("POST", "/v1/file/write", `{"file":"/a","content":"`+big+`"}`)
@@ -49,13 +52,45 @@ func TestQuota507(t *testing.T) {
 			return req{Method: "POST", Target: "/v2/fs/upload", Body: body, Header: map[string]string{"Content-Type": ct}}
 		}, "/d/up"},
 		{"v2 tree", FamilyAIOv2, func(t *testing.T) req {
-			return req{Method: "PUT", Target: "/v2/fs/tree?path=/d&mode=merge", Body: archive(), Header: ctTar}
+			return req{Method: "PUT", Target: "/v2/fs/tree?path=/d&mode=merge", Body: archive(t), Header: ctTar}
 		}, "/d"},
 		{"named write", FamilyNamed, func(t *testing.T) req {
 			return req{Method: "PUT", Target: "/v1/sandboxes/default/fs/write?path=/a", Body: strings.NewReader(big)}
 		}, "/a"},
 	}
-	for _, c := range cases {
+}
+
+// refusedDetail checks r is a 507 in c's family's shape, naming c.path,
+// and returns the message it gives.
+func refusedDetail(t *testing.T, c growthCase, r resp) string {
+	t.Helper()
+	if r.Status != 507 {
+		t.Fatalf("status %d, want 507: %s", r.Status, r.Body)
+	}
+	switch c.family {
+	case FamilyAgent:
+		return wantProblem(t, r, 507, "stream_error").Detail
+	case FamilyAIOv1, FamilyAIOv2:
+		f := wantAIOError(t, r, 507, string(kindNoSpace))
+		wantErrno(t, f, unix.ENOSPC, "OSError")
+		if f.Path != c.path {
+			t.Errorf("data.path %q, want %q", f.Path, c.path)
+		}
+		var env aioEnv[aioFailure]
+		json.Unmarshal(r.Body, &env)
+		return *env.Message
+	case FamilyNamed:
+		return wantNamedError(t, r, 507, "ENOSPC", c.path).Error
+	}
+	t.Fatalf("no family %q", c.family)
+	return ""
+}
+
+// TestQuota507: a write, an upload and a tar past the sandbox's quota are
+// 507 in each family's shape, saying which bound; nothing changes, no temp
+// is left, and usage is still what a walk of the tree finds.
+func TestQuota507(t *testing.T) {
+	for _, c := range growthRequests() {
 		t.Run(c.name, func(t *testing.T) {
 			h := newNamedHarnessWith(t, core.Options{})
 			h.writeFile(t, "/a", "old a")
@@ -66,26 +101,7 @@ func TestQuota507(t *testing.T) {
 			}
 			h.def.SetQuota(core.Quota{Bytes: 100})
 			before := snapshot(t, h.root)
-			r := h.do(t, c.req(t))
-			if r.Status != 507 {
-				t.Fatalf("status %d, want 507: %s", r.Status, r.Body)
-			}
-			detail := ""
-			switch c.family {
-			case FamilyAgent:
-				detail = wantProblem(t, r, 507, "stream_error").Detail
-			case FamilyAIOv1, FamilyAIOv2:
-				f := wantAIOError(t, r, 507, string(kindNoSpace))
-				wantErrno(t, f, unix.ENOSPC, "OSError")
-				if f.Path != c.path {
-					t.Errorf("data.path %q, want %q", f.Path, c.path)
-				}
-				var env aioEnv[aioFailure]
-				json.Unmarshal(r.Body, &env)
-				detail = *env.Message
-			case FamilyNamed:
-				detail = wantNamedError(t, r, 507, "ENOSPC", c.path).Error
-			}
+			detail := refusedDetail(t, c, h.do(t, c.req(t)))
 			if !strings.Contains(detail, c.path+": quota exceeded: bytes limit 100, usage 5") {
 				t.Errorf("detail %q does not say the bound, limit and usage", detail)
 			}

@@ -47,7 +47,7 @@ func (s *Server) table() []route {
 		// Service (api.md §1).
 		{Route{"GET", "/health", FamilyService, public}, s.health},           // → {"status":"ok"}
 		{Route{"GET", "/v1/health", FamilyService, public}, s.health},        // → {"status":"ok"}
-		{Route{"GET", "/v1/ping", FamilyService, public}, s.health},          // → {"status":"ok"}
+		{Route{"GET", "/v1/ping", FamilyService, public}, s.ping},            // → {"status":"ok"}
 		{Route{"GET", "/openapi.json", FamilyService, authed}, s.openapiDoc}, // → OpenAPI 3.1 document
 		{Route{"GET", "/metrics", FamilyService, authed}, s.metrics},         // → Prometheus text (metrics.go)
 

@@ -539,7 +539,7 @@ func TestPruneDue(t *testing.T) {
 func TestFullStateDisk(t *testing.T) {
 	dir := testenv.Tmpfs(t, "size=40m")
 	l, j := openJournal(t, dir, Retention{})
-	fill(t, dir)
+	testenv.Fill(t, dir)
 	for i := 1; i <= 20000; i++ { // about 2 MiB of the tail, past what a sparse file had backed
 		j.Append(sample(i))
 	}
@@ -549,28 +549,63 @@ func TestFullStateDisk(t *testing.T) {
 	l.Close()
 }
 
-// fill writes a file into dir until its filesystem is full.
-func fill(t *testing.T, dir string) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(dir, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<20)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, unix.ENOSPC) {
-				t.Fatal(err)
-			}
-			return
-		}
-	}
-}
-
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStartOnFullStateDisk: a journal opened on a full state disk, with
+// more events in its tail than the database has room for (a daemon killed
+// before its writer stored them), starts degraded instead of refusing: it
+// numbers on, reports itself full, and stores everything once space
+// returns.
+func TestStartOnFullStateDisk(t *testing.T) {
+	dir := testenv.Tmpfs(t, "size=64m") // the tail takes 32 MiB; the database needs room for 4 MiB of events
+	l, _ := openJournal(t, dir, Retention{})
+	l.Close()
+	// The tail as a kill leaves it: records the database lacks, past what
+	// the ballast's room can store.
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY, 0)
+	must(t, err)
+	defer unix.Close(dfd)
+	tl, err := openTail(dfd, "tail")
+	must(t, err)
+	n := 0
+	for written := 0; written < 4*ballastSize; n++ {
+		e := sample(n + 1)
+		e.Seq = uint64(n + 1)
+		if !tl.fits(e) {
+			t.Fatal("no room in the tail")
+		}
+		tl.write(e.Seq)
+		written += len(tl.buf)
+	}
+	tl.close()
+	filler := testenv.Fill(t, dir)
+	l, j := openJournal(t, dir, Retention{})
+	defer l.Close()
+	if full, err := l.Failing(); !full {
+		t.Fatalf("opened on a full disk with %d events to store: full %v, err %v", n, full, err)
+	}
+	if j.Seq() != uint64(n) {
+		t.Fatalf("seq %d after the degraded start, want %d", j.Seq(), n)
+	}
+	if e := j.Append(sample(n + 1)); e.Seq != uint64(n+1) {
+		t.Fatalf("the next event got seq %d, want %d", e.Seq, n+1)
+	}
+	must(t, os.Remove(filler))
+	deadline := time.Now().Add(time.Minute)
+	for full, _ := l.Failing(); full; full, _ = l.Failing() {
+		if time.Now().After(deadline) {
+			t.Fatal("still full a minute after space returned")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	must(t, l.Sync())
+	got, lost := scanAll(t, j, 0)
+	if len(got) != n+1 || lost || got[n].Path != sample(n+1).Path {
+		t.Fatalf("after space returned: %d events (lost %v), want %d", len(got), lost, n+1)
 	}
 }

@@ -1,7 +1,9 @@
 package testenv
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -25,4 +27,25 @@ func Tmpfs(t testing.TB, options string) string {
 		}
 	})
 	return dir
+}
+
+// Fill writes a file into dir until its filesystem is full, and returns
+// the file's path: removing it gives the space back.
+func Fill(t testing.TB, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "filler")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, unix.ENOSPC) {
+				t.Fatal(err)
+			}
+			return p
+		}
+	}
 }
