@@ -38,7 +38,8 @@ func (s *Sandbox) StateFull() bool {
 }
 
 // HistoryTrouble says what keeps the sandbox's journal from storing
-// events: "" when nothing does, "state disk full", or the database's error.
+// events or reading them back: "" when nothing does, "state disk full",
+// or the database's damage or error.
 func (s *Sandbox) HistoryTrouble() string {
 	if s.hist == nil {
 		return ""
@@ -47,6 +48,8 @@ func (s *Sandbox) HistoryTrouble() string {
 	switch {
 	case full:
 		return "state disk full"
+	case s.hist.Damaged() != nil:
+		return "journal database damaged: " + s.hist.Damaged().Error()
 	case err != nil:
 		return "journal database failing: " + err.Error()
 	}

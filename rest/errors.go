@@ -53,6 +53,9 @@ const (
 	kindTooManyWatchers kind = "too_many_watchers"
 	kindTimeout         kind = "timeout"
 
+	// The durable journal cannot answer (503, /health says why).
+	kindJournalUnavailable kind = "journal_unavailable"
+
 	// Download under change_policy=abort: the file is not the one the
 	// client's If-Match names (409).
 	kindFileChanged kind = "file_changed"
@@ -194,6 +197,10 @@ func classify(err error) errKind {
 		return errKind{Kind: kindNotFound, Status: http.StatusNotFound, Op: oe.opName(), Detail: err.Error()}
 	case errors.Is(err, core.ErrChangesQuery):
 		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Op: oe.opName(), Detail: err.Error()}
+	case errors.Is(err, journal.ErrStoreUnavailable):
+		// The history cannot be read now (a damaged database, a full
+		// state disk): a condition of the daemon, not of the request.
+		return errKind{Kind: kindJournalUnavailable, Status: http.StatusServiceUnavailable, Op: oe.opName(), Detail: err.Error()}
 	case errors.Is(err, journal.ErrTooManyWatchers):
 		return errKind{Kind: kindTooManyWatchers, Status: http.StatusTooManyRequests, Op: oe.opName(),
 			Detail: fmt.Sprintf("too many watchers: at most %d run at once; stop one first", journal.MaxWatchers)}

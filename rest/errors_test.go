@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/journal"
 )
 
 func TestClassify(t *testing.T) {
@@ -55,6 +56,7 @@ func TestClassify(t *testing.T) {
 		{"media type", unsupportedMedia("nope"), kindUnsupportedMedia, 415, "nope", false},
 		{"unauthorized", errUnauthorized, kindUnauthorized, 401, "token", false},
 		{"canceled", context.Canceled, kindInvalidRequest, 400, "canceled", false},
+		{"journal unavailable", fmt.Errorf("%w: database disk image is malformed (11)", journal.ErrStoreUnavailable), kindJournalUnavailable, 503, "database disk image is malformed", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,9 +1,13 @@
 package history
 
 import (
+	"context"
 	"errors"
+	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
 )
 
 // Failing is the writer's last error while the database refuses events
@@ -39,3 +43,43 @@ func outOfSpaceErr(err error) bool {
 // Full reports whether the database refuses events for want of space, at
 // the cost of an atomic load (a write asks it for every block).
 func (l *Log) Full() bool { return l.full.Load() }
+
+// SQLite's primary result codes for a damaged database: SQLITE_CORRUPT and
+// SQLITE_NOTADB.
+const (
+	sqliteCorrupt = 11
+	sqliteNotADB  = 26
+)
+
+// unavailable is err as a reader of the journal gets it: one that says the
+// database could not answer (journal.ErrStoreUnavailable, with why), never
+// a bare I/O error; a damaged database is remembered for Damaged. A
+// context's end is passed as it is.
+func (l *Log) unavailable(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, journal.ErrStoreUnavailable) {
+		return err
+	}
+	if damagedErr(err) && l.damaged.CompareAndSwap(nil, &err) {
+		l.log.Error("journal: the database is damaged; reads of the history fail until the next start, which sets it aside if it finds the damage (or remove journal.db with the daemon stopped: numbering goes on above what was handed out)", "dir", l.dir, "err", err)
+	}
+	return fmt.Errorf("%w: %v", journal.ErrStoreUnavailable, err)
+}
+
+// Damaged is the error by which SQLite found the database damaged, nil
+// while none was found.
+func (l *Log) Damaged() error {
+	if p := l.damaged.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// damagedErr reports whether err is SQLite finding the database damaged.
+func damagedErr(err error) bool {
+	var coded interface{ Code() int }
+	if !errors.As(err, &coded) {
+		return false
+	}
+	c := coded.Code() & 0xff
+	return c == sqliteCorrupt || c == sqliteNotADB
+}

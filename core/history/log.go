@@ -38,16 +38,17 @@ type Log struct {
 	mu         sync.Mutex
 	cond       *sync.Cond
 	tail       *tail
-	mark       *mark           // the writer's alone after open
-	pending    []journal.Event // appended, not yet in the database
-	spare      []journal.Event // the last batch's array, for the next pending (no regrowing under the lock)
-	committed  uint64          // newest seq in the database
-	oldest     uint64          // oldest seq in the database
-	newest     uint64          // newest seq at open
-	failed     error           // the writer's last error
-	full       atomic.Bool     // failed for want of space (read without the lock)
-	markFailed bool            // the writer's: a mark it could not raise was said
-	ballast    bool            // the writer's: the ballast is in place (ballast.go)
+	mark       *mark                 // the writer's alone after open
+	pending    []journal.Event       // appended, not yet in the database
+	spare      []journal.Event       // the last batch's array, for the next pending (no regrowing under the lock)
+	committed  uint64                // newest seq in the database
+	oldest     uint64                // oldest seq in the database
+	newest     uint64                // newest seq at open
+	failed     error                 // the writer's last error
+	full       atomic.Bool           // failed for want of space (read without the lock)
+	damaged    atomic.Pointer[error] // SQLite found the database damaged (failing.go)
+	markFailed bool                  // the writer's: a mark it could not raise was said
+	ballast    bool                  // the writer's: the ballast is in place (ballast.go)
 	closed     bool
 
 	wake   chan struct{}
@@ -328,7 +329,7 @@ func (l *Log) syncTo(seq uint64) error {
 	}
 	for l.committed < seq && !l.closed {
 		if l.failed != nil {
-			return l.failed
+			return l.unavailable(l.failed)
 		}
 		l.urgently()
 		l.cond.Wait()
@@ -344,7 +345,7 @@ func (l *Log) Scan(ctx context.Context, after, until uint64, fn func(journal.Eve
 	if oldest := l.Oldest(); oldest > after+1 {
 		after = oldest - 1 // pruned: a kept chunk may still hold them
 	}
-	return l.db.scan(ctx, after, until, fn)
+	return l.unavailable(l.db.scan(ctx, after, until, fn))
 }
 
 // SeqAt is the first kept seq at or after t (0 when none).
@@ -352,7 +353,8 @@ func (l *Log) SeqAt(t time.Time) (uint64, error) {
 	if err := l.Sync(); err != nil {
 		return 0, err
 	}
-	return l.db.seqAt(t)
+	seq, err := l.db.seqAt(t)
+	return seq, l.unavailable(err)
 }
 
 // Close stores what is pending and closes the files.

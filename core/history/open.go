@@ -58,17 +58,7 @@ func (l *Log) open() error {
 			return fmt.Errorf("history: %s/%s is not a regular file; refusing it", l.dir, name)
 		}
 	}
-	// journal.db made 0600 before SQLite opens it: its -wal and -shm files
-	// take the database's mode.
-	if fd, err := unix.Openat(l.dfd, "journal.db", unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600); err == nil {
-		unix.Close(fd)
-	}
-	dbPath := "/proc/self/fd/" + strconv.Itoa(l.dfd) + "/journal.db"
-	d, err := openDB(dbPath)
-	if err != nil && l.diskFull() && l.dropBallast() { // ballast.go
-		l.log.Warn("journal: the state disk is full; its ballast was removed so that the journal could open", "dir", l.dir)
-		d, err = openDB(dbPath)
-	}
+	d, oldest, newest, err := l.openStore()
 	if err != nil {
 		return err
 	}
@@ -78,12 +68,6 @@ func (l *Log) open() error {
 	if err != nil {
 		d.close()
 		return err
-	}
-	oldest, newest, err := d.bounds()
-	if err != nil {
-		t.close()
-		d.close()
-		return fmt.Errorf("history: %w", err)
 	}
 	recs, end, clean := t.records()
 	if !tailWhole && newest > 0 {
@@ -158,6 +142,49 @@ func (l *Log) open() error {
 		l.prunable, _ = strconv.ParseUint(v, 10, 64)
 	}
 	return nil
+}
+
+// openStore opens journal.db and reads the seqs it holds. A database
+// SQLite finds damaged there is set aside (journal.db.damaged-TIME, for a
+// person to look at) and a new one made: the history it held is lost, and
+// the numbering goes on above what was handed out (the tail and the mark).
+func (l *Log) openStore() (d *db, oldest, newest uint64, err error) {
+	d, oldest, newest, err = l.tryStore()
+	if err == nil || !damagedErr(err) {
+		return d, oldest, newest, err
+	}
+	suffix := ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
+	for _, name := range []string{"journal.db", "journal.db-wal", "journal.db-shm"} {
+		if err := unix.Renameat(l.dfd, name, l.dfd, name+suffix); err != nil && err != unix.ENOENT {
+			return nil, 0, 0, fmt.Errorf("history: setting the damaged %s aside: %w", name, err)
+		}
+	}
+	l.log.Error("journal: the database was damaged; it is set aside and a new one made: the history it held is lost, and numbering goes on above every seq handed out",
+		"dir", l.dir, "set_aside", "journal.db"+suffix, "err", err)
+	return l.tryStore()
+}
+
+// tryStore opens journal.db (made 0600 first: its -wal and -shm files
+// take the database's mode) and reads its bounds.
+func (l *Log) tryStore() (*db, uint64, uint64, error) {
+	if fd, err := unix.Openat(l.dfd, "journal.db", unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600); err == nil {
+		unix.Close(fd)
+	}
+	dbPath := "/proc/self/fd/" + strconv.Itoa(l.dfd) + "/journal.db"
+	d, err := openDB(dbPath)
+	if err != nil && l.diskFull() && l.dropBallast() { // ballast.go
+		l.log.Warn("journal: the state disk is full; its ballast was removed so that the journal could open", "dir", l.dir)
+		d, err = openDB(dbPath)
+	}
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	oldest, newest, err := d.bounds()
+	if err != nil {
+		d.close()
+		return nil, 0, 0, fmt.Errorf("history: %w", err)
+	}
+	return d, oldest, newest, nil
 }
 
 // skip: events after newest, up to ceiling, may have been handed out

@@ -23,6 +23,10 @@ var (
 	ErrTooManyWatchers = errors.New("too many watchers")
 	ErrUnknownWatcher  = errors.New("unknown watcher")
 	ErrWatcherClosed   = errors.New("watcher stopped")
+	// ErrStoreUnavailable is what a read of the durable journal fails
+	// with when its database cannot answer (damaged, or unable to store
+	// what it must read back); the error says why.
+	ErrStoreUnavailable = errors.New("the journal's database is unavailable")
 )
 
 // Config is what a watcher watches. Two creates with equal configs share a
