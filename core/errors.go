@@ -25,8 +25,9 @@ func errnoOf(err error) error {
 	if errors.As(err, &qe) {
 		return qe // ENOSPC that says which bound (quota.go)
 	}
-	if errors.Is(err, ErrStateFull) {
-		return ErrStateFull // ENOSPC that says why (statefull.go)
+	var se *StateError
+	if errors.As(err, &se) {
+		return se // ENOSPC that says why (statefull.go)
 	}
 	var errno unix.Errno
 	if errors.As(err, &errno) {

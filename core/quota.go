@@ -91,9 +91,10 @@ type quotaState struct {
 	timer    *time.Timer  // the next scan
 	soon     bool         // timer is the sooner one, after an outside change
 	open     openInodes   // quota_inode.go
-	// stateFull reports whether the journal cannot store events for want
-	// of space: growth is then refused (statefull.go). Nil: never.
-	stateFull func() bool
+	// refusal says why the journal cannot record a change now (its disk
+	// full, its directory removed): growth is then refused (statefull.go).
+	// Nil: never.
+	refusal func() error
 	// ready is closed when the first scan has set the counts: a change
 	// under a bound waits for it (usageBegin), so nothing passes a quota
 	// the tree had already filled before the daemon started.
@@ -143,10 +144,12 @@ func (s *Sandbox) usageBegin() usageOp {
 // reserve adds growth of b bytes and e entries to usage if each count
 // stays within its bound (a zero bound, or a count not growing, always
 // passes), or changes nothing and returns the *QuotaError (op, ap name it);
-// while the state disk is full, any growth is refused with ErrStateFull.
+// while the journal cannot record it (statefull.go), any growth is refused.
 func (o *usageOp) reserve(op, ap string, b, e int64) error {
-	if (b > 0 || e > 0) && o.q.stateFull != nil && o.q.stateFull() {
-		return pathErr(op, ap, ErrStateFull) // statefull.go
+	if (b > 0 || e > 0) && o.q.refusal != nil {
+		if err := o.q.refusal(); err != nil {
+			return pathErr(op, ap, err) // statefull.go
+		}
 	}
 	if b > 0 {
 		if err := grow(&o.q.usedBytes, o.q.bytes.Load(), b, "bytes"); err != nil {

@@ -51,6 +51,7 @@ type Sandbox struct {
 	name       string
 	hostRoot   string // for logs and the operator only; never in an API answer
 	root       int
+	rootLock   int // rootlock.go; -1 without a StateDir
 	workdir    string
 	openat2    bool
 	limits     Limits
@@ -105,19 +106,28 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 	s.SetQuota(o.Quota)
 	s.quota.ready = make(chan struct{})
 	s.quota.dirty.Store(true) // nothing counted yet: the first scan takes its walk however busy
+	s.rootLock = -1
 	if o.StateDir != "" {
+		lock, err := lockRoot(fd, dir)
+		if err != nil {
+			unix.Close(fd)
+			return nil, err
+		}
 		h, err := history.Open(o.StateDir, o.Retention, o.Log)
 		if err != nil {
+			unix.Close(lock)
 			unix.Close(fd)
 			return nil, err
 		}
 		if s.journal, err = journal.NewWith(h); err != nil {
 			h.Close()
+			unix.Close(lock)
 			unix.Close(fd)
 			return nil, fmt.Errorf("history: %w", err)
 		}
+		s.rootLock = lock
 		s.hist = h
-		s.quota.stateFull = h.Full
+		s.quota.refusal = s.stateRefusal
 	} else {
 		close(s.reconciled)
 	}
@@ -131,7 +141,7 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 	if o.Workdir != "" {
 		wd, err := cleanAPI("/", o.Workdir)
 		if err != nil {
-			unix.Close(fd)
+			s.Close() // the journal and the locks too
 			return nil, fmt.Errorf("workdir: %w", err)
 		}
 		s.workdir = wd
@@ -152,6 +162,9 @@ func (s *Sandbox) Close() error {
 		s.hist.Close()
 	}
 	s.cps.close()
+	if s.rootLock >= 0 {
+		unix.Close(s.rootLock)
+	}
 	return unix.Close(s.root)
 }
 

@@ -105,3 +105,57 @@ func TestStateFull(t *testing.T) {
 		t.Errorf("the remove made while the disk was full is told %d times, want once", removes)
 	}
 }
+
+// TestStateRemoved: a state directory removed under the daemon is noticed
+// by itself; a change that grows the tree is then refused (its event
+// would go to an unlinked file), the old content kept.
+func TestStateRemoved(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	root := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(root, "keep.txt"), []byte("old"), 0o644))
+	s, err := Open("default", root, Options{StateDir: state})
+	must(t, err)
+	defer s.Close()
+	if _, err := s.WriteFile(ctx, "/before.txt", strings.NewReader("b"), WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.RemoveAll(state))
+	deadline := time.Now().Add(time.Minute)
+	for s.HistoryTrouble() != "state directory removed" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the removed state directory not noticed in a minute: %q", s.HistoryTrouble())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, err = s.WriteFile(ctx, "/keep.txt", strings.NewReader("longer new content"), WriteOptions{})
+	if !errors.Is(err, ErrStateRemoved) || !errors.Is(err, unix.ENOSPC) {
+		t.Errorf("a write with the state directory removed: %v, want ErrStateRemoved (ENOSPC)", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "keep.txt")); string(b) != "old" {
+		t.Errorf("keep.txt = %q after a refused write", b)
+	}
+	if err := s.Mkdir(ctx, "/newdir", false, 0o755); !errors.Is(err, ErrStateRemoved) {
+		t.Errorf("a mkdir with the state directory removed: %v, want ErrStateRemoved", err)
+	}
+}
+
+// TestOneDaemonPerRoot: a root served with state is locked: a second
+// sandbox on it, with another state directory, is refused until the first
+// is closed.
+func TestOneDaemonPerRoot(t *testing.T) {
+	root := t.TempDir()
+	a, err := Open("default", root, Options{StateDir: t.TempDir()})
+	must(t, err)
+	if b, err := Open("default", root, Options{StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "served by another daemon") {
+		if b != nil {
+			b.Close()
+		}
+		t.Fatalf("a second sandbox on the same root: %v, want refused", err)
+	}
+	a.Close()
+	b, err := Open("default", root, Options{StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	b.Close()
+}

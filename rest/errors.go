@@ -79,7 +79,7 @@ type errKind struct {
 	Fields   []fieldError // kindValidation: what is wrong, field by field
 	Expected bool         // a filesystem failure without an errno (fileError): /v1/file answers it 200
 	ETag     string       // kindPreconditionFailed: the target's ETag now, "" when it does not exist
-	NoRoom   bool         // a quota or a full state disk refused it (core.ErrQuota, core.ErrStateFull): 507 in every family, /v1/file too
+	NoRoom   bool         // a quota or the journal refused it (core.ErrQuota, core.StateError): 507 in every family, /v1/file too
 }
 
 // requestError is a refusal the boundary makes itself: a bad query, a bad
@@ -268,13 +268,14 @@ func classify(err error) errKind {
 		return k
 	}
 	var qe *core.QuotaError
+	var se *core.StateError
 	switch {
 	case errors.As(err, &qe):
 		// The sandbox's quota (507): which bound, its limit, the usage.
 		k.Detail = fmt.Sprintf("%s %s: %s", k.Op, quoteIfBad(k.Path), qe.Error())
 		k.NoRoom = true
-	case errors.Is(err, core.ErrStateFull):
-		k.Detail = fmt.Sprintf("%s %s: %s", k.Op, quoteIfBad(k.Path), core.ErrStateFull)
+	case errors.As(err, &se):
+		k.Detail = fmt.Sprintf("%s %s: %s", k.Op, quoteIfBad(k.Path), se)
 		k.NoRoom = true
 	case errors.Is(err, core.ErrSetid):
 		k.Detail = fmt.Sprintf("%s %s: %s", k.Op, k.Path, core.ErrSetid)

@@ -83,3 +83,23 @@ func damagedErr(err error) bool {
 	c := coded.Code() & 0xff
 	return c == sqliteCorrupt || c == sqliteNotADB
 }
+
+// Removed reports whether the state directory was found removed (its link
+// count 0): the writer checks it every second, and at each failure.
+func (l *Log) Removed() bool { return l.removed.Load() }
+
+// checkRemoved notes, and says once, that the state directory was removed
+// under the daemon: what the journal stores goes to unlinked files then,
+// gone at the next start.
+func (l *Log) checkRemoved() {
+	if l.removed.Load() {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstat(l.dfd, &st) != nil || st.Nlink > 0 {
+		return
+	}
+	l.removed.Store(true)
+	l.log.Error("journal: the state directory was removed while the daemon runs; changes that grow the tree are refused, and a restart makes the state anew",
+		"dir", l.dir)
+}

@@ -46,6 +46,7 @@ type Log struct {
 	newest     uint64                // newest seq at open
 	failed     error                 // the writer's last error
 	full       atomic.Bool           // failed for want of space (read without the lock)
+	removed    atomic.Bool           // the state directory was removed (failing.go)
 	damaged    atomic.Pointer[error] // SQLite found the database damaged (failing.go)
 	markFailed bool                  // the writer's: a mark it could not raise was said
 	ballast    bool                  // the writer's: the ballast is in place (ballast.go)
@@ -139,6 +140,7 @@ func (l *Log) writer() {
 			case <-tick.C:
 			}
 		}
+		l.checkRemoved()
 		l.mu.Lock()
 		closed := l.closed
 		var batch []journal.Event
