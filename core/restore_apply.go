@@ -2,11 +2,11 @@ package core
 
 import (
 	"context"
-	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/cas"
 	"sandfs/core/journal"
 	"sandfs/internal/safeat"
 )
@@ -211,7 +211,7 @@ func (r *restorer) stageFile(sg *staged) error {
 	f := os.NewFile(uintptr(fd), sg.st.ap)
 	defer f.Close()
 	if unix.IoctlFileClone(fd, int(src.Fd())) != nil {
-		if _, err := io.Copy(f, src); err != nil {
+		if _, err := cas.CopySparse(f, src, nil); err != nil { // holes stay holes
 			return err
 		}
 	}

@@ -15,7 +15,8 @@
 // which shares its blocks and costs no copy, and the clone is then hashed:
 // it is the store's own file, so nothing can change it under the hash.
 // Elsewhere (ext4, tmpfs, a root on another filesystem than the state)
-// the bytes are copied once into the temp while they are hashed. Either
+// the bytes are copied once into the temp while they are hashed, holes
+// kept as holes (sparse.go). Either
 // way the source's fstat identity (size, mtime, ctime) is compared before
 // and after, and a source that changed is ErrChanged: the caller reads it
 // again, and a torn file is never stored. The temp is then renamed to its
@@ -144,13 +145,11 @@ func (s *Store) Put(src *os.File) (Object, error) {
 		if o.Size, err = hashAll(h, f); err != nil {
 			return Object{}, err
 		}
-	} else {
-		if _, err := src.Seek(0, io.SeekStart); err != nil {
-			return Object{}, err
+	} else if o.Size, err = CopySparse(f, src, h); err != nil { // sparse.go
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return Object{}, ErrChanged
 		}
-		if o.Size, err = copyBig(f, io.TeeReader(src, h)); err != nil {
-			return Object{}, err
-		}
+		return Object{}, err
 	}
 	var after unix.Stat_t
 	if err := unix.Fstat(int(src.Fd()), &after); err != nil {
