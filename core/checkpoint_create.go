@@ -99,6 +99,7 @@ func (h *cpStore) create(ctx context.Context, s *Sandbox, o CheckpointOptions, s
 		return cp, t, nil
 	}
 	h.last = nil // files may be prev's, changed: the cache holds only what was written
+	h.size = -1  // objects were added
 	if err := h.store.Sync(); err != nil {
 		return Checkpoint{}, nil, err
 	}

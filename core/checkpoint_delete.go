@@ -102,5 +102,6 @@ func (h *cpStore) sweep() error {
 		}
 	}
 	_, _, err := h.store.Sweep(func(hash string) bool { return marked[hash] })
+	h.size = -1 // walked again when next asked
 	return err
 }

@@ -20,18 +20,21 @@ import (
 // unless store is nil: a dry run's hash only) only when its stat identity
 // differs from prev's.
 type builder struct {
-	s        *Sandbox
-	ctx      context.Context
-	h        *cpStore
-	prev     map[string]cpEntry
-	skip     bool       // leave the default excludes out
-	store    *cas.Store // nil: hash, store nothing
-	set      map[string]cpEntry
-	del      map[string]bool
-	seen     map[string]bool // of the walks: what is there
-	roots    map[string]bool // subtrees walked or gone: prev's entries beneath not seen are gone
-	newBytes int64
-	pending  []string // files whose content is to be read (stat identity changed)
+	s     *Sandbox
+	ctx   context.Context
+	h     *cpStore
+	prev  map[string]cpEntry
+	skip  bool       // leave the default excludes out
+	store *cas.Store // nil: hash, store nothing
+	// pendingBytes is the allocated size of the files pending: what
+	// storing them could add.
+	pendingBytes int64
+	set          map[string]cpEntry
+	del          map[string]bool
+	seen         map[string]bool // of the walks: what is there
+	roots        map[string]bool // subtrees walked or gone: prev's entries beneath not seen are gone
+	newBytes     int64
+	pending      []string // files whose content is to be read (stat identity changed)
 }
 
 func newBuilder(ctx context.Context, s *Sandbox, h *cpStore, prev map[string]cpEntry, skip bool, store *cas.Store) *builder {
@@ -239,6 +242,7 @@ func (b *builder) stat(dirfd int, name, ap string, st *unix.Stat_t) (cpEntry, bo
 		return e, true, nil
 	}
 	b.pending = append(b.pending, ap) // read by readPending, in parallel
+	b.pendingBytes += st.Blocks * 512 // what storing it may take (checkpoint_bound.go)
 	return e, true, nil
 }
 
@@ -251,6 +255,9 @@ func nilIfGone(ap string, err error) error {
 
 // finish deletes prev's entries beneath each root the walks did not see.
 func (b *builder) finish() error {
+	if err := b.checkBound(); err != nil {
+		return err
+	}
 	if err := b.readPending(); err != nil {
 		return err
 	}

@@ -91,15 +91,18 @@ type cpStore struct {
 	other      *cpTree        // the last other tree read back (CheckpointEntry of one checkpoint, path after path)
 	compacting sync.WaitGroup // compact goroutines (close waits for them)
 	closed     bool
+	maxBytes   int64        // the store's bound (checkpoint_bound.go); 0 or less: none
+	size       int64        // the store's size on disk, -1 until walked again
 	reads      atomic.Int64 // files read (content hashed)
 	walks      atomic.Int64 // checkpoints that walked the whole tree
 }
 
 // cpStoreRef opens a Sandbox's cpStore on first use.
 type cpStoreRef struct {
-	once sync.Once
-	h    *cpStore
-	err  error
+	once  sync.Once
+	h     *cpStore
+	err   error
+	ready atomic.Pointer[cpStore] // h once opened, for readers that must not open it
 }
 
 // checkpointStore is the sandbox's checkpoints, opened on first use.
@@ -108,7 +111,10 @@ func (s *Sandbox) checkpointStore() (*cpStore, error) {
 		return nil, ErrNoState
 	}
 	r := &s.cps
-	r.once.Do(func() { r.h, r.err = openCpStore(s.stateDir) })
+	r.once.Do(func() {
+		r.h, r.err = openCpStore(s.stateDir, s.cpMax)
+		r.ready.Store(r.h)
+	})
 	return r.h, r.err
 }
 
@@ -116,6 +122,7 @@ func (s *Sandbox) checkpointStore() (*cpStore, error) {
 // operation in flight.
 func (r *cpStoreRef) close() {
 	r.once.Do(func() { r.err = ErrNoState }) // none opened: none will be
+	r.ready.Store(nil)
 	if h := r.h; h != nil {
 		h.mu.Lock()
 		h.closed = true
@@ -130,12 +137,17 @@ func (r *cpStoreRef) close() {
 	}
 }
 
-func openCpStore(dir string) (*cpStore, error) {
+// openCpStore opens the store in dir, bounded to maxBytes (0: half the
+// state filesystem; below 0: no bound; checkpoint_bound.go).
+func openCpStore(dir string, maxBytes int64) (*cpStore, error) {
 	state, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open state directory: %w", err)
 	}
-	h := &cpStore{state: state}
+	if maxBytes == 0 {
+		maxBytes = defaultCheckpointMax(dir)
+	}
+	h := &cpStore{state: state, maxBytes: maxBytes, size: -1}
 	if err := unix.Mkdirat(state, "checkpoints", 0o700); err != nil && err != unix.EEXIST {
 		unix.Close(state)
 		return nil, fmt.Errorf("make checkpoints directory: %w", err)

@@ -43,6 +43,10 @@ type Options struct {
 	Log *slog.Logger
 	// Quota bounds the sandbox (quota.go; zero: no bound).
 	Quota Quota
+	// CheckpointMaxSize bounds the sandbox's checkpoint store, in bytes
+	// on disk (checkpoint_bound.go): 0 is half the state filesystem's
+	// size, below 0 no bound.
+	CheckpointMaxSize int64
 }
 
 // Sandbox is one directory tree served under a name. It owns an open fd on
@@ -62,6 +66,7 @@ type Sandbox struct {
 	reconciled chan struct{} // manifest.go
 	closed     atomic.Bool
 	cps        cpStoreRef // checkpoints, opened on first use (checkpoint_store.go)
+	cpMax      int64      // Options.CheckpointMaxSize
 	ledger     ledger
 	out        outbox // the notifier's events, in order with the daemon's (outbox.go)
 	watchReady chan struct{}
@@ -101,7 +106,7 @@ func OpenAt(dirfd int, entry, hostRoot, name string, o Options) (*Sandbox, error
 
 // openFD makes the sandbox of the root fd it now owns.
 func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
-	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, watchReady: make(chan struct{}),
+	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, cpMax: o.CheckpointMaxSize, watchReady: make(chan struct{}),
 		opened: time.Now(), sweepDone: make(chan struct{}), reconciled: make(chan struct{})}
 	s.SetQuota(o.Quota)
 	s.quota.ready = make(chan struct{})

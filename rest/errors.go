@@ -442,11 +442,14 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 }
 
 // classifyHistory maps the errors of checkpoints and restore (api.md §5a):
-// an unknown checkpoint 404, a sandbox without state, a journal that lost
+// a checkpoint past the store's bound 507, an unknown checkpoint 404, a sandbox without state, a journal that lost
 // events or a file that kept changing 409, a refused restore path 400.
 func classifyHistory(err error) (errKind, bool) {
 	var rpe *core.RestorePathError
+	var full *core.CheckpointStoreFullError
 	switch {
+	case errors.As(err, &full):
+		return errKind{Kind: kindNoSpace, Status: http.StatusInsufficientStorage, Errno: unix.ENOSPC, Op: "checkpoint", Detail: full.Error(), NoRoom: true}, true
 	case errors.Is(err, core.ErrUnknownCheckpoint):
 		return errKind{Kind: kindNotFound, Status: http.StatusNotFound, Errno: unix.ENOENT, Detail: err.Error()}, true
 	case errors.Is(err, core.ErrNoState):

@@ -56,6 +56,7 @@ func TestClassify(t *testing.T) {
 		{"media type", unsupportedMedia("nope"), kindUnsupportedMedia, 415, "nope", false},
 		{"unauthorized", errUnauthorized, kindUnauthorized, 401, "token", false},
 		{"canceled", context.Canceled, kindInvalidRequest, 400, "canceled", false},
+		{"checkpoint store full", &core.CheckpointStoreFullError{Limit: 100, Stored: 90, Need: 20}, kindNoSpace, 507, "limit 100 bytes, 90 stored, up to 20 more needed", false},
 		{"journal unavailable", fmt.Errorf("%w: database disk image is malformed (11)", journal.ErrStoreUnavailable), kindJournalUnavailable, 503, "database disk image is malformed", false},
 	}
 	for _, c := range cases {

@@ -43,6 +43,7 @@ type serveConfig struct {
 	debugListen      string        // loopback ADDR for Go's profiles (debug.go); "" = none
 	checkpointEvery  time.Duration // --checkpoint-every: automatic checkpoints (0 = off)
 	checkpointKeep   int           // --checkpoint-keep: the scheduled checkpoints kept
+	checkpointMax    sizeFlag      // --checkpoint-max-size: each checkpoint store's bound (0: half the state filesystem)
 
 	// Browser guard (rest/browser.go).
 	allowOrigins multiFlag // --allow-origin ORIGIN: a page that may call the daemon
@@ -124,6 +125,7 @@ T suffixes (powers of 1024); 0 means the default.`,
 		fs.IntVar(&cfg.inotifyInstances, "inotify-instances", 0, "raise the kernel's bound on inotify instances per user (fs.inotify.max_user_instances, 128 by default) to `N` at start when lower; each sandbox holds one (root only; 0: leave it)")
 		fs.DurationVar(&cfg.checkpointEvery, "checkpoint-every", 0, "take a checkpoint of each sandbox every `DURATION` when its tree changed (0: off)")
 		fs.IntVar(&cfg.checkpointKeep, "checkpoint-keep", 24, "keep the newest `N` scheduled checkpoints of each sandbox")
+		fs.Var(&cfg.checkpointMax, "checkpoint-max-size", "bound each sandbox's checkpoint store to `SIZE` on disk; a checkpoint that could pass it is refused (507) before it copies a byte (default: half the state filesystem)")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections (the watch streams end first, at once)")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -207,7 +209,9 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 			Limits:     core.Limits{TarEntries: cfg.maxTarEntries, TarBytes: int64(cfg.maxTarBytes)},
 			AllowSetid: cfg.allowSetid,
 			Retention:  keep,
-			Log:        log,
+
+			CheckpointMaxSize: int64(cfg.checkpointMax),
+			Log:               log,
 		},
 		State:           state,
 		History:         !cfg.history.off,

@@ -290,7 +290,8 @@ func (s *Store) Sweep(keep func(hash string) bool) (n int, bytes int64, err erro
 	return n, bytes, nil
 }
 
-// Bytes is the size of every object in the store (for the operator).
+// Bytes is what every object in the store takes on disk (its allocated
+// blocks, as du counts: a sparse object weighs its data).
 func (s *Store) Bytes() (int64, error) {
 	var total int64
 	names, err := readNames(s.fd, ".")
@@ -305,7 +306,7 @@ func (s *Store) Bytes() (int64, error) {
 		for _, o := range objs {
 			var st unix.Stat_t
 			if unix.Fstatat(s.fd, d+"/"+o, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-				total += st.Size
+				total += st.Blocks * 512
 			}
 		}
 	}
