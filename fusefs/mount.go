@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -54,6 +56,9 @@ type Mirror struct {
 	inval         *invalidator  // sends them
 	forgetConn    func()        // tells the reaper the connection is gone
 	ops           opCounts      // stats.go
+	stopOnce      sync.Once     // stop: no more notifications
+	unmounting    atomic.Bool   // Unmount was called: the server's end is asked for
+	gone          atomic.Bool   // the server ended unasked: unmounted behind the daemon's back
 }
 
 // Mount mounts sb at mountpoint (created if missing) and serves it until
@@ -121,7 +126,35 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 	// A change between the mount and the hook would go unheard: invalidate
 	// the little the kernel may have learnt in between.
 	m.inval.queue(journal.Event{Path: "/"}, true)
+	go m.watchServer()
 	return m, nil
+}
+
+// watchServer notices the mount ended without Unmount (umount -l, or
+// fusermount3 -u, behind the daemon's back: the kernel ends the
+// connection once the last file open on it is closed). The mirror then
+// says so once, stops sending notifications to a connection that is gone,
+// and Gone reports it; the files are still served over HTTP.
+func (m *Mirror) watchServer() {
+	m.server.Wait()
+	if m.unmounting.Load() {
+		return
+	}
+	m.gone.Store(true)
+	m.stop()
+	m.log.Warn("fuse: the mount was unmounted behind the daemon's back (umount -l?); the sandbox is still served over HTTP, and a restart mounts it again",
+		"sandbox", m.sb.Name(), "mountpoint", m.mountpoint)
+}
+
+// Gone reports whether the mount ended without Unmount.
+func (m *Mirror) Gone() bool { return m.gone.Load() }
+
+// stop ends the mirror's notifications (once).
+func (m *Mirror) stop() {
+	m.stopOnce.Do(func() {
+		m.unhook()
+		m.inval.close() // no notification is sent once the server goes
+	})
 }
 
 // Mountpoint is where the mirror is mounted.
@@ -130,10 +163,10 @@ func (m *Mirror) Mountpoint() string { return m.mountpoint }
 // Unmount stops the mirror and unmounts it. A busy mount is retried for a
 // while, then detached lazily (fusermount3 -u -z), and the error says so.
 func (m *Mirror) Unmount() error {
-	m.unhook()
-	m.inval.close() // no notification is sent once the server goes
+	m.unmounting.Store(true)
+	m.stop()
 	var err error
-	for try := 0; try < 10; try++ {
+	for try := 0; try < 10 && !m.gone.Load(); try++ {
 		if err = m.server.Unmount(); err == nil {
 			break
 		}

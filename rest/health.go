@@ -30,6 +30,10 @@ type healthResponse struct {
 	// changes that grow the tree are refused until it passes.
 	History   string            `json:"history,omitempty"`
 	Histories map[string]string `json:"histories,omitempty"`
+	// Unmounted names each sandbox's mountpoints whose FUSE mirror was
+	// unmounted behind the daemon's back (umount -l): the files are still
+	// served over HTTP; a restart mounts them again.
+	Unmounted map[string][]string `json:"unmounted,omitempty"`
 }
 
 // health answers GET /health, /v1/health and /v1/ping: the daemon is up
@@ -46,6 +50,14 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 				h.Roots = map[string]string{}
 			}
 			h.Roots[name] = st
+		}
+		if s.unmounted != nil {
+			if gone := s.unmounted(name); len(gone) > 0 {
+				if h.Unmounted == nil {
+					h.Unmounted = map[string][]string{}
+				}
+				h.Unmounted[name] = gone
+			}
 		}
 		if t := sb.HistoryTrouble(); t != "" {
 			if h.Histories == nil {

@@ -36,6 +36,9 @@ type Config struct {
 	// each kind the FUSE mirror of a sandbox served (nil, or a nil map: no
 	// mirror). rest does not know the mirror; the daemon wires it.
 	MirrorOps func(sandbox string) map[string]uint64
+	// Unmounted names, for /health, the mountpoints of a sandbox's mirrors
+	// that were unmounted behind the daemon's back (nil: none).
+	Unmounted func(sandbox string) []string
 
 	// Events reports, at each scrape, a sandbox's publishing to NATS
 	// JetStream (--events; nil, or false: not published).
@@ -76,6 +79,7 @@ type Server struct {
 	stats          []*routeStats // metrics.go: one per route, in table order
 	metricsHandler http.Handler
 	mirrorOps      func(sandbox string) map[string]uint64
+	unmounted      func(sandbox string) []string
 	events         func(sandbox string) (EventsStats, bool)
 }
 
@@ -100,6 +104,7 @@ func New(cfg Config) (*Server, error) {
 		auth:      newTokenCheck(cfg.Token),
 		limits:    cfg.Limits,
 		mirrorOps: cfg.MirrorOps,
+		unmounted: cfg.Unmounted,
 		events:    cfg.Events,
 		log:       cfg.Log,
 		streams:   streamStop{ch: make(chan struct{})},

@@ -251,6 +251,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	}
 	srvREST, err := rest.New(rest.Config{
 		MirrorOps: h.MirrorOps,
+		Unmounted: h.Unmounted,
 		Events:    events.statsFunc(),
 		Registry:  reg,
 		Manager:   manager,

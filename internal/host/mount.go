@@ -111,3 +111,23 @@ func (h *Host) MirrorOps(name string) map[string]uint64 {
 	}
 	return sum
 }
+
+// Unmounted is the mountpoints of the sandbox's mirrors that were
+// unmounted behind the daemon's back, for /health (nil: none).
+func (h *Host) Unmounted(name string) []string {
+	h.mu.Lock()
+	e := h.m[name]
+	h.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var gone []string
+	for _, mi := range e.mirrors {
+		if mi.m.Gone() {
+			gone = append(gone, mi.m.Mountpoint())
+		}
+	}
+	return gone
+}
