@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +32,7 @@ type aioEnvelope struct {
 
 // aioFailure is the data of a failed AIO answer (FileOperationError).
 type aioFailure struct {
-	Path          string  `json:"path"`
+	Path          string  `json:"path,omitempty"` // absent for a failure that names no path
 	Operation     string  `json:"operation"`
 	Message       string  `json:"message"`
 	ErrorType     string  `json:"error_type"`
@@ -47,6 +49,34 @@ type aioValidation struct {
 	Success bool         `json:"success"`
 	Message string       `json:"message"`
 	Errors  []fieldError `json:"errors"`
+	// Detail is the 1.x schema's HTTPValidationError, what its SDK reads
+	// (/v1/file only; the fields above stay beside it).
+	Detail []pydanticError `json:"detail,omitempty"`
+}
+
+// pydanticError is one item of HTTPValidationError.detail: loc is the
+// field's path ("body", "path"), msg and type as pydantic words them.
+type pydanticError struct {
+	Loc  []any  `json:"loc"` // strings, and ints for list indices
+	Msg  string `json:"msg"`
+	Type string `json:"type"`
+}
+
+// pydanticErrors is fields as HTTPValidationError.detail.
+func pydanticErrors(fields []fieldError) []pydanticError {
+	out := make([]pydanticError, len(fields))
+	for i, f := range fields {
+		var loc []any
+		for _, part := range strings.Split(f.Location, ".") {
+			if n, err := strconv.Atoi(part); err == nil {
+				loc = append(loc, n)
+			} else {
+				loc = append(loc, part)
+			}
+		}
+		out[i] = pydanticError{Loc: loc, Msg: f.Message, Type: f.Type}
+	}
+	return out
 }
 
 // writeAIO writes a successful AIO answer.
@@ -61,7 +91,11 @@ func renderAIOv2(w http.ResponseWriter, k errKind) { renderAIO(w, k, false) }
 // expected filesystem failure (one that carries an errno) with 200.
 func renderAIO(w http.ResponseWriter, k errKind, v1 bool) {
 	if k.Kind == kindValidation {
-		writeError(w, k.Status, "application/json", aioValidation{Success: false, Message: k.Detail, Errors: k.Fields})
+		body := aioValidation{Success: false, Message: k.Detail, Errors: k.Fields}
+		if v1 {
+			body.Detail = pydanticErrors(k.Fields)
+		}
+		writeError(w, k.Status, "application/json", body)
 		return
 	}
 	status := k.Status
@@ -142,9 +176,14 @@ func pythonException(errno unix.Errno) string {
 // wording: malformed JSON, a body that is not an object, and a field of the
 // wrong type are 422 validation errors; an empty body is one too unless
 // emptyOK (then v keeps its zero value); a body over the limit is 413.
-// Unknown fields are ignored, as pydantic does.
+// Unknown fields are ignored, as pydantic does; on /v1/file, values of
+// the wrong type that pydantic's lax mode converts are converted.
 func decodeAIO(w http.ResponseWriter, r *http.Request, limit int64, v any, emptyOK bool) error {
-	err := decodeBody(w, r, limit, v, emptyOK)
+	decode := decodeBody
+	if strings.HasPrefix(r.URL.Path, "/v1/file/") {
+		decode = decodeLax // aio_lax.go: pydantic's lax mode, as the 1.x server
+	}
+	err := decode(w, r, limit, v, emptyOK)
 	var jf *jsonFailure
 	if !errors.As(err, &jf) {
 		return err

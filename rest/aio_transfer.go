@@ -67,8 +67,11 @@ const (
 // into core.Upload (.sandfs-upload-<id>.part beside the target, fsync,
 // rename). A path that is an existing directory or ends in "/" receives the
 // file under its uploaded name; no path at all puts it in the working
-// directory under that name. "path", "user" and "expected_etag" (a
-// precondition, precondition.go) must come before "file".
+// directory under that name. The fields ("path", "user", "expected_etag",
+// a precondition: precondition.go) may come in any order, as the 1.x
+// server takes them: a file part that comes before any path (none in the
+// query either) is spooled first (aio_upload_spool.go), and uploaded once
+// the form has been read.
 func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := query(r)
 	if err != nil {
@@ -82,9 +85,8 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	// bufio.Reader this large as it is): the part scans for its boundary a
 	// MiB at a time instead of 4 KiB, and the body is read in large reads.
 	mr := multipart.NewReader(bufio.NewReaderSize(r.Body, uploadBuffer), params["boundary"])
-	target, user := q.Get("path"), q.Get("user")
-	var expected *string
-	var res *uploadResult
+	f := uploadForm{target: q.Get("path"), user: q.Get("user"), targetSet: q.Has("path")}
+	defer f.close()
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
@@ -93,61 +95,107 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		if err != nil {
 			return withOp("upload", &bodyError{err})
 		}
-		switch part.FormName() {
-		case "path", "user", "expected_etag":
-			b, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
-			if err != nil {
-				return withOp("upload", &bodyError{err})
-			}
-			if len(b) > maxFormField {
-				return tooLarge("form field %q is larger than %d bytes", part.FormName(), maxFormField)
-			}
-			if res != nil {
-				return invalidField("body."+part.FormName(), "value_error", "Field %q must come before the \"file\" part", part.FormName())
-			}
-			switch v := string(b); part.FormName() {
-			case "path":
-				target = v
-			case "user":
-				user = v
-			default:
-				expected = &v
-			}
-		case "file":
-			if res != nil {
-				return invalidField("body.file", "value_error", "Only one \"file\" part is allowed")
-			}
-			dest, err := s.uploadTarget(r.Context(), target, part.FileName())
-			if err == nil && !utf8.ValidString(dest) {
-				err = errNotUTF8 // names.go
-			}
-			if err != nil {
-				return withOp("upload", err)
-			}
-			ctx, err := withOwner(r.Context(), user)
-			if err != nil {
-				return withOp("upload", err)
-			}
-			o := core.UploadOptions{ETag: new(string)}
-			if o.Pre, err = precondition(r, expected, "expected_etag"); err != nil {
-				return withOp("upload", err)
-			}
-			body := &bodyReader{r: part}
-			ap, n, err := s.transferFS(ctx).Upload(ctx, dest, body, o)
-			if err != nil {
-				return withOp("upload", body.blame(err))
-			}
-			setETag(w, *o.ETag)
-			res = &uploadResult{FilePath: ap, FileSize: n, Success: true}
-		default:
-			io.Copy(io.Discard, part) // unknown fields are ignored, as pydantic does
-		}
+		err = s.uploadPart(w, r, &f, part)
 		part.Close()
+		if err != nil {
+			return err
+		}
 	}
-	if res == nil {
+	if f.spool != nil {
+		if err := s.uploadFrom(w, r, &f, f.spool); err != nil {
+			return err
+		}
+	}
+	if f.res == nil {
 		return invalidField("body.file", "missing", "Field required")
 	}
-	return writeAIO(w, res)
+	return writeAIO(w, f.res)
+}
+
+// uploadForm is what an upload's form said so far.
+type uploadForm struct {
+	target, user string
+	targetSet    bool // a path was given (query or field)
+	expected     *string
+	filename     string
+	spool        *spool // the file part, when it came before any path
+	res          *uploadResult
+}
+
+func (f *uploadForm) close() {
+	if f.spool != nil {
+		f.spool.close()
+	}
+}
+
+// uploadPart takes one part of an upload's form.
+func (s *Server) uploadPart(w http.ResponseWriter, r *http.Request, f *uploadForm, part *multipart.Part) error {
+	switch part.FormName() {
+	case "path", "user", "expected_etag":
+		b, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
+		if err != nil {
+			return withOp("upload", &bodyError{err})
+		}
+		if len(b) > maxFormField {
+			return tooLarge("form field %q is larger than %d bytes", part.FormName(), maxFormField)
+		}
+		if f.res != nil {
+			// The file streamed already, to the path the query named.
+			return invalidField("body."+part.FormName(), "value_error", "Field %q must come before the \"file\" part when the query names the path", part.FormName())
+		}
+		switch v := string(b); part.FormName() {
+		case "path":
+			f.target, f.targetSet = v, true
+		case "user":
+			f.user = v
+		default:
+			f.expected = &v
+		}
+	case "file":
+		if f.res != nil || f.spool != nil {
+			return invalidField("body.file", "value_error", "Only one \"file\" part is allowed")
+		}
+		f.filename = part.FileName()
+		if !f.targetSet {
+			sp, err := spoolPart(part, s.limits.MaxTarBody)
+			if err != nil {
+				return withOp("upload", err)
+			}
+			f.spool = sp
+			return nil
+		}
+		return s.uploadFrom(w, r, f, part)
+	default:
+		io.Copy(io.Discard, part) // unknown fields are ignored, as pydantic does
+	}
+	return nil
+}
+
+// uploadFrom uploads the file's bytes from src to the target the form names.
+func (s *Server) uploadFrom(w http.ResponseWriter, r *http.Request, f *uploadForm, src io.Reader) error {
+	dest, err := s.uploadTarget(r.Context(), f.target, f.filename)
+	if err == nil && !utf8.ValidString(dest) {
+		err = errNotUTF8 // names.go
+	}
+	if err != nil {
+		return withOp("upload", err)
+	}
+	ctx, err := withOwner(r.Context(), f.user)
+	if err != nil {
+		return withOp("upload", err)
+	}
+	o := core.UploadOptions{ETag: new(string)}
+	if o.Pre, err = precondition(r, f.expected, "expected_etag"); err != nil {
+		return withOp("upload", err)
+	}
+	body := &bodyReader{r: src}
+	ap, n, err := s.transferFS(ctx).Upload(ctx, dest, body, o)
+	if err != nil {
+		return withOp("upload", body.blame(err))
+	}
+	setETag(w, *o.ETag)
+	f.res = &uploadResult{FilePath: ap, FileSize: n, Success: true}
+	return nil
 }
 
 // uploadTarget decides the file an upload lands in.
