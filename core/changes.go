@@ -158,6 +158,15 @@ func (s *Sandbox) Changes(ctx context.Context, q ChangesQuery) (ChangeSet, error
 			out.Lost = false // every kept event is before the time, so none after it was dropped
 		}
 	}
+	// What the kernel watch cannot hear is lost too: the scan says so of a
+	// loss mark in the range (the journal marks a hole when it is made),
+	// and a directory still unwatched (the inotify limit), at, above or
+	// under the path asked about, makes every range up to now lost.
+	scope := q.Path
+	if scope == "" {
+		scope = "/"
+	}
+	out.Lost = out.Lost || s.unheardNear(scope)
 	rows := f.rows()
 	out.Rows, out.Truncated = s.checkRows(rows, &q)
 	var sc *startContent

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"sandfs/core/journal"
 	"sandfs/internal/testenv"
 )
@@ -279,5 +281,48 @@ func TestChangesFoldAllocs(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("%.1f allocations a run of %d events, want 0", n, len(events))
+	}
+}
+
+// TestChangesLostWhileDegraded: a directory the kernel watch could not
+// take (the inotify limit) makes every change set at, above or under it
+// lost: one from before the hole (the loss mark is in the range, which
+// the journal tells of every path) and one from after it (the hole is
+// still there); a path elsewhere, from after it, is not.
+func TestChangesLostWhileDegraded(t *testing.T) {
+	s, root, _, _ := watchedNamed(t, "default")
+	mk(t, root, map[string]string{"d/x": "", "other/y": ""})
+	if err := s.Mkdir(ctx, "/e", false, 0o755); err != nil { // an event to start after
+		t.Fatal(err)
+	}
+	before := s.Journal().Seq()
+	n := s.ledger.reader.Load()
+	n.mu.Lock()
+	n.refused("/d", unix.ENOSPC) // as the walk does when the limit is hit
+	n.mu.Unlock()
+	s.out.flush(s.journal)
+	after := s.Journal().Seq()
+	if after == before {
+		t.Fatal("the hole was not marked in the journal")
+	}
+	for _, c := range []struct {
+		name string
+		q    ChangesQuery
+		lost bool
+	}{
+		{"since before the hole", ChangesQuery{SinceSeq: before}, true},
+		{"since after the hole", ChangesQuery{SinceSeq: after}, true},
+		{"under the hole", ChangesQuery{SinceSeq: after, Path: "/d/x"}, true},
+		{"above the hole", ChangesQuery{SinceSeq: before, Path: "/"}, true},
+		{"elsewhere, since after", ChangesQuery{SinceSeq: after, Path: "/other"}, false},
+		{"elsewhere, since before", ChangesQuery{SinceSeq: before, Path: "/other"}, true},
+	} {
+		cs, err := s.Changes(ctx, c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs.Lost != c.lost {
+			t.Errorf("%s: lost %v, want %v", c.name, cs.Lost, c.lost)
+		}
 	}
 }

@@ -37,6 +37,16 @@ func (s *Sandbox) WatchCovers(ap string) bool {
 	return n.cov.covers(ap)
 }
 
+// unheardNear reports whether outside changes at, above or under API path
+// ap may go untold now: a directory there is a hole of the kernel watch.
+func (s *Sandbox) unheardNear(ap string) bool {
+	n := s.ledger.reader.Load()
+	if n == nil {
+		return false
+	}
+	return n.cov.holeNear(ap)
+}
+
 // coverage is what the kernel watch hears, per directory: the directories
 // whose watch is in place (watched: the notifier's dirs), and those whose
 // watch was refused (holes: the inotify watch limit, ENOSPC; a descriptor
@@ -149,4 +159,16 @@ func (c *coverage) unhole(ap string) {
 			delete(c.holes, d)
 		}
 	}
+}
+
+// holeNear reports whether a hole is at, above or under ap.
+func (c *coverage) holeNear(ap string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for h := range c.holes {
+		if within(h, ap) || within(ap, h) {
+			return true
+		}
+	}
+	return false
 }
