@@ -130,9 +130,12 @@ func (h *Handle) Setattr(ctx context.Context, a SetAttr) (unix.Stat_t, error) {
 	return h.s.changeAttrsOf(ctx, h.path(), int(h.f.Fd()), a, h.oi)
 }
 
-// changed reports whether the backing file's size or times moved since
+// changed reports whether the backing file's size or mtime moved since
 // last told (with passthrough the daemon sees no WRITE requests), and
-// returns the stat it took (nil when it took none).
+// returns the stat it took (nil when it took none). Not its ctime: a
+// rename, a chmod or a link moves that and no byte, and the mirror's own
+// rename of a file just closed (a temp renamed into place) reached the
+// release before it and was told as an outside write.
 func (h *Handle) changed() (bool, *unix.Stat_t) {
 	if h.claim == nil {
 		return false, nil
@@ -141,7 +144,7 @@ func (h *Handle) changed() (bool, *unix.Stat_t) {
 	if unix.Fstat(int(h.f.Fd()), &st) != nil {
 		return false, nil
 	}
-	moved := !sameContent(&st, &h.seen)
+	moved := st.Size != h.seen.Size || st.Mtim != h.seen.Mtim
 	h.seen = st
 	return moved, &st
 }
