@@ -103,3 +103,24 @@ func (l *Log) checkRemoved() {
 	l.log.Error("journal: the state directory was removed while the daemon runs; changes that grow the tree are refused, and a restart makes the state anew",
 		"dir", l.dir)
 }
+
+// maxPendingFailing bounds the events kept in memory while the database
+// refuses them (a full disk with an outside writer still writing): about
+// 60 MiB (a variable: a test makes it small).
+var maxPendingFailing = 1 << 18
+
+// dropPending gives up the events pending while the database refuses
+// them, past maxPendingFailing: one loss marker, at the last one's seq,
+// stands for them, so a scan across them (and a cursor before them) is
+// told lost, never a silent gap. The journal's memory still serves its
+// recent events to watchers. Said once in the log. The lock is held.
+func (l *Log) dropPending() {
+	last := l.pending[len(l.pending)-1]
+	if !l.dropped {
+		l.log.Error("journal: events could not be stored for too long (the state disk full?); those waiting are dropped and told as lost",
+			"dir", l.dir, "count", len(l.pending), "through", last.Seq, "err", l.failed)
+		l.dropped = true
+	}
+	clear(l.pending)
+	l.pending = append(l.pending[:0], journal.Event{Seq: last.Seq, Time: last.Time, Path: "/"})
+}

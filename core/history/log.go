@@ -50,6 +50,7 @@ type Log struct {
 	damaged    atomic.Pointer[error] // SQLite found the database damaged (failing.go)
 	markFailed bool                  // the writer's: a mark it could not raise was said
 	ballast    bool                  // the writer's: the ballast is in place (ballast.go)
+	dropped    bool                  // pending events were dropped while failing (said once)
 	closed     bool
 
 	wake   chan struct{}
@@ -99,6 +100,9 @@ func (l *Log) Append(e journal.Event) {
 	l.pending = append(l.pending, e)
 	if l.oldest == 0 {
 		l.oldest = e.Seq
+	}
+	if l.failed != nil && len(l.pending) > maxPendingFailing {
+		l.dropPending() // failing.go
 	}
 	n := len(l.pending)
 	l.mu.Unlock()
@@ -160,8 +164,10 @@ func (l *Log) writer() {
 			return
 		}
 		if len(batch) > 0 {
-			beforeCommit(len(batch))
-			err := l.db.appendBatch(batch)
+			err := beforeCommit(len(batch))
+			if err == nil {
+				err = l.db.appendBatch(batch)
+			}
 			l.mu.Lock()
 			if err != nil {
 				if l.failed == nil { // said once, not at every retry
@@ -242,8 +248,8 @@ var closeWait = 3 * time.Second
 const maxBatch = 4096
 
 // beforeCommit is called with each batch's size before the writer stores
-// it (a test holds the writer there).
-var beforeCommit = func(int) {}
+// it: a test holds the writer there, or fails the commit with its error.
+var beforeCommit = func(int) error { return nil }
 
 // pruneDue reports whether the writer is to prune now, and if so notes
 // what the prune sees. A prune finds something to cut by count or size only

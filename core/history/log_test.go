@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -299,11 +300,11 @@ func TestCloseLeavesTheRestToTheTail(t *testing.T) {
 // in transactions of at most maxBatch, so a close waits on one of them at
 // most, however far the database lags.
 func TestBatchesBounded(t *testing.T) {
-	defer func(f func(int)) { beforeCommit = f }(beforeCommit)
+	defer func(f func(int) error) { beforeCommit = f }(beforeCommit)
 	var mu sync.Mutex
 	var sizes []int
 	held, release := make(chan struct{}), make(chan struct{})
-	beforeCommit = func(n int) {
+	beforeCommit = func(n int) error {
 		mu.Lock()
 		sizes = append(sizes, n)
 		first := len(sizes) == 1
@@ -312,6 +313,7 @@ func TestBatchesBounded(t *testing.T) {
 			close(held)
 			<-release
 		}
+		return nil
 	}
 	dir := t.TempDir()
 	l, j := openJournal(t, dir, Retention{})
@@ -678,5 +680,59 @@ func TestDamagedDatabase(t *testing.T) {
 	}
 	if l.Damaged() == nil {
 		t.Error("Damaged is nil after a read found the damage")
+	}
+}
+
+// TestPendingBoundedWhileFailing: while the database refuses events, the
+// memory they wait in is bounded: past it they are dropped for one loss
+// marker, so a scan across them says lost; what comes after is stored
+// once space returns.
+func TestPendingBoundedWhileFailing(t *testing.T) {
+	defer func(f func(int) error, m int) { beforeCommit, maxPendingFailing = f, m }(beforeCommit, maxPendingFailing)
+	maxPendingFailing = 1000
+	var full atomic.Bool
+	full.Store(true)
+	beforeCommit = func(int) error {
+		if full.Load() {
+			return fmt.Errorf("insert: %w", unix.ENOSPC) // as a full disk fails it
+		}
+		return nil
+	}
+	dir := t.TempDir()
+	l, j := openJournal(t, dir, Retention{})
+	j.Append(sample(1))
+	if err := l.Sync(); err == nil {
+		t.Fatal("a sync with every commit failing succeeded")
+	}
+	const n = 5000
+	for i := 2; i <= n; i++ {
+		j.Append(sample(i))
+	}
+	l.mu.Lock()
+	pending := len(l.pending)
+	l.mu.Unlock()
+	if pending > maxPendingFailing+maxBatch {
+		t.Errorf("%d events pending while failing, want at most %d", pending, maxPendingFailing+maxBatch)
+	}
+	full.Store(false)
+	deadline := time.Now().Add(time.Minute)
+	for f, _ := l.Failing(); f; f, _ = l.Failing() {
+		if time.Now().After(deadline) {
+			t.Fatal("still failing a minute after commits pass again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	must(t, l.Sync())
+	// The journal's memory still has them all; the store has the rest and
+	// the loss marker, which a reopened journal reads back.
+	l.Close()
+	l, j = openJournal(t, dir, Retention{})
+	defer l.Close()
+	got, lost := scanAll(t, j, 0)
+	if !lost || len(got) == 0 || len(got) >= n || got[len(got)-1].Path != sample(n).Path {
+		t.Fatalf("after the drop: %d of %d events, lost %v; want fewer, lost, and the last one kept", len(got), n, lost)
+	}
+	if e := j.Append(sample(n + 1)); e.Seq != n+1 {
+		t.Errorf("the next seq %d, want %d", e.Seq, n+1)
 	}
 }
