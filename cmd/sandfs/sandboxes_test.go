@@ -1,8 +1,12 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"sandfs/core"
 )
@@ -104,5 +108,65 @@ func TestQuotaFlagsCheck(t *testing.T) {
 		if err := q.check(dirs); (err == nil) != c.ok {
 			t.Errorf("--quota %q: check = %v, want ok %v", c.flags, err, c.ok)
 		}
+	}
+}
+
+// TestCheckRootsCanonical: the start-up checks compare canonical paths: a
+// relative path, a symlink and a bind mount to a served tree are inside
+// it as its own path is; a --mount inside a served root is refused; and
+// the state directory given by another path than a root's is still
+// refused inside it.
+func TestCheckRootsCanonical(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "sb"), 0o755))
+	must(os.Symlink(root, filepath.Join(base, "link")))
+	t.Chdir(base)
+	dirs := []namedDir{{"default", root}}
+	for _, c := range []struct {
+		name     string
+		dir, mnt string
+		mounts   []string
+		ok       bool
+		inErr    string
+	}{
+		{"relative DIR inside the root", "root/sb", "", nil, false, "--sandboxes root/sb is inside the root of sandbox default"},
+		{"DIR through a symlink into the root", "link/sb", "", nil, false, "inside the root of sandbox default"},
+		{"a mount inside the root", "", "", []string{"root/mnt"}, false, "--mount root/mnt is inside the root of sandbox default"},
+		{"a named mount inside the root", "", "", []string{"default=" + root + "/m"}, false, "is inside the root of sandbox default"},
+		{"a mount apart", "", "", []string{"mnt"}, true, ""},
+		{"the root inside a mount", "", "", []string{base}, false, "is inside --mount " + base},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkRootsApart(dirs, c.dir, c.mnt, c.mounts...)
+			if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), c.inErr)) {
+				t.Fatalf("checkRootsApart = %v, want ok %v (error with %q)", err, c.ok, c.inErr)
+			}
+		})
+	}
+	if os.Geteuid() == 0 {
+		bind := filepath.Join(base, "bind")
+		must(os.Mkdir(bind, 0o755))
+		if err := unix.Mount(root, bind, "", unix.MS_BIND, ""); err == nil {
+			defer unix.Unmount(bind, unix.MNT_DETACH)
+			if err := checkRootsApart(dirs, filepath.Join(bind, "sb"), ""); err == nil {
+				t.Error("--sandboxes through a bind mount of the root: accepted")
+			}
+			if err := notInsideRoots(filepath.Join(bind, "state"), []string{root}); err == nil {
+				t.Error("--state through a bind mount of the root: accepted")
+			}
+		}
+	}
+	if err := notInsideRoots("root/state", []string{root}); err == nil {
+		t.Error("a relative --state inside the root: accepted")
+	}
+	if err := notInsideRoots("link/state", []string{root}); err == nil {
+		t.Error("--state through a symlink into the root: accepted")
 	}
 }

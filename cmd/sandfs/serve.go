@@ -159,7 +159,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err != nil {
 		return err
 	}
-	if err := checkRootsApart(dirs, cfg.sandboxesDir, cfg.mountAll); err != nil {
+	if err := checkRootsApart(dirs, cfg.sandboxesDir, cfg.mountAll, cfg.mounts...); err != nil {
 		return err
 	}
 	if err := cfg.quotas.check(dirs); err != nil {

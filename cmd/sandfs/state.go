@@ -119,7 +119,7 @@ func notInsideRoots(dir string, roots []string) error {
 		if err != nil {
 			return fmt.Errorf("sandbox root: %w", err)
 		}
-		if within(real, r) {
+		if hostWithin(real, r) {
 			return fmt.Errorf("state directory %s is inside the served root %s, where clients could read its token; "+
 				"give --state a directory outside every root", dir, root)
 		}
@@ -130,8 +130,12 @@ func notInsideRoots(dir string, roots []string) error {
 // resolveExisting is dir with the symlinks of its longest existing prefix
 // resolved and the missing rest appended.
 func resolveExisting(dir string) (string, error) {
+	abs, err := filepath.Abs(dir) // EvalSymlinks keeps a relative path relative
+	if err != nil {
+		return "", err
+	}
 	rest := ""
-	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+	for p := abs; ; p = filepath.Dir(p) {
 		r, err := filepath.EvalSymlinks(p)
 		if err == nil {
 			return filepath.Join(r, rest), nil

@@ -233,6 +233,9 @@ func refuseRoot(verb, p, why string) error {
 	return nil
 }
 
+// within reports whether the path a is b or lies beneath it, as strings.
+func within(a, b string) bool { return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, "/")+"/") }
+
 // inside reports whether to is from itself or below it (both cleaned; a
 // relative pair is compared as given).
 func inside(from, to string) bool {
