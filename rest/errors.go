@@ -335,7 +335,10 @@ func errnoKind(errno unix.Errno, op string) (kind, int) {
 
 func isTarFormatError(err error) bool {
 	return errors.Is(err, tar.ErrHeader) || errors.Is(err, tar.ErrFieldTooLong) ||
-		errors.Is(err, tar.ErrInsecurePath) || errors.Is(err, io.ErrUnexpectedEOF)
+		errors.Is(err, tar.ErrInsecurePath) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		// A sparse entry whose map and data disagree: archive/tar's own
+		// errors for it are not exported, only their words.
+		strings.HasPrefix(innermost(err).Error(), "archive/tar: sparse file ")
 }
 
 func innermost(err error) error {

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -632,6 +633,42 @@ func tarOf(entries ...*tar.Header) []byte {
 	return buf.Bytes()
 }
 
+// badSparseTar is a GNU sparse archive (PAX format 1.0) whose data runs
+// past what its map references: archive/tar fails its read with
+// "sparse file contains unreferenced data".
+func badSparseTar() []byte {
+	rec := func(k, v string) string {
+		s := " " + k + "=" + v + "\n"
+		for d := 1; ; d++ {
+			if total := len(s) + d; len(strconv.Itoa(total)) == d {
+				return strconv.Itoa(total) + s
+			}
+		}
+	}
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	recs := rec("GNU.sparse.major", "1") + rec("GNU.sparse.minor", "0") + rec("GNU.sparse.name", "f") + rec("GNU.sparse.realsize", "10")
+	tw.WriteHeader(&tar.Header{Name: "PaxHeaders/f", Size: int64(len(recs)), Mode: 0o644, Format: tar.FormatUSTAR})
+	tw.Write([]byte(recs))
+	tw.Flush()
+	// tar.Writer makes no PAX header by hand: the first header is made a
+	// regular one, then turned into one ('x') and its checksum redone.
+	raw := b.Bytes()
+	raw[156] = 'x'
+	copy(raw[148:156], "        ")
+	sum := 0
+	for _, c := range raw[:512] {
+		sum += int(c)
+	}
+	copy(raw[148:156], fmt.Sprintf("%06o\x00 ", sum))
+	data := append([]byte("1\n0\n5\n"), make([]byte, 512-6)...)
+	data = append(data, "hello, and more than the map says"...)
+	tw.WriteHeader(&tar.Header{Name: "GNUSparseFile.0/f", Size: int64(len(data)), Mode: 0o644, Format: tar.FormatUSTAR})
+	tw.Write(data)
+	tw.Close()
+	return b.Bytes()
+}
+
 // sparseTar is a 3 KiB GNU sparse archive (GNU tar -S) of one 1 TiB hole.
 func sparseTar() []byte {
 	b, err := os.ReadFile("../core/testdata/sparse-1t.tar")
@@ -666,6 +703,7 @@ func tarCases(rt Route, add func(hostileCase)) {
 	} {
 		add(hostileCase{name: "tar " + label, target: tgt, body: body(b), header: tarHdr, mustFail: true})
 	}
+	add(hostileCase{name: "tar malformed sparse", target: tgt, body: body(badSparseTar()), header: tarHdr, mustFail: true, status: []int{400}})
 	overBody := tarOf(&tar.Header{Name: "ok", Size: 1}, &tar.Header{Name: "big", Size: hostileLimits.tar + 1})
 	add(hostileCase{name: "tar over the body limit", target: tgt, body: body(overBody), header: tarHdr, mustFail: true, status: []int{413}})
 	add(hostileCase{name: "tar over the body limit, chunked", target: tgt, body: body(overBody), header: tarHdr, chunked: true, mustFail: true, status: []int{413}})
