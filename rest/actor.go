@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -17,12 +18,9 @@ const actorHeader = "X-Sandfs-Actor"
 const maxActorBytes = 128
 
 // withActor stamps r's context with the actor its header names, or refuses
-// the header (400 invalid_request, before the handler: nothing changes).
-// Refused: a value over 128 bytes, one that is not UTF-8, one with a
-// control character (C0 including tab, DEL, C1) or a bidirectional control
-// (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C: they reorder how
-// a log line reads), and the header given twice. An empty value is no
-// actor, as without the header.
+// the header (400 invalid_request, before the handler: nothing changes):
+// what checkActor refuses, and the header given twice. An empty value is
+// no actor, as without the header.
 func withActor(r *http.Request) (*http.Request, error) {
 	vs := r.Header.Values(actorHeader)
 	if len(vs) == 0 {
@@ -32,7 +30,7 @@ func withActor(r *http.Request) (*http.Request, error) {
 		return r, invalidRequest("%s is given %d times; give it once", actorHeader, len(vs))
 	}
 	v := vs[0]
-	if err := checkActor(v); err != nil {
+	if err := checkActor(actorHeader, v); err != nil {
 		return r, err
 	}
 	if v == "" {
@@ -41,17 +39,49 @@ func withActor(r *http.Request) (*http.Request, error) {
 	return r.WithContext(core.WithActor(r.Context(), core.Actor{Origin: journal.API, Name: v})), nil
 }
 
-func checkActor(v string) error {
+// checkActor refuses an actor's name (field: the header, or a body field)
+// that checkLabel refuses, one over 128 bytes, and one that wears a label
+// of the daemon's own (reservedActor): an API write named "external"
+// would pass for an outside one in the filters and the console.
+func checkActor(field, v string) error {
 	if len(v) > maxActorBytes {
-		return invalidRequest("%s is %d bytes; at most %d", actorHeader, len(v), maxActorBytes)
+		return invalidRequest("%s is %d bytes; at most %d", field, len(v), maxActorBytes)
 	}
+	if err := checkLabel(field, v); err != nil {
+		return err
+	}
+	if reservedActor(v) {
+		return invalidRequest("%s %q is a label of the daemon's own (api, external, fuse, mirror, fuse:…, restore:…); name the actor otherwise", field, v)
+	}
+	return nil
+}
+
+// checkLabel refuses text a person reads in a log line or the console (an
+// actor, a checkpoint's name) that is not UTF-8 or holds a character that
+// hides or changes what is read: a control character (C0 including tab,
+// DEL, C1), a format character (Cf: the bidirectional controls, U+200B,
+// U+FEFF, the tag characters U+E0000 to U+E007F), or a separator other
+// than the space (U+2028, U+2029, U+00A0…), which make look-alikes.
+func checkLabel(field, v string) error {
 	if !utf8.ValidString(v) {
-		return invalidRequest("%s is not valid UTF-8", actorHeader)
+		return invalidRequest("%s is not valid UTF-8", field)
 	}
 	for i, c := range v {
-		if unicode.IsControl(c) || unicode.Is(unicode.Bidi_Control, c) {
-			return invalidRequest("%s has a control character (%U at byte %d); give printable text", actorHeader, c, i)
+		if unicode.IsControl(c) || unicode.Is(unicode.Cf, c) || unicode.Is(unicode.Bidi_Control, c) || unicode.Is(unicode.Z, c) && c != ' ' {
+			return invalidRequest("%s has a control, format or separator character (%U at byte %d); give printable text", field, c, i)
 		}
 	}
 	return nil
+}
+
+// reservedActor reports whether v is, or begins as, a label the daemon
+// gives: the origins (api, external, fuse, mirror), the mirror's
+// fuse:COMM and a restore's restore:ID, in any case.
+func reservedActor(v string) bool {
+	l := strings.ToLower(strings.TrimSpace(v))
+	switch l {
+	case "api", "external", "fuse", "mirror":
+		return true
+	}
+	return strings.HasPrefix(l, "fuse:") || strings.HasPrefix(l, "restore:")
 }

@@ -126,6 +126,15 @@ func TestActorHeaderRefused(t *testing.T) {
 		"tab":                 "agent\t1",
 		"C1 control (U+0085)": "agent\u0085",
 		"bidi override":       "agent\u202egnp.exe",
+		"zero width space":    "age\u200bnt",
+		"line separator":      "agent\u2028x",
+		"byte order mark":     "\ufeffagent",
+		"tag character":       "agent\U000E0041",
+		"no-break space":      "agent\u00a0x",
+		"the daemon's origin": "external",
+		"the mirror's label":  "fuse:vim",
+		"a restore's label":   "restore:cp_0123456789ab",
+		"api in capitals":     "API",
 	}
 	routes := []struct{ family, method, target, body string }{
 		{FamilyAgent, "PUT", "/v1/fs/file?path=/%s", "x"},

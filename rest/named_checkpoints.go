@@ -3,8 +3,6 @@ package rest
 import (
 	"net/http"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -92,7 +90,7 @@ func (s *Server) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, p
 	if len(req.Name) > maxCheckpointName {
 		return invalidRequest("name is %d bytes; at most %d", len(req.Name), maxCheckpointName)
 	}
-	if err := checkActorText("name", req.Name); err != nil {
+	if err := checkLabel("name", req.Name); err != nil {
 		return err
 	}
 	cp, err := sb.CreateCheckpoint(r.Context(), core.CheckpointOptions{Name: req.Name, SkipExcluded: req.SkipExcluded})
@@ -148,7 +146,7 @@ func (s *Server) namedRestore(w http.ResponseWriter, r *http.Request, ps httprou
 	if req.Checkpoint == nil || *req.Checkpoint == "" {
 		return invalidRequest(`missing required field "checkpoint"`)
 	}
-	if err := checkActorText("actor", req.Actor); err != nil {
+	if err := checkActor("actor", req.Actor); err != nil {
 		return err
 	}
 	dry := req.DryRun
@@ -166,22 +164,4 @@ func (s *Server) namedRestore(w http.ResponseWriter, r *http.Request, ps httprou
 		out.Skipped[i] = namedRestoreSkip{Path: sk.Path, Reason: sk.Reason, By: sk.By}
 	}
 	return writeJSON(w, http.StatusOK, out)
-}
-
-// checkActorText refuses a body field that names an actor or a checkpoint
-// with what checkActor refuses in the header: over 128 bytes (256 for a
-// name, checked before), not UTF-8, a control or bidirectional character.
-func checkActorText(field, v string) error {
-	if field == "actor" && len(v) > maxActorBytes {
-		return invalidRequest("actor is %d bytes; at most %d", len(v), maxActorBytes)
-	}
-	if !utf8.ValidString(v) {
-		return invalidRequest("%s is not valid UTF-8", field)
-	}
-	for i, c := range v {
-		if unicode.IsControl(c) || unicode.Is(unicode.Bidi_Control, c) {
-			return invalidRequest("%s has a control character (%U at byte %d); give printable text", field, c, i)
-		}
-	}
-	return nil
 }
