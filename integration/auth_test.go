@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -174,7 +175,7 @@ func TestTokenFlags(t *testing.T) {
 	must(t, os.WriteFile(tf, []byte("from-the-file-7c1\n"), 0o600))
 	loose := filepath.Join(dir, "loose")
 	must(t, os.WriteFile(loose, []byte("loose-token-9a2"), 0o644))
-	const argvWarning = "every local user can read (ps, /proc/PID/cmdline)"
+	const argvWarning = "every local user could read (ps, /proc/PID/cmdline)"
 	cases := []struct {
 		name      string
 		args, env []string
@@ -206,6 +207,14 @@ func TestTokenFlags(t *testing.T) {
 				if res.StatusCode != auth.want {
 					t.Errorf("Authorization %q: %d, want %d", auth.header, res.StatusCode, auth.want)
 				}
+			}
+			// A token given on the command line is overwritten there once
+			// read: /proc/PID/cmdline, which every local user reads, no
+			// longer shows it.
+			if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", d.cmd.Process.Pid)); err != nil {
+				t.Fatal(err)
+			} else if strings.Contains(string(cmdline), tc.token) {
+				t.Errorf("/proc/PID/cmdline shows the token: %q", cmdline)
 			}
 			log := d.Log()
 			for _, s := range tc.logs {

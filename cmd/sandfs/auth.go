@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"strings"
 )
 
 // The daemon's token, by precedence (serve -h; README, "The daemon"):
@@ -31,7 +32,7 @@ type authFlags struct {
 }
 
 func (a *authFlags) add(fs *flag.FlagSet) {
-	fs.StringVar(&a.token, "token", "", "bearer `TOKEN` every route but health needs (visible to every local user in ps: prefer --token-file or SANDFS_TOKEN)")
+	fs.StringVar(&a.token, "token", "", "bearer `TOKEN` every route but health needs (on the command line until the daemon overwrites it there, at start: prefer --token-file or SANDFS_TOKEN)")
 	fs.StringVar(&a.tokenFile, "token-file", "", "read the bearer token from `PATH`")
 	fs.StringVar(&a.state, "state", "", "state directory `STATE` (env SANDFS_STATE; default $XDG_STATE_HOME/sandfs, else ~/.local/state/sandfs): without another token the daemon uses STATE/token, made 0600 at the first start and kept")
 	fs.BoolVar(&a.noAuth, "no-auth", false, "serve without a token: every client that reaches --listen may read and write the sandboxes (loopback and unix sockets only, unless --insecure-no-token)")
@@ -97,9 +98,11 @@ func (a *authFlags) resolve(getenv func(string) string, roots []string, log *slo
 		}
 		return daemonAuth{source: tokenNone}, nil
 	case a.token != "":
-		log.Warn("--token puts the token on the command line, which every local user can read (ps, /proc/PID/cmdline); " +
+		log.Warn("--token put the token on the command line, which every local user could read (ps, /proc/PID/cmdline) until the daemon overwrote it there; " +
 			"give it with --token-file or SANDFS_TOKEN instead")
-		return daemonAuth{token: a.token, source: tokenGiven}, nil
+		tok := strings.Clone(a.token) // argv.go: the flag's value shares the bytes overwritten
+		scrubArgv(tok)
+		return daemonAuth{token: tok, source: tokenGiven}, nil
 	case a.tokenFile != "":
 		tok, loose, err := readTokenFile(a.tokenFile)
 		if err != nil {
