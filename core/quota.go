@@ -170,6 +170,18 @@ func (o *usageOp) reserve(op, ap string, b, e int64) error {
 	return nil
 }
 
+// addFloor adds d to c, never taking it below 0: a count that would go
+// negative was off (an outside change not yet rescanned), and a negative
+// usage would let writes pass the bound.
+func addFloor(c *atomic.Int64, d int64) {
+	for {
+		cur := c.Load()
+		if c.CompareAndSwap(cur, max(cur+d, 0)) {
+			return
+		}
+	}
+}
+
 // grow adds d to c unless that passes limit (0: none).
 func grow(c *atomic.Int64, limit, d int64, bound string) error {
 	for {
@@ -211,10 +223,10 @@ func (o *usageOp) end(b, e int64) {
 		return
 	}
 	if d := b - o.bytes; d != 0 {
-		o.q.usedBytes.Add(d)
+		addFloor(&o.q.usedBytes, d)
 	}
 	if d := e - o.entries; d != 0 {
-		o.q.usedEntries.Add(d)
+		addFloor(&o.q.usedEntries, d)
 	}
 	o.q.gen.Add(1)
 	o.q.inflight.Add(-1)
@@ -245,9 +257,29 @@ func (q *reservingReader) Read(p []byte) (int, error) {
 // freedBy is what removing one name of the file of stat st frees: its
 // bytes (its accounted size, quota_inode.go) when it is a regular file's
 // last link, else none; the entry always.
+//
+// A file changed since the counts were last taken, while an outside change
+// waits to be counted, may hold more than the counts ever did (an outside
+// truncate -s 1T): it frees nothing now, and the rescan that outside
+// change asked for counts what is left. So usage never goes below what
+// was counted, and a bound is never passed on the strength of bytes that
+// were not in it.
 func (s *Sandbox) freedBy(st *unix.Stat_t) int64 {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink > 1 {
 		return 0
 	}
+	q := &s.quota
+	if q.dirty.Load() {
+		scanned := q.scanned.Load()
+		if scanned == 0 || st.Ctim.Nano() >= scanned-q.walkTook.Load()-int64(ctimeSlack) {
+			return 0
+		}
+	}
 	return s.accountedSize(st)
 }
+
+// ctimeSlack is how much earlier than the scan a file's ctime may read and
+// its change still be after the scan: a filesystem's clock is coarser than
+// the daemon's (a jiffy, or a second on some), and ctime reads the coarse
+// one.
+const ctimeSlack = time.Second

@@ -432,3 +432,46 @@ func TestQuotaBeforeFirstScan(t *testing.T) {
 	}
 	checkUsage(t, s, root)
 }
+
+// TestQuotaOutsideGrowthThenDelete: a file an outside writer grew past
+// the counts (truncate -s 1T), removed through the daemon before a rescan
+// counted it, frees nothing it was not counted for: usage never goes
+// negative, and a write past the bound is still refused.
+func TestQuotaOutsideGrowthThenDelete(t *testing.T) {
+	defer scanSoon.Store(scanSoon.Load())
+	scanSoon.Store(int64(time.Hour)) // no rescan during the test: the delete alone
+	root := t.TempDir()
+	mk(t, root, map[string]string{"kept": strings.Repeat("k", 1000), "x": ""})
+	s := openScanned(t, root)
+	s.SetQuota(Quota{Bytes: 1 << 20})
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := s.StartWatching(wctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-s.WatchReady()
+	if err := os.Truncate(filepath.Join(root, "x"), 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.quota.dirty.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the outside truncate was not heard")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := s.Remove(ctx, "/x", false); err != nil {
+		t.Fatal(err)
+	}
+	if u := s.Usage(); u.Bytes < 1000 || u.Entries < 1 {
+		t.Fatalf("usage %+v after the delete; want at least what kept holds (1000 bytes, 1 entry)", u)
+	}
+	_, err := s.WriteFile(ctx, "/big", strings.NewReader(strings.Repeat("b", 2<<20)), WriteOptions{})
+	if !errors.Is(err, ErrQuota) {
+		t.Errorf("a 2 MiB write under a 1 MiB bound after the delete: %v, want refused", err)
+	}
+	if _, err := s.ScanUsage(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkUsage(t, s, root)
+}
