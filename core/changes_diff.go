@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/linediff"
 )
 
 // The diffs of changes-since. A row's diff is the unified diff (udiff.go)
@@ -65,12 +66,12 @@ func (s *Sandbox) diffRows(ctx context.Context, rows []ChangeRow, q *ChangesQuer
 		if old == nil && r.Change != ChangeAdded {
 			old = startOf()
 		}
-		s.diffRow(r, old, min(q.MaxDiffBytes, budget))
+		s.diffRow(ctx, r, old, min(q.MaxDiffBytes, budget))
 		budget -= len(r.Diff)
 	}
 }
 
-func (s *Sandbox) diffRow(r *ChangeRow, old *startContent, max int) {
+func (s *Sandbox) diffRow(ctx context.Context, r *ChangeRow, old *startContent, max int) {
 	var a, b []byte
 	var why string
 	if r.Change != ChangeDeleted {
@@ -93,7 +94,15 @@ func (s *Sandbox) diffRow(r *ChangeRow, old *startContent, max int) {
 		r.Binary = true
 		return
 	}
-	d := unifiedDiff("a"+from, "b"+r.Path, a, b)
+	d, err := unifiedDiff(ctx, "a"+from, "b"+r.Path, a, b)
+	switch {
+	case errors.Is(err, linediff.ErrTooLarge):
+		r.DiffUnavailable = "diff too large: the two sides differ in too many places to diff within the bound"
+		return
+	case err != nil:
+		r.DiffUnavailable = "the request ended before the diff did"
+		return
+	}
 	if len(d) > max {
 		cut := strings.LastIndexByte(d[:max], '\n') + 1
 		d, r.DiffTruncated = d[:cut], true

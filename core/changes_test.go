@@ -82,7 +82,10 @@ func TestUnifiedDiff(t *testing.T) {
 		{"crlf", "a\r\nb\r\n", "a\r\nc\r\n", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+c\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := unifiedDiff("a/f", "b/f", []byte(tc.a), []byte(tc.b))
+			d, err := unifiedDiff(ctx, "a/f", "b/f", []byte(tc.a), []byte(tc.b))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tc.want != "" && d != tc.want {
 				t.Errorf("diff:\n%q\nwant:\n%q", d, tc.want)
 			}

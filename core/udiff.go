@@ -2,26 +2,31 @@ package core
 
 import (
 	"bytes"
+	"context"
 	"strconv"
 	"strings"
 
-	"github.com/pmezard/go-difflib/difflib"
+	"sandfs/core/linediff"
 )
 
 // unifiedDiff is the unified diff of a against b, as `diff -u` writes it
 // with the headers "--- from" and "+++ to" (no times), three lines of
 // context, and "\ No newline at end of file" after a last line without one;
-// "" when they are equal. The line matching is difflib's (the sequence
-// matcher of Python's difflib); the format is written here, as difflib's own
-// writer neither marks a missing final newline nor keeps lines byte-exact.
-func unifiedDiff(from, to string, a, b []byte) string {
+// "" when they are equal. The lines are matched by package linediff, at a
+// cost bounded by their length: past its budget the error is
+// linediff.ErrTooLarge, and the end of ctx ends it too.
+func unifiedDiff(ctx context.Context, from, to string, a, b []byte) (string, error) {
 	if bytes.Equal(a, b) {
-		return ""
+		return "", nil
 	}
 	la, lb := splitLines(a), splitLines(b)
+	ops, err := linediff.Ops(ctx, la, lb)
+	if err != nil {
+		return "", err
+	}
 	var w strings.Builder
 	w.WriteString("--- " + from + "\n+++ " + to + "\n")
-	for _, g := range difflib.NewMatcher(la, lb).GetGroupedOpCodes(3) {
+	for _, g := range linediff.Group(ops, 3) {
 		first, last := g[0], g[len(g)-1]
 		w.WriteString("@@ -" + hunkRange(first.I1, last.I2) + " +" + hunkRange(first.J1, last.J2) + " @@\n")
 		for _, c := range g {
@@ -37,7 +42,7 @@ func unifiedDiff(from, to string, a, b []byte) string {
 			}
 		}
 	}
-	return w.String()
+	return w.String(), nil
 }
 
 // splitLines cuts b after each newline; the last line may lack one.

@@ -1,0 +1,63 @@
+package linediff
+
+// opsOf turns matched pairs (increasing on both sides) into an edit
+// script over a of n lines and b of m.
+func opsOf(pairs [][2]int, n, m int) []Op {
+	var ops []Op
+	i, j := 0, 0
+	flush := func(i2, j2 int) {
+		switch {
+		case i < i2 && j < j2:
+			ops = append(ops, Op{'r', i, i2, j, j2})
+		case i < i2:
+			ops = append(ops, Op{'d', i, i2, j, j})
+		case j < j2:
+			ops = append(ops, Op{'i', i, i, j, j2})
+		}
+	}
+	for k := 0; k < len(pairs); {
+		pi, pj := pairs[k][0], pairs[k][1]
+		flush(pi, pj)
+		e := k + 1
+		for e < len(pairs) && pairs[e][0] == pairs[e-1][0]+1 && pairs[e][1] == pairs[e-1][1]+1 {
+			e++
+		}
+		run := e - k
+		ops = append(ops, Op{'e', pi, pi + run, pj, pj + run})
+		i, j, k = pi+run, pj+run, e
+	}
+	flush(n, m)
+	return ops
+}
+
+// Group cuts an edit script into the hunks of a unified diff with n lines
+// of context, as Python difflib's get_grouped_opcodes does: each group is
+// its changes with up to n equal lines around them, and equal runs longer
+// than 2n split groups. A script with no change has no group.
+func Group(ops []Op, n int) [][]Op {
+	codes := append([]Op(nil), ops...)
+	if len(codes) == 0 {
+		codes = []Op{{'e', 0, 1, 0, 1}}
+	}
+	if c := &codes[0]; c.Tag == 'e' {
+		c.I1, c.J1 = max(c.I1, c.I2-n), max(c.J1, c.J2-n)
+	}
+	if c := &codes[len(codes)-1]; c.Tag == 'e' {
+		c.I2, c.J2 = min(c.I2, c.I1+n), min(c.J2, c.J1+n)
+	}
+	var groups [][]Op
+	var group []Op
+	for _, c := range codes {
+		if c.Tag == 'e' && c.I2-c.I1 > 2*n {
+			group = append(group, Op{'e', c.I1, min(c.I2, c.I1+n), c.J1, min(c.J2, c.J1+n)})
+			groups = append(groups, group)
+			group = nil
+			c.I1, c.J1 = max(c.I1, c.I2-n), max(c.J1, c.J2-n)
+		}
+		group = append(group, c)
+	}
+	if len(group) > 0 && !(len(group) == 1 && group[0].Tag == 'e') {
+		groups = append(groups, group)
+	}
+	return groups
+}
