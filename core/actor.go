@@ -69,6 +69,9 @@ func (s *Sandbox) emitFd(ctx context.Context, typ journal.Type, ap string, fd in
 // event appends one event made by the actor in ctx, describing the file of
 // stat st (nil: unknown, or removed).
 func (s *Sandbox) event(ctx context.Context, typ journal.Type, ap, old string, isDir bool, st *unix.Stat_t) {
+	if ap == "" {
+		return // a file open through the mirror whose name left the tree (Handle.Follow)
+	}
 	a := actorOf(ctx)
 	if a.Comm == "" && a.Process != nil && a.Pid != 0 {
 		a.Comm, a.Cgroup = a.Process(a.Pid)

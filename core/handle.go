@@ -113,7 +113,8 @@ func (h *Handle) Allocate(off, size int64, mode uint32) error {
 func (h *Handle) File() *os.File { return h.f }
 
 // Follow makes the handle name its file by path from now on (the mirror's
-// tree, which follows renames).
+// tree, which follows renames); "" once the file has no name in the tree,
+// when nothing it does is told.
 func (h *Handle) Follow(path func() string) { h.path = path }
 
 // Wrote records a change made through the daemon (a WRITE, a fallocate).

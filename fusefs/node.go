@@ -3,6 +3,8 @@ package fusefs
 import (
 	"context"
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -48,6 +50,26 @@ var (
 
 // path is the node's API path.
 func (n *node) path() string { return "/" + n.Path(n.Root()) }
+
+// namedPath is the node's API path for what an open file tells (Handle's
+// events), "" once the node is orphaned: its name, or a directory above
+// it, is gone from the tree (removed, or moved out of the root). go-fuse
+// names such a node ".go-fuse.N/deleted/…", a name no event may carry;
+// core tells nothing of a path "".
+func (n *node) namedPath() string {
+	root := n.Root()
+	var segs []string
+	for p := &n.Inode; p != root; {
+		name, parent := p.Parent()
+		if parent == nil {
+			return ""
+		}
+		segs = append(segs, name)
+		p = parent
+	}
+	slices.Reverse(segs)
+	return "/" + strings.Join(segs, "/")
+}
 
 func (n *node) childPath(name string) string {
 	p := n.path()
@@ -219,7 +241,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if err != nil {
 		return nil, 0, n.m.toErrno(err)
 	}
-	h.Follow(n.path)
+	h.Follow(n.namedPath)
 	of := n.m.openFlags(n.path(), false)
 	if flags&syscall.O_ACCMODE == syscall.O_RDONLY {
 		// Nothing to tell at close: the kernel skips FLUSH, one round trip
@@ -244,7 +266,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	n.m.entryTimeouts(p, out)
 	ch := n.newChild(ctx, &st, out)
 	if cn, ok := ch.Operations().(*node); ok {
-		h.Follow(cn.path)
+		h.Follow(cn.namedPath)
 	}
 	return ch, n.m.newFile(h), n.m.openFlags(p, false), 0
 }
