@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,9 +22,35 @@ func lockRoot(root int, hostRoot string) (int, error) {
 	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		unix.Close(fd)
 		if err == unix.EWOULDBLOCK {
-			return -1, fmt.Errorf("the root %s is served by another daemon (one daemon per root)", hostRoot)
+			by := ""
+			if pid := flockHolder(root); pid != "" {
+				by = " (pid " + pid + ")"
+			}
+			return -1, fmt.Errorf("the root %s is served by another daemon%s: one daemon per root", hostRoot, by)
 		}
 		return -1, &os.PathError{Op: "lock sandbox root", Path: hostRoot, Err: err}
 	}
 	return fd, nil
+}
+
+// flockHolder is the pid /proc/locks names as holding an flock on the
+// directory fd ("" when it cannot tell): its lines read
+// "N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE 0 EOF", the device in hex.
+func flockHolder(fd int) string {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return ""
+	}
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return ""
+	}
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[1] == "FLOCK" && f[5] == want {
+			return f[4]
+		}
+	}
+	return ""
 }

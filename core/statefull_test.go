@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,7 +147,7 @@ func TestOneDaemonPerRoot(t *testing.T) {
 	root := t.TempDir()
 	a, err := Open("default", root, Options{StateDir: t.TempDir()})
 	must(t, err)
-	if b, err := Open("default", root, Options{StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "served by another daemon") {
+	if b, err := Open("default", root, Options{StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("served by another daemon (pid %d)", os.Getpid())) {
 		if b != nil {
 			b.Close()
 		}

@@ -65,7 +65,7 @@ func startFixed(h *host.Host, dirs []namedDir, quotas quotaFlags, log *slog.Logg
 		if created {
 			log.Info("created sandbox root", "sandbox", d.name, "root", d.dir)
 		}
-		sb, err := h.Start(d.name, host.OpenPath(d.name, d.dir), true, quotas.of(d.name))
+		sb, err := h.StartFixed(d.name, d.dir, quotas.of(d.name))
 		if err != nil {
 			return nil, err
 		}

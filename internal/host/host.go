@@ -53,6 +53,7 @@ type Host struct {
 type entry struct {
 	sb      *core.Sandbox
 	fixed   bool               // --root or --sandbox: never removed at run time
+	state   string             // the key of its state directory (rootkey.go)
 	token   string             // its own token ("" = none)
 	cancel  context.CancelFunc // ends its kernel watch and checkpoint schedule
 	stopLog func()             // LogEvents; nil = none
@@ -84,6 +85,11 @@ func OpenPath(name, dir string) Opener {
 // mount under MountAll. def is its quota when none is kept. A name served
 // already is an error.
 func (h *Host) Start(name string, open Opener, fixed bool, def core.Quota) (*core.Sandbox, error) {
+	return h.start(name, name, open, fixed, def)
+}
+
+// start is Start with the state directory's key (rootkey.go).
+func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Quota) (*core.Sandbox, error) {
 	h.mu.Lock()
 	_, taken := h.m[name]
 	h.mu.Unlock()
@@ -94,7 +100,7 @@ func (h *Host) Start(name string, open Opener, fixed bool, def core.Quota) (*cor
 	o.Quota = def
 	token := ""
 	if h.cfg.State != "" {
-		tok, q, kept, path, err := h.stateOf(name)
+		tok, q, kept, path, err := h.stateOf(name, stateKey)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +116,7 @@ func (h *Host) Start(name string, open Opener, fixed bool, def core.Quota) (*cor
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", name, err)
 	}
-	e := &entry{sb: sb, fixed: fixed, token: token}
+	e := &entry{sb: sb, fixed: fixed, token: token, state: stateKey}
 	ctx, cancel := context.WithCancel(h.ctx)
 	e.cancel = cancel
 	if err := sb.StartWatching(ctx, h.log); err != nil {
@@ -166,8 +172,8 @@ func (h *Host) Start(name string, open Opener, fixed bool, def core.Quota) (*cor
 
 // stateOf reads (making them at the first start) the sandbox's token and
 // kept quota, in its state directory.
-func (h *Host) stateOf(name string) (tok string, q core.Quota, kept bool, path string, err error) {
-	fd, path, err := openSandboxState(h.cfg.State, name)
+func (h *Host) stateOf(name, key string) (tok string, q core.Quota, kept bool, path string, err error) {
+	fd, path, err := openSandboxState(h.cfg.State, key)
 	if err != nil {
 		return "", q, false, path, err
 	}

@@ -88,7 +88,7 @@ func (d *Dir) SetQuota(ctx context.Context, name string, q core.Quota) error {
 	if sb == nil {
 		return fmt.Errorf("sandbox %s: %w", name, fs.ErrNotExist)
 	}
-	if err := keepQuota(d.h.cfg.State, name, q); err != nil {
+	if err := keepQuota(d.h.cfg.State, d.h.stateKey(name), q); err != nil {
 		return err
 	}
 	sb.SetQuota(q)
