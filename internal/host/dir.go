@@ -202,6 +202,11 @@ func (d *Dir) stat(name string) (rootID, bool) {
 // start serves DIR/name. Called with mu held.
 func (d *Dir) start(name string) (*core.Sandbox, error) {
 	host := filepath.Join(d.path, name)
+	if id, ok := d.stat(name); ok {
+		if err := d.h.adoptState(name, id); err != nil { // incarnation.go
+			return nil, err
+		}
+	}
 	sb, err := d.h.Start(name, func(o core.Options) (*core.Sandbox, error) {
 		return core.OpenAt(d.fd, name, host, name, o)
 	}, false, d.def)

@@ -215,10 +215,15 @@ func TestDirManager(t *testing.T) {
 	if th.reg.Get("made") != nil {
 		t.Error("still served after Remove")
 	}
-	for _, p := range []string{filepath.Join(th.dir, "made"), sd} {
-		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("%s after Remove: %v", p, err)
-		}
+	if _, err := os.Lstat(filepath.Join(th.dir, "made")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the sandbox's directory after Remove: %v", err)
+	}
+	// Its state is gone but the seq mark, which a sandbox made again
+	// under the name numbers above.
+	if ents, err := os.ReadDir(sd); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Error(err)
+	} else if len(ents) > 1 || len(ents) == 1 && ents[0].Name() != "seqmark" {
+		t.Errorf("the state after Remove holds %v, want the seq mark alone", ents)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "keep")); err != nil {
 		t.Errorf("Remove followed a symlink: %v", err)

@@ -113,5 +113,20 @@ func removeState(state, name string) error {
 	if !strings.HasPrefix(p, filepath.Join(state, "sandboxes")+"/") {
 		return fmt.Errorf("sandbox %s: state directory %s outside %s", name, p, state)
 	}
-	return os.RemoveAll(p)
+	// The seq mark stays: a sandbox made again under the name numbers
+	// above every seq this one handed out (incarnation.go).
+	tomb := p + ".removing"
+	if err := os.Rename(p, tomb); err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	if err := os.MkdirAll(p, 0o700); err != nil {
+		return err
+	}
+	if err := carryMark(tomb, p); err != nil {
+		return err
+	}
+	return os.RemoveAll(tomb)
 }

@@ -1,0 +1,65 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A sandbox of --sandboxes DIR is its directory: one removed by hand and
+// made again under the same name (by hand, or by POST /v1/sandboxes) is a
+// new sandbox, never the old one's heir. Its state directory records the
+// directory's identity (rootkey.go's file "root"); a sandbox that finds
+// another identity there archives the old state (STATE/archive/NAME-TIME:
+// its token, journal and checkpoints, for a person, never served again)
+// and starts with a new token, no checkpoints and an empty journal. The
+// new journal numbers on above the old one (the old seqmark is carried
+// over): no seq is given twice under one name, so no cursor of the old
+// tenant reads the new one's events and the fleet's message ids
+// (HOST/SANDBOX/SEQ) never repeat.
+
+// adoptState makes the state of sandbox name the directory id's,
+// archiving what another directory left there.
+func (h *Host) adoptState(name string, id rootID) error {
+	if h.cfg.State == "" {
+		return nil
+	}
+	want := fmt.Sprintf("%x-%x", id.dev, id.ino)
+	owner, err := h.claimState(name, want)
+	if err != nil || owner == want {
+		return err
+	}
+	old := SandboxStateDir(h.cfg.State, name)
+	archive := filepath.Join(h.cfg.State, "archive", filepath.Base(old)+"-"+strconv.FormatInt(time.Now().UnixNano(), 10))
+	if err := os.MkdirAll(filepath.Dir(archive), 0o700); err != nil {
+		return fmt.Errorf("sandbox %s: archiving the state of the sandbox it replaces: %w", name, err)
+	}
+	if err := os.Rename(old, archive); err != nil {
+		return fmt.Errorf("sandbox %s: archiving the state of the sandbox it replaces: %w", name, err)
+	}
+	h.log.Info("sandbox "+name+" is a new directory: the state of the one it replaces is archived", "sandbox", name, "archive", archive)
+	if _, err := h.claimState(name, want); err != nil {
+		return err
+	}
+	return carryMark(archive, old)
+}
+
+// carryMark copies the seq mark of the journal in dir from to dir to, so
+// the new journal numbers above every seq the old one handed out.
+func carryMark(from, to string) error {
+	b, err := os.ReadFile(filepath.Join(from, "seqmark"))
+	if err != nil {
+		return nil // no mark: an old journal, or none
+	}
+	fd, err := unix.Open(filepath.Join(to, "seqmark"), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("carrying the seq mark over: %w", err)
+	}
+	defer unix.Close(fd)
+	_, err = unix.Write(fd, b)
+	return err
+}
