@@ -9,9 +9,10 @@ var (
 	descNATSPublished = prometheus.NewDesc("sandfs_events_nats_published_total", "Events acknowledged by the NATS JetStream stream since start, by sandbox.", []string{"sandbox"}, nil)
 	descNATSFailed    = prometheus.NewDesc("sandfs_events_nats_failed_total", "Publish attempts to the NATS JetStream stream that failed (retried), by sandbox.", []string{"sandbox"}, nil)
 	descNATSLost      = prometheus.NewDesc("sandfs_events_nats_lost_total", "Events the journal's retention dropped before they were published, by sandbox.", []string{"sandbox"}, nil)
+	descNATSDuplicate = prometheus.NewDesc("sandfs_events_nats_duplicate_total", "Messages the stream acked as duplicates of ones it had (not stored again), by sandbox.", []string{"sandbox"}, nil)
 )
 
-var natsDescs = []*prometheus.Desc{descNATSBacklog, descNATSPublished, descNATSFailed, descNATSLost}
+var natsDescs = []*prometheus.Desc{descNATSBacklog, descNATSPublished, descNATSFailed, descNATSLost, descNATSDuplicate}
 
 func (c collector) collectEvents(ch chan<- prometheus.Metric, name string) {
 	if c.s.events == nil {
@@ -25,4 +26,5 @@ func (c collector) collectEvents(ch chan<- prometheus.Metric, name string) {
 	ch <- prometheus.MustNewConstMetric(descNATSPublished, prometheus.CounterValue, float64(st.Published), name)
 	ch <- prometheus.MustNewConstMetric(descNATSFailed, prometheus.CounterValue, float64(st.Failed), name)
 	ch <- prometheus.MustNewConstMetric(descNATSLost, prometheus.CounterValue, float64(st.Lost), name)
+	ch <- prometheus.MustNewConstMetric(descNATSDuplicate, prometheus.CounterValue, float64(st.Duplicate), name)
 }

@@ -26,13 +26,14 @@ type out struct {
 	mu                      sync.Mutex
 	cursor, saved           uint64
 	published, failed, lost uint64
+	duplicates              uint64
 }
 
 func (o *out) stats() Stats {
 	seq := o.src.Journal.Seq()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	s := Stats{Published: o.published, Failed: o.failed, Lost: o.lost}
+	s := Stats{Published: o.published, Failed: o.failed, Lost: o.lost, Duplicate: o.duplicates}
 	if seq > o.cursor {
 		s.Backlog = seq - o.cursor
 	}
@@ -92,6 +93,7 @@ func (o *out) run(ctx context.Context) {
 // stream drops those it already has by their ids.
 func (o *out) drain(ctx context.Context, log interface {
 	Warn(string, ...any)
+	Info(string, ...any)
 }) (n int, err error) {
 	j := o.src.Journal
 	if j.Seq() <= o.cursor {
@@ -114,15 +116,21 @@ func (o *out) drain(ctx context.Context, log interface {
 	settle := func() error {
 		p := win[0]
 		if p.f != nil {
+			dup := false
 			select {
-			case <-p.f.Ok():
+			case ack := <-p.f.Ok():
+				dup = ack != nil && ack.Duplicate
 			case e := <-p.f.Err():
 				return e
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 			n++
-			o.count(1, 0)
+			if dup {
+				o.duplicate(log, p.seq) // stored before: not published again
+			} else {
+				o.count(1, 0)
+			}
 		}
 		win = win[1:]
 		o.mu.Lock()
@@ -203,4 +211,19 @@ func (o *out) save(log interface{ Warn(string, ...any) }) {
 		return
 	}
 	o.saved = c
+}
+
+// duplicate counts a message the stream acked as a duplicate of one it
+// had (its id, HOST/SANDBOX/SEQ, seen within the duplicate window): it was
+// not stored again. Said once in the log: after a restart that republishes
+// what was acked before its cursor was saved, it is expected; otherwise
+// another publisher uses this host's name.
+func (o *out) duplicate(log interface{ Info(string, ...any) }, seq uint64) {
+	o.mu.Lock()
+	o.duplicates++
+	first := o.duplicates == 1
+	o.mu.Unlock()
+	if first {
+		log.Info("events: the stream already had a message of this id (not stored again; counted in sandfs_events_nats_duplicate_total)", "seq", seq)
+	}
 }

@@ -58,6 +58,7 @@ type Stats struct {
 	Published uint64 // messages acked since start
 	Failed    uint64 // publish attempts that failed since start
 	Lost      uint64 // events retention dropped before they were published
+	Duplicate uint64 // messages the stream acked as duplicates of ones it had (not stored again)
 }
 
 // Publisher publishes the journals of some sandboxes.

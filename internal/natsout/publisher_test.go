@@ -131,6 +131,15 @@ func TestPublishExactlyOnce(t *testing.T) {
 	p = start(t, b, host, a, c)
 	burst(t, a.Journal, 400, 100, time.Second)
 	check(t, waitCount(t, b, 800), host, map[string]int{"alpha": 500, "beta": 300})
+	// The 250 republished are acked as duplicates, and counted as such.
+	for deadline := time.Now().Add(30 * time.Second); p.Stats()["alpha"].Duplicate < 250; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("alpha's duplicates %d after the restart, want 250", p.Stats()["alpha"].Duplicate)
+		}
+	}
+	if d := p.Stats()["alpha"].Duplicate; d != 250 {
+		t.Errorf("alpha's duplicates %d, want the 250 republished", d)
+	}
 
 	// The broker goes away mid-burst: appends never wait on it.
 	burst(t, c.Journal, 300, 100, time.Second)
