@@ -52,6 +52,11 @@ func checkRootsApart(dirs []namedDir, dirsDir, mountAll string, mounts ...string
 			return nil
 		}
 		r, err := resolveExisting(p)
+		if errors.Is(err, unix.ENOTCONN) || errors.Is(err, unix.ECONNABORTED) {
+			// A mount left by a daemon that died (the mirror clears it
+			// when it mounts): taken as its path says.
+			r, err = filepath.Abs(p)
+		}
 		if err == nil {
 			roots = append(roots, root{what, r})
 		}
