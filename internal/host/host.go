@@ -213,10 +213,21 @@ func (h *Host) Stop(ctx context.Context, name string, purge bool) (bool, error) 
 	var err error
 	if purge {
 		err = emptyTree(ctx, e.sb)
+		if e.events {
+			// A deleted sandbox's last events (the removes of its tree)
+			// reach the fleet before its publisher goes.
+			if left := h.cfg.Events.Flush(name, deleteFlushWait); left > 0 {
+				h.log.Warn("events: sandbox deleted with events the broker did not take in time", "sandbox", name, "unpublished", left)
+			}
+		}
 	}
 	e.close(h)
 	return true, err
 }
+
+// deleteFlushWait bounds how long a DELETE waits for the sandbox's last
+// events to be published.
+const deleteFlushWait = 5 * time.Second
 
 // close ends what Start started but the registry and the mirrors.
 func (e *entry) close(h *Host) {

@@ -152,6 +152,37 @@ func (p *Publisher) Remove(name string) {
 	}
 }
 
+// Flush waits, up to d, until every event the journal of sandbox name
+// holds now is published: what a sandbox being deleted told last reaches
+// the fleet before it goes. It reports how many were left unpublished
+// (the broker away past d), which the caller says.
+func (p *Publisher) Flush(name string, d time.Duration) uint64 {
+	p.mu.Lock()
+	o := p.outs[name]
+	p.mu.Unlock()
+	if o == nil {
+		return 0
+	}
+	target := o.src.Journal.Seq()
+	deadline := time.Now().Add(d)
+	for {
+		o.mu.Lock()
+		c := o.cursor
+		o.mu.Unlock()
+		if c >= target {
+			return 0
+		}
+		if !time.Now().Before(deadline) {
+			return target - c
+		}
+		select {
+		case o.wake <- struct{}{}:
+		default:
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // Close stops the publishers (saving their cursors) and the connection.
 func (p *Publisher) Close() {
 	p.cancel()

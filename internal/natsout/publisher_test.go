@@ -180,3 +180,27 @@ func TestPublishBrokerDownAtStart(t *testing.T) {
 	b.Restart()
 	check(t, waitCount(t, b, 50), "h", map[string]int{"alpha": 50})
 }
+
+// TestFlush: Flush returns once every event the journal held is
+// published, and says how many were left when the broker is away.
+func TestFlush(t *testing.T) {
+	b := natstest.Start(t)
+	a := sandbox(t, "alpha")
+	p := start(t, b, "host.one", a)
+	defer p.Close()
+	burst(t, a.Journal, 0, 300, time.Second)
+	if left := p.Flush("alpha", time.Minute); left != 0 {
+		t.Fatalf("Flush left %d", left)
+	}
+	if st := p.Stats()["alpha"]; st.Published != 300 || st.Backlog != 0 {
+		t.Errorf("after Flush: %+v, want 300 published and no backlog", st)
+	}
+	b.Stop()
+	burst(t, a.Journal, 300, 10, time.Second)
+	if left := p.Flush("alpha", 200*time.Millisecond); left != 10 {
+		t.Errorf("Flush with the broker away left %d, want 10", left)
+	}
+	if left := p.Flush("nobody", time.Second); left != 0 {
+		t.Errorf("Flush of an unknown sandbox: %d", left)
+	}
+}
