@@ -10,13 +10,18 @@
 // shared into memory: no system call, nothing a request waits on beyond
 // what the in-memory journal always cost. A writer goroutine takes the
 // appended events in batches (gathered up to 5 s, or 4,096 events, or
-// until a reader needs them: log.go) into journal.db, a SQLite database (WAL mode,
+// until a reader needs them; never more than 4,096 in one transaction, so
+// a close waits on one: log.go) into journal.db, a SQLite database (WAL mode,
 // through the pure-Go modernc.org/sqlite, so the binary stays static) that
 // a person can open with sqlite3. A daemon killed at any point loses no
 // event it appended: at the next open the tail's whole records that the
 // database lacks are given to it. The database also keeps the manifest
 // (the tree as the journal knew it, for the comparison at start), the
 // watchers (so their ids survive a restart) and a few facts (meta).
+// Beside them: seqmark, a number no seq handed out has reached (mark.go),
+// and a 1 MiB ballast a start on a full disk drops (ballast.go). When the
+// database refuses events, failing.go says what holds and what is given
+// up.
 //
 // # Retention
 //
