@@ -140,10 +140,11 @@ func (m *Mirror) watchServer() {
 	if m.unmounting.Load() {
 		return
 	}
-	m.gone.Store(true)
-	m.stop()
 	m.log.Warn("fuse: the mount was unmounted behind the daemon's back (umount -l?); the sandbox is still served over HTTP, and a restart mounts it again",
 		"sandbox", m.sb.Name(), "mountpoint", m.mountpoint)
+	m.stop()
+	m.gone.Store(true) // said first: whoever sees it gone finds the log line written
+
 }
 
 // Gone reports whether the mount ended without Unmount.

@@ -49,7 +49,12 @@ func TestFUSEUnmountedBehind(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n := strings.Count(d.Log(), "unmounted behind the daemon's back"); n != 1 {
+	// The daemon's log reaches the test through a pipe: wait for the line.
+	const said = "unmounted behind the daemon's back"
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(d.Log(), said) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := strings.Count(d.Log(), said); n != 1 {
 		t.Errorf("the log says the mount went %d times, want once:\n%s", n, d.Log())
 	}
 	req, _ := http.NewRequest("GET", d.URL+"/v1/fs/file?path=/f.txt", nil)
