@@ -163,6 +163,15 @@ func (d *Dir) reconcile(name string) {
 	if served && (!isDir || id != old) {
 		d.stopServed(name, false)
 		served = false
+		// Its directory is gone, or another: the next sandbox of the name
+		// is a new one (incarnation.go). Where the filesystem keeps no
+		// birth time, a directory made again may get the old inode number,
+		// so this is the only sure sign.
+		if d.h.cfg.State != "" {
+			if err := d.h.archiveState(name); err != nil {
+				d.h.log.Warn("--sandboxes: archiving the state of a sandbox whose directory went", "sandbox", name, "err", err)
+			}
+		}
 	}
 	if !isDir || served {
 		return
@@ -202,7 +211,7 @@ func (d *Dir) stat(name string) (rootID, bool) {
 // start serves DIR/name. Called with mu held.
 func (d *Dir) start(name string) (*core.Sandbox, error) {
 	host := filepath.Join(d.path, name)
-	if id, ok := d.stat(name); ok {
+	if id, err := dirIdentity(d.fd, name); err == nil {
 		if err := d.h.adoptState(name, id); err != nil { // incarnation.go
 			return nil, err
 		}

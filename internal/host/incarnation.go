@@ -13,8 +13,9 @@ import (
 // A sandbox of --sandboxes DIR is its directory: one removed by hand and
 // made again under the same name (by hand, or by POST /v1/sandboxes) is a
 // new sandbox, never the old one's heir. Its state directory records the
-// directory's identity (rootkey.go's file "root"); a sandbox that finds
-// another identity there archives the old state (STATE/archive/NAME-TIME:
+// directory's identity (rootkey.go's dirIdentity, in the file "root"): a
+// sandbox that finds another identity there archives the old state
+// (STATE/archive/NAME-TIME:
 // its token, journal and checkpoints, for a person, never served again)
 // and starts with a new token, no checkpoints and an empty journal. The
 // new journal numbers on above the old one (the old seqmark is carried
@@ -22,27 +23,41 @@ import (
 // tenant reads the new one's events and the fleet's message ids
 // (HOST/SANDBOX/SEQ) never repeat.
 
-// adoptState makes the state of sandbox name the directory id's,
-// archiving what another directory left there.
-func (h *Host) adoptState(name string, id rootID) error {
+// adoptState makes the state of sandbox name the directory's whose
+// identity is want (dirIdentity), archiving what another directory left
+// there.
+func (h *Host) adoptState(name, want string) error {
 	if h.cfg.State == "" {
 		return nil
 	}
-	want := fmt.Sprintf("%x-%x", id.dev, id.ino)
 	owner, err := h.claimState(name, want)
 	if err != nil || owner == want {
 		return err
 	}
+	if err := h.archiveState(name); err != nil {
+		return err
+	}
+	_, err = h.claimState(name, want)
+	return err
+}
+
+// archiveState moves the state of sandbox name (not served: its journal
+// closed) to STATE/archive/NAME-TIME, and leaves in its place the seq
+// mark alone, for the sandbox made next under the name to number above.
+func (h *Host) archiveState(name string) error {
 	old := SandboxStateDir(h.cfg.State, name)
 	archive := filepath.Join(h.cfg.State, "archive", filepath.Base(old)+"-"+strconv.FormatInt(time.Now().UnixNano(), 10))
 	if err := os.MkdirAll(filepath.Dir(archive), 0o700); err != nil {
 		return fmt.Errorf("sandbox %s: archiving the state of the sandbox it replaces: %w", name, err)
 	}
 	if err := os.Rename(old, archive); err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
 		return fmt.Errorf("sandbox %s: archiving the state of the sandbox it replaces: %w", name, err)
 	}
-	h.log.Info("sandbox "+name+" is a new directory: the state of the one it replaces is archived", "sandbox", name, "archive", archive)
-	if _, err := h.claimState(name, want); err != nil {
+	h.log.Info("sandbox "+name+"'s directory is gone or another: its state is archived", "sandbox", name, "archive", archive)
+	if err := os.MkdirAll(old, 0o700); err != nil {
 		return err
 	}
 	return carryMark(archive, old)

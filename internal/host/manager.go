@@ -38,7 +38,7 @@ func (d *Dir) Create(ctx context.Context, name string, q core.Quota) (string, er
 		}
 		return "", fmt.Errorf("sandbox %s: %w", name, err)
 	}
-	if id, ok := d.stat(name); ok {
+	if id, err := dirIdentity(d.fd, name); err == nil {
 		if err := d.h.adoptState(name, id); err != nil { // the new directory's state, before its quota
 			unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR)
 			return "", err

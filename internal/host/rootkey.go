@@ -15,9 +15,25 @@ import (
 // serving its own --root as "default" with the default state directory,
 // would otherwise share one journal, and the second would not start. The
 // first root served under a name keeps STATE/sandboxes/NAME, which records
-// the root's identity (device and inode, in the file "root"); another root
+// the root's identity (dirIdentity, in the file "root"); another root
 // under that name keeps its own beside it, STATE/sandboxes/NAME.root-ID.
 // A root moved (renamed in place) is the same root; a copy is another.
+
+// dirIdentity is what tells the directory name of dirfd from every other,
+// over time too: its device and inode, and its birth time where the
+// filesystem keeps one (statx), since a directory removed and made again
+// often gets the inode number the old one had.
+func dirIdentity(dirfd int, name string) (string, error) {
+	var stx unix.Statx_t
+	if err := unix.Statx(dirfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_BTIME, &stx); err != nil {
+		return "", err
+	}
+	id := fmt.Sprintf("%x-%x", unix.Mkdev(stx.Dev_major, stx.Dev_minor), stx.Ino)
+	if stx.Mask&unix.STATX_BTIME != 0 {
+		id += fmt.Sprintf("-%x.%x", stx.Btime.Sec, stx.Btime.Nsec)
+	}
+	return id, nil
+}
 
 const rootIDFile = "root"
 
@@ -38,11 +54,10 @@ func (h *Host) fixedStateKey(name, dir string) (string, error) {
 	if h.cfg.State == "" {
 		return name, nil
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
+	id, err := dirIdentity(unix.AT_FDCWD, dir)
+	if err != nil {
 		return "", fmt.Errorf("sandbox %s: root %s: %w", name, dir, err)
 	}
-	id := fmt.Sprintf("%x-%x", st.Dev, st.Ino)
 	for _, key := range []string{name, name + ".root-" + id} {
 		owner, err := h.claimState(key, id)
 		if err != nil {
