@@ -53,9 +53,10 @@ func (h *cpStore) create(ctx context.Context, s *Sandbox, o CheckpointOptions, s
 		}
 	}
 	if !done {
-		newBytes := b.newBytes
+		newBytes, newDisk := b.newBytes, b.newDisk.Load()
 		b = newBuilder(ctx, s, h, pfiles, o.SkipExcluded, st)
 		b.newBytes = newBytes
+		b.newDisk.Store(newDisk)
 		if err := b.full(); err != nil {
 			return Checkpoint{}, nil, err
 		}
@@ -99,7 +100,9 @@ func (h *cpStore) create(ctx context.Context, s *Sandbox, o CheckpointOptions, s
 		return cp, t, nil
 	}
 	h.last = nil // files may be prev's, changed: the cache holds only what was written
-	h.size = -1  // objects were added
+	if h.size >= 0 {
+		h.size += b.newDisk.Load() // the objects added: no walk of the store per checkpoint
+	}
 	if err := h.store.Sync(); err != nil {
 		return Checkpoint{}, nil, err
 	}

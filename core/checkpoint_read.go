@@ -111,6 +111,7 @@ func (b *builder) read(dirfd int, name, ap string, e cpEntry) (cpEntry, int64, b
 				e.Hash = o.Hash
 				if o.Added {
 					added = o.Size
+					b.newDisk.Add(o.Disk)
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -34,7 +35,8 @@ type builder struct {
 	seen         map[string]bool // of the walks: what is there
 	roots        map[string]bool // subtrees walked or gone: prev's entries beneath not seen are gone
 	newBytes     int64
-	pending      []string // files whose content is to be read (stat identity changed)
+	newDisk      atomic.Int64 // what the objects it added take on disk (checkpoint_bound.go)
+	pending      []string     // files whose content is to be read (stat identity changed)
 }
 
 func newBuilder(ctx context.Context, s *Sandbox, h *cpStore, prev map[string]cpEntry, skip bool, store *cas.Store) *builder {

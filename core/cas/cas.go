@@ -61,8 +61,9 @@ type Store struct {
 type Object struct {
 	Hash  string // hex SHA-256
 	Size  int64
-	Added bool // not in the store before
-	Clone bool // put by FICLONE
+	Added bool  // not in the store before
+	Clone bool  // put by FICLONE
+	Disk  int64 // what it takes on disk (allocated blocks), when Added
 }
 
 const tempPrefix = "tmp-"
@@ -174,6 +175,10 @@ func (s *Store) Put(src *os.File) (Object, error) {
 	switch err := unix.Linkat(s.fd, tmp, s.fd, d+"/"+n, 0); err {
 	case nil:
 		o.Added = true
+		var st unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &st) == nil {
+			o.Disk = st.Blocks * 512
+		}
 	case unix.EEXIST: // put meanwhile by another
 	default:
 		return Object{}, err
