@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The checkpoint benchmarks of issue 19. The trees are big: they are made
+// The checkpoint benchmarks. The trees are big: they are made
 // once per run, outside the timer. SANDFS_BENCH_DIR puts them elsewhere
 // than the test's temp dir (say /dev/shm for tmpfs).
 

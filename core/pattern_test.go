@@ -306,7 +306,7 @@ func TestGlobManyDoubleStars(t *testing.T) {
 }
 
 // A refused pattern is quoted as the client typed it, never as the
-// expression sandfs made of it (issue 20 item 13).
+// expression sandfs made of it.
 func TestPatternErrorQuotesWhatWasTyped(t *testing.T) {
 	for _, tc := range []struct{ typed, want string }{
 		{"(", "missing closing ): `(`"},

@@ -21,7 +21,7 @@ import (
 	"sandfs/internal/testenv"
 )
 
-// Faults (issue 8): the daemon killed mid-write, a full disk, the root taken
+// Faults: the daemon killed mid-write, a full disk, the root taken
 // away, the inotify watch limit, clients that go away. Figures and what the
 // daemon does in each case are in RELIABILITY.md, "Faults".
 

@@ -15,7 +15,7 @@ import (
 )
 
 // The directories a watcher excludes by default (.git, node_modules) are
-// watched like every other since issue 17, so the kernel caches there
+// watched like every other now, so the kernel caches there
 // too: these tests check that it does, and that the mount stays coherent
 // with outside changes there.
 

@@ -18,7 +18,7 @@ import (
 	"sandfs/internal/natsout/natstest"
 )
 
-// The JetStream tests of issue 21: daemons with --events and --mount, a
+// The JetStream tests: daemons with --events and --mount, a
 // real nats-server in this process (natstest), and the three ways a file
 // changes: the API, the mount (written from this process, which is not the
 // one serving it) and outside (the root itself, told by the kernel watch).

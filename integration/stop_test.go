@@ -18,8 +18,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Stopping the daemon with live watch streams connected (issue 20, items 1
-// and 2): each stream gets its last message and the daemon exits at once.
+// Stopping the daemon with live watch streams connected: each stream gets its last message and the daemon exits at once.
 
 // quickExit is the daemon's environment for timing its exit: the race
 // runtime otherwise sleeps a second before a clean exit.

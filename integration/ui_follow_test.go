@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 )
 
-// What the console follows and shows (issue 20), from ui_follow.mjs and the
+// What the console follows and shows, from ui_follow.mjs and the
 // end of ui_check.mjs: highlighting made of text, the head of a large text
 // file, saves by rename onto the open file, compare or overwrite over a file
 // changed on disk, the "saved" status cleared at the next edit, folders

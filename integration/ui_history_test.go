@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// The console's history (issue 19): what ui_check.mjs saw of the feed read
+// The console's history: what ui_check.mjs saw of the feed read
 // back from the journal, of the checkpoint timeline, "changed since" and
 // restore.
 

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// `sandfs watch` when the daemon stops (issue 20, item 1): it says so and
+// `sandfs watch` when the daemon stops: it says so and
 // exits 1, or with --follow reconnects and goes on.
 
 // watchCLI is a running `sandfs watch --json`.

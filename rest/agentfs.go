@@ -40,7 +40,7 @@ var maxAgentEntries = 10_000
 
 const (
 	headerTruncated = "X-Sandfs-Truncated"
-	// maxUploadPaths caps the paths list of upload-batch (seed 000).
+	// maxUploadPaths caps the paths list of upload-batch (the sandbox-agent spec).
 	maxUploadPaths = 1024
 )
 

@@ -8,7 +8,7 @@ import (
 	"sandfs/core"
 )
 
-// Wire types of the sandbox-agent family, to the field of seed 000
+// Wire types of the sandbox-agent family, to the field of the sandbox-agent spec
 // (router.rs, serde rename_all = "camelCase").
 
 // Entry types: FsEntryType, serde rename_all = "lowercase".

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The AIO family (api.md §2, §4; seed 001): every answer, success or
+// The AIO family (api.md §2, §4; the AIO spec): every answer, success or
 // failure, is the envelope {"success", "message", "data", "hint"}. The
 // family has two dialects that differ only in the status of an expected
 // filesystem failure: /v1/file/* answers it 200 with success:false, /v2/*

@@ -13,7 +13,7 @@ import (
 	"sandfs/core"
 )
 
-// The anchored editor (api.md §4; seed 001 "Files and directories"):
+// The anchored editor (api.md §4; the AIO spec "Files and directories"):
 // POST /v2/fs/edit, POST /v1/file/str_replace_editor (the openhands-aci
 // str_replace_editor), POST /v1/file/replace. Commands: view and create
 // (v1 only; v2 has read and write for them), str_replace, insert, undo_edit.

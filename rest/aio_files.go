@@ -14,7 +14,7 @@ import (
 	"sandfs/core"
 )
 
-// The AIO file routes of part A (api.md §4; seed 001 "Read and write
+// The AIO file routes of part A (api.md §4; the AIO spec "Read and write
 // files", "Files and directories", "Search", "Ownership identity"): text
 // read, write, the anchored editor (aio_edit.go), stat, list, name search
 // and glob, mkdir, copy, move, delete, and GET /v1/capabilities. Each route

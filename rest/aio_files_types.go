@@ -1,6 +1,6 @@
 package rest
 
-// Wire types of the AIO file routes of part A (api.md §4; seed 001; the
+// Wire types of the AIO file routes of part A (api.md §4; the AIO spec; the
 // 1.x schema's FileReadRequest, FileWriteRequest, StrReplaceEditorRequest,
 // FileReplaceRequest, FileListRequest, FileFindRequest, FileGlobRequest and
 // their results). snake_case, as the AIO clients read them. Request fields

@@ -12,7 +12,7 @@ import (
 	"sandfs/internal/size"
 )
 
-// AIO content search (api.md §4 grep row; seed 001 "Search"; the 1.x
+// AIO content search (api.md §4 grep row; the AIO spec "Search"; the 1.x
 // FileGrepRequest / FileSearchRequest models): POST /v2/fs/grep and
 // POST /v1/file/grep take the same body; POST /v1/file/search is the 1.x
 // one-file regex search. All three are core.Grep.

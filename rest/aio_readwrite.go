@@ -180,10 +180,10 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ httprouter.
 	var n int64
 	var etag string
 	if _, owned := core.OwnerOf(ctx); owned && !boolOr(req.Append, false) {
-		// A write that names an owner stages through a .part (seed 001).
+		// A write that names an owner stages through a .part (the AIO spec).
 		n, err = fsys.WriteFile(ctx, *p, bytes.NewReader(data), core.WriteOptions{MkdirParents: true, Pre: pre, ETag: &etag})
 	} else {
-		// A plain write keeps the destination's inode (seed 001).
+		// A plain write keeps the destination's inode (the AIO spec).
 		n, err = fsys.WriteInPlace(ctx, *p, bytes.NewReader(data), core.InPlaceOptions{MkdirParents: true,
 			Append: boolOr(req.Append, false), Pre: pre, ETag: &etag})
 	}

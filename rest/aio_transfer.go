@@ -20,7 +20,7 @@ import (
 	"sandfs/core"
 )
 
-// AIO transfer (api.md §4 upload, download and tree rows; seed 001
+// AIO transfer (api.md §4 upload, download and tree rows; the AIO spec
 // "Transfer"): multipart upload spooled beside its target, streamed
 // download with ranges and change_policy, and a directory as a tar stream
 // both ways. Bodies are streamed end to end: nothing here holds a file.

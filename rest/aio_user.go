@@ -9,7 +9,7 @@ import (
 	"sandfs/core"
 )
 
-// Ownership identity (api.md §4, seed 001 "Ownership identity"): on the AIO
+// Ownership identity (api.md §4, the AIO spec "Ownership identity"): on the AIO
 // file routes, `user` (the ?user= query parameter on /v2, the "user" body
 // field on /v1) decides only who owns the files and directories the call
 // creates; the call still reads and writes with the daemon's privileges.

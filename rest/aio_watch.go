@@ -15,7 +15,7 @@ import (
 	"sandfs/core/journal"
 )
 
-// The AIO watch routes (api.md §4 watch bullet, §6; seed 001 "Watch a
+// The AIO watch routes (api.md §4 watch bullet, §6; the AIO spec "Watch a
 // directory"): create, list, poll, SSE, stop, and the v1 wait. Every route
 // acts on the selected sandbox (selector.go; "default" without a selector)
 // and its one journal, where the watcher lives; a watcher is a filtered,

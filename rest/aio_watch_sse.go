@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Server-sent events of a watcher (api.md §4; seed 001: "A browser UI that
+// Server-sent events of a watcher (api.md §4; the AIO spec: "A browser UI that
 // would rather receive pushed events than poll can request the event stream
 // with Accept: text/event-stream").
 //

@@ -8,11 +8,11 @@ import (
 	"sandfs/core/journal"
 )
 
-// Wire types of the AIO watch routes (api.md §4, §6; seed 001 "Watch a
+// Wire types of the AIO watch routes (api.md §4, §6; the AIO spec "Watch a
 // directory"; the 1.x schema's CreateWatchRequest, PollRequest and
 // FileWatchWaitRequest). snake_case, as the AIO clients read them.
 
-// Bounds of the watch requests. A value outside them is 400 (seed 001:
+// Bounds of the watch requests. A value outside them is 400 (the AIO spec:
 // "400 for a debounce or limit outside its bounds").
 const (
 	watchDebounceMin     = 50   // ms

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// The browser guard (issue 16, items 5 to 7). The daemon's clients are
+// The browser guard (api.md §1, Browsers). The daemon's clients are
 // programs, the CLI and its own console; a web page of any other origin
 // must not drive it, whether it posts a form, fetches without CORS, opens a
 // websocket or rebinds a DNS name of its own to 127.0.0.1. Three checks,

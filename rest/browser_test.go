@@ -23,7 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The browser guard (issue 16, items 5 and 6; browser.go). Every route
+// The browser guard (browser.go). Every route
 // that changes something or reads a JSON body is sent, from a fixture it
 // would change, with each media type a page may send without a CORS
 // preflight and with each cross-origin marker a browser sets: each is

@@ -27,7 +27,7 @@
 //   - service: GET /health, /v1/health, /v1/ping ({"status":"ok"}, no
 //     token) and GET /openapi.json.
 //   - sandbox-agent (agentfs.go, agentfs_types.go): the eight /v1/fs/*
-//     routes of seed 000, with its wire types to the field.
+//     routes of the sandbox-agent spec, with its wire types to the field.
 //   - AIO files (aio_files.go: limits and capabilities; aio_readwrite.go:
 //     read, write, stat; aio_list.go: list, search, find, glob;
 //     aio_entries.go: mkdir, copy, move, delete; aio_edit.go; aio_params.go;

@@ -19,7 +19,7 @@ import (
 	"sandfs/core"
 )
 
-// Fuzz targets of the rest layer (issue 8). Their seeds (f.Add and
+// Fuzz targets of the rest layer. Their seeds (f.Add and
 // testdata/fuzz/) run in every `go test`; `make fuzz` explores. Requests go
 // straight to the Server's handler (no socket) so that an exec is cheap.
 

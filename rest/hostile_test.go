@@ -26,7 +26,7 @@ import (
 	"sandfs/core"
 )
 
-// The hostile-input table (issue 8). Its cases are generated from the route
+// The hostile-input table. Its cases are generated from the route
 // table and, for each route, from what openapi.json says the route takes
 // (query parameters and their types, the JSON body's properties and their
 // types, the body's media type, whether it answers bytes): a route added to

@@ -11,7 +11,7 @@ import (
 	"sync"
 )
 
-// Pre-routing errors (issue 16, item 14). net/http refuses some requests
+// Pre-routing errors (api.md §1). net/http refuses some requests
 // before any handler runs, writing a plain-text answer straight to the
 // connection: 431 for a request line and headers over MaxHeaderBytes, 400
 // for a missing or malformed Host or a bad header, 501 for an unknown

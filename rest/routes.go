@@ -60,7 +60,7 @@ func (s *Server) table() []route {
 		{Route{"GET", "/ui/linediff.js", FamilyService, public}, s.uiAsset},  // → the console's line diff (compare: disk against the editor)
 		{Route{"GET", "/ui/usage.js", FamilyService, public}, s.uiAsset},     // → the console's usage line (the sandbox's usage against its quota)
 
-		// sandbox-agent (api.md §3, seed 000).
+		// sandbox-agent (api.md §3, the sandbox-agent spec).
 		{Route{"GET", "/v1/fs/entries", FamilyAgent, authed}, s.fsEntries},           // q: path (default ".") → [FsEntry]
 		{Route{"GET", "/v1/fs/file", FamilyAgent, authed}, s.fsReadFile},             // q: path; Range → bytes
 		{Route{"PUT", "/v1/fs/file", FamilyAgent, authed}, s.fsWriteFile},            // q: path; b: bytes → FsWriteResponse
@@ -70,7 +70,7 @@ func (s *Server) table() []route {
 		{Route{"GET", "/v1/fs/stat", FamilyAgent, authed}, s.fsStat},                 // q: path → FsStat
 		{Route{"POST", "/v1/fs/upload-batch", FamilyAgent, authed}, s.fsUploadBatch}, // q: path (default "."); b: tar → FsUploadBatchResponse
 
-		// AIO watch (api.md §4, §6, seed 001): v2.
+		// AIO watch (api.md §4, §6, the AIO spec): v2.
 		{Route{"POST", "/v2/watch", FamilyAIOv2, authed}, s.watchCreate},           // b: {path, recursive, debounce, exclude, include_patterns} → {watcher_id, path, status, created_at, reused, initial_cursor}
 		{Route{"GET", "/v2/watch", FamilyAIOv2, authed}, s.watchList},              // → {watchers, count}
 		{Route{"GET", "/v2/watch/:id/poll", FamilyAIOv2, authed}, s.watchPollV2},   // q: cursor, limit, timeout → {events, cursor, overflow}; Accept: text/event-stream → SSE
@@ -84,7 +84,7 @@ func (s *Server) table() []route {
 		{Route{"GET", "/v1/file/watch/:id/events", FamilyAIOv1, authed}, s.watchEvents}, // q: cursor; Last-Event-ID → SSE
 		{Route{"DELETE", "/v1/file/watch/:id", FamilyAIOv1, authed}, s.watchStop},       // → as v2
 
-		// AIO files (part A): read, write, edit, stat, list, search, glob, mkdir, copy, move, delete, capabilities (api.md §4, seed 001).
+		// AIO files (part A): read, write, edit, stat, list, search, glob, mkdir, copy, move, delete, capabilities (api.md §4, the AIO spec).
 		{Route{"GET", "/v2/fs/read", FamilyAIOv2, authed}, s.readV2},                  // q: path, start_line, end_line (0-based, end exclusive) → {content, file}
 		{Route{"POST", "/v1/file/read", FamilyAIOv1, authed}, s.readV1},               // b: FileReadRequest {file, start_line, end_line} → FileReadResult
 		{Route{"POST", "/v2/fs/write", FamilyAIOv2, authed}, s.writeFile},             // q: user; b: {path, content, encoding, append, leading_newline, trailing_newline} → {file, bytes_written}
@@ -109,7 +109,7 @@ func (s *Server) table() []route {
 		{Route{"POST", "/v1/file/delete", FamilyAIOv1, authed}, s.deleteEntry},        // b: as v2 → as v2
 		{Route{"GET", "/v1/capabilities", FamilyAIOv1, authed}, s.capabilitiesV1},     // → {files: {read, write, …: bool}, exec, browser, computer, code_interpreter}
 
-		// AIO transfer (part B): grep, upload, download, tree, xattr (api.md §4, seed 001).
+		// AIO transfer (part B): grep, upload, download, tree, xattr (api.md §4, the AIO spec).
 		{Route{"POST", "/v2/fs/grep", FamilyAIOv2, authed}, s.grep},             // b: FileGrepRequest {path, pattern, include, exclude, type, …} → {path, pattern, matches, match_count, files_searched, files_matched, truncated}
 		{Route{"POST", "/v1/file/grep", FamilyAIOv1, authed}, s.grep},           // b: FileGrepRequest → as v2
 		{Route{"POST", "/v1/file/search", FamilyAIOv1, authed}, s.searchInFile}, // b: FileSearchRequest {file, regex} → {file, matches, line_numbers (0-based)}
@@ -134,7 +134,7 @@ func (s *Server) table() []route {
 		{Route{"DELETE", "/v1/sandboxes/:name", FamilyNamed, authed}, s.deleteSandbox}, // → {name, removed: true}
 		{Route{"DELETE", "/v1/sprites/:name", FamilyNamed, authed}, s.deleteSandbox},   // → as above
 
-		// Named sandboxes (api.md §5, seed 002): every route under both prefixes; asRoot accepted and ignored.
+		// Named sandboxes (api.md §5, the named-sandbox spec): every route under both prefixes; asRoot accepted and ignored.
 		{Route{"GET", "/v1/sandboxes/:name/fs/read", FamilyNamed, authed}, s.namedRead},        // q: path, workingDir; Range → bytes
 		{Route{"GET", "/v1/sprites/:name/fs/read", FamilyNamed, authed}, s.namedRead},          // q: path, workingDir; Range → bytes
 		{Route{"PUT", "/v1/sandboxes/:name/fs/write", FamilyNamed, authed}, s.namedWrite},      // q: path, workingDir, mode, mkdir|mkdirParents; b: bytes ≤ 16 MiB → {path, size, mode}

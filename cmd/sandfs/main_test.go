@@ -130,7 +130,7 @@ func TestDecodeError(t *testing.T) {
 			"no such file: /x", "not_found"},
 		{"problem without detail", "application/problem+json", `{"type":"urn:x:conflict","title":"Conflict"}`, "Conflict", "conflict"},
 		{"named shape", "application/json", `{"error":"nope","code":"ENOENT"}`, "nope", "-"},
-		// Not a sandfs daemon: one line, whatever the page (issue 20 item 11).
+		// Not a sandfs daemon: one line, whatever the page.
 		{"text", "text/plain", "404 page not found\n", notSandfs, ""},
 		{"HTML", "text/html", "<!DOCTYPE html><html><body><h1>Not Found</h1>\n<p>nginx</p></body></html>", notSandfs, ""},
 		{"JSON of another shape", "application/json", `{"status":404,"path":"/v1/fs/file"}`, notSandfs, ""},

@@ -110,7 +110,7 @@ func TestSplitShortFlags(t *testing.T) {
 }
 
 // TestUnixHabits: the flags a coreutils user types, and what each does
-// to the tree (issue 20 items 9 and 13).
+// to the tree.
 func TestUnixHabits(t *testing.T) {
 	d := newCLIDaemon(t)
 	writeFiles(t, d.root, map[string]string{
@@ -315,7 +315,7 @@ func TestNotHTTP(t *testing.T) {
 	}
 }
 
-// TestMessages: what the user typed, in words (issue 20 item 13).
+// TestMessages: what the user typed, in words.
 func TestMessages(t *testing.T) {
 	d := newCLIDaemon(t)
 	writeFiles(t, d.root, map[string]string{"src/inner/x": "x", "f.txt": "f"})
