@@ -75,13 +75,7 @@ func TestStartOnFullStateDisk(t *testing.T) {
 		t.Fatalf("the next event got seq %d, want %d", e.Seq, n+1)
 	}
 	must(t, os.Remove(filler))
-	deadline := time.Now().Add(time.Minute)
-	for full, _ := l.Failing(); full; full, _ = l.Failing() {
-		if time.Now().After(deadline) {
-			t.Fatal("still full a minute after space returned")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitStoring(t, l)
 	must(t, l.Sync())
 	got, lost := scanAll(t, j, 0)
 	if len(got) != n+1 || lost || got[n].Path != sample(n+1).Path {
@@ -121,13 +115,7 @@ func TestPendingBoundedWhileFailing(t *testing.T) {
 		t.Errorf("%d events pending while failing, want at most %d", pending, maxPendingFailing+maxBatch)
 	}
 	full.Store(false)
-	deadline := time.Now().Add(time.Minute)
-	for f, _ := l.Failing(); f; f, _ = l.Failing() {
-		if time.Now().After(deadline) {
-			t.Fatal("still failing a minute after commits pass again")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitStoring(t, l)
 	must(t, l.Sync())
 	// The journal's memory still has them all; the store has the rest and
 	// the loss marker, which a reopened journal reads back.
@@ -263,5 +251,18 @@ func TestMarkRaised(t *testing.T) {
 		if got := m.due(c.committed); got != c.due {
 			t.Errorf("due(%d) with the mark at %d = %v, want %v", c.committed, m.at, got, c.due)
 		}
+	}
+}
+
+// waitStoring waits (up to a minute) until l stores events again: its
+// writer retries every second once space returns.
+func waitStoring(t *testing.T, l *Log) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for full, _ := l.Failing(); full; full, _ = l.Failing() {
+		if time.Now().After(deadline) {
+			t.Fatal("still refusing events a minute after space returned")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
