@@ -50,6 +50,7 @@ type Dir struct {
 	users   int    // calls under way on fd
 	closing bool   // close fd when the last call ends
 	gen     uint64 // counts Releases: a descriptor opened before one is not kept
+	heldG   uint64 // outbox.gone when fd was last known in place (dir_guard.go)
 }
 
 // heldDirs counts the descriptors held by every Dir of the process, within
@@ -123,15 +124,30 @@ func (d *Dir) closeLocked() {
 // parent and kept; elsewhere d's path resolved beneath the root now (from
 // the parent again past PATH_MAX), used once.
 func (d *Dir) at() (int, func(int), error) {
+	fd, done, _, err := d.atG()
+	return fd, done, err
+}
+
+// atG is at, with the count of directories moved (outbox.gone) when the
+// descriptor was last known to be where d's path says: its events' guard.
+func (d *Dir) atG() (int, func(int), uint64, error) {
 	d.mu.Lock()
 	if d.fd >= 0 && !d.closing {
 		d.users++
-		fd := d.fd
+		fd, g := d.fd, d.heldG
 		d.mu.Unlock()
-		return fd, d.done, nil
+		return fd, d.done, g, nil
 	}
 	gen := d.gen
 	d.mu.Unlock()
+	g := d.s.out.gone.Load()
+	fd, done, err := d.open1(gen, g)
+	return fd, done, g, err
+}
+
+// open1 is at without a held descriptor: gen is d's Release count before,
+// g the count of directories moved.
+func (d *Dir) open1(gen, g uint64) (int, func(int), error) {
 	p := d.path()
 	covered := d.open != nil && d.hold && d.s.WatchCovers(p)
 	if !covered {
@@ -157,7 +173,7 @@ func (d *Dir) at() (int, func(int), error) {
 		return fd, closeFd, nil
 	}
 	if d.fd < 0 && heldDirs.Add(1) <= dirBudget {
-		d.fd = fd
+		d.fd, d.heldG = fd, g
 	} else if d.fd < 0 {
 		heldDirs.Add(-1)
 	}

@@ -28,7 +28,7 @@ func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.
 		return st, pathErr(OpLink, from.child(fromName), err)
 	}
 	defer odone(odir)
-	ndir, ndone, err := d.at()
+	ctx, ndir, ndone, err := d.changeAt(ctx)
 	if err != nil {
 		return st, pathErr(OpLink, ap, err)
 	}
@@ -63,16 +63,22 @@ func (d *Dir) Rename(ctx context.Context, name string, to *Dir, toName string, f
 	if err := oneName(toName); err != nil {
 		return pathErr(OpMove, ta, err)
 	}
-	fdir, fdone, err := d.at()
+	fdir, fdone, fg, err := d.atG()
 	if err != nil {
 		return pathErr(OpMove, fa, err)
 	}
 	defer fdone(fdir)
-	tdir, tdone, err := to.at()
+	tdir, tdone, tg, err := to.atG()
 	if err != nil {
 		return pathErr(OpMove, ta, err)
 	}
 	defer tdone(tdir)
+	tctx, fctx := ctx, ctx
+	if !d.root || !to.root {
+		g := min(fg, tg)
+		tctx = guarded(ctx, dirGuard{g: g, dir: tdir, oldDir: fdir})
+		fctx = guarded(ctx, dirGuard{g: g, dir: fdir, oldDir: tdir})
+	}
 	claim := d.s.Claim(fa, ta)
 	defer claim.Done()
 	// What the rename replaces is freed (an exchange frees nothing).
@@ -94,15 +100,15 @@ func (d *Dir) Rename(ctx context.Context, name string, to *Dir, toName string, f
 	uop.end(-freed, -gone)
 	var st unix.Stat_t
 	if unix.Fstatat(tdir, toName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		d.s.event(ctx, journal.Rename, ta, fa, false, &st)
+		d.s.event(tctx, journal.Rename, ta, fa, false, &st)
 	} else {
-		d.s.event(ctx, journal.Rename, ta, fa, false, nil)
+		d.s.event(tctx, journal.Rename, ta, fa, false, nil)
 	}
 	if flags&unix.RENAME_EXCHANGE != 0 {
 		if unix.Fstatat(fdir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			d.s.event(ctx, journal.Rename, fa, ta, false, &st)
+			d.s.event(fctx, journal.Rename, fa, ta, false, &st)
 		} else {
-			d.s.event(ctx, journal.Rename, fa, ta, false, nil)
+			d.s.event(fctx, journal.Rename, fa, ta, false, nil)
 		}
 	}
 	return nil
@@ -123,7 +129,7 @@ func (d *Dir) remove(ctx context.Context, name string, flags int) error {
 	if err := oneName(name); err != nil {
 		return pathErr(OpRemove, ap, unix.EBUSY)
 	}
-	dirfd, done, err := d.at()
+	ctx, dirfd, done, err := d.changeAt(ctx)
 	if err != nil {
 		return pathErr(OpRemove, ap, err)
 	}

@@ -127,7 +127,7 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 	if err := oneName(name); err != nil {
 		return nil, st, pathErr(OpCreate, ap, err)
 	}
-	dirfd, done, err := d.at()
+	ctx, dirfd, done, err := d.changeAt(ctx)
 	if err != nil {
 		return nil, st, pathErr(OpCreate, ap, err)
 	}
@@ -233,7 +233,7 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	if err := oneName(name); err != nil {
 		return st, pathErr(op, ap, unix.EEXIST)
 	}
-	dirfd, done, err := d.at()
+	ctx, dirfd, done, err := d.changeAt(ctx)
 	if err != nil {
 		return st, pathErr(op, ap, err)
 	}
@@ -285,7 +285,7 @@ func (d *Dir) Readlink(name string) (string, error) {
 // chmod. (Through an open handle: Handle.Setattr.)
 func (d *Dir) Setattr(ctx context.Context, name string, a SetAttr) (unix.Stat_t, error) {
 	ap := d.child(name)
-	fd, done, err := d.target(name)
+	ctx, fd, done, err := d.changeTarget(ctx, name)
 	if err != nil {
 		return unix.Stat_t{}, pathErr(OpSetattr, ap, err)
 	}
@@ -296,19 +296,26 @@ func (d *Dir) Setattr(ctx context.Context, name string, a SetAttr) (unix.Stat_t,
 // target is an O_PATH descriptor of exactly name in d ("" for d itself)
 // and the function that lets it go.
 func (d *Dir) target(name string) (int, func(int), error) {
-	dirfd, done, err := d.at()
+	fd, done, _, err := d.targetG(name)
+	return fd, done, err
+}
+
+// targetG is target with the count of directories moved when the
+// descriptor was known in place (atG).
+func (d *Dir) targetG(name string) (int, func(int), uint64, error) {
+	dirfd, done, g, err := d.atG()
 	if err != nil || name == "" {
-		return dirfd, done, err
+		return dirfd, done, g, err
 	}
 	defer done(dirfd)
 	if err := oneName(name); err != nil {
-		return -1, nil, err
+		return -1, nil, g, err
 	}
 	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, nil, err
+		return -1, nil, g, err
 	}
-	return fd, closeFd, nil
+	return fd, closeFd, g, nil
 }
 
 // xattr runs fn on a descriptor of exactly name in d ("" for d itself).
@@ -358,7 +365,7 @@ func (d *Dir) Removexattr(ctx context.Context, name, attr string) error {
 
 func (d *Dir) changeXattr(ctx context.Context, name string, change func(fd int) error) error {
 	ap := d.child(name)
-	fd, done, err := d.target(name)
+	ctx, fd, done, err := d.changeTarget(ctx, name)
 	if err != nil {
 		return pathErr(OpXattr, ap, err)
 	}

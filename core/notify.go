@@ -271,6 +271,7 @@ func (n *notifier) overflow() {
 	n.s.outsideChange() // whatever they were, a scan counts it (quota_scan.go)
 	n.scanned = map[string]bool{}
 	n.addTree("/", tellNone)
+	n.s.dirMoved()
 	n.s.out.push(journal.Entry{Lost: "/"})
 }
 
@@ -386,6 +387,7 @@ func (n *notifier) outboxFull() {
 func (n *notifier) resume() {
 	if n.dropping && n.s.out.waiting.Load() < maxOutbox/2 {
 		n.dropping = false
+		n.s.dirMoved()
 		n.s.out.push(journal.Entry{Lost: "/"})
 	}
 }
@@ -411,6 +413,9 @@ func (n *notifier) created(ap string, isDir bool) {
 
 func (n *notifier) removed(ap string) {
 	isDir := n.dirs[ap]
+	if isDir {
+		n.s.dirMoved()
+	}
 	n.forget(ap)
 	n.tell(journal.Remove, ap, "", isDir)
 }
@@ -418,6 +423,9 @@ func (n *notifier) removed(ap string) {
 // renamed handles the rename of old to ap, a directory if isDir (IN_ISDIR:
 // only a directory's rename costs an lstat, for its ctime).
 func (n *notifier) renamed(old, ap string, isDir bool) {
+	if isDir {
+		n.s.dirMoved()
+	}
 	n.forget(old)
 	n.tell(journal.Rename, ap, old, isDir)
 	if !isDir {
@@ -436,6 +444,9 @@ func (n *notifier) flushPending() {
 	}
 	n.pending = ""
 	isDir := n.dirs[old]
+	if isDir {
+		n.s.dirMoved()
+	}
 	n.forget(old)
 	n.tell(journal.Remove, old, "", isDir)
 }

@@ -29,9 +29,10 @@ import (
 type outbox struct {
 	mu      sync.Mutex
 	q       []journal.Entry
-	waiting atomic.Int64 // items queued or being appended (added to under mu)
-	order   sync.Mutex   // held while appending, so that flushes keep the order
-	wake    func()       // asks the reader to flush (nil: no reader)
+	waiting atomic.Int64  // items queued or being appended (added to under mu)
+	order   sync.Mutex    // held while appending, so that flushes keep the order
+	wake    func()        // asks the reader to flush (nil: no reader)
+	gone    atomic.Uint64 // directories moved or removed, and losses (dir_guard.go)
 }
 
 // push queues it. The notifier calls it (under its lock).
@@ -53,14 +54,19 @@ func (o *outbox) joined(e journal.Event) bool {
 		o.mu.Unlock()
 		return false
 	}
+	o.queueLocked(e)
+	o.mu.Unlock()
+	return true
+}
+
+// queueLocked queues e behind what waits and asks the reader to append
+// it. The lock is held; the wake never blocks.
+func (o *outbox) queueLocked(e journal.Event) {
 	o.q = append(o.q, journal.Entry{Event: e})
 	o.waiting.Add(1)
-	wake := o.wake
-	o.mu.Unlock()
-	if wake != nil {
-		wake()
+	if o.wake != nil {
+		o.wake()
 	}
-	return true
 }
 
 // busy reports whether anything waits (no lock: one load, at every claim).
@@ -109,6 +115,10 @@ func inHandler(ctx context.Context) context.Context {
 // handler's never appends what waits: it joins it.
 func (s *Sandbox) record(ctx context.Context, e journal.Event) {
 	if e.Origin == journal.Mirror || ctx.Value(handlerKey{}) != nil {
+		if gd, ok := ctx.Value(guardKey{}).(dirGuard); ok {
+			s.recordGuarded(e, gd)
+			return
+		}
 		if !s.out.joined(e) {
 			s.journal.AppendNow(e) // a handler never waits on the mirror's notifications
 		}

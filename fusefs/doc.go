@@ -54,7 +54,15 @@
 // parent is watched). Between the rename and the journal's word (the
 // reader's latency) a request may still land in the moved directory,
 // exactly as on a bind mount, where it would land there for ever; the
-// mirror stops. This is how libfuse's passthrough_ll and passthrough_hp
+// mirror stops. Measured (integration TestFUSECreateAfterMoveOut, a
+// process creating files in a loop while another moves their directory
+// out of the root; 24 rounds, 2 busy cores): the last create that reached
+// the moved directory returned 1.0 to 4.7 ms after the rename did, median
+// 2.2 ms, at most 14 ms under load. Such a change is never told under the
+// old path after the move: core checks, before it tells a change made
+// through a descriptor held from before a directory was moved, where that
+// directory is now (core/dir_guard.go), and tells nothing of one outside
+// the root. This is how libfuse's passthrough_ll and passthrough_hp
 // work, and what makes a change cost one syscall instead of a resolution.
 // REST has no handles: each of its requests is resolved beneath the root
 // fd anew.

@@ -183,6 +183,7 @@ func (a *Attacker) Stop() int {
 //	exchange DIR NAME TARGET
 //	                       DIR/NAME and a symlink to TARGET trade places
 //	                       (renameat2 RENAME_EXCHANGE) again and again
+//	creates DIR -          files f0, f1, ... are made in DIR (createLoop)
 //
 // It ends when its stdin closes, printing "swaps N".
 func AttackerMain() {
@@ -268,6 +269,8 @@ func AttackerMain() {
 				}
 			}
 		}
+	case "creates":
+		swaps = createLoop(args[1], isStopped)
 	default:
 		fmt.Fprintln(os.Stderr, "attacker: unknown attack", args[0])
 		os.Exit(2)
