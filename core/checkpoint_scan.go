@@ -125,7 +125,7 @@ func (b *builder) path(ap string) error {
 	dirfd, name, err := b.s.strictParent(ap)
 	if err == nil {
 		defer unix.Close(dirfd)
-		err = unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		_, err = lstatAt(dirfd, name, &st)
 	}
 	if err != nil || notRegular(st.Mode) {
 		if err != nil && !gone(err) {
@@ -189,10 +189,10 @@ func (b *builder) entry(dirfd int, name, ap string, st *unix.Stat_t) error {
 	if e.Kind != kindDir {
 		return nil
 	}
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openSubdir(dirfd, name)
 	if err != nil {
-		if gone(err) {
-			return nil
+		if gone(err) || err == unix.EXDEV {
+			return nil // another mount is kept as an empty directory (xdev.go)
 		}
 		return pathErr("checkpoint", ap, err)
 	}
@@ -209,7 +209,7 @@ func (b *builder) entry(dirfd int, name, ap string, st *unix.Stat_t) error {
 			continue
 		}
 		var cst unix.Stat_t
-		if err := unix.Fstatat(fd, n, &cst, unix.AT_SYMLINK_NOFOLLOW); err != nil || notRegular(cst.Mode) {
+		if _, err := lstatAt(fd, n, &cst); err != nil || notRegular(cst.Mode) {
 			continue // gone since readdir, or a FIFO, socket or device: not recorded
 		}
 		if err := b.entry(fd, n, cp, &cst); err != nil {

@@ -191,9 +191,9 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 			if w.o.NoRecurse {
 				continue
 			}
-			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			sub, err := openSubdir(fd, name)
 			if err != nil {
-				continue // vanished, swapped or unreadable: skipped
+				continue // vanished, swapped, another mount (xdev.go) or unreadable: skipped
 			}
 			if err := w.dir(sub, child, rp); err != nil {
 				return err

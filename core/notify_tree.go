@@ -68,7 +68,8 @@ func (n *notifier) addQuiet(ap string, yield bool) {
 		n.mu.Unlock()
 		n.mu.Lock()
 	}
-	fd, err := n.s.openBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	// Another mount inside the root is not entered (xdev.go): a hole.
+	fd, err := n.s.openResolve(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0, unix.RESOLVE_NO_XDEV)
 	if err != nil {
 		n.refused(ap, err)
 		return
@@ -133,6 +134,7 @@ func (n *notifier) refused(ap string, err error) {
 		if !errors.Is(err, unix.ENOSPC) {
 			n.log.Warn("a directory could not be watched: changes under it will not be seen", "sandbox", n.s.name, "dir", ap, "err", err)
 		}
+		n.s.dirMoved()
 		n.s.out.push(journal.Entry{Lost: ap})
 	}
 }

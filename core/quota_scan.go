@@ -63,7 +63,7 @@ func newMeasurer(ctx context.Context) *measurer { return &measurer{ctx: ctx} }
 func (m *measurer) entry(dirfd int, name string, st *unix.Stat_t) (usageCount, error) {
 	var own unix.Stat_t
 	if st == nil {
-		if err := unix.Fstatat(dirfd, name, &own, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if _, err := lstatAt(dirfd, name, &own); err != nil {
 			return usageCount{}, err
 		}
 		st = &own
@@ -73,7 +73,10 @@ func (m *measurer) entry(dirfd int, name string, st *unix.Stat_t) (usageCount, e
 	case unix.S_IFREG:
 		u.bytes = m.file(st)
 	case unix.S_IFDIR:
-		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := openSubdir(dirfd, name)
+		if err == unix.EXDEV {
+			return u, nil // another mount: not the root's (xdev.go)
+		}
 		if err != nil {
 			return u, err
 		}

@@ -92,7 +92,7 @@ func (s *Sandbox) List(ctx context.Context, p string, limit int) (entries []Info
 				break
 			}
 			var st unix.Stat_t
-			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if _, err := lstatAt(fd, name, &st); err != nil {
 				continue // removed while we listed
 			}
 			entries = append(entries, infoFrom(childOf(ap, name), &st))

@@ -13,6 +13,12 @@ const maxSymlinks = 40
 // flags. The last component is followed when it is a symlink unless flags
 // has O_NOFOLLOW; every symlink is read as if the root were "/".
 func (s *Sandbox) openBeneath(apiPath string, flags int, mode uint32) (int, error) {
+	return s.openResolve(apiPath, flags, mode, 0)
+}
+
+// openResolve is openBeneath with more openat2 resolve flags (xdev: no
+// crossing into another mount, told as EXDEV).
+func (s *Sandbox) openResolve(apiPath string, flags int, mode uint32, xdev uint64) (int, error) {
 	flags |= unix.O_CLOEXEC
 	if !s.openat2 {
 		return s.walk(rel(apiPath), flags, mode)
@@ -20,7 +26,7 @@ func (s *Sandbox) openBeneath(apiPath string, flags int, mode uint32) (int, erro
 	how := unix.OpenHow{
 		Flags:   uint64(flags),
 		Mode:    uint64(mode),
-		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS | xdev,
 	}
 	for tries := 0; ; tries++ {
 		fd, err := unix.Openat2(s.root, rel(apiPath), &how)
@@ -29,7 +35,7 @@ func (s *Sandbox) openBeneath(apiPath string, flags int, mode uint32) (int, erro
 		if err == unix.EAGAIN && tries < 64 {
 			continue
 		}
-		if err == unix.EXDEV {
+		if err == unix.EXDEV && xdev == 0 {
 			// The kernel saw a path trying to leave the root mid-race.
 			err = unix.EACCES
 		}

@@ -93,9 +93,9 @@ func (s *Sandbox) sweepDir(fd int, ap string, before time.Time) int {
 				}
 				continue
 			}
-			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			sub, err := openSubdir(fd, name)
 			if err != nil {
-				continue // not a directory, a symlink, or gone
+				continue // not a directory, a symlink, another mount (xdev.go), or gone
 			}
 			removed += s.sweepDir(sub, child, before)
 			unix.Close(sub)
@@ -112,7 +112,7 @@ func (s *Sandbox) sweepOne(dirfd int, name, ap string, before time.Time) bool {
 		return false
 	}
 	var st unix.Stat_t
-	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+	if mount, err := lstatAt(dirfd, name, &st); err != nil || mount {
 		return false
 	}
 	if !time.Unix(st.Mtim.Unix()).Before(before) {

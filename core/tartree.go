@@ -74,7 +74,8 @@ func (t *tarWalk) dir(fd int, prefix string) error {
 
 func (t *tarWalk) entry(dirfd int, name, rel string) error {
 	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	mount, err := lstatAt(dirfd, name, &st)
+	if err != nil {
 		if err == unix.ENOENT {
 			return nil // removed while we walked
 		}
@@ -92,10 +93,13 @@ func (t *tarWalk) entry(dirfd int, name, rel string) error {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		hdr.Typeflag, hdr.Name = tar.TypeDir, rel+"/"
-		sub, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if mount {
+			return t.tw.WriteHeader(hdr) // another mount: not entered (xdev.go)
+		}
+		sub, err := openSubdir(dirfd, name)
 		if err != nil {
-			if err == unix.ENOENT || err == unix.ELOOP || err == unix.ENOTDIR {
-				return nil // swapped or removed meanwhile
+			if err == unix.ENOENT || err == unix.ELOOP || err == unix.ENOTDIR || err == unix.EXDEV {
+				return nil // swapped, removed or mounted on meanwhile
 			}
 			return err
 		}

@@ -98,7 +98,8 @@ func (w *walker) dir(fd int, ap, rel string, depth int) error {
 			continue // names.go: not reported, not descended
 		}
 		var st unix.Stat_t
-		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		mount, err := lstatAt(fd, name, &st)
+		if err != nil {
 			continue // gone since readdir
 		}
 		e := WalkEntry{Info: infoFrom(childOf(ap, name), &st), Rel: name, Depth: depth}
@@ -112,19 +113,19 @@ func (w *walker) dir(fd int, ap, rel string, depth int) error {
 				e.LinkDead = true
 			}
 		}
-		err := w.fn(e)
+		err = w.fn(e)
 		if err == fs.SkipDir {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		if !e.IsDir() || (w.o.MaxDepth > 0 && depth >= w.o.MaxDepth) {
-			continue
+		if !e.IsDir() || mount || (w.o.MaxDepth > 0 && depth >= w.o.MaxDepth) {
+			continue // another mount is not entered (xdev.go)
 		}
-		sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		sub, err := openSubdir(fd, name)
 		if err != nil {
-			continue // gone, swapped for a symlink, or unreadable: skip
+			continue // gone, swapped for a symlink or a mount, or unreadable: skip
 		}
 		if err := w.dir(sub, e.Path, e.Rel, depth+1); err != nil {
 			return err
