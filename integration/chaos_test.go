@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"sandfs/internal/natsout"
+	"sandfs/natsout"
 )
 
 // TestChaosKill9: the daemon is killed (SIGKILL) at a random point of a

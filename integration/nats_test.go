@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"sandfs/internal/natsout"
-	"sandfs/internal/natsout/natstest"
+	"sandfs/natsout"
+	"sandfs/natsout/natstest"
 )
 
 // The JetStream tests: daemons with --events and --mount, a

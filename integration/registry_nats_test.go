@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"sandfs/internal/natsout"
-	"sandfs/internal/natsout/natstest"
+	"sandfs/natsout"
+	"sandfs/natsout/natstest"
 )
 
 // TestRegistryPublishes: with --events, a sandbox that appears in DIR (by

@@ -15,8 +15,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"sandfs/internal/natsout"
-	"sandfs/internal/natsout/natstest"
+	"sandfs/natsout"
+	"sandfs/natsout/natstest"
 )
 
 // stored is how many messages the stream holds (-1: unknown, the stream

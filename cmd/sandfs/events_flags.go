@@ -8,12 +8,12 @@ import (
 	"os"
 	"strings"
 
-	"sandfs/internal/natsout"
+	"sandfs/natsout"
 	"sandfs/rest"
 )
 
 // eventsFlags are serve's flags of the fleet's journal on NATS JetStream
-// (internal/natsout): where to publish and under which host name.
+// (natsout): where to publish and under which host name.
 type eventsFlags struct {
 	url  string // --events nats://HOST:PORT; "" = off
 	host string // --events-host NAME; "" = the hostname

@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 
-	"sandfs/internal/natsout"
+	"sandfs/natsout"
 )
 
 // The fleet verb: the fleet's stream on NATS JetStream, where every
-// `serve --events` publishes (internal/natsout).
+// `serve --events` publishes (natsout).
 
 var fleetCommand = &command{
 	name:     "fleet",

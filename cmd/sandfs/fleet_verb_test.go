@@ -11,8 +11,8 @@ import (
 
 	"sandfs/core/history"
 	"sandfs/core/journal"
-	"sandfs/internal/natsout"
-	"sandfs/internal/natsout/natstest"
+	"sandfs/natsout"
+	"sandfs/natsout/natstest"
 )
 
 // sandfs fleet watch prints the stream's events, filtered, one JSON object

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/internal/host"
+	"sandfs/daemon"
 )
 
 // The registry verbs: the sandboxes of a daemon serving --sandboxes DIR
@@ -126,7 +126,7 @@ func bound(n int64) string {
 }
 
 // printSandboxToken prints the token file of the sandbox name in the
-// daemon's state directory (host.ReadTokenAt: a file of this user only).
+// daemon's state directory (daemon.ReadTokenAt: a file of this user only).
 func printSandboxToken(stateFlag string, e *env, name string) error {
 	if name == "" {
 		return usagef("sandbox token takes a NAME")
@@ -135,10 +135,10 @@ func printSandboxToken(stateFlag string, e *env, name string) error {
 	if err != nil {
 		return err
 	}
-	dir := host.SandboxStateDir(state, name)
-	tok, err := host.ReadTokenAt(unix.AT_FDCWD, dir+"/"+host.TokenFile)
+	dir := daemon.SandboxStateDir(state, name)
+	tok, err := daemon.ReadTokenAt(unix.AT_FDCWD, dir+"/"+daemon.TokenFile)
 	if err != nil {
-		return fmt.Errorf("token of sandbox %s (%s/%s): %w", name, dir, host.TokenFile, err)
+		return fmt.Errorf("token of sandbox %s (%s/%s): %w", name, dir, daemon.TokenFile, err)
 	}
 	_, err = fmt.Fprintln(e.stdout, tok)
 	return err

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"sandfs/core"
-	"sandfs/internal/host"
+	"sandfs/daemon"
 )
 
 type namedDir struct{ name, dir string }
@@ -55,7 +55,7 @@ func sandboxDirs(root string, extra []string) ([]namedDir, error) {
 
 // startFixed serves the fixed sandboxes (--root, --sandbox), each root made
 // when missing; a quota kept in its quota.json wins over --quota's.
-func startFixed(h *host.Host, dirs []namedDir, quotas quotaFlags, log *slog.Logger) (map[string]*core.Sandbox, error) {
+func startFixed(h *daemon.Host, dirs []namedDir, quotas quotaFlags, log *slog.Logger) (map[string]*core.Sandbox, error) {
 	fixed := make(map[string]*core.Sandbox, len(dirs))
 	for _, d := range dirs {
 		created, err := prepareRoot(d.dir)
@@ -107,8 +107,8 @@ func sandboxesState(cfg serveConfig, auth daemonAuth, noToken bool, getenv func(
 }
 
 // mountMirror mounts the FUSE mirror one --mount (MNT or NAME=MNT) asks
-// for (host.Mount: once the sandbox's kernel watch walked the tree).
-func mountMirror(h *host.Host, spec string) error {
+// for (daemon.Mount: once the sandbox's kernel watch walked the tree).
+func mountMirror(h *daemon.Host, spec string) error {
 	name, mnt := core.DefaultSandbox, spec
 	if n, m, ok := strings.Cut(spec, "="); ok {
 		if sb, _ := h.Get(n); sb != nil {

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"sandfs/core"
+	"sandfs/daemon"
 	"sandfs/fusefs"
-	"sandfs/internal/host"
 	"sandfs/rest"
 )
 
@@ -202,7 +202,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	}
 	defer events.close()
 	reg := rest.NewRegistry()
-	h := host.New(ctx, host.Config{
+	h := daemon.New(ctx, daemon.Config{
 		Registry: reg,
 		Options: core.Options{
 			Workdir:    cfg.workdir,
@@ -234,7 +234,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	}
 	var manager rest.Manager
 	if cfg.sandboxesDir != "" {
-		dir, err := host.OpenDir(h, cfg.sandboxesDir, core.Quota(cfg.defaultQuota))
+		dir, err := daemon.OpenDir(h, cfg.sandboxesDir, core.Quota(cfg.defaultQuota))
 		if err != nil {
 			return err
 		}

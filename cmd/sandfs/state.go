@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/internal/host"
+	"sandfs/daemon"
 )
 
 // The daemon's state directory holds what it keeps between runs and what
@@ -27,7 +27,7 @@ import (
 
 const (
 	stateEnv      = "SANDFS_STATE"
-	tokenFileName = host.TokenFile
+	tokenFileName = daemon.TokenFile
 )
 
 // defaultStateDir resolves the state directory as the package comment
@@ -153,18 +153,18 @@ func (sd *stateDir) Close() error { return unix.Close(sd.fd) }
 func (sd *stateDir) tokenPath() string { return filepath.Join(sd.path, tokenFileName) }
 
 // token returns the token of DIR/token, making one first when there is
-// none (host.EnsureToken). An existing token is kept across restarts: the
+// none (daemon.EnsureToken). An existing token is kept across restarts: the
 // state directory is the user's, not one daemon's, so two daemons of one
 // user share it and a client (or a console tab) keeps working when the
 // daemon restarts. Delete the file to rotate it.
 func (sd *stateDir) token() (tok string, created bool, err error) {
-	return host.EnsureToken(sd.fd, tokenFileName, sd.tokenPath())
+	return daemon.EnsureToken(sd.fd, tokenFileName, sd.tokenPath())
 }
 
 // The token files' readers (internal/host/token.go).
 var (
-	readTokenAt = host.ReadTokenAt
-	readToken   = host.ReadToken
+	readTokenAt = daemon.ReadTokenAt
+	readToken   = daemon.ReadToken
 )
 
 // readTokenFile reads the token of a --token-file PATH. Symlinks are

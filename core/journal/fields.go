@@ -5,7 +5,7 @@ import "time"
 // Fields is an event as JSON tells it outside the daemon: the named
 // family's shape (GET /v1/sandboxes/{name}/events, the watch socket) and,
 // with host and sandbox added, the fleet's stream on NATS JetStream
-// (internal/natsout). One type, so the two never drift apart.
+// (natsout). One type, so the two never drift apart.
 type Fields struct {
 	Seq          uint64  `json:"seq"`
 	Type         string  `json:"type"`

@@ -9,7 +9,7 @@ import (
 
 	"sandfs/core/history"
 	"sandfs/core/journal"
-	"sandfs/internal/natsout/natstest"
+	"sandfs/natsout/natstest"
 )
 
 type got struct {

@@ -1,4 +1,4 @@
-package host
+package daemon
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/fusefs"
-	"sandfs/internal/natsout"
+	"sandfs/natsout"
 	"sandfs/rest"
 )
 

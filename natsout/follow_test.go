@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"sandfs/internal/natsout/natstest"
+	"sandfs/natsout/natstest"
 )
 
 var errEnough = errors.New("enough")

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"sandfs/internal/natsout/natstest"
+	"sandfs/natsout/natstest"
 )
 
 // TestAddRemove: a sandbox added after Start is published, from its kept

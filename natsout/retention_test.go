@@ -12,7 +12,7 @@ import (
 
 	"sandfs/core/history"
 	"sandfs/core/journal"
-	"sandfs/internal/natsout/natstest"
+	"sandfs/natsout/natstest"
 )
 
 type syncBuf struct {

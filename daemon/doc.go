@@ -1,4 +1,4 @@
-// Package host owns the lifecycle of every sandbox of one daemon: the
+// Package daemon owns the lifecycle of every sandbox of one daemon: the
 // fixed ones (--root "default", --sandbox NAME=DIR) and those of the live
 // registry (--sandboxes DIR), which appear and disappear while the daemon
 // runs. cmd/sandfs's serve only wires flags to it.
@@ -55,4 +55,4 @@
 // (unlinkat on DIR's fd) and its state directory. A directory removed from
 // DIR by hand stops being served, and its state directory is kept (made
 // again, it has its token back). SetQuota sets the bound and keeps it.
-package host
+package daemon
