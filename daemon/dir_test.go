@@ -14,6 +14,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"sandfs/core"
+	"sandfs/internal/statedir"
 	"sandfs/rest"
 )
 
@@ -104,13 +105,13 @@ func TestDirFollowsMkdirAndRmdir(t *testing.T) {
 	var archived []string
 	for deadline := time.Now().Add(30 * time.Second); len(archived) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		th.d.mu.Lock() // the manager holds it while it stops and archives
-		archived, _ = filepath.Glob(filepath.Join(th.state, "archive", "later-*", TokenFile))
+		archived, _ = filepath.Glob(filepath.Join(th.state, "archive", "later-*", statedir.TokenFile))
 		th.d.mu.Unlock()
 	}
 	if len(archived) != 1 {
 		t.Errorf("the state of a sandbox removed by hand is not archived: %v", archived)
 	}
-	if _, err := os.Stat(filepath.Join(th.state, "sandboxes", "later", TokenFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(th.state, "sandboxes", "later", statedir.TokenFile)); !os.IsNotExist(err) {
 		t.Errorf("the token of a sandbox removed by hand is still in its place: %v", err)
 	}
 }
@@ -162,16 +163,16 @@ func TestDirManager(t *testing.T) {
 		t.Fatal("Create answered before serving the sandbox")
 	}
 	sd := filepath.Join(th.state, "sandboxes", "made")
-	b, err := os.ReadFile(filepath.Join(sd, TokenFile))
+	b, err := os.ReadFile(filepath.Join(sd, statedir.TokenFile))
 	if err != nil || strings.TrimSpace(string(b)) != tok || len(tok) != 64 {
 		t.Errorf("token file %q (%v), Create answered %q", b, err, tok)
 	}
-	for _, f := range []string{TokenFile, QuotaFile} {
+	for _, f := range []string{statedir.TokenFile, statedir.QuotaFile} {
 		if fi, err := os.Stat(filepath.Join(sd, f)); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v, %v; want mode 0600", f, fi, err)
 		}
 	}
-	if q, _ := os.ReadFile(filepath.Join(sd, QuotaFile)); string(q) != `{"bytes":4096,"entries":3}`+"\n" {
+	if q, _ := os.ReadFile(filepath.Join(sd, statedir.QuotaFile)); string(q) != `{"bytes":4096,"entries":3}`+"\n" {
 		t.Errorf("quota.json = %q", q)
 	}
 	if fi, err := os.Lstat(filepath.Join(th.dir, "made")); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o755 {

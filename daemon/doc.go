@@ -8,7 +8,7 @@
 // Host.Start opens the root (core.Open by path for a fixed sandbox,
 // core.OpenAt beneath DIR's fd, never following a symlink, for one of
 // DIR), with the daemon's options and the sandbox's state directory
-// STATE/sandboxes/NAME (SandboxStateDir); starts its kernel watch and
+// STATE/sandboxes/NAME (statedir.Sandbox); starts its kernel watch and
 // checkpoint schedule under a context of its own; adds it to the NATS
 // publisher (--events) and the event log (--log-events); adds it to the
 // rest.Registry with its token; and, with --mount-all MNTDIR, mounts it at

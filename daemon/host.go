@@ -13,6 +13,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/fusefs"
+	"sandfs/internal/statedir"
 	"sandfs/natsout"
 	"sandfs/rest"
 )
@@ -179,12 +180,12 @@ func (h *Host) stateOf(name, key string) (tok string, q core.Quota, kept bool, p
 	}
 	defer unix.Close(fd)
 	if h.cfg.Tokens {
-		t, created, err := EnsureToken(fd, TokenFile, path+"/"+TokenFile)
+		t, created, err := statedir.EnsureToken(fd, statedir.TokenFile, path+"/"+statedir.TokenFile)
 		if err != nil {
 			return "", q, false, path, fmt.Errorf("sandbox %s: %w", name, err)
 		}
 		if created {
-			h.log.Info("made the sandbox's token", "sandbox", name, "token_file", path+"/"+TokenFile)
+			h.log.Info("made the sandbox's token", "sandbox", name, "token_file", path+"/"+statedir.TokenFile)
 		}
 		tok = t
 	}

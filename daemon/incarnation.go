@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"sandfs/internal/statedir"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -45,7 +47,7 @@ func (h *Host) adoptState(name, want string) error {
 // closed) to STATE/archive/NAME-TIME, and leaves in its place the seq
 // mark alone, for the sandbox made next under the name to number above.
 func (h *Host) archiveState(name string) error {
-	old := SandboxStateDir(h.cfg.State, name)
+	old := statedir.Sandbox(h.cfg.State, name)
 	archive := filepath.Join(h.cfg.State, "archive", filepath.Base(old)+"-"+strconv.FormatInt(time.Now().UnixNano(), 10))
 	if err := os.MkdirAll(filepath.Dir(archive), 0o700); err != nil {
 		return fmt.Errorf("sandbox %s: archiving the state of the sandbox it replaces: %w", name, err)

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/internal/statedir"
 )
 
 // A fixed sandbox's state (its journal, checkpoints, token and quota) is
@@ -66,7 +67,7 @@ func (h *Host) fixedStateKey(name, dir string) (string, error) {
 		if owner == id {
 			if key != name {
 				h.log.Info("the state of sandbox "+name+" belongs to another root; this root keeps its own",
-					"sandbox", name, "state", SandboxStateDir(h.cfg.State, key))
+					"sandbox", name, "state", statedir.Sandbox(h.cfg.State, key))
 			}
 			return key, nil
 		}

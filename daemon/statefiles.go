@@ -1,41 +1,24 @@
 package daemon
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/internal/statedir"
 )
-
-// QuotaFile is a sandbox's kept quota in its state directory.
-const QuotaFile = "quota.json"
-
-var plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-
-// SandboxStateDir is a sandbox's own directory in the daemon's state
-// directory: STATE/sandboxes/NAME, or sandboxes/x-HEX for a name that is
-// not a plain file name (so no name can reach outside it).
-func SandboxStateDir(state, name string) string {
-	dir := name
-	if !plainName.MatchString(name) || name == "." || name == ".." {
-		dir = "x-" + hex.EncodeToString([]byte(name))
-	}
-	return filepath.Join(state, "sandboxes", dir)
-}
 
 // openSandboxState makes (0700) and opens the sandbox's state directory.
 // The daemon's state directory itself was checked by the daemon (owned by
 // its user, 0700, outside every root); the names below it are its own.
 func openSandboxState(state, name string) (fd int, path string, err error) {
-	path = SandboxStateDir(state, name)
+	path = statedir.Sandbox(state, name)
 	if err := os.MkdirAll(path, 0o700); err != nil {
 		return -1, path, fmt.Errorf("sandbox %s: state directory: %w", name, err)
 	}
@@ -55,23 +38,23 @@ type quotaJSON struct {
 // readQuota reads quota.json of the state directory dirfd; kept is false
 // when there is none.
 func readQuota(dirfd int) (q core.Quota, kept bool, err error) {
-	fd, err := unix.Openat(dirfd, QuotaFile, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(dirfd, statedir.QuotaFile, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return q, false, nil
 	}
 	if err != nil {
-		return q, false, fmt.Errorf("%s: %w", QuotaFile, err)
+		return q, false, fmt.Errorf("%s: %w", statedir.QuotaFile, err)
 	}
-	f := os.NewFile(uintptr(fd), QuotaFile)
+	f := os.NewFile(uintptr(fd), statedir.QuotaFile)
 	defer f.Close()
 	var j quotaJSON
 	dec := json.NewDecoder(f)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
-		return q, false, fmt.Errorf("%s: %w", QuotaFile, err)
+		return q, false, fmt.Errorf("%s: %w", statedir.QuotaFile, err)
 	}
 	if j.Bytes < 0 || j.Entries < 0 {
-		return q, false, fmt.Errorf("%s: a negative bound", QuotaFile)
+		return q, false, fmt.Errorf("%s: a negative bound", statedir.QuotaFile)
 	}
 	return core.Quota{Bytes: j.Bytes, Entries: j.Entries}, true, nil
 }
@@ -83,7 +66,7 @@ func writeQuota(dirfd int, q core.Quota) error {
 	if err != nil {
 		return err
 	}
-	return Replace(dirfd, QuotaFile, string(b)+"\n")
+	return statedir.Replace(dirfd, statedir.QuotaFile, string(b)+"\n")
 }
 
 // keepQuota writes the sandbox's quota.json, making its state directory.
@@ -109,7 +92,7 @@ func removeState(state, name string) error {
 	if state == "" {
 		return nil
 	}
-	p := SandboxStateDir(state, name)
+	p := statedir.Sandbox(state, name)
 	if !strings.HasPrefix(p, filepath.Join(state, "sandboxes")+"/") {
 		return fmt.Errorf("sandbox %s: state directory %s outside %s", name, p, state)
 	}

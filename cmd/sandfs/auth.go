@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"sandfs/internal/statedir"
 	"strings"
 )
 
@@ -115,7 +116,7 @@ func (a *authFlags) resolve(getenv func(string) string, roots []string, log *slo
 	case getenv("SANDFS_TOKEN") != "":
 		return daemonAuth{token: getenv("SANDFS_TOKEN"), source: tokenGiven}, nil
 	}
-	dir, err := defaultStateDir(a.state, getenv)
+	dir, err := statedir.Default(a.state, getenv)
 	if err != nil {
 		return daemonAuth{}, err
 	}

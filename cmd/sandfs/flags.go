@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"sandfs/internal/size"
+	"sandfs/internal/statedir"
 
 	"golang.org/x/sys/unix"
 )
@@ -215,7 +216,7 @@ func (c *clientFlags) client(getenv func(string) string) (*client, error) {
 	if err != nil || tok != "" || !cl.local {
 		return cl, err
 	}
-	if dir, err := defaultStateDir(c.state, getenv); err == nil {
+	if dir, err := statedir.Default(c.state, getenv); err == nil {
 		if t, err := readTokenAt(unix.AT_FDCWD, filepath.Join(dir, tokenFileName)); err == nil {
 			cl.token = t
 		}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"sandfs/core/history"
-	"sandfs/daemon"
+	"sandfs/internal/statedir"
 )
 
 // historyFlags are serve's flags of the durable journal (core/history):
@@ -39,7 +39,7 @@ func stateFor(state, name string) string {
 	if state == "" {
 		return ""
 	}
-	return daemon.SandboxStateDir(state, name)
+	return statedir.Sandbox(state, name)
 }
 
 // errHistoryState explains a state directory the journal cannot have.

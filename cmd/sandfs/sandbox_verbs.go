@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/daemon"
+	"sandfs/internal/statedir"
 )
 
 // The registry verbs: the sandboxes of a daemon serving --sandboxes DIR
@@ -126,19 +126,19 @@ func bound(n int64) string {
 }
 
 // printSandboxToken prints the token file of the sandbox name in the
-// daemon's state directory (daemon.ReadTokenAt: a file of this user only).
+// daemon's state directory (statedir.ReadTokenAt: a file of this user only).
 func printSandboxToken(stateFlag string, e *env, name string) error {
 	if name == "" {
 		return usagef("sandbox token takes a NAME")
 	}
-	state, err := defaultStateDir(stateFlag, e.getenv)
+	state, err := statedir.Default(stateFlag, e.getenv)
 	if err != nil {
 		return err
 	}
-	dir := daemon.SandboxStateDir(state, name)
-	tok, err := daemon.ReadTokenAt(unix.AT_FDCWD, dir+"/"+daemon.TokenFile)
+	dir := statedir.Sandbox(state, name)
+	tok, err := statedir.ReadTokenAt(unix.AT_FDCWD, dir+"/"+statedir.TokenFile)
 	if err != nil {
-		return fmt.Errorf("token of sandbox %s (%s/%s): %w", name, dir, daemon.TokenFile, err)
+		return fmt.Errorf("token of sandbox %s (%s/%s): %w", name, dir, statedir.TokenFile, err)
 	}
 	_, err = fmt.Fprintln(e.stdout, tok)
 	return err

@@ -12,6 +12,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/daemon"
+	"sandfs/internal/statedir"
 )
 
 type namedDir struct{ name, dir string }
@@ -91,7 +92,7 @@ func sandboxesState(cfg serveConfig, auth daemonAuth, noToken bool, getenv func(
 		}
 		return fmt.Errorf("%w (each sandbox's token and quota live in the state directory; give --state DIR)", err)
 	}
-	state, err := defaultStateDir(cfg.auth.state, getenv)
+	state, err := statedir.Default(cfg.auth.state, getenv)
 	if err != nil {
 		return "", explain(err)
 	}

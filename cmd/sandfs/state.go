@@ -8,51 +8,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/daemon"
+	"sandfs/internal/statedir"
 )
 
-// The daemon's state directory holds what it keeps between runs and what
-// only its own user may read: today the generated API token (DIR/token),
-// later its journals. It is --state DIR, else env SANDFS_STATE, else
-// $XDG_STATE_HOME/sandfs, else ~/.local/state/sandfs, and the client verbs
-// resolve it the same way, so `make run` and `sandfs ls` of the same user
-// meet at the same file with no set-up.
-//
-// The directory is owned by the daemon's user and mode 0700 (made so), never
-// a symlink, and never inside a served root (a root is written by clients
-// and by whoever else may write the host directory). The token file is
-// mode 0600, owned by the daemon's user, opened with O_NOFOLLOW, and written
-// whole under a temporary name then linked into place, so a reader never
-// sees half a token and two daemons starting at once agree on one.
+// The daemon opens its state directory (where it is: statedir.Default)
+// owned by its user and mode 0700 (made so), never a symlink, and never
+// inside a served root (a root is written by clients and by whoever else
+// may write the host directory); the token file in it is statedir's.
 
-const (
-	stateEnv      = "SANDFS_STATE"
-	tokenFileName = daemon.TokenFile
-)
-
-// defaultStateDir resolves the state directory as the package comment
-// says, from the flag value (may be "") and the environment. XDG says a
-// relative $XDG_STATE_HOME is to be ignored.
-func defaultStateDir(flagValue string, getenv func(string) string) (string, error) {
-	if flagValue != "" {
-		return filepath.Abs(flagValue)
-	}
-	if v := getenv(stateEnv); v != "" {
-		return filepath.Abs(v)
-	}
-	if x := getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
-		return filepath.Join(x, "sandfs"), nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", errors.New("no state directory: set --state DIR (or SANDFS_STATE, XDG_STATE_HOME, HOME)")
-		}
-		home = h
-	}
-	return filepath.Join(home, ".local", "state", "sandfs"), nil
-}
+const tokenFileName = statedir.TokenFile
 
 // stateDir is the daemon's open state directory.
 type stateDir struct {
@@ -153,18 +117,18 @@ func (sd *stateDir) Close() error { return unix.Close(sd.fd) }
 func (sd *stateDir) tokenPath() string { return filepath.Join(sd.path, tokenFileName) }
 
 // token returns the token of DIR/token, making one first when there is
-// none (daemon.EnsureToken). An existing token is kept across restarts: the
+// none (statedir.EnsureToken). An existing token is kept across restarts: the
 // state directory is the user's, not one daemon's, so two daemons of one
 // user share it and a client (or a console tab) keeps working when the
 // daemon restarts. Delete the file to rotate it.
 func (sd *stateDir) token() (tok string, created bool, err error) {
-	return daemon.EnsureToken(sd.fd, tokenFileName, sd.tokenPath())
+	return statedir.EnsureToken(sd.fd, tokenFileName, sd.tokenPath())
 }
 
 // The token files' readers (internal/host/token.go).
 var (
-	readTokenAt = daemon.ReadTokenAt
-	readToken   = daemon.ReadToken
+	readTokenAt = statedir.ReadTokenAt
+	readToken   = statedir.ReadToken
 )
 
 // readTokenFile reads the token of a --token-file PATH. Symlinks are

@@ -13,28 +13,6 @@ import (
 	"testing"
 )
 
-func TestDefaultStateDir(t *testing.T) {
-	cases := []struct {
-		name, flag string
-		env        map[string]string
-		want       string
-	}{
-		{"flag wins", "/s/flag", map[string]string{"SANDFS_STATE": "/s/env", "XDG_STATE_HOME": "/x", "HOME": "/h"}, "/s/flag"},
-		{"SANDFS_STATE", "", map[string]string{"SANDFS_STATE": "/s/env", "XDG_STATE_HOME": "/x", "HOME": "/h"}, "/s/env"},
-		{"XDG_STATE_HOME", "", map[string]string{"XDG_STATE_HOME": "/x", "HOME": "/h"}, "/x/sandfs"},
-		{"relative XDG_STATE_HOME is ignored", "", map[string]string{"XDG_STATE_HOME": "rel", "HOME": "/h"}, "/h/.local/state/sandfs"},
-		{"HOME", "", map[string]string{"HOME": "/h"}, "/h/.local/state/sandfs"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := defaultStateDir(tc.flag, func(k string) string { return tc.env[k] })
-			if err != nil || got != tc.want {
-				t.Errorf("got %q, %v; want %q", got, err, tc.want)
-			}
-		})
-	}
-}
-
 // TestStateTokenRace: daemons starting at once on one state directory all
 // end up with the one token that was published, a full 64-hex-digit one,
 // and the directory holds nothing else afterwards.

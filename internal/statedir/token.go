@@ -1,4 +1,4 @@
-package daemon
+package statedir
 
 import (
 	"crypto/rand"
