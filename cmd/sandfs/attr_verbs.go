@@ -4,9 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"sandfs/daemon"
 	"strings"
-
-	"sandfs/rest"
 )
 
 // chmod and chown: the named family's attribute routes (api.md §5), which
@@ -84,7 +83,7 @@ the tree had uncommitted changes). A daemon says the same in GET /health's
 			if len(args) > 0 {
 				return usagef("version takes no arguments")
 			}
-			_, err := fmt.Fprintln(e.stdout, rest.Version())
+			_, err := fmt.Fprintln(e.stdout, daemon.Version())
 			return err
 		}
 	},

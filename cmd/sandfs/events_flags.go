@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
 	"flag"
-	"log/slog"
 	"net/url"
 	"os"
 	"strings"
-
-	"sandfs/natsout"
-	"sandfs/rest"
 )
 
 // eventsFlags are serve's flags of the fleet's journal on NATS JetStream
@@ -50,38 +45,4 @@ func (f *eventsFlags) check(historyOff bool) error {
 		return usagef("--events-host %q: a name without '/', '*', '>' or white space", f.host)
 	}
 	return nil
-}
-
-// publisher is the fleet's publisher (p nil: --events is off).
-type publisher struct{ p *natsout.Publisher }
-
-// stats is a sandbox's publishing, for rest.Config.Events (nil: off).
-func (e publisher) statsFunc() func(string) (rest.EventsStats, bool) {
-	if e.p == nil {
-		return nil
-	}
-	return func(name string) (rest.EventsStats, bool) {
-		s, ok := e.p.Stats()[name]
-		return rest.EventsStats(s), ok
-	}
-}
-
-func (e publisher) close() {
-	if e.p != nil {
-		e.p.Close()
-	}
-}
-
-// start connects the publisher; each sandbox is added as it is served
-// (internal/host).
-func (f *eventsFlags) start(ctx context.Context, log *slog.Logger) (publisher, error) {
-	if f.url == "" {
-		return publisher{}, nil
-	}
-	p, err := natsout.Start(ctx, natsout.Config{URL: f.url, Host: f.host, Log: log}, nil)
-	if err != nil {
-		return publisher{}, err
-	}
-	log.Info("publishing events to "+f.url, "host", f.host, "stream", natsout.StreamName)
-	return publisher{p}, nil
 }

@@ -32,9 +32,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sandfs/daemon"
 	"syscall"
-
-	"sandfs/fusefs"
 )
 
 const (
@@ -45,8 +44,8 @@ const (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == fusefs.ReaperVerb {
-		os.Exit(fusefs.RunReaper(os.Args[2:], os.Stdin))
+	if len(os.Args) > 1 && os.Args[1] == daemon.ReaperVerb {
+		os.Exit(daemon.RunReaper(os.Args[2:], os.Stdin))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	onSignals(cancel, os.Exit)

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"sandfs/core"
-	"sandfs/daemon"
 	"sandfs/internal/statedir"
 )
 
@@ -54,27 +50,6 @@ func sandboxDirs(root string, extra []string) ([]namedDir, error) {
 	return dirs, nil
 }
 
-// startFixed serves the fixed sandboxes (--root, --sandbox), each root made
-// when missing; a quota kept in its quota.json wins over --quota's.
-func startFixed(h *daemon.Host, dirs []namedDir, quotas quotaFlags, log *slog.Logger) (map[string]*core.Sandbox, error) {
-	fixed := make(map[string]*core.Sandbox, len(dirs))
-	for _, d := range dirs {
-		created, err := prepareRoot(d.dir)
-		if err != nil {
-			return nil, err
-		}
-		if created {
-			log.Info("created sandbox root", "sandbox", d.name, "root", d.dir)
-		}
-		sb, err := h.StartFixed(d.name, d.dir, quotas.of(d.name))
-		if err != nil {
-			return nil, err
-		}
-		fixed[d.name] = sb
-	}
-	return fixed, nil
-}
-
 // sandboxesState is the daemon's state directory where the sandboxes keep
 // their journals, tokens and quotas ("" = none is needed: --no-history,
 // --no-auth and no --sandboxes). It is checked as the token's is, once:
@@ -105,37 +80,6 @@ func sandboxesState(cfg serveConfig, auth daemonAuth, noToken bool, getenv func(
 		log.Warn("the state directory was open to other users; made it 0700", "state", state)
 	}
 	return state, nil
-}
-
-// mountMirror mounts the FUSE mirror one --mount (MNT or NAME=MNT) asks
-// for (daemon.Mount: once the sandbox's kernel watch walked the tree).
-func mountMirror(h *daemon.Host, spec string) error {
-	name, mnt := core.DefaultSandbox, spec
-	if n, m, ok := strings.Cut(spec, "="); ok {
-		if sb, _ := h.Get(n); sb != nil {
-			name, mnt = n, m
-		}
-	}
-	_, err := h.Mount(name, mnt)
-	return err
-}
-
-// prepareRoot makes sure dir is a directory, creating it (and its parents)
-// when missing.
-func prepareRoot(dir string) (created bool, err error) {
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return false, fmt.Errorf("cannot create the sandbox root: %w", err)
-		}
-		return true, nil
-	case err != nil:
-		return false, fmt.Errorf("sandbox root: %w", err)
-	case !fi.IsDir():
-		return false, fmt.Errorf("sandbox root %s is not a directory", dir)
-	}
-	return false, nil
 }
 
 // quotaFlag is one quota: SIZE[,ENTRIES] (parseQuota, quota_flags.go).

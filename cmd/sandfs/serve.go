@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"sandfs/core"
 	"sandfs/daemon"
-	"sandfs/fusefs"
-	"sandfs/rest"
 )
 
 // serveConfig is what the serve flags say.
@@ -53,10 +51,6 @@ type serveConfig struct {
 	quotas quotaFlags // --quota [NAME=]SIZE[,ENTRIES] (quota_flags.go)
 }
 
-// streamsEndTimeout bounds the wait for the watch streams' last messages
-// at shutdown (a websocket peer that does not answer the close frame).
-const streamsEndTimeout = 500 * time.Millisecond
-
 const (
 	defaultRoot   = "./sandbox"
 	defaultListen = "127.0.0.1:7420"
@@ -91,7 +85,7 @@ T suffixes (powers of 1024); 0 means the default.`,
 			maxTarBody:     4 << 30,
 			maxTarEntries:  core.DefaultLimits.TarEntries,
 			maxTarBytes:    sizeFlag(core.DefaultLimits.TarBytes),
-			maxHeaderBytes: defaultMaxHeaderBytes,
+			maxHeaderBytes: daemon.DefaultMaxHeaderBytes,
 		}
 		fs.StringVar(&cfg.root, "root", defaultRoot, "host `DIR` served as the sandbox \"default\" (created if missing)")
 		fs.Var(&cfg.sandboxes, "sandbox", "also serve a directory as a named sandbox: `NAME=DIR` (repeatable)")
@@ -149,10 +143,10 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err != nil {
 		return err
 	}
-	if err := cfg.auth.checkListen(noToken, cfg.listen, localAddr(cfg.listen)); err != nil {
+	if err := cfg.auth.checkListen(noToken, cfg.listen, daemon.LocalAddr(cfg.listen)); err != nil {
 		return err
 	}
-	if err := rest.CheckAllowed(cfg.allowOrigins, cfg.allowHosts); err != nil {
+	if err := daemon.CheckAllowed(cfg.allowOrigins, cfg.allowHosts); err != nil {
 		return usagef("%v", err) // --allow-origin, --allow-host
 	}
 	dirs, err := sandboxDirs(cfg.root, cfg.sandboxes)
@@ -196,131 +190,63 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err != nil {
 		return err
 	}
-	events, err := cfg.events.start(ctx, log)
-	if err != nil {
-		return err
+	fixed := make([]daemon.Fixed, len(dirs))
+	for i, d := range dirs {
+		fixed[i] = daemon.Fixed{Name: d.name, Dir: d.dir, Quota: cfg.quotas.of(d.name)}
 	}
-	defer events.close()
-	reg := rest.NewRegistry()
-	h := daemon.New(ctx, daemon.Config{
-		Registry: reg,
-		Options: core.Options{
-			Workdir:    cfg.workdir,
-			Limits:     core.Limits{TarEntries: cfg.maxTarEntries, TarBytes: int64(cfg.maxTarBytes)},
-			AllowSetid: cfg.allowSetid,
-			Retention:  keep,
+	return daemon.Run(ctx, daemon.RunConfig{
+		Host: daemon.Config{
+			Options: core.Options{
+				Workdir:    cfg.workdir,
+				Limits:     core.Limits{TarEntries: cfg.maxTarEntries, TarBytes: int64(cfg.maxTarBytes)},
+				AllowSetid: cfg.allowSetid,
+				Retention:  keep,
 
-			CheckpointMaxSize: int64(cfg.checkpointMax),
-			Log:               log,
+				CheckpointMaxSize: int64(cfg.checkpointMax),
+				Log:               log,
+			},
+			State:           state,
+			History:         !cfg.history.off,
+			Tokens:          !noToken,
+			CheckpointEvery: cfg.checkpointEvery,
+			CheckpointKeep:  cfg.checkpointKeep,
+			LogEvents:       cfg.logEvents,
+			MountAll:        cfg.mountAll,
+			Log:             log,
 		},
-		State:           state,
-		History:         !cfg.history.off,
-		Tokens:          !noToken,
-		CheckpointEvery: cfg.checkpointEvery,
-		CheckpointKeep:  cfg.checkpointKeep,
-		Events:          events.p,
-		LogEvents:       cfg.logEvents,
-		MountAll:        cfg.mountAll,
-		Mount: fusefs.Options{
-			Log: log, Debug: cfg.fuseDebug, NoPassthrough: cfg.noPassthrough, DirectMount: cfg.directMount,
-			EntryTimeout: cfg.mountCache, AttrTimeout: cfg.mountCache, NegativeTimeout: cfg.mountCache,
+		Fixed:        fixed,
+		SandboxesDir: cfg.sandboxesDir,
+		DefaultQuota: core.Quota(cfg.defaultQuota),
+		Mounts:       cfg.mounts,
+		Mount: daemon.MountConfig{Debug: cfg.fuseDebug, NoPassthrough: cfg.noPassthrough, DirectMount: cfg.directMount,
+			Cache: cfg.mountCache},
+		EventsURL:   cfg.events.url,
+		EventsHost:  cfg.events.host,
+		Listen:      cfg.listen,
+		Token:       auth.token,
+		DebugListen: cfg.debugListen,
+		REST: daemon.RESTConfig{
+			MaxJSONBody:  int64(cfg.maxJSONBody),
+			MaxTarBody:   int64(cfg.maxTarBody),
+			AllowOrigins: cfg.allowOrigins,
+			AllowHosts:   cfg.allowHosts,
 		},
-		Log: log,
+		HTTP: daemon.HTTPConfig{
+			HeaderTimeout:   cfg.headerTimeout,
+			IdleTimeout:     cfg.idleTimeout,
+			MaxHeaderBytes:  int(cfg.maxHeaderBytes),
+			ShutdownTimeout: cfg.shutdownTimeout,
+		},
+		CheckListener: func(where string, local bool) error {
+			if err := cfg.auth.checkListen(noToken, where, local); err != nil {
+				return err
+			}
+			if noToken && !local {
+				log.Warn("no token set and listening beyond loopback: anyone who reaches " + where +
+					" can read and write the sandbox; drop --no-auth and --insecure-no-token to have a token")
+			}
+			return nil
+		},
+		Serving: func(addr net.Addr) { logConsole(log, addr, auth) },
 	})
-	defer h.Close()
-	fixed, err := startFixed(h, dirs, cfg.quotas, log)
-	if err != nil {
-		return err
-	}
-	var manager rest.Manager
-	if cfg.sandboxesDir != "" {
-		dir, err := daemon.OpenDir(h, cfg.sandboxesDir, core.Quota(cfg.defaultQuota))
-		if err != nil {
-			return err
-		}
-		defer dir.Close() // before h.Close: nothing starts while they stop
-		dir.Rescan()
-		go dir.Run(ctx)
-		manager = dir
-		log.Info("serving the sandboxes of "+dir.Path(), "sandboxes", dir.Path())
-	}
-	if cfg.debugListen != "" {
-		if err := startDebug(ctx, cfg.debugListen, auth.token, log); err != nil {
-			return err
-		}
-	}
-	srvREST, err := rest.New(rest.Config{
-		MirrorOps: h.MirrorOps,
-		Unmounted: h.Unmounted,
-		Events:    events.statsFunc(),
-		Registry:  reg,
-		Manager:   manager,
-		Token:     auth.token,
-		Limits:    rest.Limits{MaxJSONBody: int64(cfg.maxJSONBody), MaxTarBody: int64(cfg.maxTarBody)},
-		Log:       log,
-
-		AllowOrigins: cfg.allowOrigins,
-		AllowHosts:   cfg.allowHosts,
-	})
-	if err != nil {
-		return err
-	}
-
-	// The mirrors are up before the daemon answers /health.
-	defer h.UnmountAll()
-	for _, spec := range cfg.mounts {
-		if err := mountMirror(h, spec); err != nil {
-			return err
-		}
-	}
-
-	l, where, cleanup, err := listen(cfg.listen)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	if err := cfg.auth.checkListen(noToken, where, isLocal(l)); err != nil {
-		return err
-	}
-	if noToken && !isLocal(l) {
-		log.Warn("no token set and listening beyond loopback: anyone who reaches " + where +
-			" can read and write the sandbox; drop --no-auth and --insecure-no-token to have a token")
-	}
-
-	// Requests run under their own context, not ctx: a signal must let the
-	// requests in flight finish, not cancel them.
-	reqCtx, cancelRequests := context.WithCancel(context.Background())
-	defer cancelRequests()
-	srv := httpServer(srvREST.Handler(), cfg, log, reqCtx)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(srvREST.WrapListener(l)) }()
-	for _, d := range dirs {
-		sb := fixed[d.name]
-		log.Info(fmt.Sprintf("serving sandbox %s (%s) on %s", d.name, d.dir, where),
-			"sandbox", d.name, "root", d.dir, "listen", where, "workdir", sb.Workdir(), "openat2", sb.UsesOpenat2())
-	}
-	logConsole(log, l.Addr(), auth)
-
-	select {
-	case err := <-served:
-		return fmt.Errorf("serving on %s: %w", where, err)
-	case <-ctx.Done():
-	}
-	// The watch streams first: each sends its last message and ends, so
-	// that a connected watcher or console does not hold the stop.
-	ectx, cancelEnd := context.WithTimeout(context.Background(), streamsEndTimeout)
-	srvREST.EndStreams(ectx)
-	cancelEnd()
-	h.UnmountAll()
-	log.Info("shutting down: finishing the requests in flight", "timeout", cfg.shutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn("requests still running at the shutdown timeout; closing their connections", "err", err)
-		srv.Close()
-	}
-	cancelRequests()
-	<-served
-	log.Info("stopped")
-	return nil
 }

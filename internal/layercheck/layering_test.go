@@ -57,6 +57,7 @@ func copyModule(t *testing.T, src, dst string) {
 		{"natsout", "natsout", "sandfs/fusefs", "natsout must not import"},
 		{"internal/size", "size", "sandfs/core", "internal must not import"},
 		{"bench/load", "load", "sandfs/daemon", "only cmd may import daemon"},
+		{"cmd/sandfs", "main", "sandfs/rest", "only daemon may import rest and fusefs"},
 	} {
 		t.Run(c.dir+"→"+c.imports, func(t *testing.T) {
 			f := filepath.Join(dst, c.dir, "zz_layering.go")

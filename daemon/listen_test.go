@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 // limit get 431. The assertions are on what happens (the server closes the
 // connection), never on how long it took: the deadlines on the client side
 // are only there so a broken server fails the test instead of hanging it.
-func startTestServer(t *testing.T, cfg serveConfig) string {
+func startTestServer(t *testing.T, cfg HTTPConfig) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -50,7 +50,7 @@ func readsEOF(t *testing.T, c net.Conn) bool {
 }
 
 func TestServerCutsSlowHeaders(t *testing.T) {
-	addr := startTestServer(t, serveConfig{headerTimeout: 200 * time.Millisecond, idleTimeout: time.Minute})
+	addr := startTestServer(t, HTTPConfig{HeaderTimeout: 200 * time.Millisecond, IdleTimeout: time.Minute})
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestServerCutsSlowHeaders(t *testing.T) {
 }
 
 func TestServerClosesIdleKeepAlive(t *testing.T) {
-	addr := startTestServer(t, serveConfig{headerTimeout: time.Minute, idleTimeout: 200 * time.Millisecond})
+	addr := startTestServer(t, HTTPConfig{HeaderTimeout: time.Minute, IdleTimeout: 200 * time.Millisecond})
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestServerClosesIdleKeepAlive(t *testing.T) {
 }
 
 func TestServerHeaderLimit(t *testing.T) {
-	addr := startTestServer(t, serveConfig{headerTimeout: time.Minute, idleTimeout: time.Minute, maxHeaderBytes: 8 << 10})
+	addr := startTestServer(t, HTTPConfig{HeaderTimeout: time.Minute, IdleTimeout: time.Minute, MaxHeaderBytes: 8 << 10})
 	for _, tc := range []struct {
 		name string
 		size int
@@ -137,8 +137,8 @@ func TestLocalAddr(t *testing.T) {
 		"127.0.0.1:7420": true, "[::1]:7420": true, "localhost:7420": true, "unix:/tmp/s.sock": true,
 		"0.0.0.0:7420": false, ":7420": false, "[::]:7420": false,
 	} {
-		if got := localAddr(addr); got != want {
-			t.Errorf("localAddr(%q) = %v, want %v", addr, got, want)
+		if got := LocalAddr(addr); got != want {
+			t.Errorf("LocalAddr(%q) = %v, want %v", addr, got, want)
 		}
 	}
 }

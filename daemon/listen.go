@@ -1,4 +1,4 @@
-package main
+package daemon
 
 // The daemon's listener and its http.Server: TCP or a unix socket (a stale
 // socket file is replaced, and removed on exit), and whether the address
@@ -17,36 +17,36 @@ import (
 	"time"
 )
 
-// defaultMaxHeaderBytes bounds a request's line and headers: room for a
+// DefaultMaxHeaderBytes bounds a request's line and headers: room for a
 // query naming a 4 KiB path three times over, percent-encoded.
-const defaultMaxHeaderBytes = 64 << 10
+const DefaultMaxHeaderBytes = 64 << 10
 
 // httpServer builds the daemon's http.Server. A client that sends its
 // headers slowly, or leaves a keep-alive connection idle, loses the
 // connection after the configured time (api.md §1: 10 s, 120 s); request
-// lines and headers over maxHeaderBytes get 431. Bodies have no read
+// lines and headers over MaxHeaderBytes get 431. Bodies have no read
 // timeout: a large upload may take as long as it takes, and a client gone
 // quiet mid-body is seen by the handler as a failed read when the TCP
 // connection dies. Requests run under base, not the signal's context.
-func httpServer(h http.Handler, cfg serveConfig, log *slog.Logger, base context.Context) *http.Server {
-	maxHeader := int(cfg.maxHeaderBytes)
+func httpServer(h http.Handler, c HTTPConfig, log *slog.Logger, base context.Context) *http.Server {
+	maxHeader := c.MaxHeaderBytes
 	if maxHeader <= 0 {
-		maxHeader = defaultMaxHeaderBytes
+		maxHeader = DefaultMaxHeaderBytes
 	}
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: cfg.headerTimeout,
-		IdleTimeout:       cfg.idleTimeout,
+		ReadHeaderTimeout: c.HeaderTimeout,
+		IdleTimeout:       c.IdleTimeout,
 		MaxHeaderBytes:    maxHeader,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 }
 
-// localAddr reports whether the --listen ADDR reaches this machine only: a
+// LocalAddr reports whether the --listen ADDR reaches this machine only: a
 // unix socket, or a TCP address whose host resolves to a loopback IP (an
 // empty host is every interface).
-func localAddr(addr string) bool {
+func LocalAddr(addr string) bool {
 	if strings.HasPrefix(addr, "unix:") {
 		return true
 	}
@@ -71,7 +71,7 @@ func listen(addr string) (net.Listener, string, func(), error) {
 	}
 	path := strings.TrimPrefix(strings.TrimPrefix(addr, "unix:"), "//")
 	if path == "" {
-		return nil, "", nil, usagef("--listen %q: no socket path after unix:", addr)
+		return nil, "", nil, fmt.Errorf("--listen %q: no socket path after unix:", addr)
 	}
 	if err := removeStaleSocket(path); err != nil {
 		return nil, "", nil, err
