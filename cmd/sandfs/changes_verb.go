@@ -44,18 +44,11 @@ fuse or external. Colour only on a terminal (not with NO_COLOR).`,
 		fs.BoolVar(&o.diff, "diff", false, "print each text file's unified diff")
 		fs.IntVar(&o.limit, "limit", 0, "at most `N` rows (default: the daemon's, 10000)")
 		fs.IntVar(&o.maxDiff, "max-diff-bytes", 0, "cut each diff at `N` bytes (default: the daemon's, 65536)")
-		return func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return usagef("changes takes no arguments (use --path)")
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{0, 0, "changes takes no arguments (use --path)"}, func(ctx context.Context, c *client, _ []string) error {
 			o.json, o.sandbox = cf.json, cf.sandbox
 			o.colour = colourful(e.stdout, e.getenv)
 			return changes(ctx, c, e, o)
-		}
+		})
 	},
 }
 

@@ -37,14 +37,7 @@ event as the daemon's JSON object, one a line.`,
 		path := fs.String("path", "", "only events at or under `P`")
 		actor := fs.String("actor", "", "only events by `A` (an X-Sandfs-Actor name, or fuse:COMM)")
 		origin := fs.String("origin", "", "only events of `O`: api, fuse or external")
-		return func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return usagef("log takes no arguments (got %q)", args[0])
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
+		return cf.run(e, nargs{0, 0, "log takes no arguments (use --path, --since or --last)"}, func(ctx context.Context, c *client, _ []string) error {
 			q := url.Values{}
 			if *since >= 0 {
 				q.Set("since", strconv.FormatInt(*since, 10))
@@ -91,7 +84,7 @@ event as the daemon's JSON object, one a line.`,
 				q.Del("last")
 				q.Set("since", strconv.FormatUint(page.Cursor, 10))
 			}
-		}
+		})
 	},
 }
 

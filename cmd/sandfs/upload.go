@@ -31,9 +31,10 @@ SOURCE then DEST, as cp and every transfer verb take them.`,
 		cf.add(fs, e.getenv, true)
 		var to string
 		fs.StringVar(&to, "to", "", "destination directory on the daemon (default: its working directory)")
-		return func(ctx context.Context, args []string) error {
-			if len(args) < 1 || len(args) > 2 || (len(args) == 2 && to != "") {
-				return usagef("upload-batch takes LOCALDIR and an optional PATH (or --to PATH)")
+		const usage = "upload-batch takes LOCALDIR and an optional PATH (or --to PATH)"
+		return cf.run(e, nargs{1, 2, usage}, func(ctx context.Context, c *client, args []string) error {
+			if len(args) == 2 && to != "" {
+				return usagef(usage)
 			}
 			if err := cf.defaultOnly("upload-batch"); err != nil {
 				return err
@@ -48,10 +49,6 @@ SOURCE then DEST, as cp and every transfer verb take them.`,
 			}
 			if !fi.IsDir() {
 				return fmt.Errorf("%s is not a directory (put sends one file)", dir)
-			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
 			}
 			q := url.Values{}
 			if to != "" {
@@ -84,7 +81,7 @@ SOURCE then DEST, as cp and every transfer verb take them.`,
 				return writeJSON(e.stdout, raw)
 			}
 			return printPaths(e, res.Paths, res.Truncated, "sandfs: the daemon listed only the first %d paths")
-		}
+		})
 	},
 }
 

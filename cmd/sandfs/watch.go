@@ -52,10 +52,7 @@ none lost or repeated while the daemon keeps its journal (--state).`,
 		fs.Var(&o.exclude, "exclude", "also skip paths with a component matching `PAT` (repeatable)")
 		fs.Var(&o.include, "include", "report only paths whose name or path matches `PAT` (repeatable)")
 		fs.BoolVar(&o.all, "all", false, "no default excludes ("+strings.Join(journal.DefaultExcludes, " ")+"): watch everything")
-		return func(ctx context.Context, args []string) error {
-			if len(args) > 1 {
-				return usagef("watch takes at most one PATH")
-			}
+		return cf.run(e, nargs{0, 1, "watch takes at most one PATH"}, func(ctx context.Context, c *client, args []string) error {
 			o.path = "."
 			if len(args) == 1 {
 				o.path = args[0]
@@ -64,12 +61,8 @@ none lost or repeated while the daemon keeps its journal (--state).`,
 			if err := cf.defaultOnly("watch"); err != nil {
 				return err // the named family's websocket is for the console and clients of it
 			}
-			c, err := cf.client(e.getenv)
-			if err != nil {
-				return err
-			}
 			return watch(ctx, c, e.stdout, e.stderr, o)
-		}
+		})
 	},
 }
 
