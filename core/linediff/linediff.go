@@ -5,7 +5,10 @@
 // ends, and what it returns is always a correct edit script, minimal in
 // practice, not always in theory.
 //
-// The method is that of patience and histogram diffs: the common prefix
+// Most diffs of an edited file are short: for them Myers' algorithm alone
+// finds a shortest script (as diff -u does) within a small share of the
+// budget, and is tried first. Past that share the method is that of
+// patience and histogram diffs: the common prefix
 // and suffix are matched first; then the lines found exactly once on each
 // side are matched in the longest order both keep (a longest increasing
 // subsequence), which splits the rest into smaller regions, each diffed
@@ -40,7 +43,9 @@ const maxD = 1000
 // included.
 func Ops(ctx context.Context, a, b []string) ([]Op, error) {
 	d := newDiffer(ctx, a, b)
-	d.run(0, len(a), 0, len(b))
+	if !d.exact() {
+		d.run(0, len(a), 0, len(b))
+	}
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -111,6 +116,45 @@ func (d *differ) spend(n int) bool {
 }
 
 func (d *differ) match(i, j int) { d.pairs = append(d.pairs, [2]int{i, j}) }
+
+// exact matches the whole of a and b by Myers' algorithm alone, a shortest
+// script, if it finds one within exactShare of the budget; else it matches
+// nothing and leaves the rest of the budget to run. A context that ended
+// is kept in d.err.
+func (d *differ) exact() bool {
+	ahi, bhi := len(d.a), len(d.b)
+	lo := 0
+	for lo < ahi && lo < bhi && d.a[lo] == d.b[lo] {
+		lo++
+	}
+	n := 0
+	for ahi > lo && bhi > lo && d.a[ahi-1] == d.b[bhi-1] {
+		ahi, bhi, n = ahi-1, bhi-1, n+1
+	}
+	budget := d.budget
+	d.budget = min(budget, d.work+exactShare*(len(d.a)+len(d.b))+1<<20)
+	for i := 0; i < lo; i++ {
+		d.match(i, i)
+	}
+	found := lo == ahi || lo == bhi || d.myers(lo, ahi, lo, bhi)
+	d.budget = budget
+	if errors.Is(d.err, ErrTooLarge) {
+		d.err = nil // the share is spent, not the budget
+	}
+	if !found || d.err != nil {
+		d.pairs = d.pairs[:0]
+		return d.err != nil
+	}
+	for k := 0; k < n; k++ {
+		d.match(ahi+k, bhi+k)
+	}
+	return true
+}
+
+// exactShare is the work per input line exact may spend: Myers' cost is
+// about (n+m)·D, so this is the edit distance it can afford on a large
+// input before patience takes over (small inputs get 1<<20 more).
+const exactShare = 16
 
 // run matches the lines of a[alo:ahi] and b[blo:bhi], in order.
 func (d *differ) run(alo, ahi, blo, bhi int) {

@@ -2,9 +2,9 @@ package linediff
 
 // myers matches the lines of a[alo:ahi] and b[blo:bhi] by Myers' greedy
 // O(ND) algorithm, remembering each step's frontier to walk back the
-// path. An edit distance past maxD leaves the region unmatched: one
-// replacement, still a correct script.
-func (d *differ) myers(alo, ahi, blo, bhi int) {
+// path, and reports whether it found the path. An edit distance past maxD
+// leaves the region unmatched: one replacement, still a correct script.
+func (d *differ) myers(alo, ahi, blo, bhi int) bool {
 	n, m := ahi-alo, bhi-blo
 	limit := min(maxD, n+m)
 	off := limit + 1
@@ -15,7 +15,7 @@ func (d *differ) myers(alo, ahi, blo, bhi int) {
 		copy(snap, v[off-s:off+s+1])
 		trace = append(trace, snap)
 		if !d.spend(2*s + 1) {
-			return
+			return false
 		}
 		for k := -s; k <= s; k += 2 {
 			var x int
@@ -29,16 +29,16 @@ func (d *differ) myers(alo, ahi, blo, bhi int) {
 				x, y = x+1, y+1
 			}
 			if !d.spend(x - x0) {
-				return
+				return false
 			}
 			v[off+k] = int32(x)
 			if x >= n && y >= m {
 				d.walkBack(trace, alo, blo, n, m)
-				return
+				return true
 			}
 		}
 	}
-	// Too far apart: no line of the region is matched.
+	return false // too far apart: no line of the region is matched
 }
 
 // walkBack appends the matches of the path that reached (n, m), read back
