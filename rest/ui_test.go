@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"regexp"
 	"strings"
 	"testing"
@@ -69,10 +70,17 @@ func TestUIRoutes(t *testing.T) {
 		{"GET", "/ui", http.StatusMovedPermanently, "/ui/"},
 		{"GET", "/ui/", 200, ""},
 		{"GET", "/ui/x", 404, ""},
+		{"GET", "/ui/nope.js", 404, ""},   // a known type, but not embedded
+		{"GET", "/ui/x/", 404, ""},        // no redirect to a file that is not there
+		{"GET", "/ui/ui/app.js", 404, ""}, // the embedded tree's own name is not a path
+		{"GET", "/ui/main.go", 404, ""},   // a type the console never serves
+		{"HEAD", "/ui/", 405, ""},
 		{"GET", "/ui/index.html", 404, ""}, // the page has one address, /ui/
 		{"GET", "/ui/ui.go", 404, ""},
 		{"GET", "/ui/../openapi.json", http.StatusMovedPermanently, "/openapi.json"}, // cleaned by the router, never a file lookup
 		{"GET", "/ui/app.js/", http.StatusMovedPermanently, "/ui/app.js"},
+		{"GET", "/ui/./style.css", http.StatusMovedPermanently, "/ui/style.css"},
+		{"GET", "/ui/.", http.StatusMovedPermanently, "/ui/"},
 		{"POST", "/ui/", http.StatusMethodNotAllowed, ""},
 		{"GET", "/v1/sandboxes", 401, ""},
 	}
@@ -93,37 +101,47 @@ func TestUIRoutes(t *testing.T) {
 	}
 }
 
-// TestUIFilesHaveRoutes: every embedded file has its line in the route
-// table (and so in openapi.json), and the table serves nothing that is not
-// embedded.
-func TestUIFilesHaveRoutes(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	inTable := map[string]bool{}
+// TestUIOneRoute: one public GET route serves the console, and it serves
+// every embedded file with its content type, the page at /ui/ only.
+func TestUIOneRoute(t *testing.T) {
+	h := newHarness(t, harnessOpts{Token: "tok"})
+	var ui []Route
 	for _, rt := range h.srv.Routes() {
-		if strings.HasPrefix(rt.Path, "/ui/") {
-			inTable[rt.Path] = true
-			if rt.Auth || rt.Family != FamilyService || rt.Method != "GET" {
-				t.Errorf("route %s %s: want a public GET of the service family", rt.Method, rt.Path)
-			}
+		if strings.HasPrefix(rt.Path, "/ui") {
+			ui = append(ui, rt)
 		}
+	}
+	if len(ui) != 1 || ui[0] != (Route{"GET", "/ui/*file", FamilyService, public}) {
+		t.Errorf("console routes: %+v, want one public GET /ui/*file of the service family", ui)
 	}
 	files := uiFileNames()
-	if len(files) != 7 {
-		t.Errorf("embedded files: %q, want index.html, app.js, history.js, highlight.js, linediff.js, style.css, usage.js", files)
+	if len(files) < 3 {
+		t.Fatalf("embedded files: %q, want at least index.html, a script and the style sheet", files)
 	}
 	for _, f := range files {
-		p := "/ui/" + f
+		target := "/ui/" + f
 		if f == "index.html" {
-			p = "/ui/"
+			target = "/ui/"
 		}
-		if !inTable[p] {
-			t.Errorf("embedded %s has no route %s", f, p)
+		ctype, ok := uiTypes[path.Ext(f)]
+		if !ok {
+			t.Errorf("embedded %s has no content type: it cannot be served", f)
+			continue
 		}
-		delete(inTable, p)
+		r := h.do(t, req{Method: "GET", Target: target, NoAuth: true})
+		wantStatus(t, r, 200)
+		if got := r.Header.Get("Content-Type"); got != ctype {
+			t.Errorf("%s: Content-Type %q, want %q", target, got, ctype)
+		}
+		want, _ := uiFiles.ReadFile("ui/" + f)
+		if string(r.Body) != string(want) {
+			t.Errorf("%s: %d bytes, want the embedded %d", target, len(r.Body), len(want))
+		}
+		checkAgainstOpenAPI(t, h.srv.Routes(), "GET", target, r)
 	}
-	for p := range inTable {
-		t.Errorf("route %s serves no embedded file", p)
-	}
+	r := h.do(t, req{Method: "GET", Target: "/ui/nope.js", NoAuth: true})
+	wantStatus(t, r, 404)
+	checkAgainstOpenAPI(t, h.srv.Routes(), "GET", "/ui/nope.js", r)
 }
 
 // TestUINoExternalURLs: nothing in the console loads from outside the
