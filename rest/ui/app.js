@@ -866,13 +866,25 @@ function countFeed() {
   $('feedcount').textContent = state.events.length ? `${state.events.length} events` : '';
 }
 
-// FEED_HIDDEN are the folders the feed does not list unless asked (the
-// watchers' default excludes); the console's own watcher excludes nothing,
-// so the tree follows them.
-// (core/pathmatch.DefaultExcludes: a name, or "*" and a suffix, matching
-// any one component).
-const FEED_HIDDEN = ['.git', 'node_modules', '__pycache__', '.venv', '.DS_Store', '*.pyc', '*.pyo', '*.swp', '*.swo'];
-const feedHidden = (p) => p.split('/').some((c) => FEED_HIDDEN.some((x) => (x[0] === '*' ? c.endsWith(x.slice(1)) : c === x)));
+// feedHidden reports whether the feed leaves a path out unless asked: the
+// names watchers exclude by default, as the daemon lists them
+// (setExcludes); the console's own watcher excludes nothing, so the tree
+// follows them.
+let feedHidden = () => false;
+
+// setExcludes takes the daemon's default excludes (GET /v1/sandboxes,
+// defaultExcludes) and matches them as the daemon does: a pattern without
+// "/" against each component of the path, one with "/" against the path
+// and its ancestors; "*" and "?" stay within a component.
+function setExcludes(patterns) {
+  const glob = (p) => new RegExp('^' + p.replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]') + '$');
+  const pats = (patterns || []).filter(Boolean).map((p) => [p.includes('/'), glob(p.replace(/^\/+|\/+$/g, ''))]);
+  feedHidden = (path) => {
+    const cs = path.split('/').filter(Boolean);
+    return pats.some(([deep, re]) => (deep ? cs.some((_, i) => re.test(cs.slice(0, i + 1).join('/'))) : cs.some((c) => re.test(c))));
+  };
+}
 
 // foldEvent folds a write of a path just created (its last event in the
 // feed, by the same origin and actor) into that create, so a new file is
@@ -1274,6 +1286,7 @@ async function main() {
     fail('sandboxes', err);
     return;
   }
+  setExcludes(list.defaultExcludes);
   const sel = $('sandbox');
   for (const s of list.sandboxes) {
     const o = document.createElement('option');
