@@ -14,7 +14,7 @@ import (
 // The web console (GET /ui/): one page, its module scripts and its style
 // sheet, embedded in the binary and served from it; nothing is loaded from
 // elsewhere, and the Content-Security-Policy below holds the page to that.
-// The page carries no data, so its routes are public; everything it shows
+// The files carry no data, so their route is public; everything they show
 // comes from the authed public API (the named-sandbox family for files,
 // SSE /v2/watch/{id}/events or the §5 websocket for the feed, opened with
 // the journal's /events; checkpoints, changes and restore for history),
