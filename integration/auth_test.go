@@ -152,7 +152,7 @@ func TestTokenKeptAndConsoleURL(t *testing.T) {
 	}
 	page, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != 200 || !bytes.Contains(page, []byte(`<script src="app.js"`)) {
+	if res.StatusCode != 200 || !bytes.Contains(page, []byte(`<script type="module" src="main.js"`)) {
 		t.Errorf("GET the console URL: %d, want the console page", res.StatusCode)
 	}
 	first := d.Token

@@ -35,10 +35,10 @@
 //     /v1/capabilities; v1 speaks the 1.x schema's models (tests validate
 //     against a copy in testdata/), v2 the contract's. aio_user.go resolves
 //     `user` into a core.Owner for every route that creates files.
-//   - web console (ui.go, ui/): GET /ui/, /ui/app.js, /ui/style.css, the
-//     embedded page (public: it carries no data) that browses and watches
-//     the sandboxes through the authed routes; GET /v1/sandboxes lists the
-//     sandbox names for its picker.
+//   - web console (ui.go, ui/): GET /ui/*file, the embedded page and its
+//     modules (public: they carry no data) that browse and watch the
+//     sandboxes through the authed routes; GET /v1/sandboxes lists the
+//     sandbox names for its picker and the default excludes its feed hides.
 //
 // The AIO family (/v1/file, /v2/fs, the aio_watch*.go watchers) and the
 // named-sandbox family (named.go, named_attrs.go, named_types.go,

@@ -55,8 +55,8 @@ func TestRouteDocumentedRule(t *testing.T) {
 		{"POST", "/v1/sandboxes/{name}/restore", true},
 		{"POST", "/v1/sprites/{name}/restore", true},
 		{"GET", "/v1/sprites/{name}/events", false},
-		{"GET", "/ui/app.js", true},
-		{"POST", "/ui/app.js", false},
+		{"GET", "/ui/{file}", true},
+		{"POST", "/ui/{file}", false},
 		{"GET", "/v1/fs/file", true},
 		{"GET", "/v1/fs", false},
 	} {

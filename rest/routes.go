@@ -51,14 +51,8 @@ func (s *Server) table() []route {
 		{Route{"GET", "/openapi.json", FamilyService, authed}, s.openapiDoc}, // → OpenAPI 3.1 document
 		{Route{"GET", "/metrics", FamilyService, authed}, s.metrics},         // → Prometheus text (metrics.go)
 
-		// Web console (ui.go): the page and its three files, embedded; public (they carry no data). GET /ui → 301 /ui/.
-		{Route{"GET", "/ui/", FamilyService, public}, s.uiAsset},             // → index.html
-		{Route{"GET", "/ui/app.js", FamilyService, public}, s.uiAsset},       // → the console's script
-		{Route{"GET", "/ui/style.css", FamilyService, public}, s.uiAsset},    // → the console's style sheet
-		{Route{"GET", "/ui/history.js", FamilyService, public}, s.uiAsset},   // → the console's history part (checkpoints, changes, restore)
-		{Route{"GET", "/ui/highlight.js", FamilyService, public}, s.uiAsset}, // → the console's syntax highlighting (its own small tokenizer)
-		{Route{"GET", "/ui/linediff.js", FamilyService, public}, s.uiAsset},  // → the console's line diff (compare: disk against the editor)
-		{Route{"GET", "/ui/usage.js", FamilyService, public}, s.uiAsset},     // → the console's usage line (the sandbox's usage against its quota)
+		// Web console (ui.go): the page (GET /ui/), its scripts and style sheet, embedded; public (they carry no data). GET /ui → 301 /ui/.
+		{Route{"GET", "/ui/*file", FamilyService, public}, s.uiAsset}, // → an embedded file; anything else 404
 
 		// sandbox-agent (api.md §3, the sandbox-agent spec).
 		{Route{"GET", "/v1/fs/entries", FamilyAgent, authed}, s.fsEntries},           // q: path (default ".") → [FsEntry]

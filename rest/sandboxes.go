@@ -12,6 +12,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core"
+	"sandfs/core/pathmatch"
 )
 
 // The sandboxes themselves (api.md §5, "The sandboxes"; sandfs's own),
@@ -38,10 +39,15 @@ func noManager(w http.ResponseWriter, op, name, allow string) error {
 		"the daemon makes no sandboxes: start it with --sandboxes DIR")
 }
 
-// sandboxList is the answer of GET /v1/sandboxes.
+// sandboxList is the answer of GET /v1/sandboxes. DefaultExcludes are
+// the names a watcher, a grep or a checkpoint skips unless told otherwise
+// (pathmatch.DefaultExcludes), the same for every sandbox: the console's
+// feed hides them unless asked, and reads them here so that it never
+// keeps a copy.
 type sandboxList struct {
-	Sandboxes []sandboxInfo `json:"sandboxes"`
-	Count     int           `json:"count"`
+	Sandboxes       []sandboxInfo `json:"sandboxes"`
+	Count           int           `json:"count"`
+	DefaultExcludes []string      `json:"defaultExcludes"`
 }
 
 // sandboxInfo is one sandbox of the list.
@@ -103,7 +109,7 @@ type sandboxPatchRequest struct {
 // first, then by name, each with its usage and quota; to a sandbox token,
 // its own sandbox only. It names no host path.
 func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	out := sandboxList{Sandboxes: []sandboxInfo{}}
+	out := sandboxList{Sandboxes: []sandboxInfo{}, DefaultExcludes: pathmatch.DefaultExcludes}
 	own := tokenSandbox(r.Context())
 	s.reg.each(func(name string, sb *core.Sandbox) {
 		if own != "" && name != own {

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,13 +24,14 @@ func TestUIServesEmbeddedFiles(t *testing.T) {
 	cases := []struct {
 		target, file, ctype, marker string
 	}{
-		{"/ui/", "index.html", "text/html; charset=utf-8", `<script src="app.js"`},
-		{"/ui/app.js", "app.js", "text/javascript; charset=utf-8", "function main()"},
+		{"/ui/", "index.html", "text/html; charset=utf-8", `<script type="module" src="main.js"></script>`},
+		{"/ui/main.js", "main.js", "text/javascript; charset=utf-8", "async function main()"},
+		{"/ui/api.js", "api.js", "text/javascript; charset=utf-8", "export async function api(method, url, opts = {})"},
 		{"/ui/style.css", "style.css", "text/css; charset=utf-8", ".feed"},
-		{"/ui/history.js", "history.js", "text/javascript; charset=utf-8", "function wireHistory()"},
-		{"/ui/highlight.js", "highlight.js", "text/javascript; charset=utf-8", "function highlight(path, text)"},
-		{"/ui/linediff.js", "linediff.js", "text/javascript; charset=utf-8", "function lineDiff(a, b)"},
-		{"/ui/usage.js", "usage.js", "text/javascript; charset=utf-8", "function fmtUsage(usage, quota)"},
+		{"/ui/history.js", "history.js", "text/javascript; charset=utf-8", "export function wireHistory()"},
+		{"/ui/highlight.js", "highlight.js", "text/javascript; charset=utf-8", "export function highlight(path, text)"},
+		{"/ui/linediff.js", "linediff.js", "text/javascript; charset=utf-8", "export function lineDiff(a, b)"},
+		{"/ui/usage.js", "usage.js", "text/javascript; charset=utf-8", "export function wireUsage()"},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
@@ -69,10 +72,17 @@ func TestUIRoutes(t *testing.T) {
 		{"GET", "/ui", http.StatusMovedPermanently, "/ui/"},
 		{"GET", "/ui/", 200, ""},
 		{"GET", "/ui/x", 404, ""},
+		{"GET", "/ui/nope.js", 404, ""},    // a known type, but not embedded
+		{"GET", "/ui/x/", 404, ""},         // no redirect to a file that is not there
+		{"GET", "/ui/ui/main.js", 404, ""}, // the embedded tree's own name is not a path
+		{"GET", "/ui/main.go", 404, ""},    // a type the console never serves
+		{"HEAD", "/ui/", 405, ""},
 		{"GET", "/ui/index.html", 404, ""}, // the page has one address, /ui/
 		{"GET", "/ui/ui.go", 404, ""},
-		{"GET", "/ui/../openapi.json", http.StatusMovedPermanently, "/openapi.json"}, // cleaned by the router, never a file lookup
-		{"GET", "/ui/app.js/", http.StatusMovedPermanently, "/ui/app.js"},
+		{"GET", "/ui/../openapi.json", http.StatusMovedPermanently, "/openapi.json"}, // cleaned, never a file lookup
+		{"GET", "/ui/main.js/", http.StatusMovedPermanently, "/ui/main.js"},
+		{"GET", "/ui/./style.css", http.StatusMovedPermanently, "/ui/style.css"},
+		{"GET", "/ui/.", http.StatusMovedPermanently, "/ui/"},
 		{"POST", "/ui/", http.StatusMethodNotAllowed, ""},
 		{"GET", "/v1/sandboxes", 401, ""},
 	}
@@ -93,36 +103,123 @@ func TestUIRoutes(t *testing.T) {
 	}
 }
 
-// TestUIFilesHaveRoutes: every embedded file has its line in the route
-// table (and so in openapi.json), and the table serves nothing that is not
-// embedded.
-func TestUIFilesHaveRoutes(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	inTable := map[string]bool{}
+// TestUIOneRoute: one public GET route serves the console, and it serves
+// every embedded file with its content type, the page at /ui/ only (h.do
+// holds each answer to openapi.json).
+func TestUIOneRoute(t *testing.T) {
+	h := newHarness(t, harnessOpts{Token: "tok"})
+	var ui []Route
 	for _, rt := range h.srv.Routes() {
-		if strings.HasPrefix(rt.Path, "/ui/") {
-			inTable[rt.Path] = true
-			if rt.Auth || rt.Family != FamilyService || rt.Method != "GET" {
-				t.Errorf("route %s %s: want a public GET of the service family", rt.Method, rt.Path)
+		if strings.HasPrefix(rt.Path, "/ui") {
+			ui = append(ui, rt)
+		}
+	}
+	if len(ui) != 1 || ui[0] != (Route{"GET", "/ui/*file", FamilyService, public}) {
+		t.Errorf("console routes: %+v, want one public GET /ui/*file of the service family", ui)
+	}
+	files := uiFileNames()
+	if len(files) < 3 {
+		t.Fatalf("embedded files: %q, want at least index.html, a script and the style sheet", files)
+	}
+	for _, f := range files {
+		target := "/ui/" + f
+		if f == "index.html" {
+			target = "/ui/"
+		}
+		ctype, ok := uiTypes[path.Ext(f)]
+		if !ok {
+			t.Errorf("embedded %s has no content type: it cannot be served", f)
+			continue
+		}
+		r := h.do(t, req{Method: "GET", Target: target, NoAuth: true})
+		wantStatus(t, r, 200)
+		if got := r.Header.Get("Content-Type"); got != ctype {
+			t.Errorf("%s: Content-Type %q, want %q", target, got, ctype)
+		}
+		want, _ := uiFiles.ReadFile("ui/" + f)
+		if string(r.Body) != string(want) {
+			t.Errorf("%s: %d bytes, want the embedded %d", target, len(r.Body), len(want))
+		}
+	}
+	r := h.do(t, req{Method: "GET", Target: "/ui/nope.js", NoAuth: true})
+	wantStatus(t, r, 404)
+}
+
+// TestUIModules: the page loads one module script, main.js; each module
+// imports what it uses from another embedded module by a relative name,
+// and every module is reached from main.js. No module builds markup from a
+// string or sets a global, and only api.js talks to the daemon.
+func TestUIModules(t *testing.T) {
+	page, err := uiFiles.ReadFile("ui/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := regexp.MustCompile(`<script\b[^>]*>`).FindAllString(string(page), -1); len(s) != 1 || s[0] != `<script type="module" src="main.js">` {
+		t.Errorf("index.html's scripts: %q, want the one module main.js", s)
+	}
+	importLine := regexp.MustCompile(`(?m)^import (?:\{[^}\n]*\} from )?'([^']*)';$`)
+	anyImport := regexp.MustCompile(`(?m)^\s*import\b|\bimport\(`)
+	relative := regexp.MustCompile(`^\./([a-z]+\.js)$`)
+	markup := regexp.MustCompile(`\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function\(`)
+	network := regexp.MustCompile(`\bfetch\(|new (WebSocket|EventSource|XMLHttpRequest)\(|sendBeacon\(`)
+	global := regexp.MustCompile(`\b(window|globalThis|self)\.[\w$]+\s*=[^=]|^\s*var\s`)
+	imports := map[string][]string{}
+	for _, f := range uiFileNames() {
+		if path.Ext(f) != ".js" {
+			continue
+		}
+		b, err := uiFiles.ReadFile("ui/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := regexp.MustCompile(`(?m)^\s*//.*$`).ReplaceAllString(string(b), "") // what the code does, not what comments say
+		lines := importLine.FindAllStringSubmatch(src, -1)
+		if n := len(anyImport.FindAllString(src, -1)); n != len(lines) {
+			t.Errorf("%s: %d imports, %d of them one line import {…} from './x.js'", f, n, len(lines))
+		}
+		imports[f] = []string{}
+		for _, l := range lines {
+			m := relative.FindStringSubmatch(l[1])
+			if m == nil {
+				t.Errorf("%s imports %q: want ./name.js", f, l[1])
+				continue
+			}
+			if _, err := uiFiles.ReadFile("ui/" + m[1]); err != nil {
+				t.Errorf("%s imports %s, which is not embedded", f, m[1])
+			}
+			imports[f] = append(imports[f], m[1])
+		}
+		if m := markup.FindString(src); m != "" {
+			t.Errorf("%s builds markup from a string: %q (dom.js's el builds nodes)", f, m)
+		}
+		if m := network.FindString(src); m != "" && f != "api.js" {
+			t.Errorf("%s talks to the daemon itself: %q (api.js does)", f, m)
+		}
+		for _, line := range strings.Split(src, "\n") {
+			if global.MatchString(line) {
+				t.Errorf("%s sets a global: %q", f, strings.TrimSpace(line))
 			}
 		}
 	}
-	files := uiFileNames()
-	if len(files) != 7 {
-		t.Errorf("embedded files: %q, want index.html, app.js, history.js, highlight.js, linediff.js, style.css, usage.js", files)
-	}
-	for _, f := range files {
-		p := "/ui/" + f
-		if f == "index.html" {
-			p = "/ui/"
+	reached := map[string]bool{}
+	var walk func(string)
+	walk = func(f string) {
+		if reached[f] {
+			return
 		}
-		if !inTable[p] {
-			t.Errorf("embedded %s has no route %s", f, p)
+		reached[f] = true
+		for _, g := range imports[f] {
+			walk(g)
 		}
-		delete(inTable, p)
 	}
-	for p := range inTable {
-		t.Errorf("route %s serves no embedded file", p)
+	walk("main.js")
+	for f := range imports {
+		if !reached[f] {
+			t.Errorf("%s is embedded but no module reached from main.js imports it", f)
+		}
+	}
+	if len(imports) < 10 || !reached["api.js"] {
+		t.Errorf("modules: %v, want the console split by view, api.js among them", imports)
 	}
 }
 
@@ -200,6 +297,41 @@ func TestListSandboxes(t *testing.T) {
 		}
 	}
 	checkAgainstOpenAPI(t, srv.Routes(), "GET", "/v1/sandboxes", resp{Status: 200, Header: rec.Header(), Body: rec.Body.Bytes()})
+}
+
+// TestListSandboxesDefaultExcludes: GET /v1/sandboxes names the daemon's
+// default excludes, the very list its watchers skip when a client gives
+// none, so the console's feed hides what the daemon's defaults are.
+func TestListSandboxesDefaultExcludes(t *testing.T) {
+	h := newHarness(t, harnessOpts{Token: "tok"})
+	r := h.do(t, req{Method: "GET", Target: "/v1/sandboxes"})
+	wantStatus(t, r, 200)
+	var got struct {
+		DefaultExcludes []string `json:"defaultExcludes"`
+	}
+	if err := json.Unmarshal(r.Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(journal.DefaultExcludes) == 0 || !slices.Equal(got.DefaultExcludes, journal.DefaultExcludes) {
+		t.Errorf("defaultExcludes: got %q, want the watchers' defaults %q", got.DefaultExcludes, journal.DefaultExcludes)
+	}
+	// A watcher made without a list reports the same names.
+	w := h.do(t, req{Method: "POST", Target: "/v2/watch", Body: strings.NewReader(`{"path":"/"}`), Header: map[string]string{"Content-Type": "application/json"}})
+	wantStatus(t, w, 200)
+	l := h.do(t, req{Method: "GET", Target: "/v2/watch"})
+	var list struct {
+		Data struct {
+			Watchers []struct {
+				Exclude []string `json:"exclude"`
+			} `json:"watchers"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(l.Body, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Data.Watchers) != 1 || !slices.Equal(list.Data.Watchers[0].Exclude, got.DefaultExcludes) {
+		t.Errorf("the watcher's excludes: %s, want %q", l.Body, got.DefaultExcludes)
+	}
 }
 
 // TestSocketEventOrigin: the watch socket's events carry origin, pid (fuse

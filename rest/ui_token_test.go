@@ -5,14 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"testing"
 
 	"sandfs/internal/testenv"
 )
 
 // TestUITokenFromFragment runs the console's tokenFromFragment (the very
-// source embedded in the binary) under node, against a stand-in location,
+// module embedded in the binary, state.js) under node, against a stand-in location,
 // history and sessionStorage: the daemon's logged URL /ui/#token=T puts T
 // in storage and takes it out of the address bar without a new history
 // entry; a fragment token replaces a stored one; other fragment parts and
@@ -21,14 +20,6 @@ func TestUITokenFromFragment(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.Skip(t, []string{"SANDFS_REQUIRE_UI"}, "node is not on PATH: %v", err)
-	}
-	src, err := uiFiles.ReadFile("ui/app.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn := regexp.MustCompile(`(?s)\nfunction tokenFromFragment\(.*?\n}\n`).Find(src)
-	if fn == nil {
-		t.Fatal("app.js has no function tokenFromFragment")
 	}
 	type result struct {
 		Token    string   `json:"token"`
@@ -47,11 +38,11 @@ func TestUITokenFromFragment(t *testing.T) {
 		{"empty token: removed from the bar, stored one kept", "#token=", "", "kept", result{Token: "kept", Stored: ptr("kept"), Replaced: []string{"/ui/"}}},
 		{"another fragment left alone", "#section", "", "", result{Token: "", Replaced: []string{}}},
 	}
-	dir := t.TempDir()
+	dir := uiModuleDir(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in, _ := json.Marshal(map[string]string{"hash": tc.hash, "search": tc.search, "stored": tc.stored})
-			script := "'use strict';\nconst TOKEN_KEY = 'sandfs.token';\n" + string(fn) + `
+			script := `import { TOKEN_KEY, tokenFromFragment } from './state.js';
 const input = ` + string(in) + `;
 const store = new Map();
 if (input.stored) store.set(TOKEN_KEY, input.stored);
@@ -81,4 +72,27 @@ console.log(JSON.stringify({ token, stored: store.has(TOKEN_KEY) ? store.get(TOK
 			}
 		})
 	}
+}
+
+// uiModuleDir is a directory holding the console's embedded modules, as
+// node reads them: ES modules (package.json says so), importable by name.
+func uiModuleDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range uiFileNames() {
+		if filepath.Ext(f) != ".js" {
+			continue
+		}
+		b, err := uiFiles.ReadFile("ui/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"type":"module"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -10,8 +10,9 @@ import (
 	"sandfs/internal/testenv"
 )
 
-// TestUIUsageLine runs the console's usage.js (the embedded source) under
-// node with a stand-in page and API: the selected sandbox's usage and quota
+// TestUIUsageLine runs the console's usage.js (the embedded module) under
+// node beside stand-ins of the modules it imports (the page, the state and
+// the API): the selected sandbox's usage and quota
 // from GET /v1/sandboxes become the header's line; a bound of 0 shows the
 // usage alone; a list without usage (or a failed one) shows nothing; the
 // line is marked full at a bound.
@@ -19,10 +20,6 @@ func TestUIUsageLine(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.Skip(t, []string{"SANDFS_REQUIRE_UI"}, "node is not on PATH: %v", err)
-	}
-	src, err := uiFiles.ReadFile("ui/usage.js")
-	if err != nil {
-		t.Fatal(err)
 	}
 	type line struct {
 		Text   string `json:"text"`
@@ -44,32 +41,39 @@ func TestUIUsageLine(t *testing.T) {
 		{"not in the list", `{"sandboxes":[{"name":"other","usage":{"bytes":1,"entries":1}}]}`, line{Hidden: true}},
 		{"the list fails", "", line{Hidden: true}},
 	}
-	dir := t.TempDir()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			// The real usage.js, its imports stood in for.
+			dir := uiModuleDir(t)
 			in, _ := json.Marshal(c.list)
-			script := `'use strict';
-const el = { textContent: 'stale', hidden: false, cls: new Set(), classList: { toggle(c, on) { on ? el.cls.add(c) : el.cls.delete(c); } } };
-const $ = (id) => id === 'usage' ? el : null;
-const state = { sandbox: 'web' };
-const onSwitch = [], onFeed = [];
-const list = ` + string(in) + `;
-async function api(method, url) {
-  if (method !== 'GET' || url !== '/v1/sandboxes') throw new Error('unexpected ' + method + ' ' + url);
+			stubs := map[string]string{
+				"dom.js": `export const el = { textContent: 'stale', hidden: false, cls: new Set(), classList: { toggle(c, on) { on ? el.cls.add(c) : el.cls.delete(c); } } };
+export const $ = (id) => id === 'usage' ? el : null;
+`,
+				"state.js": `export const state = { sandbox: 'web' };
+export const onSwitch = [], onFeed = [];
+`,
+				"api.js": `const list = ` + string(in) + `;
+export async function listSandboxes() {
   if (list === '') throw new Error('refused');
-  return { json: async () => JSON.parse(list) };
+  return JSON.parse(list);
 }
-` + string(src) + `
-(async () => {
-  if (onSwitch.length !== 1 || onFeed.length !== 1) throw new Error('hooks not set');
-  await onSwitch[0]();
-  console.log(JSON.stringify({ text: el.textContent, hidden: el.hidden, full: el.cls.has('full') }));
-})().catch((e) => { console.error(e); process.exit(1); });
-`
-			p := filepath.Join(dir, "usage_check.js")
-			if err := os.WriteFile(p, []byte(script), 0o644); err != nil {
-				t.Fatal(err)
+`,
+				"usage_check.js": `import { el } from './dom.js';
+import { onFeed, onSwitch } from './state.js';
+import { wireUsage } from './usage.js';
+wireUsage();
+if (onSwitch.length !== 1 || onFeed.length !== 1) throw new Error('hooks not set');
+await onSwitch[0]();
+console.log(JSON.stringify({ text: el.textContent, hidden: el.hidden, full: el.cls.has('full') }));
+`,
 			}
+			for name, src := range stubs {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := filepath.Join(dir, "usage_check.js")
 			out, err := exec.Command(node, p).CombinedOutput()
 			if err != nil {
 				t.Fatalf("node: %v\n%s", err, out)

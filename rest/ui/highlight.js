@@ -1,11 +1,11 @@
-// sandfs console: syntax highlighting of the file view, our own small
+// Syntax highlighting of the file view, our own small
 // tokenizer (no library, no build step). Each language is one regular
 // expression of alternatives, one per kind of token (comment, string,
 // number, keyword, …), matched left to right; the text between matches
-// stays plain. Tokens become <span class="hl-KIND"> built with textContent
-// only, so no byte of a file is ever parsed as markup. It colours, it does
+// stays plain. Tokens become <span class="hl-KIND"> holding a text node
+// (dom.js), so no byte of a file is ever parsed as markup. It colours, it does
 // not parse: a construct the expression misreads is only coloured wrong.
-'use strict';
+import { el } from './dom.js';
 
 const HL_MAX = 512 << 10; // characters highlighted; a longer text is shown plain
 
@@ -44,7 +44,7 @@ const hlCompiled = {};
 
 // hlLanguage is the language of path by its extension (a file named
 // Makefile or Dockerfile is not one of them), or ''.
-function hlLanguage(path) {
+export function hlLanguage(path) {
   const m = /\.([A-Za-z0-9]+)$/.exec(path);
   return (m && HL_EXT[m[1].toLowerCase()]) || '';
 }
@@ -61,7 +61,7 @@ function hlRegexp(lang) {
 
 // highlight is text as a fragment of text nodes and coloured spans, or
 // null when path's language is not known or the text is too long.
-function highlight(path, text) {
+export function highlight(path, text) {
   const lang = hlLanguage(path);
   if (!lang || text.length > HL_MAX) return null;
   const { re, kinds } = hlRegexp(lang);
@@ -71,10 +71,7 @@ function highlight(path, text) {
   for (let m; (m = re.exec(text)) !== null;) {
     if (m[0] === '') { re.lastIndex++; continue; }
     if (m.index > at) frag.append(text.slice(at, m.index));
-    const span = document.createElement('span');
-    span.className = 'hl-' + kinds[m.slice(1).findIndex((g) => g !== undefined)];
-    span.textContent = m[0];
-    frag.append(span);
+    frag.append(el('span', 'hl-' + kinds[m.slice(1).findIndex((g) => g !== undefined)], m[0]));
     at = m.index + m[0].length;
   }
   if (at < text.length) frag.append(text.slice(at));

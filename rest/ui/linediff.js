@@ -1,13 +1,12 @@
-// sandfs console: a line diff of two texts, for "compare" (app.js): the
-// file on disk against the editor's text, when the file changed on disk
-// while it was edited. Plain script, no build step.
-'use strict';
+// A line diff of two texts, for compare (editor.js): the file on disk
+// against the editor's text, when the file changed on disk while it was
+// edited.
 
 // lineDiff is the lines of a and b as [kind, line]: ' ' both, '-' a only,
 // '+' b only, and '…' for a run of unchanged lines left out (three kept
 // around each change). A longest common subsequence of lines, after the
 // common head and tail; a middle of over 4M line pairs is shown whole.
-function lineDiff(a, b) {
+export function lineDiff(a, b) {
   const x = a.split('\n');
   const y = b.split('\n');
   let h = 0;

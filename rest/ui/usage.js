@@ -1,10 +1,11 @@
-// sandfs console, usage: one line in the header with what the selected
-// sandbox holds against its quota, "12.3 MiB of 1 GiB · 340 of 10,000
-// entries", from the usage and quota objects ({bytes, entries}) of its
-// entry in GET /v1/sandboxes. A daemon whose list carries no usage shows
-// nothing. Read again on a sandbox switch and, coalesced, after live
-// events. Held to app.js's rules: api() with the token, textContent only.
-'use strict';
+// The usage line in the header: what the selected sandbox holds against its
+// quota, "12.3 MiB of 1 GiB · 340 of 10,000 entries", from the usage and
+// quota objects ({bytes, entries}) of its entry in GET /v1/sandboxes. A
+// daemon whose list carries no usage shows nothing. Read again on a sandbox
+// switch and, coalesced, after live events.
+import { $ } from './dom.js';
+import { state, onFeed, onSwitch } from './state.js';
+import { listSandboxes } from './api.js';
 
 const usageState = { gen: 0, timer: 0 };
 
@@ -40,21 +41,25 @@ async function refreshUsage() {
   const gen = ++usageState.gen;
   let me = null;
   try {
-    const list = await (await api('GET', '/v1/sandboxes')).json();
+    const list = await listSandboxes();
     me = (list.sandboxes || []).find((s) => s.name === state.sandbox) || null;
   } catch (_) {
     me = null; // the list failed: say nothing rather than something stale
   }
   if (gen !== usageState.gen) return; // a newer read (a switch) owns the line
-  const el = $('usage');
   const line = me ? fmtUsage(me.usage, me.quota) : '';
-  el.textContent = line;
-  el.hidden = line === '';
-  el.classList.toggle('full', line !== '' && atBound(me.usage, me.quota));
+  const u = $('usage');
+  u.textContent = line;
+  u.hidden = line === '';
+  u.classList.toggle('full', line !== '' && atBound(me.usage, me.quota));
 }
 
-onSwitch.push(refreshUsage);
-onFeed.push(() => {
-  clearTimeout(usageState.timer);
-  usageState.timer = setTimeout(refreshUsage, 1000);
-});
+// wireUsage reads the line on each sandbox switch and, at most once a
+// second, after live events.
+export function wireUsage() {
+  onSwitch.push(refreshUsage);
+  onFeed.push(() => {
+    clearTimeout(usageState.timer);
+    usageState.timer = setTimeout(refreshUsage, 1000);
+  });
+}
