@@ -121,8 +121,8 @@
 // a directory) and never descended; the caller stops it with fs.SkipAll at
 // its limit. Path patterns live in package pathmatch, with the names
 // skipped by default: [Glob] (pathmatch.Glob) matches slash-separated
-// relative paths with "**", Grep's globs match the base name or the path.
-// Walk, List and Grep leave out a name that is not valid UTF-8 (and do not
+// relative paths with "**", grep's globs match the base name or the path.
+// Walk, List and grep leave out a name that is not valid UTF-8 (and do not
 // descend such a directory), counting it in the [SkippedNames] of the
 // context: no boundary could report it without aliasing another file
 // (names.go). The path functions themselves stay byte-exact for the
@@ -226,19 +226,15 @@
 //
 // # Client patterns
 //
-// Every regular expression and glob a client sends is compiled in
-// pattern.go, under one set of bounds: a regex's program is at most
-// [MaxPatternInsts] instructions, one search scans at most
-// [MaxInputFor] bytes of a file (the product is [PatternWork]), a glob is at
-// most [MaxGlobLen] bytes. A refusal is a *PatternError saying which bound
-// and by how much. A line search rewrites its regex so no match holds a
-// newline, which makes one pass over the data enough and lets it scan in
-// windows that end at line ends.
+// Every glob a client sends is checked by [CheckGlob] (pattern.go), at
+// most [MaxGlobLen] bytes; regular expressions are package grep's, under
+// its bounds. A refusal is a *PatternError saying which bound and by how
+// much.
 //
 // # Abandoned work
 //
-// Walk and Grep look at their context at every entry, Grep also at every
-// read and every 64 KiB window of a file, Copy at every entry and every
+// Walk looks at its context at every entry (package grep at every entry,
+// read and 64 KiB window), Copy at every entry and every
 // 16 MiB of a file; each returns the context's error once it ends, so work
 // whose client hung up stops within a window rather than at the end.
 //

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +192,45 @@ func TestExtractTarLimits(t *testing.T) {
 	}
 	if ents, _, _ := s.List(ctx, "/", 0); len(ents) != 0 {
 		t.Errorf("root not empty after refusals: %v", ents)
+	}
+}
+
+func TestWriteTarRoundTrip(t *testing.T) {
+	root := t.TempDir()
+	s, err := Open("default", root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mk(t, root, map[string]string{
+		"src/a.txt": "a", "src/sub/b.txt": "bb", "src/empty/": "", "src/rel": "->sub/b.txt", "src/abs": "->/etc/passwd",
+		"outside.txt": "x",
+	})
+	var buf bytes.Buffer
+	if err := s.WriteTar(ctx, "/src", &buf); err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(bytes.NewReader(buf.Bytes()))
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := h.Name
+		if h.Typeflag == tar.TypeSymlink {
+			n += " -> " + h.Linkname
+		}
+		names = append(names, n)
+	}
+	want := []string{"a.txt", "abs -> /etc/passwd", "empty/", "rel -> sub/b.txt", "sub/", "sub/b.txt"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("entries:\n got %q\nwant %q", names, want)
+	}
+	if err := s.WriteTar(ctx, "/src/a.txt", io.Discard); !errors.Is(err, unix.ENOTDIR) {
+		t.Errorf("tar of a file: got %v, want ENOTDIR", err)
 	}
 }

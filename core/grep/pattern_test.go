@@ -1,4 +1,4 @@
-package core
+package grep
 
 import (
 	"context"
@@ -9,9 +9,11 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"sandfs/core"
+	"sandfs/internal/testenv"
 )
 
 // slowPattern compiles to 501 instructions, under MaxPatternInsts, and
@@ -27,7 +29,7 @@ func slowLines(n int) string {
 
 func TestGrepRefusesCostlyPatterns(t *testing.T) {
 	root := t.TempDir()
-	s, err := Open("default", root, Options{})
+	s, err := core.Open("default", root, core.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,10 +47,10 @@ func TestGrepRefusesCostlyPatterns(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			_, err := s.Grep(ctx, tc.path, GrepOptions{Pattern: tc.pattern, OneFile: tc.oneFile, MaxFileSize: 16 << 20})
-			var pe *PatternError
+			_, err := Run(ctx, s, tc.path, Options{Pattern: tc.pattern, OneFile: tc.oneFile, MaxFileSize: 16 << 20})
+			var pe *core.PatternError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %v, want a PatternError saying %q", err, tc.want)
+				t.Fatalf("got %v, want a core.PatternError saying %q", err, tc.want)
 			}
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("refusal took %v", d)
@@ -56,16 +58,16 @@ func TestGrepRefusesCostlyPatterns(t *testing.T) {
 		})
 	}
 	// In a tree, a file over the work bound is skipped as too large.
-	res, err := s.Grep(ctx, "/tree", GrepOptions{Pattern: `(.*){1,300}`, MaxFileSize: 16 << 20})
+	res, err := Run(ctx, s, "/tree", Options{Pattern: `(.*){1,300}`, MaxFileSize: 16 << 20})
 	if err != nil || res.FilesSearched != 1 || len(res.Matches) != 1 || res.Matches[0].File != "/tree/small.txt" {
 		t.Errorf("tree: got %d files searched, %d matches, %v; want only small.txt searched", res.FilesSearched, len(res.Matches), err)
 	}
 	// Globs are bounded too.
-	if _, err := s.Grep(ctx, "/tree", GrepOptions{Pattern: "x", Include: []string{strings.Repeat("*a", 600)}}); !errors.Is(err, ErrPatternTooComplex) {
-		t.Errorf("long include glob: got %v, want ErrPatternTooComplex", err)
+	if _, err := Run(ctx, s, "/tree", Options{Pattern: "x", Include: []string{strings.Repeat("*a", 600)}}); !errors.Is(err, core.ErrPatternTooComplex) {
+		t.Errorf("long include glob: got %v, want core.ErrPatternTooComplex", err)
 	}
-	if _, err := CompileGlob(strings.Repeat("**/a/", 300)); !errors.Is(err, ErrPatternTooComplex) {
-		t.Errorf("long glob: got %v, want ErrPatternTooComplex", err)
+	if _, err := core.CompileGlob(strings.Repeat("**/a/", 300)); !errors.Is(err, core.ErrPatternTooComplex) {
+		t.Errorf("long glob: got %v, want core.ErrPatternTooComplex", err)
 	}
 }
 
@@ -74,7 +76,7 @@ func TestGrepRefusesCostlyPatterns(t *testing.T) {
 // would span lines costs one scan, not one per line.
 func TestGrepLineModeSemantics(t *testing.T) {
 	root := t.TempDir()
-	s, err := Open("default", root, Options{})
+	s, err := core.Open("default", root, core.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestGrepLineModeSemantics(t *testing.T) {
 				want++
 			}
 		}
-		res, err := s.Grep(ctx, "/f.txt", GrepOptions{Pattern: pat, OneFile: true, MaxResults: 1 << 30})
+		res, err := Run(ctx, s, "/f.txt", Options{Pattern: pat, OneFile: true, MaxResults: 1 << 30})
 		if err != nil {
 			t.Fatalf("%s: %v", pat, err)
 		}
@@ -122,7 +124,7 @@ func TestGrepLineModeSemantics(t *testing.T) {
 		}
 	}
 	// Multiline still spans lines.
-	res, err := s.Grep(ctx, "/f.txt", GrepOptions{Pattern: `alpha\n  `, OneFile: true, Multiline: true, MaxResults: 3})
+	res, err := Run(ctx, s, "/f.txt", Options{Pattern: `alpha\n  `, OneFile: true, Multiline: true, MaxResults: 3})
 	if err != nil || len(res.Matches) != 3 {
 		t.Errorf("multiline: %d matches, %v; want 3", len(res.Matches), err)
 	}
@@ -137,36 +139,9 @@ func TestGrepLineModeSemantics(t *testing.T) {
 	// of half the file, hours; the grep's own context ends it at 30 s.
 	gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	res, err = s.Grep(gctx, "/aq.txt", GrepOptions{Pattern: `a[^z]*q`, OneFile: true, MaxFileSize: 16 << 20})
+	res, err = Run(gctx, s, "/aq.txt", Options{Pattern: `a[^z]*q`, OneFile: true, MaxFileSize: 16 << 20})
 	if err != nil || len(res.Matches) != 0 {
 		t.Errorf("a[^z]*q over 1 MiB of lines: %d matches, %v; want no line, in one scan", len(res.Matches), err)
-	}
-}
-
-// cpuTime is this process's user+system CPU time.
-func cpuTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// settled waits up to 2 s for the goroutine count to fall to base, and
-// then checks that the process is idle: the abandoned work has stopped.
-func settled(t *testing.T, base int) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > base {
-		t.Errorf("goroutines: %d, want back to %d within 2 s", n, base)
-	}
-	c0 := cpuTime(t)
-	time.Sleep(300 * time.Millisecond)
-	if used := cpuTime(t) - c0; used > 100*time.Millisecond {
-		t.Errorf("the process used %v of CPU in the 300 ms after the cancel, want it idle", used)
 	}
 }
 
@@ -174,7 +149,7 @@ func settled(t *testing.T, base int) {
 // its files; in one file, part way through its lines.
 func TestGrepStopsWhenCanceled(t *testing.T) {
 	root := t.TempDir()
-	s, err := Open("default", root, Options{})
+	s, err := core.Open("default", root, core.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +173,7 @@ func TestGrepStopsWhenCanceled(t *testing.T) {
 			defer cancel()
 			before := grepFilesRead.Load()
 			start := time.Now()
-			_, err := s.Grep(c, tc.path, GrepOptions{Pattern: slowPattern, OneFile: tc.oneFile, MaxFileSize: 16 << 20, MaxResults: 1 << 20})
+			_, err := Run(c, s, tc.path, Options{Pattern: slowPattern, OneFile: tc.oneFile, MaxFileSize: 16 << 20, MaxResults: 1 << 20})
 			took := time.Since(start)
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("got %v, want the context's error", err)
@@ -211,97 +186,8 @@ func TestGrepStopsWhenCanceled(t *testing.T) {
 					t.Errorf("read %d files of %d, want fewer", n, files)
 				}
 			}
-			settled(t, base)
+			testenv.Settled(t, base)
 		})
-	}
-}
-
-// A copy whose context ends stops between pieces of a big file, and leaves
-// nothing behind. The source is a 4 GiB hole (no set-up cost; the copy
-// still writes every byte); the context is cancelled once the copy's temp
-// file is seen growing.
-func TestCopyStopsWhenCanceled(t *testing.T) {
-	root := t.TempDir()
-	s, err := Open("default", root, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	const size = 4 << 30
-	f, err := os.Create(filepath.Join(root, "big"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Truncate(size)
-	f.Close()
-	base := runtime.NumGoroutine()
-	before := snapshotNames(t, root)
-	c, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var canceledAt time.Time
-	var largest int64
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		for c.Err() == nil {
-			parts, _ := filepath.Glob(filepath.Join(root, ".sandfs-*"))
-			for _, p := range parts {
-				if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
-					largest = max(largest, fi.Size())
-					if canceledAt.IsZero() {
-						canceledAt = time.Now()
-						cancel()
-					}
-				}
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
-	_, err = s.Copy(c, "/big", "/copy", CopyOptions{})
-	returned := time.Now()
-	cancel()
-	<-watched
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("got %v, want the context's error", err)
-	}
-	if d := returned.Sub(canceledAt); d > 500*time.Millisecond {
-		t.Errorf("returned %v after the cancel, want within 500 ms", d)
-	}
-	t.Logf("temp file seen at %d MiB at most of %d", largest>>20, size>>20)
-	if after := snapshotNames(t, root); after != before {
-		t.Errorf("left behind: before %s, after %s", before, after)
-	}
-	settled(t, base)
-}
-
-func snapshotNames(t *testing.T, dir string) string {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return strings.Join(names, ",")
-}
-
-// Many "**" segments cost a product, not an exponential.
-func TestGlobManyDoubleStars(t *testing.T) {
-	g, err := CompileGlob(strings.Repeat("**/a/", 60) + "b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deep := strings.TrimSuffix(strings.Repeat("a/", 200), "/")
-	start := time.Now()
-	if g.Match(deep) {
-		t.Error("matched a path without b")
-	}
-	if !g.Match(deep + "/b") {
-		t.Error("did not match a path ending in b")
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("two matches took %v", d)
 	}
 }
 

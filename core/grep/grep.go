@@ -1,4 +1,4 @@
-package core
+package grep
 
 import (
 	"context"
@@ -11,22 +11,23 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core"
 	"sandfs/core/pathmatch"
 )
 
-// OpGrep names grep failures.
-const OpGrep = "grep"
+// Op names grep failures.
+const Op = "grep"
 
-// GrepDefaultMaxResults and GrepDefaultMaxFileSize are the limits of api.md
+// DefaultMaxResults and DefaultMaxFileSize are the limits of api.md
 // §1: 500 matches, files over 1 MiB skipped.
 const (
-	GrepDefaultMaxResults  = 500
-	GrepDefaultMaxFileSize = 1 << 20
+	DefaultMaxResults  = 500
+	DefaultMaxFileSize = 1 << 20
 )
 
-// GrepOptions shape a Grep. The zero value searches recursively for a regular
+// Options shape a Grep. The zero value searches recursively for a regular
 // expression with the default limits and excludes.
-type GrepOptions struct {
+type Options struct {
 	Pattern         string
 	Include         []string // pathmatch.BaseOrPath globs: the file name, or the relative path when they hold "/"
 	Exclude         []string // nil: pathmatch.DefaultExcludes; empty: none
@@ -36,17 +37,17 @@ type GrepOptions struct {
 	Multiline       bool // "." matches newlines, matches may span lines
 	ContextBefore   int
 	ContextAfter    int
-	MaxResults      int   // 0: GrepDefaultMaxResults
+	MaxResults      int   // 0: DefaultMaxResults
 	Offset          int   // matches skipped before the first one returned
-	MaxFileSize     int64 // 0: GrepDefaultMaxFileSize; < 0: no limit
+	MaxFileSize     int64 // 0: DefaultMaxFileSize; < 0: no limit
 	NoRecurse       bool  // only the files directly in the directory
 	// OneFile makes p name one regular file (a directory is EISDIR), which
 	// is searched whatever its content; one over MaxFileSize is EFBIG.
 	OneFile bool
 }
 
-// GrepMatch is one matching line.
-type GrepMatch struct {
+// Match is one matching line.
+type Match struct {
 	File   string // API path
 	Line   int    // 1-based
 	Text   string // the line (the lines a multiline match spans), no newline
@@ -54,27 +55,15 @@ type GrepMatch struct {
 	After  []string
 }
 
-// GrepResult reports a Grep. Matches are in path order, then line order;
+// Result reports a Grep. Matches are in path order, then line order;
 // FilesSearched and FilesMatched count the files up to where the walk
 // stopped.
-type GrepResult struct {
-	Matches       []GrepMatch
+type Result struct {
+	Matches       []Match
 	FilesSearched int
 	FilesMatched  int
 	Truncated     bool // more matches existed past Offset+MaxResults
 }
-
-// PatternError is a pattern that does not compile, or an unknown type alias:
-// the request's fault, not the filesystem's.
-type PatternError struct {
-	Pattern string
-	Err     error
-}
-
-func (e *PatternError) Error() string {
-	return "invalid pattern " + quote(e.Pattern) + ": " + e.Err.Error()
-}
-func (e *PatternError) Unwrap() error { return e.Err }
 
 // grepTypes are ripgrep's type aliases (rg --type-list), the common ones.
 var grepTypes = map[string][]string{
@@ -116,7 +105,7 @@ var grepTypes = map[string][]string{
 }
 
 // GrepTypes lists the known type aliases, sorted.
-func GrepTypes() []string {
+func Types() []string {
 	out := make([]string, 0, len(grepTypes))
 	for k := range grepTypes {
 		out = append(out, k)
@@ -125,7 +114,7 @@ func GrepTypes() []string {
 	return out
 }
 
-// Grep searches the file or directory at p for o.Pattern, the way ripgrep
+// Run searches the file or directory at p for o.Pattern, the way ripgrep
 // does: binary files (a NUL in the first 8 KiB) and files over
 // o.MaxFileSize are skipped; in a directory, names matching the excludes
 // are pruned, symlinks are not followed, and only regular files matching
@@ -133,33 +122,33 @@ func GrepTypes() []string {
 // parallel by a bounded set of workers, but the answer is deterministic:
 // files in path order (names sorted byte-wise at each level), lines in order.
 // A file named directly is searched whatever the globs say.
-func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult, error) {
+func Run(ctx context.Context, s *core.Sandbox, p string, o Options) (Result, error) {
 	ap, err := s.Clean(p)
 	if err != nil {
-		return GrepResult{}, err
+		return Result{}, err
 	}
 	m, err := newMatcher(o)
 	if err != nil {
-		return GrepResult{}, err
+		return Result{}, err
 	}
 	var typeGlobs []string
 	if o.Type != "" {
 		for _, t := range strings.Split(o.Type, ",") {
 			g, ok := grepTypes[strings.TrimSpace(t)]
 			if !ok {
-				return GrepResult{}, &PatternError{Pattern: o.Type, Err: errors.New("unknown file type; known types: " + strings.Join(GrepTypes(), ", "))}
+				return Result{}, &core.PatternError{Pattern: o.Type, Err: errors.New("unknown file type; known types: " + strings.Join(Types(), ", "))}
 			}
 			typeGlobs = append(typeGlobs, g...)
 		}
 	}
 	if o.MaxResults <= 0 {
-		o.MaxResults = GrepDefaultMaxResults
+		o.MaxResults = DefaultMaxResults
 	}
 	if o.Offset < 0 {
 		o.Offset = 0
 	}
 	if o.MaxFileSize == 0 {
-		o.MaxFileSize = GrepDefaultMaxFileSize
+		o.MaxFileSize = DefaultMaxFileSize
 	}
 	excludes := o.Exclude
 	if excludes == nil {
@@ -167,8 +156,8 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 	}
 	for _, list := range [][]string{o.Include, excludes} {
 		for _, g := range list {
-			if err := CheckGlob(g); err != nil {
-				return GrepResult{}, err
+			if err := core.CheckGlob(g); err != nil {
+				return Result{}, err
 			}
 		}
 	}
@@ -182,19 +171,19 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 
 	info, err := s.Stat(ctx, ap)
 	if err != nil {
-		return GrepResult{}, pathErr(OpGrep, ap, err)
+		return Result{}, core.PathErr(Op, ap, err)
 	}
 	if o.OneFile {
 		switch {
 		case info.IsDir():
-			return GrepResult{}, pathErr(OpGrep, ap, unix.EISDIR)
+			return Result{}, core.PathErr(Op, ap, unix.EISDIR)
 		case !info.IsRegular():
-			return GrepResult{}, pathErr(OpGrep, ap, unix.EINVAL)
+			return Result{}, core.PathErr(Op, ap, unix.EINVAL)
 		case o.MaxFileSize > 0 && info.Size > o.MaxFileSize:
-			return GrepResult{}, pathErr(OpGrep, ap, unix.EFBIG)
+			return Result{}, core.PathErr(Op, ap, unix.EFBIG)
 		case maxFile >= 0 && info.Size > maxFile:
-			return GrepResult{}, &PatternError{Pattern: o.Pattern, Err: fmt.Errorf("%w: a pattern of %d instructions may search at most %d bytes of one file, and %s has %d",
-				ErrPatternTooComplex, m.insts, maxFile, ap, info.Size)}
+			return Result{}, &core.PatternError{Pattern: o.Pattern, Err: fmt.Errorf("%w: a pattern of %d instructions may search at most %d bytes of one file, and %s has %d",
+				core.ErrPatternTooComplex, m.insts, maxFile, ap, info.Size)}
 		}
 	}
 	o.MaxFileSize = maxFile
@@ -214,9 +203,9 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 			return
 		}
 		w := grepWalk{s: s, ctx: ctx, jobs: jobs, root: ap, o: &o, include: o.Include, types: typeGlobs, excludes: excludes}
-		fd, err := s.openBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		fd, err := s.OpenBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {
-			walkErr = pathErr(OpGrep, ap, err)
+			walkErr = core.PathErr(Op, ap, err)
 			return
 		}
 		walkErr = w.dir(fd, ap, "")
@@ -237,7 +226,7 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 					outcomes <- grepOutcome{idx: j.idx}
 					continue
 				}
-				ms, searched, err := s.grepFile(ctx, j, m, &o, need, &big)
+				ms, searched, err := searchFile(ctx, s, j, m, &o, need, &big)
 				outcomes <- grepOutcome{idx: j.idx, matches: ms, searched: searched, err: err}
 			}
 		}()
@@ -246,7 +235,7 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 
 	// Collect in walk order; stop the walk once `need` matches are known in
 	// the prefix of files done.
-	var res GrepResult
+	var res Result
 	pending := map[int]grepOutcome{}
 	next, total := 0, 0
 	stopped := false
@@ -282,10 +271,10 @@ func (s *Sandbox) Grep(ctx context.Context, p string, o GrepOptions) (GrepResult
 		}
 	}
 	if !stopped && walkErr != nil && !errors.Is(walkErr, context.Canceled) {
-		return GrepResult{}, walkErr
+		return Result{}, walkErr
 	}
 	if err := parent.Err(); err != nil {
-		return GrepResult{}, err
+		return Result{}, err
 	}
 	return res, nil
 }

@@ -1,4 +1,4 @@
-package core
+package grep
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+
+	"sandfs/core"
 )
 
 const (
@@ -28,9 +30,9 @@ type matcher struct {
 	insts     int // size of re's program (pattern.go); 0 for lit
 }
 
-func newMatcher(o GrepOptions) (*matcher, error) {
+func newMatcher(o Options) (*matcher, error) {
 	if o.Pattern == "" {
-		return nil, &PatternError{Pattern: o.Pattern, Err: errors.New("pattern is empty")}
+		return nil, &core.PatternError{Pattern: o.Pattern, Err: errors.New("pattern is empty")}
 	}
 	m := &matcher{multiline: o.Multiline}
 	lit := o.FixedStrings || regexp.QuoteMeta(o.Pattern) == o.Pattern
@@ -118,7 +120,7 @@ func (m *matcher) maxInput() int64 {
 // limit of them, and reports whether it stopped at the limit. It returns
 // ctx's error, with the matches so far, when ctx ends: a line search looks
 // at ctx every grepChunk bytes, a multiline one before every match.
-func (m *matcher) search(ctx context.Context, file string, b []byte, before, after, limit int, out []GrepMatch) ([]GrepMatch, bool, error) {
+func (m *matcher) search(ctx context.Context, file string, b []byte, before, after, limit int, out []Match) ([]Match, bool, error) {
 	if len(m.need) > 0 && !bytes.Contains(b, m.need) {
 		return out, false, nil
 	}
@@ -156,7 +158,7 @@ func (m *matcher) search(ctx context.Context, file string, b []byte, before, aft
 		}
 		line += bytes.Count(b[lineAt:ls], []byte{'\n'})
 		lineAt = ls
-		gm := GrepMatch{File: file, Line: line, Text: lineText(b[ls:le])}
+		gm := Match{File: file, Line: line, Text: lineText(b[ls:le])}
 		if before > 0 {
 			gm.Before = linesBefore(b, ls, before)
 		}

@@ -1,4 +1,4 @@
-package core
+package grep
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core"
 	"sandfs/core/pathmatch"
 )
 
@@ -48,7 +49,7 @@ func (d *dirRef) release() {
 
 type grepOutcome struct {
 	idx      int
-	matches  []GrepMatch
+	matches  []Match
 	searched bool
 	err      error
 }
@@ -59,9 +60,9 @@ var grepFilesRead atomic.Int64
 
 var grepBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
-// grepFile searches one file. It reports whether the file was searched (not
+// searchFile searches one file. It reports whether the file was searched (not
 // skipped as binary, too large or unreadable).
-func (s *Sandbox) grepFile(ctx context.Context, j grepJob, m *matcher, o *GrepOptions, limit int, big *sync.Mutex) ([]GrepMatch, bool, error) {
+func searchFile(ctx context.Context, s *core.Sandbox, j grepJob, m *matcher, o *Options, limit int, big *sync.Mutex) ([]Match, bool, error) {
 	ap := j.path
 	flags := unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY
 	if !j.follow {
@@ -73,7 +74,7 @@ func (s *Sandbox) grepFile(ctx context.Context, j grepJob, m *matcher, o *GrepOp
 		fd, err = unix.Openat(j.dir.fd, j.name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		j.dir.release()
 	} else {
-		fd, err = s.openBeneath(ap, flags, 0)
+		fd, err = s.OpenBeneath(ap, flags, 0)
 	}
 	if err != nil {
 		return nil, false, nil // gone or unreadable: skipped, as rg does
@@ -139,11 +140,11 @@ func (s *Sandbox) grepFile(ctx context.Context, j grepJob, m *matcher, o *GrepOp
 
 // grepWalk walks a directory tree in sorted order, handing out files.
 type grepWalk struct {
-	s        *Sandbox
+	s        *core.Sandbox
 	ctx      context.Context
 	jobs     chan<- grepJob
 	root     string
-	o        *GrepOptions
+	o        *Options
 	include  []string
 	types    []string
 	excludes []string
@@ -161,13 +162,13 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 	defer d.release()
 	dup, err := unix.Dup(fd)
 	if err != nil {
-		return pathErr(OpGrep, ap, err)
+		return core.PathErr(Op, ap, err)
 	}
 	df := os.NewFile(uintptr(dup), ap)
 	ents, err := df.ReadDir(-1)
 	df.Close()
 	if err != nil && relPath == "" {
-		return pathErr(OpGrep, ap, err)
+		return core.PathErr(Op, ap, err)
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	for _, e := range ents {
@@ -175,7 +176,7 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 			return err
 		}
 		name := e.Name()
-		if unreportable(w.ctx, name) {
+		if core.Unreportable(w.ctx, name) {
 			continue // names.go: not reported, not descended
 		}
 		rp := name
@@ -185,13 +186,13 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 		if pathmatch.BaseOrPath(rp, w.excludes) {
 			continue
 		}
-		child := childOf(ap, name)
+		child := core.ChildOf(ap, name)
 		switch t := e.Type(); {
 		case t.IsDir():
 			if w.o.NoRecurse {
 				continue
 			}
-			sub, err := openSubdir(fd, name)
+			sub, err := core.OpenSubdir(fd, name)
 			if err != nil {
 				continue // vanished, swapped, another mount (xdev.go) or unreadable: skipped
 			}
