@@ -238,21 +238,6 @@
 // 16 MiB of a file; each returns the context's error once it ends, so work
 // whose client hung up stops within a window rather than at the end.
 //
-// # Tar extraction
-//
-// [Sandbox.ExtractTar] refuses a hostile archive whole: entries are extracted
-// into a staging directory beside the destination, each one checked (no
-// absolute names, no "..", no device nodes or FIFOs, no symlink or hard link
-// whose target leaves the destination, no entry written through a symlink),
-// and only a fully valid archive is merged into the destination. A file
-// entry is refused on its declared size (for a GNU sparse entry, the logical
-// size) against what is left of the byte limit before anything is written,
-// and a sparse entry is written with holes, so a few KiB of archive never
-// costs a terabyte of zeros. Directory
-// modes are set last, each directory opened again below the stage one
-// component at a time with O_NOFOLLOW and changed through its descriptor;
-// the stage itself, and a directory merged into, likewise.
-//
 // # Changes since a point
 //
 // [Sandbox.Changes] is the net change set of the tree between a start

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"io"
 	"testing"
 
 	"sandfs/core/journal"
@@ -9,6 +10,17 @@ import (
 )
 
 var ctx = context.Background()
+
+// extractTar is tar.Extract (merge mode) for the rows of core's tests that
+// extract an archive. Those tests cannot import package tar, which imports
+// core; tarhook_test.go, an external test file of the same binary, sets
+// it through SetExtractTar.
+var extractTar func(ctx context.Context, s *Sandbox, dest string, r io.Reader) error
+
+// SetExtractTar sets extractTar; see there.
+func SetExtractTar(f func(ctx context.Context, s *Sandbox, dest string, r io.Reader) error) {
+	extractTar = f
+}
 
 // modes runs f once with openat2 resolution (where the kernel has it) and
 // once with the user-space walk, each on a fresh root.

@@ -18,6 +18,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/journal"
+	coretar "sandfs/core/tar"
 )
 
 // kind names what went wrong, as api.md §2's error_type. Every family
@@ -234,9 +235,9 @@ func classify(err error) errKind {
 	if errors.As(err, &pate) {
 		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Op: oe.opName(), Detail: pate.Error()}
 	}
-	var te *core.TarEntryError
+	var te *coretar.EntryError
 	if errors.As(err, &te) {
-		k := errKind{Kind: kindInvalidPath, Status: http.StatusBadRequest, Errno: te.Errno, Op: core.OpUntar, Detail: te.Error()}
+		k := errKind{Kind: kindInvalidPath, Status: http.StatusBadRequest, Errno: te.Errno, Op: coretar.OpUntar, Detail: te.Error()}
 		if te.Errno == unix.EFBIG {
 			k.Kind, k.Status = kindTooLarge, http.StatusRequestEntityTooLarge
 		}
@@ -253,7 +254,7 @@ func classify(err error) errKind {
 	}
 	errno, ok := core.Errno(err)
 	if !ok {
-		if k.Op == core.OpUntar && isTarFormatError(err) {
+		if k.Op == coretar.OpUntar && isTarFormatError(err) {
 			k.Kind, k.Status = kindInvalidRequest, http.StatusBadRequest
 			k.Detail = "malformed tar archive: " + innermost(err).Error()
 			return k

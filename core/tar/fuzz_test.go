@@ -1,4 +1,4 @@
-package core
+package tar
 
 import (
 	"archive/tar"
@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sandfs/core"
+	"sandfs/internal/testenv"
 )
 
-// FuzzExtractTar feeds any bytes to ExtractTar as a tar stream, into a
+// FuzzExtractTar feeds any bytes to Extract as a tar stream, into a
 // destination inside a root full of escape routes (escapeFixture): it never
 // panics, never writes outside the root, writes nothing at all when it
 // fails (no entry, no staging directory left), and when it succeeds every
@@ -23,20 +26,20 @@ func FuzzExtractTar(f *testing.F) {
 	if err := os.Mkdir(root, 0o755); err != nil {
 		f.Fatal(err)
 	}
-	outside := escapeFixture(f, root)
-	s, err := Open("default", root, Options{Limits: Limits{TarEntries: 64, TarBytes: 1 << 20}})
+	outside := testenv.EscapeFixture(f, root)
+	s, err := core.Open("default", root, core.Options{Limits: core.Limits{TarEntries: 64, TarBytes: 1 << 20}})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { s.Close() })
 	clean := snapshot(f, root)
 	f.Fuzz(func(t *testing.T, data []byte, rename bool) {
-		mode := TarMerge
+		mode := Merge
 		if rename {
-			mode = TarRename
+			mode = Rename
 		}
 		outBefore := snapshot(t, outside)
-		_, err := s.ExtractTar(ctx, "/dest", bytes.NewReader(data), TarOptions{Mode: mode})
+		_, err := Extract(ctx, s, "/dest", bytes.NewReader(data), Options{Mode: mode})
 		sameSnapshot(t, "outside", outBefore, snapshot(t, outside))
 		after := snapshot(t, root)
 		if err != nil {

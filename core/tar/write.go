@@ -1,4 +1,4 @@
-package core
+package tar
 
 import (
 	"archive/tar"
@@ -8,13 +8,18 @@ import (
 	"os"
 	"sort"
 
+	"sandfs/core"
+
 	"golang.org/x/sys/unix"
 )
 
-// OpTar names tree-archive failures.
-const OpTar = "tar"
+// OpTar names tree-archive failures, OpUntar extraction's.
+const (
+	OpTar   = "tar"
+	OpUntar = "untar"
+)
 
-// WriteTar writes the directory at p (following a final symlink within the
+// Write writes the directory at p (following a final symlink within the
 // root) to w as an uncompressed tar stream, streamed as it walks: entries are
 // named relative to p ("a/b.txt", directories with a trailing "/"), in
 // sorted order, each directory before its contents. The walk holds
@@ -24,21 +29,21 @@ const OpTar = "tar"
 // out. A file whose size changes while it is read is cut or zero-padded to
 // the size its header announced. Errors before the first byte are
 // *fs.PathError; after it, the stream is left short.
-func (s *Sandbox) WriteTar(ctx context.Context, p string, w io.Writer) error {
+func Write(ctx context.Context, s *core.Sandbox, p string, w io.Writer) error {
 	ap, err := s.Clean(p)
 	if err != nil {
 		return err
 	}
-	fd, err := s.openBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	fd, err := s.OpenBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return pathErr(OpTar, ap, err)
+		return core.PathErr(OpTar, ap, err)
 	}
 	tw := tar.NewWriter(w)
 	t := tarWalk{ctx: ctx, tw: tw, buf: make([]byte, 256<<10)}
 	err = t.dir(fd, "")
 	unix.Close(fd)
 	if err != nil {
-		return pathErr(OpTar, ap, err)
+		return core.PathErr(OpTar, ap, err)
 	}
 	return tw.Close()
 }
@@ -74,14 +79,14 @@ func (t *tarWalk) dir(fd int, prefix string) error {
 
 func (t *tarWalk) entry(dirfd int, name, rel string) error {
 	var st unix.Stat_t
-	mount, err := lstatAt(dirfd, name, &st)
+	mount, err := core.LstatAt(dirfd, name, &st)
 	if err != nil {
 		if err == unix.ENOENT {
 			return nil // removed while we walked
 		}
 		return err
 	}
-	info := infoFrom("/"+rel, &st)
+	info := core.InfoFrom("/"+rel, &st)
 	hdr := &tar.Header{
 		Name:    rel,
 		Mode:    int64(st.Mode & 0o7777),
@@ -96,7 +101,7 @@ func (t *tarWalk) entry(dirfd int, name, rel string) error {
 		if mount {
 			return t.tw.WriteHeader(hdr) // another mount: not entered (xdev.go)
 		}
-		sub, err := openSubdir(dirfd, name)
+		sub, err := core.OpenSubdir(dirfd, name)
 		if err != nil {
 			if err == unix.ENOENT || err == unix.ELOOP || err == unix.ENOTDIR || err == unix.EXDEV {
 				return nil // swapped, removed or mounted on meanwhile
@@ -109,7 +114,7 @@ func (t *tarWalk) entry(dirfd int, name, rel string) error {
 		}
 		return t.dir(sub, rel+"/")
 	case unix.S_IFLNK:
-		target, err := readlinkat(dirfd, name)
+		target, err := core.Readlinkat(dirfd, name)
 		if err != nil {
 			return nil
 		}

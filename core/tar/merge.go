@@ -1,4 +1,4 @@
-package core
+package tar
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core"
 	"sandfs/internal/safeat"
 )
 
@@ -99,13 +100,18 @@ func forEachEntry(dirfd int, f func(name string, isDir bool) error) error {
 	return nil
 }
 
+// usage is what a subtree holds, as core counts it (core.Measurer).
+type usage struct{ bytes, entries int64 }
+
+func (u *usage) add(v usage) { u.bytes += v.bytes; u.entries += v.entries }
+
 // mergeUsage is what merging the staged tree src into dst adds to usage
 // (negative: frees), counted as merge moves it: a name missing in dst adds
 // its subtree; a file replacing a file adds the difference; a directory
 // replacing a file adds its subtree less the file; directories in both
 // are merged.
-func mergeUsage(m *measurer, src, dst int) (usageCount, error) {
-	var u usageCount
+func mergeUsage(m *core.Measurer, src, dst int) (usage, error) {
+	var u usage
 	err := forEachEntry(src, func(name string, srcIsDir bool) error {
 		var st unix.Stat_t
 		err := unix.Fstatat(dst, name, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -117,11 +123,11 @@ func mergeUsage(m *measurer, src, dst int) (usageCount, error) {
 				return err
 			})
 		}
-		in, err2 := m.entry(src, name, nil)
+		b, e, err2 := m.Entry(src, name)
 		if err2 != nil {
 			return err2
 		}
-		u.add(in)
+		u.add(usage{b, e})
 		if err == nil {
 			u.entries--
 			if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink <= 1 {

@@ -1,15 +1,17 @@
-package core
+package tar
 
 import (
 	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
-	"sandfs/internal/testenv"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"sandfs/core"
+	"sandfs/internal/testenv"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,16 +40,16 @@ func TestExtractTarSparseDeclaredSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	modes(t, func(t *testing.T, s *Sandbox, root string) {
+	modes(t, func(t *testing.T, s *core.Sandbox, root string) {
 		mk(t, root, map[string]string{"dest/keep": "kept"})
 		for _, dest := range []string{"/dest", "/missing/new"} {
 			before := snapshot(t, root)
 			w0 := wchar(t)
 			start := time.Now()
-			_, err := s.ExtractTar(ctx, dest, bytes.NewReader(archive), TarOptions{})
+			_, err := Extract(ctx, s, dest, bytes.NewReader(archive), Options{})
 			took := time.Since(start)
 			written := wchar(t) - w0
-			var te *TarEntryError
+			var te *EntryError
 			if !errors.Is(err, unix.EFBIG) || !errors.As(err, &te) || !strings.Contains(te.Reason, "declares 1099511627776 bytes") {
 				t.Errorf("%s: got %v, want EFBIG saying it declares 1099511627776 bytes", dest, err)
 			}
@@ -74,8 +76,8 @@ func extractSparse8M(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	modes(t, func(t *testing.T, s *Sandbox, root string) {
-		res, err := s.ExtractTar(ctx, "/x", bytes.NewReader(archive), TarOptions{})
+	modes(t, func(t *testing.T, s *core.Sandbox, root string) {
+		res, err := Extract(ctx, s, "/x", bytes.NewReader(archive), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

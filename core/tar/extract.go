@@ -1,65 +1,67 @@
-package core
+package tar
 
 import (
 	"context"
 	"errors"
 	"io"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core"
 	"sandfs/core/journal"
 	"sandfs/internal/safeat"
 )
 
-// TarMode says how an archive meets an existing destination.
-type TarMode int
+// Mode says how an archive meets an existing destination.
+type Mode int
 
 const (
-	// TarMerge writes the archive's entries into the destination, replacing
+	// Merge writes the archive's entries into the destination, replacing
 	// files and symlinks of the same name and keeping everything else.
-	TarMerge TarMode = iota
-	// TarRename builds the tree beside the destination and renames it in;
+	Merge Mode = iota
+	// Rename builds the tree beside the destination and renames it in;
 	// an existing destination is EEXIST.
-	TarRename
+	Rename
 )
 
-// TarOptions shape an ExtractTar.
-type TarOptions struct {
-	Mode     TarMode
-	MaxPaths int // cap on len(TarResult.Paths); 0 = no cap
+// Options shape an Extract.
+type Options struct {
+	Mode     Mode
+	MaxPaths int // cap on len(Result.Paths); 0 = no cap
 }
 
-// TarResult reports an extraction.
-type TarResult struct {
+// Result reports an extraction.
+type Result struct {
 	Paths     []string // API paths of the extracted entries, in archive order
 	Truncated bool     // Paths stopped at MaxPaths
 	Entries   int      // entries extracted
 	Bytes     int64    // file bytes extracted
 }
 
-// TarEntryError says why an archive was refused. It unwraps to its errno:
+// EntryError says why an archive was refused. It unwraps to its errno:
 // EINVAL for a hostile or malformed entry, EFBIG for a limit.
-type TarEntryError struct {
+type EntryError struct {
 	Entry  string
 	Reason string
 	Errno  unix.Errno
 }
 
-func (e *TarEntryError) Error() string {
+func (e *EntryError) Error() string {
 	if e.Entry == "" {
 		return e.Reason
 	}
-	return "tar entry " + quote(e.Entry) + ": " + e.Reason
+	return "tar entry " + strconv.Quote(e.Entry) + ": " + e.Reason
 }
 
-func (e *TarEntryError) Unwrap() error { return e.Errno }
+func (e *EntryError) Unwrap() error { return e.Errno }
 
 func refuse(entry, reason string) error {
-	return &TarEntryError{Entry: entry, Reason: reason, Errno: unix.EINVAL}
+	return &EntryError{Entry: entry, Reason: reason, Errno: unix.EINVAL}
 }
 
-// ExtractTar extracts the uncompressed tar stream r into the directory dest,
+// Extract extracts the uncompressed tar stream r into the directory dest,
 // creating it (and its parents) if missing. The archive is staged in a
 // ".sandfs-<random>.part" directory in dest, or beside it in the nearest
 // existing ancestor when dest is missing, and each entry is checked as it
@@ -71,19 +73,19 @@ func refuse(entry, reason string) error {
 // in: by one rename when dest did not exist, else merged entry by entry.
 // File modes keep their permission bits (no setuid, setgid or sticky), and
 // modification times are kept; owners are not. A file entry whose declared
-// size is over what is left of Limits.TarBytes is EFBIG before a byte of it
+// size is over what is left of core.Limits.TarBytes is EFBIG before a byte of it
 // is written; a GNU sparse entry is written with its holes (tarsparse.go).
-func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o TarOptions) (TarResult, error) {
+func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o Options) (Result, error) {
 	da, err := s.Clean(dest)
 	if err != nil {
-		return TarResult{}, err
+		return Result{}, err
 	}
-	fail := func(err error) (TarResult, error) {
-		var te *TarEntryError
+	fail := func(err error) (Result, error) {
+		var te *EntryError
 		if errors.As(err, &te) {
-			return TarResult{}, &os.PathError{Op: OpUntar, Path: da, Err: te}
+			return Result{}, &os.PathError{Op: OpUntar, Path: da, Err: te}
 		}
-		return TarResult{}, pathErr(OpUntar, da, err)
+		return Result{}, core.PathErr(OpUntar, da, err)
 	}
 
 	// Where to stage: in dest when it exists, else in its nearest existing
@@ -101,34 +103,34 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 		if !errors.Is(err, os.ErrNotExist) || base == "/" {
 			return fail(err)
 		}
-		base, _ = dirAndName(base)
+		base, _ = core.DirAndName(base)
 	}
 	destExists = base == da
-	if destExists && o.Mode == TarRename {
+	if destExists && o.Mode == Rename {
 		return fail(unix.EEXIST)
 	}
-	basefd, err := s.openDir(base)
+	basefd, err := s.OpenDir(base)
 	if err != nil {
 		return fail(err)
 	}
 	defer unix.Close(basefd)
-	stage := tempName()
-	claim := s.Claim(da, childOf(base, stage))
+	stage := core.TempName()
+	claim := s.Claim(da, core.ChildOf(base, stage))
 	defer claim.Done()
 	// The stage is held by its descriptor from its mkdir on, and every
 	// change to it (its mode when it becomes dest) goes through that: whoever
 	// owns base may rename it and put a symlink in its place.
-	stagefd, err := mkdirOpen(basefd, stage)
+	stagefd, err := core.MkdirOpen(basefd, stage)
 	if err != nil {
 		unix.Unlinkat(basefd, stage, unix.AT_REMOVEDIR) // only if empty
 		return fail(err)
 	}
 	defer func() {
 		unix.Close(stagefd)
-		removeAllAt(context.WithoutCancel(ctx), basefd, stage)
+		core.RemoveAllAt(context.WithoutCancel(ctx), basefd, stage)
 	}()
 
-	x := extractor{dest: da, stagefd: stagefd, limits: s.limits, files: map[string]bool{}, isDir: map[string]bool{}, isLink: map[string]bool{}}
+	x := extractor{dest: da, stagefd: stagefd, limits: s.Limits(), files: map[string]bool{}, isDir: map[string]bool{}, isLink: map[string]bool{}}
 	names, err := x.run(ctx, r)
 	if err != nil {
 		return fail(err)
@@ -137,52 +139,52 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 	// The archive's usage, reserved before it moves in (quota.go): all of
 	// the stage when it becomes dest, else what the merge adds beyond what
 	// it replaces.
-	uop := s.usageBegin()
-	var grew usageCount
+	uop := s.BeginUsage()
+	var grew usage
 	moving, merged := false, false
 	defer func() {
 		if !merged {
-			grew = usageCount{}
+			grew = usage{}
 			if moving {
-				s.outsideChange() // a merge cut short: a scan counts what moved
+				s.OutsideChange() // a merge cut short: a scan counts what moved
 			}
 		}
-		uop.end(grew.bytes, grew.entries)
+		uop.End(grew.bytes, grew.entries)
 	}()
 	if destExists {
-		destfd, err := s.openDir(da)
+		destfd, err := s.OpenDir(da)
 		if err != nil {
 			return fail(err)
 		}
-		grew, err = mergeUsage(newMeasurer(ctx), stagefd, destfd)
+		grew, err = mergeUsage(core.NewMeasurer(ctx), stagefd, destfd)
 		unix.Close(destfd)
 		if err != nil {
 			return fail(err)
 		}
 	} else {
-		grew, _ = newMeasurer(ctx).dir(dupDir(stagefd))
+		grew.bytes, grew.entries, _ = core.NewMeasurer(ctx).Dir(dupDir(stagefd))
 		grew.entries++ // the stage itself, as dest
 	}
-	if err := uop.reserve(OpUntar, da, grew.bytes, grew.entries); err != nil {
-		return TarResult{}, err
+	if err := uop.Reserve(OpUntar, da, grew.bytes, grew.entries); err != nil {
+		return Result{}, err
 	}
 	moving = true
 
 	// Move the staged tree in.
 	madeDest := false
 	if !destExists {
-		dir, name := dirAndName(da)
-		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
-			return TarResult{}, err
+		dir, name := core.DirAndName(da)
+		if err := s.MkdirAll(ctx, dir, 0o755); err != nil {
+			return Result{}, err
 		}
-		dirfd, err := s.openDir(dir)
+		dirfd, err := s.OpenDir(dir)
 		if err != nil {
 			return fail(err)
 		}
 		safeat.Chmod(stagefd, 0o755)
-		err = renameNoReplace(basefd, stage, dirfd, name)
+		err = core.RenameNoReplace(basefd, stage, dirfd, name)
 		unix.Close(dirfd)
-		if err == unix.EEXIST && o.Mode == TarMerge {
+		if err == unix.EEXIST && o.Mode == Merge {
 			destExists = true // someone made it meanwhile: merge into it
 		} else if err != nil {
 			return fail(err)
@@ -191,7 +193,7 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 		}
 	}
 	if destExists {
-		destfd, err := s.openDir(da)
+		destfd, err := s.OpenDir(da)
 		if err != nil {
 			return fail(err)
 		}
@@ -206,20 +208,20 @@ func (s *Sandbox) ExtractTar(ctx context.Context, dest string, r io.Reader, o Ta
 	}
 
 	merged = true
-	res := TarResult{Entries: len(names), Bytes: x.bytes}
+	res := Result{Entries: len(names), Bytes: x.bytes}
 	if madeDest {
-		s.emit(ctx, journal.Create, da, "", true)
+		s.EmitMade(ctx, journal.Create, da, "", true)
 	}
 	for _, n := range x.created {
-		p := childOf(da, n)
+		p := core.ChildOf(da, n)
 		isDir := x.isDir[n]
-		s.emit(ctx, journal.Create, p, "", isDir)
+		s.EmitMade(ctx, journal.Create, p, "", isDir)
 		if !isDir && !x.isLink[n] {
-			s.emit(ctx, journal.Write, p, "", false)
+			s.EmitMade(ctx, journal.Write, p, "", false)
 		}
 	}
 	for _, n := range names {
-		p := childOf(da, n)
+		p := core.ChildOf(da, n)
 		if o.MaxPaths > 0 && len(res.Paths) >= o.MaxPaths {
 			res.Truncated = true
 			break

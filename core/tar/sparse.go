@@ -1,10 +1,12 @@
-package core
+package tar
 
 import (
 	"archive/tar"
 	"io"
 	"os"
 	"strings"
+
+	"sandfs/core"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,7 +15,7 @@ import (
 // where they go (PAX GNU.sparse.* records for formats 0.0, 0.1 and 1.0, or
 // the old GNU 'S' type); archive/tar reads the map and hands back the
 // logical file, holes expanded to zeros, with hdr.Size the logical size. So
-// a 3 KiB archive can declare 1 TiB. ExtractTar checks that declared size
+// a 3 KiB archive can declare 1 TiB. Extract checks that declared size
 // against what is left of the byte limit before it writes a byte, and writes
 // a sparse entry with holes: a 4 KiB block the reader returns all zero is
 // skipped with a seek rather than written, so the disk holds the archive's
@@ -48,7 +50,7 @@ func copyHoles(f *os.File, r io.Reader) (int64, error) {
 	buf := make([]byte, sparseCopyBuf)
 	var n int64
 	for {
-		k, rerr := fill(r, buf)
+		k, rerr := core.Fill(r, buf)
 		if err := writeHoles(f, buf[:k]); err != nil {
 			return n, err
 		}

@@ -1,4 +1,4 @@
-package core
+package tar
 
 import (
 	"archive/tar"
@@ -12,63 +12,34 @@ import (
 	"testing"
 	"time"
 
+	"sandfs/core"
+	"sandfs/internal/testenv"
+
 	"golang.org/x/sys/unix"
 )
-
-type tarEntry struct {
-	name, body, link string
-	typ              byte
-	mode             int64
-}
-
-func tarOf(t testing.TB, entries []tarEntry) io.Reader {
-	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, e := range entries {
-		h := &tar.Header{Name: e.name, Typeflag: e.typ, Linkname: e.link, Mode: e.mode, Size: int64(len(e.body)), ModTime: time.Unix(1700000000, 0), Format: tar.FormatPAX}
-		if h.Typeflag == 0 {
-			h.Typeflag = tar.TypeReg
-		}
-		if h.Mode == 0 {
-			h.Mode = 0o644
-		}
-		if h.Typeflag != tar.TypeReg {
-			h.Size = 0
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-		if h.Size > 0 {
-			tw.Write([]byte(e.body))
-		}
-	}
-	tw.Close()
-	return &buf
-}
 
 func TestExtractTarRefusesHostileArchives(t *testing.T) {
 	cases := []struct {
 		name    string
-		entries []tarEntry
+		entries []testenv.TarEntry
 	}{
-		{"dotdot", []tarEntry{{name: "ok", body: "x"}, {name: "../evil", body: "x"}}},
-		{"dotdot inside", []tarEntry{{name: "a/../../evil", body: "x"}}},
-		{"dotdot dir", []tarEntry{{name: "a/../", typ: tar.TypeDir}}},
-		{"absolute", []tarEntry{{name: "/etc/evil", body: "x"}}},
-		{"file through symlink", []tarEntry{{name: "sub/", typ: tar.TypeDir}, {name: "l", typ: tar.TypeSymlink, link: "sub"}, {name: "l/x", body: "x"}}},
-		{"dir through symlink", []tarEntry{{name: "sub/", typ: tar.TypeDir}, {name: "l", typ: tar.TypeSymlink, link: "sub"}, {name: "l/d/", typ: tar.TypeDir}}},
-		{"symlink out relative", []tarEntry{{name: "s", typ: tar.TypeSymlink, link: "../outside"}}},
-		{"symlink out deep", []tarEntry{{name: "a/b/s", typ: tar.TypeSymlink, link: "../../../x"}}},
-		{"symlink out through a name", []tarEntry{{name: "a/s", typ: tar.TypeSymlink, link: "b/../../x"}}},
-		{"symlink absolute", []tarEntry{{name: "s", typ: tar.TypeSymlink, link: "/etc"}, {name: "s/passwd", body: "x"}}},
-		{"hard link out", []tarEntry{{name: "h", typ: tar.TypeLink, link: "../outside/secret"}}},
-		{"hard link absolute", []tarEntry{{name: "h", typ: tar.TypeLink, link: "/etc/passwd"}}},
-		{"hard link to nothing earlier", []tarEntry{{name: "h", typ: tar.TypeLink, link: "later"}, {name: "later", body: "x"}}},
-		{"char device", []tarEntry{{name: "null", typ: tar.TypeChar}}},
-		{"block device", []tarEntry{{name: "sda", typ: tar.TypeBlock}}},
-		{"fifo", []tarEntry{{name: "p", typ: tar.TypeFifo}}},
-		{"file replaces dir", []tarEntry{{name: "d/", typ: tar.TypeDir}, {name: "d/x", body: "1"}, {name: "d", body: "x"}}},
+		{"dotdot", []testenv.TarEntry{{Name: "ok", Body: "x"}, {Name: "../evil", Body: "x"}}},
+		{"dotdot inside", []testenv.TarEntry{{Name: "a/../../evil", Body: "x"}}},
+		{"dotdot dir", []testenv.TarEntry{{Name: "a/../", Typ: tar.TypeDir}}},
+		{"absolute", []testenv.TarEntry{{Name: "/etc/evil", Body: "x"}}},
+		{"file through symlink", []testenv.TarEntry{{Name: "sub/", Typ: tar.TypeDir}, {Name: "l", Typ: tar.TypeSymlink, Link: "sub"}, {Name: "l/x", Body: "x"}}},
+		{"dir through symlink", []testenv.TarEntry{{Name: "sub/", Typ: tar.TypeDir}, {Name: "l", Typ: tar.TypeSymlink, Link: "sub"}, {Name: "l/d/", Typ: tar.TypeDir}}},
+		{"symlink out relative", []testenv.TarEntry{{Name: "s", Typ: tar.TypeSymlink, Link: "../outside"}}},
+		{"symlink out deep", []testenv.TarEntry{{Name: "a/b/s", Typ: tar.TypeSymlink, Link: "../../../x"}}},
+		{"symlink out through a name", []testenv.TarEntry{{Name: "a/s", Typ: tar.TypeSymlink, Link: "b/../../x"}}},
+		{"symlink absolute", []testenv.TarEntry{{Name: "s", Typ: tar.TypeSymlink, Link: "/etc"}, {Name: "s/passwd", Body: "x"}}},
+		{"hard link out", []testenv.TarEntry{{Name: "h", Typ: tar.TypeLink, Link: "../outside/secret"}}},
+		{"hard link absolute", []testenv.TarEntry{{Name: "h", Typ: tar.TypeLink, Link: "/etc/passwd"}}},
+		{"hard link to nothing earlier", []testenv.TarEntry{{Name: "h", Typ: tar.TypeLink, Link: "later"}, {Name: "later", Body: "x"}}},
+		{"char device", []testenv.TarEntry{{Name: "null", Typ: tar.TypeChar}}},
+		{"block device", []testenv.TarEntry{{Name: "sda", Typ: tar.TypeBlock}}},
+		{"fifo", []testenv.TarEntry{{Name: "p", Typ: tar.TypeFifo}}},
+		{"file replaces dir", []testenv.TarEntry{{Name: "d/", Typ: tar.TypeDir}, {Name: "d/x", Body: "1"}, {Name: "d", Body: "x"}}},
 	}
 	for _, dest := range []string{"/dest", "/newdest/deeper"} {
 		for _, tc := range cases {
@@ -76,19 +47,19 @@ func TestExtractTarRefusesHostileArchives(t *testing.T) {
 				// Staging uses fd-relative syscalls only, so one resolution
 				// mode is enough here (the escape tests run both).
 				root := t.TempDir()
-				s, err := Open("default", root, Options{})
+				s, err := core.Open("default", root, core.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer s.Close()
 				{
-					outside := escapeFixture(t, root)
+					outside := testenv.EscapeFixture(t, root)
 					mk(t, root, map[string]string{"dest/keep": "KEEP"})
 					beforeRoot, beforeOut := snapshot(t, root), snapshot(t, outside)
-					_, err := s.ExtractTar(ctx, dest, tarOf(t, tc.entries), TarOptions{})
-					var te *TarEntryError
+					_, err := Extract(ctx, s, dest, testenv.TarOf(t, tc.entries), Options{})
+					var te *EntryError
 					if !errors.As(err, &te) || !errors.Is(err, unix.EINVAL) {
-						t.Fatalf("got %v, want a *TarEntryError (EINVAL)", err)
+						t.Fatalf("got %v, want a *EntryError (EINVAL)", err)
 					}
 					sameSnapshot(t, "root", beforeRoot, snapshot(t, root))
 					sameSnapshot(t, "outside", beforeOut, snapshot(t, outside))
@@ -99,19 +70,19 @@ func TestExtractTarRefusesHostileArchives(t *testing.T) {
 }
 
 func TestExtractTar(t *testing.T) {
-	archive := []tarEntry{
-		{name: "./", typ: tar.TypeDir},
-		{name: "a/", typ: tar.TypeDir, mode: 0o750},
-		{name: "a/one.txt", body: "one", mode: 0o600},
-		{name: "a/b/two.bin", body: "\x00\x01two"},
-		{name: "a/link", typ: tar.TypeSymlink, link: "b/two.bin"},
-		{name: "a/up", typ: tar.TypeSymlink, link: "../top"},
-		{name: "a/hard", typ: tar.TypeLink, link: "a/one.txt"},
-		{name: "top", body: "top", mode: 0o4755},
+	archive := []testenv.TarEntry{
+		{Name: "./", Typ: tar.TypeDir},
+		{Name: "a/", Typ: tar.TypeDir, Mode: 0o750},
+		{Name: "a/one.txt", Body: "one", Mode: 0o600},
+		{Name: "a/b/two.bin", Body: "\x00\x01two"},
+		{Name: "a/link", Typ: tar.TypeSymlink, Link: "b/two.bin"},
+		{Name: "a/up", Typ: tar.TypeSymlink, Link: "../top"},
+		{Name: "a/hard", Typ: tar.TypeLink, Link: "a/one.txt"},
+		{Name: "top", Body: "top", Mode: 0o4755},
 	}
-	modes(t, func(t *testing.T, s *Sandbox, root string) {
+	modes(t, func(t *testing.T, s *core.Sandbox, root string) {
 		mk(t, root, map[string]string{"dest/keep": "KEEP", "dest/top": "OLD", "dest/a/old": "OLD"})
-		res, err := s.ExtractTar(ctx, "/dest", tarOf(t, archive), TarOptions{MaxPaths: 4})
+		res, err := Extract(ctx, s, "/dest", testenv.TarOf(t, archive), Options{MaxPaths: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,14 +118,14 @@ func TestExtractTar(t *testing.T) {
 		}
 
 		// A new destination is made with its parents, by one rename.
-		if _, err := s.ExtractTar(ctx, "/new/deep", tarOf(t, archive), TarOptions{Mode: TarRename}); err != nil {
+		if _, err := Extract(ctx, s, "/new/deep", testenv.TarOf(t, archive), Options{Mode: Rename}); err != nil {
 			t.Fatal(err)
 		}
 		if b, _ := os.ReadFile(filepath.Join(root, "new/deep/a/link")); string(b) != "\x00\x01two" {
 			t.Errorf("new/deep/a/link = %q", b)
 		}
 		// Rename mode refuses an existing destination.
-		if _, err := s.ExtractTar(ctx, "/new/deep", tarOf(t, archive), TarOptions{Mode: TarRename}); !errors.Is(err, unix.EEXIST) {
+		if _, err := Extract(ctx, s, "/new/deep", testenv.TarOf(t, archive), Options{Mode: Rename}); !errors.Is(err, unix.EEXIST) {
 			t.Errorf("rename onto existing: %v, want EEXIST", err)
 		}
 		leftovers, _ = filepath.Glob(filepath.Join(root, "new", ".sandfs-*"))
@@ -166,28 +137,28 @@ func TestExtractTar(t *testing.T) {
 
 func TestExtractTarLimits(t *testing.T) {
 	root := t.TempDir()
-	s, err := Open("default", root, Options{Limits: Limits{TarEntries: 2, TarBytes: 5}})
+	s, err := core.Open("default", root, core.Options{Limits: core.Limits{TarEntries: 2, TarBytes: 5}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	for _, tc := range []struct {
 		name    string
-		entries []tarEntry
+		entries []testenv.TarEntry
 	}{
-		{"entries", []tarEntry{{name: "a", body: "1"}, {name: "b", body: "2"}, {name: "c", body: "3"}}},
-		{"bytes", []tarEntry{{name: "a", body: "123"}, {name: "b", body: "456"}}},
+		{"entries", []testenv.TarEntry{{Name: "a", Body: "1"}, {Name: "b", Body: "2"}, {Name: "c", Body: "3"}}},
+		{"bytes", []testenv.TarEntry{{Name: "a", Body: "123"}, {Name: "b", Body: "456"}}},
 	} {
 		before := snapshot(t, root)
-		_, err := s.ExtractTar(ctx, "/", tarOf(t, tc.entries), TarOptions{})
+		_, err := Extract(ctx, s, "/", testenv.TarOf(t, tc.entries), Options{})
 		if !errors.Is(err, unix.EFBIG) {
 			t.Errorf("%s: got %v, want EFBIG", tc.name, err)
 		}
 		sameSnapshot(t, tc.name, before, snapshot(t, root))
 	}
 	// A truncated archive is refused too.
-	full := tarOf(t, []tarEntry{{name: "a", body: "12345"}}).(*bytes.Buffer).Bytes()
-	if _, err := s.ExtractTar(ctx, "/", bytes.NewReader(full[:515]), TarOptions{}); !errors.Is(err, unix.EINVAL) {
+	full := testenv.TarOf(t, []testenv.TarEntry{{Name: "a", Body: "12345"}}).(*bytes.Buffer).Bytes()
+	if _, err := Extract(ctx, s, "/", bytes.NewReader(full[:515]), Options{}); !errors.Is(err, unix.EINVAL) {
 		t.Errorf("truncated archive: %v, want EINVAL", err)
 	}
 	if ents, _, _ := s.List(ctx, "/", 0); len(ents) != 0 {
@@ -197,7 +168,7 @@ func TestExtractTarLimits(t *testing.T) {
 
 func TestWriteTarRoundTrip(t *testing.T) {
 	root := t.TempDir()
-	s, err := Open("default", root, Options{})
+	s, err := core.Open("default", root, core.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +178,7 @@ func TestWriteTarRoundTrip(t *testing.T) {
 		"outside.txt": "x",
 	})
 	var buf bytes.Buffer
-	if err := s.WriteTar(ctx, "/src", &buf); err != nil {
+	if err := Write(ctx, s, "/src", &buf); err != nil {
 		t.Fatal(err)
 	}
 	tr := tar.NewReader(bytes.NewReader(buf.Bytes()))
@@ -230,7 +201,7 @@ func TestWriteTarRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("entries:\n got %q\nwant %q", names, want)
 	}
-	if err := s.WriteTar(ctx, "/src/a.txt", io.Discard); !errors.Is(err, unix.ENOTDIR) {
+	if err := Write(ctx, s, "/src/a.txt", io.Discard); !errors.Is(err, unix.ENOTDIR) {
 		t.Errorf("tar of a file: got %v, want ENOTDIR", err)
 	}
 }

@@ -1,4 +1,4 @@
-package core
+package tar
 
 import (
 	"archive/tar"
@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core"
 	"sandfs/internal/safeat"
 )
 
@@ -19,7 +21,7 @@ import (
 type extractor struct {
 	dest    string // API path of the destination, for the length of entries' paths
 	stagefd int
-	limits  Limits
+	limits  core.Limits
 	bytes   int64
 	files   map[string]bool // non-directories extracted so far, for hard links
 	isDir   map[string]bool
@@ -58,13 +60,13 @@ func (x *extractor) run(ctx context.Context, r io.Reader) ([]string, error) {
 		if name == "" {
 			continue // "." or "./": the destination itself
 		}
-		if len(childOf(x.dest, name)) >= unix.PathMax {
+		if len(core.ChildOf(x.dest, name)) >= unix.PathMax {
 			// Every other route refuses such a path: the archive may not
 			// make one either.
-			return nil, &TarEntryError{Entry: hdr.Name, Reason: fmt.Sprintf("path in the sandbox is longer than %d bytes", unix.PathMax-1), Errno: unix.ENAMETOOLONG}
+			return nil, &EntryError{Entry: hdr.Name, Reason: fmt.Sprintf("path in the sandbox is longer than %d bytes", unix.PathMax-1), Errno: unix.ENAMETOOLONG}
 		}
 		if len(names) >= x.limits.TarEntries {
-			return nil, &TarEntryError{Entry: hdr.Name, Reason: "archive has more than the allowed entries", Errno: unix.EFBIG}
+			return nil, &EntryError{Entry: hdr.Name, Reason: "archive has more than the allowed entries", Errno: unix.EFBIG}
 		}
 		if err := x.entry(tr, hdr, name); err != nil {
 			return nil, err
@@ -137,7 +139,7 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 	case tar.TypeFifo:
 		return refuse(hdr.Name, "FIFOs are not allowed")
 	default:
-		return refuse(hdr.Name, "unsupported entry type "+quote(string(hdr.Typeflag)))
+		return refuse(hdr.Name, "unsupported entry type "+strconv.Quote(string(hdr.Typeflag)))
 	}
 	parent, err := x.parentDir(hdr.Name, dir)
 	if err != nil {
@@ -181,7 +183,7 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 	case tar.TypeLink:
 		target, err := entryName(hdr.Linkname)
 		if err != nil || target == "" || !x.files[target] {
-			return refuse(hdr.Name, "hard link to "+quote(hdr.Linkname)+", which is not an earlier file of this archive")
+			return refuse(hdr.Name, "hard link to "+strconv.Quote(hdr.Linkname)+", which is not an earlier file of this archive")
 		}
 		if err := unix.Linkat(x.stagefd, target, parent, base, 0); err != nil {
 			return err
@@ -191,7 +193,7 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 		// entry of a few KiB may declare a terabyte (tarsparse.go).
 		budget := x.limits.TarBytes - x.bytes
 		if hdr.Size > budget {
-			return &TarEntryError{Entry: hdr.Name, Errno: unix.EFBIG,
+			return &EntryError{Entry: hdr.Name, Errno: unix.EFBIG,
 				Reason: fmt.Sprintf("declares %d bytes, more than the %d left of the archive's limit of %d extracted bytes", hdr.Size, budget, x.limits.TarBytes)}
 		}
 		fd, err := unix.Openat(parent, base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
@@ -207,7 +209,7 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 		}
 		x.bytes += n
 		if err == nil && n > budget {
-			err = &TarEntryError{Entry: hdr.Name, Reason: "archive extracts to more than the allowed bytes", Errno: unix.EFBIG}
+			err = &EntryError{Entry: hdr.Name, Reason: "archive extracts to more than the allowed bytes", Errno: unix.EFBIG}
 		}
 		if err == nil {
 			err = unix.Fchmod(fd, perm)
@@ -268,7 +270,7 @@ func openStagedDir(parent int, c, entry string) (int, error) {
 	case nil:
 		return fd, nil
 	case unix.ELOOP, unix.ENOTDIR:
-		return -1, refuse(entry, "would be written through a symlink or file "+quote(c))
+		return -1, refuse(entry, "would be written through a symlink or file "+strconv.Quote(c))
 	}
 	return -1, err
 }
@@ -282,7 +284,7 @@ func checkSymlink(entry, name, target string) error {
 		return refuse(entry, "symlink with an empty or NUL target")
 	}
 	if strings.HasPrefix(target, "/") {
-		return refuse(entry, "symlink to an absolute path "+quote(target))
+		return refuse(entry, "symlink to an absolute path "+strconv.Quote(target))
 	}
 	depth := strings.Count(name, "/") // directories above the link
 	leading := true
@@ -290,11 +292,11 @@ func checkSymlink(entry, name, target string) error {
 		switch {
 		case c == "..":
 			if !leading {
-				return refuse(entry, "symlink target "+quote(target)+" has .. after a name")
+				return refuse(entry, "symlink target "+strconv.Quote(target)+" has .. after a name")
 			}
 			depth--
 			if depth < 0 {
-				return refuse(entry, "symlink target "+quote(target)+" leaves the destination")
+				return refuse(entry, "symlink target "+strconv.Quote(target)+" leaves the destination")
 			}
 		case c == "" || c == ".":
 		default:
