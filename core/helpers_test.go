@@ -11,16 +11,27 @@ import (
 
 var ctx = context.Background()
 
-// extractTar is tar.Extract (merge mode) for the rows of core's tests that
-// extract an archive. Those tests cannot import package tar, which imports
-// core; tarhook_test.go, an external test file of the same binary, sets
-// it through SetExtractTar.
-var extractTar func(ctx context.Context, s *Sandbox, dest string, r io.Reader) error
+// Some of core's tests exercise a rule of core through an operation of a
+// subpackage: a tar row in the events, quota, setid and escape tables,
+// the changes set that a hole of the kernel watch makes lost. They cannot
+// import the subpackage, which imports core, so they call it through
+// these, which subpackages_test.go, an external test file of the same
+// binary, sets through SetHooks.
+var (
+	// extractTar is tar.Extract in merge mode.
+	extractTar func(ctx context.Context, s *Sandbox, dest string, r io.Reader) error
+	// changesLost is the Lost of changes.Since for the start seq and path.
+	changesLost func(ctx context.Context, s *Sandbox, since uint64, path string) (bool, error)
+)
 
-// SetExtractTar sets extractTar; see there.
-func SetExtractTar(f func(ctx context.Context, s *Sandbox, dest string, r io.Reader) error) {
-	extractTar = f
+// Hooks are the subpackage operations core's tests call; see extractTar.
+type Hooks struct {
+	ExtractTar  func(ctx context.Context, s *Sandbox, dest string, r io.Reader) error
+	ChangesLost func(ctx context.Context, s *Sandbox, since uint64, path string) (bool, error)
 }
+
+// SetHooks sets the hooks; see extractTar.
+func SetHooks(h Hooks) { extractTar, changesLost = h.ExtractTar, h.ChangesLost }
 
 // modes runs f once with openat2 resolution (where the kernel has it) and
 // once with the user-space walk, each on a fresh root.

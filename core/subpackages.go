@@ -92,6 +92,11 @@ func InfoFrom(apiPath string, st *unix.Stat_t) Info { return infoFrom(apiPath, s
 // Fill reads r into buf until buf is full or r fails (copybuf.go).
 func Fill(r io.Reader, buf []byte) (int, error) { return fill(r, buf) }
 
+// ErrnoOf extracts the unix.Errno inside err (a *QuotaError or
+// *StateError kept whole, as it says why), or maps the fs sentinel it
+// wraps to its errno (errors.go).
+func ErrnoOf(err error) error { return errnoOf(err) }
+
 // # The journal
 
 // EmitMade appends the event of a change a subpackage's operation made,
@@ -101,6 +106,11 @@ func Fill(r io.Reader, buf []byte) (int, error) { return fill(r, buf) }
 func (s *Sandbox) EmitMade(ctx context.Context, typ journal.Type, ap, old string, isDir bool) {
 	s.emit(ctx, typ, ap, old, isDir)
 }
+
+// UnheardNear reports whether outside changes at, above or under the API
+// path ap may go untold now: a directory there is a hole of the kernel
+// watch (coverage.go).
+func (s *Sandbox) UnheardNear(ap string) bool { return s.unheardNear(ap) }
 
 // # Usage (quota.go, quota_scan.go)
 

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/changes"
 	"sandfs/core/journal"
 	coretar "sandfs/core/tar"
 )
@@ -196,7 +197,7 @@ func classify(err error) errKind {
 	switch {
 	case errors.Is(err, journal.ErrUnknownWatcher), errors.Is(err, journal.ErrWatcherClosed):
 		return errKind{Kind: kindNotFound, Status: http.StatusNotFound, Op: oe.opName(), Detail: err.Error()}
-	case errors.Is(err, core.ErrChangesQuery):
+	case errors.Is(err, changes.ErrQuery):
 		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Op: oe.opName(), Detail: err.Error()}
 	case errors.Is(err, journal.ErrStoreUnavailable):
 		// The history cannot be read now (a damaged database, a full

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/changes"
 	"sandfs/core/journal"
 	coretar "sandfs/core/tar"
 )
@@ -46,7 +47,7 @@ func TestClassify(t *testing.T) {
 		{"EFBIG", pe(core.OpWrite, unix.EFBIG), kindTooLarge, 413, "", false},
 		{"EIO", pe(core.OpWrite, unix.EIO), kindIO, 500, "", true},
 		{"unknown checkpoint", fmt.Errorf("since checkpoint %q: %w", "cp_x", core.ErrUnknownCheckpoint), kindNotFound, 404, `since checkpoint "cp_x": unknown checkpoint`, false},
-		{"bad changes query", fmt.Errorf("%w: limit out of range", core.ErrChangesQuery), kindInvalidRequest, 400, "limit out of range", false},
+		{"bad changes query", fmt.Errorf("%w: limit out of range", changes.ErrQuery), kindInvalidRequest, 400, "limit out of range", false},
 		{"no errno", errors.New("/host/secret/path exploded"), kindIO, 500, "", true},
 		{"tar entry", &coretar.EntryError{Entry: "../x", Reason: "climbs", Errno: unix.EINVAL}, kindInvalidPath, 400, `tar entry "../x": climbs`, false},
 		{"tar limit", &coretar.EntryError{Entry: "x", Reason: "too many entries", Errno: unix.EFBIG}, kindTooLarge, 413, "", false},

@@ -1,4 +1,4 @@
-package core
+package changes
 
 import (
 	"context"
@@ -9,30 +9,30 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core"
 	"sandfs/core/journal"
 )
 
-// Changes since a point (doc.go, "Changes since a point", has the rules):
-// the journal folded per path (changes_fold.go), checked against the tree,
-// with diffs (changes_diff.go).
+// Changes since a point (doc.go has the rules): the journal folded per
+// path (fold.go), checked against the tree, with diffs (diff.go).
 
-// The kinds of a ChangeRow.
+// The kinds of a Row.
 const (
-	ChangeAdded    = "added"
-	ChangeModified = "modified"
-	ChangeDeleted  = "deleted"
-	ChangeRenamed  = "renamed"
+	Added    = "added"
+	Modified = "modified"
+	Deleted  = "deleted"
+	Renamed  = "renamed"
 )
 
 const (
-	// DefaultChangesLimit is the rows of a ChangesQuery without Limit.
-	DefaultChangesLimit = 10_000
-	// MaxChangesLimit is the most rows one answer holds.
-	MaxChangesLimit = 100_000
+	// DefaultLimit is the rows of a Query without Limit.
+	DefaultLimit = 10_000
+	// MaxLimit is the most rows one answer holds.
+	MaxLimit = 100_000
 )
 
-// ChangesQuery says what changed since when, and which rows to give.
-type ChangesQuery struct {
+// Query says what changed since when, and which rows to give.
+type Query struct {
 	// The start point: at most one is set (all zero: the oldest event the
 	// journal keeps).
 	SinceSeq        uint64
@@ -40,19 +40,19 @@ type ChangesQuery struct {
 	SinceCheckpoint string
 
 	Path   string         // API path: only rows at or under it (a renamed row also by its old path)
-	Actor  string         // only rows some event of which is by this who-label (ChangeRow.Actors)
+	Actor  string         // only rows some event of which is by this who-label (Row.Actors)
 	Origin journal.Origin // only rows some event of which has this origin; "" any
 
 	Diff         bool // a unified diff of each text file's row
 	MaxDiffBytes int  // per row; 0 DefaultMaxDiffBytes
-	Limit        int  // rows; 0 DefaultChangesLimit
+	Limit        int  // rows; 0 DefaultLimit
 }
 
-// ChangeRow is the net change of one path.
-type ChangeRow struct {
+// Row is the net change of one path.
+type Row struct {
 	Path        string
-	Change      string // ChangeAdded, ChangeModified, ChangeDeleted, ChangeRenamed
-	RenamedFrom string // ChangeRenamed: the path it had at the start point
+	Change      string // Added, Modified, Deleted, Renamed
+	RenamedFrom string // Renamed: the path it had at the start point
 	IsDir       bool
 	Size        int64 // now; 0 when deleted
 
@@ -60,7 +60,7 @@ type ChangeRow struct {
 	Events      int           // how many events made it
 	Actors      []string      // distinct who-labels, in order of appearance
 
-	Diff            string // unified diff (ChangesQuery.Diff), "" when none or unchanged
+	Diff            string // unified diff (Query.Diff), "" when none or unchanged
 	DiffTruncated   bool   // Diff was cut at MaxDiffBytes (at a line's end)
 	Binary          bool   // not text: no diff
 	DiffUnavailable string // why there is no diff, when one was asked and none could be made
@@ -68,34 +68,34 @@ type ChangeRow struct {
 	maybeExisted bool // added by a rename onto a path the fold had not seen: a checkpoint may say it existed
 }
 
-// ChangeSet is the answer of Changes.
-type ChangeSet struct {
+// Set is the answer of Changes.
+type Set struct {
 	SinceSeq, UntilSeq uint64 // the events folded are those in (SinceSeq, UntilSeq]
 	SinceTime          time.Time
 	SinceCheckpoint    string
 	// Lost: events after SinceSeq are no longer kept, so the set may miss
 	// changes.
 	Lost      bool
-	Rows      []ChangeRow // by path
-	Truncated bool        // more rows than Limit
+	Rows      []Row // by path
+	Truncated bool  // more rows than Limit
 }
 
-// ErrChangesQuery: a ChangesQuery names more than one start point, or a
+// ErrQuery: a Query names more than one start point, or a
 // limit out of range.
-var ErrChangesQuery = errors.New("invalid changes query")
+var ErrQuery = errors.New("invalid changes query")
 
 // Changes is the net change set since q's start point (see above).
-func (s *Sandbox) Changes(ctx context.Context, q ChangesQuery) (ChangeSet, error) {
+func Since(ctx context.Context, s *core.Sandbox, q Query) (Set, error) {
 	if err := q.check(); err != nil {
-		return ChangeSet{}, err
+		return Set{}, err
 	}
-	var out ChangeSet
-	var cp *Checkpoint
+	var out Set
+	var cp *core.Checkpoint
 	start := q.SinceSeq
 	if q.SinceCheckpoint != "" {
 		c, err := s.CheckpointByID(q.SinceCheckpoint)
 		if err != nil {
-			return ChangeSet{}, fmt.Errorf("since checkpoint %q: %w", q.SinceCheckpoint, err)
+			return Set{}, fmt.Errorf("since checkpoint %q: %w", q.SinceCheckpoint, err)
 		}
 		cp, start = &c, c.Seq
 		out.SinceCheckpoint = c.ID
@@ -103,7 +103,7 @@ func (s *Sandbox) Changes(ctx context.Context, q ChangesQuery) (ChangeSet, error
 	if q.Path != "" {
 		ap, err := s.Clean(q.Path)
 		if err != nil {
-			return ChangeSet{}, err
+			return Set{}, err
 		}
 		q.Path = ap
 	}
@@ -112,7 +112,7 @@ func (s *Sandbox) Changes(ctx context.Context, q ChangesQuery) (ChangeSet, error
 	oldest := q.SinceSeq == 0 && !byTime && cp == nil
 	first, kept, until, tail, n := uint64(0), uint64(0), start, start, 0
 	var err error
-	lost, scanErr := s.journal.Scan(ctx, start, func(e journal.Event) bool {
+	lost, scanErr := s.Journal().Scan(ctx, start, func(e journal.Event) bool {
 		if n++; n&4095 == 0 {
 			if err = ctx.Err(); err != nil {
 				return false
@@ -136,7 +136,7 @@ func (s *Sandbox) Changes(ctx context.Context, q ChangesQuery) (ChangeSet, error
 		err = scanErr
 	}
 	if err != nil {
-		return ChangeSet{}, err
+		return Set{}, err
 	}
 	out.SinceSeq, out.UntilSeq, out.Lost = start, until, lost
 	switch {
@@ -166,28 +166,28 @@ func (s *Sandbox) Changes(ctx context.Context, q ChangesQuery) (ChangeSet, error
 	if scope == "" {
 		scope = "/"
 	}
-	out.Lost = out.Lost || s.unheardNear(scope)
+	out.Lost = out.Lost || s.UnheardNear(scope)
 	rows := f.rows()
-	out.Rows, out.Truncated = s.checkRows(rows, &q)
+	out.Rows, out.Truncated = checkRows(ctx, s, rows, &q)
 	var sc *startContent
 	startOf := func() *startContent {
 		if sc == nil {
-			sc = s.startContentOf(ctx, cp, out.SinceSeq)
+			sc = startContentOf(ctx, s, cp, out.SinceSeq)
 		}
 		return sc
 	}
 	for i := range out.Rows {
-		if r := &out.Rows[i]; r.maybeExisted && r.Change == ChangeAdded && startOf().existed(r.Path) {
-			r.Change = ChangeModified // saved by a rename over itself
+		if r := &out.Rows[i]; r.maybeExisted && r.Change == Added && startOf().existed(r.Path) {
+			r.Change = Modified // saved by a rename over itself
 		}
 	}
 	if q.Diff {
-		s.diffRows(ctx, out.Rows, &q, startOf)
+		diffRows(ctx, s, out.Rows, &q, startOf)
 	}
 	return out, nil
 }
 
-func (q *ChangesQuery) check() error {
+func (q *Query) check() error {
 	n := 0
 	if q.SinceSeq != 0 {
 		n++
@@ -199,18 +199,18 @@ func (q *ChangesQuery) check() error {
 		n++
 	}
 	if n > 1 {
-		return fmt.Errorf("%w: more than one start point", ErrChangesQuery)
+		return fmt.Errorf("%w: more than one start point", ErrQuery)
 	}
-	if q.Limit < 0 || q.Limit > MaxChangesLimit || q.MaxDiffBytes < 0 {
-		return fmt.Errorf("%w: limit out of range", ErrChangesQuery)
+	if q.Limit < 0 || q.Limit > MaxLimit || q.MaxDiffBytes < 0 {
+		return fmt.Errorf("%w: limit out of range", ErrQuery)
 	}
 	switch q.Origin {
 	case "", journal.API, journal.Mirror, journal.External:
 	default:
-		return fmt.Errorf("%w: origin is not api, fuse or external", ErrChangesQuery)
+		return fmt.Errorf("%w: origin is not api, fuse or external", ErrQuery)
 	}
 	if q.Limit == 0 {
-		q.Limit = DefaultChangesLimit
+		q.Limit = DefaultLimit
 	}
 	if q.MaxDiffBytes == 0 {
 		q.MaxDiffBytes = DefaultMaxDiffBytes
@@ -221,14 +221,14 @@ func (q *ChangesQuery) check() error {
 // checkRows filters rows by q.Path, checks them against the tree (see the
 // rules above), sorts them by path and keeps q.Limit; truncated says more
 // were left.
-func (s *Sandbox) checkRows(rows []ChangeRow, q *ChangesQuery) ([]ChangeRow, bool) {
+func checkRows(ctx context.Context, s *core.Sandbox, rows []Row, q *Query) ([]Row, bool) {
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Path < rows[j].Path })
 	has := make(map[string]bool, len(rows))
 	for _, r := range rows {
 		has[r.Path] = true
 	}
-	out := make([]ChangeRow, 0, min(len(rows), q.Limit))
-	var moved []ChangeRow // renamed rows whose path is gone: deleted at their old path
+	out := make([]Row, 0, min(len(rows), q.Limit))
+	var moved []Row // renamed rows whose path is gone: deleted at their old path
 	truncated := false
 	for _, r := range rows {
 		if q.Path != "" && !atOrUnder(r.Path, q.Path) && (r.RenamedFrom == "" || !atOrUnder(r.RenamedFrom, q.Path)) {
@@ -238,25 +238,25 @@ func (s *Sandbox) checkRows(rows []ChangeRow, q *ChangesQuery) ([]ChangeRow, boo
 			truncated = true
 			break
 		}
-		st, err := s.statPath(r.Path, false)
+		info, err := s.Lstat(ctx, r.Path)
 		switch {
-		case err == nil && r.Change == ChangeDeleted:
-			r.Change = ChangeModified
+		case err == nil && r.Change == Deleted:
+			r.Change = Modified
 			fallthrough
 		case err == nil:
-			r.IsDir, r.Size = st.Mode&unix.S_IFMT == unix.S_IFDIR, st.Size
+			r.IsDir, r.Size = info.IsDir(), info.Size
 		case !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR):
 			// Unknown (EACCES, say): the journal's word stands.
-		case r.Change == ChangeAdded:
+		case r.Change == Added:
 			continue
-		case r.Change == ChangeRenamed:
+		case r.Change == Renamed:
 			if !has[r.RenamedFrom] {
-				r.Path, r.RenamedFrom, r.Change, r.Size = r.RenamedFrom, "", ChangeDeleted, 0
+				r.Path, r.RenamedFrom, r.Change, r.Size = r.RenamedFrom, "", Deleted, 0
 				moved = append(moved, r)
 			}
 			continue
 		default:
-			r.Change, r.Size = ChangeDeleted, 0
+			r.Change, r.Size = Deleted, 0
 		}
 		out = append(out, r)
 	}

@@ -1,4 +1,4 @@
-package core
+package changes
 
 import (
 	"context"
@@ -7,8 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
+	"sandfs/core"
 	"sandfs/core/journal"
 	"sandfs/internal/testenv"
 )
@@ -40,7 +39,7 @@ func mv(from, to string, opts ...string) journal.Event {
 
 // fmtRows is one line a row: "A /p", "R /b <- /a", with " dir" for a
 // directory.
-func fmtRows(rows []ChangeRow) string {
+func fmtRows(rows []Row) string {
 	var b []string
 	for _, r := range rows {
 		s := fmt.Sprintf("%c %s", strings.ToUpper(r.Change)[0], r.Path)
@@ -63,7 +62,7 @@ func TestChangesFold(t *testing.T) {
 		name   string
 		events []journal.Event
 		now    map[string]string // the tree after the events (mk)
-		q      ChangesQuery
+		q      Query
 		want   string
 		trunc  bool
 	}{
@@ -103,18 +102,18 @@ func TestChangesFold(t *testing.T) {
 		{name: "tree: deleted but there is modified", events: []journal.Event{ev(R, "/a")}, now: map[string]string{"a": "back"}, want: "M /a"},
 		{name: "tree: renamed but gone is deleted at its old path", events: []journal.Event{mv("/a", "/b")}, want: "D /a"},
 		{name: "filter path", events: []journal.Event{ev(W, "/src/a"), ev(W, "/src2/b"), ev(W, "/c"), mv("/src/old", "/elsewhere")},
-			now: map[string]string{"src/a": "", "src2/b": "", "c": "", "elsewhere": ""}, q: ChangesQuery{Path: "/src"},
+			now: map[string]string{"src/a": "", "src2/b": "", "c": "", "elsewhere": ""}, q: Query{Path: "/src"},
 			want: "R /elsewhere <- /src/old\nM /src/a"},
 		{name: "filter actor", events: []journal.Event{ev(W, "/a", "api:agent-1"), ev(W, "/b", "fuse:vim"), ev(W, "/c", "external"), ev(W, "/d"), ev(W, "/d", "api:agent-1")},
-			now: map[string]string{"a": "", "b": "", "c": "", "d": ""}, q: ChangesQuery{Actor: "agent-1"}, want: "M /a\nM /d"},
+			now: map[string]string{"a": "", "b": "", "c": "", "d": ""}, q: Query{Actor: "agent-1"}, want: "M /a\nM /d"},
 		{name: "filter actor fuse:COMM", events: []journal.Event{ev(W, "/a", "api:agent-1"), ev(W, "/b", "fuse:vim"), ev(W, "/c", "fuse:vi")},
-			now: map[string]string{"a": "", "b": "", "c": ""}, q: ChangesQuery{Actor: "fuse:vim"}, want: "M /b"},
+			now: map[string]string{"a": "", "b": "", "c": ""}, q: Query{Actor: "fuse:vim"}, want: "M /b"},
 		{name: "filter actor follows a rename", events: []journal.Event{ev(W, "/a", "fuse:vim"), mv("/a", "/b")},
-			now: map[string]string{"b": ""}, q: ChangesQuery{Actor: "fuse:vim"}, want: "R /b <- /a"},
+			now: map[string]string{"b": ""}, q: Query{Actor: "fuse:vim"}, want: "R /b <- /a"},
 		{name: "filter origin", events: []journal.Event{ev(W, "/a", "api:agent-1"), ev(W, "/b", "fuse:vim"), ev(W, "/c", "external")},
-			now: map[string]string{"a": "", "b": "", "c": ""}, q: ChangesQuery{Origin: journal.External}, want: "M /c"},
+			now: map[string]string{"a": "", "b": "", "c": ""}, q: Query{Origin: journal.External}, want: "M /c"},
 		{name: "limit", events: []journal.Event{ev(W, "/c"), ev(W, "/a"), ev(W, "/b")},
-			now: map[string]string{"a": "", "b": "", "c": ""}, q: ChangesQuery{Limit: 2}, want: "M /a\nM /b", trunc: true},
+			now: map[string]string{"a": "", "b": "", "c": ""}, q: Query{Limit: 2}, want: "M /a\nM /b", trunc: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, root := openTemp(t)
@@ -122,7 +121,7 @@ func TestChangesFold(t *testing.T) {
 			for _, e := range tc.events {
 				s.Journal().Append(e)
 			}
-			cs, err := s.Changes(ctx, tc.q)
+			cs, err := Since(ctx, s, tc.q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,10 +138,10 @@ func TestChangesFold(t *testing.T) {
 	}
 }
 
-func openTemp(t *testing.T) (*Sandbox, string) {
+func openTemp(t *testing.T) (*core.Sandbox, string) {
 	t.Helper()
 	root := t.TempDir()
-	s, err := Open("default", root, Options{})
+	s, err := core.Open("default", root, core.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +163,7 @@ func TestChangesWho(t *testing.T) {
 	j.Append(ev(journal.Remove, "/f~", "fuse:vim"))
 	j.Append(ev(journal.Chmod, "/f", "api:agent-1"))
 	j.Append(ev(journal.Write, "/f", "fuse:vim"))
-	cs, err := s.Changes(ctx, ChangesQuery{})
+	cs, err := Since(ctx, s, Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,18 +189,18 @@ func TestChangesSince(t *testing.T) {
 	j.Append(ev(journal.Write, "/c"))
 	for _, tc := range []struct {
 		name  string
-		q     ChangesQuery
+		q     Query
 		want  string
 		since uint64
 	}{
-		{"oldest", ChangesQuery{}, "M /a\nM /b\nM /c", 0},
-		{"seq", ChangesQuery{SinceSeq: 1}, "M /b\nM /c", 1},
-		{"time", ChangesQuery{SinceTime: mid.Time}, "M /b\nM /c", 1},
-		{"time after all", ChangesQuery{SinceTime: mid.Time.Add(24 * 3600e9)}, "", 3},
-		{"seq at the end", ChangesQuery{SinceSeq: 3}, "", 3},
+		{"oldest", Query{}, "M /a\nM /b\nM /c", 0},
+		{"seq", Query{SinceSeq: 1}, "M /b\nM /c", 1},
+		{"time", Query{SinceTime: mid.Time}, "M /b\nM /c", 1},
+		{"time after all", Query{SinceTime: mid.Time.Add(24 * 3600e9)}, "", 3},
+		{"seq at the end", Query{SinceSeq: 3}, "", 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cs, err := s.Changes(ctx, tc.q)
+			cs, err := Since(ctx, s, tc.q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,17 +209,17 @@ func TestChangesSince(t *testing.T) {
 			}
 		})
 	}
-	for _, q := range []ChangesQuery{
+	for _, q := range []Query{
 		{SinceSeq: 1, SinceTime: mid.Time},
 		{Origin: "nobody"},
 		{Limit: -1},
-		{Limit: MaxChangesLimit + 1},
+		{Limit: MaxLimit + 1},
 	} {
-		if _, err := s.Changes(ctx, q); !errors.Is(err, ErrChangesQuery) {
-			t.Errorf("%+v: %v, want ErrChangesQuery", q, err)
+		if _, err := Since(ctx, s, q); !errors.Is(err, ErrQuery) {
+			t.Errorf("%+v: %v, want ErrQuery", q, err)
 		}
 	}
-	if _, err := s.Changes(ctx, ChangesQuery{SinceCheckpoint: "cp_nope"}); !errors.Is(err, ErrUnknownCheckpoint) {
+	if _, err := Since(ctx, s, Query{SinceCheckpoint: "cp_nope"}); !errors.Is(err, core.ErrUnknownCheckpoint) {
 		t.Errorf("unknown checkpoint: %v", err)
 	}
 }
@@ -232,14 +231,14 @@ func TestChangesLost(t *testing.T) {
 	for i := 0; i < journal.RingSize+5; i++ {
 		s.Journal().Append(ev(journal.Write, "/a"))
 	}
-	cs, err := s.Changes(ctx, ChangesQuery{SinceSeq: 1})
+	cs, err := Since(ctx, s, Query{SinceSeq: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !cs.Lost || fmtRows(cs.Rows) != "M /a" || cs.Rows[0].Events != journal.RingSize {
 		t.Errorf("lost %v rows %q", cs.Lost, fmtRows(cs.Rows))
 	}
-	if cs, _ := s.Changes(ctx, ChangesQuery{}); cs.Lost || cs.SinceSeq != 5 {
+	if cs, _ := Since(ctx, s, Query{}); cs.Lost || cs.SinceSeq != 5 {
 		t.Errorf("oldest: lost %v since %d, want false 5", cs.Lost, cs.SinceSeq)
 	}
 	// Since a time: lost when the first kept event is already at or after
@@ -253,13 +252,13 @@ func TestChangesLost(t *testing.T) {
 		secondKept = e
 		return e.Time.Equal(firstKept.Time) // the clock may not tick between two appends
 	})
-	if cs, _ := s.Changes(ctx, ChangesQuery{SinceTime: firstKept.Time}); !cs.Lost || cs.SinceSeq != firstKept.Seq-1 {
+	if cs, _ := Since(ctx, s, Query{SinceTime: firstKept.Time}); !cs.Lost || cs.SinceSeq != firstKept.Seq-1 {
 		t.Errorf("since the first kept event's time: lost %v since %d", cs.Lost, cs.SinceSeq)
 	}
 	if !secondKept.Time.After(firstKept.Time) {
 		testenv.Skip(t, nil, "no two kept events have different times")
 	}
-	if cs, _ := s.Changes(ctx, ChangesQuery{SinceTime: secondKept.Time}); cs.Lost || cs.SinceSeq != secondKept.Seq-1 {
+	if cs, _ := Since(ctx, s, Query{SinceTime: secondKept.Time}); cs.Lost || cs.SinceSeq != secondKept.Seq-1 {
 		t.Errorf("since a later time: lost %v since %d, want false %d", cs.Lost, cs.SinceSeq, secondKept.Seq-1)
 	}
 }
@@ -267,7 +266,7 @@ func TestChangesLost(t *testing.T) {
 // TestChangesFoldAllocs: an event on a path the fold already holds
 // allocates nothing.
 func TestChangesFoldAllocs(t *testing.T) {
-	q := ChangesQuery{Actor: "agent-1"}
+	q := Query{Actor: "agent-1"}
 	q.check()
 	f := newFolder(&q)
 	events := []journal.Event{ev(journal.Write, "/a", "api:agent-1"), ev(journal.Chmod, "/b", "fuse:vim"), ev(journal.Write, "/a", "external"),
@@ -281,48 +280,5 @@ func TestChangesFoldAllocs(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("%.1f allocations a run of %d events, want 0", n, len(events))
-	}
-}
-
-// TestChangesLostWhileDegraded: a directory the kernel watch could not
-// take (the inotify limit) makes every change set at, above or under it
-// lost: one from before the hole (the loss mark is in the range, which
-// the journal tells of every path) and one from after it (the hole is
-// still there); a path elsewhere, from after it, is not.
-func TestChangesLostWhileDegraded(t *testing.T) {
-	s, root, _, _ := watchedNamed(t, "default")
-	mk(t, root, map[string]string{"d/x": "", "other/y": ""})
-	if err := s.Mkdir(ctx, "/e", false, 0o755); err != nil { // an event to start after
-		t.Fatal(err)
-	}
-	before := s.Journal().Seq()
-	n := s.ledger.reader.Load()
-	n.mu.Lock()
-	n.refused("/d", unix.ENOSPC) // as the walk does when the limit is hit
-	n.mu.Unlock()
-	s.out.flush(s.journal)
-	after := s.Journal().Seq()
-	if after == before {
-		t.Fatal("the hole was not marked in the journal")
-	}
-	for _, c := range []struct {
-		name string
-		q    ChangesQuery
-		lost bool
-	}{
-		{"since before the hole", ChangesQuery{SinceSeq: before}, true},
-		{"since after the hole", ChangesQuery{SinceSeq: after}, true},
-		{"under the hole", ChangesQuery{SinceSeq: after, Path: "/d/x"}, true},
-		{"above the hole", ChangesQuery{SinceSeq: before, Path: "/"}, true},
-		{"elsewhere, since after", ChangesQuery{SinceSeq: after, Path: "/other"}, false},
-		{"elsewhere, since before", ChangesQuery{SinceSeq: before, Path: "/other"}, true},
-	} {
-		cs, err := s.Changes(ctx, c.q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cs.Lost != c.lost {
-			t.Errorf("%s: lost %v, want %v", c.name, cs.Lost, c.lost)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package core
+package changes
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core"
 	"sandfs/core/journal"
 	"sandfs/core/linediff"
 )
@@ -43,15 +44,15 @@ const (
 
 // startContent is where the content of the start point is known.
 type startContent struct {
-	s       *Sandbox
-	cp      *Checkpoint     // nil: nowhere, why says
-	why     string          // why nothing is known, when cp is nil
-	touched map[string]bool // paths an event touched between cp.Seq and the start point
-	dirs    []string        // directories removed or renamed then: all below them is touched
+	s       *core.Sandbox
+	cp      *core.Checkpoint // nil: nowhere, why says
+	why     string           // why nothing is known, when cp is nil
+	touched map[string]bool  // paths an event touched between cp.Seq and the start point
+	dirs    []string         // directories removed or renamed then: all below them is touched
 }
 
 // diffRows fills the diff of each row that is not a directory.
-func (s *Sandbox) diffRows(ctx context.Context, rows []ChangeRow, q *ChangesQuery, startOf func() *startContent) {
+func diffRows(ctx context.Context, s *core.Sandbox, rows []Row, q *Query, startOf func() *startContent) {
 	var old *startContent
 	budget := MaxDiffTotal
 	for i := range rows {
@@ -63,19 +64,19 @@ func (s *Sandbox) diffRows(ctx context.Context, rows []ChangeRow, q *ChangesQuer
 			r.DiffUnavailable = fmt.Sprintf("the answer's diffs reached their bound of %d bytes", MaxDiffTotal)
 			continue
 		}
-		if old == nil && r.Change != ChangeAdded {
+		if old == nil && r.Change != Added {
 			old = startOf()
 		}
-		s.diffRow(ctx, r, old, min(q.MaxDiffBytes, budget))
+		diffRow(ctx, s, r, old, min(q.MaxDiffBytes, budget))
 		budget -= len(r.Diff)
 	}
 }
 
-func (s *Sandbox) diffRow(ctx context.Context, r *ChangeRow, old *startContent, max int) {
+func diffRow(ctx context.Context, s *core.Sandbox, r *Row, old *startContent, max int) {
 	var a, b []byte
 	var why string
-	if r.Change != ChangeDeleted {
-		if b, why = s.readNow(r.Path); why != "" {
+	if r.Change != Deleted {
+		if b, why = readNow(s, r.Path); why != "" {
 			r.DiffUnavailable = why
 			return
 		}
@@ -84,7 +85,7 @@ func (s *Sandbox) diffRow(ctx context.Context, r *ChangeRow, old *startContent, 
 	if r.RenamedFrom != "" {
 		from = r.RenamedFrom
 	}
-	if r.Change != ChangeAdded {
+	if r.Change != Added {
 		if a, why = old.read(from); why != "" {
 			r.DiffUnavailable = why
 			return
@@ -112,13 +113,13 @@ func (s *Sandbox) diffRow(ctx context.Context, r *ChangeRow, old *startContent, 
 
 // readNow reads the regular file at ap, not through a symlink, up to
 // maxDiffInput; why says why not.
-func (s *Sandbox) readNow(ap string) (b []byte, why string) {
-	fd, err := s.openBeneath(ap, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+func readNow(s *core.Sandbox, ap string) (b []byte, why string) {
+	fd, err := s.OpenBeneath(ap, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	switch {
 	case errors.Is(err, unix.ELOOP):
 		return nil, "a symlink now"
 	case err != nil:
-		return nil, "cannot be read now: " + errnoOf(err).Error()
+		return nil, "cannot be read now: " + core.ErrnoOf(err).Error()
 	}
 	f := os.NewFile(uintptr(fd), ap)
 	defer f.Close()
@@ -148,13 +149,13 @@ func isBinary(b []byte) bool {
 // startContentOf finds where the start point's content is kept: the
 // checkpoint of the start point, else the newest at or before it, with the
 // paths touched between the two.
-func (s *Sandbox) startContentOf(ctx context.Context, cp *Checkpoint, start uint64) *startContent {
+func startContentOf(ctx context.Context, s *core.Sandbox, cp *core.Checkpoint, start uint64) *startContent {
 	c := &startContent{s: s, cp: cp}
 	if cp != nil {
 		return c
 	}
 	cps, err := s.Checkpoints()
-	if errors.Is(err, ErrNoState) {
+	if errors.Is(err, core.ErrNoState) {
 		c.why = "no content known at the start point: this sandbox keeps no checkpoints (no state directory)"
 		return c
 	}
@@ -162,7 +163,7 @@ func (s *Sandbox) startContentOf(ctx context.Context, cp *Checkpoint, start uint
 		c.why = "no content known at the start point: the checkpoints cannot be read"
 		return c
 	}
-	var best *Checkpoint
+	var best *core.Checkpoint
 	for i := range cps {
 		if cps[i].Seq <= start && (best == nil || cps[i].Seq > best.Seq) {
 			best = &cps[i]
@@ -174,7 +175,7 @@ func (s *Sandbox) startContentOf(ctx context.Context, cp *Checkpoint, start uint
 	}
 	if best.Seq < start {
 		c.touched = map[string]bool{}
-		lost, err := s.journal.Scan(ctx, best.Seq, func(e journal.Event) bool {
+		lost, err := s.Journal().Scan(ctx, best.Seq, func(e journal.Event) bool {
 			if e.Seq > start {
 				return false
 			}

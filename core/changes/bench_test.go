@@ -1,4 +1,4 @@
-package core
+package changes
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"sandfs/core"
 	"sandfs/core/journal"
 )
 
@@ -36,9 +37,9 @@ func benchEvents(n int) []journal.Event {
 	return out
 }
 
-func benchTree(b *testing.B) (*Sandbox, string) {
+func benchTree(b *testing.B) (*core.Sandbox, string) {
 	root := b.TempDir()
-	s, err := Open("default", root, Options{})
+	s, err := core.Open("default", root, core.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func BenchmarkChanges100k(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		cs, err := s.Changes(ctx, ChangesQuery{})
+		cs, err := Since(ctx, s, Query{})
 		if err != nil || len(cs.Rows) == 0 {
 			b.Fatal(err, len(cs.Rows))
 		}
@@ -74,7 +75,7 @@ func BenchmarkChanges100k(b *testing.B) {
 func BenchmarkChangesFold100k(b *testing.B) {
 	s, _ := benchTree(b)
 	events := benchEvents(100_000)
-	q := ChangesQuery{}
+	q := Query{}
 	q.check()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -82,7 +83,7 @@ func BenchmarkChangesFold100k(b *testing.B) {
 		for j := range events {
 			f.add(&events[j])
 		}
-		rows, _ := s.checkRows(f.rows(), &q)
+		rows, _ := checkRows(ctx, s, f.rows(), &q)
 		if len(rows) != 1920 { // the files of 80 of every 2,000 indices get only the create-rename-remove run
 			b.Fatal(len(rows))
 		}

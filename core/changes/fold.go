@@ -1,4 +1,4 @@
-package core
+package changes
 
 import (
 	"sort"
@@ -31,8 +31,8 @@ type foldStats struct {
 	first, last journal.Event
 	events      int
 	actors      []actorSeen
-	byActor     bool // some event is by ChangesQuery.Actor
-	byOrigin    bool // some event has ChangesQuery.Origin
+	byActor     bool // some event is by Query.Actor
+	byOrigin    bool // some event has Query.Origin
 }
 
 // actorSeen is one who-label, kept unbuilt (the label is made once, at the
@@ -56,7 +56,7 @@ func (a actorSeen) label() string {
 	return string(a.origin)
 }
 
-// matchesActor reports whether e is by the actor a ChangesQuery names: its
+// matchesActor reports whether e is by the actor a Query names: its
 // label, or an api event's own name.
 func matchesActor(e *journal.Event, actor string) bool {
 	switch e.Origin {
@@ -92,7 +92,7 @@ type folder struct {
 	origin journal.Origin
 }
 
-func newFolder(q *ChangesQuery) *folder {
+func newFolder(q *Query) *folder {
 	return &folder{states: make(map[string]*foldState, 1024), actor: q.Actor, origin: q.Origin}
 }
 
@@ -280,14 +280,14 @@ func (f *folder) under(dir string) []*foldState {
 
 // rows turns the fold into its net rows, unsorted and unchecked against
 // the tree: one per path whose state differs from the start point's.
-func (f *folder) rows() []ChangeRow {
+func (f *folder) rows() []Row {
 	moved := make(map[string]bool)
 	for _, st := range f.states {
 		if st.now && st.ident != "" && st.ident != st.path {
 			moved[st.ident] = true
 		}
 	}
-	var out []ChangeRow
+	var out []Row
 	for _, st := range f.states {
 		if f.actor != "" && !st.stats.byActor || f.origin != "" && !st.stats.byOrigin {
 			continue
@@ -295,7 +295,7 @@ func (f *folder) rows() []ChangeRow {
 		if st.stats.events == 0 {
 			continue
 		}
-		r := ChangeRow{Path: st.path, IsDir: st.isDir, Size: st.size}
+		r := Row{Path: st.path, IsDir: st.isDir, Size: st.size}
 		switch {
 		case !st.base && !st.now:
 			continue
@@ -303,16 +303,16 @@ func (f *folder) rows() []ChangeRow {
 			if moved[st.path] {
 				continue // its content lives on under another name: that row says so
 			}
-			r.Change, r.Size = ChangeDeleted, 0
+			r.Change, r.Size = Deleted, 0
 		case st.ident == "": // new content
-			r.Change, r.maybeExisted = ChangeAdded, st.maybe
+			r.Change, r.maybeExisted = Added, st.maybe
 			if st.base {
-				r.Change = ChangeModified
+				r.Change = Modified
 			}
 		case st.ident != st.path:
-			r.Change, r.RenamedFrom = ChangeRenamed, st.ident
+			r.Change, r.RenamedFrom = Renamed, st.ident
 		case st.touched:
-			r.Change = ChangeModified
+			r.Change = Modified
 		default:
 			continue // moved away and back, unchanged
 		}
@@ -323,7 +323,7 @@ func (f *folder) rows() []ChangeRow {
 }
 
 // fill copies the stats into a row, actors in order of appearance.
-func (s *foldStats) fill(r *ChangeRow) {
+func (s *foldStats) fill(r *Row) {
 	r.First, r.Last, r.Events = s.first, s.last, s.events
 	sort.SliceStable(s.actors, func(i, j int) bool { return s.actors[i].seq < s.actors[j].seq })
 	r.Actors = make([]string, len(s.actors))
