@@ -369,7 +369,9 @@
 // # Checkpoints
 //
 // A sandbox with a state directory records checkpoints of its tree there
-// (manifests as deltas on a parent chain, contents in package cas) and
-// restores them, atomically per file and never through a symlink;
-// checkpoint_doc.go has the design.
+// (manifests as deltas on a parent chain, contents in a content store) and
+// restores them, atomically per file and never through a symlink: package
+// checkpoint, whose doc.go has the design. core keeps only what they
+// share with every operation (strict resolution, resolve_strict.go; the
+// store's place among the sandbox's attachments, attach.go).
 package core

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"io"
+	"io/fs"
 
 	"golang.org/x/sys/unix"
 
@@ -32,8 +33,27 @@ func (s *Sandbox) MkdirAll(ctx context.Context, apiPath string, perm uint32) err
 	return s.mkdirAll(ctx, apiPath, perm)
 }
 
+// StrictParent resolves the directory holding ap beneath the root with no
+// symlink followed at all (ELOOP where one is), as a checkpoint reads and
+// a restore writes (resolve_strict.go).
+func (s *Sandbox) StrictParent(ap string) (int, string, error) { return s.strictParent(ap) }
+
+// StrictDir opens the directory ap (O_PATH) beneath the root following no
+// symlink at all.
+func (s *Sandbox) StrictDir(ap string) (int, error) { return s.strictDir(ap) }
+
+// SyncRoot is syncfs(2) on the root's filesystem.
+func (s *Sandbox) SyncRoot() error { return unix.Syncfs(s.root) }
+
 // Limits are the sandbox's limits, defaults filled in.
 func (s *Sandbox) Limits() Limits { return s.limits }
+
+// CheckpointMaxSize is Options.CheckpointMaxSize.
+func (s *Sandbox) CheckpointMaxSize() int64 { return s.cpMax }
+
+// KeptMode is an inherited mode of a non-directory, less the set-id bits
+// unless the sandbox allows them (setid.go).
+func (s *Sandbox) KeptMode(mode uint32) uint32 { return s.keptMode(mode) }
 
 // # Paths and errors
 
@@ -46,6 +66,10 @@ func ChildOf(dir, name string) string { return childOf(dir, name) }
 
 // DirAndName takes a clean API path apart, not cleaning (path.go).
 func DirAndName(apiPath string) (dir, name string) { return dirAndName(apiPath) }
+
+// Within reports whether the API path ap is dir or beneath it ("/" holds
+// everything).
+func Within(ap, dir string) bool { return within(ap, dir) }
 
 // Unreportable reports whether a walk leaves name out, counting it in the
 // SkippedNames of ctx (names.go).
@@ -85,6 +109,20 @@ func RenameNoReplace(fdir int, fname string, tdir int, tname string) error {
 // TempName is a fresh ".sandfs-<16 hex>.part", the name every temp file
 // and stage of core has (write.go).
 func TempName() string { return tempName() }
+
+// DirNames lists the directory open at fd (on a dup, so fd stays open).
+func DirNames(fd int) ([]string, error) { return dirNames(fd) }
+
+// IsTempName reports whether name is one of core's temp names (sweep.go).
+func IsTempName(name string) bool { return isTempName(name) }
+
+// NotRegular reports whether a stat(2) mode is neither a regular file, a
+// directory nor a symlink: a FIFO, socket or device (errors.go).
+func NotRegular(mode uint32) bool { return notRegular(mode) }
+
+// FileMode converts a stat(2) mode to an fs.FileMode as the os package
+// does.
+func FileMode(m uint32) fs.FileMode { return fileMode(m) }
 
 // InfoFrom describes the file of stat st at the API path.
 func InfoFrom(apiPath string, st *unix.Stat_t) Info { return infoFrom(apiPath, st) }
@@ -130,6 +168,14 @@ func (o *UsageOp) Reserve(op, apiPath string, b, e int64) error {
 // End records that the operation changed usage by b bytes and e entries
 // (negative: freed), releasing what it reserved beyond that.
 func (o *UsageOp) End(b, e int64) { o.op.end(b, e) }
+
+// RecountUsage marks the counts off and scans the tree again now: for an
+// operation that changed the tree by an amount it did not count (a
+// restore brings back what a checkpoint held, unbounded by the quota).
+func (s *Sandbox) RecountUsage(ctx context.Context) {
+	s.quota.dirty.Store(true)
+	s.ScanUsage(ctx)
+}
 
 // OutsideChange marks the counts for a sooner rescan: the tree changed by
 // an amount nobody counted.

@@ -18,6 +18,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/changes"
+	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
 	coretar "sandfs/core/tar"
 )
@@ -450,24 +451,24 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 // a checkpoint past the store's bound 507, an unknown checkpoint 404, a sandbox without state, a journal that lost
 // events or a file that kept changing 409, a refused restore path 400.
 func classifyHistory(err error) (errKind, bool) {
-	var rpe *core.RestorePathError
-	var full *core.CheckpointStoreFullError
+	var rpe *checkpoint.RestorePathError
+	var full *checkpoint.StoreFullError
 	switch {
 	case errors.As(err, &full):
 		return errKind{Kind: kindNoSpace, Status: http.StatusInsufficientStorage, Errno: unix.ENOSPC, Op: "checkpoint", Detail: full.Error(), NoRoom: true}, true
-	case errors.Is(err, core.ErrUnknownCheckpoint):
+	case errors.Is(err, checkpoint.ErrUnknown):
 		return errKind{Kind: kindNotFound, Status: http.StatusNotFound, Errno: unix.ENOENT, Detail: err.Error()}, true
-	case errors.Is(err, core.ErrNoState):
+	case errors.Is(err, checkpoint.ErrNoState):
 		return errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.EOPNOTSUPP,
 			Detail: err.Error() + " (the daemon runs without --state)"}, true
-	case errors.Is(err, core.ErrKeptChanging):
+	case errors.Is(err, checkpoint.ErrKeptChanging):
 		k := errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.EAGAIN, Op: "checkpoint", Detail: err.Error()}
 		var pe *fs.PathError
 		if errors.As(err, &pe) && utf8.ValidString(pe.Path) {
 			k.Path = pe.Path
 		}
 		return k, true
-	case errors.Is(err, core.ErrJournalLost):
+	case errors.Is(err, checkpoint.ErrJournalLost):
 		return errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.ESTALE, Detail: err.Error()}, true
 	case errors.As(err, &rpe):
 		k := errKind{Kind: kindInvalidPath, Status: http.StatusBadRequest, Errno: unix.EINVAL, Op: "restore", Detail: rpe.Error()}

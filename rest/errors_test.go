@@ -14,6 +14,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/changes"
+	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
 	coretar "sandfs/core/tar"
 )
@@ -46,7 +47,7 @@ func TestClassify(t *testing.T) {
 		{"EDQUOT", pe(core.OpWrite, unix.EDQUOT), kindNoSpace, 507, "", false},
 		{"EFBIG", pe(core.OpWrite, unix.EFBIG), kindTooLarge, 413, "", false},
 		{"EIO", pe(core.OpWrite, unix.EIO), kindIO, 500, "", true},
-		{"unknown checkpoint", fmt.Errorf("since checkpoint %q: %w", "cp_x", core.ErrUnknownCheckpoint), kindNotFound, 404, `since checkpoint "cp_x": unknown checkpoint`, false},
+		{"unknown checkpoint", fmt.Errorf("since checkpoint %q: %w", "cp_x", checkpoint.ErrUnknown), kindNotFound, 404, `since checkpoint "cp_x": unknown checkpoint`, false},
 		{"bad changes query", fmt.Errorf("%w: limit out of range", changes.ErrQuery), kindInvalidRequest, 400, "limit out of range", false},
 		{"no errno", errors.New("/host/secret/path exploded"), kindIO, 500, "", true},
 		{"tar entry", &coretar.EntryError{Entry: "../x", Reason: "climbs", Errno: unix.EINVAL}, kindInvalidPath, 400, `tar entry "../x": climbs`, false},
@@ -58,7 +59,7 @@ func TestClassify(t *testing.T) {
 		{"media type", unsupportedMedia("nope"), kindUnsupportedMedia, 415, "nope", false},
 		{"unauthorized", errUnauthorized, kindUnauthorized, 401, "token", false},
 		{"canceled", context.Canceled, kindInvalidRequest, 400, "canceled", false},
-		{"checkpoint store full", &core.CheckpointStoreFullError{Limit: 100, Stored: 90, Need: 20}, kindNoSpace, 507, "limit 100 bytes, 90 stored, up to 20 more needed", false},
+		{"checkpoint store full", &checkpoint.StoreFullError{Limit: 100, Stored: 90, Need: 20}, kindNoSpace, 507, "limit 100 bytes, 90 stored, up to 20 more needed", false},
 		{"journal unavailable", fmt.Errorf("%w: database disk image is malformed (11)", journal.ErrStoreUnavailable), kindJournalUnavailable, 503, "database disk image is malformed", false},
 	}
 	for _, c := range cases {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
 )
 
@@ -90,10 +91,10 @@ func Since(ctx context.Context, s *core.Sandbox, q Query) (Set, error) {
 		return Set{}, err
 	}
 	var out Set
-	var cp *core.Checkpoint
+	var cp *checkpoint.Checkpoint
 	start := q.SinceSeq
 	if q.SinceCheckpoint != "" {
-		c, err := s.CheckpointByID(q.SinceCheckpoint)
+		c, err := checkpoint.ByID(s, q.SinceCheckpoint)
 		if err != nil {
 			return Set{}, fmt.Errorf("since checkpoint %q: %w", q.SinceCheckpoint, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 	"sandfs/core/coretest"
 	"sandfs/core/journal"
 	"sandfs/internal/testenv"
@@ -242,7 +243,7 @@ func TestChangesSinceCheckpoint(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	old := "one\ntwo\nthree\n"
 	mk(t, root, map[string]string{"m.txt": old, "gone.txt": "bye\n", "save.txt": "v1\n", "r.txt": "a\nb\n", "u.txt": "u\n"})
-	cp, err := s.CreateCheckpoint(ctx, core.CheckpointOptions{Name: "before"})
+	cp, err := checkpoint.Create(ctx, s, checkpoint.Options{Name: "before"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
 	"sandfs/core/linediff"
 )
@@ -45,10 +46,10 @@ const (
 // startContent is where the content of the start point is known.
 type startContent struct {
 	s       *core.Sandbox
-	cp      *core.Checkpoint // nil: nowhere, why says
-	why     string           // why nothing is known, when cp is nil
-	touched map[string]bool  // paths an event touched between cp.Seq and the start point
-	dirs    []string         // directories removed or renamed then: all below them is touched
+	cp      *checkpoint.Checkpoint // nil: nowhere, why says
+	why     string                 // why nothing is known, when cp is nil
+	touched map[string]bool        // paths an event touched between cp.Seq and the start point
+	dirs    []string               // directories removed or renamed then: all below them is touched
 }
 
 // diffRows fills the diff of each row that is not a directory.
@@ -149,13 +150,13 @@ func isBinary(b []byte) bool {
 // startContentOf finds where the start point's content is kept: the
 // checkpoint of the start point, else the newest at or before it, with the
 // paths touched between the two.
-func startContentOf(ctx context.Context, s *core.Sandbox, cp *core.Checkpoint, start uint64) *startContent {
+func startContentOf(ctx context.Context, s *core.Sandbox, cp *checkpoint.Checkpoint, start uint64) *startContent {
 	c := &startContent{s: s, cp: cp}
 	if cp != nil {
 		return c
 	}
-	cps, err := s.Checkpoints()
-	if errors.Is(err, core.ErrNoState) {
+	cps, err := checkpoint.List(s)
+	if errors.Is(err, checkpoint.ErrNoState) {
 		c.why = "no content known at the start point: this sandbox keeps no checkpoints (no state directory)"
 		return c
 	}
@@ -163,7 +164,7 @@ func startContentOf(ctx context.Context, s *core.Sandbox, cp *core.Checkpoint, s
 		c.why = "no content known at the start point: the checkpoints cannot be read"
 		return c
 	}
-	var best *core.Checkpoint
+	var best *checkpoint.Checkpoint
 	for i := range cps {
 		if cps[i].Seq <= start && (best == nil || cps[i].Seq > best.Seq) {
 			best = &cps[i]
@@ -205,7 +206,7 @@ func (c *startContent) read(ap string) (b []byte, why string) {
 	if c.touched[ap] || c.underDir(ap) {
 		return nil, fmt.Sprintf("no content known at the start point: changed between checkpoint %s (seq %d) and it", c.cp.ID, c.cp.Seq)
 	}
-	rc, ent, err := c.s.OpenCheckpointFile(c.cp.ID, ap)
+	rc, ent, err := checkpoint.OpenFile(c.s, c.cp.ID, ap)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Sprintf("not in checkpoint %s", c.cp.ID)
@@ -225,7 +226,7 @@ func (c *startContent) existed(ap string) bool {
 	if c.cp == nil || c.touched[ap] || c.underDir(ap) {
 		return false
 	}
-	rc, _, err := c.s.OpenCheckpointFile(c.cp.ID, ap)
+	rc, _, err := checkpoint.OpenFile(c.s, c.cp.ID, ap)
 	if err != nil {
 		return false
 	}

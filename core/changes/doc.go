@@ -4,9 +4,10 @@
 //
 // # What it may import
 //
-// sandfs/core (the Sandbox, its journal and checkpoints, and from
+// sandfs/core (the Sandbox and its journal, and from
 // core/subpackages.go OpenBeneath, UnheardNear and ErrnoOf),
-// core/journal, core/linediff and the standard library. core does not
+// core/checkpoint (a checkpoint as the start point and the old side of a
+// diff), core/journal, core/linediff and the standard library. core does not
 // import changes; the named routes (rest) call it.
 //
 // # Changes since a point

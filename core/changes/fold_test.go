@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
 	"sandfs/internal/testenv"
 )
@@ -219,7 +220,7 @@ func TestChangesSince(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrQuery", q, err)
 		}
 	}
-	if _, err := Since(ctx, s, Query{SinceCheckpoint: "cp_nope"}); !errors.Is(err, core.ErrUnknownCheckpoint) {
+	if _, err := Since(ctx, s, Query{SinceCheckpoint: "cp_nope"}); !errors.Is(err, checkpoint.ErrUnknown) {
 		t.Errorf("unknown checkpoint: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package core
+package checkpoint
 
 import (
 	"context"
@@ -10,7 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/core/cas"
+	"sandfs/core"
+	"sandfs/core/checkpoint/cas"
 	"sandfs/core/journal"
 	"sandfs/core/pathmatch"
 )
@@ -21,7 +22,7 @@ import (
 // unless store is nil: a dry run's hash only) only when its stat identity
 // differs from prev's.
 type builder struct {
-	s     *Sandbox
+	s     *core.Sandbox
 	ctx   context.Context
 	h     *cpStore
 	prev  map[string]cpEntry
@@ -35,11 +36,11 @@ type builder struct {
 	seen         map[string]bool // of the walks: what is there
 	roots        map[string]bool // subtrees walked or gone: prev's entries beneath not seen are gone
 	newBytes     int64
-	newDisk      atomic.Int64 // what the objects it added take on disk (checkpoint_bound.go)
+	newDisk      atomic.Int64 // what the objects it added take on disk (bound.go)
 	pending      []string     // files whose content is to be read (stat identity changed)
 }
 
-func newBuilder(ctx context.Context, s *Sandbox, h *cpStore, prev map[string]cpEntry, skip bool, store *cas.Store) *builder {
+func newBuilder(ctx context.Context, s *core.Sandbox, h *cpStore, prev map[string]cpEntry, skip bool, store *cas.Store) *builder {
 	return &builder{s: s, ctx: ctx, h: h, prev: prev, skip: skip, store: store,
 		set: map[string]cpEntry{}, del: map[string]bool{}, seen: map[string]bool{}, roots: map[string]bool{}}
 }
@@ -50,8 +51,8 @@ func (b *builder) left(ap string) bool {
 	if ap == "/" {
 		return false
 	}
-	_, name := dirAndName(ap)
-	if isTempName(name) {
+	_, name := core.DirAndName(ap)
+	if core.IsTempName(name) {
 		return true
 	}
 	return b.skip && pathmatch.InAnyComponent(ap[1:], pathmatch.DefaultExcludes)
@@ -73,7 +74,7 @@ func (b *builder) full() error {
 func (b *builder) since(seq, upto uint64) (bool, error) {
 	paths := map[string]bool{}
 	walk := map[string]bool{}
-	lost, err := b.s.journal.Scan(b.ctx, seq, func(e journal.Event) bool {
+	lost, err := b.s.Journal().Scan(b.ctx, seq, func(e journal.Event) bool {
 		if e.Seq > upto {
 			return false
 		}
@@ -82,7 +83,7 @@ func (b *builder) since(seq, upto uint64) (bool, error) {
 				continue
 			}
 			paths[p] = true
-			if dir, _ := dirAndName(p); p != "/" {
+			if dir, _ := core.DirAndName(p); p != "/" {
 				paths[dir] = true
 			}
 		}
@@ -122,14 +123,14 @@ func (b *builder) path(ap string) error {
 		return nil
 	}
 	var st unix.Stat_t
-	dirfd, name, err := b.s.strictParent(ap)
+	dirfd, name, err := b.s.StrictParent(ap)
 	if err == nil {
 		defer unix.Close(dirfd)
-		_, err = lstatAt(dirfd, name, &st)
+		_, err = core.LstatAt(dirfd, name, &st)
 	}
-	if err != nil || notRegular(st.Mode) {
+	if err != nil || core.NotRegular(st.Mode) {
 		if err != nil && !gone(err) {
-			return pathErr("checkpoint", ap, err)
+			return core.PathErr("checkpoint", ap, err)
 		}
 		b.gone(ap)
 		return nil
@@ -189,27 +190,27 @@ func (b *builder) entry(dirfd int, name, ap string, st *unix.Stat_t) error {
 	if e.Kind != kindDir {
 		return nil
 	}
-	fd, err := openSubdir(dirfd, name)
+	fd, err := core.OpenSubdir(dirfd, name)
 	if err != nil {
 		if gone(err) || err == unix.EXDEV {
 			return nil // another mount is kept as an empty directory (xdev.go)
 		}
-		return pathErr("checkpoint", ap, err)
+		return core.PathErr("checkpoint", ap, err)
 	}
 	d := os.NewFile(uintptr(fd), ap)
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return pathErr("checkpoint", ap, err)
+		return core.PathErr("checkpoint", ap, err)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		cp := childOf(ap, n)
+		cp := core.ChildOf(ap, n)
 		if b.left(cp) {
 			continue
 		}
 		var cst unix.Stat_t
-		if _, err := lstatAt(fd, n, &cst); err != nil || notRegular(cst.Mode) {
+		if _, err := core.LstatAt(fd, n, &cst); err != nil || core.NotRegular(cst.Mode) {
 			continue // gone since readdir, or a FIFO, socket or device: not recorded
 		}
 		if err := b.entry(fd, n, cp, &cst); err != nil {
@@ -230,7 +231,7 @@ func (b *builder) stat(dirfd int, name, ap string, st *unix.Stat_t) (cpEntry, bo
 		return e, true, nil
 	case unix.S_IFLNK:
 		e.Kind = kindLink
-		t, err := readlinkat(dirfd, name)
+		t, err := core.Readlinkat(dirfd, name)
 		if err != nil {
 			return e, false, nilIfGone(ap, err)
 		}
@@ -244,7 +245,7 @@ func (b *builder) stat(dirfd int, name, ap string, st *unix.Stat_t) (cpEntry, bo
 		return e, true, nil
 	}
 	b.pending = append(b.pending, ap) // read by readPending, in parallel
-	b.pendingBytes += st.Blocks * 512 // what storing it may take (checkpoint_bound.go)
+	b.pendingBytes += st.Blocks * 512 // what storing it may take (bound.go)
 	return e, true, nil
 }
 
@@ -252,7 +253,7 @@ func nilIfGone(ap string, err error) error {
 	if gone(err) {
 		return nil
 	}
-	return pathErr("checkpoint", ap, err)
+	return core.PathErr("checkpoint", ap, err)
 }
 
 // finish deletes prev's entries beneath each root the walks did not see.
@@ -279,57 +280,8 @@ func (b *builder) finish() error {
 			if a == "/" {
 				break
 			}
-			a, _ = dirAndName(a)
+			a, _ = core.DirAndName(a)
 		}
 	}
 	return nil
-}
-
-// strictParent resolves the directory holding ap beneath the root with no
-// symlink followed on the way (ELOOP where one is) and returns an O_PATH
-// fd on it and the last name ("." for the root itself).
-func (s *Sandbox) strictParent(ap string) (int, string, error) {
-	if ap == "/" {
-		fd, err := unix.Openat(s.root, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		return fd, ".", err
-	}
-	dir, name := dirAndName(ap)
-	fd, err := s.strictDir(dir)
-	return fd, name, err
-}
-
-// strictDir opens the directory ap (O_PATH) beneath the root following no
-// symlink at all.
-func (s *Sandbox) strictDir(ap string) (int, error) {
-	flags := unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	if s.openat2 {
-		how := unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-		for tries := 0; ; tries++ {
-			fd, err := unix.Openat2(s.root, rel(ap), &how)
-			if err == unix.EAGAIN && tries < 64 {
-				continue
-			}
-			return fd, err
-		}
-	}
-	fd, err := unix.Openat(s.root, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	for _, c := range strings.Split(rel(ap), "/") {
-		if c == "" || c == "." {
-			continue
-		}
-		if c == ".." {
-			unix.Close(fd)
-			return -1, unix.EINVAL
-		}
-		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
-		if err != nil {
-			return -1, err
-		}
-		fd = next
-	}
-	return fd, nil
 }

@@ -1,9 +1,11 @@
-package core
+package checkpoint
 
 import (
 	"context"
 	"log/slog"
 	"time"
+
+	"sandfs/core"
 )
 
 // StartCheckpointSchedule takes a checkpoint (reason "scheduled") every
@@ -11,8 +13,8 @@ import (
 // since the newest checkpoint, and keeps the newest keep scheduled ones
 // (older scheduled checkpoints are deleted; manual and before-restore ones
 // are never touched). every <= 0 or a sandbox without state does nothing.
-func (s *Sandbox) StartCheckpointSchedule(ctx context.Context, every time.Duration, keep int) {
-	if every <= 0 || s.stateDir == "" {
+func StartSchedule(ctx context.Context, s *core.Sandbox, every time.Duration, keep int) {
+	if every <= 0 || s.StateDir() == "" {
 		return
 	}
 	go func() {
@@ -24,26 +26,26 @@ func (s *Sandbox) StartCheckpointSchedule(ctx context.Context, every time.Durati
 				return
 			case <-t.C:
 			}
-			if err := s.scheduledCheckpoint(ctx, keep); err != nil && ctx.Err() == nil {
-				slog.Warn("scheduled checkpoint failed", "sandbox", s.name, "err", err)
+			if err := scheduledCheckpoint(ctx, s, keep); err != nil && ctx.Err() == nil {
+				slog.Warn("scheduled checkpoint failed", "sandbox", s.Name(), "err", err)
 			}
 		}
 	}()
 }
 
 // scheduledCheckpoint is one tick of the schedule.
-func (s *Sandbox) scheduledCheckpoint(ctx context.Context, keep int) error {
-	list, err := s.Checkpoints()
+func scheduledCheckpoint(ctx context.Context, s *core.Sandbox, keep int) error {
+	list, err := List(s)
 	if err != nil {
 		return err
 	}
-	if n := len(list); n > 0 && list[n-1].Seq >= s.journal.Seq() {
+	if n := len(list); n > 0 && list[n-1].Seq >= s.Journal().Seq() {
 		return nil // nothing changed since the newest
 	}
-	if _, err := s.CreateCheckpoint(ctx, CheckpointOptions{Reason: ReasonScheduled}); err != nil {
+	if _, err := Create(ctx, s, Options{Reason: ReasonScheduled}); err != nil {
 		return err
 	}
-	if list, err = s.Checkpoints(); err != nil {
+	if list, err = List(s); err != nil {
 		return err
 	}
 	var scheduled []string
@@ -53,7 +55,7 @@ func (s *Sandbox) scheduledCheckpoint(ctx context.Context, keep int) error {
 		}
 	}
 	for len(scheduled) > max(keep, 1) {
-		if err := s.DeleteCheckpoint(scheduled[0]); err != nil {
+		if err := Delete(s, scheduled[0]); err != nil {
 			return err
 		}
 		scheduled = scheduled[1:]

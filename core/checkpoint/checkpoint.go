@@ -1,4 +1,4 @@
-package core
+package checkpoint
 
 import (
 	"context"
@@ -9,10 +9,12 @@ import (
 	"sort"
 	"time"
 
+	"sandfs/core"
+
 	"golang.org/x/sys/unix"
 )
 
-// Checkpoint is one recorded state of the tree (checkpoint_doc.go has the
+// Checkpoint is one recorded state of the tree (doc.go has the
 // design).
 type Checkpoint struct {
 	ID       string // "cp_" + 12 lowercase hex
@@ -29,8 +31,8 @@ type Checkpoint struct {
 	SkipExcluded bool
 }
 
-// CheckpointEntry is one path as a checkpoint recorded it.
-type CheckpointEntry struct {
+// Entry is one path as a checkpoint recorded it.
+type Entry struct {
 	Path   string
 	Type   string // "file", "dir", "symlink"
 	Mode   fs.FileMode
@@ -49,8 +51,8 @@ const (
 	ReasonBeforeRestore = "before-restore"
 )
 
-// ErrUnknownCheckpoint is (wrapped) the error for an id no checkpoint has.
-var ErrUnknownCheckpoint = errors.New("unknown checkpoint")
+// ErrUnknown is (wrapped) the error for an id no checkpoint has.
+var ErrUnknown = errors.New("unknown checkpoint")
 
 // ErrNoState is the error of every checkpoint operation of a sandbox
 // opened without Options.StateDir.
@@ -67,8 +69,8 @@ func (keptChanging) Error() string {
 }
 func (keptChanging) Unwrap() error { return unix.EAGAIN }
 
-// CheckpointOptions shape a CreateCheckpoint.
-type CheckpointOptions struct {
+// Options shape a CreateCheckpoint.
+type Options struct {
 	Name   string
 	Reason string // default "manual"
 	// SkipExcluded leaves out the default excludes (.git, node_modules,
@@ -80,14 +82,14 @@ type CheckpointOptions struct {
 const maxCheckpointName = 256
 
 // CreateCheckpoint records the tree as it is now.
-func (s *Sandbox) CreateCheckpoint(ctx context.Context, o CheckpointOptions) (Checkpoint, error) {
+func Create(ctx context.Context, s *core.Sandbox, o Options) (Checkpoint, error) {
 	if len(o.Name) > maxCheckpointName {
 		return Checkpoint{}, fmt.Errorf("checkpoint name longer than %d bytes: %w", maxCheckpointName, unix.EINVAL)
 	}
 	if o.Reason == "" {
 		o.Reason = ReasonManual
 	}
-	h, err := s.checkpointStore()
+	h, err := storeOf(s)
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -103,8 +105,8 @@ func (s *Sandbox) CreateCheckpoint(ctx context.Context, o CheckpointOptions) (Ch
 }
 
 // Checkpoints lists the checkpoints, oldest first.
-func (s *Sandbox) Checkpoints() ([]Checkpoint, error) {
-	h, err := s.checkpointStore()
+func List(s *core.Sandbox) ([]Checkpoint, error) {
+	h, err := storeOf(s)
 	if err != nil {
 		return nil, err
 	}
@@ -129,17 +131,17 @@ func (s *Sandbox) Checkpoints() ([]Checkpoint, error) {
 
 // byID is the store for an operation on the checkpoint id: a sandbox
 // without state has no checkpoint, so every id is unknown (and no state).
-func (s *Sandbox) byID(id string) (*cpStore, error) {
-	h, err := s.checkpointStore()
+func byID(s *core.Sandbox, id string) (*cpStore, error) {
+	h, err := storeOf(s)
 	if errors.Is(err, ErrNoState) {
-		return nil, fmt.Errorf("%q: %w (%w)", id, ErrUnknownCheckpoint, ErrNoState)
+		return nil, fmt.Errorf("%q: %w (%w)", id, ErrUnknown, ErrNoState)
 	}
 	return h, err
 }
 
 // CheckpointByID is the checkpoint id.
-func (s *Sandbox) CheckpointByID(id string) (Checkpoint, error) {
-	h, err := s.byID(id)
+func ByID(s *core.Sandbox, id string) (Checkpoint, error) {
+	h, err := byID(s, id)
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -151,8 +153,8 @@ func (s *Sandbox) CheckpointByID(id string) (Checkpoint, error) {
 
 // DeleteCheckpoint removes the checkpoint id, and from the store every
 // object no other checkpoint names.
-func (s *Sandbox) DeleteCheckpoint(id string) error {
-	h, err := s.byID(id)
+func Delete(s *core.Sandbox, id string) error {
+	h, err := byID(s, id)
 	if err != nil {
 		return err
 	}
@@ -161,47 +163,47 @@ func (s *Sandbox) DeleteCheckpoint(id string) error {
 	return h.delete(id)
 }
 
-// CheckpointEntry is the path apiPath as the checkpoint id recorded it
+// Lookup is the path apiPath as the checkpoint id recorded it
 // (fs.ErrNotExist when it has no such path).
-func (s *Sandbox) CheckpointEntry(id, apiPath string) (CheckpointEntry, error) {
+func Lookup(s *core.Sandbox, id, apiPath string) (Entry, error) {
 	ap, err := s.Clean(apiPath)
 	if err != nil {
-		return CheckpointEntry{}, err
+		return Entry{}, err
 	}
-	h, err := s.byID(id)
+	h, err := byID(s, id)
 	if err != nil {
-		return CheckpointEntry{}, err
+		return Entry{}, err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t, err := h.tree(id)
 	if err != nil {
-		return CheckpointEntry{}, err
+		return Entry{}, err
 	}
 	e, ok := t.files[ap]
 	if !ok {
-		return CheckpointEntry{}, pathErr("checkpoint entry", ap, unix.ENOENT)
+		return Entry{}, core.PathErr("checkpoint entry", ap, unix.ENOENT)
 	}
 	return e.public(ap), nil
 }
 
 // OpenCheckpointFile opens the content of the file apiPath as the
 // checkpoint id recorded it (EISDIR, EINVAL for a directory or symlink).
-func (s *Sandbox) OpenCheckpointFile(id, apiPath string) (io.ReadCloser, CheckpointEntry, error) {
-	e, err := s.CheckpointEntry(id, apiPath)
+func OpenFile(s *core.Sandbox, id, apiPath string) (io.ReadCloser, Entry, error) {
+	e, err := Lookup(s, id, apiPath)
 	if err != nil {
 		return nil, e, err
 	}
 	switch e.Type {
 	case "dir":
-		return nil, e, pathErr("checkpoint file", e.Path, unix.EISDIR)
+		return nil, e, core.PathErr("checkpoint file", e.Path, unix.EISDIR)
 	case "symlink":
-		return nil, e, pathErr("checkpoint file", e.Path, unix.EINVAL)
+		return nil, e, core.PathErr("checkpoint file", e.Path, unix.EINVAL)
 	}
-	h, _ := s.checkpointStore()
+	h, _ := storeOf(s)
 	f, err := h.store.OpenObject(e.Hash)
 	if err != nil {
-		return nil, e, pathErr("checkpoint file", e.Path, err)
+		return nil, e, core.PathErr("checkpoint file", e.Path, err)
 	}
 	return f, e, nil
 }

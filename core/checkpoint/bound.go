@@ -1,7 +1,9 @@
-package core
+package checkpoint
 
 import (
 	"fmt"
+
+	"sandfs/core"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,18 +20,18 @@ import (
 // size. So is the checkpoint a restore takes first. Deleting checkpoints
 // makes room.
 
-// CheckpointStoreFullError is a checkpoint refused by the store's bound.
-type CheckpointStoreFullError struct {
+// StoreFullError is a checkpoint refused by the store's bound.
+type StoreFullError struct {
 	Limit, Stored, Need int64
 }
 
-func (e *CheckpointStoreFullError) Error() string {
+func (e *StoreFullError) Error() string {
 	return fmt.Sprintf("the checkpoint store is full: limit %d bytes, %d stored, up to %d more needed; delete checkpoints or raise --checkpoint-max-size",
 		e.Limit, e.Stored, e.Need)
 }
 
 // Unwrap is ENOSPC: REST answers 507.
-func (e *CheckpointStoreFullError) Unwrap() error { return unix.ENOSPC }
+func (e *StoreFullError) Unwrap() error { return unix.ENOSPC }
 
 // defaultCheckpointMax is half the size of the filesystem of dir (0 when
 // it cannot be told: no bound).
@@ -60,7 +62,7 @@ func (b *builder) checkBound() error {
 		return nil
 	}
 	if stored := h.stored(); stored+b.pendingBytes > h.maxBytes {
-		return &CheckpointStoreFullError{Limit: h.maxBytes, Stored: stored, Need: b.pendingBytes}
+		return &StoreFullError{Limit: h.maxBytes, Stored: stored, Need: b.pendingBytes}
 	}
 	return nil
 }
@@ -68,8 +70,8 @@ func (b *builder) checkBound() error {
 // CheckpointStoreBytes is the sandbox's checkpoint store's size on disk
 // and its bound (0: none), for /metrics; ok is false while no checkpoint
 // was asked of this sandbox (the store is opened on first use).
-func (s *Sandbox) CheckpointStoreBytes() (size, limit int64, ok bool) {
-	h := s.cps.ready.Load()
+func StoreBytes(s *core.Sandbox) (size, limit int64, ok bool) {
+	h := refOf(s).ready.Load()
 	if h == nil {
 		return 0, 0, false
 	}

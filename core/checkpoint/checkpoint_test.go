@@ -1,4 +1,4 @@
-package core
+package checkpoint
 
 import (
 	"bytes"
@@ -18,14 +18,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core"
 	"sandfs/core/journal"
 	"sandfs/internal/testenv"
 )
 
 // histSandbox opens root as a sandbox that keeps state.
-func histSandbox(t testing.TB, root string) *Sandbox {
+func histSandbox(t testing.TB, root string) *core.Sandbox {
 	t.Helper()
-	s, err := Open("default", root, Options{StateDir: t.TempDir()})
+	s, err := core.Open("default", root, core.Options{StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,18 +94,18 @@ func sameTree(t testing.TB, what string, want, got map[string]string) {
 	}
 }
 
-func mustCheckpoint(t testing.TB, s *Sandbox, o CheckpointOptions) Checkpoint {
+func mustCheckpoint(t testing.TB, s *core.Sandbox, o Options) Checkpoint {
 	t.Helper()
-	cp, err := s.CreateCheckpoint(ctx, o)
+	cp, err := Create(ctx, s, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cp
 }
 
-func write(t testing.TB, s *Sandbox, p, content string) {
+func write(t testing.TB, s *core.Sandbox, p, content string) {
 	t.Helper()
-	if _, err := s.WriteFile(ctx, p, strings.NewReader(content), WriteOptions{MkdirParents: true}); err != nil {
+	if _, err := s.WriteFile(ctx, p, strings.NewReader(content), core.WriteOptions{MkdirParents: true}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -114,7 +115,7 @@ func TestCheckpointCreateListDelete(t *testing.T) {
 	mk(t, root, map[string]string{"a.txt": "alpha", "d/b.txt": "beta", "d/same.txt": "alpha", "empty/": "", "ln": "->a.txt",
 		".git/HEAD": "ref", "node_modules/x/i.js": "js"})
 	s := histSandbox(t, root)
-	cp := mustCheckpoint(t, s, CheckpointOptions{Name: "first"})
+	cp := mustCheckpoint(t, s, Options{Name: "first"})
 	if !strings.HasPrefix(cp.ID, "cp_") || len(cp.ID) != 15 {
 		t.Errorf("id %q", cp.ID)
 	}
@@ -126,25 +127,25 @@ func TestCheckpointCreateListDelete(t *testing.T) {
 	if cp.Name != "first" || cp.Reason != ReasonManual {
 		t.Errorf("name %q reason %q", cp.Name, cp.Reason)
 	}
-	skip := mustCheckpoint(t, s, CheckpointOptions{SkipExcluded: true})
+	skip := mustCheckpoint(t, s, Options{SkipExcluded: true})
 	if skip.Files != 3 || skip.Dirs != 2 || skip.NewBytes != 0 {
 		t.Errorf("skip-excluded counts %+v", skip)
 	}
-	list, err := s.Checkpoints()
+	list, err := List(s)
 	if err != nil || len(list) != 2 || list[0].ID != cp.ID || list[1].ID != skip.ID {
 		t.Fatalf("list %+v %v", list, err)
 	}
-	e, err := s.CheckpointEntry(cp.ID, "/d/b.txt")
+	e, err := Lookup(s, cp.ID, "/d/b.txt")
 	if err != nil || e.Type != "file" || e.Size != 4 || e.Mode != 0o644 || e.Hash != fmt.Sprintf("%x", sha256.Sum256([]byte("beta"))) {
 		t.Errorf("entry %+v %v", e, err)
 	}
-	if e, err := s.CheckpointEntry(cp.ID, "/ln"); err != nil || e.Type != "symlink" || e.Target != "a.txt" {
+	if e, err := Lookup(s, cp.ID, "/ln"); err != nil || e.Type != "symlink" || e.Target != "a.txt" {
 		t.Errorf("link entry %+v %v", e, err)
 	}
-	if _, err := s.CheckpointEntry(skip.ID, "/.git/HEAD"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Lookup(s, skip.ID, "/.git/HEAD"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("an excluded path in a skip-excluded checkpoint: %v", err)
 	}
-	rc, _, err := s.OpenCheckpointFile(cp.ID, "/d/b.txt")
+	rc, _, err := OpenFile(s, cp.ID, "/d/b.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,22 +154,22 @@ func TestCheckpointCreateListDelete(t *testing.T) {
 	if string(b) != "beta" {
 		t.Errorf("content %q", b)
 	}
-	if _, _, err := s.OpenCheckpointFile(cp.ID, "/empty"); !errors.Is(err, unix.EISDIR) {
+	if _, _, err := OpenFile(s, cp.ID, "/empty"); !errors.Is(err, unix.EISDIR) {
 		t.Errorf("open a dir: %v", err)
 	}
 
 	// Deleting the first keeps the second whole and drops only the
 	// objects no one names.
-	if err := s.DeleteCheckpoint(cp.ID); err != nil {
+	if err := Delete(s, cp.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CheckpointByID(cp.ID); !errors.Is(err, ErrUnknownCheckpoint) {
+	if _, err := ByID(s, cp.ID); !errors.Is(err, ErrUnknown) {
 		t.Errorf("deleted checkpoint: %v", err)
 	}
-	if err := s.DeleteCheckpoint(cp.ID); !errors.Is(err, ErrUnknownCheckpoint) {
+	if err := Delete(s, cp.ID); !errors.Is(err, ErrUnknown) {
 		t.Errorf("delete twice: %v", err)
 	}
-	if rc, _, err := s.OpenCheckpointFile(skip.ID, "/d/b.txt"); err != nil {
+	if rc, _, err := OpenFile(s, skip.ID, "/d/b.txt"); err != nil {
 		t.Errorf("the other checkpoint lost its content: %v", err)
 	} else {
 		rc.Close()
@@ -176,7 +177,7 @@ func TestCheckpointCreateListDelete(t *testing.T) {
 	if n := countObjects(t, s); n != 2 { // alpha, beta; .git's and node_modules' dropped
 		t.Errorf("%d objects after the delete, want 2", n)
 	}
-	if err := s.DeleteCheckpoint(skip.ID); err != nil {
+	if err := Delete(s, skip.ID); err != nil {
 		t.Fatal(err)
 	}
 	if n := countObjects(t, s); n != 0 {
@@ -184,7 +185,7 @@ func TestCheckpointCreateListDelete(t *testing.T) {
 	}
 }
 
-func countObjects(t testing.TB, s *Sandbox) int {
+func countObjects(t testing.TB, s *core.Sandbox) int {
 	n := 0
 	filepath.WalkDir(filepath.Join(s.StateDir(), "objects"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
@@ -198,34 +199,34 @@ func countObjects(t testing.TB, s *Sandbox) int {
 func TestCheckpointUnknownAndNoState(t *testing.T) {
 	s := histSandbox(t, t.TempDir())
 	for _, id := range []string{"cp_000000000000", "nope", "../../etc/passwd", ""} {
-		if _, err := s.CheckpointByID(id); !errors.Is(err, ErrUnknownCheckpoint) {
+		if _, err := ByID(s, id); !errors.Is(err, ErrUnknown) {
 			t.Errorf("%q: %v", id, err)
 		}
-		if _, err := s.Restore(ctx, RestoreOptions{Checkpoint: id}); !errors.Is(err, ErrUnknownCheckpoint) {
+		if _, err := Restore(ctx, s, RestoreOptions{Checkpoint: id}); !errors.Is(err, ErrUnknown) {
 			t.Errorf("restore %q: %v", id, err)
 		}
-		if err := s.DeleteCheckpoint(id); !errors.Is(err, ErrUnknownCheckpoint) {
+		if err := Delete(s, id); !errors.Is(err, ErrUnknown) {
 			t.Errorf("delete %q: %v", id, err)
 		}
 	}
-	plain, err := Open("default", t.TempDir(), Options{})
+	plain, err := core.Open("default", t.TempDir(), core.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	if _, err := plain.CreateCheckpoint(ctx, CheckpointOptions{}); !errors.Is(err, ErrNoState) {
+	if _, err := Create(ctx, plain, Options{}); !errors.Is(err, ErrNoState) {
 		t.Errorf("no state: %v", err)
 	}
-	if _, err := plain.Checkpoints(); !errors.Is(err, ErrNoState) {
+	if _, err := List(plain); !errors.Is(err, ErrNoState) {
 		t.Errorf("no state: %v", err)
 	}
-	if _, err := plain.CheckpointByID("cp_000000000000"); !errors.Is(err, ErrUnknownCheckpoint) || !errors.Is(err, ErrNoState) {
+	if _, err := ByID(plain, "cp_000000000000"); !errors.Is(err, ErrUnknown) || !errors.Is(err, ErrNoState) {
 		t.Errorf("an id without state: %v", err)
 	}
 }
 
 // changeThings makes one of each change the restore must undo.
-func changeThings(t *testing.T, s *Sandbox, root string) {
+func changeThings(t *testing.T, s *core.Sandbox, root string) {
 	t.Helper()
 	write(t, s, "/a.txt", "alpha, changed")
 	if err := s.Remove(ctx, "/d/b.txt", false); err != nil {
@@ -266,11 +267,11 @@ func restoreTree(t *testing.T) (string, map[string]string) {
 func TestRestoreWholeTreeAndUndo(t *testing.T) {
 	root, want := restoreTree(t)
 	s := histSandbox(t, root)
-	cp := mustCheckpoint(t, s, CheckpointOptions{})
+	cp := mustCheckpoint(t, s, Options{})
 	changeThings(t, s, root)
 	changed := treeDigest(t, root)
 
-	dry, err := s.Restore(ctx, RestoreOptions{Checkpoint: cp.ID, DryRun: true})
+	dry, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp.ID, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,11 +284,11 @@ func TestRestoreWholeTreeAndUndo(t *testing.T) {
 	if fmt.Sprint(dry.Written) != fmt.Sprint(wantWritten) || fmt.Sprint(dry.Removed) != fmt.Sprint(wantRemoved) || len(dry.Skipped) != 0 {
 		t.Errorf("dry run: written %v removed %v skipped %v", dry.Written, dry.Removed, dry.Skipped)
 	}
-	if list, _ := s.Checkpoints(); len(list) != 1 {
+	if list, _ := List(s); len(list) != 1 {
 		t.Errorf("a dry run took a checkpoint: %d", len(list))
 	}
 
-	res, err := s.Restore(ctx, RestoreOptions{Checkpoint: cp.ID})
+	res, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +296,7 @@ func TestRestoreWholeTreeAndUndo(t *testing.T) {
 	if fmt.Sprint(res.Written) != fmt.Sprint(wantWritten) || fmt.Sprint(res.Removed) != fmt.Sprint(wantRemoved) || len(res.Skipped) != 0 {
 		t.Errorf("restore: written %v removed %v skipped %v", res.Written, res.Removed, res.Skipped)
 	}
-	undo, err := s.CheckpointByID(res.Undo)
+	undo, err := ByID(s, res.Undo)
 	if err != nil || undo.Reason != ReasonBeforeRestore {
 		t.Fatalf("undo checkpoint %+v %v", undo, err)
 	}
@@ -314,7 +315,7 @@ func TestRestoreWholeTreeAndUndo(t *testing.T) {
 		}
 	}
 
-	if _, err := s.Restore(ctx, RestoreOptions{Checkpoint: res.Undo}); err != nil {
+	if _, err := Restore(ctx, s, RestoreOptions{Checkpoint: res.Undo}); err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, "after the undo", changed, treeDigest(t, root))
@@ -323,9 +324,9 @@ func TestRestoreWholeTreeAndUndo(t *testing.T) {
 func TestRestorePaths(t *testing.T) {
 	root, want := restoreTree(t)
 	s := histSandbox(t, root)
-	cp := mustCheckpoint(t, s, CheckpointOptions{})
+	cp := mustCheckpoint(t, s, Options{})
 	changeThings(t, s, root)
-	res, err := s.Restore(ctx, RestoreOptions{Checkpoint: cp.ID, Paths: []string{"/d", "a.txt"}})
+	res, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp.ID, Paths: []string{"/d", "a.txt"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ func TestRestorePaths(t *testing.T) {
 func TestRestoreHostilePaths(t *testing.T) {
 	root, _ := restoreTree(t)
 	s := histSandbox(t, root)
-	cp := mustCheckpoint(t, s, CheckpointOptions{})
+	cp := mustCheckpoint(t, s, Options{})
 	changeThings(t, s, root)
 	before := treeDigest(t, root)
 	for _, paths := range [][]string{
@@ -361,14 +362,14 @@ func TestRestoreHostilePaths(t *testing.T) {
 		{"/" + strings.Repeat("a/", 2100)},
 		{"/a.txt", filepath.Join(root, "a.txt")},
 	} {
-		_, err := s.Restore(ctx, RestoreOptions{Checkpoint: cp.ID, Paths: paths})
+		_, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp.ID, Paths: paths})
 		var pe *RestorePathError
 		if !errors.As(err, &pe) || !errors.Is(err, unix.EINVAL) {
 			t.Errorf("%.40q: %v", paths, err)
 		}
 	}
 	sameTree(t, "after hostile restores", before, treeDigest(t, root))
-	if list, _ := s.Checkpoints(); len(list) != 1 {
+	if list, _ := List(s); len(list) != 1 {
 		t.Errorf("a refused restore took a checkpoint")
 	}
 }
@@ -378,12 +379,12 @@ func TestRestoreDoesNotFollowSymlinks(t *testing.T) {
 	outside := t.TempDir()
 	mk(t, root, map[string]string{"d/f": "inside"})
 	s := histSandbox(t, root)
-	cp := mustCheckpoint(t, s, CheckpointOptions{})
+	cp := mustCheckpoint(t, s, Options{})
 	// d becomes a symlink to a host directory: the restore must put a
 	// directory back, never write into the link's target.
 	os.RemoveAll(filepath.Join(root, "d"))
 	os.Symlink(outside, filepath.Join(root, "d"))
-	if _, err := s.Restore(ctx, RestoreOptions{Checkpoint: cp.ID}); err != nil {
+	if _, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(root, "d", "f")); err != nil || string(b) != "inside" {
@@ -411,8 +412,8 @@ func TestCheckpointIncrementalReadsOnlyChanged(t *testing.T) {
 		testenv.Skip(t, nil, "no kernel watch here: %v", err)
 	}
 	<-s.WatchReady()
-	first := mustCheckpoint(t, s, CheckpointOptions{})
-	if r := s.FilesRead(); r != 200 {
+	first := mustCheckpoint(t, s, Options{})
+	if r := FilesRead(s); r != 200 {
 		t.Fatalf("first checkpoint read %d files, want 200", r)
 	}
 	for i := 0; i < 5; i++ {
@@ -422,23 +423,23 @@ func TestCheckpointIncrementalReadsOnlyChanged(t *testing.T) {
 	if err := s.Remove(ctx, "/d9", true); err != nil {
 		t.Fatal(err)
 	}
-	second := mustCheckpoint(t, s, CheckpointOptions{})
-	if h, _ := s.checkpointStore(); h.walks.Load() != 1 {
+	second := mustCheckpoint(t, s, Options{})
+	if h, _ := storeOf(s); h.walks.Load() != 1 {
 		t.Errorf("%d whole-tree walks, want 1 (the first checkpoint's)", h.walks.Load())
 	}
-	if r := s.FilesRead() - 200; r != 6 {
+	if r := FilesRead(s) - 200; r != 6 {
 		t.Errorf("the second checkpoint read %d files, want 6", r)
 	}
 	if second.Files != 200-20+1 || second.NewBytes != int64(5*len("changed 0")+3) {
 		t.Errorf("second %+v (first %+v)", second, first)
 	}
 	// The delta chain gives the same tree as a walk.
-	third := mustCheckpoint(t, s, CheckpointOptions{})
-	if r := s.FilesRead() - 206; r != 0 || third.NewBytes != 0 || third.Files != second.Files {
+	third := mustCheckpoint(t, s, Options{})
+	if r := FilesRead(s) - 206; r != 0 || third.NewBytes != 0 || third.Files != second.Files {
 		t.Errorf("nothing changed, yet %d reads, %+v", r, third)
 	}
 	mkTree := func(id string) map[string]cpEntry {
-		h, _ := s.checkpointStore()
+		h, _ := storeOf(s)
 		h.last = nil
 		tr, err := h.tree(id)
 		if err != nil {
@@ -468,7 +469,7 @@ func TestRestoreRacingWrites(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "hot"), big(0), 0o644)
 	versions[string(big(0))] = true
 	s := histSandbox(t, root)
-	cp := mustCheckpoint(t, s, CheckpointOptions{})
+	cp := mustCheckpoint(t, s, Options{})
 	const rounds = 100
 	for i := 1; i <= rounds; i++ {
 		versions[string(big(i))] = true
@@ -477,7 +478,7 @@ func TestRestoreRacingWrites(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := 1; i <= rounds; i++ {
-			if _, err := s.WriteFile(ctx, "/hot", bytes.NewReader(big(i)), WriteOptions{}); err != nil {
+			if _, err := s.WriteFile(ctx, "/hot", bytes.NewReader(big(i)), core.WriteOptions{}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -486,7 +487,7 @@ func TestRestoreRacingWrites(t *testing.T) {
 	}()
 	written, raced := 0, 0
 	for i := 0; i < 20; i++ {
-		res, err := s.Restore(ctx, RestoreOptions{Checkpoint: cp.ID, Paths: []string{"/hot"}})
+		res, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp.ID, Paths: []string{"/hot"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -514,13 +515,13 @@ func TestRestoreByActor(t *testing.T) {
 	root := t.TempDir()
 	mk(t, root, map[string]string{"a.txt": "a", "b.txt": "b", "c.txt": "c", "keep.txt": "keep", "sub/x": "x"})
 	s := histSandbox(t, root)
-	cp := mustCheckpoint(t, s, CheckpointOptions{})
-	agent := WithActor(ctx, Actor{Origin: journal.API, Name: "agent"})
-	person := WithActor(ctx, Actor{Origin: journal.Mirror, Pid: 42, Comm: "vim"})
-	alice := WithActor(ctx, Actor{Origin: journal.API, Name: "alice"})
+	cp := mustCheckpoint(t, s, Options{})
+	agent := core.WithActor(ctx, core.Actor{Origin: journal.API, Name: "agent"})
+	person := core.WithActor(ctx, core.Actor{Origin: journal.Mirror, Pid: 42, Comm: "vim"})
+	alice := core.WithActor(ctx, core.Actor{Origin: journal.API, Name: "alice"})
 	do := func(c context.Context, p, content string) {
 		t.Helper()
-		if _, err := s.WriteFile(c, p, strings.NewReader(content), WriteOptions{MkdirParents: true}); err != nil {
+		if _, err := s.WriteFile(c, p, strings.NewReader(content), core.WriteOptions{MkdirParents: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -535,11 +536,11 @@ func TestRestoreByActor(t *testing.T) {
 	do(alice, "/keep.txt", "alice's keep")
 	do(alice, "/sub/x", "alice's x")
 
-	dry, err := s.Restore(ctx, RestoreOptions{Checkpoint: cp.ID, Actor: "agent", DryRun: true})
+	dry, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp.ID, Actor: "agent", DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Restore(ctx, RestoreOptions{Checkpoint: cp.ID, Actor: "agent"})
+	res, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp.ID, Actor: "agent"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -565,7 +566,7 @@ func TestRestoreByActor(t *testing.T) {
 	}
 
 	// By command name: the person's edit is theirs to undo.
-	res, err = s.Restore(ctx, RestoreOptions{Checkpoint: cp.ID, Actor: "fuse:vim"})
+	res, err = Restore(ctx, s, RestoreOptions{Checkpoint: cp.ID, Actor: "fuse:vim"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -585,16 +586,16 @@ func TestCheckpointSchedule(t *testing.T) {
 		if i != 2 { // a tick with no change takes none
 			write(t, s, "/a", fmt.Sprint("v", i))
 		}
-		if err := s.scheduledCheckpoint(ctx, 2); err != nil {
+		if err := scheduledCheckpoint(ctx, s, 2); err != nil {
 			t.Fatal(err)
 		}
 	}
-	manual := mustCheckpoint(t, s, CheckpointOptions{Name: "kept"})
+	manual := mustCheckpoint(t, s, Options{Name: "kept"})
 	write(t, s, "/a", "v9")
-	if err := s.scheduledCheckpoint(ctx, 2); err != nil {
+	if err := scheduledCheckpoint(ctx, s, 2); err != nil {
 		t.Fatal(err)
 	}
-	list, _ := s.Checkpoints()
+	list, _ := List(s)
 	var reasons []string
 	for _, cp := range list {
 		reasons = append(reasons, cp.Reason)
@@ -603,18 +604,18 @@ func TestCheckpointSchedule(t *testing.T) {
 		t.Errorf("kept %v", reasons)
 	}
 	// The kept ones restore whole after their parents were deleted.
-	if _, err := s.Restore(ctx, RestoreOptions{Checkpoint: list[0].ID}); err != nil {
+	if _, err := Restore(ctx, s, RestoreOptions{Checkpoint: list[0].ID}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "a")); string(b) != "v3" {
 		t.Errorf("a = %q, want v3", b)
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	s.StartCheckpointSchedule(sctx, 10*time.Millisecond, 5)
+	StartSchedule(sctx, s, 10*time.Millisecond, 5)
 	write(t, s, "/a", "by the ticker")
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		l, _ := s.Checkpoints()
+		l, _ := List(s)
 		if l[len(l)-1].Reason == ReasonScheduled && l[len(l)-1].Seq >= s.Journal().Seq() {
 			break
 		}
@@ -653,7 +654,7 @@ func TestCheckpointNeverTorn(t *testing.T) {
 	}()
 	whole, failed := 0, 0
 	for i := 0; i < 30; i++ {
-		cp, err := s.CreateCheckpoint(ctx, CheckpointOptions{})
+		cp, err := Create(ctx, s, Options{})
 		if err != nil {
 			if !errors.Is(err, unix.EAGAIN) || !errors.Is(err, ErrKeptChanging) {
 				t.Fatal(err)
@@ -661,7 +662,7 @@ func TestCheckpointNeverTorn(t *testing.T) {
 			failed++
 			continue
 		}
-		rc, _, err := s.OpenCheckpointFile(cp.ID, "/hot")
+		rc, _, err := OpenFile(s, cp.ID, "/hot")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -686,16 +687,16 @@ func TestCheckpointChainCompacts(t *testing.T) {
 	for i := 0; i <= compactEvery+2; i++ {
 		write(t, s, "/f", fmt.Sprint("v", i))
 		write(t, s, fmt.Sprintf("/n%d", i), "n")
-		ids = append(ids, mustCheckpoint(t, s, CheckpointOptions{}).ID)
+		ids = append(ids, mustCheckpoint(t, s, Options{}).ID)
 		if i == compactEvery {
 			// The base is written after the checkpoint answers: until it
 			// is, the next ones count their depth from the long chain and
 			// are compacted too (CI saw it on a loaded machine).
-			h, _ := s.checkpointStore()
+			h, _ := storeOf(s)
 			h.compacting.Wait()
 		}
 	}
-	h, _ := s.checkpointStore()
+	h, _ := storeOf(s)
 	h.compacting.Wait()
 	h.mu.Lock()
 	if hd := h.hdrs[ids[compactEvery]]; hd.Parent != "" || hd.Depth != 0 {
@@ -706,7 +707,7 @@ func TestCheckpointChainCompacts(t *testing.T) {
 	}
 	h.mu.Unlock()
 	for _, i := range []int{3, compactEvery - 1, compactEvery, compactEvery + 2} {
-		if _, err := s.Restore(ctx, RestoreOptions{Checkpoint: ids[i]}); err != nil {
+		if _, err := Restore(ctx, s, RestoreOptions{Checkpoint: ids[i]}); err != nil {
 			t.Fatal(err)
 		}
 		if b, _ := os.ReadFile(filepath.Join(root, "f")); string(b) != fmt.Sprint("v", i) {
@@ -728,15 +729,15 @@ func TestCheckpointDeleteInChain(t *testing.T) {
 	root := t.TempDir()
 	mk(t, root, map[string]string{"f": "A", "only-a": "a"})
 	s := histSandbox(t, root)
-	a := mustCheckpoint(t, s, CheckpointOptions{})
+	a := mustCheckpoint(t, s, Options{})
 	write(t, s, "/f", "B")
 	s.Remove(ctx, "/only-a", false)
-	b := mustCheckpoint(t, s, CheckpointOptions{})
+	b := mustCheckpoint(t, s, Options{})
 	write(t, s, "/g", "C")
-	c := mustCheckpoint(t, s, CheckpointOptions{})
+	c := mustCheckpoint(t, s, Options{})
 	want := treeDigest(t, root)
-	h, _ := s.checkpointStore()
-	if err := s.DeleteCheckpoint(b.ID); err != nil {
+	h, _ := storeOf(s)
+	if err := Delete(s, b.ID); err != nil {
 		t.Fatal(err)
 	}
 	if hd := h.hdrs[c.ID]; hd.Parent != a.ID {
@@ -745,7 +746,7 @@ func TestCheckpointDeleteInChain(t *testing.T) {
 	if n := countObjects(t, s); n != 4 { // A, a, C, and B which c still has
 		t.Errorf("%d objects, want 4", n)
 	}
-	if err := s.DeleteCheckpoint(a.ID); err != nil {
+	if err := Delete(s, a.ID); err != nil {
 		t.Fatal(err)
 	}
 	if hd := h.hdrs[c.ID]; hd.Parent != "" {
@@ -757,7 +758,7 @@ func TestCheckpointDeleteInChain(t *testing.T) {
 	write(t, s, "/f", "changed")
 	write(t, s, "/only-a", "back")
 	h.last, h.other = nil, nil // read c back from its manifest
-	if _, err := s.Restore(ctx, RestoreOptions{Checkpoint: c.ID}); err != nil {
+	if _, err := Restore(ctx, s, RestoreOptions{Checkpoint: c.ID}); err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, "restore of c", want, treeDigest(t, root))
@@ -770,12 +771,12 @@ func TestRestoreMakesMissingParents(t *testing.T) {
 	mk(t, root, map[string]string{"a/b/c.txt": "c", "a/b/other": "o", "x": "x"})
 	os.Chmod(filepath.Join(root, "a"), 0o711)
 	s := histSandbox(t, root)
-	cp := mustCheckpoint(t, s, CheckpointOptions{})
+	cp := mustCheckpoint(t, s, Options{})
 	if err := s.Remove(ctx, "/a", true); err != nil {
 		t.Fatal(err)
 	}
 	write(t, s, "/a", "a file where the directory was")
-	res, err := s.Restore(ctx, RestoreOptions{Checkpoint: cp.ID, Paths: []string{"/a/b/c.txt"}})
+	res, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp.ID, Paths: []string{"/a/b/c.txt"}})
 	if err != nil {
 		t.Fatal(err)
 	}

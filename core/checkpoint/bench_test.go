@@ -1,4 +1,4 @@
-package core
+package checkpoint
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandfs/core"
 )
 
 // The checkpoint benchmarks. The trees are big: they are made
@@ -27,11 +29,11 @@ func benchDir(b *testing.B) string {
 	return b.TempDir()
 }
 
-func benchSandbox(b *testing.B, dir string, watch bool) *Sandbox {
+func benchSandbox(b *testing.B, dir string, watch bool) *core.Sandbox {
 	root, state := filepath.Join(dir, "root"), filepath.Join(dir, "state")
 	os.MkdirAll(root, 0o755)
 	os.MkdirAll(state, 0o700)
-	s, err := Open("default", root, Options{StateDir: state})
+	s, err := core.Open("default", root, core.Options{StateDir: state})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,12 +89,12 @@ func BenchmarkCheckpointFirst(b *testing.B) {
 		b.StopTimer()
 		state := filepath.Join(dir, fmt.Sprint("state", i))
 		os.MkdirAll(state, 0o700)
-		s, err := Open("default", root, Options{StateDir: state})
+		s, err := core.Open("default", root, core.Options{StateDir: state})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		cp, err := s.CreateCheckpoint(context.Background(), CheckpointOptions{})
+		cp, err := Create(context.Background(), s, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -108,7 +110,7 @@ func BenchmarkCheckpointFirst(b *testing.B) {
 
 // big100k is a 100,000-file tree with one checkpoint taken and the kernel
 // watch running.
-func big100k(b *testing.B) (*Sandbox, Checkpoint) {
+func big100k(b *testing.B) (*core.Sandbox, Checkpoint) {
 	dir := benchDir(b)
 	s := benchSandbox(b, dir, true)
 	t0 := time.Now()
@@ -116,7 +118,7 @@ func big100k(b *testing.B) (*Sandbox, Checkpoint) {
 	time.Sleep(100 * time.Millisecond) // the watch's creates
 	made := time.Since(t0)
 	t0 = time.Now()
-	cp, err := s.CreateCheckpoint(context.Background(), CheckpointOptions{})
+	cp, err := Create(context.Background(), s, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -124,10 +126,10 @@ func big100k(b *testing.B) (*Sandbox, Checkpoint) {
 	return s, cp
 }
 
-func change100(b *testing.B, s *Sandbox, round int) {
+func change100(b *testing.B, s *core.Sandbox, round int) {
 	for j := 0; j < 100; j++ {
 		p := fmt.Sprintf("/d%02d/f%06d", j, j*997%100_000/100*100+j)
-		if _, err := s.WriteFile(context.Background(), p, strings.NewReader(fmt.Sprint("round ", round, " file ", j)), WriteOptions{}); err != nil {
+		if _, err := s.WriteFile(context.Background(), p, strings.NewReader(fmt.Sprint("round ", round, " file ", j)), core.WriteOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -144,7 +146,7 @@ func BenchmarkCheckpointAfter100Changes(b *testing.B) {
 		change100(b, s, i)
 		b.StartTimer()
 		t0 := time.Now()
-		if _, err := s.CreateCheckpoint(context.Background(), CheckpointOptions{}); err != nil {
+		if _, err := Create(context.Background(), s, Options{}); err != nil {
 			b.Fatal(err)
 		}
 		worst = max(worst, time.Since(t0))
@@ -161,7 +163,7 @@ func BenchmarkRestore100Files(b *testing.B) {
 		b.StopTimer()
 		change100(b, s, i)
 		b.StartTimer()
-		res, err := s.Restore(context.Background(), RestoreOptions{Checkpoint: cp.ID})
+		res, err := Restore(context.Background(), s, RestoreOptions{Checkpoint: cp.ID})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,19 @@
-package core
-
-// Checkpoints and restore (api.md §5a).
+// Package checkpoint records checkpoints of a sandbox's tree in its state
+// directory and restores them (api.md §5a): [Create], [List], [ByID],
+// [Delete], [Lookup], [OpenFile], [Restore], and the schedule
+// ([StartSchedule]).
+//
+// # What it may import
+//
+// sandfs/core (the Sandbox and the surface core exports for its
+// subpackages, core/subpackages.go: strict resolution beneath the root,
+// the descriptor primitives, the journal's EmitMade and CatchUp,
+// RecountUsage, and Attachment, which keeps the store open with the
+// sandbox and closes it with Sandbox.Close), core/journal, its own
+// content store core/checkpoint/cas, internal/safeat and the standard
+// library. core does not import checkpoint; the checkpoint routes (rest),
+// the daemon's schedule and package changes (a checkpoint as a start
+// point) call it.
 //
 // # Where they live
 //
@@ -9,7 +22,7 @@ package core
 // the content-addressed store (package cas: objects/ab/cdef… by SHA-256,
 // deduplicated, FICLONE where the filesystem can, a copy hashed on the way
 // otherwise). Both are reached by descriptors opened beneath the state
-// directory's fd (cpStore, checkpoint_store.go); an id is checked for its
+// directory's fd (cpStore, store.go); an id is checked for its
 // shape before it names a file.
 //
 // # Manifests: deltas on a parent chain
@@ -56,7 +69,7 @@ package core
 // the target's tree beneath the scopes: removals (deepest first), missing
 // directories (made 0700), files and symlinks, then directory attributes
 // (deepest first, since what was made in them moved their mtime). Every
-// name is reached by strictParent (openat2 RESOLVE_NO_SYMLINKS, or a walk
+// name is reached by core's StrictParent (openat2 RESOLVE_NO_SYMLINKS, or a walk
 // with O_NOFOLLOW): no symlink is followed, even inside the root. A file
 // or symlink is staged as a temp beside its target with the checkpoint's
 // mode (set-id bits only where allowed), owner (where the daemon may) and
@@ -71,3 +84,4 @@ package core
 // that (restore_actor.go); a path beneath a directory the actor changed
 // is the actor's too. Paths changed by another after the actor are skipped
 // and reported, and a removal of a directory that holds one is skipped.
+package checkpoint

@@ -1,8 +1,10 @@
-package core
+package checkpoint
 
 import (
 	"sort"
 	"strings"
+
+	"sandfs/core"
 )
 
 // step is one path of a restore: what the checkpoint has (t), what the
@@ -26,7 +28,7 @@ type restorePlan struct {
 
 // plan compares the checkpoint's tree (target) with the tree as it is
 // (cur) beneath scopes, and, by actor, only on the actor's paths.
-func (s *Sandbox) plan(scopes []string, target, cur map[string]cpEntry, actor *actorChanges, res *RestoreResult) *restorePlan {
+func plan(s *core.Sandbox, scopes []string, target, cur map[string]cpEntry, actor *actorChanges, res *RestoreResult) *restorePlan {
 	// Only what differs is sorted and planned: a restore of a few files
 	// in a big tree costs two passes over its maps, not a sort of them.
 	var list []string
@@ -147,7 +149,7 @@ func (p *restorePlan) spareSkipped() {
 	for _, st := range p.remove {
 		var held *RestoreSkip
 		for i := range p.skipped {
-			if within(p.skipped[i].Path, st.ap) && p.skipped[i].Path != st.ap {
+			if core.Within(p.skipped[i].Path, st.ap) && p.skipped[i].Path != st.ap {
 				held = &p.skipped[i]
 				break
 			}

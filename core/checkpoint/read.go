@@ -1,4 +1,4 @@
-package core
+package checkpoint
 
 import (
 	"errors"
@@ -11,7 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/core/cas"
+	"sandfs/core"
+	"sandfs/core/checkpoint/cas"
 )
 
 // readWorkers is how many files a checkpoint reads at once: hashing is
@@ -44,7 +45,7 @@ func (b *builder) readPending() error {
 					return
 				}
 				ap := b.pending[i]
-				dirfd, name, err := b.s.strictParent(ap)
+				dirfd, name, err := b.s.StrictParent(ap)
 				if err != nil {
 					res[i].err = nilIfGone(ap, err)
 					continue
@@ -92,7 +93,7 @@ func (b *builder) read(dirfd int, name, ap string, e cpEntry) (cpEntry, int64, b
 		var added int64
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
-			return e, 0, false, pathErr("checkpoint", ap, err)
+			return e, 0, false, core.PathErr("checkpoint", ap, err)
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFREG {
 			return e, 0, false, nil // swapped since the walk's stat
@@ -102,7 +103,7 @@ func (b *builder) read(dirfd int, name, ap string, e cpEntry) (cpEntry, int64, b
 		b.h.reads.Add(1)
 		if b.store == nil {
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return e, 0, false, pathErr("checkpoint", ap, err)
+				return e, 0, false, core.PathErr("checkpoint", ap, err)
 			}
 			e.Hash, _, err = cas.Hash(f)
 		} else {
@@ -122,7 +123,7 @@ func (b *builder) read(dirfd int, name, ap string, e cpEntry) (cpEntry, int64, b
 			return e, added, true, nil
 		}
 		if !errors.Is(err, cas.ErrChanged) {
-			return e, 0, false, pathErr("checkpoint", ap, err)
+			return e, 0, false, core.PathErr("checkpoint", ap, err)
 		}
 		if try+1 == readTries {
 			return e, 0, false, &fs.PathError{Op: "checkpoint", Path: ap, Err: ErrKeptChanging}

@@ -1,4 +1,4 @@
-package core
+package checkpoint
 
 import (
 	"context"
@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core"
 	"sandfs/core/journal"
 )
 
@@ -72,22 +74,19 @@ const (
 const RestoreActorPrefix = "restore:"
 
 // Restore brings the tree, or the paths asked, back to a checkpoint
-// (restore_doc in checkpoint_doc.go has the design).
-func (s *Sandbox) Restore(ctx context.Context, o RestoreOptions) (RestoreResult, error) {
+// (doc.go, "Restore", has the design).
+func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{Checkpoint: o.Checkpoint, DryRun: o.DryRun, Written: []string{}, Removed: []string{}, Skipped: []RestoreSkip{}}
 	if !o.DryRun {
 		// A restore brings back what the checkpoint held, unbounded by the
 		// quota; usage is counted again after it (quota_scan.go).
-		defer func() {
-			s.quota.dirty.Store(true)
-			s.ScanUsage(context.WithoutCancel(ctx))
-		}()
+		defer s.RecountUsage(context.WithoutCancel(ctx))
 	}
-	h, err := s.checkpointStore()
+	h, err := storeOf(s)
 	if err != nil {
 		return res, err
 	}
-	scopes, err := s.restoreScopes(o.Paths)
+	scopes, err := restoreScopes(s, o.Paths)
 	if err != nil {
 		return res, err
 	}
@@ -99,7 +98,7 @@ func (s *Sandbox) Restore(ctx context.Context, o RestoreOptions) (RestoreResult,
 	}
 	var actor *actorChanges
 	if o.Actor != "" {
-		if actor, err = s.changesBy(ctx, o.Actor, thd.Seq); err != nil {
+		if actor, err = changesBy(ctx, s, o.Actor, thd.Seq); err != nil {
 			return res, err
 		}
 	}
@@ -113,7 +112,7 @@ func (s *Sandbox) Restore(ctx context.Context, o RestoreOptions) (RestoreResult,
 	if target == h.last || target == h.other {
 		target = &cpTree{hdr: target.hdr, files: maps.Clone(target.files)}
 	}
-	undo, cur, err := h.create(ctx, s, CheckpointOptions{Reason: ReasonBeforeRestore, SkipExcluded: thd.SkipExcluded,
+	undo, cur, err := h.create(ctx, s, Options{Reason: ReasonBeforeRestore, SkipExcluded: thd.SkipExcluded,
 		Name: "before restore of " + thd.ID}, !o.DryRun)
 	if err != nil {
 		return res, fmt.Errorf("the checkpoint before the restore: %w", err)
@@ -121,12 +120,12 @@ func (s *Sandbox) Restore(ctx context.Context, o RestoreOptions) (RestoreResult,
 	if !o.DryRun {
 		res.Undo = undo.ID
 	}
-	p := s.plan(scopes, target.files, cur.files, actor, &res)
+	p := plan(s, scopes, target.files, cur.files, actor, &res)
 	if o.DryRun {
 		p.report(&res)
 		return res, nil
 	}
-	actx := WithActor(ctx, Actor{Origin: journal.API, Name: RestoreActorPrefix + thd.ID})
+	actx := core.WithActor(ctx, core.Actor{Origin: journal.API, Name: RestoreActorPrefix + thd.ID})
 	claim := s.Claim(scopes...)
 	defer claim.Done()
 	r := &restorer{s: s, h: h, ctx: actx, claim: claim, res: &res}
@@ -143,7 +142,7 @@ const maxRestorePaths = 10_000
 // restoreScopes checks every path before anything is done: no NUL, no
 // "..", no name over 255 bytes or path over 4096, not the host path of the
 // root. Empty is the whole tree. Scopes within another are dropped.
-func (s *Sandbox) restoreScopes(paths []string) ([]string, error) {
+func restoreScopes(s *core.Sandbox, paths []string) ([]string, error) {
 	if len(paths) > maxRestorePaths {
 		return nil, &RestorePathError{Path: fmt.Sprintf("(%d paths)", len(paths)), Why: fmt.Sprintf("at most %d paths", maxRestorePaths)}
 	}
@@ -160,7 +159,7 @@ func (s *Sandbox) restoreScopes(paths []string) ([]string, error) {
 			return nil, bad("contains a NUL byte")
 		case len(p) > unix.PathMax:
 			return nil, bad(fmt.Sprintf("longer than %d bytes", unix.PathMax))
-		case s.hostRoot != "/" && (p == s.hostRoot || strings.HasPrefix(p, s.hostRoot+"/")):
+		case s.HostRoot() != "/" && (p == s.HostRoot() || strings.HasPrefix(p, s.HostRoot()+"/")):
 			// Not echoed: an answer never names the root's host path.
 			return nil, &RestorePathError{Why: "a host path under the sandbox root: give the API path (\"/\" is the root)"}
 		}
@@ -181,7 +180,7 @@ func (s *Sandbox) restoreScopes(paths []string) ([]string, error) {
 	sort.Strings(out)
 	kept := out[:0]
 	for _, ap := range out {
-		if len(kept) > 0 && within(ap, kept[len(kept)-1]) {
+		if len(kept) > 0 && core.Within(ap, kept[len(kept)-1]) {
 			continue
 		}
 		kept = append(kept, ap)
@@ -192,7 +191,7 @@ func (s *Sandbox) restoreScopes(paths []string) ([]string, error) {
 func quoteIfOdd(p string) string {
 	for _, r := range p {
 		if r < 0x20 || r == 0x7f || r == 0xfffd {
-			return quote(p)
+			return strconv.Quote(p)
 		}
 	}
 	return p
@@ -201,23 +200,18 @@ func quoteIfOdd(p string) string {
 // inScope reports whether ap is one of scopes or beneath one.
 func inScope(ap string, scopes []string) bool {
 	for _, sc := range scopes {
-		if within(ap, sc) {
+		if core.Within(ap, sc) {
 			return true
 		}
 	}
 	return false
 }
 
-// within reports whether ap is dir or beneath it ("/" holds everything).
-func within(ap, dir string) bool {
-	return ap == dir || dir == "/" || strings.HasPrefix(ap, dir+"/")
-}
-
 // ancestors calls fn with each directory above ap, nearest first, up to
 // "/", until fn returns false.
 func ancestors(ap string, fn func(dir string) bool) {
 	for ap != "/" {
-		ap, _ = dirAndName(ap)
+		ap, _ = core.DirAndName(ap)
 		if !fn(ap) {
 			return
 		}

@@ -1,4 +1,4 @@
-package core
+package checkpoint
 
 import (
 	"crypto/rand"
@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core"
 	"sandfs/internal/testenv"
 )
 
@@ -24,10 +25,10 @@ func TestCheckpointOutOfSpace(t *testing.T) {
 		rand.Read(b)
 		must(t, os.WriteFile(filepath.Join(root, fmt.Sprintf("big%d", i)), b, 0o644))
 	}
-	s, err := Open("default", root, Options{StateDir: state})
+	s, err := core.Open("default", root, core.Options{StateDir: state})
 	must(t, err)
 	defer s.Close()
-	if _, err := s.CreateCheckpoint(ctx, CheckpointOptions{}); !errors.Is(err, unix.ENOSPC) {
+	if _, err := Create(ctx, s, Options{}); !errors.Is(err, unix.ENOSPC) {
 		t.Fatalf("a checkpoint past the free space: %v, want ENOSPC", err)
 	}
 	if n := countObjects(t, s); n != 0 {
@@ -36,7 +37,7 @@ func TestCheckpointOutOfSpace(t *testing.T) {
 	// A small one fits now, and a crash's leftovers go at the next open.
 	must(t, os.Remove(filepath.Join(root, "big0")))
 	must(t, os.Remove(filepath.Join(root, "big1")))
-	if _, err := s.CreateCheckpoint(ctx, CheckpointOptions{}); err != nil {
+	if _, err := Create(ctx, s, Options{}); err != nil {
 		t.Fatalf("a checkpoint that fits: %v", err)
 	}
 	kept := countObjects(t, s)
@@ -45,10 +46,10 @@ func TestCheckpointOutOfSpace(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(objects, "tmp-0123456789abcdef"), []byte("half"), 0o600))
 	must(t, os.MkdirAll(filepath.Join(objects, "ab"), 0o700))
 	must(t, os.WriteFile(filepath.Join(objects, "ab", "cdef"), []byte("orphan"), 0o600))
-	s, err = Open("default", root, Options{StateDir: state})
+	s, err = core.Open("default", root, core.Options{StateDir: state})
 	must(t, err)
 	defer s.Close()
-	if _, err := s.Checkpoints(); err != nil {
+	if _, err := List(s); err != nil {
 		t.Fatal(err)
 	}
 	if n := countObjects(t, s); n != kept {

@@ -1,4 +1,4 @@
-package core
+package checkpoint
 
 import (
 	"context"
@@ -6,7 +6,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/core/cas"
+	"sandfs/core"
+	"sandfs/core/checkpoint/cas"
 	"sandfs/core/journal"
 	"sandfs/internal/safeat"
 )
@@ -16,10 +17,10 @@ import (
 // descriptor; before each change the name's stat identity is compared with
 // what the plan saw, and a name that changed meanwhile is skipped.
 type restorer struct {
-	s     *Sandbox
+	s     *core.Sandbox
 	h     *cpStore
 	ctx   context.Context // stamped with the restore's actor
-	claim *Claim
+	claim *core.Claim
 	res   *RestoreResult
 	bad   map[string]bool // paths whose step failed: what is beneath is skipped
 }
@@ -45,7 +46,7 @@ func (r *restorer) apply(p *restorePlan) {
 				staged = append(staged, sg)
 			}
 		}
-		_ = unix.Syncfs(r.s.root) // the temps' bytes durable before any rename names them
+		_ = r.s.SyncRoot() // the temps' bytes durable before any rename names them
 		for _, sg := range staged {
 			r.commit(sg)
 		}
@@ -61,7 +62,7 @@ func (r *restorer) skip(ap, reason string) {
 	r.res.Skipped = append(r.res.Skipped, RestoreSkip{Path: ap, Reason: reason})
 }
 
-func (r *restorer) fail(ap string, err error) { r.skip(ap, pathErr("restore", ap, err).Error()) }
+func (r *restorer) fail(ap string, err error) { r.skip(ap, core.PathErr("restore", ap, err).Error()) }
 
 // blocked reports (and records) a step beneath a path that failed.
 func (r *restorer) blocked(ap string) bool {
@@ -79,7 +80,7 @@ func (r *restorer) parent(ap string) (int, string, bool) {
 	if r.blocked(ap) {
 		return -1, "", false
 	}
-	dirfd, name, err := r.s.strictParent(ap)
+	dirfd, name, err := r.s.StrictParent(ap)
 	if err != nil {
 		r.fail(ap, err)
 		return -1, "", false
@@ -119,7 +120,7 @@ func (r *restorer) remove(st step) {
 		return
 	}
 	if st.c.Kind == kindDir {
-		err = removeAllAt(r.ctx, dirfd, name)
+		err = core.RemoveAllAt(r.ctx, dirfd, name)
 	} else {
 		err = unix.Unlinkat(dirfd, name, 0)
 	}
@@ -130,7 +131,7 @@ func (r *restorer) remove(st step) {
 	if !st.inT {
 		r.res.Removed = append(r.res.Removed, st.ap)
 	}
-	r.s.emit(r.ctx, journal.Remove, st.ap, "", st.c.Kind == kindDir)
+	r.s.EmitMade(r.ctx, journal.Remove, st.ap, "", st.c.Kind == kindDir)
 }
 
 func (r *restorer) mkdir(st step) {
@@ -147,7 +148,7 @@ func (r *restorer) mkdir(st step) {
 		}
 		return
 	}
-	r.s.emit(r.ctx, journal.Create, st.ap, "", true)
+	r.s.EmitMade(r.ctx, journal.Create, st.ap, "", true)
 }
 
 // staged is a file or symlink written to a temp beside its target,
@@ -171,9 +172,9 @@ func (r *restorer) stage(st step) *staged {
 	if st.attrs {
 		return sg
 	}
-	dir, _ := dirAndName(st.ap)
-	sg.tmp = tempName()
-	r.claim.Add(childOf(dir, sg.tmp))
+	dir, _ := core.DirAndName(st.ap)
+	sg.tmp = core.TempName()
+	r.claim.Add(core.ChildOf(dir, sg.tmp))
 	if st.t.Kind == kindLink {
 		err = r.stageLink(sg)
 	} else {
@@ -220,11 +221,11 @@ func (r *restorer) stageFile(sg *staged) error {
 
 // setFileAttrs gives the file fd the checkpoint's owner (where the daemon
 // may), mode (set-id bits only where allowed) and mtime.
-func setFileAttrs(s *Sandbox, fd int, t cpEntry) error {
+func setFileAttrs(s *core.Sandbox, fd int, t cpEntry) error {
 	_ = safeat.Chown(fd, int(t.Uid), int(t.Gid))
 	mode := t.Perm
 	if t.Kind == kindFile {
-		mode = s.keptMode(mode)
+		mode = s.KeptMode(mode)
 	}
 	if t.Kind != kindLink {
 		if err := safeat.Chmod(fd, mode); err != nil {
@@ -261,7 +262,7 @@ func (r *restorer) commit(sg *staged) {
 			return
 		}
 		r.res.Written = append(r.res.Written, st.ap)
-		r.s.emit(r.ctx, journal.Chmod, st.ap, "", false)
+		r.s.EmitMade(r.ctx, journal.Chmod, st.ap, "", false)
 		return
 	}
 	if err := unix.Renameat(sg.dirfd, sg.tmp, sg.dirfd, sg.name); err != nil {
@@ -271,10 +272,10 @@ func (r *restorer) commit(sg *staged) {
 	}
 	r.res.Written = append(r.res.Written, st.ap)
 	if !st.inC || st.t.Kind == kindLink {
-		r.s.emit(r.ctx, journal.Create, st.ap, "", false)
+		r.s.EmitMade(r.ctx, journal.Create, st.ap, "", false)
 	}
 	if st.t.Kind == kindFile {
-		r.s.emit(r.ctx, journal.Write, st.ap, "", false)
+		r.s.EmitMade(r.ctx, journal.Write, st.ap, "", false)
 	}
 }
 
@@ -298,6 +299,6 @@ func (r *restorer) dirAttrs(st step) {
 	}
 	if st.listed {
 		r.res.Written = append(r.res.Written, st.ap)
-		r.s.emit(r.ctx, journal.Chmod, st.ap, "", true)
+		r.s.EmitMade(r.ctx, journal.Chmod, st.ap, "", true)
 	}
 }

@@ -1,10 +1,11 @@
-package core
+package checkpoint
 
 import (
 	"context"
 	"time"
 
-	"sandfs/core/cas"
+	"sandfs/core"
+	"sandfs/core/checkpoint/cas"
 )
 
 // journalComplete reports whether every change to the tree reaches the
@@ -12,8 +13,8 @@ import (
 // start (manifest.go) are done, and no directory went unwatched. Only then may a checkpoint trust the journal to name
 // what changed; otherwise it walks the tree (still reading only files
 // whose stat identity changed).
-func (s *Sandbox) journalComplete() bool {
-	for _, ready := range []<-chan struct{}{s.watchReady, s.reconciled} {
+func journalComplete(s *core.Sandbox) bool {
+	for _, ready := range []<-chan struct{}{s.WatchReady(), s.Reconciled()} {
 		select {
 		case <-ready:
 		default:
@@ -27,12 +28,12 @@ func (s *Sandbox) journalComplete() bool {
 // of the same SkipExcluded. With store it records it as a new checkpoint
 // (contents in the store, manifest written); without, it is a dry run's
 // look: contents hashed, nothing kept. h.mu is held.
-func (h *cpStore) create(ctx context.Context, s *Sandbox, o CheckpointOptions, store bool) (Checkpoint, *cpTree, error) {
+func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store bool) (Checkpoint, *cpTree, error) {
 	if _, err := h.headers(); err != nil {
 		return Checkpoint{}, nil, err
 	}
-	s.catchUp()
-	seq := s.journal.Seq() // before the first look: every event <= seq is seen
+	s.CatchUp()
+	seq := s.Journal().Seq() // before the first look: every event <= seq is seen
 	prev, err := h.newest(o.SkipExcluded)
 	if err != nil {
 		return Checkpoint{}, nil, err
@@ -47,7 +48,7 @@ func (h *cpStore) create(ctx context.Context, s *Sandbox, o CheckpointOptions, s
 	}
 	b := newBuilder(ctx, s, h, pfiles, o.SkipExcluded, st)
 	done := false
-	if prev != nil && prev.hdr.Seq <= seq && s.journalComplete() {
+	if prev != nil && prev.hdr.Seq <= seq && journalComplete(s) {
 		if done, err = b.since(prev.hdr.Seq, seq); err != nil {
 			return Checkpoint{}, nil, err
 		}
@@ -140,18 +141,6 @@ func (h *cpStore) compact(id string) {
 		return
 	}
 	t.hdr = hd
-}
-
-// catchUp appends to the journal what the kernel has queued of outside
-// changes made so far (as opening a claim does, ledger.go), so a
-// checkpoint taken right after an outside write knows of it.
-func (s *Sandbox) catchUp() {
-	if n := s.ledger.reader.Load(); n != nil {
-		n.mu.Lock()
-		n.drain()
-		n.mu.Unlock()
-	}
-	s.out.flush(s.journal)
 }
 
 func countTree(files map[string]cpEntry, cp *Checkpoint) {

@@ -1,10 +1,11 @@
-package core
+package checkpoint
 
 import (
 	"context"
 	"fmt"
 	"strings"
 
+	"sandfs/core"
 	"sandfs/core/journal"
 )
 
@@ -18,9 +19,9 @@ type actorChanges struct {
 }
 
 // changesBy reads the journal after seq for the paths actor changed.
-func (s *Sandbox) changesBy(ctx context.Context, actor string, seq uint64) (*actorChanges, error) {
+func changesBy(ctx context.Context, s *core.Sandbox, actor string, seq uint64) (*actorChanges, error) {
 	a := &actorChanges{name: actor, last: map[string]uint64{}, other: map[string]journal.Event{}}
-	lost, err := s.journal.Scan(ctx, seq, func(e journal.Event) bool {
+	lost, err := s.Journal().Scan(ctx, seq, func(e journal.Event) bool {
 		for _, p := range []string{e.Path, e.OldPath} {
 			if p == "" {
 				continue

@@ -1,4 +1,4 @@
-package core
+package checkpoint
 
 import (
 	"crypto/rand"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"sandfs/core"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,12 +26,12 @@ func TestCheckpointStoreBound(t *testing.T) {
 	for _, n := range []string{"a", "b", "c"} {
 		write(n, 400*kib)
 	}
-	s, err := Open("default", root, Options{StateDir: t.TempDir(), CheckpointMaxSize: 1 << 20})
+	s, err := core.Open("default", root, core.Options{StateDir: t.TempDir(), CheckpointMaxSize: 1 << 20})
 	must(t, err)
 	defer s.Close()
 
-	_, err = s.CreateCheckpoint(ctx, CheckpointOptions{})
-	var full *CheckpointStoreFullError
+	_, err = Create(ctx, s, Options{})
+	var full *StoreFullError
 	if !errors.As(err, &full) || !errors.Is(err, unix.ENOSPC) || full.Limit != 1<<20 || full.Need < 1200*kib {
 		t.Fatalf("a checkpoint of 1.2 MiB under a 1 MiB bound: %v, want refused (ENOSPC) saying the bound and the need", err)
 	}
@@ -45,27 +47,27 @@ func TestCheckpointStoreBound(t *testing.T) {
 	_, err = f.WriteAt(make([]byte, 10*kib), 128<<20)
 	must(t, err)
 	f.Close()
-	first, err := s.CreateCheckpoint(ctx, CheckpointOptions{})
+	first, err := Create(ctx, s, Options{})
 	if err != nil {
 		t.Fatalf("a checkpoint of 800 KiB and a sparse file under a 1 MiB bound: %v", err)
 	}
-	size, limit, ok := s.CheckpointStoreBytes()
+	size, limit, ok := StoreBytes(s)
 	if !ok || limit != 1<<20 || size < 800*kib || size > 1<<20 {
 		t.Errorf("store size %d, limit %d (%v); want 800 KiB to 1 MiB of 1 MiB", size, limit, ok)
 	}
 
 	write("d", 400*kib)
-	if _, err := s.CreateCheckpoint(ctx, CheckpointOptions{}); !errors.As(err, &full) {
+	if _, err := Create(ctx, s, Options{}); !errors.As(err, &full) {
 		t.Fatalf("400 KiB more past the bound: %v, want refused", err)
 	}
 	// With b gone the tree is a, d and the sparse file: 800 KiB, which
 	// fits only once the first checkpoint's objects are gone.
 	must(t, os.Remove(filepath.Join(root, "b")))
-	if _, err := s.CreateCheckpoint(ctx, CheckpointOptions{}); !errors.As(err, &full) {
+	if _, err := Create(ctx, s, Options{}); !errors.As(err, &full) {
 		t.Fatalf("d's 400 KiB beside the first checkpoint's 800: %v, want refused", err)
 	}
-	must(t, s.DeleteCheckpoint(first.ID))
-	if _, err := s.CreateCheckpoint(ctx, CheckpointOptions{}); err != nil {
+	must(t, Delete(s, first.ID))
+	if _, err := Create(ctx, s, Options{}); err != nil {
 		t.Fatalf("after the first checkpoint was deleted: %v", err)
 	}
 }

@@ -1,9 +1,10 @@
-package core
+package checkpoint
 
 import (
 	"bufio"
 	"encoding/gob"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -13,7 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/core/cas"
+	"sandfs/core"
+	"sandfs/core/checkpoint/cas"
 )
 
 // compactEvery is how long a chain of deltas may grow: the checkpoint at
@@ -42,8 +44,8 @@ type cpEntry struct {
 	Ctime    int64 // Unix ns
 }
 
-func (e cpEntry) public(ap string) CheckpointEntry {
-	c := CheckpointEntry{Path: ap, Uid: e.Uid, Gid: e.Gid, Mtime: time.Unix(0, e.Mtime), Size: e.Size, Target: e.Target, Hash: e.Hash}
+func (e cpEntry) public(ap string) Entry {
+	c := Entry{Path: ap, Uid: e.Uid, Gid: e.Gid, Mtime: time.Unix(0, e.Mtime), Size: e.Size, Target: e.Target, Hash: e.Hash}
 	m := e.Perm
 	switch e.Kind {
 	case kindDir:
@@ -53,7 +55,7 @@ func (e cpEntry) public(ap string) CheckpointEntry {
 	default:
 		c.Type, m = "file", m|unix.S_IFREG
 	}
-	c.Mode = fileMode(m)
+	c.Mode = core.FileMode(m)
 	return c
 }
 
@@ -88,16 +90,17 @@ type cpStore struct {
 	store      *cas.Store
 	hdrs       map[string]cpHeader
 	last       *cpTree        // the newest checkpoint this process wrote or loaded
-	other      *cpTree        // the last other tree read back (CheckpointEntry of one checkpoint, path after path)
+	other      *cpTree        // the last other tree read back (Entry of one checkpoint, path after path)
 	compacting sync.WaitGroup // compact goroutines (close waits for them)
 	closed     bool
-	maxBytes   int64        // the store's bound (checkpoint_bound.go); 0 or less: none
+	maxBytes   int64        // the store's bound (bound.go); 0 or less: none
 	size       int64        // the store's size on disk, -1 until walked again
 	reads      atomic.Int64 // files read (content hashed)
 	walks      atomic.Int64 // checkpoints that walked the whole tree
 }
 
-// cpStoreRef opens a Sandbox's cpStore on first use.
+// cpStoreRef opens a Sandbox's cpStore on first use. It is the sandbox's
+// attachment (core.Sandbox.Attachment), so the sandbox's Close closes it.
 type cpStoreRef struct {
 	once  sync.Once
 	h     *cpStore
@@ -105,22 +108,30 @@ type cpStoreRef struct {
 	ready atomic.Pointer[cpStore] // h once opened, for readers that must not open it
 }
 
-// checkpointStore is the sandbox's checkpoints, opened on first use.
-func (s *Sandbox) checkpointStore() (*cpStore, error) {
-	if s.stateDir == "" {
+// storeKey keys the checkpoint store among a sandbox's attachments.
+type storeKey struct{}
+
+// refOf is the sandbox's cpStoreRef (nothing opened yet).
+func refOf(s *core.Sandbox) *cpStoreRef {
+	return s.Attachment(storeKey{}, func() io.Closer { return &cpStoreRef{} }).(*cpStoreRef)
+}
+
+// storeOf is the sandbox's checkpoints, opened on first use.
+func storeOf(s *core.Sandbox) (*cpStore, error) {
+	if s.StateDir() == "" {
 		return nil, ErrNoState
 	}
-	r := &s.cps
+	r := refOf(s)
 	r.once.Do(func() {
-		r.h, r.err = openCpStore(s.stateDir, s.cpMax)
+		r.h, r.err = openCpStore(s.StateDir(), s.CheckpointMaxSize())
 		r.ready.Store(r.h)
 	})
 	return r.h, r.err
 }
 
-// close releases the store's fds (Sandbox.Close), waiting for an
+// Close releases the store's fds (core.Sandbox.Close), waiting for an
 // operation in flight.
-func (r *cpStoreRef) close() {
+func (r *cpStoreRef) Close() error {
 	r.once.Do(func() { r.err = ErrNoState }) // none opened: none will be
 	r.ready.Store(nil)
 	if h := r.h; h != nil {
@@ -135,10 +146,11 @@ func (r *cpStoreRef) close() {
 		unix.Close(h.state)
 		r.h, r.err = nil, fmt.Errorf("checkpoints: %w", unix.EBADF)
 	}
+	return nil
 }
 
 // openCpStore opens the store in dir, bounded to maxBytes (0: half the
-// state filesystem; below 0: no bound; checkpoint_bound.go).
+// state filesystem; below 0: no bound; bound.go).
 func openCpStore(dir string, maxBytes int64) (*cpStore, error) {
 	state, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -169,8 +181,8 @@ func openCpStore(dir string, maxBytes int64) (*cpStore, error) {
 
 // FilesRead counts the files checkpoints read since the sandbox was
 // opened (their content re-hashed): what an incremental checkpoint spares.
-func (s *Sandbox) FilesRead() int64 {
-	h, err := s.checkpointStore()
+func FilesRead(s *core.Sandbox) int64 {
+	h, err := storeOf(s)
 	if err != nil {
 		return 0
 	}
@@ -193,7 +205,7 @@ func (h *cpStore) headers() (map[string]cpHeader, error) {
 	if h.hdrs != nil {
 		return h.hdrs, nil
 	}
-	names, err := dirNames(h.cps)
+	names, err := core.DirNames(h.cps)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +231,7 @@ func (h *cpStore) header(id string) (cpHeader, error) {
 	}
 	hd, ok := hdrs[id]
 	if !ok || !validID(id) {
-		return cpHeader{}, fmt.Errorf("%q: %w", id, ErrUnknownCheckpoint)
+		return cpHeader{}, fmt.Errorf("%q: %w", id, ErrUnknown)
 	}
 	return hd, nil
 }
