@@ -16,7 +16,7 @@ import (
 // changes exactly as core's own operations do, and never keeps a copy of
 // that code. Nothing outside core's subpackages should call these.
 
-// # Resolution beneath the root
+// Resolution beneath the root:
 
 // OpenBeneath opens the API path beneath the root fd, confined as every
 // core operation is (resolve.go); flags are open(2)'s.
@@ -38,10 +38,6 @@ func (s *Sandbox) MkdirAll(ctx context.Context, apiPath string, perm uint32) err
 // a restore writes (resolve_strict.go).
 func (s *Sandbox) StrictParent(ap string) (int, string, error) { return s.strictParent(ap) }
 
-// StrictDir opens the directory ap (O_PATH) beneath the root following no
-// symlink at all.
-func (s *Sandbox) StrictDir(ap string) (int, error) { return s.strictDir(ap) }
-
 // SyncRoot is syncfs(2) on the root's filesystem.
 func (s *Sandbox) SyncRoot() error { return unix.Syncfs(s.root) }
 
@@ -55,7 +51,7 @@ func (s *Sandbox) CheckpointMaxSize() int64 { return s.cpMax }
 // unless the sandbox allows them (setid.go).
 func (s *Sandbox) KeptMode(mode uint32) uint32 { return s.keptMode(mode) }
 
-// # Paths and errors
+// Paths and errors:
 
 // PathErr wraps err as an *fs.PathError carrying the API path and a
 // unix.Errno; a host path never leaks out in it (errors.go).
@@ -75,7 +71,7 @@ func Within(ap, dir string) bool { return within(ap, dir) }
 // SkippedNames of ctx (names.go).
 func Unreportable(ctx context.Context, name string) bool { return unreportable(ctx, name) }
 
-// # Descriptor primitives: one name in a directory fd, never followed
+// Descriptor primitives: one name in a directory fd, never followed:
 
 // OpenSubdir opens the directory name in dirfd for a walk: never through a
 // symlink, never into another mount (EXDEV; xdev.go).
@@ -135,7 +131,7 @@ func Fill(r io.Reader, buf []byte) (int, error) { return fill(r, buf) }
 // wraps to its errno (errors.go).
 func ErrnoOf(err error) error { return errnoOf(err) }
 
-// # The journal
+// The journal:
 
 // EmitMade appends the event of a change a subpackage's operation made,
 // as core's operations append theirs (actor.go): by the actor in ctx,
@@ -150,7 +146,7 @@ func (s *Sandbox) EmitMade(ctx context.Context, typ journal.Type, ap, old string
 // watch (coverage.go).
 func (s *Sandbox) UnheardNear(ap string) bool { return s.unheardNear(ap) }
 
-// # Usage (quota.go, quota_scan.go)
+// Usage (quota.go, quota_scan.go):
 
 // UsageOp is one operation's change of usage: begun before its first
 // change of the tree, ended once with what it changed.
