@@ -121,8 +121,8 @@
 // a directory) and never descended; the caller stops it with fs.SkipAll at
 // its limit. Path patterns live in package pathmatch, with the names
 // skipped by default: [Glob] (pathmatch.Glob) matches slash-separated
-// relative paths with "**", Grep's globs match the base name or the path.
-// Walk, List and Grep leave out a name that is not valid UTF-8 (and do not
+// relative paths with "**", grep's globs match the base name or the path.
+// Walk, List and grep leave out a name that is not valid UTF-8 (and do not
 // descend such a directory), counting it in the [SkippedNames] of the
 // context: no boundary could report it without aliasing another file
 // (names.go). The path functions themselves stay byte-exact for the
@@ -226,86 +226,22 @@
 //
 // # Client patterns
 //
-// Every regular expression and glob a client sends is compiled in
-// pattern.go, under one set of bounds: a regex's program is at most
-// [MaxPatternInsts] instructions, one search scans at most
-// [MaxInputFor] bytes of a file (the product is [PatternWork]), a glob is at
-// most [MaxGlobLen] bytes. A refusal is a *PatternError saying which bound
-// and by how much. A line search rewrites its regex so no match holds a
-// newline, which makes one pass over the data enough and lets it scan in
-// windows that end at line ends.
+// Every glob a client sends is checked by [CheckGlob] (pattern.go), at
+// most [MaxGlobLen] bytes; regular expressions are package grep's, under
+// its bounds. A refusal is a *PatternError saying which bound and by how
+// much.
 //
 // # Abandoned work
 //
-// Walk and Grep look at their context at every entry, Grep also at every
-// read and every 64 KiB window of a file, Copy at every entry and every
+// Walk looks at its context at every entry (package grep at every entry,
+// read and 64 KiB window), Copy at every entry and every
 // 16 MiB of a file; each returns the context's error once it ends, so work
 // whose client hung up stops within a window rather than at the end.
 //
-// # Tar extraction
-//
-// [Sandbox.ExtractTar] refuses a hostile archive whole: entries are extracted
-// into a staging directory beside the destination, each one checked (no
-// absolute names, no "..", no device nodes or FIFOs, no symlink or hard link
-// whose target leaves the destination, no entry written through a symlink),
-// and only a fully valid archive is merged into the destination. A file
-// entry is refused on its declared size (for a GNU sparse entry, the logical
-// size) against what is left of the byte limit before anything is written,
-// and a sparse entry is written with holes, so a few KiB of archive never
-// costs a terabyte of zeros. Directory
-// modes are set last, each directory opened again below the stage one
-// component at a time with O_NOFOLLOW and changed through its descriptor;
-// the stage itself, and a directory merged into, likewise.
-//
 // # Changes since a point
 //
-// [Sandbox.Changes] is the net change set of the tree between a start
-// point (a seq, a time, a checkpoint) and now, one row per path, folded
-// from the journal (changes_fold.go), checked against the tree as it is,
-// with optional unified diffs (changes_diff.go).
-//
-// The rules of the fold, per path (a path's state moves with its content
-// on a rename):
-//   - created then removed: no row;
-//   - created (then written, chmodded): added;
-//   - a path that existed at the start (its first event is not a create)
-//     written or chmodded: modified; removed: deleted; removed and made
-//     again: modified;
-//   - renamed a→b: one row b "renamed" from a (none for a); when a was
-//     itself added since, b is "added"; a chain a→b→c is c renamed from a;
-//     moved away and back unchanged is no row; writes after a rename keep
-//     it renamed; a rename over an existing b replaces b's content (b's
-//     earlier content, if it was another start-point path's, is deleted);
-//   - a rename whose source is unknown (an outside rename inotify could
-//     not pair) is new content at its target, as a create;
-//   - a directory rename moves every row under it; a directory remove
-//     removes every row under it;
-//   - a path whose first event makes it a rename's target is taken as not
-//     existing at the start (the event cannot tell an overwrite), so a save
-//     by rename (write a temp file, rename it over the file) is "added",
-//     unless a checkpoint at the start point (see changes_diff.go) holds
-//     the path: then it is "modified".
-//
-// Who and when go with the content too: a row's First and Last are the
-// first and last events of what it is now (a rename target's include its
-// source's), Events how many, Actors the distinct who-labels in order of
-// appearance. Then each row is checked against the tree, beneath the root
-// without following symlinks: a row added whose path is gone is dropped, a
-// row modified or renamed whose path is gone is deleted (at its start-point
-// path), a deleted path that exists again is modified; Size and IsDir are
-// the tree's.
-//
-// The filters pick rows, never events (a row kept shows all its actors):
-// Path keeps the rows at or under it (a renamed row by either of its
-// paths); Actor those with an event by that who-label, which is an api
-// actor's name ("api" for a request that named none), "fuse:COMM" for a
-// process on the mount ("fuse" when its command is unknown) or
-// "external"; Origin those with an event of that origin. Limit rows
-// (default 10,000, at most 100,000) are given in path order, Truncated
-// when more were left. Lost says events after the start point are no
-// longer kept, so rows may be missing; since the oldest kept event (no
-// start point) is never lost. Diffs, their old side and their bounds:
-// changes_diff.go.
+// Package changes folds the journal into the net change set of the tree
+// since a seq, a time or a checkpoint; its doc.go has the rules.
 //
 // # The kernel watch
 //
@@ -433,7 +369,9 @@
 // # Checkpoints
 //
 // A sandbox with a state directory records checkpoints of its tree there
-// (manifests as deltas on a parent chain, contents in package cas) and
-// restores them, atomically per file and never through a symlink;
-// checkpoint_doc.go has the design.
+// (manifests as deltas on a parent chain, contents in a content store) and
+// restores them, atomically per file and never through a symlink: package
+// checkpoint, whose doc.go has the design. core keeps only what they
+// share with every operation (strict resolution, resolve_strict.go; the
+// store's place among the sandbox's attachments, attach.go).
 package core

@@ -2,7 +2,9 @@ package core
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,5 +43,24 @@ func TestGlob(t *testing.T) {
 		if got := g.MaxDepth(); got != want {
 			t.Errorf("MaxDepth(%q): got %d, want %d", pat, got, want)
 		}
+	}
+}
+
+// Many "**" segments cost a product, not an exponential.
+func TestGlobManyDoubleStars(t *testing.T) {
+	g, err := CompileGlob(strings.Repeat("**/a/", 60) + "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := strings.TrimSuffix(strings.Repeat("a/", 200), "/")
+	start := time.Now()
+	if g.Match(deep) {
+		t.Error("matched a path without b")
+	}
+	if !g.Match(deep + "/b") {
+		t.Error("did not match a path ending in b")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("two matches took %v", d)
 	}
 }

@@ -2,17 +2,36 @@ package core
 
 import (
 	"context"
-	"crypto/sha256"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
+	"io"
 	"testing"
+
+	"sandfs/core/journal"
+	"sandfs/internal/testenv"
 )
 
 var ctx = context.Background()
+
+// Some of core's tests exercise a rule of core through an operation of a
+// subpackage: a tar row in the events, quota, setid and escape tables,
+// the changes set that a hole of the kernel watch makes lost. They cannot
+// import the subpackage, which imports core, so they call it through
+// these, which subpackages_test.go, an external test file of the same
+// binary, sets through SetHooks.
+var (
+	// extractTar is tar.Extract in merge mode.
+	extractTar func(ctx context.Context, s *Sandbox, dest string, r io.Reader) error
+	// changesLost is the Lost of changes.Since for the start seq and path.
+	changesLost func(ctx context.Context, s *Sandbox, since uint64, path string) (bool, error)
+)
+
+// Hooks are the subpackage operations core's tests call; see extractTar.
+type Hooks struct {
+	ExtractTar  func(ctx context.Context, s *Sandbox, dest string, r io.Reader) error
+	ChangesLost func(ctx context.Context, s *Sandbox, since uint64, path string) (bool, error)
+}
+
+// SetHooks sets the hooks; see extractTar.
+func SetHooks(h Hooks) { extractTar, changesLost = h.ExtractTar, h.ChangesLost }
 
 // modes runs f once with openat2 resolution (where the kernel has it) and
 // once with the user-space walk, each on a fresh root.
@@ -37,84 +56,21 @@ func modes(t *testing.T, f func(t *testing.T, s *Sandbox, root string)) {
 	}
 }
 
-// mk builds a tree under dir from "path" → content; a content starting with
-// "->" makes a symlink, a path ending in "/" a directory.
-func mk(t testing.TB, dir string, tree map[string]string) {
-	t.Helper()
-	keys := make([]string, 0, len(tree))
-	for k := range tree {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := tree[k]
-		p := filepath.Join(dir, k)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case strings.HasSuffix(k, "/"):
-			err := os.MkdirAll(p, 0o755)
-			if err != nil {
-				t.Fatal(err)
-			}
-		case strings.HasPrefix(v, "->"):
-			if err := os.Symlink(v[2:], p); err != nil {
-				t.Fatal(err)
-			}
-		default:
-			if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
+// mk, snapshot and sameSnapshot are testenv's, shared with core's
+// subpackages.
+func mk(t testing.TB, dir string, tree map[string]string) { t.Helper(); testenv.Mk(t, dir, tree) }
 
-// snapshot describes every entry under dir (type, mode, link target or
-// content hash), to prove that an operation changed nothing.
 func snapshot(t testing.TB, dir string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			out[rel] = "link " + target
-		case d.IsDir():
-			out[rel] = fmt.Sprintf("dir %v", info.Mode())
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			out[rel] = fmt.Sprintf("file %v %x", info.Mode(), sha256.Sum256(b))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testenv.Snapshot(t, dir)
 }
 
 func sameSnapshot(t testing.TB, what string, before, after map[string]string) {
 	t.Helper()
-	for k, v := range before {
-		if after[k] != v {
-			t.Errorf("%s: %s changed: was %q, now %q", what, k, v, after[k])
-		}
-	}
-	for k, v := range after {
-		if _, ok := before[k]; !ok {
-			t.Errorf("%s: %s appeared: %q", what, k, v)
-		}
-	}
+	testenv.SameSnapshot(t, what, before, after)
+}
+
+func journalAll(s *Sandbox) []journal.Event {
+	es, _ := s.Journal().Since(0, 100000)
+	return es
 }

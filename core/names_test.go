@@ -2,41 +2,21 @@ package core
 
 import (
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"sandfs/internal/testenv"
 )
 
-// badNames makes, in root, two files whose names are not UTF-8 ("a\xff",
-// "a\xfe"), the file literally named "a\uFFFD" that both would turn into,
-// and a directory "b\xff" holding a file: each file's content is its name
-// spelled in hex, with a line "needle".
-func badNames(t *testing.T, root string) {
-	t.Helper()
-	for name, content := range map[string]string{
-		"a\xff": "ff\nneedle\n", "a\xfe": "fe\nneedle\n", "a\uFFFD": "fffd\nneedle\n", "ok": "ok\nneedle\n",
-	} {
-		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Mkdir(filepath.Join(root, "b\xff"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "b\xff", "inner"), []byte("inner\nneedle\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestNamesNotUTF8AreNotReported: List, Walk and Grep leave out and count
+// TestNamesNotUTF8AreNotReported: List and Walk (and grep, in its own
+// package) leave out and count
 // the names that are not UTF-8 (and do not descend such a directory); every
 // name they report is valid, distinct and names its own file.
 func TestNamesNotUTF8AreNotReported(t *testing.T) {
 	modes(t, func(t *testing.T, s *Sandbox, root string) {
-		badNames(t, root)
+		testenv.BadNames(t, root)
 		want := []string{"/a\uFFFD", "/ok"}
 		check := func(t *testing.T, what string, got []string, c *SkippedNames) {
 			t.Helper()
@@ -76,18 +56,6 @@ func TestNamesNotUTF8AreNotReported(t *testing.T) {
 				t.Fatal(err)
 			}
 			check(t, "Walk", got, sk)
-		})
-		t.Run("grep", func(t *testing.T) {
-			c, sk := WithSkippedNames(ctx)
-			res, err := s.Grep(c, "/", GrepOptions{Pattern: "needle", Exclude: []string{}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, m := range res.Matches {
-				got = append(got, m.File)
-			}
-			check(t, "Grep", got, sk)
 		})
 		t.Run("round trip", func(t *testing.T) {
 			f, _, err := s.OpenFile(ctx, "/a\uFFFD")

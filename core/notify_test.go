@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/internal/testenv"
 )
 
 // watched opens a sandbox on a fresh root with the kernel watch running and
@@ -222,7 +223,7 @@ func TestJournalScenarios(t *testing.T) {
 		{"api tar extraction",
 			nil,
 			func(t *testing.T, s *Sandbox, root string) {
-				s.ExtractTar(ctx, "/x", tarOf(t, []tarEntry{{name: "a/b", body: "1"}}), TarOptions{})
+				extractTar(ctx, s, "/x", testenv.TarOf(t, []testenv.TarEntry{{Name: "a/b", Body: "1"}}))
 			},
 			"api create /x\napi create /x/a\napi create /x/a/b\napi write /x/a/b"},
 	} {

@@ -133,3 +133,15 @@ func (s *Sandbox) record(ctx context.Context, e journal.Event) {
 	s.out.flushLocked(s.journal)
 	s.journal.Append(e)
 }
+
+// CatchUp appends to the journal what the kernel has queued of outside
+// changes made so far (as opening a claim does, ledger.go), so a
+// checkpoint taken right after an outside write knows of it.
+func (s *Sandbox) CatchUp() {
+	if n := s.ledger.reader.Load(); n != nil {
+		n.mu.Lock()
+		n.drain()
+		n.mu.Unlock()
+	}
+	s.out.flush(s.journal)
+}

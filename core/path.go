@@ -103,3 +103,8 @@ func (s *Sandbox) cleanBoth(a, b string) (string, string, error) {
 	cb, err := s.Clean(b)
 	return ca, cb, err
 }
+
+// within reports whether ap is dir or beneath it ("/" holds everything).
+func within(ap, dir string) bool {
+	return ap == dir || dir == "/" || strings.HasPrefix(ap, dir+"/")
+}

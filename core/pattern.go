@@ -4,37 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
-	"regexp/syntax"
-	"slices"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// Patterns from clients. A regular expression or a glob a client sends is
-// compiled here and nowhere else, so one set of bounds holds for grep, the
-// one-file search, find, glob, the named listing and the watch filters.
-//
-// Go's regexp runs in time linear in its input, but the factor is the size
-// of the compiled program: a search keeps up to one thread per instruction
-// alive per input byte. The parser caps a counted repetition at 1000, yet
-// "(.*){1,1000}" still compiles to 5,001 instructions, and searching 1.5 MB
-// with it took 36.7 s of CPU. So a pattern is refused when its program has
-// more than MaxPatternInsts instructions, and the bytes one search may scan
-// are capped at PatternWork/instructions (see MaxInputFor): on this
-// machine's worst measured case, every thread live on every byte, about
-// 7 ns per instruction per byte, that is a few seconds per file at most.
-// Every search also stops when its context ends (see Grep).
-
-// MaxPatternInsts is the largest compiled program a client's regular
-// expression may have. Ordinary patterns are far below it ("\w+\s*=\s*\d+"
-// is 11 instructions, a 20-word alternation about 150, ".{1000}" 1,002).
-const MaxPatternInsts = 2000
-
-// PatternWork bounds instructions × bytes of one regular-expression search
-// of one file.
-const PatternWork = 1 << 30
+// Globs from clients. Every glob a client sends (grep's includes and
+// excludes, find, glob, the named listing, the watch filters) is checked
+// here, under one bound; a regular expression is compiled by package grep,
+// under its own. A refusal of either is a *PatternError.
 
 // MaxGlobLen is the longest glob a client may send: no path is longer than
 // PATH_MAX, and path.Match costs the product of the glob's and the name's
@@ -43,100 +20,6 @@ const MaxGlobLen = 1024
 
 // ErrPatternTooComplex is what a refused regular expression unwraps to.
 var ErrPatternTooComplex = errors.New("pattern too complex")
-
-// compileRegexp compiles a client's regular expression (Perl syntax, as
-// regexp.Compile) and returns it with its program's size in instructions.
-// A malformed pattern or one whose program is over MaxPatternInsts is a
-// *PatternError whose message says why; the one shown is orig, the
-// client's own text (expr may carry flags added by the caller).
-//
-// With lineMode, the pattern is rewritten so that no match contains a
-// newline (as ripgrep does for a line search): "." and every class lose
-// "\n" and a literal newline matches nothing. A line search asks whether a
-// line matches, so its answers are the same, and a search then never
-// crosses a line: one scan of the data finds every matching line, where a
-// match crossing lines would otherwise be rescanned from the next line
-// (quadratic).
-func compileRegexp(orig, expr string, lineMode bool) (*regexp.Regexp, int, error) {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return nil, 0, &PatternError{Pattern: orig, Err: asTyped(err, orig)}
-	}
-	if lineMode {
-		withoutNewline(re)
-		expr = re.String()
-	}
-	prog, err := syntax.Compile(re.Simplify())
-	if err != nil {
-		return nil, 0, &PatternError{Pattern: orig, Err: err}
-	}
-	if n := len(prog.Inst); n > MaxPatternInsts {
-		return nil, 0, &PatternError{Pattern: orig, Err: fmt.Errorf("%w: it compiles to %d instructions, more than the limit of %d "+
-			"(counted repetitions of groups, such as (.*){1,1000}, multiply a pattern's size)", ErrPatternTooComplex, n, MaxPatternInsts)}
-	}
-	rx, err := regexp.Compile(expr)
-	if err != nil {
-		return nil, 0, &PatternError{Pattern: orig, Err: err}
-	}
-	return rx, len(prog.Inst), nil
-}
-
-// withoutNewline rewrites re in place so that nothing in it matches '\n'.
-func withoutNewline(re *syntax.Regexp) {
-	switch re.Op {
-	case syntax.OpAnyChar:
-		re.Op = syntax.OpAnyCharNotNL
-	case syntax.OpCharClass:
-		var out []rune
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			lo, hi := re.Rune[i], re.Rune[i+1]
-			if lo <= '\n' && '\n' <= hi {
-				if lo < '\n' {
-					out = append(out, lo, '\n'-1)
-				}
-				if hi > '\n' {
-					out = append(out, '\n'+1, hi)
-				}
-				continue
-			}
-			out = append(out, lo, hi)
-		}
-		if len(out) == 0 {
-			*re = syntax.Regexp{Op: syntax.OpNoMatch}
-			return
-		}
-		re.Rune = out
-	case syntax.OpLiteral:
-		if slices.Contains(re.Rune, '\n') {
-			*re = syntax.Regexp{Op: syntax.OpNoMatch}
-			return
-		}
-	}
-	for _, sub := range re.Sub {
-		withoutNewline(sub)
-	}
-}
-
-// asTyped is a parse error that quotes the client's pattern, not the
-// expression sandfs made of it (flags added, "(?m)(" for "("): the part
-// that failed, if it is in orig, else orig whole.
-func asTyped(err error, orig string) error {
-	var se *syntax.Error
-	if !errors.As(err, &se) {
-		return err
-	}
-	expr := se.Expr
-	if !strings.Contains(orig, expr) {
-		expr = orig
-	}
-	return &syntax.Error{Code: se.Code, Expr: expr}
-}
-
-// MaxInputFor is the most bytes a search with a program of insts
-// instructions may scan in one file: PatternWork/insts.
-func MaxInputFor(insts int) int64 {
-	return PatternWork / int64(max(insts, 1))
-}
 
 // CheckGlob reports whether a client's glob (path.Match syntax, "/"
 // separated, "**" allowed as a segment) is acceptable: well formed and at
@@ -155,5 +38,19 @@ func CheckGlob(glob string) error {
 // CompileGlob says of one.
 type malformedGlob struct{}
 
-func (malformedGlob) Error() string        { return "malformed glob (an unclosed [ or a trailing \\)" }
+func (malformedGlob) Error() string { return "malformed glob (an unclosed [ or a trailing \\)" }
+
 func (malformedGlob) Is(target error) bool { return target == unix.EINVAL }
+
+// PatternError is a pattern that does not compile, or an unknown type alias:
+// the request's fault, not the filesystem's.
+type PatternError struct {
+	Pattern string
+	Err     error
+}
+
+func (e *PatternError) Error() string {
+	return "invalid pattern " + quote(e.Pattern) + ": " + e.Err.Error()
+}
+
+func (e *PatternError) Unwrap() error { return e.Err }

@@ -148,19 +148,19 @@ func TestQuotaEveryWrite(t *testing.T) {
 			return err
 		}, ""},
 		{"tar merge past bytes", Quota{Bytes: 500}, func(s *Sandbox) error {
-			_, err := s.ExtractTar(ctx, "/d", tarOf(t, []tarEntry{{name: "x", body: strings.Repeat("x", 60)}, {name: "y", body: strings.Repeat("y", 60)}}), TarOptions{})
+			err := extractTar(ctx, s, "/d", testenv.TarOf(t, []testenv.TarEntry{{Name: "x", Body: strings.Repeat("x", 60)}, {Name: "y", Body: strings.Repeat("y", 60)}}))
 			return err
 		}, "bytes"},
 		{"tar over a file within bytes", Quota{Bytes: 400}, func(s *Sandbox) error {
-			_, err := s.ExtractTar(ctx, "/", tarOf(t, []tarEntry{{name: "big", body: strings.Repeat("t", 250)}}), TarOptions{})
+			err := extractTar(ctx, s, "/", testenv.TarOf(t, []testenv.TarEntry{{Name: "big", Body: strings.Repeat("t", 250)}}))
 			return err
 		}, ""},
 		{"tar new dest past entries", Quota{Entries: 5}, func(s *Sandbox) error {
-			_, err := s.ExtractTar(ctx, "/t", tarOf(t, []tarEntry{{name: "x", body: "1"}, {name: "y", body: "2"}}), TarOptions{})
+			err := extractTar(ctx, s, "/t", testenv.TarOf(t, []testenv.TarEntry{{Name: "x", Body: "1"}, {Name: "y", Body: "2"}}))
 			return err
 		}, "entries"},
 		{"tar new dest within entries", Quota{Entries: 6}, func(s *Sandbox) error {
-			_, err := s.ExtractTar(ctx, "/t", tarOf(t, []tarEntry{{name: "x", body: "1"}, {name: "y", body: "2"}}), TarOptions{})
+			err := extractTar(ctx, s, "/t", testenv.TarOf(t, []testenv.TarEntry{{Name: "x", Body: "1"}, {Name: "y", Body: "2"}}))
 			return err
 		}, ""},
 		{"copy past bytes", Quota{Bytes: 699}, func(s *Sandbox) error {

@@ -19,7 +19,6 @@ const (
 	OpMkdir  = "mkdir"
 	OpMove   = "move"
 	OpRemove = "remove"
-	OpUntar  = "untar"
 )
 
 // Stat describes the file at p, following a final symlink (within the root).

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"sandfs/internal/testenv"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -42,31 +44,6 @@ func TestClean(t *testing.T) {
 	}
 }
 
-// escapeFixture makes root and, beside it, outside/secret, plus symlinks in
-// root pointing out by every route we know.
-func escapeFixture(t testing.TB, root string) (outside string) {
-	outside = filepath.Join(filepath.Dir(root), "outside-"+filepath.Base(root))
-	mk(t, outside, map[string]string{"secret": "SECRET", "sub/": ""})
-	mk(t, root, map[string]string{
-		"inside":         "INSIDE",
-		"dir/f":          "INSIDE",
-		"abs":            "->" + outside,
-		"absfile":        "->" + outside + "/secret",
-		"rel":            "->../" + filepath.Base(outside),
-		"dir/deeprel":    "->../../../../../../" + strings.TrimPrefix(outside, "/"),
-		"loop1":          "->loop2",
-		"loop2":          "->loop1",
-		"self":           "->self",
-		"dir/up":         "->..",
-		"etc":            "->/etc",
-		"procself":       "->/proc/self/root",
-		"dotdotchain":    "->dir/../dir/../..",
-		"dir/absinroot/": "",
-	})
-	t.Cleanup(func() { os.RemoveAll(outside) })
-	return outside
-}
-
 var escapePaths = []string{
 	"../" + "outside/secret",
 	"/../../../../secret",
@@ -82,7 +59,7 @@ var escapePaths = []string{
 
 func TestEscapeReads(t *testing.T) {
 	modes(t, func(t *testing.T, s *Sandbox, root string) {
-		outside := escapeFixture(t, root)
+		outside := testenv.EscapeFixture(t, root)
 		for _, p := range append(escapePaths, "../"+filepath.Base(outside)+"/secret") {
 			if f, _, err := s.OpenFile(ctx, p); err == nil {
 				b, _ := io.ReadAll(f)
@@ -119,7 +96,7 @@ func TestEscapeReads(t *testing.T) {
 
 func TestEscapeWrites(t *testing.T) {
 	modes(t, func(t *testing.T, s *Sandbox, root string) {
-		outside := escapeFixture(t, root)
+		outside := testenv.EscapeFixture(t, root)
 		before := snapshot(t, outside)
 		for _, p := range escapePaths {
 			s.WriteFile(ctx, p, strings.NewReader("PWNED"), WriteOptions{MkdirParents: true})
@@ -128,7 +105,7 @@ func TestEscapeWrites(t *testing.T) {
 			s.Move(ctx, "inside", p, MoveOptions{Overwrite: true, MkdirParents: true})
 			s.Move(ctx, p, "moved", MoveOptions{})
 			s.Remove(ctx, p, true)
-			s.ExtractTar(ctx, p, tarOf(t, []tarEntry{{name: "t", body: "PWNED"}}), TarOptions{})
+			extractTar(ctx, s, p, testenv.TarOf(t, []testenv.TarEntry{{Name: "t", Body: "PWNED"}}))
 			mk(t, root, map[string]string{"inside": "INSIDE"})
 		}
 		sameSnapshot(t, "outside", before, snapshot(t, outside))
@@ -143,7 +120,7 @@ func TestEscapeRace(t *testing.T) {
 		iterations = 200
 	}
 	modes(t, func(t *testing.T, s *Sandbox, root string) {
-		outside := escapeFixture(t, root)
+		outside := testenv.EscapeFixture(t, root)
 		before := snapshot(t, outside)
 		sw := filepath.Join(root, "sw")
 		mk(t, root, map[string]string{"sw/secret": "INSIDE"})
@@ -219,7 +196,7 @@ func FuzzResolve(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	outside := escapeFixture(f, root)
+	outside := testenv.EscapeFixture(f, root)
 	f.Fuzz(func(t *testing.T, p string) {
 		before := snapshot(t, outside)
 		for _, sb := range []*Sandbox{s, w} {

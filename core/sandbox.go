@@ -44,7 +44,7 @@ type Options struct {
 	// Quota bounds the sandbox (quota.go; zero: no bound).
 	Quota Quota
 	// CheckpointMaxSize bounds the sandbox's checkpoint store, in bytes
-	// on disk (checkpoint_bound.go): 0 is half the state filesystem's
+	// on disk (core/checkpoint/bound.go): 0 is half the state filesystem's
 	// size, below 0 no bound.
 	CheckpointMaxSize int64
 }
@@ -65,8 +65,8 @@ type Sandbox struct {
 	hist       *history.Log  // the durable journal; nil without a StateDir
 	reconciled chan struct{} // manifest.go
 	closed     atomic.Bool
-	cps        cpStoreRef // checkpoints, opened on first use (checkpoint_store.go)
-	cpMax      int64      // Options.CheckpointMaxSize
+	att        attachments // subpackages' state, closed with the sandbox (attach.go)
+	cpMax      int64       // Options.CheckpointMaxSize
 	ledger     ledger
 	out        outbox // the notifier's events, in order with the daemon's (outbox.go)
 	watchReady chan struct{}
@@ -166,7 +166,7 @@ func (s *Sandbox) Close() error {
 	if s.hist != nil {
 		s.hist.Close()
 	}
-	s.cps.close()
+	s.closeAttachments()
 	if s.rootLock >= 0 {
 		unix.Close(s.rootLock)
 	}

@@ -19,7 +19,7 @@ import (
 //     by WriteFile, WriteInPlace or Upload keeps its mode less setuid and
 //     setgid (as the kernel drops them when anyone but root writes), a
 //     PreserveAttrs copies the source's mode less them, and tar entries
-//     never carry them (ExtractTar keeps permission bits only).
+//     never carry them (package tar keeps permission bits only).
 //
 // Copy drops setuid and setgid whatever the option, as GNU cp does without
 // --preserve. Setgid on a directory is group inheritance, not privilege,

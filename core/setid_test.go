@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"sandfs/internal/testenv"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -85,7 +87,7 @@ func TestSetid(t *testing.T) {
 			return s.PreserveAttrs(ctx, "/sd", "/cp")
 		}, false, []check{{"cp", 0o2755}, {"cp/x", 0o6755}}, nil},
 		{"tar entries never carry them", true, func(s *Sandbox, _ string) error {
-			_, err := s.ExtractTar(ctx, "/t", tarOf(t, []tarEntry{{name: "x", body: "x", mode: 0o6755}, {name: "sub/", typ: '5', mode: 0o2755}}), TarOptions{})
+			err := extractTar(ctx, s, "/t", testenv.TarOf(t, []testenv.TarEntry{{Name: "x", Body: "x", Mode: 0o6755}, {Name: "sub/", Typ: '5', Mode: 0o2755}}))
 			return err
 		}, false, []check{{"t/x", 0o755}, {"t/sub", 0o755}}, nil},
 	}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 	"sandfs/fusefs"
 	"sandfs/internal/statedir"
 	"sandfs/natsout"
@@ -132,7 +133,7 @@ func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Qu
 		}
 		return nil, fmt.Errorf("sandbox %s: kernel watch: %w", name, err)
 	}
-	sb.StartCheckpointSchedule(ctx, h.cfg.CheckpointEvery, h.cfg.CheckpointKeep)
+	checkpoint.StartSchedule(ctx, sb, h.cfg.CheckpointEvery, h.cfg.CheckpointKeep)
 	go func() {
 		select {
 		case <-sb.SweepDone():

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 )
 
 // TestSandboxIncarnations: a sandbox of DIR removed by hand and made
@@ -26,7 +27,7 @@ func TestSandboxIncarnations(t *testing.T) {
 	if _, err := sb.WriteFile(ctx, "/secret", strings.NewReader("old tenant"), core.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sb.CreateCheckpoint(ctx, core.CheckpointOptions{}); err != nil {
+	if _, err := checkpoint.Create(ctx, sb, checkpoint.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	seq1 := sb.Journal().Seq()
@@ -45,7 +46,7 @@ func TestSandboxIncarnations(t *testing.T) {
 		t.Error("the sandbox made again under the name answers the old tenant's token")
 	}
 	sb, _ = th.h.Get("alice")
-	if cps, err := sb.Checkpoints(); err != nil || len(cps) != 0 {
+	if cps, err := checkpoint.List(sb); err != nil || len(cps) != 0 {
 		t.Errorf("the new sandbox lists %d checkpoints (%v), want none of the old one's", len(cps), err)
 	}
 	if _, err := sb.WriteFile(ctx, "/new", strings.NewReader("new tenant"), core.WriteOptions{}); err != nil {

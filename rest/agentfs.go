@@ -14,6 +14,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core"
+	"sandfs/core/tar"
 )
 
 // agentFS is what the sandbox-agent family needs from core.
@@ -26,7 +27,6 @@ type agentFS interface {
 	RemoveWith(ctx context.Context, p string, o core.RemoveOptions) error
 	Mkdir(ctx context.Context, p string, parents bool, mode fs.FileMode) error
 	Move(ctx context.Context, from, to string, o core.MoveOptions) error
-	ExtractTar(ctx context.Context, dest string, r io.Reader, o core.TarOptions) (core.TarResult, error)
 }
 
 var _ agentFS = (*core.Sandbox)(nil)
@@ -216,8 +216,8 @@ func (s *Server) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprou
 		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.limits.MaxTarBody)
 	}
 	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
-	res, err := s.agentFS(r.Context()).ExtractTar(r.Context(), optionalPath(q, "."), body,
-		core.TarOptions{Mode: core.TarMerge, MaxPaths: maxUploadPaths})
+	res, err := tar.Extract(r.Context(), s.sandboxOf(r.Context()), optionalPath(q, "."), body,
+		tar.Options{Mode: tar.Merge, MaxPaths: maxUploadPaths})
 	if err != nil {
 		return body.blame(err)
 	}

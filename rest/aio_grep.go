@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -9,20 +8,14 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core"
+	"sandfs/core/grep"
 	"sandfs/internal/size"
 )
 
 // AIO content search (api.md §4 grep row; the AIO spec "Search"; the 1.x
 // FileGrepRequest / FileSearchRequest models): POST /v2/fs/grep and
 // POST /v1/file/grep take the same body; POST /v1/file/search is the 1.x
-// one-file regex search. All three are core.Grep.
-
-// grepFS is what the search routes need from core.
-type grepFS interface {
-	Grep(ctx context.Context, p string, o core.GrepOptions) (core.GrepResult, error)
-}
-
-var _ grepFS = (*core.Sandbox)(nil)
+// one-file regex search. All three are grep.Run.
 
 // grepRequest is FileGrepRequest. Every optional field is nullable (null is
 // the default).
@@ -77,8 +70,6 @@ type searchResult struct {
 	LineNumbers []int    `json:"line_numbers"`
 }
 
-func (s *Server) grepFS(ctx context.Context) grepFS { return s.sandboxOf(ctx) }
-
 // grep: POST /v2/fs/grep, POST /v1/file/grep — ripgrep-like content search
 // of a file or a directory tree.
 func (s *Server) grep(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
@@ -91,7 +82,7 @@ func (s *Server) grep(w http.ResponseWriter, r *http.Request, _ httprouter.Param
 		return withOp("grep", err)
 	}
 	ctx, skipped := core.WithSkippedNames(r.Context())
-	res, err := s.grepFS(ctx).Grep(ctx, *req.Path, o)
+	res, err := grep.Run(ctx, s.sandboxOf(ctx), *req.Path, o)
 	if err != nil {
 		return withOp("grep", err)
 	}
@@ -123,8 +114,8 @@ func nonNil(s []string) []string {
 
 // grepOptions checks a grep body against the 1.x model's bounds (422, as
 // pydantic would) and turns it into core options.
-func grepOptions(req grepRequest) (core.GrepOptions, error) {
-	var o core.GrepOptions
+func grepOptions(req grepRequest) (grep.Options, error) {
+	var o grep.Options
 	if req.Path == nil {
 		return o, invalidField("body.path", "missing", "Field required")
 	}
@@ -152,7 +143,7 @@ func grepOptions(req grepRequest) (core.GrepOptions, error) {
 	}{
 		{"context_before", req.ContextBefore, 0, 20, &o.ContextBefore, 0},
 		{"context_after", req.ContextAfter, 0, 20, &o.ContextAfter, 0},
-		{"max_results", req.MaxResults, 1, 10_000, &o.MaxResults, core.GrepDefaultMaxResults},
+		{"max_results", req.MaxResults, 1, 10_000, &o.MaxResults, grep.DefaultMaxResults},
 		{"offset", req.Offset, 0, -1, &o.Offset, 0},
 	}
 	for _, b := range bounds {
@@ -168,7 +159,7 @@ func grepOptions(req grepRequest) (core.GrepOptions, error) {
 		}
 		*b.dst = *b.v
 	}
-	o.MaxFileSize = core.GrepDefaultMaxFileSize
+	o.MaxFileSize = grep.DefaultMaxFileSize
 	if raw := strings.TrimSpace(string(req.MaxFileSize)); raw != "" && raw != "null" {
 		var str string
 		var num int64
@@ -201,7 +192,7 @@ func parseSize(s string) (int64, bool) {
 // lines (a decision: the 1.x model does not say; grep's line_number is
 // 1-based). Neither the binary test nor the size limit applies to a file
 // named this way beyond the buffered-read limit of 16 MiB and the regex's
-// work bound (core.MaxInputFor: a file over it is a 400 saying so); at most
+// work bound (grep.MaxInputFor: a file over it is a 400 saying so); at most
 // 10,000 lines are returned.
 func (s *Server) searchInFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req searchRequest
@@ -214,8 +205,8 @@ func (s *Server) searchInFile(w http.ResponseWriter, r *http.Request, _ httprout
 	if req.Regex == nil {
 		return invalidField("body.regex", "missing", "Field required")
 	}
-	o := core.GrepOptions{Pattern: *req.Regex, MaxResults: 10_000, MaxFileSize: 16 << 20, Exclude: []string{}, OneFile: true}
-	res, err := s.grepFS(r.Context()).Grep(r.Context(), *req.File, o)
+	o := grep.Options{Pattern: *req.Regex, MaxResults: 10_000, MaxFileSize: 16 << 20, Exclude: []string{}, OneFile: true}
+	res, err := grep.Run(r.Context(), s.sandboxOf(r.Context()), *req.File, o)
 	if err != nil {
 		return withOp("search", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/tar"
 )
 
 // AIO transfer (api.md §4 upload, download and tree rows; the AIO spec
@@ -31,8 +32,6 @@ type transferFS interface {
 	Stat(ctx context.Context, p string) (core.Info, error)
 	OpenFile(ctx context.Context, p string) (*os.File, core.Info, error)
 	Upload(ctx context.Context, p string, r io.Reader, o core.UploadOptions) (string, int64, error)
-	WriteTar(ctx context.Context, p string, w io.Writer) error
-	ExtractTar(ctx context.Context, dest string, r io.Reader, o core.TarOptions) (core.TarResult, error)
 }
 
 var _ transferFS = (*core.Sandbox)(nil)
@@ -345,7 +344,7 @@ func (p *pinnedFile) Read(b []byte) (int, error) {
 func (p *pinnedFile) Seek(off int64, whence int) (int64, error) { return p.f.Seek(off, whence) }
 
 // treeGet: GET /v2/fs/tree?path — the directory as an uncompressed tar
-// stream (core.WriteTar), streamed as it is walked. A failure after the
+// stream (tar.Write), streamed as it is walked. A failure after the
 // first byte cuts the connection.
 func (s *Server) treeGet(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := query(r)
@@ -361,7 +360,7 @@ func (s *Server) treeGet(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 		return withOp("tree", err)
 	}
 	if !info.IsDir() {
-		return withOp("tree", &os.PathError{Op: core.OpTar, Path: info.Path, Err: unix.ENOTDIR})
+		return withOp("tree", &os.PathError{Op: tar.OpTar, Path: info.Path, Err: unix.ENOTDIR})
 	}
 	cw := &startWriter{w: w, start: func() {
 		h := w.Header()
@@ -373,7 +372,7 @@ func (s *Server) treeGet(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name + ".tar"}))
 		w.WriteHeader(http.StatusOK)
 	}}
-	if err := fs.WriteTar(r.Context(), info.Path, cw); err != nil {
+	if err := tar.Write(r.Context(), s.sandboxOf(r.Context()), info.Path, cw); err != nil {
 		if !cw.started {
 			return withOp("tree", err)
 		}
@@ -398,7 +397,7 @@ func (c *startWriter) Write(b []byte) (int, error) {
 }
 
 // treePut: PUT /v2/fs/tree?path&mode&user — extract an uncompressed tar
-// into the directory path with core.ExtractTar, under upload-batch's safety
+// into the directory path with tar.Extract, under upload-batch's safety
 // rules (a hostile entry refuses the whole archive, nothing written).
 // mode=merge (the default) merges into an existing directory; mode=rename
 // builds the tree beside and renames it in, so the directory must not exist
@@ -419,12 +418,12 @@ func (s *Server) treePut(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 		}
 	}
 	mode := q.Get("mode")
-	var tm core.TarMode
+	var tm tar.Mode
 	switch mode {
 	case "", "merge":
-		mode, tm = "merge", core.TarMerge
+		mode, tm = "merge", tar.Merge
 	case "rename":
-		tm = core.TarRename
+		tm = tar.Rename
 	default:
 		return invalidField("query.mode", "enum", "Input should be 'rename' or 'merge'")
 	}
@@ -436,7 +435,7 @@ func (s *Server) treePut(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 		return withOp("tree", err)
 	}
 	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
-	res, err := s.transferFS(ctx).ExtractTar(ctx, q.Get("path"), body, core.TarOptions{Mode: tm, MaxPaths: 1})
+	res, err := tar.Extract(ctx, s.sandboxOf(ctx), q.Get("path"), body, tar.Options{Mode: tm, MaxPaths: 1})
 	if err != nil {
 		return withOp("tree", body.blame(err))
 	}

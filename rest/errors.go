@@ -17,7 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/changes"
+	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
+	coretar "sandfs/core/tar"
 )
 
 // kind names what went wrong, as api.md §2's error_type. Every family
@@ -195,7 +198,7 @@ func classify(err error) errKind {
 	switch {
 	case errors.Is(err, journal.ErrUnknownWatcher), errors.Is(err, journal.ErrWatcherClosed):
 		return errKind{Kind: kindNotFound, Status: http.StatusNotFound, Op: oe.opName(), Detail: err.Error()}
-	case errors.Is(err, core.ErrChangesQuery):
+	case errors.Is(err, changes.ErrQuery):
 		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Op: oe.opName(), Detail: err.Error()}
 	case errors.Is(err, journal.ErrStoreUnavailable):
 		// The history cannot be read now (a damaged database, a full
@@ -234,9 +237,9 @@ func classify(err error) errKind {
 	if errors.As(err, &pate) {
 		return errKind{Kind: kindInvalidRequest, Status: http.StatusBadRequest, Op: oe.opName(), Detail: pate.Error()}
 	}
-	var te *core.TarEntryError
+	var te *coretar.EntryError
 	if errors.As(err, &te) {
-		k := errKind{Kind: kindInvalidPath, Status: http.StatusBadRequest, Errno: te.Errno, Op: core.OpUntar, Detail: te.Error()}
+		k := errKind{Kind: kindInvalidPath, Status: http.StatusBadRequest, Errno: te.Errno, Op: coretar.OpUntar, Detail: te.Error()}
 		if te.Errno == unix.EFBIG {
 			k.Kind, k.Status = kindTooLarge, http.StatusRequestEntityTooLarge
 		}
@@ -253,7 +256,7 @@ func classify(err error) errKind {
 	}
 	errno, ok := core.Errno(err)
 	if !ok {
-		if k.Op == core.OpUntar && isTarFormatError(err) {
+		if k.Op == coretar.OpUntar && isTarFormatError(err) {
 			k.Kind, k.Status = kindInvalidRequest, http.StatusBadRequest
 			k.Detail = "malformed tar archive: " + innermost(err).Error()
 			return k
@@ -448,24 +451,24 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 // a checkpoint past the store's bound 507, an unknown checkpoint 404, a sandbox without state, a journal that lost
 // events or a file that kept changing 409, a refused restore path 400.
 func classifyHistory(err error) (errKind, bool) {
-	var rpe *core.RestorePathError
-	var full *core.CheckpointStoreFullError
+	var rpe *checkpoint.RestorePathError
+	var full *checkpoint.StoreFullError
 	switch {
 	case errors.As(err, &full):
 		return errKind{Kind: kindNoSpace, Status: http.StatusInsufficientStorage, Errno: unix.ENOSPC, Op: "checkpoint", Detail: full.Error(), NoRoom: true}, true
-	case errors.Is(err, core.ErrUnknownCheckpoint):
+	case errors.Is(err, checkpoint.ErrUnknown):
 		return errKind{Kind: kindNotFound, Status: http.StatusNotFound, Errno: unix.ENOENT, Detail: err.Error()}, true
-	case errors.Is(err, core.ErrNoState):
+	case errors.Is(err, checkpoint.ErrNoState):
 		return errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.EOPNOTSUPP,
 			Detail: err.Error() + " (the daemon runs without --state)"}, true
-	case errors.Is(err, core.ErrKeptChanging):
+	case errors.Is(err, checkpoint.ErrKeptChanging):
 		k := errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.EAGAIN, Op: "checkpoint", Detail: err.Error()}
 		var pe *fs.PathError
 		if errors.As(err, &pe) && utf8.ValidString(pe.Path) {
 			k.Path = pe.Path
 		}
 		return k, true
-	case errors.Is(err, core.ErrJournalLost):
+	case errors.Is(err, checkpoint.ErrJournalLost):
 		return errKind{Kind: kindInvalidTarget, Status: http.StatusConflict, Errno: unix.ESTALE, Detail: err.Error()}, true
 	case errors.As(err, &rpe):
 		k := errKind{Kind: kindInvalidPath, Status: http.StatusBadRequest, Errno: unix.EINVAL, Op: "restore", Detail: rpe.Error()}

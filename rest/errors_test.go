@@ -13,7 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/changes"
+	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
+	coretar "sandfs/core/tar"
 )
 
 func TestClassify(t *testing.T) {
@@ -44,19 +47,19 @@ func TestClassify(t *testing.T) {
 		{"EDQUOT", pe(core.OpWrite, unix.EDQUOT), kindNoSpace, 507, "", false},
 		{"EFBIG", pe(core.OpWrite, unix.EFBIG), kindTooLarge, 413, "", false},
 		{"EIO", pe(core.OpWrite, unix.EIO), kindIO, 500, "", true},
-		{"unknown checkpoint", fmt.Errorf("since checkpoint %q: %w", "cp_x", core.ErrUnknownCheckpoint), kindNotFound, 404, `since checkpoint "cp_x": unknown checkpoint`, false},
-		{"bad changes query", fmt.Errorf("%w: limit out of range", core.ErrChangesQuery), kindInvalidRequest, 400, "limit out of range", false},
+		{"unknown checkpoint", fmt.Errorf("since checkpoint %q: %w", "cp_x", checkpoint.ErrUnknown), kindNotFound, 404, `since checkpoint "cp_x": unknown checkpoint`, false},
+		{"bad changes query", fmt.Errorf("%w: limit out of range", changes.ErrQuery), kindInvalidRequest, 400, "limit out of range", false},
 		{"no errno", errors.New("/host/secret/path exploded"), kindIO, 500, "", true},
-		{"tar entry", &core.TarEntryError{Entry: "../x", Reason: "climbs", Errno: unix.EINVAL}, kindInvalidPath, 400, `tar entry "../x": climbs`, false},
-		{"tar limit", &core.TarEntryError{Entry: "x", Reason: "too many entries", Errno: unix.EFBIG}, kindTooLarge, 413, "", false},
-		{"malformed tar", pe(core.OpUntar, io.ErrUnexpectedEOF), kindInvalidRequest, 400, "malformed tar archive", false},
+		{"tar entry", &coretar.EntryError{Entry: "../x", Reason: "climbs", Errno: unix.EINVAL}, kindInvalidPath, 400, `tar entry "../x": climbs`, false},
+		{"tar limit", &coretar.EntryError{Entry: "x", Reason: "too many entries", Errno: unix.EFBIG}, kindTooLarge, 413, "", false},
+		{"malformed tar", pe(coretar.OpUntar, io.ErrUnexpectedEOF), kindInvalidRequest, 400, "malformed tar archive", false},
 		{"body cut short", &bodyError{io.ErrUnexpectedEOF}, kindInvalidRequest, 400, "request body", false},
-		{"body over limit", pe(core.OpUntar, &http.MaxBytesError{Limit: 10}), kindTooLarge, 413, "10 bytes", false},
+		{"body over limit", pe(coretar.OpUntar, &http.MaxBytesError{Limit: 10}), kindTooLarge, 413, "10 bytes", false},
 		{"request error", invalidRequest("bad %s", "thing"), kindInvalidRequest, 400, "bad thing", false},
 		{"media type", unsupportedMedia("nope"), kindUnsupportedMedia, 415, "nope", false},
 		{"unauthorized", errUnauthorized, kindUnauthorized, 401, "token", false},
 		{"canceled", context.Canceled, kindInvalidRequest, 400, "canceled", false},
-		{"checkpoint store full", &core.CheckpointStoreFullError{Limit: 100, Stored: 90, Need: 20}, kindNoSpace, 507, "limit 100 bytes, 90 stored, up to 20 more needed", false},
+		{"checkpoint store full", &checkpoint.StoreFullError{Limit: 100, Stored: 90, Need: 20}, kindNoSpace, 507, "limit 100 bytes, 90 stored, up to 20 more needed", false},
 		{"journal unavailable", fmt.Errorf("%w: database disk image is malformed (11)", journal.ErrStoreUnavailable), kindJournalUnavailable, 503, "database disk image is malformed", false},
 	}
 	for _, c := range cases {

@@ -671,7 +671,7 @@ func badSparseTar() []byte {
 
 // sparseTar is a 3 KiB GNU sparse archive (GNU tar -S) of one 1 TiB hole.
 func sparseTar() []byte {
-	b, err := os.ReadFile("../core/testdata/sparse-1t.tar")
+	b, err := os.ReadFile("../core/tar/testdata/sparse-1t.tar")
 	if err != nil {
 		panic(err)
 	}

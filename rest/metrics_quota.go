@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 )
 
 // The quota's figures in /metrics, and the checkpoint store's, per sandbox, read at scrape time from
@@ -30,7 +31,7 @@ func collectQuota(ch chan<- prometheus.Metric, name string, sb *core.Sandbox) {
 	}{{descUsageBytes, u.Bytes}, {descUsageEntries, u.Entries}, {descQuotaBytes, u.Quota.Bytes}, {descQuotaEntries, u.Quota.Entries}} {
 		ch <- prometheus.MustNewConstMetric(m.d, prometheus.GaugeValue, float64(m.v), name)
 	}
-	if size, limit, ok := sb.CheckpointStoreBytes(); ok {
+	if size, limit, ok := checkpoint.StoreBytes(sb); ok {
 		ch <- prometheus.MustNewConstMetric(descCpStore, prometheus.GaugeValue, float64(size), name)
 		ch <- prometheus.MustNewConstMetric(descCpStoreLimit, prometheus.GaugeValue, float64(max(limit, 0)), name)
 	}

@@ -36,7 +36,6 @@ type namedFS interface {
 	Chmod(ctx context.Context, p string, mode uint32, recursive bool) (core.AttrResult, error)
 	Chown(ctx context.Context, p string, uid, gid int, recursive bool) (core.AttrResult, error)
 	Journal() *journal.Journal
-	Changes(ctx context.Context, q core.ChangesQuery) (core.ChangeSet, error) // named_changes.go
 }
 
 var _ namedFS = (*core.Sandbox)(nil)

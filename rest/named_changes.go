@@ -11,11 +11,12 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core"
+	"sandfs/core/changes"
 	"sandfs/core/journal"
 )
 
 // Changes since a point (api.md §5, "Changes since a point"): GET
-// /v1/sandboxes/{name}/changes, the net change set of core.Sandbox.Changes
+// /v1/sandboxes/{name}/changes, the net change set of changes.Since
 // in the named family's shape.
 
 type namedChanges struct {
@@ -79,7 +80,7 @@ func (s *Server) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httpr
 			return err
 		}
 	}
-	cs, err := sb.Changes(r.Context(), cq)
+	cs, err := changes.Since(r.Context(), s.sandboxOf(r.Context()), cq)
 	if err != nil {
 		return err
 	}
@@ -110,8 +111,8 @@ func changeEvent(e journal.Event) namedChangeEvent {
 
 // changesQuery reads the query's start point, filters and bounds; the
 // path is the caller's (it needs the sandbox).
-func changesQuery(q url.Values) (core.ChangesQuery, error) {
-	var cq core.ChangesQuery
+func changesQuery(q url.Values) (changes.Query, error) {
+	var cq changes.Query
 	if err := parseSince(q.Get("since"), &cq); err != nil {
 		return cq, err
 	}
@@ -130,7 +131,7 @@ func changesQuery(q url.Values) (core.ChangesQuery, error) {
 		name string
 		to   *int
 		max  int
-	}{{"limit", &cq.Limit, core.MaxChangesLimit}, {"max_diff_bytes", &cq.MaxDiffBytes, core.MaxDiffTotal}} {
+	}{{"limit", &cq.Limit, changes.MaxLimit}, {"max_diff_bytes", &cq.MaxDiffBytes, changes.MaxDiffTotal}} {
 		n, err := intQuery[int](q, b.name, plainDialect)
 		if err != nil {
 			return cq, err
@@ -147,7 +148,7 @@ func changesQuery(q url.Values) (core.ChangesQuery, error) {
 
 // parseSince reads since: a seq (digits), a checkpoint id (cp_…) or an RFC
 // 3339 time; "" is since the oldest event kept.
-func parseSince(v string, cq *core.ChangesQuery) error {
+func parseSince(v string, cq *changes.Query) error {
 	switch {
 	case v == "":
 		return nil

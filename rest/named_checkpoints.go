@@ -7,6 +7,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 )
 
 // The named family's history routes (api.md §5a): checkpoints of a
@@ -27,7 +28,7 @@ type namedCheckpoint struct {
 	SkipExcluded bool      `json:"skipExcluded"`
 }
 
-func wireCheckpoint(cp core.Checkpoint) namedCheckpoint {
+func wireCheckpoint(cp checkpoint.Checkpoint) namedCheckpoint {
 	return namedCheckpoint{ID: cp.ID, Name: cp.Name, Reason: cp.Reason, Seq: cp.Seq, CreatedAt: cp.Created.UTC(),
 		Files: cp.Files, Dirs: cp.Dirs, Symlinks: cp.Symlinks, Bytes: cp.Bytes, NewBytes: cp.NewBytes, SkipExcluded: cp.SkipExcluded}
 }
@@ -93,7 +94,7 @@ func (s *Server) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, p
 	if err := checkLabel("name", req.Name); err != nil {
 		return err
 	}
-	cp, err := sb.CreateCheckpoint(r.Context(), core.CheckpointOptions{Name: req.Name, SkipExcluded: req.SkipExcluded})
+	cp, err := checkpoint.Create(r.Context(), sb, checkpoint.Options{Name: req.Name, SkipExcluded: req.SkipExcluded})
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func (s *Server) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, p
 // namedCheckpointList: GET /checkpoints, oldest first.
 func (s *Server) namedCheckpointList(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.namedSandbox(r)
-	list, err := sb.Checkpoints()
+	list, err := checkpoint.List(sb)
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func (s *Server) namedCheckpointList(w http.ResponseWriter, r *http.Request, ps 
 // namedCheckpointGet: GET /checkpoints/:id.
 func (s *Server) namedCheckpointGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.namedSandbox(r)
-	cp, err := sb.CheckpointByID(ps.ByName("id"))
+	cp, err := checkpoint.ByID(sb, ps.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func (s *Server) namedCheckpointGet(w http.ResponseWriter, r *http.Request, ps h
 func (s *Server) namedCheckpointDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.namedSandbox(r)
 	id := ps.ByName("id")
-	if err := sb.DeleteCheckpoint(id); err != nil {
+	if err := checkpoint.Delete(sb, id); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, namedCheckpointDeleted{ID: id, Deleted: true})
@@ -153,7 +154,7 @@ func (s *Server) namedRestore(w http.ResponseWriter, r *http.Request, ps httprou
 	if dry == nil {
 		dry = req.DryRunCamel
 	}
-	res, err := sb.Restore(r.Context(), core.RestoreOptions{Checkpoint: *req.Checkpoint, Paths: req.Paths,
+	res, err := checkpoint.Restore(r.Context(), sb, checkpoint.RestoreOptions{Checkpoint: *req.Checkpoint, Paths: req.Paths,
 		Actor: req.Actor, DryRun: dry != nil && *dry})
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/core"
+	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
 )
 
@@ -214,11 +214,11 @@ func TestClassifyHistory(t *testing.T) {
 		code   unix.Errno
 		path   string
 	}{
-		{&fs.PathError{Op: "checkpoint", Path: "/hot", Err: core.ErrKeptChanging}, 409, unix.EAGAIN, "/hot"},
-		{fmt.Errorf("restore by actor: %w", core.ErrJournalLost), 409, unix.ESTALE, ""},
-		{fmt.Errorf("x: %w", core.ErrNoState), 409, unix.ENOTSUP, ""},
-		{fmt.Errorf("%q: %w", "cp_x", core.ErrUnknownCheckpoint), 404, unix.ENOENT, ""},
-		{&core.RestorePathError{Path: "/a/../b", Why: "has a .. component"}, 400, unix.EINVAL, "/a/../b"},
+		{&fs.PathError{Op: "checkpoint", Path: "/hot", Err: checkpoint.ErrKeptChanging}, 409, unix.EAGAIN, "/hot"},
+		{fmt.Errorf("restore by actor: %w", checkpoint.ErrJournalLost), 409, unix.ESTALE, ""},
+		{fmt.Errorf("x: %w", checkpoint.ErrNoState), 409, unix.ENOTSUP, ""},
+		{fmt.Errorf("%q: %w", "cp_x", checkpoint.ErrUnknown), 404, unix.ENOENT, ""},
+		{&checkpoint.RestorePathError{Path: "/a/../b", Why: "has a .. component"}, 400, unix.EINVAL, "/a/../b"},
 	} {
 		k := classify(c.err)
 		if k.Status != c.status || k.Errno != c.code || k.Path != c.path || k.Internal || k.Detail == "" {

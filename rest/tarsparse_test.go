@@ -12,7 +12,7 @@ import (
 // 1 TiB file is refused at once by both tar routes, 413 in each family's
 // shape, with nothing written: no file, no staging directory.
 func TestTarSparseDeclaredSize(t *testing.T) {
-	archive, err := os.ReadFile("../core/testdata/sparse-1t.tar")
+	archive, err := os.ReadFile("../core/tar/testdata/sparse-1t.tar")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 )
 
 // The checkpoint rows (in the history group): what POST …/checkpoints and
@@ -45,7 +46,7 @@ func runCheckpoints(c *cfg, t *table, dir string) error {
 	<-sb.Reconciled()
 	logf("checkpoint: 100,000 files made and watched in %v", time.Since(t0).Round(time.Millisecond))
 	t0 = time.Now()
-	base, err := sb.CreateCheckpoint(ctx, core.CheckpointOptions{Name: "base"})
+	base, err := checkpoint.Create(ctx, sb, checkpoint.Options{Name: "base"})
 	if err != nil {
 		return err
 	}
@@ -62,12 +63,12 @@ func runCheckpoints(c *cfg, t *table, dir string) error {
 			paths = append(paths, p)
 		}
 		t1 := time.Now()
-		if _, err := sb.CreateCheckpoint(ctx, core.CheckpointOptions{}); err != nil {
+		if _, err := checkpoint.Create(ctx, sb, checkpoint.Options{}); err != nil {
 			return err
 		}
 		cpMS = append(cpMS, float64(time.Since(t1).Microseconds())/1000)
 		t1 = time.Now()
-		res, err := sb.Restore(ctx, core.RestoreOptions{Checkpoint: base.ID, Paths: paths})
+		res, err := checkpoint.Restore(ctx, sb, checkpoint.RestoreOptions{Checkpoint: base.ID, Paths: paths})
 		if err != nil {
 			return err
 		}
@@ -114,7 +115,7 @@ func firstGiB(c *cfg, t *table, dir string) error {
 	}
 	defer sb.Close()
 	t0 := time.Now()
-	cp, err := sb.CreateCheckpoint(context.Background(), core.CheckpointOptions{})
+	cp, err := checkpoint.Create(context.Background(), sb, checkpoint.Options{})
 	if err != nil {
 		return err
 	}
@@ -156,9 +157,9 @@ func sparseGiB(c *cfg, t *table, dir string) error {
 			return err
 		}
 		t0 := time.Now()
-		_, err = sb.CreateCheckpoint(context.Background(), core.CheckpointOptions{})
+		_, err = checkpoint.Create(context.Background(), sb, checkpoint.Options{})
 		el := time.Since(t0)
-		stored, _, _ = sb.CheckpointStoreBytes()
+		stored, _, _ = checkpoint.StoreBytes(sb)
 		sb.Close()
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sandfs/core"
+	"sandfs/core/changes"
 	"sandfs/core/history"
 	"sandfs/core/journal"
 )
@@ -90,7 +91,7 @@ func runHistory(c *cfg, t *table) error {
 	return nil
 }
 
-// changesSince times core.Changes over 100,000 events read back from the
+// changesSince times changes.Since over 100,000 events read back from the
 // durable journal of a sandbox just reopened (the ring empty).
 func changesSince(c *cfg, dir string) ([]float64, error) {
 	root, state := filepath.Join(dir, "ch-root"), filepath.Join(dir, "ch-state")
@@ -134,7 +135,7 @@ func changesSince(c *cfg, dir string) ([]float64, error) {
 	var ms []float64
 	for i := 0; i < 5; i++ {
 		t0 := time.Now()
-		cs, err := sb.Changes(context.Background(), core.ChangesQuery{})
+		cs, err := changes.Since(context.Background(), sb, changes.Query{})
 		if err != nil {
 			return nil, err
 		}

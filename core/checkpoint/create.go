@@ -1,0 +1,160 @@
+package checkpoint
+
+import (
+	"context"
+	"time"
+
+	"sandfs/core"
+	"sandfs/core/checkpoint/cas"
+)
+
+// journalComplete reports whether every change to the tree reaches the
+// journal: the kernel watch runs, its first walk and the comparison at
+// start (manifest.go) are done, and no directory went unwatched. Only then may a checkpoint trust the journal to name
+// what changed; otherwise it walks the tree (still reading only files
+// whose stat identity changed).
+func journalComplete(s *core.Sandbox) bool {
+	for _, ready := range []<-chan struct{}{s.WatchReady(), s.Reconciled()} {
+		select {
+		case <-ready:
+		default:
+			return false // the first walk, or the look for what changed while down, is not done
+		}
+	}
+	return s.Watching() && !s.WatchDegraded()
+}
+
+// create finds the tree as it is now, starting from the newest checkpoint
+// of the same SkipExcluded. With store it records it as a new checkpoint
+// (contents in the store, manifest written); without, it is a dry run's
+// look: contents hashed, nothing kept. h.mu is held.
+func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store bool) (Checkpoint, *cpTree, error) {
+	if _, err := h.headers(); err != nil {
+		return Checkpoint{}, nil, err
+	}
+	s.CatchUp()
+	seq := s.Journal().Seq() // before the first look: every event <= seq is seen
+	prev, err := h.newest(o.SkipExcluded)
+	if err != nil {
+		return Checkpoint{}, nil, err
+	}
+	var st *cas.Store
+	if store {
+		st = h.store
+	}
+	var pfiles map[string]cpEntry
+	if prev != nil {
+		pfiles = prev.files
+	}
+	b := newBuilder(ctx, s, h, pfiles, o.SkipExcluded, st)
+	done := false
+	if prev != nil && prev.hdr.Seq <= seq && journalComplete(s) {
+		if done, err = b.since(prev.hdr.Seq, seq); err != nil {
+			return Checkpoint{}, nil, err
+		}
+	}
+	if !done {
+		newBytes, newDisk := b.newBytes, b.newDisk.Load()
+		b = newBuilder(ctx, s, h, pfiles, o.SkipExcluded, st)
+		b.newBytes = newBytes
+		b.newDisk.Store(newDisk)
+		if err := b.full(); err != nil {
+			return Checkpoint{}, nil, err
+		}
+	}
+
+	files := pfiles
+	if store && prev != nil && h.other == prev {
+		h.other = nil // changed in place below: no longer that checkpoint's tree
+	}
+	if files == nil {
+		files = map[string]cpEntry{}
+	} else if !store {
+		files = make(map[string]cpEntry, len(pfiles))
+		for p, e := range pfiles {
+			files[p] = e
+		}
+	}
+	del := make([]string, 0, len(b.del))
+	for p := range b.del {
+		del = append(del, p)
+	}
+	body := cpBody{Set: b.set, Del: del}
+	apply(files, body)
+
+	cp := Checkpoint{Name: o.Name, Reason: o.Reason, Seq: seq, Created: time.Now().UTC(),
+		NewBytes: b.newBytes, SkipExcluded: o.SkipExcluded}
+	for cp.ID = newCheckpointID(); ; cp.ID = newCheckpointID() {
+		if _, taken := h.hdrs[cp.ID]; !taken {
+			break
+		}
+	}
+	countTree(files, &cp)
+	hd := cpHeader{Checkpoint: cp}
+	if prev == nil {
+		body = cpBody{Set: files}
+	} else {
+		hd.Parent, hd.Depth = prev.hdr.ID, prev.hdr.Depth+1
+	}
+	t := &cpTree{hdr: hd, files: files}
+	if !store {
+		return cp, t, nil
+	}
+	h.last = nil // files may be prev's, changed: the cache holds only what was written
+	if h.size >= 0 {
+		h.size += b.newDisk.Load() // the objects added: no walk of the store per checkpoint
+	}
+	if err := h.store.Sync(); err != nil {
+		return Checkpoint{}, nil, err
+	}
+	if err := h.write(hd, body); err != nil {
+		return Checkpoint{}, nil, err
+	}
+	h.last = t
+	if hd.Depth >= compactEvery {
+		h.compacting.Add(1)
+		go h.compact(hd.ID)
+	}
+	return cp, t, nil
+}
+
+// compact rewrites the delta id as a base, after the checkpoint that made
+// it has answered: writing 100,000 entries costs some 200 ms, which the
+// checkpoint at the end of a long chain then does not pay.
+func (h *cpStore) compact(id string) {
+	defer h.compacting.Done()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	hd, err := h.header(id)
+	if err != nil || hd.Parent == "" {
+		return // deleted, or made a base by a delete meanwhile
+	}
+	t, err := h.tree(id)
+	if err != nil {
+		return // the chain stays; the next checkpoint tries again
+	}
+	hd.Parent, hd.Depth = "", 0
+	if h.write(hd, cpBody{Set: t.files}) != nil {
+		return
+	}
+	t.hdr = hd
+}
+
+func countTree(files map[string]cpEntry, cp *Checkpoint) {
+	for p, e := range files {
+		switch e.Kind {
+		case kindFile:
+			cp.Files++
+			cp.Bytes += e.Size
+		case kindDir:
+			if p != "/" {
+				cp.Dirs++
+			}
+		case kindLink:
+			cp.Symlinks++
+		}
+	}
+}

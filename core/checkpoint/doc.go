@@ -1,0 +1,87 @@
+// Package checkpoint records checkpoints of a sandbox's tree in its state
+// directory and restores them (api.md §5a): [Create], [List], [ByID],
+// [Delete], [Lookup], [OpenFile], [Restore], and the schedule
+// ([StartSchedule]).
+//
+// # What it may import
+//
+// sandfs/core (the Sandbox and the surface core exports for its
+// subpackages, core/subpackages.go: strict resolution beneath the root,
+// the descriptor primitives, the journal's EmitMade and CatchUp,
+// RecountUsage, and Attachment, which keeps the store open with the
+// sandbox and closes it with Sandbox.Close), core/journal, its own
+// content store core/checkpoint/cas, internal/safeat and the standard
+// library. core does not import checkpoint; the checkpoint routes (rest),
+// the daemon's schedule and package changes (a checkpoint as a start
+// point) call it.
+//
+// # Where they live
+//
+// A sandbox with a state directory (Options.StateDir) keeps there
+// checkpoints/, one manifest per checkpoint named by its id, and objects/,
+// the content-addressed store (package cas: objects/ab/cdef… by SHA-256,
+// deduplicated, FICLONE where the filesystem can, a copy hashed on the way
+// otherwise). Both are reached by descriptors opened beneath the state
+// directory's fd (cpStore, store.go); an id is checked for its
+// shape before it names a file.
+//
+// # Manifests: deltas on a parent chain
+//
+// A manifest is two gob values: a header (the Checkpoint, its parent, its
+// depth) and a body. A base's body holds every entry; a delta's holds what
+// changed since its parent (entries set, paths deleted). Each checkpoint
+// is a delta of the newest one of the same SkipExcluded, and the one at
+// depth compactEvery (32) is rewritten whole in the background once it has
+// answered (compact), so a checkpoint of 100 changes in a 100,000-entry
+// tree writes 100 entries, not 100,000, and reading any tree back costs
+// one base and about 32 deltas. The newest tree is kept
+// in memory (cpStore.last) for the next checkpoint to start from; after a
+// restart it is read back once. Deleting a checkpoint folds its delta into
+// each child (or, for a base, writes each child whole) before its file
+// goes, then sweeps the store: every hash some manifest names is marked,
+// every other object removed (mark and sweep, no reference counts to keep
+// right across crashes). Contents are made durable by one syncfs of the
+// store before the manifest naming them is written and fsynced.
+//
+// # What a checkpoint looks at
+//
+// An entry records type, permission bits, owner, mtime, symlink target,
+// content hash, and the stat identity (device, inode, size, mtime, ctime)
+// a later checkpoint compares: a file whose identity is unchanged keeps
+// its hash unread. The first checkpoint walks the tree. Later ones start
+// from the newest tree and look again only at what the journal's events
+// after its Seq name (each path and its parent directory; a directory made
+// or moved, or the subtree of a loss mark, is walked), when the journal
+// is complete: the kernel watch runs, its first walk and the comparison at
+// start are done, it is not degraded, and Scan lost nothing. Otherwise the
+// tree is walked, still reading only what changed. Before it takes Seq a
+// checkpoint drains the kernel's queue into the journal (catchUp), so an
+// outside change made just before is named. A file is read through one
+// descriptor with fstat before and after; a change in between reads it
+// again, and after 4 tries the checkpoint fails (EAGAIN): a torn file is
+// never recorded.
+//
+// # Restore
+//
+// Restore checks every path first (RestorePathError: nothing is done),
+// takes a checkpoint of the tree as it is (before-restore, the undo; a dry
+// run only looks, hashing without storing), and plans by comparing it with
+// the target's tree beneath the scopes: removals (deepest first), missing
+// directories (made 0700), files and symlinks, then directory attributes
+// (deepest first, since what was made in them moved their mtime). Every
+// name is reached by core's StrictParent (openat2 RESOLVE_NO_SYMLINKS, or a walk
+// with O_NOFOLLOW): no symlink is followed, even inside the root. A file
+// or symlink is staged as a temp beside its target with the checkpoint's
+// mode (set-id bits only where allowed), owner (where the daemon may) and
+// mtime; each batch of 256 is made durable by one syncfs, then each temp
+// is renamed over its target only if the target's stat identity is still
+// what the plan saw; otherwise it is dropped and the path skipped as
+// "changed during the restore". The restore's changes carry the actor
+// restore:<checkpoint> (origin api) and one claim covers them all.
+//
+// By actor, the journal after the checkpoint's Seq says which paths the
+// actor changed (its last event on each) and who else changed each after
+// that (restore_actor.go); a path beneath a directory the actor changed
+// is the actor's too. Paths changed by another after the actor are skipped
+// and reported, and a removal of a directory that holds one is skipped.
+package checkpoint

@@ -1,0 +1,219 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+	"sandfs/core/journal"
+)
+
+// RestoreOptions shape a Restore.
+type RestoreOptions struct {
+	Checkpoint string
+	// Paths are API paths, files or subtrees; empty is the whole tree.
+	Paths []string
+	// Actor limits the restore to the paths that actor changed after the
+	// checkpoint: an X-Sandfs-Actor name (origin api), or "fuse:COMM" for
+	// the mount's processes of that command name.
+	Actor  string
+	DryRun bool
+}
+
+// RestoreSkip is a path a restore left as it was, and why.
+type RestoreSkip struct {
+	Path   string
+	Reason string
+	By     string // who changed it after the actor: "origin:actor" or "fuse:comm[pid]"
+}
+
+// RestoreResult is what a restore did (or, on a dry run, would do).
+type RestoreResult struct {
+	Checkpoint string
+	DryRun     bool
+	Undo       string // the checkpoint taken first ("" on a dry run): restoring it undoes this one
+	Written    []string
+	Removed    []string
+	Skipped    []RestoreSkip
+}
+
+// RestorePathError is a path in RestoreOptions.Paths refused before
+// anything is changed.
+type RestorePathError struct {
+	Path string // quoted when it is not printable; "" for a host path (never echoed)
+	Why  string
+}
+
+func (e *RestorePathError) Error() string {
+	if e.Path == "" {
+		return "restore path: " + e.Why
+	}
+	return fmt.Sprintf("restore path %s: %s", e.Path, e.Why)
+}
+func (e *RestorePathError) Unwrap() error { return unix.EINVAL }
+
+// ErrJournalLost is the error of a restore by actor when the journal no
+// longer holds every event since the checkpoint (who changed what cannot
+// be told).
+var ErrJournalLost = errors.New("the journal no longer holds every event since the checkpoint")
+
+// The reasons of a skip.
+const (
+	skipRaced = "changed during the restore"
+)
+
+// RestoreActorPrefix starts the actor a restore's changes carry:
+// "restore:<checkpoint id>".
+const RestoreActorPrefix = "restore:"
+
+// Restore brings the tree, or the paths asked, back to a checkpoint
+// (doc.go, "Restore", has the design).
+func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreResult, error) {
+	res := RestoreResult{Checkpoint: o.Checkpoint, DryRun: o.DryRun, Written: []string{}, Removed: []string{}, Skipped: []RestoreSkip{}}
+	if !o.DryRun {
+		// A restore brings back what the checkpoint held, unbounded by the
+		// quota; usage is counted again after it (quota_scan.go).
+		defer s.RecountUsage(context.WithoutCancel(ctx))
+	}
+	h, err := storeOf(s)
+	if err != nil {
+		return res, err
+	}
+	scopes, err := restoreScopes(s, o.Paths)
+	if err != nil {
+		return res, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	thd, err := h.header(o.Checkpoint)
+	if err != nil {
+		return res, err
+	}
+	var actor *actorChanges
+	if o.Actor != "" {
+		if actor, err = changesBy(ctx, s, o.Actor, thd.Seq); err != nil {
+			return res, err
+		}
+	}
+	// The target's tree before the checkpoint below: that one starts from
+	// the newest tree and changes it in place, so a target that is the
+	// newest is copied (cheaper than reading its manifests again).
+	target, err := h.tree(thd.ID)
+	if err != nil {
+		return res, err
+	}
+	if target == h.last || target == h.other {
+		target = &cpTree{hdr: target.hdr, files: maps.Clone(target.files)}
+	}
+	undo, cur, err := h.create(ctx, s, Options{Reason: ReasonBeforeRestore, SkipExcluded: thd.SkipExcluded,
+		Name: "before restore of " + thd.ID}, !o.DryRun)
+	if err != nil {
+		return res, fmt.Errorf("the checkpoint before the restore: %w", err)
+	}
+	if !o.DryRun {
+		res.Undo = undo.ID
+	}
+	p := plan(s, scopes, target.files, cur.files, actor, &res)
+	if o.DryRun {
+		p.report(&res)
+		return res, nil
+	}
+	actx := core.WithActor(ctx, core.Actor{Origin: journal.API, Name: RestoreActorPrefix + thd.ID})
+	claim := s.Claim(scopes...)
+	defer claim.Done()
+	r := &restorer{s: s, h: h, ctx: actx, claim: claim, res: &res}
+	r.apply(p)
+	sort.Strings(res.Written)
+	sort.Strings(res.Removed)
+	sort.Slice(res.Skipped, func(i, j int) bool { return res.Skipped[i].Path < res.Skipped[j].Path })
+	return res, nil
+}
+
+// maxRestorePaths bounds RestoreOptions.Paths.
+const maxRestorePaths = 10_000
+
+// restoreScopes checks every path before anything is done: no NUL, no
+// "..", no name over 255 bytes or path over 4096, not the host path of the
+// root. Empty is the whole tree. Scopes within another are dropped.
+func restoreScopes(s *core.Sandbox, paths []string) ([]string, error) {
+	if len(paths) > maxRestorePaths {
+		return nil, &RestorePathError{Path: fmt.Sprintf("(%d paths)", len(paths)), Why: fmt.Sprintf("at most %d paths", maxRestorePaths)}
+	}
+	if len(paths) == 0 {
+		return []string{"/"}, nil
+	}
+	var out []string
+	for _, p := range paths {
+		bad := func(why string) error { return &RestorePathError{Path: quoteIfOdd(p), Why: why} }
+		switch {
+		case p == "":
+			return nil, bad("empty")
+		case strings.IndexByte(p, 0) >= 0:
+			return nil, bad("contains a NUL byte")
+		case len(p) > unix.PathMax:
+			return nil, bad(fmt.Sprintf("longer than %d bytes", unix.PathMax))
+		case s.HostRoot() != "/" && (p == s.HostRoot() || strings.HasPrefix(p, s.HostRoot()+"/")):
+			// Not echoed: an answer never names the root's host path.
+			return nil, &RestorePathError{Why: "a host path under the sandbox root: give the API path (\"/\" is the root)"}
+		}
+		for _, c := range strings.Split(p, "/") {
+			if c == ".." {
+				return nil, bad(`has a ".." component`)
+			}
+			if len(c) > 255 {
+				return nil, bad("has a name longer than 255 bytes")
+			}
+		}
+		ap, err := s.Clean(p)
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		out = append(out, ap)
+	}
+	sort.Strings(out)
+	kept := out[:0]
+	for _, ap := range out {
+		if len(kept) > 0 && core.Within(ap, kept[len(kept)-1]) {
+			continue
+		}
+		kept = append(kept, ap)
+	}
+	return kept, nil
+}
+
+func quoteIfOdd(p string) string {
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == 0xfffd {
+			return strconv.Quote(p)
+		}
+	}
+	return p
+}
+
+// inScope reports whether ap is one of scopes or beneath one.
+func inScope(ap string, scopes []string) bool {
+	for _, sc := range scopes {
+		if core.Within(ap, sc) {
+			return true
+		}
+	}
+	return false
+}
+
+// ancestors calls fn with each directory above ap, nearest first, up to
+// "/", until fn returns false.
+func ancestors(ap string, fn func(dir string) bool) {
+	for ap != "/" {
+		ap, _ = core.DirAndName(ap)
+		if !fn(ap) {
+			return
+		}
+	}
+}

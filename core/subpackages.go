@@ -1,0 +1,198 @@
+package core
+
+import (
+	"context"
+	"io"
+	"io/fs"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
+)
+
+// What core's subpackages (grep, tar, changes, checkpoint) need of its
+// internals, and nothing more: each is a thin name for the function core
+// uses itself, so a subpackage confines, names, counts and tells its
+// changes exactly as core's own operations do, and never keeps a copy of
+// that code. Nothing outside core's subpackages should call these.
+
+// Resolution beneath the root:
+
+// OpenBeneath opens the API path beneath the root fd, confined as every
+// core operation is (resolve.go); flags are open(2)'s.
+func (s *Sandbox) OpenBeneath(apiPath string, flags int, mode uint32) (int, error) {
+	return s.openBeneath(apiPath, flags, mode)
+}
+
+// OpenDir resolves a clean API path to an O_PATH directory fd.
+func (s *Sandbox) OpenDir(apiPath string) (int, error) { return s.openDir(apiPath) }
+
+// MkdirAll is mkdir -p on a clean API path, each new directory owned by
+// the context's Owner and told to the journal (mkdir.go).
+func (s *Sandbox) MkdirAll(ctx context.Context, apiPath string, perm uint32) error {
+	return s.mkdirAll(ctx, apiPath, perm)
+}
+
+// StrictParent resolves the directory holding ap beneath the root with no
+// symlink followed at all (ELOOP where one is), as a checkpoint reads and
+// a restore writes (resolve_strict.go).
+func (s *Sandbox) StrictParent(ap string) (int, string, error) { return s.strictParent(ap) }
+
+// SyncRoot is syncfs(2) on the root's filesystem.
+func (s *Sandbox) SyncRoot() error { return unix.Syncfs(s.root) }
+
+// Limits are the sandbox's limits, defaults filled in.
+func (s *Sandbox) Limits() Limits { return s.limits }
+
+// CheckpointMaxSize is Options.CheckpointMaxSize.
+func (s *Sandbox) CheckpointMaxSize() int64 { return s.cpMax }
+
+// KeptMode is an inherited mode of a non-directory, less the set-id bits
+// unless the sandbox allows them (setid.go).
+func (s *Sandbox) KeptMode(mode uint32) uint32 { return s.keptMode(mode) }
+
+// Paths and errors:
+
+// PathErr wraps err as an *fs.PathError carrying the API path and a
+// unix.Errno; a host path never leaks out in it (errors.go).
+func PathErr(op, apiPath string, err error) error { return pathErr(op, apiPath, err) }
+
+// ChildOf is the API path of name in the directory dir, not cleaned.
+func ChildOf(dir, name string) string { return childOf(dir, name) }
+
+// DirAndName takes a clean API path apart, not cleaning (path.go).
+func DirAndName(apiPath string) (dir, name string) { return dirAndName(apiPath) }
+
+// Within reports whether the API path ap is dir or beneath it ("/" holds
+// everything).
+func Within(ap, dir string) bool { return within(ap, dir) }
+
+// Unreportable reports whether a walk leaves name out, counting it in the
+// SkippedNames of ctx (names.go).
+func Unreportable(ctx context.Context, name string) bool { return unreportable(ctx, name) }
+
+// Descriptor primitives: one name in a directory fd, never followed:
+
+// OpenSubdir opens the directory name in dirfd for a walk: never through a
+// symlink, never into another mount (EXDEV; xdev.go).
+func OpenSubdir(dirfd int, name string) (int, error) { return openSubdir(dirfd, name) }
+
+// LstatAt stats name in dirfd without following it or asking a mount's
+// server, and says whether it is the root of a mount (xdev.go).
+func LstatAt(dirfd int, name string, st *unix.Stat_t) (mount bool, err error) {
+	return lstatAt(dirfd, name, st)
+}
+
+// Readlinkat reads a symlink's target whatever its length.
+func Readlinkat(dirfd int, name string) (string, error) { return readlinkat(dirfd, name) }
+
+// MkdirOpen makes the directory name in dirfd (mode 0700) and opens it
+// O_PATH|O_NOFOLLOW, refusing one this process did not make (copy.go).
+func MkdirOpen(dirfd int, name string) (int, error) { return mkdirOpen(dirfd, name) }
+
+// RemoveAllAt removes name in dirfd and everything under it, by fd, never
+// following a symlink (remove.go).
+func RemoveAllAt(ctx context.Context, dirfd int, name string) error {
+	return removeAllAt(ctx, dirfd, name)
+}
+
+// RenameNoReplace is renameat2(RENAME_NOREPLACE), with a fallback where
+// the filesystem lacks the flag (move.go).
+func RenameNoReplace(fdir int, fname string, tdir int, tname string) error {
+	return renameNoReplace(fdir, fname, tdir, tname)
+}
+
+// TempName is a fresh ".sandfs-<16 hex>.part", the name every temp file
+// and stage of core has (write.go).
+func TempName() string { return tempName() }
+
+// DirNames lists the directory open at fd (on a dup, so fd stays open).
+func DirNames(fd int) ([]string, error) { return dirNames(fd) }
+
+// IsTempName reports whether name is one of core's temp names (sweep.go).
+func IsTempName(name string) bool { return isTempName(name) }
+
+// NotRegular reports whether a stat(2) mode is neither a regular file, a
+// directory nor a symlink: a FIFO, socket or device (errors.go).
+func NotRegular(mode uint32) bool { return notRegular(mode) }
+
+// FileMode converts a stat(2) mode to an fs.FileMode as the os package
+// does.
+func FileMode(m uint32) fs.FileMode { return fileMode(m) }
+
+// InfoFrom describes the file of stat st at the API path.
+func InfoFrom(apiPath string, st *unix.Stat_t) Info { return infoFrom(apiPath, st) }
+
+// Fill reads r into buf until buf is full or r fails (copybuf.go).
+func Fill(r io.Reader, buf []byte) (int, error) { return fill(r, buf) }
+
+// ErrnoOf extracts the unix.Errno inside err (a *QuotaError or
+// *StateError kept whole, as it says why), or maps the fs sentinel it
+// wraps to its errno (errors.go).
+func ErrnoOf(err error) error { return errnoOf(err) }
+
+// The journal:
+
+// EmitMade appends the event of a change a subpackage's operation made,
+// as core's operations append theirs (actor.go): by the actor in ctx,
+// describing ap as it is now. Unlike Emit, the change is counted by the
+// operation's UsageOp, not left to a rescan.
+func (s *Sandbox) EmitMade(ctx context.Context, typ journal.Type, ap, old string, isDir bool) {
+	s.emit(ctx, typ, ap, old, isDir)
+}
+
+// UnheardNear reports whether outside changes at, above or under the API
+// path ap may go untold now: a directory there is a hole of the kernel
+// watch (coverage.go).
+func (s *Sandbox) UnheardNear(ap string) bool { return s.unheardNear(ap) }
+
+// Usage (quota.go, quota_scan.go):
+
+// UsageOp is one operation's change of usage: begun before its first
+// change of the tree, ended once with what it changed.
+type UsageOp struct{ op usageOp }
+
+// BeginUsage opens the UsageOp of an operation.
+func (s *Sandbox) BeginUsage() *UsageOp { return &UsageOp{op: s.usageBegin()} }
+
+// Reserve adds growth of b bytes and e entries to usage within the bound,
+// or changes nothing and returns the *QuotaError.
+func (o *UsageOp) Reserve(op, apiPath string, b, e int64) error {
+	return o.op.reserve(op, apiPath, b, e)
+}
+
+// End records that the operation changed usage by b bytes and e entries
+// (negative: freed), releasing what it reserved beyond that.
+func (o *UsageOp) End(b, e int64) { o.op.end(b, e) }
+
+// RecountUsage marks the counts off and scans the tree again now: for an
+// operation that changed the tree by an amount it did not count (a
+// restore brings back what a checkpoint held, unbounded by the quota).
+func (s *Sandbox) RecountUsage(ctx context.Context) {
+	s.quota.dirty.Store(true)
+	s.ScanUsage(ctx)
+}
+
+// OutsideChange marks the counts for a sooner rescan: the tree changed by
+// an amount nobody counted.
+func (s *Sandbox) OutsideChange() { s.outsideChange() }
+
+// Measurer counts subtrees the way usage does: each regular file's inode
+// once.
+type Measurer struct{ m *measurer }
+
+// NewMeasurer is a Measurer that stops when ctx ends.
+func NewMeasurer(ctx context.Context) *Measurer { return &Measurer{m: newMeasurer(ctx)} }
+
+// Entry counts name in dirfd and all under it.
+func (m *Measurer) Entry(dirfd int, name string) (bytes, entries int64, err error) {
+	u, err := m.m.entry(dirfd, name, nil)
+	return u.bytes, u.entries, err
+}
+
+// Dir counts the entries under the open directory fd (not itself), and
+// closes fd.
+func (m *Measurer) Dir(fd int) (bytes, entries int64, err error) {
+	u, err := m.m.dir(fd)
+	return u.bytes, u.entries, err
+}
