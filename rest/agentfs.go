@@ -13,6 +13,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/tar"
 )
@@ -56,7 +57,7 @@ func (s *Server) fsEntries(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return err
 	}
 	noteSkipped(w, skipped)
-	out := make([]fsEntry, len(infos))
+	out := make([]api.FSEntry, len(infos))
 	for i, in := range infos {
 		out[i] = agentEntry(in)
 	}
@@ -108,7 +109,7 @@ func (s *Server) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httproute
 		return body.blame(err)
 	}
 	setETag(w, etag)
-	return writeJSON(w, http.StatusOK, fsWriteResponse{Path: p, BytesWritten: uint64(n)})
+	return writeJSON(w, http.StatusOK, api.FSWrite{Path: p, BytesWritten: uint64(n)})
 }
 
 // fsDeleteEntry: DELETE /v1/fs/entry?path&recursive — remove a file, a
@@ -133,7 +134,7 @@ func (s *Server) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprou
 	if err := s.agentFS(r.Context()).RemoveWith(r.Context(), p, core.RemoveOptions{Recursive: recursive, Pre: pre}); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, fsActionResponse{Path: p})
+	return writeJSON(w, http.StatusOK, api.FSAction{Path: p})
 }
 
 // fsMkdir: POST /v1/fs/mkdir?path — mkdir -p.
@@ -149,7 +150,7 @@ func (s *Server) fsMkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	if err := s.agentFS(r.Context()).Mkdir(r.Context(), p, true, 0o755); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, fsActionResponse{Path: p})
+	return writeJSON(w, http.StatusOK, api.FSAction{Path: p})
 }
 
 // fsMove: POST /v1/fs/move {from, to, overwrite} — rename; the
@@ -158,7 +159,7 @@ func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if _, err := query(r); err != nil {
 		return err
 	}
-	var req fsMoveRequest
+	var req api.FSMoveRequest
 	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
 		return err
 	}
@@ -184,7 +185,7 @@ func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err := s.agentFS(r.Context()).Move(r.Context(), from, to, o); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, fsMoveResponse{From: from, To: to})
+	return writeJSON(w, http.StatusOK, api.FSMove{From: from, To: to})
 }
 
 // fsStat: GET /v1/fs/stat?path — metadata, following a final symlink.
@@ -223,7 +224,7 @@ func (s *Server) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprou
 	}
 	paths, skipped := reportablePaths(res.Paths)
 	noteSkipped(w, skipped)
-	return writeJSON(w, http.StatusOK, fsUploadBatchResponse{Paths: paths, Truncated: res.Truncated || res.Entries > len(res.Paths)})
+	return writeJSON(w, http.StatusOK, api.FSUploadBatch{Paths: paths, Truncated: res.Truncated || res.Entries > len(res.Paths)})
 }
 
 // cleanRequired is the required query parameter path made an API path, for

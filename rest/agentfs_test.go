@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sandfs/api"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func TestEntries(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := h.do(t, req{Method: "GET", Target: c.target})
 			wantStatus(t, r, 200)
-			got := decode[[]fsEntry](t, r)
+			got := decode[[]api.FSEntry](t, r)
 			if len(got) != len(c.want) {
 				t.Fatalf("entries: got %d (%+v), want %d", len(got), got, len(c.want))
 			}
@@ -184,7 +185,7 @@ func TestStat(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := h.do(t, req{Method: "GET", Target: c.target})
 			wantStatus(t, r, 200)
-			got := decode[fsStat](t, r)
+			got := decode[api.FSStat](t, r)
 			if got.Path != c.path || got.EntryType != c.typ {
 				t.Errorf("got %s %s, want %s %s", got.Path, got.EntryType, c.path, c.typ)
 			}
@@ -302,7 +303,7 @@ func TestWriteFile(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := h.do(t, req{Method: "PUT", Target: c.target, Body: bytes.NewReader(c.body)})
 			wantStatus(t, r, 200)
-			got := decode[fsWriteResponse](t, r)
+			got := decode[api.FSWrite](t, r)
 			if got.Path != c.path || got.BytesWritten != uint64(len(c.body)) {
 				t.Errorf("got {%s %d}, want {%s %d}", got.Path, got.BytesWritten, c.path, len(c.body))
 			}
@@ -381,7 +382,7 @@ func TestDeleteEntry(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := h.do(t, req{Method: "DELETE", Target: c.target})
 			wantStatus(t, r, 200)
-			if got := decode[fsActionResponse](t, r).Path; got != c.path {
+			if got := decode[api.FSAction](t, r).Path; got != c.path {
 				t.Errorf("path: got %q, want %q", got, c.path)
 			}
 			h.wantAbsent(t, c.gone)
@@ -426,7 +427,7 @@ func TestMkdir(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := h.do(t, req{Method: "POST", Target: c.target})
 			wantStatus(t, r, 200)
-			if got := decode[fsActionResponse](t, r).Path; got != c.path {
+			if got := decode[api.FSAction](t, r).Path; got != c.path {
 				t.Errorf("path: got %q, want %q", got, c.path)
 			}
 			h.wantDir(t, c.path)
@@ -474,7 +475,7 @@ func TestMove(t *testing.T) {
 			r := h.do(t, req{Method: "POST", Target: "/v1/fs/move?sessionId=s", Body: strings.NewReader(c.body),
 				Header: map[string]string{"Content-Type": "application/json"}})
 			wantStatus(t, r, 200)
-			got := decode[fsMoveResponse](t, r)
+			got := decode[api.FSMove](t, r)
 			if got.From != c.from || got.To != c.to {
 				t.Errorf("got {%s %s}, want {%s %s}", got.From, got.To, c.from, c.to)
 			}
@@ -567,7 +568,7 @@ func TestUploadBatch(t *testing.T) {
 		r := h.do(t, req{Method: "POST", Target: "/v1/fs/upload-batch?path=/dest&sessionId=s", Body: bytes.NewReader(archive),
 			Header: map[string]string{"Content-Type": "application/x-tar"}})
 		wantStatus(t, r, 200)
-		got := decode[fsUploadBatchResponse](t, r)
+		got := decode[api.FSUploadBatch](t, r)
 		want := []string{"/dest/d", "/dest/d/x.txt", "/dest/top.txt"}
 		if strings.Join(got.Paths, ",") != strings.Join(want, ",") || got.Truncated {
 			t.Errorf("got %v truncated=%v, want %v truncated=false", got.Paths, got.Truncated, want)
@@ -581,7 +582,7 @@ func TestUploadBatch(t *testing.T) {
 		r := h.do(t, req{Method: "POST", Target: "/v1/fs/upload-batch", Body: bytes.NewReader(archive),
 			Header: map[string]string{"Content-Type": "application/x-tar; charset=binary"}})
 		wantStatus(t, r, 200)
-		got := decode[fsUploadBatchResponse](t, r)
+		got := decode[api.FSUploadBatch](t, r)
 		if want := "/d,/d/x.txt,/top.txt"; strings.Join(got.Paths, ",") != want {
 			t.Errorf("paths: got %v, want %s", got.Paths, want)
 		}
@@ -591,7 +592,7 @@ func TestUploadBatch(t *testing.T) {
 		r := h.do(t, req{Method: "POST", Target: "/v1/fs/upload-batch?path=/empty-up", Body: bytes.NewReader(buildTar(t, nil)),
 			Header: map[string]string{"Content-Type": "application/x-tar"}})
 		wantStatus(t, r, 200)
-		got := decode[fsUploadBatchResponse](t, r)
+		got := decode[api.FSUploadBatch](t, r)
 		if got.Paths == nil || len(got.Paths) != 0 || got.Truncated {
 			t.Errorf("got %#v, want {[] false}", got)
 		}
@@ -607,7 +608,7 @@ func TestUploadBatch(t *testing.T) {
 		r := h.do(t, req{Method: "POST", Target: "/v1/fs/upload-batch?path=/many", Body: bytes.NewReader(buildTar(t, many)),
 			Header: map[string]string{"Content-Type": "application/x-tar"}})
 		wantStatus(t, r, 200)
-		got := decode[fsUploadBatchResponse](t, r)
+		got := decode[api.FSUploadBatch](t, r)
 		if len(got.Paths) != 1024 || !got.Truncated {
 			t.Fatalf("got %d paths truncated=%v, want 1024 truncated=true", len(got.Paths), got.Truncated)
 		}
@@ -686,7 +687,7 @@ func TestEntriesTruncated(t *testing.T) {
 	}
 	r := h.do(t, req{Method: "GET", Target: "/v1/fs/entries?path=/big"})
 	wantStatus(t, r, 200)
-	if got := len(decode[[]fsEntry](t, r)); got != maxAgentEntries {
+	if got := len(decode[[]api.FSEntry](t, r)); got != maxAgentEntries {
 		t.Errorf("entries: got %d, want %d", got, maxAgentEntries)
 	}
 	if got := r.Header.Get(headerTruncated); got != "true" {

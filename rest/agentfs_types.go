@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"sandfs/api"
 	"sandfs/core"
 )
 
@@ -17,55 +18,6 @@ const (
 	entryDirectory = "directory"
 )
 
-// fsEntry is FsEntry, one element of GET /v1/fs/entries.
-type fsEntry struct {
-	Name      string `json:"name"`
-	Path      string `json:"path"`
-	EntryType string `json:"entryType"`
-	Size      uint64 `json:"size"`
-	Modified  string `json:"modified,omitempty"`
-}
-
-// fsStat is FsStat, the answer of GET /v1/fs/stat.
-type fsStat struct {
-	Path      string `json:"path"`
-	EntryType string `json:"entryType"`
-	Size      uint64 `json:"size"`
-	Modified  string `json:"modified,omitempty"`
-	Etag      string `json:"etag,omitempty"` // an extension: core.ETag, what a precondition names
-}
-
-// fsWriteResponse is FsWriteResponse, the answer of PUT /v1/fs/file.
-type fsWriteResponse struct {
-	Path         string `json:"path"`
-	BytesWritten uint64 `json:"bytesWritten"`
-}
-
-// fsMoveRequest is FsMoveRequest, the body of POST /v1/fs/move. From and To
-// are pointers so a missing field is told from an empty one.
-type fsMoveRequest struct {
-	From      *string `json:"from"`
-	To        *string `json:"to"`
-	Overwrite *bool   `json:"overwrite"`
-}
-
-// fsMoveResponse is FsMoveResponse.
-type fsMoveResponse struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-}
-
-// fsActionResponse is FsActionResponse, the answer of delete and mkdir.
-type fsActionResponse struct {
-	Path string `json:"path"`
-}
-
-// fsUploadBatchResponse is FsUploadBatchResponse.
-type fsUploadBatchResponse struct {
-	Paths     []string `json:"paths"`
-	Truncated bool     `json:"truncated"`
-}
-
 // agentEntryType is "directory" for a directory and "file" for anything
 // else, as the seed's metadata.is_dir() test. Entries are lstat'ed (Rust's
 // DirEntry::metadata does not follow symlinks), so a symlink is a "file".
@@ -76,8 +28,8 @@ func agentEntryType(in core.Info) string {
 	return entryFile
 }
 
-func agentEntry(in core.Info) fsEntry {
-	return fsEntry{
+func agentEntry(in core.Info) api.FSEntry {
+	return api.FSEntry{
 		Name:      in.Name,
 		Path:      in.Path,
 		EntryType: agentEntryType(in),
@@ -86,8 +38,8 @@ func agentEntry(in core.Info) fsEntry {
 	}
 }
 
-func agentStat(in core.Info) fsStat {
-	return fsStat{
+func agentStat(in core.Info) api.FSStat {
+	return api.FSStat{
 		Path:      in.Path,
 		EntryType: agentEntryType(in),
 		Size:      uint64(max(in.Size, 0)),

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"sandfs/api"
 	"sandfs/core"
 )
 
@@ -120,7 +121,7 @@ var decodeTargets = []struct {
 	aio  bool
 	v    func() any
 }{
-	{"fsMoveRequest", false, func() any { return new(fsMoveRequest) }},
+	{"api.FSMoveRequest", false, func() any { return new(api.FSMoveRequest) }},
 	{"namedDeleteRequest", false, func() any { return new(namedDeleteRequest) }},
 	{"namedMoveRequest", false, func() any { return new(namedMoveRequest) }},
 	{"namedChmodRequest", false, func() any { return new(namedChmodRequest) }},

@@ -14,6 +14,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"golang.org/x/sys/unix"
 
+	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/journal"
 )
@@ -182,7 +183,7 @@ func mkdirOne(ctx context.Context, sb namedFS, dir string) error {
 	return nil
 }
 
-// namedList: GET /fs/list?path&workingDir&recursive&pattern — a directory's
+// api.List: GET /fs/list?path&workingDir&recursive&pattern — a directory's
 // entries (everything under it with recursive), a file as itself; pattern
 // is a glob over the name (over the path below path with recursive).
 func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
@@ -208,7 +209,7 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 	if err != nil {
 		return err
 	}
-	out := namedList{Path: p, Entries: []namedEntry{}}
+	out := api.List{Path: p, Entries: []api.Entry{}}
 	ctx, skipped := core.WithSkippedNames(r.Context())
 	switch {
 	case !top.IsDir():
@@ -249,7 +250,7 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 
 // linkTarget fills a symlink entry's target (a link gone meanwhile keeps
 // none).
-func linkTarget(ctx context.Context, sb namedFS, e *namedEntry) {
+func linkTarget(ctx context.Context, sb namedFS, e *api.Entry) {
 	if e.Type == "symlink" {
 		e.Target, _ = sb.Readlink(ctx, e.Path)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/changes"
 	"sandfs/core/journal"
@@ -18,47 +19,6 @@ import (
 // Changes since a point (api.md §5, "Changes since a point"): GET
 // /v1/sandboxes/{name}/changes, the net change set of changes.Since
 // in the named family's shape.
-
-type namedChanges struct {
-	Since     namedSince    `json:"since"`
-	UntilSeq  uint64        `json:"untilSeq"`
-	Lost      bool          `json:"lost"`
-	Changes   []namedChange `json:"changes"`
-	Count     int           `json:"count"`
-	Truncated bool          `json:"truncated"`
-}
-
-type namedSince struct {
-	Seq        uint64 `json:"seq"`
-	Time       string `json:"time,omitempty"`
-	Checkpoint string `json:"checkpoint,omitempty"`
-}
-
-type namedChange struct {
-	Path            string           `json:"path"`
-	Change          string           `json:"change"`
-	RenamedFrom     string           `json:"renamedFrom,omitempty"`
-	IsDir           bool             `json:"isDir"`
-	Size            int64            `json:"size"`
-	Events          int              `json:"events"`
-	First           namedChangeEvent `json:"first"`
-	Last            namedChangeEvent `json:"last"`
-	Actors          []string         `json:"actors"`
-	Diff            string           `json:"diff,omitempty"`
-	DiffTruncated   bool             `json:"diffTruncated,omitempty"`
-	Binary          bool             `json:"binary,omitempty"`
-	DiffUnavailable string           `json:"diffUnavailable,omitempty"`
-}
-
-type namedChangeEvent struct {
-	Seq    uint64 `json:"seq"`
-	Time   string `json:"time"`
-	Type   string `json:"type"`
-	Origin string `json:"origin"`
-	Actor  string `json:"actor,omitempty"`
-	Pid    uint32 `json:"pid,omitempty"`
-	Comm   string `json:"comm,omitempty"`
-}
 
 // namedChangesOf serves GET /changes?since&path&workingDir&actor&origin&diff&max_diff_bytes&limit.
 func (s *Server) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
@@ -84,8 +44,8 @@ func (s *Server) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httpr
 	if err != nil {
 		return err
 	}
-	out := namedChanges{Since: namedSince{Seq: cs.SinceSeq, Checkpoint: cs.SinceCheckpoint},
-		UntilSeq: cs.UntilSeq, Lost: cs.Lost, Changes: make([]namedChange, 0, len(cs.Rows)), Truncated: cs.Truncated}
+	out := api.Changes{Since: api.ChangesSince{Seq: cs.SinceSeq, Checkpoint: cs.SinceCheckpoint},
+		UntilSeq: cs.UntilSeq, Lost: cs.Lost, Changes: make([]api.Change, 0, len(cs.Rows)), Truncated: cs.Truncated}
 	if !cs.SinceTime.IsZero() {
 		out.Since.Time = cs.SinceTime.UTC().Format(time.RFC3339Nano)
 	}
@@ -95,7 +55,7 @@ func (s *Server) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httpr
 			skipped.Add(1) // names.go
 			continue
 		}
-		out.Changes = append(out.Changes, namedChange{Path: row.Path, Change: row.Change, RenamedFrom: row.RenamedFrom,
+		out.Changes = append(out.Changes, api.Change{Path: row.Path, Change: row.Change, RenamedFrom: row.RenamedFrom,
 			IsDir: row.IsDir, Size: row.Size, Events: row.Events, First: changeEvent(row.First), Last: changeEvent(row.Last),
 			Actors: row.Actors, Diff: row.Diff, DiffTruncated: row.DiffTruncated, Binary: row.Binary, DiffUnavailable: row.DiffUnavailable})
 	}
@@ -104,8 +64,8 @@ func (s *Server) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httpr
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func changeEvent(e journal.Event) namedChangeEvent {
-	return namedChangeEvent{Seq: e.Seq, Time: e.Time.UTC().Format(time.RFC3339Nano), Type: string(e.Type),
+func changeEvent(e journal.Event) api.ChangeEvent {
+	return api.ChangeEvent{Seq: e.Seq, Time: e.Time.UTC().Format(time.RFC3339Nano), Type: string(e.Type),
 		Origin: string(e.Origin), Actor: e.Actor, Pid: e.Pid, Comm: e.Comm}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/journal"
 )
@@ -33,7 +34,7 @@ func changesFixture(t *testing.T, h *namedHarness, pre string) uint64 {
 	return start
 }
 
-func rowsOf(c namedChanges) string {
+func rowsOf(c api.Changes) string {
 	var b []string
 	for _, r := range c.Changes {
 		s := r.Change + " " + r.Path
@@ -54,7 +55,7 @@ func TestNamedChanges(t *testing.T) {
 
 			r := h.do(t, req{Method: "GET", Target: base + "&diff=true"})
 			wantStatus(t, r, 200)
-			got := decode[namedChanges](t, r)
+			got := decode[api.Changes](t, r)
 			want := "renamed /doc/new.md <- /doc/old.md by fuse:vim\nadded /src by agent-1\nadded /src/agent.txt by agent-1\nadded /src/person.txt by fuse:vim"
 			if rowsOf(got) != want {
 				t.Fatalf("rows:\n%s\nwant:\n%s", rowsOf(got), want)
@@ -92,7 +93,7 @@ func TestNamedChanges(t *testing.T) {
 			} {
 				r := h.do(t, req{Method: "GET", Target: base + tc.query})
 				wantStatus(t, r, 200)
-				got := decode[namedChanges](t, r)
+				got := decode[api.Changes](t, r)
 				if rowsOf(got) != tc.want || got.Count != len(got.Changes) || got.Truncated != (tc.query == "&limit=1") {
 					t.Errorf("%s: rows\n%s\nwant\n%s\ntruncated %v", tc.query, rowsOf(got), tc.want, got.Truncated)
 				}
@@ -106,20 +107,20 @@ func TestNamedChanges(t *testing.T) {
 			h.def.Journal().Scan(context.Background(), start+2, func(e journal.Event) bool { third = e; return false })
 			r = h.do(t, req{Method: "GET", Target: pre + "default/changes?since=" + url.QueryEscape(third.Time.Format(time.RFC3339Nano))})
 			wantStatus(t, r, 200)
-			byTime := decode[namedChanges](t, r)
+			byTime := decode[api.Changes](t, r)
 			if byTime.Since.Seq != third.Seq-1 || byTime.Since.Time == "" {
 				t.Errorf("since time: %+v (third event %d)", byTime.Since, third.Seq)
 			}
 			// No since: from the oldest event kept, where /doc/old.md was made.
 			r = h.do(t, req{Method: "GET", Target: pre + "default/changes"})
 			wantStatus(t, r, 200)
-			if all := decode[namedChanges](t, r); all.Since.Seq != 0 || all.Count != 4 || !strings.HasPrefix(rowsOf(all), "added /doc/new.md by external,fuse:vim\n") {
+			if all := decode[api.Changes](t, r); all.Since.Seq != 0 || all.Count != 4 || !strings.HasPrefix(rowsOf(all), "added /doc/new.md by external,fuse:vim\n") {
 				t.Errorf("oldest: %s", rowsOf(all))
 			}
 			// The other sandbox has its own journal.
 			r = h.do(t, req{Method: "GET", Target: pre + "other/changes"})
 			wantStatus(t, r, 200)
-			if other := decode[namedChanges](t, r); other.Count != 0 || other.Changes == nil {
+			if other := decode[api.Changes](t, r); other.Count != 0 || other.Changes == nil {
 				t.Errorf("other: %+v", other)
 			}
 		})

@@ -2,10 +2,10 @@ package rest
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
+	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/checkpoint"
 )
@@ -14,38 +14,9 @@ import (
 // sandbox's tree and restore. Thin: core does the work, errors.go maps
 // its errors (unknown checkpoint 404, no state 409, a refused path 400).
 
-type namedCheckpoint struct {
-	ID           string    `json:"id"`
-	Name         string    `json:"name"`
-	Reason       string    `json:"reason"`
-	Seq          uint64    `json:"seq"`
-	CreatedAt    time.Time `json:"createdAt"`
-	Files        int64     `json:"files"`
-	Dirs         int64     `json:"dirs"`
-	Symlinks     int64     `json:"symlinks"`
-	Bytes        int64     `json:"bytes"`
-	NewBytes     int64     `json:"newBytes"`
-	SkipExcluded bool      `json:"skipExcluded"`
-}
-
-func wireCheckpoint(cp checkpoint.Checkpoint) namedCheckpoint {
-	return namedCheckpoint{ID: cp.ID, Name: cp.Name, Reason: cp.Reason, Seq: cp.Seq, CreatedAt: cp.Created.UTC(),
+func wireCheckpoint(cp checkpoint.Checkpoint) api.Checkpoint {
+	return api.Checkpoint{ID: cp.ID, Name: cp.Name, Reason: cp.Reason, Seq: cp.Seq, CreatedAt: cp.Created.UTC(),
 		Files: cp.Files, Dirs: cp.Dirs, Symlinks: cp.Symlinks, Bytes: cp.Bytes, NewBytes: cp.NewBytes, SkipExcluded: cp.SkipExcluded}
-}
-
-type namedCheckpointList struct {
-	Checkpoints []namedCheckpoint `json:"checkpoints"`
-	Count       int               `json:"count"`
-}
-
-type namedCheckpointDeleted struct {
-	ID      string `json:"id"`
-	Deleted bool   `json:"deleted"`
-}
-
-type namedCheckpointRequest struct {
-	Name         string `json:"name"`
-	SkipExcluded bool   `json:"skipExcluded"`
 }
 
 type namedRestoreRequest struct {
@@ -54,22 +25,6 @@ type namedRestoreRequest struct {
 	Actor       string   `json:"actor"`
 	DryRun      *bool    `json:"dry_run"`
 	DryRunCamel *bool    `json:"dryRun"`
-}
-
-type namedRestoreSkip struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-	By     string `json:"by"`
-}
-
-type namedRestoreResponse struct {
-	Checkpoint string             `json:"checkpoint"`
-	DryRun     bool               `json:"dryRun"`
-	Undo       string             `json:"undo"`
-	Written    []string           `json:"written"`
-	Removed    []string           `json:"removed"`
-	Skipped    []namedRestoreSkip `json:"skipped"`
-	Count      int                `json:"count"` // written + removed
 }
 
 // maxCheckpointName bounds a checkpoint's name on the wire.
@@ -82,7 +37,7 @@ func (s *Server) namedSandbox(r *http.Request) *core.Sandbox { return s.sandboxO
 // namedCheckpointCreate: POST /checkpoints {name?, skipExcluded?} → 201.
 func (s *Server) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.namedSandbox(r)
-	var req namedCheckpointRequest
+	var req api.CheckpointRequest
 	if r.ContentLength != 0 {
 		if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
 			return err
@@ -108,7 +63,7 @@ func (s *Server) namedCheckpointList(w http.ResponseWriter, r *http.Request, ps 
 	if err != nil {
 		return err
 	}
-	out := namedCheckpointList{Checkpoints: make([]namedCheckpoint, len(list)), Count: len(list)}
+	out := api.CheckpointList{Checkpoints: make([]api.Checkpoint, len(list)), Count: len(list)}
 	for i, cp := range list {
 		out.Checkpoints[i] = wireCheckpoint(cp)
 	}
@@ -132,7 +87,7 @@ func (s *Server) namedCheckpointDelete(w http.ResponseWriter, r *http.Request, p
 	if err := checkpoint.Delete(sb, id); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, namedCheckpointDeleted{ID: id, Deleted: true})
+	return writeJSON(w, http.StatusOK, api.CheckpointDeleted{ID: id, Deleted: true})
 }
 
 // namedRestore: POST /restore {checkpoint, paths?, actor?, dry_run?}. The
@@ -159,10 +114,10 @@ func (s *Server) namedRestore(w http.ResponseWriter, r *http.Request, ps httprou
 	if err != nil {
 		return err
 	}
-	out := namedRestoreResponse{Checkpoint: res.Checkpoint, DryRun: res.DryRun, Undo: res.Undo, Written: res.Written,
-		Removed: res.Removed, Skipped: make([]namedRestoreSkip, len(res.Skipped)), Count: len(res.Written) + len(res.Removed)}
+	out := api.Restore{Checkpoint: res.Checkpoint, DryRun: res.DryRun, Undo: res.Undo, Written: res.Written,
+		Removed: res.Removed, Skipped: make([]api.RestoreSkip, len(res.Skipped)), Count: len(res.Written) + len(res.Removed)}
 	for i, sk := range res.Skipped {
-		out.Skipped[i] = namedRestoreSkip{Path: sk.Path, Reason: sk.Reason, By: sk.By}
+		out.Skipped[i] = api.RestoreSkip{Path: sk.Path, Reason: sk.Reason, By: sk.By}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/api"
 	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
 )
@@ -36,24 +37,24 @@ func TestNamedCheckpointsCRUD(t *testing.T) {
 
 	for _, prefix := range []string{"/v1/sandboxes/default", "/v1/sprites/default"} {
 		t.Run(prefix, func(t *testing.T) {
-			first := decodeAs[namedCheckpoint](t, h.do(t, req{Method: "POST", Target: prefix + "/checkpoints"}), 201)
+			first := decodeAs[api.Checkpoint](t, h.do(t, req{Method: "POST", Target: prefix + "/checkpoints"}), 201)
 			if !strings.HasPrefix(first.ID, "cp_") || first.Reason != "manual" || first.Files != 2 || first.Dirs != 1 || first.Bytes != 8 || first.CreatedAt.IsZero() {
 				t.Errorf("first %+v", first)
 			}
-			named := decodeAs[namedCheckpoint](t, h.do(t, req{Method: "POST", Target: prefix + "/checkpoints",
+			named := decodeAs[api.Checkpoint](t, h.do(t, req{Method: "POST", Target: prefix + "/checkpoints",
 				Body: strings.NewReader(`{"name":"before the agent","skipExcluded":true}`)}), 201)
 			if named.Name != "before the agent" || named.Files != 1 || named.Dirs != 0 || named.NewBytes != 0 || !named.SkipExcluded {
 				t.Errorf("named %+v", named)
 			}
-			list := decodeAs[namedCheckpointList](t, h.do(t, req{Method: "GET", Target: prefix + "/checkpoints"}), 200)
+			list := decodeAs[api.CheckpointList](t, h.do(t, req{Method: "GET", Target: prefix + "/checkpoints"}), 200)
 			if list.Count != len(list.Checkpoints) || list.Count < 2 || list.Checkpoints[list.Count-2].ID != first.ID || list.Checkpoints[list.Count-1].ID != named.ID {
 				t.Errorf("list %+v", list)
 			}
-			one := decodeAs[namedCheckpoint](t, h.do(t, req{Method: "GET", Target: prefix + "/checkpoints/" + named.ID}), 200)
+			one := decodeAs[api.Checkpoint](t, h.do(t, req{Method: "GET", Target: prefix + "/checkpoints/" + named.ID}), 200)
 			if one != named {
 				t.Errorf("get %+v, want %+v", one, named)
 			}
-			del := decodeAs[namedCheckpointDeleted](t, h.do(t, req{Method: "DELETE", Target: prefix + "/checkpoints/" + first.ID}), 200)
+			del := decodeAs[api.CheckpointDeleted](t, h.do(t, req{Method: "DELETE", Target: prefix + "/checkpoints/" + first.ID}), 200)
 			if del.ID != first.ID || !del.Deleted {
 				t.Errorf("delete %+v", del)
 			}
@@ -103,7 +104,7 @@ func TestNamedRestore(t *testing.T) {
 	for n, c := range files {
 		os.WriteFile(filepath.Join(h.root, n), []byte(c), 0o644)
 	}
-	cp := decodeAs[namedCheckpoint](t, h.do(t, req{Method: "POST", Target: "/v1/sandboxes/default/checkpoints"}), 201)
+	cp := decodeAs[api.Checkpoint](t, h.do(t, req{Method: "POST", Target: "/v1/sandboxes/default/checkpoints"}), 201)
 	put := func(actor, p, content string) {
 		t.Helper()
 		r := h.do(t, req{Method: "PUT", Target: "/v1/sandboxes/default/fs/write?path=" + p, Body: strings.NewReader(content),
@@ -155,23 +156,23 @@ func TestNamedRestore(t *testing.T) {
 		})
 	}
 	sameAs(changed)
-	if l := decodeAs[namedCheckpointList](t, h.do(t, req{Method: "GET", Target: "/v1/sandboxes/default/checkpoints"}), 200); l.Count != 1 {
+	if l := decodeAs[api.CheckpointList](t, h.do(t, req{Method: "GET", Target: "/v1/sandboxes/default/checkpoints"}), 200); l.Count != 1 {
 		t.Errorf("a refused restore took a checkpoint: %+v", l)
 	}
 
 	// By actor, dry run first (dryRun spelled both ways).
 	for _, dry := range []string{`"dry_run":true`, `"dryRun":true`} {
-		res := decodeAs[namedRestoreResponse](t, h.do(t, req{Method: "POST", Target: "/v1/sprites/default/restore",
+		res := decodeAs[api.Restore](t, h.do(t, req{Method: "POST", Target: "/v1/sprites/default/restore",
 			Body: strings.NewReader(`{"checkpoint":"` + cp.ID + `","actor":"agent",` + dry + `}`)}), 200)
 		if !res.DryRun || res.Undo != "" || fmt.Sprint(res.Written) != "[/a.txt]" || fmt.Sprint(res.Removed) != "[/new.txt]" || res.Count != 2 {
 			t.Errorf("dry run %+v", res)
 		}
 		sameAs(changed)
 	}
-	res := decodeAs[namedRestoreResponse](t, h.do(t, req{Method: "POST", Target: "/v1/sandboxes/default/restore",
+	res := decodeAs[api.Restore](t, h.do(t, req{Method: "POST", Target: "/v1/sandboxes/default/restore",
 		Body:   strings.NewReader(`{"checkpoint":"` + cp.ID + `","actor":"agent"}`),
 		Header: map[string]string{"X-Sandfs-Actor": "the caller"}}), 200)
-	want := []namedRestoreSkip{{Path: "/b.txt", Reason: "changed by api:alice after agent", By: "api:alice"}}
+	want := []api.RestoreSkip{{Path: "/b.txt", Reason: "changed by api:alice after agent", By: "api:alice"}}
 	if res.DryRun || !strings.HasPrefix(res.Undo, "cp_") || fmt.Sprint(res.Written) != "[/a.txt]" || fmt.Sprint(res.Removed) != "[/new.txt]" ||
 		fmt.Sprint(res.Skipped) != fmt.Sprint(want) {
 		t.Errorf("restore %+v", res)
@@ -180,7 +181,7 @@ func TestNamedRestore(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(h.root, "new.txt")); err == nil {
 		t.Error("new.txt is still there")
 	}
-	undo := decodeAs[namedCheckpoint](t, h.do(t, req{Method: "GET", Target: "/v1/sandboxes/default/checkpoints/" + res.Undo}), 200)
+	undo := decodeAs[api.Checkpoint](t, h.do(t, req{Method: "GET", Target: "/v1/sandboxes/default/checkpoints/" + res.Undo}), 200)
 	if undo.Reason != "before-restore" {
 		t.Errorf("undo %+v", undo)
 	}
@@ -192,12 +193,12 @@ func TestNamedRestore(t *testing.T) {
 	})
 
 	// Undo: the changed state is back.
-	res = decodeAs[namedRestoreResponse](t, h.do(t, req{Method: "POST", Target: "/v1/sandboxes/default/restore",
+	res = decodeAs[api.Restore](t, h.do(t, req{Method: "POST", Target: "/v1/sandboxes/default/restore",
 		Body: strings.NewReader(`{"checkpoint":"` + res.Undo + `"}`)}), 200)
 	sameAs(changed)
 
 	// Whole tree, some paths.
-	res = decodeAs[namedRestoreResponse](t, h.do(t, req{Method: "POST", Target: "/v1/sandboxes/default/restore",
+	res = decodeAs[api.Restore](t, h.do(t, req{Method: "POST", Target: "/v1/sandboxes/default/restore",
 		Body: strings.NewReader(`{"checkpoint":"` + cp.ID + `","paths":["/keep.txt","new.txt"]}`)}), 200)
 	if fmt.Sprint(res.Written) != "[/keep.txt]" || fmt.Sprint(res.Removed) != "[/new.txt]" || len(res.Skipped) != 0 || res.Count != 2 {
 		t.Errorf("paths %+v", res)

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/api"
 	"sandfs/internal/testenv"
 )
 
@@ -115,7 +116,7 @@ func TestNamedRoutes(t *testing.T) {
 				}, req{Method: "GET", Target: d + "list?path=/l"},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						got := decode[namedList](t, r)
+						got := decode[api.List](t, r)
 						if got.Path != "/l" || got.Count != 4 || len(got.Entries) != 4 {
 							t.Fatalf("got %+v", got)
 						}
@@ -143,7 +144,7 @@ func TestNamedRoutes(t *testing.T) {
 				}, req{Method: "GET", Target: d + "list?path=/lr&recursive=true&pattern=*.py"},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						got := decode[namedList](t, r)
+						got := decode[api.List](t, r)
 						var paths []string
 						for _, e := range got.Entries {
 							paths = append(paths, e.Path)
@@ -155,7 +156,7 @@ func TestNamedRoutes(t *testing.T) {
 				{"list a file as itself", func(t *testing.T) { h.writeFile(t, "/lf.txt", "abc") },
 					req{Method: "GET", Target: d + "list?path=/lf.txt"},
 					func(t *testing.T, r resp) {
-						got := decode[namedList](t, r)
+						got := decode[api.List](t, r)
 						if got.Count != 1 || got.Entries[0].Path != "/lf.txt" || got.Entries[0].Size != 3 || got.Entries[0].Type != "file" {
 							t.Errorf("got %+v", got)
 						}
@@ -165,7 +166,7 @@ func TestNamedRoutes(t *testing.T) {
 				{"stat directory", func(t *testing.T) { h.mkdir(t, "/sd") }, req{Method: "GET", Target: d + "stat?path=/sd"},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						got := decode[namedEntry](t, r)
+						got := decode[api.Entry](t, r)
 						if got.Name != "sd" || got.Path != "/sd" || got.Type != "directory" || !got.IsDir || got.Mode != "0755" {
 							t.Errorf("got %+v", got)
 						}
@@ -355,7 +356,7 @@ func TestNamedLinkTarget(t *testing.T) {
 	r := h.do(t, req{Method: "GET", Target: "/v1/sandboxes/default/fs/list?path=/"})
 	wantStatus(t, r, 200)
 	got := map[string]string{}
-	for _, e := range decode[namedList](t, r).Entries {
+	for _, e := range decode[api.List](t, r).Entries {
 		got[e.Name] = e.Type + ":" + e.Target
 	}
 	want := map[string]string{"a.txt": "file:", "sub": "directory:", "link": "symlink:a.txt", "dirlink": "symlink:sub", "dangling": "symlink:nowhere"}
@@ -364,7 +365,7 @@ func TestNamedLinkTarget(t *testing.T) {
 	}
 	r = h.do(t, req{Method: "GET", Target: "/v1/sandboxes/default/fs/stat?path=/dangling"})
 	wantStatus(t, r, 200)
-	if e := decode[namedEntry](t, r); e.Target != "nowhere" || e.Type != "symlink" {
+	if e := decode[api.Entry](t, r); e.Target != "nowhere" || e.Type != "symlink" {
 		t.Errorf("stat: %+v", e)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/api"
 	"sandfs/core"
 )
 
@@ -19,26 +20,6 @@ const (
 	// maxNamedEntries caps a listing (api.md §1 list limit).
 	maxNamedEntries = 10_000
 )
-
-// namedEntry is one entry of a listing or a stat (api.md §5).
-type namedEntry struct {
-	Name    string `json:"name"`
-	Path    string `json:"path"`
-	Type    string `json:"type"` // file, directory, symlink (anything else: file)
-	Size    int64  `json:"size"`
-	Mode    string `json:"mode"` // octal permission and special bits, "0644"
-	ModTime string `json:"modTime"`
-	IsDir   bool   `json:"isDir"`
-	Etag    string `json:"etag,omitempty"`   // stat only: core.ETag, what a precondition names
-	Target  string `json:"target,omitempty"` // a symlink's target as stored (ls -l's "->")
-}
-
-type namedList struct {
-	Path      string       `json:"path"`
-	Entries   []namedEntry `json:"entries"`
-	Count     int          `json:"count"`
-	Truncated bool         `json:"truncated,omitempty"`
-}
 
 type namedWriteResponse struct {
 	Path string `json:"path"`
@@ -111,7 +92,7 @@ type namedChownResponse struct {
 }
 
 // toNamedEntry is a core.Info as a listing or a stat reports it.
-func toNamedEntry(in core.Info) namedEntry {
+func toNamedEntry(in core.Info) api.Entry {
 	typ := "file"
 	switch {
 	case in.IsDir():
@@ -119,7 +100,7 @@ func toNamedEntry(in core.Info) namedEntry {
 	case in.IsSymlink():
 		typ = "symlink"
 	}
-	return namedEntry{Name: in.Name, Path: in.Path, Type: typ, Size: in.Size, Mode: modeString(in.Mode),
+	return api.Entry{Name: in.Name, Path: in.Path, Type: typ, Size: in.Size, Mode: modeString(in.Mode),
 		ModTime: in.ModTime.UTC().Format(time.RFC3339), IsDir: in.IsDir()}
 }
 

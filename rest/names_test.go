@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sandfs/api"
 	"strings"
 	"testing"
 	"time"
@@ -206,7 +207,7 @@ func TestNamesNotUTF8(t *testing.T) {
 		got := h.do(t, req{Method: "POST", Target: "/v1/fs/upload-batch?path=/up", Body: &buf,
 			Header: map[string]string{"Content-Type": "application/x-tar"}})
 		wantStatus(t, got, http.StatusOK)
-		res := decode[fsUploadBatchResponse](t, got)
+		res := decode[api.FSUploadBatch](t, got)
 		if strings.Join(res.Paths, "|") != "/up/y" || got.Header.Get(headerSkippedNames) != "1" {
 			t.Errorf("paths %q, %s %q; want [/up/y] and 1", res.Paths, headerSkippedNames, got.Header.Get(headerSkippedNames))
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sandfs/api"
 	"strings"
 	"testing"
 
@@ -329,7 +330,7 @@ func TestStatETags(t *testing.T) {
 	}
 	var agent struct{ Etag string }
 	json.Unmarshal(h.get(t, "/v1/fs/stat?path=/f.txt").Body, &agent)
-	named := decode[namedEntry](t, h.get(t, "/v1/sandboxes/default/fs/stat?path=/f.txt"))
+	named := decode[api.Entry](t, h.get(t, "/v1/sandboxes/default/fs/stat?path=/f.txt"))
 	aio := wantAIO[statResult](t, h.get(t, "/v2/fs/stat?path=/f.txt"))
 	for fam, got := range map[string]string{"agent": agent.Etag, "named": named.Etag, "aio": aio.ETag} {
 		if got != want {

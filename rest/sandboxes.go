@@ -11,6 +11,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/pathmatch"
 )
@@ -39,55 +40,9 @@ func noManager(w http.ResponseWriter, op, name, allow string) error {
 		"the daemon makes no sandboxes: start it with --sandboxes DIR")
 }
 
-// sandboxList is the answer of GET /v1/sandboxes. DefaultExcludes are
-// the names a watcher, a grep or a checkpoint skips unless told otherwise
-// (pathmatch.DefaultExcludes), the same for every sandbox: the console's
-// feed hides them unless asked, and reads them here so that it never
-// keeps a copy.
-type sandboxList struct {
-	Sandboxes       []sandboxInfo `json:"sandboxes"`
-	Count           int           `json:"count"`
-	DefaultExcludes []string      `json:"defaultExcludes"`
-}
+func quotaSizes(q core.Quota) api.Sizes { return api.Sizes{Bytes: q.Bytes, Entries: q.Entries} }
 
-// sandboxInfo is one sandbox of the list.
-type sandboxInfo struct {
-	Name  string    `json:"name"`
-	Usage wireSizes `json:"usage"` // what it holds now
-	Quota wireSizes `json:"quota"` // its bound, 0 = none
-}
-
-// wireSizes is a quota or a usage: bytes (of regular files) and entries
-// (every name but the root).
-type wireSizes struct {
-	Bytes   int64 `json:"bytes"`
-	Entries int64 `json:"entries"`
-}
-
-func quotaSizes(q core.Quota) wireSizes { return wireSizes{q.Bytes, q.Entries} }
-
-func usageSizes(u core.Usage) wireSizes { return wireSizes{u.Bytes, u.Entries} }
-
-// sandboxCreated is the answer of POST /v1/sandboxes: the sandbox's own
-// token, which opens that sandbox only (auth.go), told once.
-type sandboxCreated struct {
-	Name  string    `json:"name"`
-	Token string    `json:"token"`
-	Quota wireSizes `json:"quota"`
-}
-
-// sandboxQuota is the answer of PATCH /v1/sandboxes/{name}.
-type sandboxQuota struct {
-	Name  string    `json:"name"`
-	Quota wireSizes `json:"quota"`
-	Usage wireSizes `json:"usage"`
-}
-
-// sandboxRemoved is the answer of DELETE /v1/sandboxes/{name}.
-type sandboxRemoved struct {
-	Name    string `json:"name"`
-	Removed bool   `json:"removed"`
-}
+func usageSizes(u core.Usage) api.Sizes { return api.Sizes{Bytes: u.Bytes, Entries: u.Entries} }
 
 // quotaRequest is a quota in a request: an absent field is 0 (no bound) on
 // POST and the current value on PATCH.
@@ -109,14 +64,14 @@ type sandboxPatchRequest struct {
 // first, then by name, each with its usage and quota; to a sandbox token,
 // its own sandbox only. It names no host path.
 func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	out := sandboxList{Sandboxes: []sandboxInfo{}, DefaultExcludes: pathmatch.DefaultExcludes}
+	out := api.SandboxList{Sandboxes: []api.Sandbox{}, DefaultExcludes: pathmatch.DefaultExcludes}
 	own := tokenSandbox(r.Context())
 	s.reg.each(func(name string, sb *core.Sandbox) {
 		if own != "" && name != own {
 			return
 		}
 		u := sb.Usage()
-		out.Sandboxes = append(out.Sandboxes, sandboxInfo{Name: name, Usage: usageSizes(u), Quota: quotaSizes(u.Quota)})
+		out.Sandboxes = append(out.Sandboxes, api.Sandbox{Name: name, Usage: usageSizes(u), Quota: quotaSizes(u.Quota)})
 	})
 	out.Count = len(out.Sandboxes)
 	return writeJSON(w, http.StatusOK, out)
@@ -150,7 +105,7 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return managerError("create", name, err)
 	}
-	return writeJSON(w, http.StatusCreated, sandboxCreated{Name: name, Token: token, Quota: quotaSizes(q)})
+	return writeJSON(w, http.StatusCreated, api.SandboxCreated{Name: name, Token: token, Quota: quotaSizes(q)})
 }
 
 // patchSandbox answers PATCH /v1/sandboxes/{name} {quota} with 200 {name,
@@ -179,7 +134,7 @@ func (s *Server) patchSandbox(w http.ResponseWriter, r *http.Request, ps httprou
 		return managerError("quota", name, err)
 	}
 	u := sb.Usage()
-	return writeJSON(w, http.StatusOK, sandboxQuota{Name: name, Quota: quotaSizes(u.Quota), Usage: usageSizes(u)})
+	return writeJSON(w, http.StatusOK, api.SandboxQuota{Name: name, Quota: quotaSizes(u.Quota), Usage: usageSizes(u)})
 }
 
 // deleteSandbox answers DELETE /v1/sandboxes/{name} with 200 {name,
@@ -196,7 +151,7 @@ func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request, ps httpro
 	if err := s.manager.Remove(r.Context(), name); err != nil {
 		return managerError("remove", name, err)
 	}
-	return writeJSON(w, http.StatusOK, sandboxRemoved{Name: name, Removed: true})
+	return writeJSON(w, http.StatusOK, api.SandboxRemoved{Name: name, Removed: true})
 }
 
 // apply is the quota q asks for over cur (a nil q: cur); a negative

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"sandfs/api"
 	"sandfs/core"
 )
 
@@ -109,8 +110,8 @@ func TestCreateSandbox(t *testing.T) {
 		name := fmt.Sprintf("new-%d", i)
 		r := rh.do(t, req{Method: "POST", Target: prefix, Body: jsonBody(`{"name":"` + name + `","quota":{"bytes":1000,"entries":10}}`)})
 		wantStatus(t, r, 201)
-		c := decode[sandboxCreated](t, r)
-		if c.Name != name || len(c.Token) != 32 || c.Quota != (wireSizes{1000, 10}) {
+		c := decode[api.SandboxCreated](t, r)
+		if c.Name != name || len(c.Token) != 32 || c.Quota != (api.Sizes{Bytes: 1000, Entries: 10}) {
 			t.Errorf("%s: got %+v", prefix, c)
 		}
 		sb := rh.reg.Get(name)
@@ -124,7 +125,7 @@ func TestCreateSandbox(t *testing.T) {
 	}
 	r := rh.do(t, req{Method: "POST", Target: "/v1/sandboxes", Body: jsonBody(`{"name":"plain"}`)})
 	wantStatus(t, r, 201)
-	if c := decode[sandboxCreated](t, r); c.Quota != (wireSizes{}) || rh.reg.Get("plain").Quota() != (core.Quota{}) {
+	if c := decode[api.SandboxCreated](t, r); c.Quota != (api.Sizes{}) || rh.reg.Get("plain").Quota() != (core.Quota{}) {
 		t.Errorf("no quota: got %+v", c)
 	}
 	before := strings.Join(rh.reg.Names(), ",")
@@ -183,21 +184,21 @@ func TestListSandboxesUsage(t *testing.T) {
 	rh := newRegHarness(t, regOpts{Manager: newFakeManager(t)})
 	rh.reg.Get("b").SetQuota(core.Quota{Bytes: 4096, Entries: 3})
 	for _, prefix := range sandboxesPrefixes {
-		l := decode[sandboxList](t, rh.do(t, req{Method: "GET", Target: prefix}))
+		l := decode[api.SandboxList](t, rh.do(t, req{Method: "GET", Target: prefix}))
 		if l.Count != 3 || len(l.Sandboxes) != 3 {
 			t.Fatalf("%s: got %+v", prefix, l)
 		}
 		for i, want := range []string{"default", "a", "b"} {
 			got := l.Sandboxes[i]
 			u := rh.reg.Get(want).Usage()
-			if got.Name != want || got.Usage != (wireSizes{u.Bytes, u.Entries}) {
+			if got.Name != want || got.Usage != (api.Sizes{Bytes: u.Bytes, Entries: u.Entries}) {
 				t.Errorf("%s: [%d] got %+v, want %s with usage %+v", prefix, i, got, want, u)
 			}
 		}
-		if q := l.Sandboxes[2].Quota; q != (wireSizes{4096, 3}) {
+		if q := l.Sandboxes[2].Quota; q != (api.Sizes{Bytes: 4096, Entries: 3}) {
 			t.Errorf("%s: b's quota %+v", prefix, q)
 		}
-		if q := l.Sandboxes[0].Quota; q != (wireSizes{}) {
+		if q := l.Sandboxes[0].Quota; q != (api.Sizes{}) {
 			t.Errorf("%s: default's quota %+v, want none", prefix, q)
 		}
 	}
@@ -221,9 +222,9 @@ func TestPatchSandbox(t *testing.T) {
 		rh.reg.Get("a").SetQuota(core.Quota{})
 		for _, st := range steps {
 			r := rh.do(t, req{Method: "PATCH", Target: prefix + "/a", Body: jsonBody(st.body)})
-			got := decode[sandboxQuota](t, r)
+			got := decode[api.SandboxQuota](t, r)
 			u := rh.reg.Get("a").Usage()
-			if got.Name != "a" || got.Quota != quotaSizes(st.want) || got.Usage != (wireSizes{u.Bytes, u.Entries}) {
+			if got.Name != "a" || got.Quota != quotaSizes(st.want) || got.Usage != (api.Sizes{Bytes: u.Bytes, Entries: u.Entries}) {
 				t.Errorf("%s %s: got %+v, want quota %+v", prefix, st.body, got, st.want)
 			}
 			if q := rh.reg.Get("a").Quota(); q != st.want {
@@ -266,7 +267,7 @@ func TestDeleteSandbox(t *testing.T) {
 		name := fmt.Sprintf("tmp-%d", i)
 		wantStatus(t, rh.do(t, req{Method: "POST", Target: "/v1/sandboxes", Body: jsonBody(`{"name":"` + name + `"}`)}), 201)
 		r := rh.do(t, req{Method: "DELETE", Target: prefix + "/" + name})
-		if got := decode[sandboxRemoved](t, r); got != (sandboxRemoved{Name: name, Removed: true}) {
+		if got := decode[api.SandboxRemoved](t, r); got != (api.SandboxRemoved{Name: name, Removed: true}) {
 			t.Errorf("%s: got %+v", prefix, got)
 		}
 		if rh.reg.Get(name) != nil {
@@ -347,7 +348,7 @@ func TestSandboxesNoManager(t *testing.T) {
 				t.Errorf("%s %s: error %q, want it to hold %q", c.method, c.target, e.Error, c.detail)
 			}
 		}
-		if l := decode[sandboxList](t, rh.do(t, req{Method: "GET", Target: prefix})); l.Count != 3 {
+		if l := decode[api.SandboxList](t, rh.do(t, req{Method: "GET", Target: prefix})); l.Count != 3 {
 			t.Errorf("GET %s: %+v", prefix, l)
 		}
 	}

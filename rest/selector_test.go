@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"sandfs/api"
 	"sandfs/core"
 )
 
@@ -326,7 +327,7 @@ func TestRemovedSandbox(t *testing.T) {
 			wantNamedError(t, rh.do(t, req{Method: "GET", Target: prefix + "a/fs/read?path=/who"}), 404, "ENOENT", "a")
 		}
 		r := rh.do(t, req{Method: "GET", Target: "/v1/sandboxes"})
-		if l := decode[sandboxList](t, r); l.Count != 2 || l.Sandboxes[0].Name != "default" || l.Sandboxes[1].Name != "b" {
+		if l := decode[api.SandboxList](t, r); l.Count != 2 || l.Sandboxes[0].Name != "default" || l.Sandboxes[1].Name != "b" {
 			t.Errorf("GET /v1/sandboxes: got %+v, want default, b", l)
 		}
 		if rh.reg.Remove(context.Background(), "a") != nil {

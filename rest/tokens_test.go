@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/url"
+	"sandfs/api"
 	"strings"
 	"testing"
 )
@@ -144,15 +145,15 @@ func TestSandboxTokenActs(t *testing.T) {
 		t.Errorf("implicit read with the daemon's token: got %q, want default", got)
 	}
 	for _, prefix := range sandboxesPrefixes {
-		l := decode[sandboxList](t, rh.do(t, req{Method: "GET", Target: prefix, Header: a, NoAuth: true}))
+		l := decode[api.SandboxList](t, rh.do(t, req{Method: "GET", Target: prefix, Header: a, NoAuth: true}))
 		if l.Count != 1 || len(l.Sandboxes) != 1 || l.Sandboxes[0].Name != "a" {
 			t.Errorf("GET %s with a's token: got %+v, want a alone", prefix, l)
 		}
-		l = decode[sandboxList](t, rh.do(t, req{Method: "GET", Target: prefix + "?access_token=tok-b", NoAuth: true}))
+		l = decode[api.SandboxList](t, rh.do(t, req{Method: "GET", Target: prefix + "?access_token=tok-b", NoAuth: true}))
 		if l.Count != 1 || l.Sandboxes[0].Name != "b" {
 			t.Errorf("GET %s with b's access_token: got %+v, want b alone", prefix, l)
 		}
-		if l := decode[sandboxList](t, rh.do(t, req{Method: "GET", Target: prefix, Header: map[string]string{"X-API-Key": "daemon-tok"}, NoAuth: true})); l.Count != 3 {
+		if l := decode[api.SandboxList](t, rh.do(t, req{Method: "GET", Target: prefix, Header: map[string]string{"X-API-Key": "daemon-tok"}, NoAuth: true})); l.Count != 3 {
 			t.Errorf("GET %s with the daemon's token: got %+v, want 3", prefix, l)
 		}
 		for _, c := range []struct{ method, target, body string }{

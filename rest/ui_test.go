@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/journal"
 )
@@ -280,7 +281,7 @@ func TestListSandboxes(t *testing.T) {
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
 		t.Fatalf("status %d, type %q: %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}
-	var got sandboxList
+	var got api.SandboxList
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"sandfs/api"
 	"strconv"
 	"strings"
 	"time"
@@ -58,42 +59,6 @@ type changesOptions struct {
 	limit, maxDiff                      int
 }
 
-// The answer of GET /changes (rest/named_changes.go).
-type (
-	changeSet struct {
-		Since struct {
-			Seq        uint64 `json:"seq"`
-			Time       string `json:"time"`
-			Checkpoint string `json:"checkpoint"`
-		} `json:"since"`
-		UntilSeq  uint64      `json:"untilSeq"`
-		Lost      bool        `json:"lost"`
-		Changes   []changeRow `json:"changes"`
-		Count     int         `json:"count"`
-		Truncated bool        `json:"truncated"`
-	}
-	changeRow struct {
-		Path            string      `json:"path"`
-		Change          string      `json:"change"`
-		RenamedFrom     string      `json:"renamedFrom"`
-		IsDir           bool        `json:"isDir"`
-		Size            int64       `json:"size"`
-		Events          int         `json:"events"`
-		First           changeEvent `json:"first"`
-		Last            changeEvent `json:"last"`
-		Actors          []string    `json:"actors"`
-		Diff            string      `json:"diff"`
-		DiffTruncated   bool        `json:"diffTruncated"`
-		Binary          bool        `json:"binary"`
-		DiffUnavailable string      `json:"diffUnavailable"`
-	}
-	changeEvent struct {
-		Seq    uint64 `json:"seq"`
-		Time   string `json:"time"`
-		Origin string `json:"origin"`
-	}
-)
-
 func changes(ctx context.Context, c *client, e *env, o changesOptions) error {
 	q := url.Values{}
 	for k, v := range map[string]string{"since": o.since, "path": o.path, "actor": o.actor, "origin": o.origin} {
@@ -110,7 +75,7 @@ func changes(ctx context.Context, c *client, e *env, o changesOptions) error {
 	if o.maxDiff != 0 {
 		q.Set("max_diff_bytes", strconv.Itoa(o.maxDiff))
 	}
-	var cs changeSet
+	var cs api.Changes
 	raw, err := c.callJSON(ctx, request{method: "GET", route: "/v1/sandboxes/" + url.PathEscape(o.sandbox) + "/changes", query: q}, &cs)
 	if err != nil {
 		return err
@@ -144,7 +109,7 @@ const (
 )
 
 // formatChange is a row's line, and its diff (or why none) below it.
-func formatChange(r changeRow, now time.Time, colour bool) string {
+func formatChange(r api.Change, now time.Time, colour bool) string {
 	paint := func(c, s string) string {
 		if !colour || c == "" {
 			return s

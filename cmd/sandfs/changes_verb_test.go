@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/journal"
 	"sandfs/rest"
@@ -81,7 +82,7 @@ func TestChangesVerb(t *testing.T) {
 	}
 
 	out, _, code := run("--json", "--limit", "1")
-	var cs changeSet
+	var cs api.Changes
 	if err := json.Unmarshal([]byte(out), &cs); err != nil || code != 0 {
 		t.Fatalf("--json: %v %q", err, out)
 	}
@@ -115,8 +116,8 @@ func TestFormatChange(t *testing.T) {
 	at := func(h, m, s int) string {
 		return time.Date(2026, 12, 1, h, m, s, 0, time.Local).Format(time.RFC3339Nano)
 	}
-	r := changeRow{Path: "/a", Change: "modified", Events: 2, Actors: []string{"agent-1"},
-		First: changeEvent{Time: at(14, 3, 2)}, Last: changeEvent{Time: at(14, 3, 9)}}
+	r := api.Change{Path: "/a", Change: "modified", Events: 2, Actors: []string{"agent-1"},
+		First: api.ChangeEvent{Time: at(14, 3, 2)}, Last: api.ChangeEvent{Time: at(14, 3, 9)}}
 	if got := formatChange(r, now, false); got != "M /a  by agent-1 (api), 2 events, 14:03:02–14:03:09\n" {
 		t.Errorf("got %q", got)
 	}
@@ -124,8 +125,8 @@ func TestFormatChange(t *testing.T) {
 	if got := formatChange(r, now, true); !strings.HasPrefix(got, "\x1b[33mM\x1b[0m /a") || !strings.Contains(got, "\x1b[31m-x\x1b[0m\n\x1b[32m+y\x1b[0m\n") {
 		t.Errorf("colour: %q", got)
 	}
-	r = changeRow{Path: "/d", Change: "deleted", IsDir: true, Events: 1, Actors: []string{"external", "fuse", "api"},
-		First: changeEvent{Time: time.Date(2026, 11, 30, 9, 0, 0, 0, time.Local).Format(time.RFC3339Nano)}}
+	r = api.Change{Path: "/d", Change: "deleted", IsDir: true, Events: 1, Actors: []string{"external", "fuse", "api"},
+		First: api.ChangeEvent{Time: time.Date(2026, 11, 30, 9, 0, 0, 0, time.Local).Format(time.RFC3339Nano)}}
 	r.Last = r.First
 	if got := formatChange(r, now, false); got != "D /d/  by external + fuse + api, 1 event, 2026-11-30 09:00:00\n" {
 		t.Errorf("got %q", got)

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"sandfs/api"
 	"text/tabwriter"
 	"time"
 )
@@ -14,33 +15,6 @@ import (
 // The history verbs: checkpoints of a sandbox's tree and restore (the
 // named family's routes of api.md §5a). One line per item; --json prints
 // the daemon's answer.
-
-// checkpointWire is a checkpoint as the daemon answers it.
-type checkpointWire struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Reason    string    `json:"reason"`
-	Seq       uint64    `json:"seq"`
-	CreatedAt time.Time `json:"createdAt"`
-	Files     int64     `json:"files"`
-	Dirs      int64     `json:"dirs"`
-	Symlinks  int64     `json:"symlinks"`
-	Bytes     int64     `json:"bytes"`
-	NewBytes  int64     `json:"newBytes"`
-}
-
-type restoreWire struct {
-	Checkpoint string   `json:"checkpoint"`
-	DryRun     bool     `json:"dryRun"`
-	Undo       string   `json:"undo"`
-	Written    []string `json:"written"`
-	Removed    []string `json:"removed"`
-	Skipped    []struct {
-		Path   string `json:"path"`
-		Reason string `json:"reason"`
-		By     string `json:"by"`
-	} `json:"skipped"`
-}
 
 // sandboxRoute is the named family's route of the sandbox name.
 func sandboxRoute(name, rest string) string { return "/v1/sandboxes/" + url.PathEscape(name) + rest }
@@ -50,7 +24,7 @@ func jsonBody(method, route string, v any) request {
 	return request{method: method, route: route, body: bytes.NewReader(b), length: int64(len(b)), contentType: "application/json"}
 }
 
-func checkpointLine(cp checkpointWire) string {
+func checkpointLine(cp api.Checkpoint) string {
 	name := ""
 	if cp.Name != "" {
 		name = "  " + printable(cp.Name)
@@ -97,8 +71,8 @@ printing each id deleted.`,
 			if len(args) > 0 {
 				return usagef("checkpoint takes no arguments but rm ID... (got %q)", args[0])
 			}
-			var cp checkpointWire
-			body := map[string]any{"name": *name, "skipExcluded": *skip}
+			var cp api.Checkpoint
+			body := api.CheckpointRequest{Name: *name, SkipExcluded: *skip}
 			return cf.callAndPrint(ctx, c, e.stdout, jsonBody("POST", sandboxRoute(*sandbox, "/checkpoints"), body), &cp, func([]byte) error {
 				_, err := fmt.Fprintln(e.stdout, checkpointLine(cp))
 				return err
@@ -118,9 +92,7 @@ var checkpointsCommand = &command{
 		cf.add(fs, e.getenv, true)
 		sandbox := &cf.sandbox
 		return cf.run(e, nargs{0, 0, "checkpoints takes no arguments"}, func(ctx context.Context, c *client, args []string) error {
-			var list struct {
-				Checkpoints []checkpointWire `json:"checkpoints"`
-			}
+			var list api.CheckpointList
 			return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: sandboxRoute(*sandbox, "/checkpoints")}, &list, func([]byte) error {
 				for _, cp := range list.Checkpoints {
 					if _, err := fmt.Fprintln(e.stdout, checkpointLine(cp)); err != nil {
@@ -155,7 +127,7 @@ a dry run, "undo ID": restoring that checkpoint undoes this restore.`,
 		dry := fs.Bool("dry-run", false, "change nothing; tell what would be done")
 		return cf.run(e, nargs{1, 1, "restore takes one checkpoint ID"}, func(ctx context.Context, c *client, args []string) error {
 			body := map[string]any{"checkpoint": args[0], "paths": []string(paths), "actor": *actor, "dry_run": *dry}
-			var res restoreWire
+			var res api.Restore
 			return cf.callAndPrint(ctx, c, e.stdout, jsonBody("POST", sandboxRoute(*sandbox, "/restore"), body), &res, func([]byte) error {
 				tw := tabwriter.NewWriter(e.stdout, 0, 8, 1, ' ', 0)
 				for _, p := range res.Written {

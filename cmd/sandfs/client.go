@@ -296,29 +296,3 @@ func truncate(b []byte, n int) string {
 	}
 	return strings.ToValidUTF8(string(b), "?")
 }
-
-// Wire types of the sandbox-agent /v1/fs family (api.md §3).
-type (
-	fsEntry struct {
-		Name      string `json:"name"`
-		Path      string `json:"path"`
-		EntryType string `json:"entryType"`
-		Size      uint64 `json:"size"`
-		Modified  string `json:"modified,omitempty"`
-	}
-	fsStat struct {
-		Path      string `json:"path"`
-		EntryType string `json:"entryType"`
-		Size      uint64 `json:"size"`
-		Modified  string `json:"modified,omitempty"`
-	}
-	fsMoveRequest struct {
-		From      string `json:"from"`
-		To        string `json:"to"`
-		Overwrite bool   `json:"overwrite,omitempty"`
-	}
-	fsUploadBatchResponse struct {
-		Paths     []string `json:"paths"`
-		Truncated bool     `json:"truncated"`
-	}
-)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"path"
+	"sandfs/api"
 	"strings"
 )
 
@@ -63,8 +64,8 @@ needs -r (or -R). An existing file DST is refused (exit 3) unless -f.`,
 }
 
 // stat is the named family's stat of p in the sandbox asked for.
-func (cf *clientFlags) stat(ctx context.Context, c *client, p string) (namedEntry, error) {
-	var st namedEntry
+func (cf *clientFlags) stat(ctx context.Context, c *client, p string) (api.Entry, error) {
+	var st api.Entry
 	_, err := c.callJSON(ctx, request{method: "GET", route: cf.fsRoute("/stat"), query: pathQuery(p)}, &st)
 	return st, err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"sandfs/api"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,25 +16,6 @@ import (
 // ls and stat read the named family's list and stat (api.md §5), which
 // every sandbox has, "default" included: they tell symlinks from files,
 // carry the mode, and list a file as itself, as ls(1) does.
-
-// namedEntry and namedListing are the named family's wire types.
-type (
-	namedEntry struct {
-		Name    string `json:"name"`
-		Path    string `json:"path"`
-		Type    string `json:"type"` // file, directory, symlink
-		Size    int64  `json:"size"`
-		Mode    string `json:"mode"` // "0644"
-		ModTime string `json:"modTime"`
-		IsDir   bool   `json:"isDir"`
-		Target  string `json:"target"` // a symlink's
-	}
-	namedListing struct {
-		Path      string       `json:"path"`
-		Entries   []namedEntry `json:"entries"`
-		Truncated bool         `json:"truncated"`
-	}
-)
 
 var lsCommand = &command{
 	name:     "ls",
@@ -56,7 +38,7 @@ daemon's listing {path, entries, count}.`,
 			if len(args) == 1 {
 				q.Set("path", args[0])
 			}
-			var l namedListing
+			var l api.List
 			return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: cf.fsRoute("/list"), query: q}, &l, func([]byte) error {
 				self := len(l.Entries) == 1 && l.Entries[0].Path == l.Path
 				if self && len(args) == 1 {
@@ -85,7 +67,7 @@ daemon's listing {path, entries, count}.`,
 // size, time and name. The name is the last column, so no padding depends
 // on how wide a name is on the screen (wide characters, combining marks):
 // the columns before it are ASCII, sizes right-aligned.
-func printEntries(w io.Writer, entries []namedEntry, long bool) error {
+func printEntries(w io.Writer, entries []api.Entry, long bool) error {
 	width := 0
 	for _, en := range entries {
 		width = max(width, len(strconv.FormatInt(en.Size, 10)))
@@ -163,7 +145,7 @@ modification time (local, to the second), one "key: value" a line.`,
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
 		return cf.run(e, nargs{1, 1, "stat takes one PATH"}, func(ctx context.Context, c *client, args []string) error {
-			var st namedEntry
+			var st api.Entry
 			return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: cf.fsRoute("/stat"), query: pathQuery(args[0])}, &st, func([]byte) error {
 				link := ""
 				if st.Type == "symlink" {

@@ -9,24 +9,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/api"
 	"sandfs/internal/statedir"
 )
 
 // The registry verbs: the sandboxes of a daemon serving --sandboxes DIR
 // (GET, POST, PATCH, DELETE /v1/sandboxes; api.md "The live registry").
-
-// quotaWire is a quota or a usage as the daemon answers it.
-type quotaWire struct {
-	Bytes   int64 `json:"bytes"`
-	Entries int64 `json:"entries"`
-}
-
-// sandboxWire is one sandbox of GET /v1/sandboxes.
-type sandboxWire struct {
-	Name  string    `json:"name"`
-	Usage quotaWire `json:"usage"`
-	Quota quotaWire `json:"quota"`
-}
 
 var sandboxCommand = &command{
 	name:     "sandbox",
@@ -76,11 +64,9 @@ var sandboxCommand = &command{
 				}
 				body := map[string]any{"name": args[1]}
 				if qBytes != 0 || *qEntries != 0 {
-					body["quota"] = quotaWire{Bytes: int64(qBytes), Entries: *qEntries}
+					body["quota"] = api.Sizes{Bytes: int64(qBytes), Entries: *qEntries}
 				}
-				var out struct {
-					Token string `json:"token"`
-				}
+				var out api.SandboxCreated
 				return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", "/v1/sandboxes", body), &out, func([]byte) error {
 					if out.Token == "" {
 						return nil // a daemon without tokens (--no-auth)
@@ -95,7 +81,7 @@ var sandboxCommand = &command{
 				if err != nil {
 					return usagef("%v", err)
 				}
-				body := map[string]any{"quota": quotaWire{Bytes: q.Bytes, Entries: q.Entries}}
+				body := map[string]any{"quota": api.Sizes{Bytes: q.Bytes, Entries: q.Entries}}
 				return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("PATCH", sandboxRoute(args[1], ""), body), nil, nil)
 			}
 		}
@@ -104,9 +90,7 @@ var sandboxCommand = &command{
 
 // sandboxList prints GET /v1/sandboxes, one sandbox a line.
 func sandboxList(ctx context.Context, cf *clientFlags, c *client, e *env) error {
-	var out struct {
-		Sandboxes []sandboxWire `json:"sandboxes"`
-	}
+	var out api.SandboxList
 	return cf.callAndPrint(ctx, c, e.stdout, request{method: "GET", route: "/v1/sandboxes"}, &out, func([]byte) error {
 		tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tBYTES\tQUOTA\tENTRIES\tQUOTA")

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sandfs/api"
 	"time"
 )
 
@@ -62,7 +63,7 @@ SOURCE then DEST, as cp and every transfer verb take them.`,
 				pw.CloseWithError(err) // nil: a clean EOF
 				tarDone <- err
 			}()
-			var res fsUploadBatchResponse
+			var res api.FSUploadBatch
 			raw, err := c.callJSON(ctx, request{
 				method: "POST", route: "/v1/fs/upload-batch", query: q,
 				body: pr, length: -1, contentType: "application/x-tar",

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"sandfs/api"
 	"strconv"
 	"strings"
 )
@@ -210,7 +211,7 @@ itself.`,
 				return err
 			}
 			if !cf.named() {
-				return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", "/v1/fs/move", fsMoveRequest{From: from, To: to, Overwrite: overwrite}), nil, nil)
+				return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", "/v1/fs/move", api.FSMoveRequest{From: &from, To: &to, Overwrite: &overwrite}), nil, nil)
 			}
 			if !overwrite { // the named rename replaces, as rename(2) does
 				if _, err := c.call(ctx, request{method: "GET", route: cf.fsRoute("/stat"), query: pathQuery(to)}); err == nil {
