@@ -22,28 +22,46 @@ func (s *Sandbox) strictParent(ap string) (int, string, error) {
 // strictDir opens the directory ap (O_PATH) beneath the root following no
 // symlink at all.
 func (s *Sandbox) strictDir(ap string) (int, error) {
-	flags := unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	if s.openat2 {
-		how := unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	return openBelow(s.root, rel(ap))
+}
+
+// openBelow opens the directory relPath below dirfd (O_PATH), following no
+// symlink (ELOOP where one is on the way) and no ".." (EINVAL): the one
+// strict resolution, of the root (strictDir) and of a tar's stage. With
+// openat2 it is one call; without, one openat per component.
+func openBelow(dirfd int, relPath string) (int, error) {
+	const flags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	parts := strings.Split(relPath, "/")
+	for _, c := range parts {
+		if c == ".." {
+			return -1, unix.EINVAL
+		}
+	}
+	if !noOpenat2.Load() {
+		how := unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+		p := strings.Trim(relPath, "/")
+		if p == "" {
+			p = "."
+		}
 		for tries := 0; ; tries++ {
-			fd, err := unix.Openat2(s.root, rel(ap), &how)
+			fd, err := unix.Openat2(dirfd, p, &how)
 			if err == unix.EAGAIN && tries < 64 {
 				continue
 			}
-			return fd, err
+			if err != unix.ENOSYS {
+				return fd, err
+			}
+			noOpenat2.Store(true)
+			break
 		}
 	}
-	fd, err := unix.Openat(s.root, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(dirfd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
 	}
-	for _, c := range strings.Split(rel(ap), "/") {
+	for _, c := range parts {
 		if c == "" || c == "." {
 			continue
-		}
-		if c == ".." {
-			unix.Close(fd)
-			return -1, unix.EINVAL
 		}
 		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		unix.Close(fd)

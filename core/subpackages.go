@@ -73,6 +73,10 @@ func Unreportable(ctx context.Context, name string) bool { return unreportable(c
 
 // Descriptor primitives: one name in a directory fd, never followed:
 
+// OpenBelow opens the directory relPath below dirfd (O_PATH), following no
+// symlink and no "..": the strict resolution (resolve_strict.go).
+func OpenBelow(dirfd int, relPath string) (int, error) { return openBelow(dirfd, relPath) }
+
 // OpenSubdir opens the directory name in dirfd for a walk: never through a
 // symlink, never into another mount (EXDEV; xdev.go).
 func OpenSubdir(dirfd int, name string) (int, error) { return openSubdir(dirfd, name) }

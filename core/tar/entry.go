@@ -93,22 +93,8 @@ func (x *extractor) run(ctx context.Context, r io.Reader) ([]string, error) {
 }
 
 // openStaged opens (O_PATH) the staged directory name, a path below the
-// stage, one component at a time with O_NOFOLLOW.
-func (x *extractor) openStaged(name string) (int, error) {
-	fd, err := unix.Dup(x.stagefd)
-	if err != nil {
-		return -1, err
-	}
-	for _, c := range strings.Split(name, "/") {
-		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
-		if err != nil {
-			return -1, err
-		}
-		fd = next
-	}
-	return fd, nil
-}
+// stage, following no symlink (core.OpenBelow).
+func (x *extractor) openStaged(name string) (int, error) { return core.OpenBelow(x.stagefd, name) }
 
 // entryName validates and cleans an archive member's name.
 func entryName(n string) (string, error) {
