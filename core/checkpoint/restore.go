@@ -152,24 +152,12 @@ func restoreScopes(s *core.Sandbox, paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
 		bad := func(why string) error { return &RestorePathError{Path: quoteIfOdd(p), Why: why} }
-		switch {
-		case p == "":
-			return nil, bad("empty")
-		case strings.IndexByte(p, 0) >= 0:
-			return nil, bad("contains a NUL byte")
-		case len(p) > unix.PathMax:
-			return nil, bad(fmt.Sprintf("longer than %d bytes", unix.PathMax))
-		case s.HostRoot() != "/" && (p == s.HostRoot() || strings.HasPrefix(p, s.HostRoot()+"/")):
+		if why := core.CheckPath(p, true); why != core.PathOK {
+			return nil, bad(string(why))
+		}
+		if s.HostRoot() != "/" && (p == s.HostRoot() || strings.HasPrefix(p, s.HostRoot()+"/")) {
 			// Not echoed: an answer never names the root's host path.
 			return nil, &RestorePathError{Why: "a host path under the sandbox root: give the API path (\"/\" is the root)"}
-		}
-		for _, c := range strings.Split(p, "/") {
-			if c == ".." {
-				return nil, bad(`has a ".." component`)
-			}
-			if len(c) > 255 {
-				return nil, bad("has a name longer than 255 bytes")
-			}
 		}
 		ap, err := s.Clean(p)
 		if err != nil {

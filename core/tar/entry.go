@@ -98,16 +98,11 @@ func (x *extractor) openStaged(name string) (int, error) { return core.OpenBelow
 
 // entryName validates and cleans an archive member's name.
 func entryName(n string) (string, error) {
-	switch {
-	case strings.IndexByte(n, 0) >= 0:
-		return "", refuse(n, "name has a NUL byte")
-	case strings.HasPrefix(n, "/"):
+	if strings.HasPrefix(n, "/") {
 		return "", refuse(n, "absolute name")
 	}
-	for _, c := range strings.Split(n, "/") {
-		if c == ".." {
-			return "", refuse(n, "name climbs out with ..")
-		}
+	if why := core.CheckPath(n, true); why != core.PathOK && why != core.PathEmpty {
+		return "", refuse(n, "member name "+string(why))
 	}
 	c := path.Clean(n)
 	if c == "." {
