@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,21 +45,19 @@ func TestGlob(t *testing.T) {
 	}
 }
 
-// Many "**" segments cost a product, not an exponential.
+// Many "**" segments cost a product, not an exponential: an exponential
+// matcher would not end (the test's timeout says so), a product ends at
+// once; no clock is read, so a loaded machine cannot fail it.
 func TestGlobManyDoubleStars(t *testing.T) {
 	g, err := CompileGlob(strings.Repeat("**/a/", 60) + "b")
 	if err != nil {
 		t.Fatal(err)
 	}
 	deep := strings.TrimSuffix(strings.Repeat("a/", 200), "/")
-	start := time.Now()
 	if g.Match(deep) {
 		t.Error("matched a path without b")
 	}
 	if !g.Match(deep + "/b") {
 		t.Error("did not match a path ending in b")
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("two matches took %v", d)
 	}
 }
