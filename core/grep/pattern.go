@@ -19,13 +19,13 @@ import (
 // Go's regexp runs in time linear in its input, but the factor is the size
 // of the compiled program: a search keeps up to one thread per instruction
 // alive per input byte. The parser caps a counted repetition at 1000, yet
-// "(.*){1,1000}" still compiles to 5,001 instructions, and searching 1.5 MB
-// with it took 36.7 s of CPU. So a pattern is refused when its program has
-// more than MaxPatternInsts instructions, and the bytes one search may scan
-// are capped at PatternWork/instructions (see MaxInputFor): on this
-// machine's worst measured case, every thread live on every byte, about
-// 7 ns per instruction per byte, that is a few seconds per file at most.
-// Every search also stops when its context ends (see Run).
+// "(.*){1,1000}" still compiles to 5,001 instructions. So a pattern is
+// refused when its program has more than MaxPatternInsts instructions,
+// and the bytes one search may scan are capped at PatternWork/instructions
+// (see MaxInputFor): the work of a search is bounded by PatternWork
+// NFA steps whatever the pattern, a few seconds a file at most
+// (RELIABILITY.md, "costly patterns", has the figures). Every search also
+// stops when its context ends (see Run).
 
 // MaxPatternInsts is the largest compiled program a client's regular
 // expression may have. Ordinary patterns are far below it ("\w+\s*=\s*\d+"
