@@ -143,7 +143,7 @@ func TestTokenKeptAndConsoleURL(t *testing.T) {
 	state := t.TempDir()
 	d := startDaemon(t, "--state", state)
 	want := d.URL + "/ui/#token=" + d.Token
-	if !strings.Contains(d.Log(), "web console: "+want) || !strings.Contains(d.Log(), "made a new API token") {
+	if !d.LogHas("web console: "+want) || !strings.Contains(d.Log(), "made a new API token") {
 		t.Fatalf("the log lacks %q or the new token line:\n%s", want, d.Log())
 	}
 	res, err := bareClient(d).Get(strings.TrimSuffix(want, "#token="+d.Token))

@@ -176,7 +176,7 @@ func TestServeDefaultRoot(t *testing.T) {
 	if got := readFile(t, filepath.Join(d.Root, "f.txt")); got != "in the default root" {
 		t.Errorf("got %q", got)
 	}
-	if !strings.Contains(d.Log(), "serving sandbox default (") || !strings.Contains(d.Log(), "sandbox) on 127.0.0.1:") {
+	if !d.LogHas("serving sandbox default (") || !d.LogHas("sandbox) on 127.0.0.1:") {
 		t.Errorf("the start line does not name the root and address:\n%s", d.Log())
 	}
 }
