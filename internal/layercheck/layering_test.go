@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sandfs/internal/testenv"
 	"strings"
 	"testing"
 )
@@ -13,7 +14,7 @@ import (
 // a forbidden package is added to each layer.
 func TestLayeringRefuses(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("bash is not installed")
+		testenv.Skip(t, nil, "bash is not installed")
 	}
 	src, err := filepath.Abs("../..")
 	if err != nil {
@@ -25,7 +26,7 @@ func TestLayeringRefuses(t *testing.T) {
 func copyModule(t *testing.T, src, dst string) {
 	out, err := exec.Command("git", "-C", src, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
 	if err != nil {
-		t.Skipf("git ls-files (a clone is needed to copy the module): %v", err)
+		testenv.Skip(t, nil, "git ls-files (a clone is needed to copy the module): %v", err)
 	}
 	for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
 		b, err := os.ReadFile(filepath.Join(src, f))
