@@ -91,7 +91,7 @@ func (s *Sandbox) Emit(ctx context.Context, typ journal.Type, p, old string) {
 	if err != nil {
 		return
 	}
-	s.outsideChange() // a change core did not make: uncounted (quota_scan.go)
+	s.quota.OutsideChange() // a change core did not make: uncounted (core/quota)
 	s.emit(inHandler(ctx), typ, ap, old, false)
 }
 

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/quota"
 	"sandfs/internal/safeat"
 )
 
@@ -109,16 +110,16 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	tmp := tempName()
 	claim.Add(childOf(parentAP, tmp))
 	// The copy's usage: the source's, reserved before a byte is copied,
-	// then what the copy holds, less what it replaces (quota.go).
-	uop := s.usageBegin()
-	var grew usageCount
-	defer func() { uop.end(grew.bytes, grew.entries) }()
-	var old usageCount
+	// then what the copy holds, less what it replaces (core/quota).
+	uop := s.quota.Begin()
+	var grew quota.Count
+	defer func() { uop.End(grew.Bytes, grew.Entries) }()
+	var old quota.Count
 	if o.Overwrite {
 		old = s.replaced(ctx, tdir, tname)
 	}
-	src := s.measureAt(ctx, fdir, fname)
-	if err := uop.reserve(OpCopy, ta, src.bytes-old.bytes, src.entries-old.entries); err != nil {
+	src := measureAt(ctx, fdir, fname)
+	if err := uop.Reserve(OpCopy, ta, src.Bytes-old.Bytes, src.Entries-old.Entries); err != nil {
 		return CopyStats{}, err
 	}
 	var made []copied
@@ -129,8 +130,8 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	}
 	// What the copy holds, as the copier counted it (it makes no hard
 	// links and skips what a walk would not count): no second walk.
-	built := usageCount{bytes: stats.Bytes, entries: int64(stats.Entries)}
-	if err := uop.reserve(OpCopy, ta, built.bytes-src.bytes, built.entries-src.entries); err != nil {
+	built := quota.Count{Bytes: stats.Bytes, Entries: int64(stats.Entries)}
+	if err := uop.Reserve(OpCopy, ta, built.Bytes-src.Bytes, built.Entries-src.Entries); err != nil {
 		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
 		return CopyStats{}, err // the source grew while it was copied
 	}
@@ -153,7 +154,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
 		return CopyStats{}, replaceErr(OpCopy, ta, ta, err)
 	}
-	grew = usageCount{bytes: built.bytes - old.bytes, entries: built.entries - old.entries}
+	grew = quota.Count{Bytes: built.Bytes - old.Bytes, Entries: built.Entries - old.Entries}
 	if was.found {
 		s.emit(ctx, journal.Remove, ta, "", was.isDir)
 	}

@@ -10,7 +10,7 @@ import (
 
 // The calls of a Dir (dir.go, dir_ops.go) that change names without
 // making a file: link, rename, unlink and rmdir. Each counts what it adds
-// or frees in the sandbox's usage (quota.go).
+// or frees in the sandbox's usage (core/quota).
 
 // Link makes name in d a hard link to the file fromName in from (a symlink
 // links as itself) and returns its stat.
@@ -35,15 +35,15 @@ func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.
 	defer ndone(ndir)
 	claim := d.s.Claim(ap)
 	defer claim.Done()
-	uop := d.s.usageBegin()
-	if err := uop.reserveEntry(ndir, name, OpLink, ap); err != nil {
+	uop := d.s.quota.Begin()
+	if err := reserveEntry(uop, ndir, name, OpLink, ap); err != nil {
 		return st, err
 	}
 	if err := unix.Linkat(odir, fromName, ndir, name, 0); err != nil {
-		uop.end(0, 0)
+		uop.End(0, 0)
 		return st, pathErr(OpLink, ap, err)
 	}
-	uop.end(0, 1) // a link is an entry, its bytes counted once (quota.go)
+	uop.End(0, 1) // a link is an entry, its bytes counted once (core/quota)
 	if err := unix.Fstatat(ndir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		d.s.event(ctx, journal.Create, ap, "", false, nil)
 		return st, pathErr(OpLink, ap, err)
@@ -82,11 +82,11 @@ func (d *Dir) Rename(ctx context.Context, name string, to *Dir, toName string, f
 	claim := d.s.Claim(fa, ta)
 	defer claim.Done()
 	// What the rename replaces is freed (an exchange frees nothing).
-	uop := d.s.usageBegin()
+	uop := d.s.quota.Begin()
 	var freed, gone int64
 	var old unix.Stat_t
 	if flags&unix.RENAME_EXCHANGE == 0 && unix.Fstatat(tdir, toName, &old, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		freed, gone = d.s.freedBy(&old), 1
+		freed, gone = d.s.quota.FreedBy(&old), 1
 	}
 	if flags == 0 {
 		err = unix.Renameat(fdir, name, tdir, toName)
@@ -94,10 +94,10 @@ func (d *Dir) Rename(ctx context.Context, name string, to *Dir, toName string, f
 		err = unix.Renameat2(fdir, name, tdir, toName, flags)
 	}
 	if err != nil {
-		uop.end(0, 0)
+		uop.End(0, 0)
 		return pathErr(OpMove, fa, err)
 	}
-	uop.end(-freed, -gone)
+	uop.End(-freed, -gone)
 	var st unix.Stat_t
 	if unix.Fstatat(tdir, toName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		d.s.event(tctx, journal.Rename, ta, fa, false, &st)
@@ -140,18 +140,18 @@ func (d *Dir) remove(ctx context.Context, name string, flags int) error {
 	if dir {
 		claim.NoEcho()
 	}
-	uop := d.s.usageBegin()
+	uop := d.s.quota.Begin()
 	var freed int64
 	var old unix.Stat_t
 	if unix.Fstatat(dirfd, name, &old, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		freed = d.s.freedBy(&old)
+		freed = d.s.quota.FreedBy(&old)
 	}
 	if err := unix.Unlinkat(dirfd, name, flags); err != nil {
-		uop.end(0, 0)
+		uop.End(0, 0)
 		claim.Done()
 		return pathErr(OpRemove, ap, err)
 	}
-	uop.end(-freed, -1)
+	uop.End(-freed, -1)
 	d.s.event(ctx, journal.Remove, ap, "", dir, nil)
 	claim.DoneEcho()
 	return nil

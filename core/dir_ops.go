@@ -94,7 +94,7 @@ func (d *Dir) Open(ctx context.Context, name string, flags int) (*Handle, error)
 	}
 	trunc := claim != nil && flags&unix.O_TRUNC != 0
 	if trunc {
-		flags &^= unix.O_TRUNC // truncated below, its bytes counted (quota.go)
+		flags &^= unix.O_TRUNC // truncated below, its bytes counted (core/quota)
 	}
 	fd, err := unix.Openat(dirfd, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -133,12 +133,12 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 	}
 	defer done(dirfd)
 	claim := d.s.claimFile(ap, journal.Create)
-	op := d.s.usageBegin()
+	op := d.s.quota.Begin()
 	fd, err := -1, error(nil)
-	if qerr := op.reserve(OpCreate, ap, 0, 1); qerr != nil {
+	if qerr := op.Reserve(OpCreate, ap, 0, 1); qerr != nil {
 		err = unix.EEXIST // no room for a new name: open the file if it is there
 		if flags&unix.O_EXCL != 0 || !exists(dirfd, name) {
-			op.end(0, 0)
+			op.End(0, 0)
 			claim.Done()
 			return nil, st, refusedUnlessExists(dirfd, name, OpCreate, ap, qerr)
 		}
@@ -152,9 +152,9 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 		fd, err = unix.Openat(dirfd, name, (flags&^(unix.O_CREAT|unix.O_TRUNC))|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	}
 	if created {
-		op.end(0, 1)
+		op.End(0, 1)
 	} else {
-		op.end(0, 0)
+		op.End(0, 0)
 	}
 	if err != nil {
 		claim.Done()
@@ -240,15 +240,15 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	defer done(dirfd)
 	claim := d.s.Claim(ap)
 	defer claim.Done()
-	uop := d.s.usageBegin()
-	if err := uop.reserveEntry(dirfd, name, op, ap); err != nil {
+	uop := d.s.quota.Begin()
+	if err := reserveEntry(uop, dirfd, name, op, ap); err != nil {
 		return st, err
 	}
 	if err := mk(dirfd); err != nil {
-		uop.end(0, 0)
+		uop.End(0, 0)
 		return st, pathErr(op, ap, err)
 	}
-	uop.end(0, 1)
+	uop.End(0, 1)
 	owner := daemonUid
 	if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok && safeat.LchownAt(dirfd, name, uid, gid) == nil && uid >= 0 {
 		owner = uid

@@ -363,8 +363,8 @@
 //
 // A sandbox may be bounded in bytes and entries; every write path reserves
 // its growth against the bound before it changes the tree, and usage is
-// kept by the operations and corrected by scans (quota.go, quota_inode.go,
-// quota_scan.go).
+// kept by the operations and corrected by scans: package quota, whose
+// doc.go has the design; core walks the tree for it (usage.go).
 //
 // # Checkpoints
 //

@@ -23,7 +23,7 @@ func pathErr(op, apiPath string, err error) error {
 func errnoOf(err error) error {
 	var qe *QuotaError
 	if errors.As(err, &qe) {
-		return qe // ENOSPC that says which bound (quota.go)
+		return qe // ENOSPC that says which bound (core/quota)
 	}
 	var se *StateError
 	if errors.As(err, &se) {

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/quota"
 )
 
 // Handle is an open file of the mirror (Dir.Open, Dir.Create): the backing
@@ -21,9 +22,9 @@ type Handle struct {
 	s      *Sandbox
 	f      *os.File
 	path   func() string
-	opener Actor      // who opened it: a release carries no pid
-	claim  *Claim     // held from open-for-write until release
-	oi     *openInode // the inode's accounted size while open for writing (quota_inode.go)
+	opener Actor        // who opened it: a release carries no pid
+	claim  *Claim       // held from open-for-write until release
+	oi     *quota.Inode // the inode's accounted size while open for writing (core/quota)
 
 	mu      sync.Mutex
 	wrote   bool        // a WRITE or fallocate went through the daemon
@@ -45,7 +46,7 @@ func (s *Sandbox) newHandle(ctx context.Context, fd int, ap string, claim *Claim
 		unix.Fstat(fd, &h.seen)
 	}
 	if claim != nil {
-		h.oi = s.track(&h.seen)
+		h.oi = s.quota.Track(&h.seen)
 	}
 	return h
 }
@@ -57,7 +58,7 @@ func (s *Sandbox) newHandle(ctx context.Context, fd int, ap string, claim *Claim
 // the first one still open (go-fuse registers one per inode), so a reader
 // in passthrough would let a writer opened after it past the daemon.
 func (h *Handle) Passthrough() bool {
-	return h.s.quota.bytes.Load() == 0
+	return h.s.quota.NoByteBound()
 }
 
 // WriteAt writes data at off through the handle (the mirror's WRITE),
@@ -66,9 +67,9 @@ func (h *Handle) Passthrough() bool {
 func (h *Handle) WriteAt(data []byte, off int64) (int, error) {
 	fd := int(h.f.Fd())
 	if h.oi != nil {
-		p := h.s.beginInPlace(&unix.Stat_t{Mode: unix.S_IFREG, Nlink: 1}, h.oi)
-		defer p.end(fd)
-		if err := p.growTo(OpWrite, "", off+int64(len(data))); err != nil {
+		p := h.s.quota.BeginInPlace(&unix.Stat_t{Mode: unix.S_IFREG, Nlink: 1}, h.oi)
+		defer p.End(fd)
+		if err := p.GrowTo(OpWrite, "", off+int64(len(data))); err != nil {
 			return 0, pathErr(OpWrite, h.path(), err) // named only when refused: the mirror's path costs a walk
 		}
 	}
@@ -93,10 +94,10 @@ func (h *Handle) truncateOpened(ap string) error {
 func (h *Handle) Allocate(off, size int64, mode uint32) error {
 	fd := int(h.f.Fd())
 	if h.oi != nil {
-		p := h.s.beginInPlace(&unix.Stat_t{Mode: unix.S_IFREG, Nlink: 1}, h.oi)
-		defer p.end(fd)
+		p := h.s.quota.BeginInPlace(&unix.Stat_t{Mode: unix.S_IFREG, Nlink: 1}, h.oi)
+		defer p.End(fd)
 		if mode&unix.FALLOC_FL_KEEP_SIZE == 0 {
-			if err := p.growTo(OpWrite, "", off+size); err != nil {
+			if err := p.GrowTo(OpWrite, "", off+size); err != nil {
 				return pathErr(OpWrite, h.path(), err)
 			}
 		}
@@ -153,7 +154,7 @@ func (h *Handle) changed() (bool, *unix.Stat_t) {
 // Flush tells what the handle wrote since it last told, as made by the
 // actor in ctx (the process closing it).
 func (h *Handle) Flush(ctx context.Context) {
-	h.s.syncInode(h.oi, int(h.f.Fd()))
+	h.s.quota.Sync(h.oi, int(h.f.Fd()))
 	h.tell(ctx, false)
 }
 
@@ -212,10 +213,10 @@ func (h *Handle) Release(ctx context.Context) {
 			h.claim.Done()
 		}
 	}
-	h.s.syncInode(h.oi, int(h.f.Fd()))
+	h.s.quota.Sync(h.oi, int(h.f.Fd()))
 	h.tell(ctx, true)
 	if h.oi != nil {
-		h.s.untrack(h.oi)
+		h.s.quota.Untrack(h.oi)
 		h.oi = nil
 	}
 }

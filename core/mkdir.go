@@ -34,9 +34,9 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 	defer unix.Close(dirfd)
 	claim := s.Claim(ap)
 	defer claim.Done()
-	uop := s.usageBegin()
-	defer uop.end(0, 0)
-	if err := uop.reserveEntry(dirfd, name, OpMkdir, ap); err != nil {
+	uop := s.quota.Begin()
+	defer uop.End(0, 0)
+	if err := reserveEntry(uop, dirfd, name, OpMkdir, ap); err != nil {
 		return err
 	}
 	if err := unix.Mkdirat(dirfd, name, perm); err != nil {
@@ -46,7 +46,7 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 		unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 		return pathErr(OpMkdir, ap, err)
 	}
-	uop.end(0, 1)
+	uop.End(0, 1)
 	s.emit(ctx, journal.Create, ap, "", true)
 	return nil
 }
@@ -61,7 +61,7 @@ func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
 
 // mkdirAllFor is mkdirAll for a caller that will add extra entries below
 // ap: it makes no directory unless the quota has room for them too
-// (quota.go), so a write refused for its own entry leaves no parents.
+// (core/quota), so a write refused for its own entry leaves no parents.
 func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra int64) error {
 	var missing []string
 	cur := ap
@@ -93,10 +93,10 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 	}
 	claim := s.Claim(childOf(cur, missing[len(missing)-1]))
 	defer claim.Done()
-	uop := s.usageBegin()
+	uop := s.quota.Begin()
 	made := int64(0)
-	defer func() { uop.end(0, made) }()
-	if err := uop.reserve(OpMkdir, ap, 0, int64(len(missing))+extra); err != nil {
+	defer func() { uop.End(0, made) }()
+	if err := uop.Reserve(OpMkdir, ap, 0, int64(len(missing))+extra); err != nil {
 		unix.Close(fd)
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/quota"
 )
 
 // MoveOptions shape a Move.
@@ -58,9 +59,9 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	if err := checkAt(OpMove, fa, o.Pre, fdir, fname); err != nil {
 		return err
 	}
-	uop := s.usageBegin() // a move frees what it replaces, and adds nothing
-	var gone usageCount
-	defer func() { uop.end(-gone.bytes, -gone.entries) }()
+	uop := s.quota.Begin() // a move frees what it replaces, and adds nothing
+	var gone quota.Count
+	defer func() { uop.End(-gone.Bytes, -gone.Entries) }()
 	err = renameNoReplace(fdir, fname, tdir, tname)
 	if err == unix.EEXIST && o.Overwrite {
 		if fa == ta {
@@ -97,9 +98,9 @@ const OpReplace = "replace"
 
 // replacement is what a replacing rename replaced.
 type replacement struct {
-	found bool       // something was there (else the name was free by then)
-	isDir bool       // an empty directory
-	usage usageCount // what it held (quota.go)
+	found bool        // something was there (else the name was free by then)
+	isDir bool        // an empty directory
+	usage quota.Count // what it held (core/quota)
 }
 
 // replaceAt renames fname in fdir onto tname in tdir, replacing what is
@@ -193,13 +194,13 @@ func isUnder(p, dir string) bool {
 
 // replaced is what name in dirfd holds, which a move or copy is about to
 // replace: its bytes (as freedBy counts a file) and entries.
-func (s *Sandbox) replaced(ctx context.Context, dirfd int, name string) usageCount {
+func (s *Sandbox) replaced(ctx context.Context, dirfd int, name string) quota.Count {
 	var st unix.Stat_t
 	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-		return usageCount{}
+		return quota.Count{}
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return s.measureAt(ctx, dirfd, name)
+		return measureAt(ctx, dirfd, name)
 	}
-	return usageCount{bytes: s.freedBy(&st), entries: 1}
+	return quota.Count{Bytes: s.quota.FreedBy(&st), Entries: 1}
 }

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/quota"
 	"sandfs/internal/testenv"
 )
 
@@ -347,11 +348,10 @@ func TestQuotaConcurrentWriters(t *testing.T) {
 // TestQuotaScanCorrects: an outside change is counted by the next scan;
 // with the kernel watch on, it brings one soon on its own.
 func TestQuotaScanCorrects(t *testing.T) {
-	defer scanSoon.Store(scanSoon.Load())
-	scanSoon.Store(int64(50 * time.Millisecond))
 	root := t.TempDir()
 	mk(t, root, map[string]string{"a": "aaaa"})
 	s := openScanned(t, root)
+	s.quota.SetIntervals(quota.Intervals{Every: quota.DefaultIntervals.Every, Soon: 50 * time.Millisecond})
 	mk(t, root, map[string]string{"out/side": strings.Repeat("o", 1000)})
 	if u := s.Usage(); u.Bytes != 4 || u.Entries != 1 {
 		t.Fatalf("usage before a scan %+v, want the old counts", u)
@@ -438,11 +438,11 @@ func TestQuotaBeforeFirstScan(t *testing.T) {
 // counted it, frees nothing it was not counted for: usage never goes
 // negative, and a write past the bound is still refused.
 func TestQuotaOutsideGrowthThenDelete(t *testing.T) {
-	defer scanSoon.Store(scanSoon.Load())
-	scanSoon.Store(int64(time.Hour)) // no rescan during the test: the delete alone
 	root := t.TempDir()
 	mk(t, root, map[string]string{"kept": strings.Repeat("k", 1000), "x": ""})
 	s := openScanned(t, root)
+	// No rescan during the test: the delete alone.
+	s.quota.SetIntervals(quota.Intervals{Every: time.Hour, Soon: time.Hour})
 	s.SetQuota(Quota{Bytes: 1 << 20})
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -454,7 +454,7 @@ func TestQuotaOutsideGrowthThenDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !s.quota.dirty.Load() {
+	for !s.quota.Dirty() {
 		if time.Now().After(deadline) {
 			t.Fatal("the outside truncate was not heard")
 		}

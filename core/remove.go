@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/quota"
 )
 
 // RemoveOptions shape a RemoveWith.
@@ -44,12 +45,12 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 	if err := checkAt(OpRemove, ap, o.Pre, dirfd, name); err != nil {
 		return err
 	}
-	uop := s.usageBegin()
-	defer uop.end(0, 0)
-	var gone usageCount // what the remove frees (quota.go)
+	uop := s.quota.Begin()
+	defer uop.End(0, 0)
+	var gone quota.Count // what the remove frees (core/quota)
 	var st unix.Stat_t
 	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		gone = usageCount{bytes: s.freedBy(&st), entries: 1}
+		gone = quota.Count{Bytes: s.quota.FreedBy(&st), Entries: 1}
 	}
 	isDir := false
 	err = unix.Unlinkat(dirfd, name, 0)
@@ -58,10 +59,10 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 			isDir = true
 			err = unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 			if (err == unix.ENOTEMPTY || err == unix.EEXIST) && recursive {
-				gone = s.measureAt(ctx, dirfd, name)
+				gone = measureAt(ctx, dirfd, name)
 				err = removeAllAt(ctx, dirfd, name)
 				if err != nil {
-					s.outsideChange() // part of it went: a scan will say how much
+					s.quota.OutsideChange() // part of it went: a scan will say how much
 				}
 			}
 			if err == unix.EEXIST {
@@ -72,7 +73,7 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 	if err != nil {
 		return pathErr(OpRemove, ap, err)
 	}
-	uop.end(-gone.bytes, -gone.entries)
+	uop.End(-gone.Bytes, -gone.Entries)
 	s.emit(ctx, journal.Remove, ap, "", isDir)
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sandfs/core/history"
+	"sandfs/core/quota"
 	"sync/atomic"
 	"time"
 
@@ -41,7 +42,7 @@ type Options struct {
 	Retention history.Retention
 	// Log takes the durable journal's messages (nil: none).
 	Log *slog.Logger
-	// Quota bounds the sandbox (quota.go; zero: no bound).
+	// Quota bounds the sandbox (core/quota; zero: no bound).
 	Quota Quota
 	// CheckpointMaxSize bounds the sandbox's checkpoint store, in bytes
 	// on disk (core/checkpoint/bound.go): 0 is half the state filesystem's
@@ -78,7 +79,7 @@ type Sandbox struct {
 	opened        time.Time     // when Open ran: the sweep spares newer temps
 	sweepDone     chan struct{} // closed when the start-up sweep (sweep.go) ends
 	swept         atomic.Int64
-	quota         quotaState // quota.go
+	quota         *quota.State // core/quota, usage.go
 }
 
 // Open opens the directory dir as the sandbox called name.
@@ -108,9 +109,6 @@ func OpenAt(dirfd int, entry, hostRoot, name string, o Options) (*Sandbox, error
 func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, cpMax: o.CheckpointMaxSize, watchReady: make(chan struct{}),
 		opened: time.Now(), sweepDone: make(chan struct{}), reconciled: make(chan struct{})}
-	s.SetQuota(o.Quota)
-	s.quota.ready = make(chan struct{})
-	s.quota.dirty.Store(true) // nothing counted yet: the first scan takes its walk however busy
 	s.rootLock = -1
 	if o.StateDir != "" {
 		lock, err := lockRoot(fd, dir)
@@ -132,10 +130,10 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 		}
 		s.rootLock = lock
 		s.hist = h
-		s.quota.refusal = s.stateRefusal
 	} else {
 		close(s.reconciled)
 	}
+	s.quota = s.newQuota(o.Quota, s.stateRefusal)
 	if s.limits.TarEntries <= 0 {
 		s.limits.TarEntries = DefaultLimits.TarEntries
 	}
@@ -162,7 +160,7 @@ func (s *Sandbox) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	s.stopScans() // before the root fd goes: a scan dups it under the same lock
+	s.quota.Stop() // before the root fd goes: a scan dups it under the same lock
 	if s.hist != nil {
 		s.hist.Close()
 	}

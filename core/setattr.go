@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/quota"
 	"sandfs/internal/safeat"
 )
 
@@ -44,9 +45,9 @@ func (s *Sandbox) changeAttrs(ctx context.Context, ap string, fd int, a SetAttr)
 	return s.changeAttrsOf(ctx, ap, fd, a, nil)
 }
 
-// changeAttrsOf is changeAttrs on a file whose open inode (quota_inode.go)
+// changeAttrsOf is changeAttrs on a file whose open inode (core/quota)
 // the caller may have: a size change reserves its growth first.
-func (s *Sandbox) changeAttrsOf(ctx context.Context, ap string, fd int, a SetAttr, oi *openInode) (unix.Stat_t, error) {
+func (s *Sandbox) changeAttrsOf(ctx context.Context, ap string, fd int, a SetAttr, oi *quota.Inode) (unix.Stat_t, error) {
 	var st unix.Stat_t
 	claim := s.Claim(ap)
 	defer claim.Done()
@@ -128,14 +129,14 @@ func (a SetAttr) times() []unix.Timespec {
 }
 
 // truncate is ftruncate(2) of the open file fd, its growth reserved first.
-func (s *Sandbox) truncate(ap string, fd int, size int64, oi *openInode) error {
+func (s *Sandbox) truncate(ap string, fd int, size int64, oi *quota.Inode) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
 	}
-	p := s.beginInPlace(&st, oi)
-	defer p.end(fd)
-	if err := p.growTo(OpSetattr, ap, size); err != nil {
+	p := s.quota.BeginInPlace(&st, oi)
+	defer p.End(fd)
+	if err := p.GrowTo(OpSetattr, ap, size); err != nil {
 		return err
 	}
 	return unix.Ftruncate(fd, size)

@@ -51,6 +51,8 @@ func (s *Sandbox) StateFull() bool {
 // it is not). It is called at every reservation: two atomic loads.
 func (s *Sandbox) stateRefusal() error {
 	switch {
+	case s.hist == nil:
+		return nil // no journal on disk: nothing to refuse for
 	case s.hist.Removed():
 		return ErrStateRemoved
 	case s.hist.Full():

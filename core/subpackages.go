@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/quota"
 )
 
 // What core's subpackages (grep, tar, changes, checkpoint) need of its
@@ -150,36 +151,19 @@ func (s *Sandbox) EmitMade(ctx context.Context, typ journal.Type, ap, old string
 // watch (coverage.go).
 func (s *Sandbox) UnheardNear(ap string) bool { return s.unheardNear(ap) }
 
-// Usage (quota.go, quota_scan.go):
+// Usage (core/quota, usage.go):
 
-// UsageOp is one operation's change of usage: begun before its first
-// change of the tree, ended once with what it changed.
-type UsageOp struct{ op usageOp }
-
-// BeginUsage opens the UsageOp of an operation.
-func (s *Sandbox) BeginUsage() *UsageOp { return &UsageOp{op: s.usageBegin()} }
-
-// Reserve adds growth of b bytes and e entries to usage within the bound,
-// or changes nothing and returns the *QuotaError.
-func (o *UsageOp) Reserve(op, apiPath string, b, e int64) error {
-	return o.op.reserve(op, apiPath, b, e)
-}
-
-// End records that the operation changed usage by b bytes and e entries
-// (negative: freed), releasing what it reserved beyond that.
-func (o *UsageOp) End(b, e int64) { o.op.end(b, e) }
+// BeginUsage opens the quota.Op of an operation.
+func (s *Sandbox) BeginUsage() *quota.Op { return s.quota.Begin() }
 
 // RecountUsage marks the counts off and scans the tree again now: for an
 // operation that changed the tree by an amount it did not count (a
 // restore brings back what a checkpoint held, unbounded by the quota).
-func (s *Sandbox) RecountUsage(ctx context.Context) {
-	s.quota.dirty.Store(true)
-	s.ScanUsage(ctx)
-}
+func (s *Sandbox) RecountUsage(ctx context.Context) { s.quota.Recount(ctx) }
 
 // OutsideChange marks the counts for a sooner rescan: the tree changed by
 // an amount nobody counted.
-func (s *Sandbox) OutsideChange() { s.outsideChange() }
+func (s *Sandbox) OutsideChange() { s.quota.OutsideChange() }
 
 // Measurer counts subtrees the way usage does: each regular file's inode
 // once.
@@ -191,12 +175,12 @@ func NewMeasurer(ctx context.Context) *Measurer { return &Measurer{m: newMeasure
 // Entry counts name in dirfd and all under it.
 func (m *Measurer) Entry(dirfd int, name string) (bytes, entries int64, err error) {
 	u, err := m.m.entry(dirfd, name, nil)
-	return u.bytes, u.entries, err
+	return u.Bytes, u.Entries, err
 }
 
 // Dir counts the entries under the open directory fd (not itself), and
 // closes fd.
 func (m *Measurer) Dir(fd int) (bytes, entries int64, err error) {
 	u, err := m.m.dir(fd)
-	return u.bytes, u.entries, err
+	return u.Bytes, u.Entries, err
 }

@@ -48,7 +48,7 @@ func isTempName(name string) bool {
 func (s *Sandbox) startSweep() {
 	fd, err := unix.FcntlInt(uintptr(s.root), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		close(s.quota.ready) // no scan: the bound holds on what is counted from now
+		s.quota.Ready() // no scan: the bound holds on what is counted from now
 		close(s.sweepDone)
 		return
 	}
@@ -59,10 +59,10 @@ func (s *Sandbox) startSweep() {
 		if n > 0 {
 			s.swept.Add(int64(n))
 		}
-		// The first usage scan, on the tree without leftovers (quota_scan.go).
+		// The first usage scan, on the tree without leftovers (core/quota).
 		s.ScanUsage(context.Background())
-		close(s.quota.ready)
-		s.scheduleNextScan()
+		s.quota.Ready()
+		s.quota.ScheduleNext()
 	}()
 }
 

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/quota"
 )
 
 // OpUpload names upload failures.
@@ -65,7 +66,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	mode := uint32(0o644)
 	owner, group := -1, -1
 	existed := false
-	var freed int64 // the bytes of the file replaced (quota.go)
+	var freed int64 // the bytes of the file replaced (core/quota)
 	var st unix.Stat_t
 	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
@@ -75,17 +76,17 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	case err == nil:
 		mode = s.keptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
-		existed, freed = true, s.freedBy(&st)
+		existed, freed = true, s.quota.FreedBy(&st)
 	case err != unix.ENOENT:
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
 	if err := checkAt(OpUpload, ap, o.Pre, dirfd, name); err != nil {
 		return "", 0, err
 	}
-	uop := s.usageBegin()
-	defer uop.end(0, 0) // a failed upload: its reservation released
+	uop := s.quota.Begin()
+	defer uop.End(0, 0) // a failed upload: its reservation released
 	if !existed {
-		if err := uop.reserve(OpUpload, ap, 0, 1); err != nil {
+		if err := uop.Reserve(OpUpload, ap, 0, 1); err != nil {
 			return "", 0, err
 		}
 	}
@@ -115,7 +116,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
 	s.emit(ctx, journal.Create, partPath, "", false)
-	n, err := copySparse(f, &reservingReader{r: r, need: func(n int64) error { return uop.reserveTo(OpUpload, ap, n-freed) }})
+	n, err := copySparse(f, &quota.Reader{R: r, Need: func(n int64) error { return uop.ReserveTo(OpUpload, ap, n-freed) }})
 	if err != nil {
 		return fail(err)
 	}
@@ -150,9 +151,9 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	}
 	claim.land()
 	if existed {
-		uop.end(n-freed, 0)
+		uop.End(n-freed, 0)
 	} else {
-		uop.end(n, 1)
+		uop.End(n, 1)
 	}
 	s.emit(ctx, journal.Rename, ap, partPath, false)
 	return ap, n, nil

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/quota"
 )
 
 // WriteOptions shape a WriteFile.
@@ -51,7 +52,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	existed := false
 	owner := -1
 	group := -1
-	var freed int64 // the bytes of the file replaced (quota.go)
+	var freed int64 // the bytes of the file replaced (core/quota)
 	var st unix.Stat_t
 	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
@@ -62,17 +63,17 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		existed = true
 		mode = s.keptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
-		freed = s.freedBy(&st)
+		freed = s.quota.FreedBy(&st)
 	case err != unix.ENOENT:
 		return 0, pathErr(OpWrite, ap, err)
 	}
 	if err := checkAt(OpWrite, ap, o.Pre, dirfd, name); err != nil {
 		return 0, err // before reading a byte of the body
 	}
-	uop := s.usageBegin()
-	defer uop.end(0, 0) // a failed write: its reservation released
+	uop := s.quota.Begin()
+	defer uop.End(0, 0) // a failed write: its reservation released
 	if !existed {
-		if err := uop.reserve(OpWrite, ap, 0, 1); err != nil {
+		if err := uop.Reserve(OpWrite, ap, 0, 1); err != nil {
 			return 0, err
 		}
 	}
@@ -93,7 +94,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		unix.Unlinkat(dirfd, tmp, 0)
 		return 0, pathErr(OpWrite, ap, err)
 	}
-	n, err := copyToFile(f, &reservingReader{r: r, need: func(n int64) error { return uop.reserveTo(OpWrite, ap, n-freed) }})
+	n, err := copyToFile(f, &quota.Reader{R: r, Need: func(n int64) error { return uop.ReserveTo(OpWrite, ap, n-freed) }})
 	if err != nil {
 		return fail(err)
 	}
@@ -126,9 +127,9 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	}
 	claim.land()
 	if existed {
-		uop.end(n-freed, 0)
+		uop.End(n-freed, 0)
 	} else {
-		uop.end(n, 1)
+		uop.End(n, 1)
 	}
 	if !existed {
 		s.emit(ctx, journal.Create, ap, "", false)

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/quota"
 )
 
 // InPlaceOptions shape a WriteInPlace.
@@ -57,12 +58,12 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	}
 	created := false
 	var fd int
-	uop := s.usageBegin() // the new file's entry (quota.go)
+	uop := s.quota.Begin() // the new file's entry (core/quota)
 	defer func() {
 		if created {
-			uop.end(0, 1)
+			uop.End(0, 1)
 		} else {
-			uop.end(0, 0)
+			uop.End(0, 0)
 		}
 	}()
 	reserved := false
@@ -79,7 +80,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 			break
 		}
 		if !reserved {
-			if err := uop.reserve(OpWrite, ap, 0, 1); err != nil {
+			if err := uop.Reserve(OpWrite, ap, 0, 1); err != nil {
 				return 0, err
 			}
 			reserved = true
@@ -138,16 +139,16 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 			return 0, pathErr(OpWrite, ap, err)
 		}
 	}
-	p0 := s.beginInPlace(&st, nil) // the bytes it writes (quota_inode.go)
-	defer p0.end(fd)
+	p0 := s.quota.BeginInPlace(&st, nil) // the bytes it writes (core/quota)
+	defer p0.End(fd)
 	base := int64(0) // the size the body's bytes go on top of
 	if o.Append {
-		base = p0.before
+		base = p0.Before()
 	}
 	if lr, ok := r.(interface{ Len() int }); ok {
 		// A body held whole: refused past the quota before the file is
 		// touched, so the old content stays.
-		if err := p0.growTo(OpWrite, ap, base+int64(lr.Len())); err != nil {
+		if err := p0.GrowTo(OpWrite, ap, base+int64(lr.Len())); err != nil {
 			return 0, err
 		}
 	}
@@ -156,7 +157,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 			return 0, pathErr(OpWrite, ap, err)
 		}
 	}
-	n, err := copyToFile(f, &reservingReader{r: r, need: func(n int64) error { return p0.growTo(OpWrite, ap, base+n) }})
+	n, err := copyToFile(f, &quota.Reader{R: r, Need: func(n int64) error { return p0.GrowTo(OpWrite, ap, base+n) }})
 	if err != nil {
 		s.emit(ctx, journal.Write, ap, "", false)
 		return n, pathErr(OpWrite, ap, err)
@@ -164,7 +165,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	if err := tellETag(f, o.ETag); err != nil {
 		return n, pathErr(OpWrite, ap, err)
 	}
-	p0.end(fd)
+	p0.End(fd)
 	if err := f.Close(); err != nil {
 		return n, pathErr(OpWrite, ap, err)
 	}

@@ -79,7 +79,7 @@ func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreRes
 	res := RestoreResult{Checkpoint: o.Checkpoint, DryRun: o.DryRun, Written: []string{}, Removed: []string{}, Skipped: []RestoreSkip{}}
 	if !o.DryRun {
 		// A restore brings back what the checkpoint held, unbounded by the
-		// quota; usage is counted again after it (quota_scan.go).
+		// quota; usage is counted again after it (package quota).
 		defer s.RecountUsage(context.WithoutCancel(ctx))
 	}
 	h, err := storeOf(s)

@@ -52,6 +52,7 @@ func copyModule(t *testing.T, src, dst string) {
 	for _, c := range []struct{ dir, pkg, imports, says string }{
 		{"core", "core", "sandfs/natsout", "core must not import"},
 		{"core/journal", "journal", "sandfs/daemon", "import cycle not allowed"},
+		{"core/quota", "quota", "sandfs/api", "is a leaf of core and must not import"},
 		{"rest", "rest", "sandfs/natsout", "rest must not import"},
 		{"rest", "rest", "sandfs/fusefs", "rest must not import"},
 		{"fusefs", "fusefs", "sandfs/rest", "fusefs must not import"},

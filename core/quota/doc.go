@@ -1,0 +1,59 @@
+// Package quota keeps a sandbox's usage against its bound: the counts,
+// the reservations of the operations under way, the sizes of the inodes
+// the mirror has open for writing, and the scans that correct the counts.
+//
+// Its rule: it counts and decides; it never opens a name. Core walks and
+// opens the tree and hands the quota what it needs (a Tree: a dup of the
+// root, a walk that counts under a descriptor); the quota imports nothing
+// of sandfs.
+//
+// # Quotas
+//
+// A sandbox may be bounded in bytes and in entries. Bytes are the sum of
+// the apparent sizes (st_size) of its regular files, each inode once
+// however many names it has in the tree (as du counts hard links: a link
+// is an entry and no bytes); directories, symlinks and special files
+// weigh no bytes. Entries are every name in the tree but the root, a hard
+// link's second name included. The bound holds alike for every way of
+// writing through the daemon: REST writes, uploads, tar extraction, copies,
+// mkdir, and the FUSE mirror's writes, truncates, fallocates and creates.
+// A change past it fails with a *Error (errors.Is ErrQuota and
+// unix.ENOSPC, which the mirror tells the kernel and REST answers 507), and
+// the old content is kept: a replacing write's temp file is dropped.
+//
+// Usage is kept by the operations, not by walking the tree per write:
+// each one opens an Op (State.Begin) before its first change, reserves
+// the growth it is about to make (atomically against the bound, so two
+// writers never both pass a check that only one fits: a write reserves as
+// its body arrives, beyond the bytes of the file it replaces), and ends it
+// with the change it made, which releases what it reserved and did not
+// use. Core's own temp files (a write's, an upload's spool, a copy's or
+// tar's staging) are not entries; their bytes are reserved as growth.
+// What the journal hears from outside (inotify, origin external) changes
+// usage by an amount nobody knows, so it only marks the counts for a
+// sooner rescan (OutsideChange). No per-file state is kept, but for the
+// inodes the mirror has open for writing (inode.go).
+//
+// # The scan
+//
+// The counts the operations keep are exact for what goes through the
+// daemon; a scan (a walk of the whole tree by fd, never following a
+// symlink: the Tree's) corrects them for the rest. It runs after the
+// start-up sweep, every Intervals.Every after that, and Intervals.Soon
+// after an outside change whose size nobody knows (what inotify tells,
+// origin external; a restore). A walk is trusted only if no Op began or
+// ended while it ran (gen and inflight, read before and after it); on a
+// busy sandbox it tries again, a few times, and then, if an outside change
+// waits to be counted, takes the walk as it is and keeps the sooner
+// rescan. The counts are set by adding the walk's difference from what
+// they were when it ended, so an Op that begins after that check is kept.
+// The first scan counts as after an outside change (nothing is counted
+// yet), and until it ends (Ready) a change to a bounded sandbox waits
+// (Begin). A sooner scan waits at least scanBackoff times the last walk.
+//
+// Without a byte quota the mirror may write in passthrough, counted at the
+// handle's flush; a walk while such a handle is open is not trusted either
+// (passthroughWriters), since the flush would count again what it saw. A
+// scan taken anyway (an outside change waiting, a busy tree) may then be
+// off by those writes until the next one.
+package quota

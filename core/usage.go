@@ -1,0 +1,154 @@
+package core
+
+import (
+	"context"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/quota"
+)
+
+// A sandbox's usage against its bound is the quota package's; core opens
+// and walks the tree for it (the measurer below, on the confined stats of
+// xdev.go) and tells it every change it makes (quota.Op).
+
+// Quota bounds one sandbox (quota.Quota).
+type Quota = quota.Quota
+
+// Usage is what a sandbox holds, against its quota (quota.Usage).
+type Usage = quota.Usage
+
+// QuotaError says which bound a change would pass (quota.Error).
+type QuotaError = quota.Error
+
+// ErrQuota is what every quota refusal is (errors.Is); it is ENOSPC too.
+var ErrQuota = quota.ErrQuota
+
+// newQuota is the usage state of s, bounded by q.
+func (s *Sandbox) newQuota(q Quota, refusal func() error) *quota.State {
+	return quota.New(q, quota.Tree{
+		Open: func() (int, error) {
+			return unix.Openat(s.root, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		},
+		Count:   func(ctx context.Context, fd int) (quota.Count, error) { return newMeasurer(ctx).dir(fd) },
+		Refusal: refusal,
+	})
+}
+
+// SetQuota sets the sandbox's bound (a zero Quota: none). It applies to
+// the writes that start after it.
+func (s *Sandbox) SetQuota(q Quota) { s.quota.Set(q) }
+
+// Quota is the sandbox's bound.
+func (s *Sandbox) Quota() Quota { return s.quota.Bound() }
+
+// Usage is what the sandbox holds, against its quota. While a write is
+// under way its reservation is counted.
+func (s *Sandbox) Usage() Usage { return s.quota.Usage() }
+
+// ScanUsage walks the tree and sets the usage counts from it. It returns
+// the usage after.
+func (s *Sandbox) ScanUsage(ctx context.Context) (Usage, error) { return s.quota.Scan(ctx) }
+
+// reserveEntry reserves the one entry a new name in dirfd adds. Refused,
+// the operation ends, and the error is EEXIST when the name is taken (what
+// the call would have answered under no quota), else the quota's.
+func reserveEntry(uop *quota.Op, dirfd int, name, op, ap string) error {
+	if err := uop.Reserve(op, ap, 0, 1); err != nil {
+		uop.End(0, 0)
+		return refusedUnlessExists(dirfd, name, op, ap, err)
+	}
+	return nil
+}
+
+// measurer walks subtrees by fd and counts them the way usage does: each
+// regular file's inode once (seen holds the inodes with more than one
+// link met so far).
+type measurer struct {
+	ctx  context.Context
+	seen map[quota.InoKey]bool
+}
+
+func newMeasurer(ctx context.Context) *measurer { return &measurer{ctx: ctx} }
+
+// entry counts name in dirfd (described by st when not nil) and all under it.
+func (m *measurer) entry(dirfd int, name string, st *unix.Stat_t) (quota.Count, error) {
+	var own unix.Stat_t
+	if st == nil {
+		if _, err := lstatAt(dirfd, name, &own); err != nil {
+			return quota.Count{}, err
+		}
+		st = &own
+	}
+	u := quota.Count{Entries: 1}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		u.Bytes = m.file(st)
+	case unix.S_IFDIR:
+		fd, err := openSubdir(dirfd, name)
+		if err == unix.EXDEV {
+			return u, nil // another mount: not the root's (xdev.go)
+		}
+		if err != nil {
+			return u, err
+		}
+		in, err := m.dir(fd)
+		u.Add(in)
+		return u, err
+	}
+	return u, nil
+}
+
+// file is what the regular file of stat st adds: its size, once per inode.
+func (m *measurer) file(st *unix.Stat_t) int64 {
+	if st.Nlink <= 1 {
+		return st.Size
+	}
+	k := quota.KeyOf(st)
+	if m.seen[k] {
+		return 0
+	}
+	if m.seen == nil {
+		m.seen = map[quota.InoKey]bool{}
+	}
+	m.seen[k] = true
+	return st.Size
+}
+
+// dir counts the entries under the open directory fd (not itself), and
+// closes fd.
+func (m *measurer) dir(fd int) (quota.Count, error) {
+	f := os.NewFile(uintptr(fd), ".")
+	defer f.Close()
+	var u quota.Count
+	for {
+		if err := m.ctx.Err(); err != nil {
+			return u, err
+		}
+		names, err := f.Readdirnames(256)
+		for _, n := range names {
+			v, err := m.entry(fd, n, nil)
+			if err == unix.ENOENT {
+				continue // gone meanwhile
+			}
+			u.Add(v)
+			if err != nil && err != unix.EACCES {
+				return u, err
+			}
+		}
+		if err != nil {
+			return u, nil // io.EOF: done
+		}
+	}
+}
+
+// measureAt counts name in dirfd and all under it.
+func measureAt(ctx context.Context, dirfd int, name string) quota.Count {
+	u, _ := newMeasurer(ctx).entry(dirfd, name, nil)
+	return u
+}
+
+// outsideChange marks the counts for a sooner rescan: something changed
+// the tree by an amount nobody counted.
+func (s *Sandbox) outsideChange() { s.quota.OutsideChange() }
