@@ -54,11 +54,8 @@
 // parent is watched). Between the rename and the journal's word (the
 // reader's latency) a request may still land in the moved directory,
 // exactly as on a bind mount, where it would land there for ever; the
-// mirror stops. Measured (integration TestFUSECreateAfterMoveOut, a
-// process creating files in a loop while another moves their directory
-// out of the root; 24 rounds, 2 busy cores): the last create that reached
-// the moved directory returned 1.0 to 4.7 ms after the rename did, median
-// 2.2 ms, at most 14 ms under load. Such a change is never told under the
+// mirror stops: a few milliseconds (RELIABILITY.md has the figure, from
+// integration TestFUSECreateAfterMoveOut). Such a change is never told under the
 // old path after the move: core checks, before it tells a change made
 // through a descriptor held from before a directory was moved, where that
 // directory is now (core/dir_guard.go), and tells nothing of one outside
@@ -108,9 +105,8 @@
 // together; and the appender waits for them (Hook.Settle) before the event
 // is stored, so a REST call returns only once the mount shows its change,
 // and an outside change is visible through the mount by the time any
-// watcher can read its event (the moment inotify's reader reaches it:
-// about 0.1 ms at the median and 3 ms at p99 on the bench VM, up to a
-// millisecond more while the daemon's own changes are streaming in; a stat
+// watcher can read its event (the moment inotify's reader reaches it;
+// bench/results.md's "FUSE staleness" row has how long that takes; a stat
 // in between may show the old state). The wait is bounded (2 s, then a
 // log line, and no appender waits again until the queue has drained): the
 // kernel may hold a notification for as long as a request on the same
