@@ -52,9 +52,9 @@ func guarded(ctx context.Context, g dirGuard) context.Context {
 // own, before its syscall.
 func (s *Sandbox) dirMoved() { s.out.gone.Add(1) }
 
-// recordGuarded appends e, a Dir call's event, as record does for the
+// appendGuarded appends e, a Dir call's event, as append does for the
 // mirror, after the guard's check. The outbox's lock is held throughout.
-func (s *Sandbox) recordGuarded(e journal.Event, gd dirGuard) {
+func (s *Sandbox) appendGuarded(e journal.Event, gd dirGuard) {
 	o := &s.out
 	o.mu.Lock()
 	defer o.mu.Unlock()

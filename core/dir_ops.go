@@ -177,9 +177,9 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 	}
 	if created {
 		if serr != nil {
-			d.s.event(ctx, journal.Create, ap, "", false, nil)
+			d.s.tellStat(ctx, journal.Create, ap, "", false, nil)
 		} else {
-			d.s.event(ctx, journal.Create, ap, "", false, &st)
+			d.s.tellStat(ctx, journal.Create, ap, "", false, &st)
 		}
 	}
 	if serr != nil {
@@ -255,10 +255,10 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	}
 	exactMode(dirfd, name, mode, isDir, owner)
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		d.s.event(ctx, journal.Create, ap, "", isDir, nil)
+		d.s.tellStat(ctx, journal.Create, ap, "", isDir, nil)
 		return st, pathErr(op, ap, err)
 	}
-	d.s.event(ctx, journal.Create, ap, "", isDir, &st)
+	d.s.tellStat(ctx, journal.Create, ap, "", isDir, &st)
 	return st, nil
 }
 

@@ -134,7 +134,7 @@
 // appended by one of three sources, each with its origin:
 //   - core's operations, origin api: a REST handler calls an operation,
 //     which appends its event once the change is made, describing the file
-//     as it is then (emit and event, actor.go). The actor in ctx
+//     as it is then (tell, actor.go). The actor in ctx
 //     ([WithActor]) says who acts; a ctx without one is origin api.
 //   - the FUSE mirror, origin fuse: the mirror calls the same operations
 //     with an [Actor] of origin fuse that carries the calling process and

@@ -70,7 +70,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 		if was, err = s.replaceAt(ctx, fdir, fname, tdir, tname); err == nil {
 			gone = was.usage
 			if was.found {
-				s.emit(ctx, journal.Remove, ta, "", was.isDir)
+				s.tell(ctx, journal.Remove, ta, "", was.isDir)
 			}
 		}
 	}
@@ -85,7 +85,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	if err != nil {
 		return replaceErr(OpMove, fa, ta, err)
 	}
-	s.emit(ctx, journal.Rename, ta, fa, false)
+	s.tell(ctx, journal.Rename, ta, fa, false)
 	return nil
 }
 

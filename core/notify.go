@@ -324,15 +324,16 @@ func (n *notifier) handle(ev inotify.Event) {
 		n.removed(ap)
 	}
 	if ev.Has(inotify.Write) {
-		n.tell(journal.Write, ap, "", false)
+		n.observe(journal.Write, ap, "", false)
 	}
 	if ev.Has(inotify.Chmod) {
-		n.tell(journal.Chmod, ap, "", false)
+		n.observe(journal.Chmod, ap, "", false)
 	}
 }
 
-// tell appends an external event unless a claim covers the path.
-func (n *notifier) tell(typ journal.Type, ap, old string, isDir bool) {
+// observe judges an event the kernel watch heard: an echo of a claimed
+// change is dropped, anything else is reported.
+func (n *notifier) observe(typ journal.Type, ap, old string, isDir bool) {
 	covered, _ := n.s.ledger.claimed(ap, typ)
 	if old != "" {
 		// Asked even when ap is covered: the old name's open files lose
@@ -342,13 +343,13 @@ func (n *notifier) tell(typ journal.Type, ap, old string, isDir bool) {
 		}
 	}
 	if !covered {
-		n.append(typ, ap, old, isDir)
+		n.report(typ, ap, old, isDir)
 	}
 }
 
-// append tells the external event typ of ap: it goes to the outbox, which
+// report tells the external event typ of ap: it goes to the outbox, which
 // the reader (or the next REST operation) appends.
-func (n *notifier) append(typ journal.Type, ap, old string, isDir bool) {
+func (n *notifier) report(typ journal.Type, ap, old string, isDir bool) {
 	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: journal.External}
 	n.s.outsideChange() // by how much, a scan will say (quota_scan.go)
 	if typ != journal.Remove {
@@ -404,7 +405,7 @@ func (n *notifier) created(ap string, isDir bool) {
 		return // the Create of a file the mirror made: nothing to tell or watch
 	}
 	if !covered {
-		n.append(journal.Create, ap, "", isDir)
+		n.report(journal.Create, ap, "", isDir)
 	}
 	if isDir {
 		n.addTree(ap, tellAll)
@@ -417,7 +418,7 @@ func (n *notifier) removed(ap string) {
 		n.s.dirMoved()
 	}
 	n.forget(ap)
-	n.tell(journal.Remove, ap, "", isDir)
+	n.observe(journal.Remove, ap, "", isDir)
 }
 
 // renamed handles the rename of old to ap, a directory if isDir (IN_ISDIR:
@@ -427,7 +428,7 @@ func (n *notifier) renamed(old, ap string, isDir bool) {
 		n.s.dirMoved()
 	}
 	n.forget(old)
-	n.tell(journal.Rename, ap, old, isDir)
+	n.observe(journal.Rename, ap, old, isDir)
 	if !isDir {
 		return
 	}
@@ -448,7 +449,7 @@ func (n *notifier) flushPending() {
 		n.s.dirMoved()
 	}
 	n.forget(old)
-	n.tell(journal.Remove, old, "", isDir)
+	n.observe(journal.Remove, old, "", isDir)
 }
 
 // forget drops the watches of ap and everything under it. Only a watched

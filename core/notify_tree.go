@@ -47,7 +47,7 @@ func (n *notifier) addTree(ap string, tell func(Info) bool) {
 				n.scanned = map[string]bool{}
 			}
 			n.scanned[e.Path] = true
-			n.tell(journal.Create, e.Path, "", e.IsDir())
+			n.observe(journal.Create, e.Path, "", e.IsDir())
 		}
 		if e.IsDir() {
 			n.addTree(e.Path, tell)

@@ -22,7 +22,7 @@ import (
 // behind what waits:
 //   - a REST operation's appends what waits itself, then its own, so the
 //     REST call returns once the mount shows every change before it;
-//   - a FUSE handler's (origin fuse, or Emit's outside write told at
+//   - a FUSE handler's (origin fuse, or an outside write a handle tells at
 //     release) joins the queue when anything waits, and the reader appends
 //     both in order; otherwise it is appended at once: the common case
 //     costs an atomic load.
@@ -102,7 +102,7 @@ func (o *outbox) flush(j *journal.Journal) {
 }
 
 // handlerKey marks the context of a FUSE handler that tells an event of
-// another origin (Emit: the mirror's release tells an outside write).
+// another origin (Emit, and a handle's release telling an outside write).
 type handlerKey struct{}
 
 // inHandler marks ctx as a FUSE handler's.
@@ -110,13 +110,13 @@ func inHandler(ctx context.Context) context.Context {
 	return context.WithValue(ctx, handlerKey{}, true)
 }
 
-// record appends the event e of an operation of the daemon behind every
+// append appends the event e of an operation of the daemon behind every
 // event the notifier handled before the operation's claim opened. A FUSE
 // handler's never appends what waits: it joins it.
-func (s *Sandbox) record(ctx context.Context, e journal.Event) {
+func (s *Sandbox) append(ctx context.Context, e journal.Event) {
 	if e.Origin == journal.Mirror || ctx.Value(handlerKey{}) != nil {
 		if gd, ok := ctx.Value(guardKey{}).(dirGuard); ok {
-			s.recordGuarded(e, gd)
+			s.appendGuarded(e, gd)
 			return
 		}
 		if !s.out.joined(e) {

@@ -73,7 +73,7 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 		return pathErr(OpRemove, ap, err)
 	}
 	uop.end(-gone.bytes, -gone.entries)
-	s.emit(ctx, journal.Remove, ap, "", isDir)
+	s.tell(ctx, journal.Remove, ap, "", isDir)
 	return nil
 }
 

@@ -111,10 +111,10 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	fail := func(err error) (string, int64, error) {
 		f.Close()
 		unix.Unlinkat(dirfd, part, 0)
-		s.emit(ctx, journal.Remove, partPath, "", false)
+		s.tell(ctx, journal.Remove, partPath, "", false)
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
-	s.emit(ctx, journal.Create, partPath, "", false)
+	s.tell(ctx, journal.Create, partPath, "", false)
 	n, err := copySparse(f, &reservingReader{r: r, need: func(n int64) error { return uop.reserveTo(OpUpload, ap, n-freed) }})
 	if err != nil {
 		return fail(err)
@@ -125,7 +125,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
-	s.emit(ctx, journal.Write, partPath, "", false)
+	s.tell(ctx, journal.Write, partPath, "", false)
 	if owner >= 0 {
 		_ = f.Chown(owner, group)
 	} else if err := chownNewFd(ctx, fd); err != nil {
@@ -134,18 +134,18 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if err := unix.Fchmod(fd, mode); err != nil {
 		return fail(err)
 	}
-	s.emit(ctx, journal.Chmod, partPath, "", false)
+	s.tell(ctx, journal.Chmod, partPath, "", false)
 	if err := tellETag(f, o.ETag); err != nil {
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
 		unix.Unlinkat(dirfd, part, 0)
-		s.emit(ctx, journal.Remove, partPath, "", false)
+		s.tell(ctx, journal.Remove, partPath, "", false)
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
 	if err := renameChecked(OpUpload, ap, o.Pre, dirfd, part, name); err != nil {
 		unix.Unlinkat(dirfd, part, 0)
-		s.emit(ctx, journal.Remove, partPath, "", false)
+		s.tell(ctx, journal.Remove, partPath, "", false)
 		return "", 0, err
 	}
 	claim.land()
@@ -154,7 +154,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	} else {
 		uop.end(n, 1)
 	}
-	s.emit(ctx, journal.Rename, ap, partPath, false)
+	s.tell(ctx, journal.Rename, ap, partPath, false)
 	return ap, n, nil
 }
 

@@ -131,9 +131,9 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		uop.end(n, 1)
 	}
 	if !existed {
-		s.emit(ctx, journal.Create, ap, "", false)
+		s.tell(ctx, journal.Create, ap, "", false)
 	}
-	s.emit(ctx, journal.Write, ap, "", false)
+	s.tell(ctx, journal.Write, ap, "", false)
 	return n, nil
 }
 
