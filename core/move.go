@@ -4,10 +4,10 @@ import (
 	"context"
 	"io"
 	"os"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/apipath"
 	"sandfs/core/journal"
 )
 
@@ -187,9 +187,7 @@ func renameNoReplace(fdir int, fname string, tdir int, tname string) error {
 }
 
 // isUnder reports whether API path p lies strictly inside directory dir.
-func isUnder(p, dir string) bool {
-	return dir != "/" && strings.HasPrefix(p, dir+"/")
-}
+func isUnder(p, dir string) bool { return apipath.Under(p, dir) }
 
 // replaced is what name in dirfd holds, which a move or copy is about to
 // replace: its bytes (as freedBy counts a file) and entries.
