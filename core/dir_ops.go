@@ -90,7 +90,7 @@ func (d *Dir) Open(ctx context.Context, name string, flags int) (*Handle, error)
 	defer done(dirfd)
 	var claim *Claim
 	if flags&unix.O_ACCMODE != unix.O_RDONLY {
-		claim = d.s.claimFile(ap, "")
+		claim = d.s.watch.ClaimFile(ap, "")
 	}
 	trunc := claim != nil && flags&unix.O_TRUNC != 0
 	if trunc {
@@ -132,7 +132,7 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 		return nil, st, pathErr(OpCreate, ap, err)
 	}
 	defer done(dirfd)
-	claim := d.s.claimFile(ap, journal.Create)
+	claim := d.s.watch.ClaimFile(ap, journal.Create)
 	op := d.s.usageBegin()
 	fd, err := -1, error(nil)
 	if qerr := op.reserve(OpCreate, ap, 0, 1); qerr != nil {

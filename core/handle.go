@@ -184,7 +184,7 @@ func (h *Handle) tellWrites(ctx context.Context, release bool) {
 	}
 	a := h.opener
 	if release && flushed && !wrote {
-		if h.claim != nil && h.claim.nameGone() {
+		if h.claim != nil && h.claim.NameGone() {
 			// Moved away from its name by an outside rename, told as
 			// such (the rename changed its ctime): the kernel watch
 			// tells what happens to it under its new name, and the old

@@ -54,7 +54,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	defer claim.Done()
 	unlock := locks.lock(fa, ta)
 	defer unlock()
-	s.dirMoved() // it may be a directory the mirror holds (dir_guard.go)
+	s.watch.DirMoved() // it may be a directory the mirror holds (dir_guard.go)
 	if err := checkAt(OpMove, fa, o.Pre, fdir, fname); err != nil {
 		return err
 	}

@@ -147,8 +147,8 @@ func (s *Sandbox) Tell(ctx context.Context, typ journal.Type, ap, old string, is
 
 // UnheardNear reports whether outside changes at, above or under the API
 // path ap may go untold now: a directory there is a hole of the kernel
-// watch (coverage.go).
-func (s *Sandbox) UnheardNear(ap string) bool { return s.unheardNear(ap) }
+// watch (core/watch/coverage.go).
+func (s *Sandbox) UnheardNear(ap string) bool { return s.watch.UnheardNear(ap) }
 
 // Usage (quota.go, quota_scan.go):
 

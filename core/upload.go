@@ -90,13 +90,13 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		}
 	}
 
-	claim := s.claimLanding(ap)
-	defer claim.end()
+	claim := s.watch.ClaimLanding(ap)
+	defer claim.End()
 	var part string
 	var fd int
 	for tries := 0; ; tries++ {
 		part = uploadName()
-		claim.temp(childOf(dir, part))
+		claim.Temp(childOf(dir, part))
 		fd, err = unix.Openat(dirfd, part, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err == unix.EEXIST && tries < 16 {
 			continue
@@ -148,7 +148,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		s.tell(ctx, journal.Remove, partPath, "", false)
 		return "", 0, err
 	}
-	claim.land()
+	claim.Land()
 	if existed {
 		uop.end(n-freed, 0)
 	} else {

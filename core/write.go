@@ -45,8 +45,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	}
 	defer unix.Close(dirfd)
 
-	claim := s.claimLanding(ap)
-	defer claim.end()
+	claim := s.watch.ClaimLanding(ap)
+	defer claim.End()
 	mode := uint32(0o644)
 	existed := false
 	owner := -1
@@ -84,7 +84,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	}
 
 	dir, _ := dirAndName(ap)
-	tmp, f, err := createTemp(dirfd, ap, func(name string) { claim.temp(childOf(dir, name)) })
+	tmp, f, err := createTemp(dirfd, ap, func(name string) { claim.Temp(childOf(dir, name)) })
 	if err != nil {
 		return 0, pathErr(OpWrite, ap, err)
 	}
@@ -124,7 +124,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		unix.Unlinkat(dirfd, tmp, 0)
 		return 0, err
 	}
-	claim.land()
+	claim.Land()
 	if existed {
 		uop.end(n-freed, 0)
 	} else {

@@ -1,8 +1,9 @@
-package core
+package watch
 
 import (
 	"log/slog"
 	"os"
+	"sandfs/internal/dirent"
 	"strings"
 	"sync"
 	"time"
@@ -69,7 +70,7 @@ func sweepControlDirs(parent string, minAge time.Duration, uid uint32, now time.
 		return 0
 	}
 	defer unix.Close(pfd)
-	names, err := dirNames(pfd)
+	names, err := dirent.Names(pfd)
 	if err != nil {
 		return 0
 	}
@@ -98,7 +99,7 @@ func sweepControlDir(pfd int, name string, before time.Time, uid uint32) bool {
 	if lockCtlDir(fd) != nil {
 		return false // a live daemon's
 	}
-	names, err := dirNames(fd)
+	names, err := dirent.Names(fd)
 	if err != nil {
 		return false
 	}
