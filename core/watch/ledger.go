@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -479,17 +478,6 @@ func (l *ledger) dir() string {
 		return *p
 	}
 	return ""
-}
-
-// ctlParent is where the control directory goes: a tmpfs (/dev/shm) where
-// there is one, so a sentinel is a name in memory and not a journaled
-// change on the disk the root may share, else the temp directory.
-func ctlParent() string {
-	var st unix.Statfs_t
-	if unix.Statfs("/dev/shm", &st) == nil && st.Type == unix.TMPFS_MAGIC && unix.Access("/dev/shm", unix.W_OK) == nil {
-		return "/dev/shm"
-	}
-	return os.TempDir()
 }
 
 // Claimed reports whether an open claim covers the API path ap: an

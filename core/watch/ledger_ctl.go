@@ -55,6 +55,17 @@ func sweepControlDirsOnce(log *slog.Logger) {
 	})
 }
 
+// ctlParent is where the control directory goes: a tmpfs (/dev/shm) where
+// there is one, so a sentinel is a name in memory and not a journaled
+// change on the disk the root may share, else the temp directory.
+func ctlParent() string {
+	var st unix.Statfs_t
+	if unix.Statfs("/dev/shm", &st) == nil && st.Type == unix.TMPFS_MAGIC && unix.Access("/dev/shm", unix.W_OK) == nil {
+		return "/dev/shm"
+	}
+	return os.TempDir()
+}
+
 // lockCtlDir takes the lock that says the control directory open at fd is
 // in use (held until fd is closed).
 func lockCtlDir(fd int) error {
