@@ -2,7 +2,7 @@
 // sandbox: the ledger of claims that drops the kernel's echoes of the
 // daemon's own changes, the kernel watch (the notifier, inotify on every
 // directory of the root, read by one loop for the whole process) that
-// tells everything else, the outbox that keeps the two in the order the
+// reports everything else, the outbox that keeps the two in the order the
 // changes were made, and the coverage that says what the watch hears. It
 // is below core: core opens a [Watch] per sandbox and gives it what it
 // needs through a [Host] (the journal, the names, and functions that
@@ -30,12 +30,15 @@
 //     in the outbox ([Watch.Append], [Watch.AppendChecked]; core's append
 //     decides which from the context); flush appends what waits.
 //
+// In prose, a change is "told" when its event reaches the journal by any
+// of these, as in "every change told once".
+//
 // # The journal's sources
 //
 // Every change is one event in the sandbox's journal (package journal),
 // appended by one of three sources, each with its origin:
 //   - core's operations, origin api: a REST handler calls an operation,
-//     which appends its event once the change is made, describing the file
+//     which tells its event once the change is made, describing the file
 //     as it is then (tell, core/actor.go). The actor in ctx
 //     (core.WithActor) says who acts; a ctx without one is origin api.
 //   - the FUSE mirror, origin fuse: the mirror calls the same operations
@@ -49,14 +52,13 @@
 //     process writing the host directory) is heard by inotify on every
 //     directory of the root, .git and node_modules too (notify.go, package
 //     inotify; "The kernel watch" below says why inotify), observed, and
-//     reported once.
-//     What it hears is what the mirror may let the kernel cache
-//     (coverage.go).
+//     reported once. What it hears is what the mirror may let the kernel
+//     cache (coverage.go).
 //
-// Sandbox.Emit tells one event for a change core's operations did not
-// make, through the same path as theirs. Loss is an event too: when the kernel's queue
-// overflows, or a directory cannot be watched, the watchers of the subtree
-// are told they lost events (journal.Lost).
+// Sandbox.Emit emits one event for a change core's operations did not
+// make, through the same path as theirs. Loss is an event too: when the
+// kernel's queue overflows, or a directory cannot be watched, the
+// watchers of the subtree are told they lost events (journal.Lost).
 //
 // The order of the journal is the order the changes were made in, for
 // each path and across the daemon's operations and the outside changes
