@@ -44,31 +44,31 @@ func actorOf(ctx context.Context) Actor {
 // Journal is the sandbox's one record of change.
 func (s *Sandbox) Journal() *journal.Journal { return s.journal }
 
-// emit appends one event made by the actor in ctx, describing ap as it is
-// now (or as it was, for a remove).
-func (s *Sandbox) emit(ctx context.Context, typ journal.Type, ap, old string, isDir bool) {
+// tell tells the change an operation made: one event by the actor in ctx,
+// describing ap as it is now (or as it was, for a remove).
+func (s *Sandbox) tell(ctx context.Context, typ journal.Type, ap, old string, isDir bool) {
 	var st *unix.Stat_t
 	if typ != journal.Remove {
 		if fst, err := s.statPath(ap, false); err == nil {
 			st = &fst
 		}
 	}
-	s.event(ctx, typ, ap, old, isDir, st)
+	s.tellStat(ctx, typ, ap, old, isDir, st)
 }
 
-// emitFd appends an event for ap describing the file fd holds.
-func (s *Sandbox) emitFd(ctx context.Context, typ journal.Type, ap string, fd int) {
+// tellFd is tell describing the file fd holds.
+func (s *Sandbox) tellFd(ctx context.Context, typ journal.Type, ap string, fd int) {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
-		s.event(ctx, typ, ap, "", false, nil)
+		s.tellStat(ctx, typ, ap, "", false, nil)
 		return
 	}
-	s.event(ctx, typ, ap, "", false, &st)
+	s.tellStat(ctx, typ, ap, "", false, &st)
 }
 
-// event appends one event made by the actor in ctx, describing the file of
-// stat st (nil: unknown, or removed).
-func (s *Sandbox) event(ctx context.Context, typ journal.Type, ap, old string, isDir bool, st *unix.Stat_t) {
+// tellStat is tell describing the file of stat st (nil: unknown, or
+// removed).
+func (s *Sandbox) tellStat(ctx context.Context, typ journal.Type, ap, old string, isDir bool, st *unix.Stat_t) {
 	if ap == "" {
 		return // a file open through the mirror whose name left the tree (Handle.Follow)
 	}
@@ -81,18 +81,20 @@ func (s *Sandbox) event(ctx context.Context, typ journal.Type, ap, old string, i
 	if st != nil {
 		fillEvent(&e, infoFrom(ap, st))
 	}
-	s.record(ctx, e)
+	s.append(ctx, e)
 }
 
-// Emit appends one event of type typ on p (old: the old path of a rename)
-// made by the actor in ctx, describing p as it is now.
+// Emit tells a change that none of core's operations made (so none counted
+// it: a rescan will): one event of type typ on p (old: the old path of a
+// rename) by the actor in ctx, describing p as it is now, appended as a
+// FUSE handler's is.
 func (s *Sandbox) Emit(ctx context.Context, typ journal.Type, p, old string) {
 	ap, err := s.Clean(p)
 	if err != nil {
 		return
 	}
 	s.quota.OutsideChange() // a change core did not make: uncounted (core/quota)
-	s.emit(inHandler(ctx), typ, ap, old, false)
+	s.tell(inHandler(ctx), typ, ap, old, false)
 }
 
 func fillEvent(e *journal.Event, info Info) {

@@ -12,7 +12,7 @@ import (
 // the journal tells of every path) and one from after it (the hole is
 // still there); a path elsewhere, from after it, is not. It lives in core,
 // not in package changes, because it makes the hole through the
-// notifier's internals.
+// sandbox's watch (watch.Watch.Refuse).
 func TestChangesLostWhileDegraded(t *testing.T) {
 	s, root, _, _ := watchedNamed(t, "default")
 	mk(t, root, map[string]string{"d/x": "", "other/y": ""})
@@ -20,11 +20,7 @@ func TestChangesLostWhileDegraded(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := s.Journal().Seq()
-	n := s.ledger.reader.Load()
-	n.mu.Lock()
-	n.refused("/d", unix.ENOSPC) // as the walk does when the limit is hit
-	n.mu.Unlock()
-	s.out.flush(s.journal)
+	s.watch.Refuse("/d", unix.ENOSPC) // as the walk does when the limit is hit
 	after := s.Journal().Seq()
 	if after == before {
 		t.Fatal("the hole was not marked in the journal")

@@ -57,7 +57,7 @@ func (s *Sandbox) PreserveAttrs(ctx context.Context, from, to string) error {
 		if r != "" {
 			dp = ta + "/" + r
 		}
-		s.emit(ctx, journal.Chmod, dp, "", false)
+		s.tell(ctx, journal.Chmod, dp, "", false)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package core
 import (
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +58,7 @@ func TestJournalUnderDefaultExcludes(t *testing.T) {
 				must(t, os.WriteFile(filepath.Join(nm, "lib", "b.js"), nil, 0o644))
 				sleepALittle()
 				// A directory renamed in is walked for what changed at or
-				// after its rename's ctime (notify.go, renamed): b.js must
+				// after its rename's ctime (watch/notify.go, renamed): b.js must
 				// be older than that, and the kernel's clock is coarse.
 				afterCtimeOf(t, filepath.Join(nm, "lib", "b.js"))
 				must(t, os.Rename(filepath.Join(nm, "lib"), filepath.Join(nm, "dist")))
@@ -119,12 +118,8 @@ func TestWatchCoversHoles(t *testing.T) {
 	s, root, w := watched(t)
 	mk(t, root, map[string]string{"a/b/c/f": "1", "a/bc/": "", "x/": ""})
 	settle(t, s, w, 0)
-	n := s.ledger.reader.Load()
-	n.mu.Lock()
-	n.refused("/gone", unix.ENOENT) // vanished: no hole
-	n.forget("/a/b")                // as if its watch had been refused …
-	n.refused("/a/b", unix.ENOSPC)  // … for lack of watches
-	n.mu.Unlock()
+	s.watch.Refuse("/gone", unix.ENOENT) // vanished: no hole
+	s.watch.Refuse("/a/b", unix.ENOSPC)  // as if its watch had been refused for lack of watches
 	for p, want := range map[string]bool{
 		"/": true, "/a": true, "/a/b": false, "/a/b/c": false, "/a/b/c/f": false,
 		"/a/bc": true, "/x": true, "/gone": true,
@@ -139,10 +134,7 @@ func TestWatchCoversHoles(t *testing.T) {
 	cursor := s.Journal().Seq()
 	must(t, os.RemoveAll(filepath.Join(root, "a", "b")))
 	settle(t, s, w, cursor)
-	n.cov.mu.RLock()
-	left := n.cov.holes["/a/b"]
-	n.cov.mu.RUnlock()
-	if left || !s.WatchCovers("/a/b") {
+	if s.watch.IsHole("/a/b") || !s.WatchCovers("/a/b") {
 		t.Error("the hole outlived its directory")
 	}
 	cursor = s.Journal().Seq()
@@ -157,43 +149,6 @@ func TestWatchCoversHoles(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(root, "a", "b", "c", "f"), nil, 0o644))
 	if got := fmtEvents(settle(t, s, w, cursor)); got != "external create /a/b/c/f\nexternal write /a/b/c/f" && got != "external create /a/b/c/f" {
 		t.Errorf("events in the directory made again:\n%s", got)
-	}
-}
-
-// TestCoverage: a path is covered when every directory above it is
-// watched and it is no hole: a directory whose watch is not placed yet
-// (its Create not read) covers nothing beneath it.
-func TestCoverage(t *testing.T) {
-	c := newCoverage()
-	for _, d := range []string{"/", "/a", "/a/b", "/x"} {
-		c.watch(d)
-	}
-	c.hole("/x/h")
-	for p, want := range map[string]bool{
-		"/": true, "/a": true, "/a/b": true, "/a/b/f": true,
-		"/a/new": true, "/a/new/f": false, "/a/new/sub/f": false, "/q/r": false,
-		"/x/h": false, "/x/h/f": false, "/x/hh": true,
-	} {
-		if got := c.covers(p); got != want {
-			t.Errorf("covers(%s) = %v, want %v", p, got, want)
-		}
-	}
-	c.watch("/a/b/c")
-	c.watch("/ab")
-	gone := c.unwatch("/a")
-	sort.Strings(gone)
-	if strings.Join(gone, " ") != "/a /a/b /a/b/c" {
-		t.Errorf("unwatch(/a) = %q, want /a and everything watched under it", gone)
-	}
-	if c.covers("/a/b/f") || !c.covers("/ab/f") || !c.covers("/x/f") {
-		t.Error("after unwatch(/a): covered", c.covers("/a/b/f"), c.covers("/ab/f"), c.covers("/x/f"))
-	}
-	if len(c.kids["/a"]) != 0 || c.kids["/"]["/a"] {
-		t.Errorf("kids left: %v", c.kids)
-	}
-	c.unhole("/x")
-	if !c.covers("/x/h") {
-		t.Error("a hole outlived unhole of its parent")
 	}
 }
 

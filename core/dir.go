@@ -50,7 +50,7 @@ type Dir struct {
 	users   int    // calls under way on fd
 	closing bool   // close fd when the last call ends
 	gen     uint64 // counts Releases: a descriptor opened before one is not kept
-	heldG   uint64 // outbox.gone when fd was last known in place (dir_guard.go)
+	heldG   uint64 // the watch's Gone count when fd was last known in place (dir_guard.go)
 }
 
 // heldDirs counts the descriptors held by every Dir of the process, within
@@ -128,7 +128,7 @@ func (d *Dir) at() (int, func(int), error) {
 	return fd, done, err
 }
 
-// atG is at, with the count of directories moved (outbox.gone) when the
+// atG is at, with the count of directories moved (watch.Watch.Gone) when the
 // descriptor was last known to be where d's path says: its events' guard.
 func (d *Dir) atG() (int, func(int), uint64, error) {
 	d.mu.Lock()
@@ -140,7 +140,7 @@ func (d *Dir) atG() (int, func(int), uint64, error) {
 	}
 	gen := d.gen
 	d.mu.Unlock()
-	g := d.s.out.gone.Load()
+	g := d.s.watch.Gone()
 	fd, done, err := d.open1(gen, g)
 	return fd, done, g, err
 }

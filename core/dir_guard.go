@@ -19,7 +19,7 @@ import (
 // longer has ("create /p/hd/f" after "remove /p/hd").
 //
 // So every move or removal of a directory, and every loss that may hide
-// one, counts (outbox.gone) before it is told, and a Dir call reads the
+// one, counts (watch.Watch.DirMoved) before it is told, and a Dir call reads the
 // count when its descriptor was last known to be where its path says (when
 // it was opened). Its event carries a guard: where the count has moved
 // since, the event is told under the directory's path now, read from the
@@ -47,31 +47,23 @@ func guarded(ctx context.Context, g dirGuard) context.Context {
 	return context.WithValue(ctx, guardKey{}, g)
 }
 
-// dirMoved counts a directory about to be moved or removed, or a loss that
-// may hide one (see above). Before the change is told; for the daemon's
-// own, before its syscall.
-func (s *Sandbox) dirMoved() { s.out.gone.Add(1) }
-
-// recordGuarded appends e, a Dir call's event, as record does for the
-// mirror, after the guard's check. The outbox's lock is held throughout.
-func (s *Sandbox) recordGuarded(e journal.Event, gd dirGuard) {
-	o := &s.out
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if now := o.gone.Load(); now != gd.g {
+// appendGuarded appends e, a Dir call's event, as append does for the
+// mirror, after the guard's check, which runs under the outbox's lock
+// (watch.Watch.AppendChecked).
+func (s *Sandbox) appendGuarded(e journal.Event, gd dirGuard) {
+	s.watch.AppendChecked(e, func(e *journal.Event, now uint64) bool {
+		if now == gd.g {
+			return true
+		}
 		p, old := e.Path, e.OldPath
 		if !s.relocate(&e.Path, gd.dir, gd.self) || !s.relocate(&e.OldPath, gd.oldDir, false) {
-			return // the directory left the root: the change is not the sandbox's
+			return false // the directory left the root: the change is not the sandbox's
 		}
 		if gd.holder != nil && e.Path == p && e.OldPath == old {
 			gd.holder.inPlace(gd.dir, now)
 		}
-	}
-	if o.waiting.Load() > 0 {
-		o.queueLocked(e)
-		return
-	}
-	s.journal.AppendNow(e)
+		return true
+	})
 }
 
 // relocate sets *ap to its name in the directory dirfd (self: to dirfd

@@ -45,10 +45,10 @@ func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.
 	}
 	uop.End(0, 1) // a link is an entry, its bytes counted once (core/quota)
 	if err := unix.Fstatat(ndir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		d.s.event(ctx, journal.Create, ap, "", false, nil)
+		d.s.tellStat(ctx, journal.Create, ap, "", false, nil)
 		return st, pathErr(OpLink, ap, err)
 	}
-	d.s.event(ctx, journal.Create, ap, "", false, &st)
+	d.s.tellStat(ctx, journal.Create, ap, "", false, &st)
 	return st, nil
 }
 
@@ -100,15 +100,15 @@ func (d *Dir) Rename(ctx context.Context, name string, to *Dir, toName string, f
 	uop.End(-freed, -gone)
 	var st unix.Stat_t
 	if unix.Fstatat(tdir, toName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		d.s.event(tctx, journal.Rename, ta, fa, false, &st)
+		d.s.tellStat(tctx, journal.Rename, ta, fa, false, &st)
 	} else {
-		d.s.event(tctx, journal.Rename, ta, fa, false, nil)
+		d.s.tellStat(tctx, journal.Rename, ta, fa, false, nil)
 	}
 	if flags&unix.RENAME_EXCHANGE != 0 {
 		if unix.Fstatat(fdir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			d.s.event(fctx, journal.Rename, fa, ta, false, &st)
+			d.s.tellStat(fctx, journal.Rename, fa, ta, false, &st)
 		} else {
-			d.s.event(fctx, journal.Rename, fa, ta, false, nil)
+			d.s.tellStat(fctx, journal.Rename, fa, ta, false, nil)
 		}
 	}
 	return nil
@@ -152,7 +152,7 @@ func (d *Dir) remove(ctx context.Context, name string, flags int) error {
 		return pathErr(OpRemove, ap, err)
 	}
 	uop.End(-freed, -1)
-	d.s.event(ctx, journal.Remove, ap, "", dir, nil)
+	d.s.tellStat(ctx, journal.Remove, ap, "", dir, nil)
 	claim.DoneEcho()
 	return nil
 }

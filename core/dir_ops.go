@@ -90,7 +90,7 @@ func (d *Dir) Open(ctx context.Context, name string, flags int) (*Handle, error)
 	defer done(dirfd)
 	var claim *Claim
 	if flags&unix.O_ACCMODE != unix.O_RDONLY {
-		claim = d.s.claimFile(ap, "")
+		claim = d.s.watch.ClaimFile(ap, "")
 	}
 	trunc := claim != nil && flags&unix.O_TRUNC != 0
 	if trunc {
@@ -132,7 +132,7 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 		return nil, st, pathErr(OpCreate, ap, err)
 	}
 	defer done(dirfd)
-	claim := d.s.claimFile(ap, journal.Create)
+	claim := d.s.watch.ClaimFile(ap, journal.Create)
 	op := d.s.quota.Begin()
 	fd, err := -1, error(nil)
 	if qerr := op.Reserve(OpCreate, ap, 0, 1); qerr != nil {
@@ -177,9 +177,9 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 	}
 	if created {
 		if serr != nil {
-			d.s.event(ctx, journal.Create, ap, "", false, nil)
+			d.s.tellStat(ctx, journal.Create, ap, "", false, nil)
 		} else {
-			d.s.event(ctx, journal.Create, ap, "", false, &st)
+			d.s.tellStat(ctx, journal.Create, ap, "", false, &st)
 		}
 	}
 	if serr != nil {
@@ -255,10 +255,10 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	}
 	exactMode(dirfd, name, mode, isDir, owner)
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		d.s.event(ctx, journal.Create, ap, "", isDir, nil)
+		d.s.tellStat(ctx, journal.Create, ap, "", isDir, nil)
 		return st, pathErr(op, ap, err)
 	}
-	d.s.event(ctx, journal.Create, ap, "", isDir, &st)
+	d.s.tellStat(ctx, journal.Create, ap, "", isDir, &st)
 	return st, nil
 }
 

@@ -1,19 +1,7 @@
 package core
 
-import (
-	"os"
-
-	"golang.org/x/sys/unix"
-)
+import "sandfs/internal/dirent"
 
 // dirNames lists the directory open at fd (on a dup, so fd stays open and
 // at its start).
-func dirNames(fd int) ([]string, error) {
-	dup, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(dup), ".")
-	defer f.Close()
-	return f.Readdirnames(-1)
-}
+func dirNames(fd int) ([]string, error) { return dirent.Names(fd) }

@@ -155,10 +155,10 @@ func (h *Handle) changed() (bool, *unix.Stat_t) {
 // actor in ctx (the process closing it).
 func (h *Handle) Flush(ctx context.Context) {
 	h.s.quota.Sync(h.oi, int(h.f.Fd()))
-	h.tell(ctx, false)
+	h.tellWrites(ctx, false)
 }
 
-// tell appends the write event if the file changed since it last told. At
+// tellWrites tells the write if the file changed since it last told. At
 // release, a change since the last flush that did not come through the
 // daemon is not the handle's: every descriptor of it was closed by then,
 // each close a flush that told what it wrote. It is an outside writer's,
@@ -166,7 +166,7 @@ func (h *Handle) Flush(ctx context.Context) {
 // the daemon after close() has returned), so it is told as external, which
 // also makes the mirror invalidate the kernel's caches. Unless the file
 // lost its name to an outside rename meanwhile: that was told.
-func (h *Handle) tell(ctx context.Context, release bool) {
+func (h *Handle) tellWrites(ctx context.Context, release bool) {
 	h.mu.Lock()
 	changed, st := h.changed()
 	wrote, flushed := h.wrote, h.flushed
@@ -185,7 +185,7 @@ func (h *Handle) tell(ctx context.Context, release bool) {
 	}
 	a := h.opener
 	if release && flushed && !wrote {
-		if h.claim != nil && h.claim.nameGone() {
+		if h.claim != nil && h.claim.NameGone() {
 			// Moved away from its name by an outside rename, told as
 			// such (the rename changed its ctime): the kernel watch
 			// tells what happens to it under its new name, and the old
@@ -196,13 +196,13 @@ func (h *Handle) tell(ctx context.Context, release bool) {
 	} else if c := actorOf(ctx); c.Pid != 0 {
 		a.Pid, a.Uid, a.Comm, a.Cgroup, a.Process = c.Pid, c.Uid, c.Comm, c.Cgroup, c.Process
 	}
-	h.s.event(inHandler(WithActor(ctx, a)), journal.Write, h.path(), "", false, st)
+	h.s.tellStat(inHandler(WithActor(ctx, a)), journal.Write, h.path(), "", false, st)
 }
 
 // Release ends the claim before it looks at the file: a change after the
-// sentinel is told by the kernel watch, a change before it by tell. An
+// sentinel is told by the kernel watch, a change before it by tellWrites. An
 // outside write landing between the two is told twice, never lost (with
-// the sentinel last, one landing between tell's fstat and the sentinel was
+// the sentinel last, one landing between tellWrites' fstat and the sentinel was
 // seen by neither). A handle that left the file as it was opened ends the
 // claim at its last echo (DoneEcho: a create's, no sentinel needed).
 func (h *Handle) Release(ctx context.Context) {
@@ -214,7 +214,7 @@ func (h *Handle) Release(ctx context.Context) {
 		}
 	}
 	h.s.quota.Sync(h.oi, int(h.f.Fd()))
-	h.tell(ctx, true)
+	h.tellWrites(ctx, true)
 	if h.oi != nil {
 		h.s.quota.Untrack(h.oi)
 		h.oi = nil

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/watch"
 )
 
 // BenchmarkMirrorCreateUnlink is the daemon's side of the bench's FUSE
@@ -21,7 +22,7 @@ import (
 func BenchmarkMirrorCreateUnlink(b *testing.B) {
 	for _, op := range []string{"create", "unlink"} {
 		b.Run(op, func(b *testing.B) {
-			root, err := os.MkdirTemp(ctlParent(), "sandfs-bench-")
+			root, err := os.MkdirTemp(watch.ControlParent(), "sandfs-bench-")
 			if err != nil {
 				b.Fatal(err)
 			}

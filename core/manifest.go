@@ -43,7 +43,7 @@ const metaRoot = "root"
 // fresh until ctx ends.
 func (s *Sandbox) reconcile(ctx context.Context, log *slog.Logger) {
 	select {
-	case <-s.watchReady:
+	case <-s.watch.Ready():
 	case <-ctx.Done():
 		return
 	}

@@ -47,7 +47,7 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 		return pathErr(OpMkdir, ap, err)
 	}
 	uop.End(0, 1)
-	s.emit(ctx, journal.Create, ap, "", true)
+	s.tell(ctx, journal.Create, ap, "", true)
 	return nil
 }
 
@@ -133,7 +133,7 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 		fd = next
 		if err == nil {
 			made++
-			s.emit(ctx, journal.Create, cur, "", true)
+			s.tell(ctx, journal.Create, cur, "", true)
 		}
 	}
 	unix.Close(fd)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"io"
 	"os"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/apipath"
 	"sandfs/core/journal"
 	"sandfs/core/quota"
 )
@@ -55,7 +55,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	defer claim.Done()
 	unlock := locks.lock(fa, ta)
 	defer unlock()
-	s.dirMoved() // it may be a directory the mirror holds (dir_guard.go)
+	s.watch.DirMoved() // it may be a directory the mirror holds (dir_guard.go)
 	if err := checkAt(OpMove, fa, o.Pre, fdir, fname); err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 		if was, err = s.replaceAt(ctx, fdir, fname, tdir, tname); err == nil {
 			gone = was.usage
 			if was.found {
-				s.emit(ctx, journal.Remove, ta, "", was.isDir)
+				s.tell(ctx, journal.Remove, ta, "", was.isDir)
 			}
 		}
 	}
@@ -86,7 +86,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	if err != nil {
 		return replaceErr(OpMove, fa, ta, err)
 	}
-	s.emit(ctx, journal.Rename, ta, fa, false)
+	s.tell(ctx, journal.Rename, ta, fa, false)
 	return nil
 }
 
@@ -188,9 +188,7 @@ func renameNoReplace(fdir int, fname string, tdir int, tname string) error {
 }
 
 // isUnder reports whether API path p lies strictly inside directory dir.
-func isUnder(p, dir string) bool {
-	return dir != "/" && strings.HasPrefix(p, dir+"/")
-}
+func isUnder(p, dir string) bool { return apipath.Under(p, dir) }
 
 // replaced is what name in dirfd holds, which a move or copy is about to
 // replace: its bytes (as freedBy counts a file) and entries.

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/watch"
 	"sandfs/internal/testenv"
 )
 
@@ -67,15 +68,12 @@ func settle(t *testing.T, s *Sandbox, w *journal.Watcher, cursor uint64) []journ
 	c.Done()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		s.ledger.mu.Lock()
-		_, open := s.ledger.open[c.id]
-		s.ledger.mu.Unlock()
-		if !open || time.Now().After(deadline) {
+		if !s.watch.ClaimOpen(c) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(3 * renamePairWait)
+	time.Sleep(3 * watch.RenamePairWait)
 	var all []journal.Event
 	for {
 		b, _, err := w.Read(cursor, 0)

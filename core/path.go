@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/apipath"
 )
 
 // Clean turns a client path into a canonical absolute API path. A relative
@@ -103,25 +105,10 @@ func rel(apiPath string) string {
 
 // dirAndName returns the parent API path and the last component of a clean API
 // path. The root has no last component: dirAndName("/") is ("/", "").
-func dirAndName(apiPath string) (dir, name string) {
-	if apiPath == "/" {
-		return "/", ""
-	}
-	i := strings.LastIndexByte(apiPath, '/')
-	dir = apiPath[:i]
-	if dir == "" {
-		dir = "/"
-	}
-	return dir, apiPath[i+1:]
-}
+func dirAndName(apiPath string) (dir, name string) { return apipath.Split(apiPath) }
 
 // childOf appends a name to an API directory path (not path.Join: no cleaning).
-func childOf(dir, name string) string {
-	if dir == "/" {
-		return "/" + name
-	}
-	return dir + "/" + name
-}
+func childOf(dir, name string) string { return apipath.Child(dir, name) }
 
 // quote prints a client-supplied name safely inside a message.
 func quote(s string) string { return strconv.Quote(s) }
@@ -138,6 +125,4 @@ func (s *Sandbox) cleanBoth(a, b string) (string, string, error) {
 }
 
 // within reports whether ap is dir or beneath it ("/" holds everything).
-func within(ap, dir string) bool {
-	return ap == dir || dir == "/" || strings.HasPrefix(ap, dir+"/")
-}
+func within(ap, dir string) bool { return apipath.Within(ap, dir) }

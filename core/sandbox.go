@@ -5,14 +5,15 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sandfs/core/history"
-	"sandfs/core/quota"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/history"
 	"sandfs/core/journal"
+	"sandfs/core/quota"
+	"sandfs/core/watch"
 )
 
 // Limits bound what one operation may do. Zero fields take the defaults.
@@ -66,20 +67,13 @@ type Sandbox struct {
 	hist       *history.Log  // the durable journal; nil without a StateDir
 	reconciled chan struct{} // manifest.go
 	closed     atomic.Bool
-	att        attachments // subpackages' state, closed with the sandbox (attach.go)
-	cpMax      int64       // Options.CheckpointMaxSize
-	ledger     ledger
-	out        outbox // the notifier's events, in order with the daemon's (outbox.go)
-	watchReady chan struct{}
-	// watchStarted is set by StartWatching: one kernel watch per Sandbox.
-	watchStarted atomic.Bool
-	// watchDegraded is set once a directory could not be watched (the
-	// inotify watch limit): outside changes may then go untold.
-	watchDegraded atomic.Bool
-	opened        time.Time     // when Open ran: the sweep spares newer temps
-	sweepDone     chan struct{} // closed when the start-up sweep (sweep.go) ends
-	swept         atomic.Int64
-	quota         *quota.State // core/quota, usage.go
+	att        attachments   // subpackages' state, closed with the sandbox (attach.go)
+	cpMax      int64         // Options.CheckpointMaxSize
+	watch      *watch.Watch  // the ledger, the outbox and the kernel watch (watch_host.go)
+	opened     time.Time     // when Open ran: the sweep spares newer temps
+	sweepDone  chan struct{} // closed when the start-up sweep (sweep.go) ends
+	swept      atomic.Int64
+	quota      *quota.State // core/quota, usage.go
 }
 
 // Open opens the directory dir as the sandbox called name.
@@ -107,7 +101,7 @@ func OpenAt(dirfd int, entry, hostRoot, name string, o Options) (*Sandbox, error
 
 // openFD makes the sandbox of the root fd it now owns.
 func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
-	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, cpMax: o.CheckpointMaxSize, watchReady: make(chan struct{}),
+	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, cpMax: o.CheckpointMaxSize,
 		opened: time.Now(), sweepDone: make(chan struct{}), reconciled: make(chan struct{})}
 	s.rootLock = -1
 	if o.StateDir != "" {
@@ -134,6 +128,7 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 		close(s.reconciled)
 	}
 	s.quota = s.newQuota(o.Quota, s.stateRefusal)
+	s.watch = watch.New(s.watchHost()) // on the journal the events go to
 	if s.limits.TarEntries <= 0 {
 		s.limits.TarEntries = DefaultLimits.TarEntries
 	}

@@ -93,10 +93,10 @@ func (s *Sandbox) changeAttrsOf(ctx context.Context, ap string, fd int, a SetAtt
 		stp = nil
 	}
 	if a.Size != nil {
-		s.event(ctx, journal.Write, ap, "", false, stp)
+		s.tellStat(ctx, journal.Write, ap, "", false, stp)
 	}
 	if a.Mode != nil || a.Uid != nil || a.Gid != nil || a.Atime != nil || a.Mtime != nil {
-		s.event(ctx, journal.Chmod, ap, "", false, stp)
+		s.tellStat(ctx, journal.Chmod, ap, "", false, stp)
 	}
 	if serr != nil {
 		return st, pathErr(OpSetattr, ap, serr)

@@ -138,18 +138,18 @@ func ErrnoOf(err error) error { return errnoOf(err) }
 
 // The journal:
 
-// EmitMade appends the event of a change a subpackage's operation made,
-// as core's operations append theirs (actor.go): by the actor in ctx,
+// Tell tells the change a subpackage's operation made,
+// as core's operations tell theirs (actor.go): by the actor in ctx,
 // describing ap as it is now. Unlike Emit, the change is counted by the
 // operation's UsageOp, not left to a rescan.
-func (s *Sandbox) EmitMade(ctx context.Context, typ journal.Type, ap, old string, isDir bool) {
-	s.emit(ctx, typ, ap, old, isDir)
+func (s *Sandbox) Tell(ctx context.Context, typ journal.Type, ap, old string, isDir bool) {
+	s.tell(ctx, typ, ap, old, isDir)
 }
 
 // UnheardNear reports whether outside changes at, above or under the API
 // path ap may go untold now: a directory there is a hole of the kernel
-// watch (coverage.go).
-func (s *Sandbox) UnheardNear(ap string) bool { return s.unheardNear(ap) }
+// watch (core/watch/coverage.go).
+func (s *Sandbox) UnheardNear(ap string) bool { return s.watch.UnheardNear(ap) }
 
 // Usage (core/quota, usage.go):
 

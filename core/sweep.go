@@ -108,7 +108,7 @@ func (s *Sandbox) sweepDir(fd int, ap string, before time.Time) int {
 
 // sweepOne removes one temp entry unless a live operation owns it.
 func (s *Sandbox) sweepOne(dirfd int, name, ap string, before time.Time) bool {
-	if covered, _ := s.ledger.claimed(ap, ""); covered {
+	if s.watch.Claimed(ap) {
 		return false
 	}
 	var st unix.Stat_t

@@ -91,13 +91,13 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		}
 	}
 
-	claim := s.claimLanding(ap)
-	defer claim.end()
+	claim := s.watch.ClaimLanding(ap)
+	defer claim.End()
 	var part string
 	var fd int
 	for tries := 0; ; tries++ {
 		part = uploadName()
-		claim.temp(childOf(dir, part))
+		claim.Temp(childOf(dir, part))
 		fd, err = unix.Openat(dirfd, part, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err == unix.EEXIST && tries < 16 {
 			continue
@@ -112,10 +112,10 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	fail := func(err error) (string, int64, error) {
 		f.Close()
 		unix.Unlinkat(dirfd, part, 0)
-		s.emit(ctx, journal.Remove, partPath, "", false)
+		s.tell(ctx, journal.Remove, partPath, "", false)
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
-	s.emit(ctx, journal.Create, partPath, "", false)
+	s.tell(ctx, journal.Create, partPath, "", false)
 	n, err := copySparse(f, &quota.Reader{R: r, Need: func(n int64) error { return uop.ReserveTo(OpUpload, ap, n-freed) }})
 	if err != nil {
 		return fail(err)
@@ -126,7 +126,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
-	s.emit(ctx, journal.Write, partPath, "", false)
+	s.tell(ctx, journal.Write, partPath, "", false)
 	if owner >= 0 {
 		_ = f.Chown(owner, group)
 	} else if err := chownNewFd(ctx, fd); err != nil {
@@ -135,27 +135,27 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if err := unix.Fchmod(fd, mode); err != nil {
 		return fail(err)
 	}
-	s.emit(ctx, journal.Chmod, partPath, "", false)
+	s.tell(ctx, journal.Chmod, partPath, "", false)
 	if err := tellETag(f, o.ETag); err != nil {
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
 		unix.Unlinkat(dirfd, part, 0)
-		s.emit(ctx, journal.Remove, partPath, "", false)
+		s.tell(ctx, journal.Remove, partPath, "", false)
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
 	if err := renameChecked(OpUpload, ap, o.Pre, dirfd, part, name); err != nil {
 		unix.Unlinkat(dirfd, part, 0)
-		s.emit(ctx, journal.Remove, partPath, "", false)
+		s.tell(ctx, journal.Remove, partPath, "", false)
 		return "", 0, err
 	}
-	claim.land()
+	claim.Land()
 	if existed {
 		uop.End(n-freed, 0)
 	} else {
 		uop.End(n, 1)
 	}
-	s.emit(ctx, journal.Rename, ap, partPath, false)
+	s.tell(ctx, journal.Rename, ap, partPath, false)
 	return ap, n, nil
 }
 

@@ -148,7 +148,3 @@ func measureAt(ctx context.Context, dirfd int, name string) quota.Count {
 	u, _ := newMeasurer(ctx).entry(dirfd, name, nil)
 	return u
 }
-
-// outsideChange marks the counts for a sooner rescan: something changed
-// the tree by an amount nobody counted.
-func (s *Sandbox) outsideChange() { s.quota.OutsideChange() }

@@ -46,8 +46,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	}
 	defer unix.Close(dirfd)
 
-	claim := s.claimLanding(ap)
-	defer claim.end()
+	claim := s.watch.ClaimLanding(ap)
+	defer claim.End()
 	mode := uint32(0o644)
 	existed := false
 	owner := -1
@@ -85,7 +85,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	}
 
 	dir, _ := dirAndName(ap)
-	tmp, f, err := createTemp(dirfd, ap, func(name string) { claim.temp(childOf(dir, name)) })
+	tmp, f, err := createTemp(dirfd, ap, func(name string) { claim.Temp(childOf(dir, name)) })
 	if err != nil {
 		return 0, pathErr(OpWrite, ap, err)
 	}
@@ -125,16 +125,16 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		unix.Unlinkat(dirfd, tmp, 0)
 		return 0, err
 	}
-	claim.land()
+	claim.Land()
 	if existed {
 		uop.End(n-freed, 0)
 	} else {
 		uop.End(n, 1)
 	}
 	if !existed {
-		s.emit(ctx, journal.Create, ap, "", false)
+		s.tell(ctx, journal.Create, ap, "", false)
 	}
-	s.emit(ctx, journal.Write, ap, "", false)
+	s.tell(ctx, journal.Write, ap, "", false)
 	return n, nil
 }
 

@@ -130,7 +130,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 		if o.Mode != 0 {
 			unix.Fchmod(fd, mode) // past the umask
 		}
-		s.emit(ctx, journal.Create, ap, "", false)
+		s.tell(ctx, journal.Create, ap, "", false)
 	}
 	if !created && st.Mode&setidBits != 0 && s.keptMode(st.Mode) != st.Mode {
 		// Root keeps set-id bits through a write (CAP_FSETID): drop them
@@ -159,7 +159,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	}
 	n, err := copyToFile(f, &quota.Reader{R: r, Need: func(n int64) error { return p0.GrowTo(OpWrite, ap, base+n) }})
 	if err != nil {
-		s.emit(ctx, journal.Write, ap, "", false)
+		s.tell(ctx, journal.Write, ap, "", false)
 		return n, pathErr(OpWrite, ap, err)
 	}
 	if err := tellETag(f, o.ETag); err != nil {
@@ -169,6 +169,6 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	if err := f.Close(); err != nil {
 		return n, pathErr(OpWrite, ap, err)
 	}
-	s.emit(ctx, journal.Write, ap, "", false)
+	s.tell(ctx, journal.Write, ap, "", false)
 	return n, nil
 }

@@ -105,6 +105,6 @@ func (s *Sandbox) changeXattrFd(ctx context.Context, ap string, fd int, change f
 	if err := change(fd); err != nil {
 		return pathErr(OpXattr, ap, err)
 	}
-	s.emitFd(ctx, journal.Chmod, ap, fd)
+	s.tellFd(ctx, journal.Chmod, ap, fd)
 	return nil
 }

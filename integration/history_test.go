@@ -210,7 +210,7 @@ func TestHistoryKill9(t *testing.T) {
 				t.Errorf("acknowledged %s (%s) is not in the journal", p, origin)
 			case origin == "fuse" && e.Origin == "external" && e.FoundAtStart:
 				// A mount change whose event waited in the outbox behind
-				// outside changes (core/outbox.go) when the kill came: the
+				// outside changes (core/watch/outbox.go) when the kill came: the
 				// journal tells it once, found at start.
 				foundFUSE++
 				if firstFound == 0 {

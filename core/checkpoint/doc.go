@@ -7,7 +7,7 @@
 //
 // sandfs/core (the Sandbox and the surface core exports for its
 // subpackages, core/subpackages.go: strict resolution beneath the root,
-// the descriptor primitives, the journal's EmitMade and CatchUp,
+// the descriptor primitives, the journal's Tell and CatchUp,
 // RecountUsage, and Attachment, which keeps the store open with the
 // sandbox and closes it with Sandbox.Close), core/journal, its own
 // content store core/checkpoint/cas, internal/safeat and the standard

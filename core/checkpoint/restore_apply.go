@@ -131,7 +131,7 @@ func (r *restorer) remove(st step) {
 	if !st.inT {
 		r.res.Removed = append(r.res.Removed, st.ap)
 	}
-	r.s.EmitMade(r.ctx, journal.Remove, st.ap, "", st.c.Kind == kindDir)
+	r.s.Tell(r.ctx, journal.Remove, st.ap, "", st.c.Kind == kindDir)
 }
 
 func (r *restorer) mkdir(st step) {
@@ -148,7 +148,7 @@ func (r *restorer) mkdir(st step) {
 		}
 		return
 	}
-	r.s.EmitMade(r.ctx, journal.Create, st.ap, "", true)
+	r.s.Tell(r.ctx, journal.Create, st.ap, "", true)
 }
 
 // staged is a file or symlink written to a temp beside its target,
@@ -262,7 +262,7 @@ func (r *restorer) commit(sg *staged) {
 			return
 		}
 		r.res.Written = append(r.res.Written, st.ap)
-		r.s.EmitMade(r.ctx, journal.Chmod, st.ap, "", false)
+		r.s.Tell(r.ctx, journal.Chmod, st.ap, "", false)
 		return
 	}
 	if err := unix.Renameat(sg.dirfd, sg.tmp, sg.dirfd, sg.name); err != nil {
@@ -272,10 +272,10 @@ func (r *restorer) commit(sg *staged) {
 	}
 	r.res.Written = append(r.res.Written, st.ap)
 	if !st.inC || st.t.Kind == kindLink {
-		r.s.EmitMade(r.ctx, journal.Create, st.ap, "", false)
+		r.s.Tell(r.ctx, journal.Create, st.ap, "", false)
 	}
 	if st.t.Kind == kindFile {
-		r.s.EmitMade(r.ctx, journal.Write, st.ap, "", false)
+		r.s.Tell(r.ctx, journal.Write, st.ap, "", false)
 	}
 }
 
@@ -299,6 +299,6 @@ func (r *restorer) dirAttrs(st step) {
 	}
 	if st.listed {
 		r.res.Written = append(r.res.Written, st.ap)
-		r.s.EmitMade(r.ctx, journal.Chmod, st.ap, "", true)
+		r.s.Tell(r.ctx, journal.Chmod, st.ap, "", true)
 	}
 }

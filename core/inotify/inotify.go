@@ -1,8 +1,9 @@
 // Package inotify is the reader of core's kernel watch: one inotify
 // descriptor, read without blocking by whoever holds the caller's lock, its
 // events named by their watch only when they are handled. It imports
-// nothing from core; core's package doc ("The kernel watch") says why the
-// daemon reads inotify itself rather than through fsnotify.
+// nothing from core or core/watch; core/watch's package doc ("The kernel
+// watch") says why the daemon reads inotify itself rather than through
+// fsnotify.
 package inotify
 
 import (

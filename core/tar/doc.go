@@ -6,7 +6,7 @@
 //
 // sandfs/core (the Sandbox and the surface core exports for its
 // subpackages, core/subpackages.go: resolution beneath the root, the
-// descriptor primitives, the journal's EmitMade, usage reservations),
+// descriptor primitives, the journal's Tell, usage reservations),
 // core/journal, internal/safeat and the standard library. core does not
 // import tar; the transfer and agent routes (rest) call it.
 //

@@ -136,7 +136,7 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 		return fail(err)
 	}
 
-	// The archive's usage, reserved before it moves in (quota.go): all of
+	// The archive's usage, reserved before it moves in (core/quota): all of
 	// the stage when it becomes dest, else what the merge adds beyond what
 	// it replaces.
 	uop := s.BeginUsage()
@@ -210,14 +210,14 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 	merged = true
 	res := Result{Entries: len(names), Bytes: x.bytes}
 	if madeDest {
-		s.EmitMade(ctx, journal.Create, da, "", true)
+		s.Tell(ctx, journal.Create, da, "", true)
 	}
 	for _, n := range x.created {
 		p := core.ChildOf(da, n)
 		isDir := x.isDir[n]
-		s.EmitMade(ctx, journal.Create, p, "", isDir)
+		s.Tell(ctx, journal.Create, p, "", isDir)
 		if !isDir && !x.isLink[n] {
-			s.EmitMade(ctx, journal.Write, p, "", false)
+			s.Tell(ctx, journal.Write, p, "", false)
 		}
 	}
 	for _, n := range names {

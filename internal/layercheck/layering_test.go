@@ -53,6 +53,8 @@ func copyModule(t *testing.T, src, dst string) {
 		{"core", "core", "sandfs/natsout", "core must not import"},
 		{"core/journal", "journal", "sandfs/daemon", "import cycle not allowed"},
 		{"core/quota", "quota", "sandfs/api", "is a leaf of core and must not import"},
+		{"core/watch", "watch", "sandfs/natsout", "core/watch must not import"},
+		{"core/watch", "watch", "sandfs/core", "import cycle not allowed"},
 		{"rest", "rest", "sandfs/natsout", "rest must not import"},
 		{"rest", "rest", "sandfs/fusefs", "rest must not import"},
 		{"fusefs", "fusefs", "sandfs/rest", "fusefs must not import"},

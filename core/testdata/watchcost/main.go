@@ -1,4 +1,4 @@
-// Command watchcost measures what core/notify.go's comment quotes for issue
+// Command watchcost measures what core/watch/doc.go quotes for issue
 // 17: the cost of inotify watches on a tree like a .git and a node_modules
 // (time and unreclaimable kernel memory to place them, by path and by
 // descriptor), of an event to a writer and to the reader, and whether a

@@ -1,4 +1,4 @@
-package core
+package watch
 
 import (
 	"os"
@@ -110,8 +110,8 @@ func TestSweepControlDirs(t *testing.T) {
 // (so no other daemon's sweep takes it) until it stops, and then removes
 // it.
 func TestControlDirLocked(t *testing.T) {
-	s, _, _, stop := watchedNamed(t, "default")
-	dir := s.ledger.dir()
+	w, _, stop := started(t)
+	dir := w.ledger.dir()
 	if !strings.HasPrefix(filepath.Base(dir), ctlPrefix) {
 		t.Fatalf("control directory %q", dir)
 	}

@@ -1,7 +1,6 @@
-package core
+package watch
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 
@@ -22,7 +21,7 @@ import (
 // behind what waits:
 //   - a REST operation's appends what waits itself, then its own, so the
 //     REST call returns once the mount shows every change before it;
-//   - a FUSE handler's (origin fuse, or Emit's outside write told at
+//   - a FUSE handler's (origin fuse, or an outside write a handle tells at
 //     release) joins the queue when anything waits, and the reader appends
 //     both in order; otherwise it is appended at once: the common case
 //     costs an atomic load.
@@ -32,7 +31,7 @@ type outbox struct {
 	waiting atomic.Int64  // items queued or being appended (added to under mu)
 	order   sync.Mutex    // held while appending, so that flushes keep the order
 	wake    func()        // asks the reader to flush (nil: no reader)
-	gone    atomic.Uint64 // directories moved or removed, and losses (dir_guard.go)
+	gone    atomic.Uint64 // directories moved or removed, and losses (DirMoved)
 }
 
 // push queues it. The notifier calls it (under its lock).
@@ -101,47 +100,59 @@ func (o *outbox) flush(j *journal.Journal) {
 	o.order.Unlock()
 }
 
-// handlerKey marks the context of a FUSE handler that tells an event of
-// another origin (Emit: the mirror's release tells an outside write).
-type handlerKey struct{}
-
-// inHandler marks ctx as a FUSE handler's.
-func inHandler(ctx context.Context) context.Context {
-	return context.WithValue(ctx, handlerKey{}, true)
+// Append appends the event e of an operation of the daemon behind every
+// event the notifier handled before the operation's claim opened. A FUSE
+// handler's (of origin fuse, or handler: a handler telling an event of
+// another origin) never appends what waits: it joins it.
+func (w *Watch) Append(e journal.Event, handler bool) {
+	o, j := &w.out, w.h.Journal
+	if e.Origin == journal.Mirror || handler {
+		if !o.joined(e) {
+			j.AppendNow(e) // a handler never waits on the mirror's notifications
+		}
+		return
+	}
+	if !o.busy() {
+		j.Append(e) // nothing before it: concurrent REST calls append side by side
+		return
+	}
+	o.order.Lock()
+	defer o.order.Unlock()
+	o.flushLocked(j)
+	j.Append(e)
 }
 
-// record appends the event e of an operation of the daemon behind every
-// event the notifier handled before the operation's claim opened. A FUSE
-// handler's never appends what waits: it joins it.
-func (s *Sandbox) record(ctx context.Context, e journal.Event) {
-	if e.Origin == journal.Mirror || ctx.Value(handlerKey{}) != nil {
-		if gd, ok := ctx.Value(guardKey{}).(dirGuard); ok {
-			s.recordGuarded(e, gd)
-			return
-		}
-		if !s.out.joined(e) {
-			s.journal.AppendNow(e) // a handler never waits on the mirror's notifications
-		}
+// AppendChecked appends e, a FUSE handler's event, as Append does, once
+// check has passed it; check runs under the outbox's lock (which every
+// event of the notifier takes too), with the count of directories moved
+// (Gone) now, and may rename e's paths or drop it (false). Core's dir
+// guard is its one caller (core/dir_guard.go).
+func (w *Watch) AppendChecked(e journal.Event, check func(e *journal.Event, gone uint64) bool) {
+	o := &w.out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !check(&e, o.gone.Load()) {
 		return
 	}
-	if !s.out.busy() {
-		s.journal.Append(e) // nothing before it: concurrent REST calls append side by side
+	if o.waiting.Load() > 0 {
+		o.queueLocked(e)
 		return
 	}
-	s.out.order.Lock()
-	defer s.out.order.Unlock()
-	s.out.flushLocked(s.journal)
-	s.journal.Append(e)
+	w.h.Journal.AppendNow(e)
 }
 
 // CatchUp appends to the journal what the kernel has queued of outside
 // changes made so far (as opening a claim does, ledger.go), so a
 // checkpoint taken right after an outside write knows of it.
-func (s *Sandbox) CatchUp() {
-	if n := s.ledger.reader.Load(); n != nil {
-		n.mu.Lock()
-		n.drain()
-		n.mu.Unlock()
-	}
-	s.out.flush(s.journal)
+func (w *Watch) CatchUp() {
+	w.ledger.readQueued()
+	w.out.flush(w.h.Journal)
 }
+
+// DirMoved counts a directory about to be moved or removed, or a loss
+// that may hide one (core/dir_guard.go says why). Before the change is
+// told; for the daemon's own, before its syscall.
+func (w *Watch) DirMoved() { w.out.gone.Add(1) }
+
+// Gone is the count DirMoved keeps.
+func (w *Watch) Gone() uint64 { return w.out.gone.Load() }

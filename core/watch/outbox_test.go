@@ -1,4 +1,4 @@
-package core
+package watch
 
 import (
 	"fmt"
@@ -59,6 +59,6 @@ func TestOutboxBounded(t *testing.T) {
 		overflow = b.Overflow
 	}
 	if !overflow {
-		t.Errorf("%d outside creates, %d in the journal: the watcher was not told it lost events", made, s.journal.Seq())
+		t.Errorf("%d outside creates, %d in the journal: the watcher was not told it lost events", made, s.h.Journal.Seq())
 	}
 }

@@ -1,61 +1,61 @@
-package core
+package watch
 
 import (
-	"context"
 	"errors"
 	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/apipath"
 	"sandfs/core/journal"
 )
 
 // Placing the kernel watch on a tree: a watch per directory, each through
 // the descriptor the walk holds of it (doc.go, "The kernel watch").
 
-// Which entries a walk of a newly watched tree tells as created.
+// Which entries a walk of a newly watched tree reports as created.
 var (
-	tellNone func(Info) bool                   // nil: tell nothing, the quiet walk (addQuiet)
-	tellAll  = func(Info) bool { return true } // a directory that arrived with contents
+	pickNone func(Entry) bool                   // nil: report nothing, the quiet walk (addQuiet)
+	pickAll  = func(Entry) bool { return true } // a directory that arrived with contents
 )
 
-// tellSince tells the entries changed since t: after a directory rename, the
+// pickSince picks the entries changed since t: after a directory rename, the
 // files made in it between the rename and its new watch (a rename sets the
 // moved directory's ctime, and a new file's ctime is no older).
-func tellSince(t time.Time) func(Info) bool {
-	return func(e Info) bool { return !e.Ctime.Before(t) }
+func pickSince(t time.Time) func(Entry) bool {
+	return func(e Entry) bool { return !e.Ctime.Before(t) }
 }
 
-// addTree watches the directory ap and every directory under it, telling as
-// created the entries tell picks.
-func (n *notifier) addTree(ap string, tell func(Info) bool) {
-	if tell == nil {
+// addTree watches the directory ap and every directory under it,
+// reporting as created the entries pick picks.
+func (n *notifier) addTree(ap string, pick func(Entry) bool) {
+	if pick == nil {
 		n.addQuiet(ap, false)
 		return
 	}
 	if !n.addWatch(ap) {
 		return
 	}
-	entries, _, err := n.s.List(context.Background(), ap, 0)
+	entries, err := n.w.h.List(ap)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if tell(e) {
+		if pick(e) {
 			if len(n.scanned) > journal.BufferSize {
 				n.scanned = map[string]bool{}
 			}
 			n.scanned[e.Path] = true
-			n.tell(journal.Create, e.Path, "", e.IsDir())
+			n.observe(journal.Create, e.Path, "", e.IsDir)
 		}
-		if e.IsDir() {
-			n.addTree(e.Path, tell)
+		if e.IsDir {
+			n.addTree(e.Path, pick)
 		}
 	}
 }
 
-// addQuiet is addTree telling nothing (the first walk of the root, the
+// addQuiet is addTree reporting nothing (the first walk of the root, the
 // re-walk after an overflow): it needs only which entries are directories,
 // which the directory's own entries tell (d_type), so no entry is stat'ed,
 // and one fd per directory serves the watch's identity check and the read.
@@ -68,8 +68,8 @@ func (n *notifier) addQuiet(ap string, yield bool) {
 		n.mu.Unlock()
 		n.mu.Lock()
 	}
-	// Another mount inside the root is not entered (xdev.go): a hole.
-	fd, err := n.s.openResolve(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0, unix.RESOLVE_NO_XDEV)
+	// Another mount inside the root is not entered (Host.OpenTree): a hole.
+	fd, err := n.w.h.OpenTree(ap)
 	if err != nil {
 		n.refused(ap, err)
 		return
@@ -83,7 +83,7 @@ func (n *notifier) addQuiet(ap string, yield bool) {
 	d.Close()
 	for _, e := range ents {
 		if e.IsDir() { // d_type: a symlink is never a directory here
-			n.addQuiet(childOf(ap, e.Name()), yield)
+			n.addQuiet(apipath.Child(ap, e.Name()), yield)
 		}
 	}
 }
@@ -101,13 +101,13 @@ func (n *notifier) addWatchFd(ap string, dirfd int) bool {
 	fd := dirfd
 	if fd < 0 {
 		var err error
-		if fd, err = n.s.openDir(ap); err != nil {
+		if fd, err = n.w.h.OpenDir(ap); err != nil {
 			n.refused(ap, err)
 			return false
 		}
 		defer unix.Close(fd)
 	}
-	if _, err := n.w.AddFd(fd, n.host(ap)); err != nil {
+	if _, err := n.in.AddFd(fd, n.host(ap)); err != nil {
 		n.refused(ap, err)
 		return false
 	}
@@ -127,14 +127,14 @@ func (n *notifier) refused(ap string, err error) {
 	}
 	if errors.Is(err, unix.ENOSPC) && !n.degraded {
 		n.degraded = true
-		n.s.watchDegraded.Store(true)
-		n.log.Error("inotify watch limit reached: changes under some directories will not be seen, and the mirror caches nothing there (raise fs.inotify.max_user_watches)", "sandbox", n.s.name, "dir", ap)
+		n.w.degraded.Store(true)
+		n.log.Error("inotify watch limit reached: changes under some directories will not be seen, and the mirror caches nothing there (raise fs.inotify.max_user_watches)", "sandbox", n.w.h.Name, "dir", ap)
 	}
 	if n.cov.hole(ap) {
 		if !errors.Is(err, unix.ENOSPC) {
-			n.log.Warn("a directory could not be watched: changes under it will not be seen", "sandbox", n.s.name, "dir", ap, "err", err)
+			n.log.Warn("a directory could not be watched: changes under it will not be seen", "sandbox", n.w.h.Name, "dir", ap, "err", err)
 		}
-		n.s.dirMoved()
-		n.s.out.push(journal.Entry{Lost: ap})
+		n.w.DirMoved()
+		n.w.out.push(journal.Entry{Lost: ap})
 	}
 }

@@ -1,7 +1,6 @@
-package core
+package watch
 
 import (
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -9,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/apipath"
 	"sandfs/core/journal"
 	"sandfs/internal/safeat"
 )
@@ -16,7 +16,7 @@ import (
 // ledger drops the inotify echoes of core's own changes, so each is told
 // once: an operation claims its paths before its first syscall and ends
 // the claim by a sentinel (an fchmod of a slot in a watched control
-// directory) or by its own last echo. core/doc.go ("The ledger") has the
+// directory) or by its own last echo. doc.go ("The ledger") has the
 // design: why a claim opens at a read of the queue, and why the queue's
 // order makes a sentinel enough.
 type ledger struct {
@@ -60,8 +60,8 @@ const echoWait = 10 * time.Millisecond
 
 // Claim opens a claim on the given API paths (each with everything under
 // it). Add more with Add; Done must be called when the changes are made.
-func (s *Sandbox) Claim(paths ...string) *Claim {
-	return s.ledger.claim(&Claim{paths: append([]string(nil), paths...)})
+func (w *Watch) Claim(paths ...string) *Claim {
+	return w.ledger.claim(&Claim{paths: append([]string(nil), paths...)})
 }
 
 // claim opens c: first it reads what the kernel has queued (drain), under
@@ -125,8 +125,8 @@ func (l *ledger) close(id uint64) {
 	}
 }
 
-// claimFile opens the claim of a file opened for writing through the
-// mirror (Dir.Open, Dir.Create), held from its open to its release, with
+// ClaimFile opens the claim of a file opened for writing through the
+// mirror (core's Dir.Open, Dir.Create), held from its open to its release, with
 // the echo typ to end at ("" for none: ClaimEcho). It covers the echoes of
 // what is done to the file's content and attributes (a write, a truncate,
 // a chmod), and no remove or rename of its name, which are never the
@@ -134,14 +134,14 @@ func (l *ledger) close(id uint64) {
 // Without that, an outside rm of a file a process had just closed through
 // the mount was swallowed (the release reaches the daemon after close(2)
 // returns), and so was one of a file an editor keeps open.
-func (s *Sandbox) claimFile(ap string, echo journal.Type) *Claim {
-	return s.ledger.claim(&Claim{paths: []string{ap}, echoOf: echo, held: true})
+func (w *Watch) ClaimFile(ap string, echo journal.Type) *Claim {
+	return w.ledger.claim(&Claim{paths: []string{ap}, echoOf: echo, held: true})
 }
 
-// nameGone reports whether the held claim's name was removed or renamed
+// NameGone reports whether the held claim's name was removed or renamed
 // away since it opened (told by the kernel watch, as external), once what
 // the kernel queued until now is read.
-func (c *Claim) nameGone() bool {
+func (c *Claim) NameGone() bool {
 	c.l.readQueued()
 	c.l.mu.Lock()
 	defer c.l.mu.Unlock()
@@ -215,8 +215,8 @@ func (l *ledger) mark(ids ...uint64) {
 // file made and left as it was. DoneEcho then ends it at that echo, with
 // no sentinel. An operation that turns out to make more echoes (it failed,
 // or changed more) calls NoEcho, or ends with Done.
-func (s *Sandbox) ClaimEcho(p string, typ journal.Type) *Claim {
-	return s.ledger.claim(&Claim{paths: []string{p}, echoOf: typ})
+func (w *Watch) ClaimEcho(p string, typ journal.Type) *Claim {
+	return w.ledger.claim(&Claim{paths: []string{p}, echoOf: typ})
 }
 
 // EchoAt extends the claim to p and makes it end at the echo typ of p,
@@ -373,7 +373,7 @@ func (l *ledger) claimed(p string, typ journal.Type) (covered, echo bool) {
 		if q == "/" || len(q) == 0 || q[0] != '/' {
 			return false, false
 		}
-		q, _ = dirAndName(q)
+		q, _ = apipath.Split(q)
 	}
 }
 
@@ -471,7 +471,7 @@ func (l *ledger) setCtlDir(dir string) error {
 }
 
 // dir is the control directory, "" while no kernel watch runs. It is read
-// without the ledger's lock: the mirror asks (through Watching) at every
+// without the ledger's lock: the mirror asks (through Running) at every
 // lookup it may let the kernel cache.
 func (l *ledger) dir() string {
 	if p := l.ctlDir.Load(); p != nil {
@@ -480,13 +480,10 @@ func (l *ledger) dir() string {
 	return ""
 }
 
-// ctlParent is where the control directory goes: a tmpfs (/dev/shm) where
-// there is one, so a sentinel is a name in memory and not a journaled
-// change on the disk the root may share, else the temp directory.
-func ctlParent() string {
-	var st unix.Statfs_t
-	if unix.Statfs("/dev/shm", &st) == nil && st.Type == unix.TMPFS_MAGIC && unix.Access("/dev/shm", unix.W_OK) == nil {
-		return "/dev/shm"
-	}
-	return os.TempDir()
+// Claimed reports whether an open claim covers the API path ap: an
+// operation of the daemon is changing it now (the start-up sweep spares
+// such a temp file).
+func (w *Watch) Claimed(ap string) bool {
+	covered, _ := w.ledger.claimed(ap, "")
+	return covered
 }

@@ -1,4 +1,4 @@
-package core
+package watch
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 func TestReaderLoopShared(t *testing.T) {
 	const n = 12
 	type sb struct {
-		s      *Sandbox
+		s      *Watch
 		root   string
 		w      *journal.Watcher
 		cancel context.CancelFunc
@@ -36,12 +36,12 @@ func TestReaderLoopShared(t *testing.T) {
 	round := func(t *testing.T, live []sb, name string) {
 		t.Helper()
 		for i, x := range live {
-			cursor := x.s.Journal().Seq()
+			cursor := x.s.h.Journal.Seq()
 			must(t, os.WriteFile(filepath.Join(x.root, name), []byte(fmt.Sprint(i)), 0o644))
 			got := fmtEvents(settle(t, x.s, x.w, cursor))
 			want := "external create /" + name + "\nexternal write /" + name
 			if got != want {
-				t.Errorf("%s: events:\n%s\nwant:\n%s", x.s.name, got, want)
+				t.Errorf("%s: events:\n%s\nwant:\n%s", x.s.h.Name, got, want)
 			}
 		}
 	}

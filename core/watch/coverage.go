@@ -1,14 +1,17 @@
-package core
+package watch
 
-import "sync"
+import (
+	"sandfs/core/apipath"
+	"sync"
+)
 
-// Watching reports whether the kernel watch of the root runs (a
-// StartWatching whose context has not ended).
-func (s *Sandbox) Watching() bool {
-	return s.ledger.dir() != ""
+// Running reports whether the kernel watch of the root runs (a Start
+// whose context has not ended).
+func (w *Watch) Running() bool {
+	return w.ledger.dir() != ""
 }
 
-// WatchCovers reports whether an outside change to API path ap (its name in
+// Covers reports whether an outside change to API path ap (its name in
 // its directory, its attributes, or its content) is sure to reach the
 // journal: the kernel watch runs, its first walk is done, every directory
 // above ap has its watch in place now, and ap is not a directory whose
@@ -24,23 +27,23 @@ func (s *Sandbox) Watching() bool {
 // there), so the kernel must not have cached it. The directory itself is
 // covered at once, by its parent's watch; its listing too, since the scan
 // tells what was made in it meanwhile (addTree).
-func (s *Sandbox) WatchCovers(ap string) bool {
+func (w *Watch) Covers(ap string) bool {
 	select {
-	case <-s.watchReady:
+	case <-w.ready:
 	default:
 		return false
 	}
-	n := s.ledger.reader.Load()
-	if n == nil || !s.Watching() {
+	n := w.ledger.reader.Load()
+	if n == nil || !w.Running() {
 		return false
 	}
 	return n.cov.covers(ap)
 }
 
-// unheardNear reports whether outside changes at, above or under API path
+// UnheardNear reports whether outside changes at, above or under API path
 // ap may go untold now: a directory there is a hole of the kernel watch.
-func (s *Sandbox) unheardNear(ap string) bool {
-	n := s.ledger.reader.Load()
+func (w *Watch) UnheardNear(ap string) bool {
+	n := w.ledger.reader.Load()
 	if n == nil {
 		return false
 	}
@@ -95,7 +98,7 @@ func (c *coverage) watch(ap string) {
 	c.watched[ap] = true
 	delete(c.holes, ap)
 	if ap != "/" {
-		dir, _ := dirAndName(ap)
+		dir, _ := apipath.Split(ap)
 		if c.kids[dir] == nil {
 			c.kids[dir] = map[string]bool{}
 		}
@@ -114,7 +117,7 @@ func (c *coverage) unwatch(ap string) []string {
 		return nil
 	}
 	if ap != "/" {
-		dir, _ := dirAndName(ap)
+		dir, _ := apipath.Split(ap)
 		delete(c.kids[dir], ap)
 		if len(c.kids[dir]) == 0 {
 			delete(c.kids, dir)
@@ -155,7 +158,7 @@ func (c *coverage) unhole(ap string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for d := range c.holes {
-		if d == ap || ap == "/" || isUnder(d, ap) {
+		if d == ap || ap == "/" || apipath.Under(d, ap) {
 			delete(c.holes, d)
 		}
 	}
@@ -166,7 +169,7 @@ func (c *coverage) holeNear(ap string) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for h := range c.holes {
-		if within(h, ap) || within(ap, h) {
+		if apipath.Within(h, ap) || apipath.Within(ap, h) {
 			return true
 		}
 	}

@@ -1,4 +1,4 @@
-package core
+package watch
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/apipath"
 	"sandfs/core/inotify"
 	"sandfs/core/journal"
 )
@@ -29,8 +30,8 @@ const renamePairWait = 20 * time.Millisecond
 // handle what they read, one at a time: mu guards the queue's reading and
 // all below it.
 type notifier struct {
-	s   *Sandbox
-	w   *inotify.Watch
+	w   *Watch
+	in  *inotify.Watch
 	log *slog.Logger
 	ctl string
 
@@ -49,56 +50,53 @@ type notifier struct {
 	rootState string    // the root's state when last checked (checkRoot): only the reader loop's
 }
 
-// ErrWatchStarted: StartWatching was called on a Sandbox whose kernel watch
-// was started already (running or ended).
-var ErrWatchStarted = errors.New("the kernel watch of this sandbox was started already")
+// ErrStarted: Start was called on a Watch that was started already
+// (running or ended).
+var ErrStarted = errors.New("the kernel watch of this sandbox was started already")
 
-// StartWatching starts the kernel watch of the root; it runs until ctx ends.
-// The first walk of the tree runs in the background; WatchReady is closed
-// when it is done. A Sandbox has one kernel watch: a second StartWatching is
-// ErrWatchStarted, and so is one after the first watch ended.
-func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) (err error) {
-	if !s.watchStarted.CompareAndSwap(false, true) {
-		return ErrWatchStarted
+// Start starts the kernel watch of the root; it runs until ctx ends. The
+// first walk of the tree runs in the background; Ready is closed when it
+// is done. A Watch is started once: a second Start is ErrStarted, and so
+// is one after the first watch ended.
+func (w *Watch) Start(ctx context.Context, log *slog.Logger) (err error) {
+	if !w.started.CompareAndSwap(false, true) {
+		return ErrStarted
 	}
 	defer func() {
 		if err != nil {
-			s.watchStarted.Store(false) // nothing was started
+			w.started.Store(false) // nothing was started
 		}
 	}()
 	if log == nil {
 		log = slog.Default()
 	}
-	w, err := inotify.New()
+	in, err := inotify.New()
 	if err != nil {
 		return err
 	}
 	sweepControlDirsOnce(log)
 	ctl, err := os.MkdirTemp(ctlParent(), ctlPrefix)
 	if err != nil {
-		w.Close()
+		in.Close()
 		return err
 	}
-	ctlWd, err := w.Add(ctl)
+	ctlWd, err := in.Add(ctl)
 	if err == nil {
-		err = s.ledger.setCtlDir(ctl)
+		err = w.ledger.setCtlDir(ctl)
 	}
 	if err != nil {
-		w.Close()
+		in.Close()
 		os.RemoveAll(ctl)
 		return err
 	}
 	cov := newCoverage()
-	n := &notifier{s: s, w: w, log: log, ctl: ctl, ctlWd: ctlWd, dirs: cov.watched, cov: cov, scanned: map[string]bool{}}
-	s.out.mu.Lock()
-	s.out.wake = w.Interrupt
-	s.out.mu.Unlock()
+	n := &notifier{w: w, in: in, log: log, ctl: ctl, ctlWd: ctlWd, dirs: cov.watched, cov: cov, scanned: map[string]bool{}}
+	w.out.mu.Lock()
+	w.out.wake = in.Interrupt
+	w.out.mu.Unlock()
 	n.mu.Lock() // the first walk's: it lets claims in between directories
-	s.ledger.reader.Store(n)
+	w.ledger.reader.Store(n)
 	go n.run(ctx)
-	if s.hist != nil {
-		go s.reconcile(ctx, log)
-	}
 	return nil
 }
 
@@ -126,46 +124,46 @@ func (n *notifier) drain() {
 		return
 	}
 	had, hadCookie := n.pending, n.cookie
-	for left := min(n.w.Queued(), drainMax); left > 0; {
-		got, err := n.w.Read(n.handle, n.overflow, left)
+	for left := min(n.in.Queued(), drainMax); left > 0; {
+		got, err := n.in.Read(n.handle, n.overflow, left)
 		if err != nil || got == 0 {
 			break
 		}
 		left -= got
 	}
-	if n.s.out.busy() || (n.pending != "" && (n.pending != had || n.cookie != hadCookie)) {
-		n.w.Interrupt() // the reader appends what was told, or waits for the pair
+	if n.w.out.busy() || (n.pending != "" && (n.pending != had || n.cookie != hadCookie)) {
+		n.in.Interrupt() // the reader appends what was told, or waits for the pair
 	}
 }
 
-// WatchDegraded reports whether the kernel watch ran into the inotify watch
+// Degraded reports whether the kernel watch ran into the inotify watch
 // limit: some directories are not watched, so changes made there by other
 // processes are not told (API and mirror changes still are), and the mirror
-// lets the kernel cache nothing there (WatchCovers). Watchers of the
-// unwatched directories were marked as having lost events. It stays set
-// until the daemon restarts.
-func (s *Sandbox) WatchDegraded() bool { return s.watchDegraded.Load() }
+// lets the kernel cache nothing there (Covers). Watchers of the unwatched
+// directories were marked as having lost events. It stays set until the
+// daemon restarts.
+func (w *Watch) Degraded() bool { return w.degraded.Load() }
 
-// WatchReady is closed once the kernel watch covers the whole tree.
-func (s *Sandbox) WatchReady() <-chan struct{} { return s.watchReady }
+// Ready is closed once the kernel watch covers the whole tree.
+func (w *Watch) Ready() <-chan struct{} { return w.ready }
 
-// run makes the first walk of the tree (StartWatching locked n.mu for it),
+// run makes the first walk of the tree (Start locked n.mu for it),
 // then hands the watch to the process's reader loop (notify_loop.go) until
 // ctx ends.
 func (n *notifier) run(ctx context.Context) {
 	n.addQuiet("/", true)
 	dirs := len(n.dirs)
 	n.mu.Unlock()
-	n.s.out.flush(n.s.journal)
+	n.w.out.flush(n.w.h.Journal)
 	n.rootState = "ok"
 	if err := readers.add(n); err != nil {
-		n.log.Error("kernel watch: the reader loop refused it", "sandbox", n.s.name, "err", err)
+		n.log.Error("kernel watch: the reader loop refused it", "sandbox", n.w.h.Name, "err", err)
 		n.stop()
-		close(n.s.watchReady)
+		close(n.w.ready)
 		return
 	}
-	close(n.s.watchReady)
-	n.log.Info("kernel watch ready", "sandbox", n.s.name, "directories", dirs)
+	close(n.w.ready)
+	n.log.Info("kernel watch ready", "sandbox", n.w.h.Name, "directories", dirs)
 	context.AfterFunc(ctx, n.stop)
 }
 
@@ -173,16 +171,16 @@ func (n *notifier) run(ctx context.Context) {
 // the lock (a step under way finds it closed), and what was told appended.
 func (n *notifier) stop() {
 	readers.remove(n)
-	n.s.ledger.reader.Store(nil)
+	n.w.ledger.reader.Store(nil)
 	n.mu.Lock()
 	n.closed = true
-	n.s.ledger.setCtlDir("")
-	n.w.Close()
+	n.w.ledger.setCtlDir("")
+	n.in.Close()
 	n.mu.Unlock()
-	n.s.out.mu.Lock()
-	n.s.out.wake = nil
-	n.s.out.mu.Unlock()
-	n.s.out.flush(n.s.journal)
+	n.w.out.mu.Lock()
+	n.w.out.wake = nil
+	n.w.out.mu.Unlock()
+	n.w.out.flush(n.w.h.Journal)
 	os.RemoveAll(n.ctl)
 }
 
@@ -193,7 +191,7 @@ func (n *notifier) stop() {
 // here (the loop then lets events gather) and until when a rename waits
 // for its pair (zero: none waits).
 func (n *notifier) step(now time.Time, roots, woken bool) (busy bool, pairBy time.Time) {
-	if roots && !n.s.closed.Load() {
+	if roots && !n.w.h.Closed() {
 		n.rootState = n.checkRoot(n.rootState)
 	}
 	n.mu.Lock()
@@ -202,25 +200,25 @@ func (n *notifier) step(now time.Time, roots, woken bool) (busy bool, pairBy tim
 		return false, time.Time{}
 	}
 	if woken {
-		n.w.Woken()
+		n.in.Woken()
 	}
 	if n.pending != "" && !now.Before(n.pairBy) {
 		n.flushPending()
 	}
-	_, err := n.w.Read(n.handle, n.overflow, 0)
+	_, err := n.in.Read(n.handle, n.overflow, 0)
 	if n.pending != "" {
 		pairBy = n.pairBy
 	}
 	n.mu.Unlock()
 	if err != nil {
-		n.log.Error("kernel watch", "sandbox", n.s.name, "err", err)
+		n.log.Error("kernel watch", "sandbox", n.w.h.Name, "err", err)
 	}
-	n.s.out.flush(n.s.journal)
+	n.w.out.flush(n.w.h.Journal)
 	n.mu.Lock()
 	n.resume()
 	n.mu.Unlock()
-	n.s.out.flush(n.s.journal)
-	return err != nil || n.s.ledger.busyWithin(busyFor), pairBy
+	n.w.out.flush(n.w.h.Journal)
+	return err != nil || n.w.ledger.busyWithin(busyFor), pairBy
 }
 
 // drainMax is the most a claim reads of what was queued before it (drain):
@@ -249,34 +247,34 @@ func gather() {
 // sandbox holds its fd, so it is looked at, not waited for.
 const rootCheckEvery = 2 * time.Second
 
-// checkRoot logs a change of the root's state (Sandbox.RootState) and
+// checkRoot logs a change of the root's state (Host.RootState) and
 // returns the new state.
 func (n *notifier) checkRoot(was string) string {
-	now := n.s.RootState()
+	now := n.w.h.RootState()
 	switch {
 	case now == was:
 	case now == "ok":
-		n.log.Info("the sandbox root is in place again", "sandbox", n.s.name, "root", n.s.hostRoot)
+		n.log.Info("the sandbox root is in place again", "sandbox", n.w.h.Name, "root", n.w.h.HostRoot)
 	default:
 		n.log.Error("the sandbox root was removed or moved away underneath the daemon: it keeps serving the directory it opened (removed: empty, nothing can be created in it); restart to serve what is at the root path now",
-			"sandbox", n.s.name, "root", n.s.hostRoot, "state", now)
+			"sandbox", n.w.h.Name, "root", n.w.h.HostRoot, "state", now)
 	}
 	return now
 }
 
 // overflow: the kernel's queue overflowed, and events were dropped.
 func (n *notifier) overflow() {
-	n.log.Warn("inotify queue overflowed: re-walking the tree", "sandbox", n.s.name)
-	n.s.ledger.lost()   // their sentinels may be among the events dropped
-	n.s.outsideChange() // whatever they were, a scan counts it (quota_scan.go)
+	n.log.Warn("inotify queue overflowed: re-walking the tree", "sandbox", n.w.h.Name)
+	n.w.ledger.lost() // their sentinels may be among the events dropped
+	n.w.h.Uncounted() // whatever they were, a scan counts it (Host.Uncounted)
 	n.scanned = map[string]bool{}
-	n.addTree("/", tellNone)
-	n.s.dirMoved()
-	n.s.out.push(journal.Entry{Lost: "/"})
+	n.addTree("/", pickNone)
+	n.w.DirMoved()
+	n.w.out.push(journal.Entry{Lost: "/"})
 }
 
 func (n *notifier) apiPath(host string) (string, bool) {
-	rest, ok := strings.CutPrefix(host, n.s.hostRoot)
+	rest, ok := strings.CutPrefix(host, n.w.h.HostRoot)
 	if !ok || (rest != "" && rest[0] != '/') {
 		return "", false
 	}
@@ -288,15 +286,15 @@ func (n *notifier) apiPath(host string) (string, bool) {
 
 func (n *notifier) host(ap string) string {
 	if ap == "/" {
-		return n.s.hostRoot
+		return n.w.h.HostRoot
 	}
-	return n.s.hostRoot + ap
+	return n.w.h.HostRoot + ap
 }
 
 func (n *notifier) handle(ev inotify.Event) {
 	if ev.Wd == n.ctlWd {
 		if ev.Has(inotify.Chmod) && !ev.Self {
-			n.s.ledger.sentinel(filepath.Base(ev.Name))
+			n.w.ledger.sentinel(filepath.Base(ev.Name))
 		}
 		return
 	}
@@ -324,43 +322,42 @@ func (n *notifier) handle(ev inotify.Event) {
 		n.removed(ap)
 	}
 	if ev.Has(inotify.Write) {
-		n.tell(journal.Write, ap, "", false)
+		n.observe(journal.Write, ap, "", false)
 	}
 	if ev.Has(inotify.Chmod) {
-		n.tell(journal.Chmod, ap, "", false)
+		n.observe(journal.Chmod, ap, "", false)
 	}
 }
 
-// tell appends an external event unless a claim covers the path.
-func (n *notifier) tell(typ journal.Type, ap, old string, isDir bool) {
-	covered, _ := n.s.ledger.claimed(ap, typ)
+// observe judges an event the kernel watch heard: an echo of a claimed
+// change is dropped, anything else is reported.
+func (n *notifier) observe(typ journal.Type, ap, old string, isDir bool) {
+	covered, _ := n.w.ledger.claimed(ap, typ)
 	if old != "" {
 		// Asked even when ap is covered: the old name's open files lose
 		// their cover (ledger.unhold).
-		if c, _ := n.s.ledger.claimed(old, journal.Rename); c {
+		if c, _ := n.w.ledger.claimed(old, journal.Rename); c {
 			covered = true
 		}
 	}
 	if !covered {
-		n.append(typ, ap, old, isDir)
+		n.report(typ, ap, old, isDir)
 	}
 }
 
-// append tells the external event typ of ap: it goes to the outbox, which
+// report tells the external event typ of ap: it goes to the outbox, which
 // the reader (or the next REST operation) appends.
-func (n *notifier) append(typ journal.Type, ap, old string, isDir bool) {
+func (n *notifier) report(typ journal.Type, ap, old string, isDir bool) {
 	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: journal.External}
-	n.s.outsideChange() // by how much, a scan will say (quota_scan.go)
+	n.w.h.Uncounted() // by how much, a scan will say (Host.Uncounted)
 	if typ != journal.Remove {
-		if info, err := n.s.lstat(ap); err == nil {
-			fillEvent(&e, info)
-		}
+		n.w.h.Describe(&e)
 	}
-	if n.dropping || n.s.out.waiting.Load() >= maxOutbox {
+	if n.dropping || n.w.out.waiting.Load() >= maxOutbox {
 		n.outboxFull()
 		return
 	}
-	n.s.out.push(journal.Entry{Event: e})
+	n.w.out.push(journal.Entry{Event: e})
 }
 
 // maxOutbox bounds what the outbox holds of outside changes (about 200
@@ -378,17 +375,17 @@ const maxOutbox = 1 << 16
 func (n *notifier) outboxFull() {
 	if !n.dropping {
 		n.dropping = true
-		n.log.Warn("outside changes come faster than the journal takes them: some are told as lost", "sandbox", n.s.name)
+		n.log.Warn("outside changes come faster than the journal takes them: some are told as lost", "sandbox", n.w.h.Name)
 	}
 }
 
 // resume ends outboxFull once the outbox has room: the watchers of the
 // whole tree are told they lost events. The lock is held.
 func (n *notifier) resume() {
-	if n.dropping && n.s.out.waiting.Load() < maxOutbox/2 {
+	if n.dropping && n.w.out.waiting.Load() < maxOutbox/2 {
 		n.dropping = false
-		n.s.dirMoved()
-		n.s.out.push(journal.Entry{Lost: "/"})
+		n.w.DirMoved()
+		n.w.out.push(journal.Entry{Lost: "/"})
 	}
 }
 
@@ -399,40 +396,40 @@ func (n *notifier) created(ap string, isDir bool) {
 		delete(n.scanned, ap)
 		return
 	}
-	covered, echo := n.s.ledger.claimed(ap, journal.Create)
+	covered, echo := n.w.ledger.claimed(ap, journal.Create)
 	if echo {
 		return // the Create of a file the mirror made: nothing to tell or watch
 	}
 	if !covered {
-		n.append(journal.Create, ap, "", isDir)
+		n.report(journal.Create, ap, "", isDir)
 	}
 	if isDir {
-		n.addTree(ap, tellAll)
+		n.addTree(ap, pickAll)
 	}
 }
 
 func (n *notifier) removed(ap string) {
 	isDir := n.dirs[ap]
 	if isDir {
-		n.s.dirMoved()
+		n.w.DirMoved()
 	}
 	n.forget(ap)
-	n.tell(journal.Remove, ap, "", isDir)
+	n.observe(journal.Remove, ap, "", isDir)
 }
 
 // renamed handles the rename of old to ap, a directory if isDir (IN_ISDIR:
 // only a directory's rename costs an lstat, for its ctime).
 func (n *notifier) renamed(old, ap string, isDir bool) {
 	if isDir {
-		n.s.dirMoved()
+		n.w.DirMoved()
 	}
 	n.forget(old)
-	n.tell(journal.Rename, ap, old, isDir)
+	n.observe(journal.Rename, ap, old, isDir)
 	if !isDir {
 		return
 	}
-	if info, err := n.s.lstat(ap); err == nil {
-		n.addTree(ap, tellSince(info.Ctime))
+	if ctime, err := n.w.h.Ctime(ap); err == nil {
+		n.addTree(ap, pickSince(ctime))
 	}
 }
 
@@ -445,10 +442,10 @@ func (n *notifier) flushPending() {
 	n.pending = ""
 	isDir := n.dirs[old]
 	if isDir {
-		n.s.dirMoved()
+		n.w.DirMoved()
 	}
 	n.forget(old)
-	n.tell(journal.Remove, old, "", isDir)
+	n.observe(journal.Remove, old, "", isDir)
 }
 
 // forget drops the watches of ap and everything under it. Only a watched
@@ -463,7 +460,7 @@ func (n *notifier) forget(ap string) {
 		return
 	}
 	for _, d := range n.cov.unwatch(ap) {
-		n.w.Remove(n.host(d))
+		n.in.Remove(n.host(d))
 	}
 }
 
@@ -480,7 +477,7 @@ func (n *notifier) unscan(ap string) {
 	delete(n.scanned, ap)
 	if n.dirs[ap] {
 		for p := range n.scanned {
-			if isUnder(p, ap) {
+			if apipath.Under(p, ap) {
 				delete(n.scanned, p)
 			}
 		}

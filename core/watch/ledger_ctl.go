@@ -1,8 +1,9 @@
-package core
+package watch
 
 import (
 	"log/slog"
 	"os"
+	"sandfs/internal/dirent"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +55,17 @@ func sweepControlDirsOnce(log *slog.Logger) {
 	})
 }
 
+// ctlParent is where the control directory goes: a tmpfs (/dev/shm) where
+// there is one, so a sentinel is a name in memory and not a journaled
+// change on the disk the root may share, else the temp directory.
+func ctlParent() string {
+	var st unix.Statfs_t
+	if unix.Statfs("/dev/shm", &st) == nil && st.Type == unix.TMPFS_MAGIC && unix.Access("/dev/shm", unix.W_OK) == nil {
+		return "/dev/shm"
+	}
+	return os.TempDir()
+}
+
 // lockCtlDir takes the lock that says the control directory open at fd is
 // in use (held until fd is closed).
 func lockCtlDir(fd int) error {
@@ -69,7 +81,7 @@ func sweepControlDirs(parent string, minAge time.Duration, uid uint32, now time.
 		return 0
 	}
 	defer unix.Close(pfd)
-	names, err := dirNames(pfd)
+	names, err := dirent.Names(pfd)
 	if err != nil {
 		return 0
 	}
@@ -98,7 +110,7 @@ func sweepControlDir(pfd int, name string, before time.Time, uid uint32) bool {
 	if lockCtlDir(fd) != nil {
 		return false // a live daemon's
 	}
-	names, err := dirNames(fd)
+	names, err := dirent.Names(fd)
 	if err != nil {
 		return false
 	}

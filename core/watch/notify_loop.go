@@ -1,4 +1,4 @@
-package core
+package watch
 
 import (
 	"sync"
@@ -36,7 +36,7 @@ var readers = &watchLoop{members: map[int32]*notifier{}, due: map[*notifier]time
 
 // has reports whether n is registered. The lock is held.
 func (l *watchLoop) has(n *notifier) bool {
-	events, _ := n.w.Fds()
+	events, _ := n.in.Fds()
 	return l.members[int32(events)] == n
 }
 
@@ -63,7 +63,7 @@ func (l *watchLoop) add(n *notifier) error {
 		l.epfd, l.wake, l.running = epfd, wake, true
 		go l.run(epfd, wake)
 	}
-	events, wake := n.w.Fds()
+	events, wake := n.in.Fds()
 	if err := epollIn(l.epfd, events); err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (l *watchLoop) remove(n *notifier) {
 	if !l.has(n) {
 		return
 	}
-	events, wake := n.w.Fds()
+	events, wake := n.in.Fds()
 	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, events, nil)
 	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, wake, nil)
 	delete(l.members, int32(events))
@@ -154,7 +154,7 @@ func (l *watchLoop) run(epfd, wake int) {
 				continue
 			}
 			if n := l.members[ev.Fd]; n != nil {
-				_, nwake := n.w.Fds()
+				_, nwake := n.in.Fds()
 				pick(n, ev.Fd == int32(nwake))
 			}
 		}

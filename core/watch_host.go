@@ -1,0 +1,132 @@
+package core
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
+	"sandfs/core/watch"
+)
+
+// The kernel watch, the ledger and the outbox are package watch's
+// (core/watch/doc.go): core opens one Watch per sandbox, gives it what it
+// needs of the sandbox (watchHost), and answers for it to the daemon and
+// the mirror by the few names below.
+
+// Claim is one operation's hold on the echoes of its changes (package
+// watch, ledger.go).
+type Claim = watch.Claim
+
+// ErrWatchStarted: StartWatching was called on a Sandbox whose kernel watch
+// was started already (running or ended).
+var ErrWatchStarted = watch.ErrStarted
+
+// watchHost is what the watch needs of s: its journal and names, and the
+// confined stat, list and open it resolves paths by, each beneath the
+// root fd as every operation does.
+func (s *Sandbox) watchHost() watch.Host {
+	return watch.Host{
+		Name: s.name, HostRoot: s.hostRoot, Journal: s.journal,
+		Describe: func(e *journal.Event) {
+			if info, err := s.lstat(e.Path); err == nil {
+				fillEvent(e, info)
+			}
+		},
+		Ctime: func(ap string) (time.Time, error) {
+			info, err := s.lstat(ap)
+			return info.Ctime, err
+		},
+		List: func(ap string) ([]watch.Entry, error) {
+			infos, _, err := s.List(context.Background(), ap, 0)
+			entries := make([]watch.Entry, len(infos))
+			for i, e := range infos {
+				entries[i] = watch.Entry{Path: e.Path, IsDir: e.IsDir(), Ctime: e.Ctime}
+			}
+			return entries, err
+		},
+		OpenDir: s.openDir,
+		OpenTree: func(ap string) (int, error) {
+			// Another mount inside the root is not entered (xdev.go).
+			return s.openResolve(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0, unix.RESOLVE_NO_XDEV)
+		},
+		Uncounted: s.quota.OutsideChange, // by how much, a scan will say (core/quota)
+		RootState: s.RootState,
+		Closed:    s.closed.Load,
+	}
+}
+
+// StartWatching starts the kernel watch of the root; it runs until ctx
+// ends. The first walk of the tree runs in the background; WatchReady is
+// closed when it is done. A Sandbox has one kernel watch: a second
+// StartWatching is ErrWatchStarted, and so is one after the first watch
+// ended. A sandbox with a durable journal then compares the tree with its
+// manifest (manifest.go).
+func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	if err := s.watch.Start(ctx, log); err != nil {
+		return err
+	}
+	if s.hist != nil {
+		go s.reconcile(ctx, log)
+	}
+	return nil
+}
+
+// Watching reports whether the kernel watch of the root runs (a
+// StartWatching whose context has not ended).
+func (s *Sandbox) Watching() bool { return s.watch.Running() }
+
+// WatchReady is closed once the kernel watch covers the whole tree.
+func (s *Sandbox) WatchReady() <-chan struct{} { return s.watch.Ready() }
+
+// WatchDegraded reports whether the kernel watch ran into the inotify
+// watch limit: changes other processes make in some directories are not
+// told (watch.Watch.Degraded).
+func (s *Sandbox) WatchDegraded() bool { return s.watch.Degraded() }
+
+// WatchCovers reports whether an outside change to API path ap is sure to
+// reach the journal, so the mirror may let the kernel cache it
+// (watch.Watch.Covers says when).
+func (s *Sandbox) WatchCovers(ap string) bool { return s.watch.Covers(ap) }
+
+// CatchUp appends to the journal what the kernel has queued of outside
+// changes made so far, so a checkpoint taken right after an outside write
+// knows of it.
+func (s *Sandbox) CatchUp() { s.watch.CatchUp() }
+
+// Claim opens a claim on the given API paths (each with everything under
+// it). Add more with Add; Done must be called when the changes are made.
+func (s *Sandbox) Claim(paths ...string) *Claim { return s.watch.Claim(paths...) }
+
+// ClaimEcho opens a claim on API path p for an operation whose last echo
+// is the event typ of p (watch.Watch.ClaimEcho).
+func (s *Sandbox) ClaimEcho(p string, typ journal.Type) *Claim { return s.watch.ClaimEcho(p, typ) }
+
+// handlerKey marks the context of a FUSE handler that tells an event of
+// another origin (Emit, and a handle's release telling an outside write).
+type handlerKey struct{}
+
+// inHandler marks ctx as a FUSE handler's.
+func inHandler(ctx context.Context) context.Context {
+	return context.WithValue(ctx, handlerKey{}, true)
+}
+
+// append appends e, an event the daemon tells, to the journal in the
+// order the changes were made (watch.Watch.Append): a FUSE handler's
+// joins what waits, and a Dir call's is checked against its guard first
+// (dir_guard.go).
+func (s *Sandbox) append(ctx context.Context, e journal.Event) {
+	handler := ctx.Value(handlerKey{}) != nil
+	if e.Origin == journal.Mirror || handler {
+		if gd, ok := ctx.Value(guardKey{}).(dirGuard); ok {
+			s.appendGuarded(e, gd)
+			return
+		}
+	}
+	s.watch.Append(e, handler)
+}

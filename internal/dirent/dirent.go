@@ -1,0 +1,21 @@
+// Package dirent lists a directory held open by descriptor. It is a leaf
+// (it imports nothing of sandfs) shared by core and its kernel watch.
+package dirent
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Names lists the directory open at fd (on a dup, so fd stays open and at
+// its start).
+func Names(fd int) ([]string, error) {
+	dup, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(dup), ".")
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
