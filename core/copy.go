@@ -72,7 +72,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 			return stats, err
 		}
 	}
-	fdir, fname, err := s.parent(fa)
+	fdir, fname, err := s.root.parent(fa)
 	if err != nil {
 		return stats, pathErr(OpCopy, fa, err)
 	}
@@ -86,7 +86,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	default:
 		return stats, pathErr(OpCopy, fa, unix.EINVAL)
 	}
-	tdir, tname, err := s.parent(ta)
+	tdir, tname, err := s.root.parent(ta)
 	if err != nil {
 		return stats, pathErr(OpCopy, ta, err)
 	}

@@ -63,12 +63,12 @@ func (s *Sandbox) PreserveAttrs(ctx context.Context, from, to string) error {
 }
 
 func (s *Sandbox) preserveOne(sp, dp string) error {
-	sfd, err := s.openPath(sp, false)
+	sfd, err := s.root.openPath(sp, false)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(sfd)
-	dfd, err := s.openPath(dp, false)
+	dfd, err := s.root.openPath(dp, false)
 	if err != nil {
 		return err
 	}

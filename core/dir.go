@@ -73,7 +73,7 @@ func HeldDirs() int64 { return heldDirs.Load() }
 
 // RootDir is the Dir of the sandbox's root, held by the root fd itself.
 func (s *Sandbox) RootDir() *Dir {
-	return &Dir{s: s, path: func() string { return "/" }, fd: s.root, root: true}
+	return &Dir{s: s, path: func() string { return "/" }, fd: s.root.fd, root: true}
 }
 
 // NewDir is a Dir whose API path path reports and which open opens from its
@@ -153,7 +153,7 @@ func (d *Dir) open1(gen, g uint64) (int, func(int), error) {
 	if !covered {
 		ap, err := d.s.Clean(p)
 		if err == nil {
-			fd, err := d.s.openDir(ap)
+			fd, err := d.s.root.OpenDir(ap)
 			return fd, closeFd, err
 		}
 		if d.open == nil {

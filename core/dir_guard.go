@@ -82,7 +82,7 @@ func (s *Sandbox) relocate(ap *string, dirfd int, self bool) bool {
 	if err != nil {
 		return false
 	}
-	root, err := fdPath(s.root)
+	root, err := fdPath(s.root.fd)
 	if err != nil {
 		return false
 	}

@@ -248,7 +248,7 @@ func permBits(m fs.FileMode) fs.FileMode {
 // rootIdentity is the root directory's device and inode.
 func (s *Sandbox) rootIdentity() (string, error) {
 	var st unix.Stat_t
-	if err := unix.Fstat(s.root, &st); err != nil {
+	if err := unix.Fstat(s.root.fd, &st); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), nil

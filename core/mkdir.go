@@ -24,7 +24,7 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 	if parents {
 		return s.mkdirAll(ctx, ap, perm)
 	}
-	dirfd, name, err := s.parent(ap)
+	dirfd, name, err := s.root.parent(ap)
 	if err == unix.EINVAL { // the root
 		err = unix.EEXIST
 	}
@@ -68,7 +68,7 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 	var fd int
 	for {
 		var err error
-		fd, err = s.openDir(cur)
+		fd, err = s.root.OpenDir(cur)
 		if err == nil {
 			break
 		}
@@ -121,7 +121,7 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 		if oerr != nil && err == unix.EEXIST {
 			// Lost a race to another creator, or a symlink or file sits
 			// there: fine only if it resolves to a directory in the root.
-			next, oerr = s.openDir(cur)
+			next, oerr = s.root.OpenDir(cur)
 			if oerr == unix.ENOENT || oerr == unix.ENOTDIR {
 				oerr = unix.EEXIST
 			}

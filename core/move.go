@@ -163,10 +163,10 @@ func replaceErr(op, fa, ta string, err error) error {
 // renameParents resolves the directories of both ends of a rename (clean
 // API paths), for the *at syscalls; on error nothing is left open.
 func (s *Sandbox) renameParents(fa, ta string) (fdir int, fname string, tdir int, tname string, err error) {
-	if fdir, fname, err = s.parent(fa); err != nil {
+	if fdir, fname, err = s.root.parent(fa); err != nil {
 		return -1, "", -1, "", pathErr(OpMove, fa, err)
 	}
-	if tdir, tname, err = s.parent(ta); err != nil {
+	if tdir, tname, err = s.root.parent(ta); err != nil {
 		unix.Close(fdir)
 		return -1, "", -1, "", pathErr(OpMove, ta, err)
 	}

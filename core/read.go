@@ -56,7 +56,7 @@ func (s *Sandbox) lstat(ap string) (Info, error) {
 // closed again. Its error is the bare errno.
 func (s *Sandbox) statPath(ap string, follow bool) (unix.Stat_t, error) {
 	var st unix.Stat_t
-	fd, err := s.openPath(ap, follow)
+	fd, err := s.root.openPath(ap, follow)
 	if err != nil {
 		return st, err
 	}
@@ -74,7 +74,7 @@ func (s *Sandbox) List(ctx context.Context, p string, limit int) (entries []Info
 	if err != nil {
 		return nil, false, err
 	}
-	fd, err := s.openBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	fd, err := s.root.OpenBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, false, pathErr(OpList, ap, err)
 	}
@@ -119,7 +119,7 @@ func (s *Sandbox) OpenFile(ctx context.Context, p string) (*os.File, Info, error
 	if err != nil {
 		return nil, Info{}, err
 	}
-	fd, err := s.openBeneath(ap, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	fd, err := s.root.OpenBeneath(ap, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, Info{}, pathErr(OpOpen, ap, specialErr(err))
 	}
@@ -165,7 +165,7 @@ func (s *Sandbox) Readlink(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dirfd, name, err := s.parent(ap)
+	dirfd, name, err := s.root.parent(ap)
 	if err != nil {
 		return "", pathErr(OpReadlink, ap, err)
 	}

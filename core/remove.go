@@ -33,7 +33,7 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 	if err != nil {
 		return err
 	}
-	dirfd, name, err := s.parent(ap)
+	dirfd, name, err := s.root.parent(ap)
 	if err != nil {
 		return pathErr(OpRemove, ap, err)
 	}

@@ -9,19 +9,19 @@ import (
 // maxSymlinks bounds the symlinks one resolution follows, as the kernel does.
 const maxSymlinks = 40
 
-// openBeneath opens a clean API path beneath the root with the given open(2)
+// OpenBeneath opens a clean API path beneath the root with the given open(2)
 // flags. The last component is followed when it is a symlink unless flags
 // has O_NOFOLLOW; every symlink is read as if the root were "/".
-func (s *Sandbox) openBeneath(apiPath string, flags int, mode uint32) (int, error) {
-	return s.openResolve(apiPath, flags, mode, 0)
+func (r *Root) OpenBeneath(apiPath string, flags int, mode uint32) (int, error) {
+	return r.openResolve(apiPath, flags, mode, 0)
 }
 
-// openResolve is openBeneath with more openat2 resolve flags (xdev: no
+// openResolve is OpenBeneath with more openat2 resolve flags (xdev: no
 // crossing into another mount, told as EXDEV).
-func (s *Sandbox) openResolve(apiPath string, flags int, mode uint32, xdev uint64) (int, error) {
+func (r *Root) openResolve(apiPath string, flags int, mode uint32, xdev uint64) (int, error) {
 	flags |= unix.O_CLOEXEC
-	if !s.openat2 {
-		return s.walk(rel(apiPath), flags, mode)
+	if !r.openat2 {
+		return r.walk(rel(apiPath), flags, mode)
 	}
 	how := unix.OpenHow{
 		Flags:   uint64(flags),
@@ -29,7 +29,7 @@ func (s *Sandbox) openResolve(apiPath string, flags int, mode uint32, xdev uint6
 		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS | xdev,
 	}
 	for tries := 0; ; tries++ {
-		fd, err := unix.Openat2(s.root, rel(apiPath), &how)
+		fd, err := unix.Openat2(r.fd, rel(apiPath), &how)
 		// EAGAIN: a rename raced a ".." during resolution; the kernel asks
 		// for a retry rather than risk an escape.
 		if err == unix.EAGAIN && tries < 64 {
@@ -45,28 +45,28 @@ func (s *Sandbox) openResolve(apiPath string, flags int, mode uint32, xdev uint6
 
 // openPath resolves a clean API path to an O_PATH fd (follow: through a
 // final symlink, within the root; else the symlink itself).
-func (s *Sandbox) openPath(ap string, follow bool) (int, error) {
+func (r *Root) openPath(ap string, follow bool) (int, error) {
 	flags := unix.O_PATH
 	if !follow {
 		flags |= unix.O_NOFOLLOW
 	}
-	return s.openBeneath(ap, flags, 0)
+	return r.OpenBeneath(ap, flags, 0)
 }
 
-// openDir resolves a clean API path to an O_PATH directory fd.
-func (s *Sandbox) openDir(apiPath string) (int, error) {
-	return s.openBeneath(apiPath, unix.O_PATH|unix.O_DIRECTORY, 0)
+// OpenDir resolves a clean API path to an O_PATH directory fd.
+func (r *Root) OpenDir(apiPath string) (int, error) {
+	return r.OpenBeneath(apiPath, unix.O_PATH|unix.O_DIRECTORY, 0)
 }
 
 // parent resolves the directory holding a clean API path and returns an
 // O_PATH fd on it and the last component, for the *at syscalls. The root
 // itself has no parent: EBUSY would be the kernel's word, EINVAL is ours.
-func (s *Sandbox) parent(apiPath string) (dirfd int, name string, err error) {
+func (r *Root) parent(apiPath string) (dirfd int, name string, err error) {
 	dir, name := dirAndName(apiPath)
 	if name == "" {
 		return -1, "", unix.EINVAL
 	}
-	fd, err := s.openDir(dir)
+	fd, err := r.OpenDir(dir)
 	return fd, name, err
 }
 
@@ -76,8 +76,8 @@ func (s *Sandbox) parent(apiPath string) (dirfd int, name string, err error) {
 // O_NOFOLLOW, so a concurrent swap of a directory for a symlink is seen as a
 // symlink and read as if the root were "/": it can redirect the walk only
 // within the root. ".." pops the fd stack, and at the root stays there.
-func (s *Sandbox) walk(relPath string, flags int, mode uint32) (int, error) {
-	stack := []int{s.root}
+func (r *Root) walk(relPath string, flags int, mode uint32) (int, error) {
+	stack := []int{r.fd}
 	defer func() {
 		for _, fd := range stack[1:] {
 			unix.Close(fd)

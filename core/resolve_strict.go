@@ -6,23 +6,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// strictParent resolves the directory holding ap beneath the root with no
+// StrictParent resolves the directory holding ap beneath the root with no
 // symlink followed on the way (ELOOP where one is) and returns an O_PATH
 // fd on it and the last name ("." for the root itself).
-func (s *Sandbox) strictParent(ap string) (int, string, error) {
+func (r *Root) StrictParent(ap string) (int, string, error) {
 	if ap == "/" {
-		fd, err := unix.Openat(s.root, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(r.fd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		return fd, ".", err
 	}
 	dir, name := dirAndName(ap)
-	fd, err := s.strictDir(dir)
+	fd, err := r.strictDir(dir)
 	return fd, name, err
 }
 
 // strictDir opens the directory ap (O_PATH) beneath the root following no
 // symlink at all.
-func (s *Sandbox) strictDir(ap string) (int, error) {
-	return openBelow(s.root, rel(ap))
+func (r *Root) strictDir(ap string) (int, error) {
+	return openBelow(r.fd, rel(ap))
 }
 
 // openBelow opens the directory relPath below dirfd (O_PATH), following no

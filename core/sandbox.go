@@ -56,10 +56,9 @@ type Options struct {
 type Sandbox struct {
 	name       string
 	hostRoot   string // for logs and the operator only; never in an API answer
-	root       int
-	rootLock   int // rootlock.go; -1 without a StateDir
+	root       Root   // root.go
+	rootLock   int    // rootlock.go; -1 without a StateDir
 	workdir    string
-	openat2    bool
 	limits     Limits
 	allowSetid bool // setid.go
 	journal    *journal.Journal
@@ -101,7 +100,7 @@ func OpenAt(dirfd int, entry, hostRoot, name string, o Options) (*Sandbox, error
 
 // openFD makes the sandbox of the root fd it now owns.
 func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
-	s := &Sandbox{name: name, hostRoot: dir, root: fd, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, cpMax: o.CheckpointMaxSize,
+	s := &Sandbox{name: name, hostRoot: dir, root: Root{fd: fd}, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, cpMax: o.CheckpointMaxSize,
 		opened: time.Now(), sweepDone: make(chan struct{}), reconciled: make(chan struct{})}
 	s.rootLock = -1
 	if o.StateDir != "" {
@@ -144,7 +143,7 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 		}
 		s.workdir = wd
 	}
-	s.openat2 = !o.NoOpenat2 && probeOpenat2(fd)
+	s.root.openat2 = !o.NoOpenat2 && probeOpenat2(fd)
 	s.startSweep()
 	return s, nil
 }
@@ -163,7 +162,7 @@ func (s *Sandbox) Close() error {
 	if s.rootLock >= 0 {
 		unix.Close(s.rootLock)
 	}
-	return unix.Close(s.root)
+	return unix.Close(s.root.fd)
 }
 
 // History is the durable journal, nil for a sandbox that keeps no state.
@@ -177,7 +176,7 @@ func (s *Sandbox) History() *history.Log { return s.hist }
 // what is at the root path then.
 func (s *Sandbox) RootState() string {
 	var fd, p unix.Stat_t
-	if err := unix.Fstat(s.root, &fd); err != nil {
+	if err := unix.Fstat(s.root.fd, &fd); err != nil {
 		return "ok" // closed: nothing to tell
 	}
 	if fd.Nlink == 0 {
@@ -205,30 +204,3 @@ func (s *Sandbox) Workdir() string { return s.workdir }
 // StateDir is the sandbox's directory in the daemon's state directory,
 // "" when it keeps nothing between runs.
 func (s *Sandbox) StateDir() string { return s.stateDir }
-
-// UsesOpenat2 reports whether resolution goes through openat2 or the walk.
-func (s *Sandbox) UsesOpenat2() bool { return s.openat2 }
-
-func probeOpenat2(root int) bool {
-	fd, err := unix.Openat2(root, ".", &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if err != nil {
-		return false
-	}
-	unix.Close(fd)
-	return true
-}
-
-// Statfs reports the filesystem holding the root.
-func (s *Sandbox) Statfs(st *unix.Statfs_t) error { return unix.Fstatfs(s.root, st) }
-
-// FSType is the filesystem type (statfs f_type) of the root.
-func (s *Sandbox) FSType() (int64, error) {
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(s.root, &st); err != nil {
-		return 0, err
-	}
-	return st.Type, nil
-}

@@ -27,7 +27,7 @@ type SetAttr struct {
 // setattr changes the attributes of the clean API path ap, resolved beneath
 // the root with a final symlink not followed (the REST chmod and chown).
 func (s *Sandbox) setattr(ctx context.Context, ap string, a SetAttr) error {
-	fd, err := s.openPath(ap, false)
+	fd, err := s.root.openPath(ap, false)
 	if err != nil {
 		return pathErr(OpSetattr, ap, err)
 	}

@@ -17,30 +17,15 @@ import (
 // changes exactly as core's own operations do, and never keeps a copy of
 // that code. Nothing outside core's subpackages should call these.
 
-// Resolution beneath the root:
+// Resolution beneath the root is Root's (root.go).
 
-// OpenBeneath opens the API path beneath the root fd, confined as every
-// core operation is (resolve.go); flags are open(2)'s.
-func (s *Sandbox) OpenBeneath(apiPath string, flags int, mode uint32) (int, error) {
-	return s.openBeneath(apiPath, flags, mode)
-}
-
-// OpenDir resolves a clean API path to an O_PATH directory fd.
-func (s *Sandbox) OpenDir(apiPath string) (int, error) { return s.openDir(apiPath) }
+// Operations:
 
 // MkdirAll is mkdir -p on a clean API path, each new directory owned by
 // the context's Owner and told to the journal (mkdir.go).
 func (s *Sandbox) MkdirAll(ctx context.Context, apiPath string, perm uint32) error {
 	return s.mkdirAll(ctx, apiPath, perm)
 }
-
-// StrictParent resolves the directory holding ap beneath the root with no
-// symlink followed at all (ELOOP where one is), as a checkpoint reads and
-// a restore writes (resolve_strict.go).
-func (s *Sandbox) StrictParent(ap string) (int, string, error) { return s.strictParent(ap) }
-
-// SyncRoot is syncfs(2) on the root's filesystem.
-func (s *Sandbox) SyncRoot() error { return unix.Syncfs(s.root) }
 
 // Limits are the sandbox's limits, defaults filled in.
 func (s *Sandbox) Limits() Limits { return s.limits }

@@ -46,7 +46,7 @@ func isTempName(name string) bool {
 // startSweep runs the sweep in the background on a dup of the root fd (so
 // Close does not pull the fd away under it); SweepDone is closed after it.
 func (s *Sandbox) startSweep() {
-	fd, err := unix.FcntlInt(uintptr(s.root), unix.F_DUPFD_CLOEXEC, 0)
+	fd, err := unix.FcntlInt(uintptr(s.root.fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		s.quota.Ready() // no scan: the bound holds on what is counted from now
 		close(s.sweepDone)

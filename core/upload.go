@@ -57,7 +57,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
 		return "", 0, err
 	}
-	dirfd, err := s.openDir(dir)
+	dirfd, err := s.root.OpenDir(dir)
 	if err != nil {
 		return "", 0, pathErr(OpUpload, ap, err)
 	}

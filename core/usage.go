@@ -29,7 +29,7 @@ var ErrQuota = quota.ErrQuota
 func (s *Sandbox) newQuota(q Quota, refusal func() error) *quota.State {
 	return quota.New(q, quota.Tree{
 		Open: func() (int, error) {
-			return unix.Openat(s.root, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			return unix.Openat(s.root.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		},
 		Count:   func(ctx context.Context, fd int) (quota.Count, error) { return newMeasurer(ctx).dir(fd) },
 		Refusal: refusal,

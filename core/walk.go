@@ -50,7 +50,7 @@ func (s *Sandbox) Walk(ctx context.Context, p string, o WalkOptions, fn func(Wal
 	if err != nil {
 		return err
 	}
-	fd, err := s.openBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	fd, err := s.root.OpenBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return pathErr(OpWalk, ap, err)
 	}

@@ -47,10 +47,10 @@ func (s *Sandbox) watchHost() watch.Host {
 			}
 			return entries, err
 		},
-		OpenDir: s.openDir,
+		OpenDir: s.root.OpenDir,
 		OpenTree: func(ap string) (int, error) {
 			// Another mount inside the root is not entered (xdev.go).
-			return s.openResolve(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0, unix.RESOLVE_NO_XDEV)
+			return s.root.openResolve(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0, unix.RESOLVE_NO_XDEV)
 		},
 		Uncounted: s.quota.OutsideChange, // by how much, a scan will say (core/quota)
 		RootState: s.RootState,

@@ -182,7 +182,7 @@ func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) 
 			return ap, -1, "", err
 		}
 	}
-	if dirfd, name, err = s.parent(ap); err != nil {
+	if dirfd, name, err = s.root.parent(ap); err != nil {
 		return ap, -1, "", pathErr(OpWrite, ap, err)
 	}
 	return ap, dirfd, name, nil
@@ -237,7 +237,7 @@ func UnixPerm(m fs.FileMode) uint32 {
 // A path whose parent is missing is returned as it is.
 func (s *Sandbox) followLeaf(ap string) (string, error) {
 	for links := 0; ; links++ {
-		dirfd, name, err := s.parent(ap)
+		dirfd, name, err := s.root.parent(ap)
 		if err != nil {
 			if err == unix.ENOENT || err == unix.EINVAL {
 				return ap, nil

@@ -24,7 +24,7 @@ func (s *Sandbox) Xattrs(ctx context.Context, p, name string) (string, map[strin
 	if err != nil {
 		return "", nil, err
 	}
-	fd, err := s.openPath(ap, true)
+	fd, err := s.root.openPath(ap, true)
 	if err != nil {
 		return ap, nil, pathErr(OpXattr, ap, err)
 	}
@@ -90,7 +90,7 @@ func (s *Sandbox) RemoveXattr(ctx context.Context, p, name string) (string, erro
 // change, as inotify's IN_ATTRIB tells it). The REST routes and the mirror
 // both change attributes through it.
 func (s *Sandbox) changeXattr(ctx context.Context, ap string, follow bool, change func(fd int) error) error {
-	fd, err := s.openPath(ap, follow)
+	fd, err := s.root.openPath(ap, follow)
 	if err != nil {
 		return pathErr(OpXattr, ap, err)
 	}

@@ -176,7 +176,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 	for _, d := range rc.Fixed {
 		sb := fixed[d.Name]
 		log.Info(fmt.Sprintf("serving sandbox %s (%s) on %s", d.Name, d.Dir, where),
-			"sandbox", d.Name, "root", d.Dir, "listen", where, "workdir", sb.Workdir(), "openat2", sb.UsesOpenat2())
+			"sandbox", d.Name, "root", d.Dir, "listen", where, "workdir", sb.Workdir(), "openat2", sb.Root().Openat2())
 	}
 	if rc.Serving != nil {
 		rc.Serving(l.Addr())

@@ -106,10 +106,10 @@ var noCloseWork = map[int64]bool{
 	unix.TMPFS_MAGIC:       true,
 }
 
-// flushesAtClose reports whether the filesystem of sb's root may act when
-// a descriptor of one of its files is closed (unknown: yes).
-func flushesAtClose(sb sandbox) bool {
-	typ, err := sb.FSType()
+// flushesAtClose reports whether the filesystem of root may act when a
+// descriptor of one of its files is closed (unknown: yes).
+func flushesAtClose(root *core.Root) bool {
+	typ, err := root.FSType()
 	return err != nil || !noCloseWork[typ]
 }
 

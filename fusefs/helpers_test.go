@@ -44,9 +44,7 @@ func (f *fakeSandbox) LstatRaw(_ context.Context, p string) (unix.Stat_t, error)
 	}
 	return unix.Stat_t{Dev: testRootDev, Ino: ino, Mode: unix.S_IFREG | 0o644}, nil
 }
-func (f *fakeSandbox) Statfs(*unix.Statfs_t) error { return unix.ENOSYS }
-func (f *fakeSandbox) FSType() (int64, error)      { return 0, unix.ENOSYS }
-func (f *fakeSandbox) Journal() *journal.Journal   { return nil }
+func (f *fakeSandbox) Journal() *journal.Journal { return nil }
 
 // notifies records the notifies the mirror sends, as "content N" and
 // "entry N name", N being the node's inode number (ExternalNodeID: node

@@ -43,6 +43,7 @@ type Options struct {
 // Mirror is a live mirror of a sandbox at a mountpoint.
 type Mirror struct {
 	sb            sandbox
+	fs            *core.Root // the filesystem under the sandbox's root (statfs)
 	mountpoint    string
 	log           *slog.Logger
 	rootDev       uint64
@@ -82,9 +83,9 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox root: %w", err)
 	}
-	m := &Mirror{sb: sb, mountpoint: mountpoint, log: o.Log, rootDev: uint64(st.Dev), noPassthrough: o.NoPassthrough,
+	m := &Mirror{sb: sb, fs: sb.Root(), mountpoint: mountpoint, log: o.Log, rootDev: uint64(st.Dev), noPassthrough: o.NoPassthrough,
 		entryTTL: o.EntryTimeout, attrTTL: o.AttrTimeout}
-	m.flushBacking = flushesAtClose(sb)
+	m.flushBacking = flushesAtClose(m.fs)
 	m.root = &node{m: m, dir: rootDir}
 	rootAttr := m.stableAttr(&st)
 	// The bridge fills in a timeout the node left zero; the mirror sets

@@ -368,7 +368,7 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	n.m.count(opStatfs)
 	var st unix.Statfs_t
-	if err := n.m.sb.Statfs(&st); err != nil {
+	if err := n.m.fs.Statfs(&st); err != nil {
 		return n.m.toErrno(err)
 	}
 	out.FromStatfsT(sysStatfs(&st))

@@ -11,16 +11,14 @@ import (
 
 // sandbox is what the mirror needs of a core.Sandbox: its Dirs (every
 // request is a call on one, core/dir.go), whether the kernel watch covers a
-// path (what the kernel may cache), its journal (to hear outside changes),
-// and the filesystem under its root.
+// path (what the kernel may cache) and its journal (to hear outside
+// changes). The filesystem under its root is asked of core.Root (Mirror.fs).
 type sandbox interface {
 	Name() string
 	RootDir() *core.Dir
 	NewDir(path func() string, open func() (int, error), hold bool) *core.Dir
 	WatchCovers(p string) bool
 	LstatRaw(ctx context.Context, p string) (unix.Stat_t, error)
-	Statfs(st *unix.Statfs_t) error
-	FSType() (int64, error)
 	Journal() *journal.Journal
 }
 

@@ -115,7 +115,7 @@ func diffRow(ctx context.Context, s *core.Sandbox, r *Row, old *startContent, ma
 // readNow reads the regular file at ap, not through a symlink, up to
 // maxDiffInput; why says why not.
 func readNow(s *core.Sandbox, ap string) (b []byte, why string) {
-	fd, err := s.OpenBeneath(ap, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	fd, err := s.Root().OpenBeneath(ap, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	switch {
 	case errors.Is(err, unix.ELOOP):
 		return nil, "a symlink now"

@@ -45,7 +45,7 @@ func (b *builder) readPending() error {
 					return
 				}
 				ap := b.pending[i]
-				dirfd, name, err := b.s.StrictParent(ap)
+				dirfd, name, err := b.s.Root().StrictParent(ap)
 				if err != nil {
 					res[i].err = nilIfGone(ap, err)
 					continue

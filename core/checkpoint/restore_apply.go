@@ -46,7 +46,7 @@ func (r *restorer) apply(p *restorePlan) {
 				staged = append(staged, sg)
 			}
 		}
-		_ = r.s.SyncRoot() // the temps' bytes durable before any rename names them
+		_ = r.s.Root().Sync() // the temps' bytes durable before any rename names them
 		for _, sg := range staged {
 			r.commit(sg)
 		}
@@ -80,7 +80,7 @@ func (r *restorer) parent(ap string) (int, string, bool) {
 	if r.blocked(ap) {
 		return -1, "", false
 	}
-	dirfd, name, err := r.s.StrictParent(ap)
+	dirfd, name, err := r.s.Root().StrictParent(ap)
 	if err != nil {
 		r.fail(ap, err)
 		return -1, "", false

@@ -123,7 +123,7 @@ func (b *builder) path(ap string) error {
 		return nil
 	}
 	var st unix.Stat_t
-	dirfd, name, err := b.s.StrictParent(ap)
+	dirfd, name, err := b.s.Root().StrictParent(ap)
 	if err == nil {
 		defer unix.Close(dirfd)
 		_, err = core.LstatAt(dirfd, name, &st)

@@ -31,7 +31,7 @@ func Modes(t *testing.T, f func(t *testing.T, s *core.Sandbox, root string)) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { s.Close() })
-			if !walk && !s.UsesOpenat2() {
+			if !walk && !s.Root().Openat2() {
 				t.Log("openat2 unavailable here; both runs use the walk")
 			}
 			f(t, s, root)

@@ -203,7 +203,7 @@ func Run(ctx context.Context, s *core.Sandbox, p string, o Options) (Result, err
 			return
 		}
 		w := grepWalk{s: s, ctx: ctx, jobs: jobs, root: ap, o: &o, include: o.Include, types: typeGlobs, excludes: excludes}
-		fd, err := s.OpenBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		fd, err := s.Root().OpenBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {
 			walkErr = core.PathErr(Op, ap, err)
 			return

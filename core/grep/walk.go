@@ -74,7 +74,7 @@ func searchFile(ctx context.Context, s *core.Sandbox, j grepJob, m *matcher, o *
 		fd, err = unix.Openat(j.dir.fd, j.name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		j.dir.release()
 	} else {
-		fd, err = s.OpenBeneath(ap, flags, 0)
+		fd, err = s.Root().OpenBeneath(ap, flags, 0)
 	}
 	if err != nil {
 		return nil, false, nil // gone or unreadable: skipped, as rg does

@@ -109,7 +109,7 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 	if destExists && o.Mode == Rename {
 		return fail(unix.EEXIST)
 	}
-	basefd, err := s.OpenDir(base)
+	basefd, err := s.Root().OpenDir(base)
 	if err != nil {
 		return fail(err)
 	}
@@ -152,7 +152,7 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 		uop.End(grew.bytes, grew.entries)
 	}()
 	if destExists {
-		destfd, err := s.OpenDir(da)
+		destfd, err := s.Root().OpenDir(da)
 		if err != nil {
 			return fail(err)
 		}
@@ -177,7 +177,7 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 		if err := s.MkdirAll(ctx, dir, 0o755); err != nil {
 			return Result{}, err
 		}
-		dirfd, err := s.OpenDir(dir)
+		dirfd, err := s.Root().OpenDir(dir)
 		if err != nil {
 			return fail(err)
 		}
@@ -193,7 +193,7 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 		}
 	}
 	if destExists {
-		destfd, err := s.OpenDir(da)
+		destfd, err := s.Root().OpenDir(da)
 		if err != nil {
 			return fail(err)
 		}

@@ -34,7 +34,7 @@ func Write(ctx context.Context, s *core.Sandbox, p string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fd, err := s.OpenBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	fd, err := s.Root().OpenBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return core.PathErr(OpTar, ap, err)
 	}
