@@ -8,6 +8,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/journal"
+	"sandfs/rest/httpkit"
 )
 
 // actorHeader names who acts for a request: free text (an agent, a session,
@@ -27,7 +28,7 @@ func withActor(r *http.Request) (*http.Request, error) {
 		return r, nil
 	}
 	if len(vs) > 1 {
-		return r, invalidRequest("%s is given %d times; give it once", actorHeader, len(vs))
+		return r, httpkit.InvalidRequest("%s is given %d times; give it once", actorHeader, len(vs))
 	}
 	v := vs[0]
 	if err := checkActor(actorHeader, v); err != nil {
@@ -45,13 +46,13 @@ func withActor(r *http.Request) (*http.Request, error) {
 // would pass for an outside one in the filters and the console.
 func checkActor(field, v string) error {
 	if len(v) > maxActorBytes {
-		return invalidRequest("%s is %d bytes; at most %d", field, len(v), maxActorBytes)
+		return httpkit.InvalidRequest("%s is %d bytes; at most %d", field, len(v), maxActorBytes)
 	}
 	if err := checkLabel(field, v); err != nil {
 		return err
 	}
 	if reservedActor(v) {
-		return invalidRequest("%s %q is a label of the daemon's own (api, external, fuse, mirror, fuse:…, restore:…); name the actor otherwise", field, v)
+		return httpkit.InvalidRequest("%s %q is a label of the daemon's own (api, external, fuse, mirror, fuse:…, restore:…); name the actor otherwise", field, v)
 	}
 	return nil
 }
@@ -64,11 +65,11 @@ func checkActor(field, v string) error {
 // than the space (U+2028, U+2029, U+00A0…), which make look-alikes.
 func checkLabel(field, v string) error {
 	if !utf8.ValidString(v) {
-		return invalidRequest("%s is not valid UTF-8", field)
+		return httpkit.InvalidRequest("%s is not valid UTF-8", field)
 	}
 	for i, c := range v {
 		if unicode.IsControl(c) || unicode.Is(unicode.Cf, c) || unicode.Is(unicode.Bidi_Control, c) || unicode.Is(unicode.Z, c) && c != ' ' {
-			return invalidRequest("%s has a control, format or separator character (%U at byte %d); give printable text", field, c, i)
+			return httpkit.InvalidRequest("%s has a control, format or separator character (%U at byte %d); give printable text", field, c, i)
 		}
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/tar"
+	"sandfs/rest/httpkit"
 )
 
 // agentFS is what the sandbox-agent family needs from core.
@@ -47,7 +48,7 @@ const (
 
 // fsEntries: GET /v1/fs/entries?path — the entries of a directory.
 func (s *Server) fsEntries(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
@@ -56,7 +57,7 @@ func (s *Server) fsEntries(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return err
 	}
-	noteSkipped(w, skipped)
+	httpkit.NoteSkipped(w, skipped)
 	out := make([]api.FSEntry, len(infos))
 	for i, in := range infos {
 		out[i] = agentEntry(in)
@@ -83,14 +84,14 @@ func (s *Server) fsReadFile(w http.ResponseWriter, r *http.Request, _ httprouter
 	if serveSmall(w, r, f, info.Size, info.ModTime) {
 		return nil
 	}
-	return serveContent(w, r, info.ModTime, f)
+	return httpkit.ServeContent(w, r, info.ModTime, f)
 }
 
 // fsWriteFile: PUT /v1/fs/file?path — body streamed into the file,
 // replacing it atomically; missing parents are created. If-Match and
 // If-None-Match: * are its precondition (precondition.go).
 func (s *Server) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
@@ -98,7 +99,7 @@ func (s *Server) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httproute
 	if err != nil {
 		return err
 	}
-	pre, err := precondition(r, nil, "")
+	pre, err := httpkit.ReadPrecondition(r, nil, "")
 	if err != nil {
 		return err
 	}
@@ -108,14 +109,14 @@ func (s *Server) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httproute
 	if err != nil {
 		return body.blame(err)
 	}
-	setETag(w, etag)
+	httpkit.SetETag(w, etag)
 	return writeJSON(w, http.StatusOK, api.FSWrite{Path: p, BytesWritten: uint64(n)})
 }
 
 // fsDeleteEntry: DELETE /v1/fs/entry?path&recursive — remove a file, a
 // symlink, or a directory (non-empty only with recursive=true).
 func (s *Server) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
@@ -123,11 +124,11 @@ func (s *Server) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return err
 	}
-	recursive, err := boolQuery(q, "recursive", false, plainDialect)
+	recursive, err := httpkit.BoolQuery(q, "recursive", false, httpkit.PlainDialect)
 	if err != nil {
 		return err
 	}
-	pre, err := precondition(r, nil, "")
+	pre, err := httpkit.ReadPrecondition(r, nil, "")
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (s *Server) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprou
 
 // fsMkdir: POST /v1/fs/mkdir?path — mkdir -p.
 func (s *Server) fsMkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
@@ -156,7 +157,7 @@ func (s *Server) fsMkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 // fsMove: POST /v1/fs/move {from, to, overwrite} — rename; the
 // destination's parents are created; an existing destination needs overwrite.
 func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	if _, err := query(r); err != nil {
+	if _, err := httpkit.Query(r); err != nil {
 		return err
 	}
 	var req api.FSMoveRequest
@@ -164,10 +165,10 @@ func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		return err
 	}
 	if req.From == nil {
-		return invalidRequest(`missing required field "from"`)
+		return httpkit.InvalidRequest(`missing required field "from"`)
 	}
 	if req.To == nil {
-		return invalidRequest(`missing required field "to"`)
+		return httpkit.InvalidRequest(`missing required field "to"`)
 	}
 	from, err := s.agentFS(r.Context()).Clean(*req.From)
 	if err != nil {
@@ -177,7 +178,7 @@ func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err != nil {
 		return err
 	}
-	pre, err := precondition(r, nil, "")
+	pre, err := httpkit.ReadPrecondition(r, nil, "")
 	if err != nil {
 		return err
 	}
@@ -207,14 +208,14 @@ func (s *Server) fsStat(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 // tar into the directory path (created if missing), merging.
 func (s *Server) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/x-tar") {
-		return unsupportedMedia("content-type must be application/x-tar, got %q", ct)
+		return httpkit.UnsupportedMedia("content-type must be application/x-tar, got %q", ct)
 	}
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
 	if r.ContentLength > s.limits.MaxTarBody {
-		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.limits.MaxTarBody)
+		return httpkit.TooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.limits.MaxTarBody)
 	}
 	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
 	res, err := tar.Extract(r.Context(), s.sandboxOf(r.Context()), optionalPath(q, "."), body,
@@ -222,15 +223,15 @@ func (s *Server) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return body.blame(err)
 	}
-	paths, skipped := reportablePaths(res.Paths)
-	noteSkipped(w, skipped)
+	paths, skipped := httpkit.ReportablePaths(res.Paths)
+	httpkit.NoteSkipped(w, skipped)
 	return writeJSON(w, http.StatusOK, api.FSUploadBatch{Paths: paths, Truncated: res.Truncated || res.Entries > len(res.Paths)})
 }
 
 // cleanRequired is the required query parameter path made an API path, for
 // the answers that echo the path the operation acted on.
 func (s *Server) cleanRequired(ctx context.Context, q url.Values) (string, error) {
-	p, err := requiredQuery(q, "path", plainDialect)
+	p, err := httpkit.RequiredQuery(q, "path", httpkit.PlainDialect)
 	if err != nil {
 		return "", err
 	}
@@ -247,12 +248,12 @@ func optionalPath(q url.Values, def string) string {
 }
 
 // decodeJSON decodes a request body of at most limit bytes holding exactly
-// one JSON value into v (decodeBody), turning every failure into a 400 that
+// one JSON value into v (httpkit.DecodeBody), turning every failure into a 400 that
 // says what is wrong (or a 413): the sandbox-agent and named families'
 // wording.
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	err := decodeBody(w, r, limit, v, false)
-	var jf *jsonFailure
+	err := httpkit.DecodeBody(w, r, limit, v, false)
+	var jf *httpkit.JSONFailure
 	if !errors.As(err, &jf) {
 		return err
 	}
@@ -261,21 +262,21 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 
 // plainJSONError words a JSON failure as a 400 of the sandbox-agent and
 // named families.
-func plainJSONError(jf *jsonFailure) error {
-	switch jf.what {
-	case jsonEmpty:
-		return invalidRequest("request body is empty; want a JSON object")
-	case jsonTruncated:
-		return invalidRequest("request body: malformed JSON: unexpected end of input")
-	case jsonSyntax:
-		return invalidRequest("request body: malformed JSON at byte %d: %v", jf.offset, jf.err)
-	case jsonFieldType:
-		if jf.field == "" {
-			return invalidRequest("request body must be a JSON object, got %s", jf.value)
+func plainJSONError(jf *httpkit.JSONFailure) error {
+	switch jf.What {
+	case httpkit.JSONEmpty:
+		return httpkit.InvalidRequest("request body is empty; want a JSON object")
+	case httpkit.JSONTruncated:
+		return httpkit.InvalidRequest("request body: malformed JSON: unexpected end of input")
+	case httpkit.JSONSyntax:
+		return httpkit.InvalidRequest("request body: malformed JSON at byte %d: %v", jf.Offset, jf.Err)
+	case httpkit.JSONFieldType:
+		if jf.Field == "" {
+			return httpkit.InvalidRequest("request body must be a JSON object, got %s", jf.Value)
 		}
-		return invalidRequest("request body: field %q must be %s, got %s", jf.field, jsonTypeName(jf.typ), jf.value)
+		return httpkit.InvalidRequest("request body: field %q must be %s, got %s", jf.Field, jsonTypeName(jf.Type), jf.Value)
 	}
-	return invalidRequest("request body: unexpected data after the JSON object")
+	return httpkit.InvalidRequest("request body: unexpected data after the JSON object")
 }
 
 func jsonTypeName(t reflect.Type) string {
@@ -320,5 +321,5 @@ func (b *bodyReader) blame(err error) error {
 	if errors.As(b.err, &mbe) {
 		return b.err
 	}
-	return &bodyError{b.err}
+	return &httpkit.BodyError{Err: b.err}
 }

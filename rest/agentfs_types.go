@@ -7,6 +7,7 @@ import (
 
 	"sandfs/api"
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // Wire types of the sandbox-agent family, to the field of the sandbox-agent spec
@@ -86,7 +87,7 @@ var (
 // agentTypeOf maps a classified error onto sandbox-agent's enum, which has
 // no kind for a full disk, a too-large body or an unknown failure: those keep
 // their HTTP status (507, 413, 500) under stream_error / invalid_request.
-func agentTypeOf(k errKind) agentType {
+func agentTypeOf(k httpkit.ErrKind) agentType {
 	switch k.Status {
 	case http.StatusUnauthorized:
 		return agentTokenInvalid
@@ -120,9 +121,9 @@ type agentProblem struct {
 
 // renderAgentProblem writes k as application/problem+json
 // {type:"urn:sandbox-agent:error:<kind>", title, status, detail}.
-func renderAgentProblem(w http.ResponseWriter, k errKind) {
+func renderAgentProblem(w http.ResponseWriter, k httpkit.ErrKind) {
 	t := agentTypeOf(k)
-	writeError(w, k.Status, "application/problem+json", agentProblem{
+	httpkit.WriteError(w, k.Status, "application/problem+json", agentProblem{
 		Type:        "urn:sandbox-agent:error:" + t.name,
 		Title:       t.title,
 		Status:      k.Status,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"sandfs/rest/httpkit"
 	"strconv"
 	"strings"
 
@@ -46,9 +47,9 @@ type aioFailure struct {
 // aioValidation is the 422 answer to a body that is not valid JSON, misses
 // a required field or has a field of the wrong type.
 type aioValidation struct {
-	Success bool         `json:"success"`
-	Message string       `json:"message"`
-	Errors  []fieldError `json:"errors"`
+	Success bool                 `json:"success"`
+	Message string               `json:"message"`
+	Errors  []httpkit.FieldError `json:"errors"`
 	// Detail is the 1.x schema's HTTPValidationError, what its SDK reads
 	// (/v1/file only; the fields above stay beside it).
 	Detail []pydanticError `json:"detail,omitempty"`
@@ -63,7 +64,7 @@ type pydanticError struct {
 }
 
 // pydanticErrors is fields as HTTPValidationError.detail.
-func pydanticErrors(fields []fieldError) []pydanticError {
+func pydanticErrors(fields []httpkit.FieldError) []pydanticError {
 	out := make([]pydanticError, len(fields))
 	for i, f := range fields {
 		var loc []any
@@ -84,18 +85,18 @@ func writeAIO(w http.ResponseWriter, data any) error {
 	return writeJSON(w, http.StatusOK, aioEnvelope{Success: true, Message: aioMessageOK, Data: data})
 }
 
-func renderAIOv1(w http.ResponseWriter, k errKind) { renderAIO(w, k, true) }
-func renderAIOv2(w http.ResponseWriter, k errKind) { renderAIO(w, k, false) }
+func renderAIOv1(w http.ResponseWriter, k httpkit.ErrKind) { renderAIO(w, k, true) }
+func renderAIOv2(w http.ResponseWriter, k httpkit.ErrKind) { renderAIO(w, k, false) }
 
 // renderAIO writes k as an AIO envelope with success:false; v1 answers an
 // expected filesystem failure (one that carries an errno) with 200.
-func renderAIO(w http.ResponseWriter, k errKind, v1 bool) {
-	if k.Kind == kindValidation {
+func renderAIO(w http.ResponseWriter, k httpkit.ErrKind, v1 bool) {
+	if k.Kind == httpkit.KindValidation {
 		body := aioValidation{Success: false, Message: k.Detail, Errors: k.Fields}
 		if v1 {
 			body.Detail = pydanticErrors(k.Fields)
 		}
-		writeError(w, k.Status, "application/json", body)
+		httpkit.WriteError(w, k.Status, "application/json", body)
 		return
 	}
 	status := k.Status
@@ -106,10 +107,10 @@ func renderAIO(w http.ResponseWriter, k errKind, v1 bool) {
 		// precondition's is 412.
 		status = http.StatusOK
 	}
-	writeError(w, status, "application/json", aioEnvelope{Success: false, Message: k.Detail, Data: aioFailureOf(k)})
+	httpkit.WriteError(w, status, "application/json", aioEnvelope{Success: false, Message: k.Detail, Data: aioFailureOf(k)})
 }
 
-func aioFailureOf(k errKind) aioFailure {
+func aioFailureOf(k httpkit.ErrKind) aioFailure {
 	f := aioFailure{
 		Path:        k.Path,
 		Operation:   k.Op,
@@ -118,8 +119,8 @@ func aioFailureOf(k errKind) aioFailure {
 		Retryable:   k.Status == http.StatusTooManyRequests || k.Status == http.StatusServiceUnavailable,
 		CurrentETag: k.ETag,
 	}
-	if k.Kind == kindRouteNotFound {
-		f.ErrorType = string(kindNotFound)
+	if k.Kind == httpkit.KindRouteNotFound {
+		f.ErrorType = string(httpkit.KindNotFound)
 	}
 	var exc string
 	if k.Errno != 0 {
@@ -133,11 +134,11 @@ func aioFailureOf(k errKind) aioFailure {
 		exc = pythonException(k.Errno)
 	} else {
 		switch k.Kind {
-		case kindTimeout:
+		case httpkit.KindTimeout:
 			exc = "TimeoutError"
-		case kindDecode:
+		case httpkit.KindDecode:
 			exc = "UnicodeDecodeError"
-		case kindInvalidRequest, kindInvalidPath, kindInvalidTarget:
+		case httpkit.KindInvalidRequest, httpkit.KindInvalidPath, httpkit.KindInvalidTarget:
 			exc = "ValueError"
 		}
 	}
@@ -172,37 +173,37 @@ func pythonException(errno unix.Errno) string {
 }
 
 // decodeAIO decodes an AIO request body of at most limit bytes into v (a
-// struct whose required fields are pointers) with decodeBody, in the AIO
+// struct whose required fields are pointers) with httpkit.DecodeBody, in the AIO
 // wording: malformed JSON, a body that is not an object, and a field of the
 // wrong type are 422 validation errors; an empty body is one too unless
 // emptyOK (then v keeps its zero value); a body over the limit is 413.
 // Unknown fields are ignored, as pydantic does; on /v1/file, values of
 // the wrong type that pydantic's lax mode converts are converted.
 func decodeAIO(w http.ResponseWriter, r *http.Request, limit int64, v any, emptyOK bool) error {
-	decode := decodeBody
+	decode := httpkit.DecodeBody
 	if strings.HasPrefix(r.URL.Path, "/v1/file/") {
 		decode = decodeLax // aio_lax.go: pydantic's lax mode, as the 1.x server
 	}
 	err := decode(w, r, limit, v, emptyOK)
-	var jf *jsonFailure
+	var jf *httpkit.JSONFailure
 	if !errors.As(err, &jf) {
 		return err
 	}
-	switch jf.what {
-	case jsonEmpty:
-		return invalidField("body", "missing", "Field required: the request body is empty")
-	case jsonTruncated:
-		return invalidField("body", "json_invalid", "JSON decode error: unexpected end of input")
-	case jsonSyntax:
-		return invalidField("body", "json_invalid", "JSON decode error at byte %d: %v", jf.offset, jf.err)
-	case jsonFieldType:
-		if jf.field == "" {
-			return invalidField("body", "model_attributes_type", "Input should be a valid dictionary or object, got %s", jf.value)
+	switch jf.What {
+	case httpkit.JSONEmpty:
+		return httpkit.InvalidField("body", "missing", "Field required: the request body is empty")
+	case httpkit.JSONTruncated:
+		return httpkit.InvalidField("body", "json_invalid", "JSON decode error: unexpected end of input")
+	case httpkit.JSONSyntax:
+		return httpkit.InvalidField("body", "json_invalid", "JSON decode error at byte %d: %v", jf.Offset, jf.Err)
+	case httpkit.JSONFieldType:
+		if jf.Field == "" {
+			return httpkit.InvalidField("body", "model_attributes_type", "Input should be a valid dictionary or object, got %s", jf.Value)
 		}
-		typ, want := pydanticType(jf.typ)
-		return invalidField("body."+jf.field, typ, "Input should be %s, got %s", want, jf.value)
+		typ, want := pydanticType(jf.Type)
+		return httpkit.InvalidField("body."+jf.Field, typ, "Input should be %s, got %s", want, jf.Value)
 	}
-	return invalidField("body", "json_invalid", "JSON decode error: unexpected data after the JSON object")
+	return httpkit.InvalidField("body", "json_invalid", "JSON decode error: unexpected data after the JSON object")
 }
 
 // pydanticType names a Go type as pydantic's error type and message do.

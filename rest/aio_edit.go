@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // The anchored editor (api.md §4; the AIO spec "Files and directories"):
@@ -63,17 +65,17 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
 	switch cmd {
 	case "view", "create":
 		if !v1 {
-			return withOp("edit", invalidRequest("command %q is served by /v1/file/str_replace_editor; on v2 use /v2/fs/read or /v2/fs/write", cmd))
+			return httpkit.WithOp("edit", httpkit.InvalidRequest("command %q is served by /v1/file/str_replace_editor; on v2 use /v2/fs/read or /v2/fs/write", cmd))
 		}
 	case "str_replace", "insert", "undo_edit":
 	default:
-		return invalidField("body.command", "enum", "Input should be 'view', 'create', 'str_replace', 'insert' or 'undo_edit', got %q", cmd)
+		return httpkit.InvalidField("body.command", "enum", "Input should be 'view', 'create', 'str_replace', 'insert' or 'undo_edit', got %q", cmd)
 	}
 	if req.ReplaceMode != nil {
 		switch *req.ReplaceMode {
 		case "ALL", "FIRST", "LAST":
 		default:
-			return invalidField("body.replace_mode", "enum", "Input should be 'ALL', 'FIRST' or 'LAST', got %q", *req.ReplaceMode)
+			return httpkit.InvalidField("body.replace_mode", "enum", "Input should be 'ALL', 'FIRST' or 'LAST', got %q", *req.ReplaceMode)
 		}
 	}
 	ctx, err := ownerCtx(r, cmd, req.User)
@@ -82,12 +84,12 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
 	}
 	ap, err := s.fileFS(ctx).Clean(*p)
 	if err != nil {
-		return withOp(cmd, err)
+		return httpkit.WithOp(cmd, err)
 	}
 	var pre core.Precondition
 	if cmd != "view" {
 		if pre, err = s.editPrecondition(ctx, r, ap, req.ExpectedETag); err != nil {
-			return withOp(cmd, err)
+			return httpkit.WithOp(cmd, err)
 		}
 	}
 	h := s.files().undo
@@ -101,7 +103,7 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
 		res, err = s.editCreate(ctx, ap, req.FileText, pre)
 	case "str_replace":
 		if req.OldStr == nil {
-			return withOp(cmd, invalidRequest("Parameter `old_str` is required for command: str_replace"))
+			return httpkit.WithOp(cmd, httpkit.InvalidRequest("Parameter `old_str` is required for command: str_replace"))
 		}
 		res, _, err = s.editReplace(ctx, ap, *req.OldStr, strOr(req.NewStr, ""), strOr(req.ReplaceMode, ""), pre)
 	case "insert":
@@ -110,9 +112,9 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
 		res, err = s.editUndo(ctx, ap, pre)
 	}
 	if err != nil {
-		return withOp(cmd, err)
+		return httpkit.WithOp(cmd, err)
 	}
-	setETag(w, res.etag)
+	httpkit.SetETag(w, res.etag)
 	return writeAIO(w, res)
 }
 
@@ -137,25 +139,25 @@ func (s *Server) replaceV1(w http.ResponseWriter, r *http.Request, _ httprouter.
 		switch *req.ReplaceMode {
 		case "ALL", "FIRST", "LAST":
 		default:
-			return invalidField("body.replace_mode", "enum", "Input should be 'ALL', 'FIRST' or 'LAST', got %q", *req.ReplaceMode)
+			return httpkit.InvalidField("body.replace_mode", "enum", "Input should be 'ALL', 'FIRST' or 'LAST', got %q", *req.ReplaceMode)
 		}
 	}
 	ap, err := s.fileFS(r.Context()).Clean(*p)
 	if err != nil {
-		return withOp("replace", err)
+		return httpkit.WithOp("replace", err)
 	}
 	pre, err := s.editPrecondition(r.Context(), r, ap, req.ExpectedETag)
 	if err != nil {
-		return withOp("replace", err)
+		return httpkit.WithOp("replace", err)
 	}
 	h := s.files().undo
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	res, n, err := s.editReplace(r.Context(), ap, *req.OldStr, *req.NewStr, strOr(req.ReplaceMode, ""), pre)
 	if err != nil {
-		return withOp("replace", err)
+		return httpkit.WithOp("replace", err)
 	}
-	setETag(w, res.etag)
+	httpkit.SetETag(w, res.etag)
 	return writeAIO(w, replaceResult{File: ap, ReplacedCount: n})
 }
 
@@ -187,7 +189,7 @@ func (s *Server) saveEdit(ctx context.Context, ap, content string, prev undoStep
 
 func (s *Server) editReplace(ctx context.Context, ap, old, repl, mode string, pre core.Precondition) (editResult, int, error) {
 	if old == "" {
-		return editResult{}, 0, invalidRequest("old_str must not be empty")
+		return editResult{}, 0, httpkit.InvalidRequest("old_str must not be empty")
 	}
 	_, content, err := s.readWhole(ctx, ap)
 	if err != nil {
@@ -199,9 +201,9 @@ func (s *Server) editReplace(ctx context.Context, ap, old, repl, mode string, pr
 	n := strings.Count(content, old)
 	switch {
 	case n == 0:
-		return editResult{}, 0, invalidRequest("old_str not found in file")
+		return editResult{}, 0, httpkit.InvalidRequest("old_str not found in file")
 	case n > 1 && mode == "":
-		return editResult{}, 0, invalidRequest("old_str has multiple occurrences")
+		return editResult{}, 0, httpkit.InvalidRequest("old_str has multiple occurrences")
 	}
 	var updated string
 	var at, count int
@@ -229,10 +231,10 @@ func (s *Server) editReplace(ctx context.Context, ap, old, repl, mode string, pr
 
 func (s *Server) editInsert(ctx context.Context, ap string, line *int, text *string, pre core.Precondition) (editResult, error) {
 	if line == nil {
-		return editResult{}, invalidRequest("Parameter `insert_line` is required for command: insert")
+		return editResult{}, httpkit.InvalidRequest("Parameter `insert_line` is required for command: insert")
 	}
 	if text == nil {
-		return editResult{}, invalidRequest("Parameter `new_str` is required for command: insert")
+		return editResult{}, httpkit.InvalidRequest("Parameter `new_str` is required for command: insert")
 	}
 	_, content, err := s.readWhole(ctx, ap)
 	if err != nil {
@@ -241,7 +243,7 @@ func (s *Server) editInsert(ctx context.Context, ap string, line *int, text *str
 	lines := splitLines(content)
 	n := *line
 	if n < 0 || n > len(lines) {
-		return editResult{}, invalidRequest("Invalid `insert_line` parameter: %d. It should be within the range of lines of the file: [0, %d]", n, len(lines))
+		return editResult{}, httpkit.InvalidRequest("Invalid `insert_line` parameter: %d. It should be within the range of lines of the file: [0, %d]", n, len(lines))
 	}
 	eol := "\n"
 	if isCRLF(content) {
@@ -268,7 +270,7 @@ func (s *Server) editInsert(ctx context.Context, ap string, line *int, text *str
 
 func (s *Server) editCreate(ctx context.Context, ap string, text *string, pre core.Precondition) (editResult, error) {
 	if text == nil {
-		return editResult{}, invalidRequest("Parameter `file_text` is required for command: create")
+		return editResult{}, httpkit.InvalidRequest("Parameter `file_text` is required for command: create")
 	}
 	if _, err := s.fileFS(ctx).Lstat(ctx, ap); err == nil {
 		return editResult{}, &fs.PathError{Op: "create", Path: ap, Err: unix.EEXIST}
@@ -284,7 +286,7 @@ func (s *Server) editUndo(ctx context.Context, ap string, pre core.Precondition)
 	h := s.files().undo
 	st, ok := h.pop(ap)
 	if !ok {
-		return editResult{}, invalidRequest("No edit history found for %s.", ap)
+		return editResult{}, httpkit.InvalidRequest("No edit history found for %s.", ap)
 	}
 	res := editResult{Path: ap}
 	if _, cur, err := s.readWhole(ctx, ap); err == nil {
@@ -318,7 +320,7 @@ func (s *Server) editView(ctx context.Context, ap string, rng []int) (editResult
 	res := editResult{Path: ap, PrevExist: true}
 	if info.IsDir() {
 		if len(rng) > 0 {
-			return editResult{}, invalidRequest("The `view_range` parameter is not allowed when `path` points to a directory.")
+			return editResult{}, httpkit.InvalidRequest("The `view_range` parameter is not allowed when `path` points to a directory.")
 		}
 		lim := s.files().limits
 		var b strings.Builder
@@ -351,13 +353,13 @@ func (s *Server) editView(ctx context.Context, ap string, rng []int) (editResult
 	if len(rng) > 0 {
 		nl := len(splitLines(content))
 		if len(rng) != 2 {
-			return editResult{}, invalidRequest("Invalid `view_range`: it should be a list of two integers.")
+			return editResult{}, httpkit.InvalidRequest("Invalid `view_range`: it should be a list of two integers.")
 		}
 		if rng[0] < 1 || rng[0] > max(nl, 1) {
-			return editResult{}, invalidRequest("Invalid `view_range`: %v. Its first element `%d` should be within the range of lines of the file: [1, %d]", rng, rng[0], nl)
+			return editResult{}, httpkit.InvalidRequest("Invalid `view_range`: %v. Its first element `%d` should be within the range of lines of the file: [1, %d]", rng, rng[0], nl)
 		}
 		if rng[1] != -1 && (rng[1] < rng[0] || rng[1] > nl) {
-			return editResult{}, invalidRequest("Invalid `view_range`: %v. Its second element `%d` should be -1 or within [%d, %d]", rng, rng[1], rng[0], nl)
+			return editResult{}, httpkit.InvalidRequest("Invalid `view_range`: %v. Its second element `%d` should be -1 or within [%d, %d]", rng, rng[1], rng[0], nl)
 		}
 		first = rng[0] - 1
 		if rng[1] != -1 {
@@ -388,4 +390,27 @@ func catN(text string, first, last int) string {
 		fmt.Fprintf(&b, "%6d\t%s\n", i+1, l)
 	}
 	return b.String()
+}
+
+// editPrecondition reads an edit's precondition and checks it at once
+// against the file as it is (followed, as the edit reads it), so a stale
+// ETag is 412 before old_str is looked for; the write checks it again right
+// before its rename.
+func (s *Server) editPrecondition(ctx context.Context, r *http.Request, ap string, field *string) (core.Precondition, error) {
+	pre, err := httpkit.ReadPrecondition(r, field, "expected_etag")
+	if err != nil || !pre.Set() {
+		return pre, err
+	}
+	cur := ""
+	info, err := s.fileFS(ctx).Stat(ctx, ap)
+	switch {
+	case err == nil:
+		cur = core.ETag(info)
+	case !errors.Is(err, fs.ErrNotExist):
+		return pre, err
+	}
+	if !pre.Holds(cur) {
+		return pre, &core.PreconditionError{Op: "edit", Path: ap, Current: cur}
+	}
+	return pre, nil
 }

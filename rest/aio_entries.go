@@ -6,6 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // The AIO routes that make, copy, move and delete entries.
@@ -26,11 +27,11 @@ func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Para
 	fsys := s.fileFS(ctx)
 	ap, err := fsys.Clean(p)
 	if err != nil {
-		return withOp("mkdir", err)
+		return httpkit.WithOp("mkdir", err)
 	}
 	_, serr := fsys.Stat(ctx, ap)
 	if err := fsys.Mkdir(ctx, ap, boolOr(req.Parents, true), 0); err != nil {
-		return withOp("mkdir", err)
+		return httpkit.WithOp("mkdir", err)
 	}
 	return writeAIO(w, mkdirResult{Path: ap, Created: serr != nil})
 }
@@ -66,19 +67,19 @@ func (s *Server) transferPaths(w http.ResponseWriter, r *http.Request) (transfer
 func (s *Server) copyEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	req, src, dst, err := s.transferPaths(w, r)
 	if err != nil {
-		return withOp("copy", err)
+		return httpkit.WithOp("copy", err)
 	}
 	ctx, err := ownerCtx(r, "copy", req.User)
 	if err != nil {
 		return err
 	}
-	pre, err := precondition(r, req.ExpectedETag, "expected_etag")
+	pre, err := httpkit.ReadPrecondition(r, req.ExpectedETag, "expected_etag")
 	if err != nil {
-		return withOp("copy", err)
+		return httpkit.WithOp("copy", err)
 	}
 	st, err := s.fileFS(ctx).Copy(ctx, src, dst, core.CopyOptions{Overwrite: boolOr(req.Overwrite, false), MkdirParents: true, Pre: pre})
 	if err != nil {
-		return withOp("copy", err)
+		return httpkit.WithOp("copy", err)
 	}
 	return writeAIO(w, copyResult{Source: src, Destination: dst, Entries: st.Entries, BytesCopied: st.Bytes})
 }
@@ -89,14 +90,14 @@ func (s *Server) copyEntry(w http.ResponseWriter, r *http.Request, _ httprouter.
 func (s *Server) moveEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	req, src, dst, err := s.transferPaths(w, r)
 	if err != nil {
-		return withOp("move", err)
+		return httpkit.WithOp("move", err)
 	}
-	pre, err := precondition(r, req.ExpectedETag, "expected_etag")
+	pre, err := httpkit.ReadPrecondition(r, req.ExpectedETag, "expected_etag")
 	if err != nil {
-		return withOp("move", err)
+		return httpkit.WithOp("move", err)
 	}
 	if err := s.fileFS(r.Context()).Move(r.Context(), src, dst, core.MoveOptions{Overwrite: boolOr(req.Overwrite, false), MkdirParents: true, Pre: pre}); err != nil {
-		return withOp("move", err)
+		return httpkit.WithOp("move", err)
 	}
 	return writeAIO(w, moveResult{Source: src, Destination: dst})
 }
@@ -112,14 +113,14 @@ func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request, _ httproute
 	fsys := s.fileFS(r.Context())
 	ap, err := fsys.Clean(p)
 	if err != nil {
-		return withOp("delete", err)
+		return httpkit.WithOp("delete", err)
 	}
-	pre, err := precondition(r, req.ExpectedETag, "expected_etag")
+	pre, err := httpkit.ReadPrecondition(r, req.ExpectedETag, "expected_etag")
 	if err != nil {
-		return withOp("delete", err)
+		return httpkit.WithOp("delete", err)
 	}
 	if err := fsys.RemoveWith(r.Context(), ap, core.RemoveOptions{Recursive: boolOr(req.Recursive, false), Pre: pre}); err != nil {
-		return withOp("delete", err)
+		return httpkit.WithOp("delete", err)
 	}
 	return writeAIO(w, deleteResult{Path: ap})
 }

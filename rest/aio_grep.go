@@ -10,6 +10,7 @@ import (
 	"sandfs/core"
 	"sandfs/core/grep"
 	"sandfs/internal/size"
+	"sandfs/rest/httpkit"
 )
 
 // AIO content search (api.md §4 grep row; the AIO spec "Search"; the 1.x
@@ -79,14 +80,14 @@ func (s *Server) grep(w http.ResponseWriter, r *http.Request, _ httprouter.Param
 	}
 	o, err := grepOptions(req)
 	if err != nil {
-		return withOp("grep", err)
+		return httpkit.WithOp("grep", err)
 	}
 	ctx, skipped := core.WithSkippedNames(r.Context())
 	res, err := grep.Run(ctx, s.sandboxOf(ctx), *req.Path, o)
 	if err != nil {
-		return withOp("grep", err)
+		return httpkit.WithOp("grep", err)
 	}
-	noteSkipped(w, skipped)
+	httpkit.NoteSkipped(w, skipped)
 	p, _ := s.agentFS(ctx).Clean(*req.Path)
 	out := grepResult{Path: p, Pattern: o.Pattern, Matches: make([]grepMatch, len(res.Matches)),
 		MatchCount: len(res.Matches), FilesSearched: res.FilesSearched, FilesMatched: res.FilesMatched, Truncated: res.Truncated}
@@ -117,10 +118,10 @@ func nonNil(s []string) []string {
 func grepOptions(req grepRequest) (grep.Options, error) {
 	var o grep.Options
 	if req.Path == nil {
-		return o, invalidField("body.path", "missing", "Field required")
+		return o, httpkit.InvalidField("body.path", "missing", "Field required")
 	}
 	if req.Pattern == nil {
-		return o, invalidField("body.pattern", "missing", "Field required")
+		return o, httpkit.InvalidField("body.pattern", "missing", "Field required")
 	}
 	o.Pattern = *req.Pattern
 	o.Include = req.Include
@@ -152,10 +153,10 @@ func grepOptions(req grepRequest) (grep.Options, error) {
 			continue
 		}
 		if *b.v < b.lo {
-			return o, invalidField("body."+b.name, "greater_than_equal", "Input should be greater than or equal to %d", b.lo)
+			return o, httpkit.InvalidField("body."+b.name, "greater_than_equal", "Input should be greater than or equal to %d", b.lo)
 		}
 		if b.hi >= 0 && *b.v > b.hi {
-			return o, invalidField("body."+b.name, "less_than_equal", "Input should be less than or equal to %d", b.hi)
+			return o, httpkit.InvalidField("body."+b.name, "less_than_equal", "Input should be less than or equal to %d", b.hi)
 		}
 		*b.dst = *b.v
 	}
@@ -167,13 +168,13 @@ func grepOptions(req grepRequest) (grep.Options, error) {
 		case json.Unmarshal(req.MaxFileSize, &str) == nil:
 			n, ok := parseSize(str)
 			if !ok {
-				return o, invalidRequest("max_file_size %q is not a size (a number of bytes with an optional K, M or G suffix, as rg --max-filesize)", str)
+				return o, httpkit.InvalidRequest("max_file_size %q is not a size (a number of bytes with an optional K, M or G suffix, as rg --max-filesize)", str)
 			}
 			o.MaxFileSize = n
 		case json.Unmarshal(req.MaxFileSize, &num) == nil && num > 0:
 			o.MaxFileSize = num
 		default:
-			return o, invalidField("body.max_file_size", "string_type", "Input should be a valid string")
+			return o, httpkit.InvalidField("body.max_file_size", "string_type", "Input should be a valid string")
 		}
 	}
 	return o, nil
@@ -200,15 +201,15 @@ func (s *Server) searchInFile(w http.ResponseWriter, r *http.Request, _ httprout
 		return err
 	}
 	if req.File == nil {
-		return invalidField("body.file", "missing", "Field required")
+		return httpkit.InvalidField("body.file", "missing", "Field required")
 	}
 	if req.Regex == nil {
-		return invalidField("body.regex", "missing", "Field required")
+		return httpkit.InvalidField("body.regex", "missing", "Field required")
 	}
 	o := grep.Options{Pattern: *req.Regex, MaxResults: 10_000, MaxFileSize: 16 << 20, Exclude: []string{}, OneFile: true}
 	res, err := grep.Run(r.Context(), s.sandboxOf(r.Context()), *req.File, o)
 	if err != nil {
-		return withOp("search", err)
+		return httpkit.WithOp("search", err)
 	}
 	p, _ := s.agentFS(r.Context()).Clean(*req.File)
 	out := searchResult{File: p, Matches: make([]string, len(res.Matches)), LineNumbers: make([]int, len(res.Matches))}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"reflect"
+	"sandfs/rest/httpkit"
 	"strconv"
 	"strings"
 )
@@ -22,15 +23,15 @@ import (
 // laxMaxFixes bounds the fields one body may have coerced.
 const laxMaxFixes = 32
 
-// decodeLax is decodeBody for the /v1/file routes: the body is read (up
+// decodeLax is httpkit.DecodeBody for the /v1/file routes: the body is read (up
 // to limit), decoded, and each top-level field of the wrong type that lax
 // mode converts is converted and the body decoded again.
 func decodeLax(w http.ResponseWriter, r *http.Request, limit int64, v any, emptyOK bool) error {
-	if err := requireJSON(r); err != nil {
+	if err := httpkit.RequireJSON(r); err != nil {
 		return err
 	}
 	if r.ContentLength > limit {
-		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, limit)
+		return httpkit.TooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, limit)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
@@ -38,12 +39,12 @@ func decodeLax(w http.ResponseWriter, r *http.Request, limit int64, v any, empty
 	}
 	for fixes := 0; ; fixes++ {
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		err := decodeBody(w, r, limit, v, emptyOK)
-		var jf *jsonFailure
-		if !errors.As(err, &jf) || jf.what != jsonFieldType || jf.field == "" || strings.Contains(jf.field, ".") || fixes == laxMaxFixes {
+		err := httpkit.DecodeBody(w, r, limit, v, emptyOK)
+		var jf *httpkit.JSONFailure
+		if !errors.As(err, &jf) || jf.What != httpkit.JSONFieldType || jf.Field == "" || strings.Contains(jf.Field, ".") || fixes == laxMaxFixes {
 			return err
 		}
-		fixed, ok := laxField(body, jf.field, jf.typ)
+		fixed, ok := laxField(body, jf.Field, jf.Type)
 		if !ok {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/pathmatch"
+	"sandfs/rest/httpkit"
 )
 
 // The AIO listing routes: list, name search (v2 search, v1 find) and
@@ -39,11 +40,11 @@ func (s *Server) listV2(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		def  bool
 	}{{"recursive", &o.recursive, false}, {"show_hidden", &o.hidden, true}, {"include_size", &o.size, true},
 		{"include_permissions", &o.perms, false}, {"sort_desc", &o.desc, false}} {
-		if *b.dst, err = boolQuery(q, b.name, b.def, aioDialect); err != nil {
+		if *b.dst, err = httpkit.BoolQuery(q, b.name, b.def, httpkit.AIODialect); err != nil {
 			return err
 		}
 	}
-	md, err := intQuery[int](q, "max_depth", aioDialect)
+	md, err := httpkit.IntQuery[int](q, "max_depth", httpkit.AIODialect)
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p string, o listOp
 	lim := s.files().limits
 	less, err := listOrder(o.sortBy)
 	if err != nil {
-		return withOp("list", err)
+		return httpkit.WithOp("list", err)
 	}
 	wo := core.WalkOptions{MaxDepth: 1, NoHidden: !o.hidden}
 	if o.recursive {
@@ -114,7 +115,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p string, o listOp
 			le.Extension = &ext
 		}
 		if o.perms {
-			ps := modeString(e.Mode)
+			ps := httpkit.ModeString(e.Mode)
 			le.Permissions = &ps
 		}
 		res.Files = append(res.Files, le)
@@ -202,7 +203,7 @@ func listOrder(by string) (func(a, b listEntry) bool, error) {
 			return a.Path < b.Path
 		}, nil
 	}
-	return nil, invalidRequest("sort_by must be one of name, size, modified, type; got %q", by)
+	return nil, httpkit.InvalidRequest("sort_by must be one of name, size, modified, type; got %q", by)
 }
 
 // searchV2: GET /v2/fs/search?path&pattern.
@@ -211,7 +212,7 @@ func (s *Server) searchV2(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	if err != nil {
 		return err
 	}
-	pattern, err := requiredQuery(q, "pattern", aioDialect)
+	pattern, err := httpkit.RequiredQuery(q, "pattern", httpkit.AIODialect)
 	if err != nil {
 		return err
 	}
@@ -248,9 +249,9 @@ func compileGlobAs(field, pattern, typed string) (*core.Glob, error) {
 			if pe.Pattern == pattern { // whole, not cut for length
 				pe.Pattern = typed
 			}
-			return nil, invalidRequest("%s: %v", field, err)
+			return nil, httpkit.InvalidRequest("%s: %v", field, err)
 		}
-		return nil, invalidRequest("%s: bad glob pattern %q", field, typed)
+		return nil, httpkit.InvalidRequest("%s: bad glob pattern %q", field, typed)
 	}
 	return g, nil
 }
@@ -268,7 +269,7 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, p, pattern string)
 	}
 	g, err := compileGlobAs("pattern", pat, pattern)
 	if err != nil {
-		return withOp("find", err)
+		return httpkit.WithOp("find", err)
 	}
 	res := findResult{Files: []string{}}
 	res.Path, res.Truncated, err = s.walkListing(w, r, "find", p, core.WalkOptions{MaxDepth: g.MaxDepth()}, s.files().limits.Search,
@@ -301,27 +302,27 @@ func (s *Server) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if req.MaxResults != nil {
 		switch m := *req.MaxResults; {
 		case m < 1:
-			return invalidField("body.max_results", "greater_than_equal", "Input should be greater than or equal to 1")
+			return httpkit.InvalidField("body.max_results", "greater_than_equal", "Input should be greater than or equal to 1")
 		case m > lim.GlobMax:
-			return invalidField("body.max_results", "less_than_equal", "Input should be less than or equal to %d", lim.GlobMax)
+			return httpkit.InvalidField("body.max_results", "less_than_equal", "Input should be less than or equal to %d", lim.GlobMax)
 		default:
 			maxRes = m
 		}
 	}
 	g, err := compileGlob("pattern", *req.Pattern)
 	if err != nil {
-		return withOp("glob", err)
+		return httpkit.WithOp("glob", err)
 	}
 	for _, ex := range req.Exclude {
 		if err := core.CheckGlob(strings.Trim(ex, "/")); err != nil {
-			return withOp("glob", invalidRequest("exclude: %v", err))
+			return httpkit.WithOp("glob", httpkit.InvalidRequest("exclude: %v", err))
 		}
 	}
 	sortBy := strOr(req.SortBy, "path")
 	switch sortBy {
 	case "path", "name", "size", "modified":
 	default:
-		return withOp("glob", invalidRequest("sort_by must be one of path, name, size, modified; got %q", sortBy))
+		return httpkit.WithOp("glob", httpkit.InvalidRequest("sort_by must be one of path, name, size, modified; got %q", sortBy))
 	}
 	filesOnly, meta := boolOr(req.FilesOnly, true), boolOr(req.IncludeMetadata, true)
 	res := globResult{Pattern: *req.Pattern, Files: []globEntry{}}
@@ -375,10 +376,10 @@ func (s *Server) walkListing(w http.ResponseWriter, r *http.Request, op, p strin
 	fsys := s.fileFS(r.Context())
 	info, err := fsys.Stat(r.Context(), p)
 	if err != nil {
-		return "", false, withOp(op, err)
+		return "", false, httpkit.WithOp(op, err)
 	}
 	if !info.IsDir() {
-		return "", false, withOp(op, &fs.PathError{Op: op, Path: info.Path, Err: errnoNotDir})
+		return "", false, httpkit.WithOp(op, &fs.PathError{Op: op, Path: info.Path, Err: errnoNotDir})
 	}
 	visit, visited, added := s.files().limits.Visit, 0, 0
 	ctx, skipped := core.WithSkippedNames(r.Context())
@@ -399,8 +400,8 @@ func (s *Server) walkListing(w http.ResponseWriter, r *http.Request, op, p strin
 		return nil
 	})
 	if err != nil {
-		return "", false, withOp(op, err)
+		return "", false, httpkit.WithOp(op, err)
 	}
-	noteSkipped(w, skipped)
+	httpkit.NoteSkipped(w, skipped)
 	return info.Path, truncated, nil
 }

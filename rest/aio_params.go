@@ -4,16 +4,17 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"sandfs/rest/httpkit"
 	"strings"
 )
 
 // The AIO family's request helpers: required body fields, aliases,
 // defaults, the owner of what a request creates. The query helpers are
-// params.go's, in aioDialect.
+// params.go's, in httpkit.AIODialect.
 
 // missing is the 422 of a required body field that is absent.
 func missing(field string) error {
-	return invalidField("body."+field, "missing", "Field required")
+	return httpkit.InvalidField("body."+field, "missing", "Field required")
 }
 
 // pick returns the first non-nil of the given fields (a field and its
@@ -44,11 +45,11 @@ func strOr(p *string, def string) string {
 // aioPathQuery is the start of a v2 route that reads its query: the query
 // and its required parameter path.
 func aioPathQuery(r *http.Request) (url.Values, string, error) {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return nil, "", err
 	}
-	p, err := requiredQuery(q, "path", aioDialect)
+	p, err := httpkit.RequiredQuery(q, "path", httpkit.AIODialect)
 	return q, p, err
 }
 
@@ -70,7 +71,7 @@ func (s *Server) pathBody(w http.ResponseWriter, r *http.Request) (pathRequest, 
 // body's user field) on the request's context (aio_user.go); an owner that
 // cannot be resolved is a failure of the operation op.
 func ownerCtx(r *http.Request, op string, bodyUser *string) (context.Context, error) {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +81,7 @@ func ownerCtx(r *http.Request, op string, bodyUser *string) (context.Context, er
 	}
 	ctx, err := withOwner(r.Context(), u)
 	if err != nil {
-		return nil, withOp(op, err)
+		return nil, httpkit.WithOp(op, err)
 	}
 	return ctx, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // The AIO text routes: read, write and stat.
@@ -24,17 +25,17 @@ func (s *Server) readV2(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err != nil {
 		return err
 	}
-	start, err := intQuery[int](q, "start_line", aioDialect)
+	start, err := httpkit.IntQuery[int](q, "start_line", httpkit.AIODialect)
 	if err != nil {
 		return err
 	}
-	end, err := intQuery[int](q, "end_line", aioDialect)
+	end, err := httpkit.IntQuery[int](q, "end_line", httpkit.AIODialect)
 	if err != nil {
 		return err
 	}
 	res, err := s.readText(r.Context(), p, start, end)
 	if err != nil {
-		return withOp("read", err)
+		return httpkit.WithOp("read", err)
 	}
 	return writeAIO(w, res)
 }
@@ -51,7 +52,7 @@ func (s *Server) readV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	}
 	res, err := s.readText(r.Context(), *p, req.StartLine, req.EndLine)
 	if err != nil {
-		return withOp("read", err)
+		return httpkit.WithOp("read", err)
 	}
 	return writeAIO(w, res)
 }
@@ -84,8 +85,8 @@ func (s *Server) readWhole(ctx context.Context, p string) (string, string, error
 	}
 	defer f.Close()
 	tooLarge := func(size int64) error {
-		return &fileError{kind: kindTooLarge, status: http.StatusRequestEntityTooLarge, op: "read", path: info.Path,
-			msg: fmt.Sprintf("file %s is %d bytes, over the %d-byte buffered text limit; download streams it instead", info.Path, size, limit)}
+		return &httpkit.FileError{Kind: httpkit.KindTooLarge, Status: http.StatusRequestEntityTooLarge, Op: "read", Path: info.Path,
+			Msg: fmt.Sprintf("file %s is %d bytes, over the %d-byte buffered text limit; download streams it instead", info.Path, size, limit)}
 	}
 	if info.Size > limit {
 		return "", "", tooLarge(info.Size)
@@ -106,8 +107,8 @@ func (s *Server) readWhole(ctx context.Context, p string) (string, string, error
 			}
 			off += n
 		}
-		return "", "", &fileError{kind: kindDecode, status: http.StatusUnprocessableEntity, op: "read", path: info.Path,
-			msg: fmt.Sprintf("file %s is not UTF-8 text (invalid byte at offset %d); download reads bytes", info.Path, off)}
+		return "", "", &httpkit.FileError{Kind: httpkit.KindDecode, Status: http.StatusUnprocessableEntity, Op: "read", Path: info.Path,
+			Msg: fmt.Sprintf("file %s is not UTF-8 text (invalid byte at offset %d); download reads bytes", info.Path, off)}
 	}
 	return info.Path, string(b), nil
 }
@@ -166,15 +167,15 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ httprouter.
 	}
 	data, err := encodeContent(req)
 	if err != nil {
-		return withOp("write", err)
+		return httpkit.WithOp("write", err)
 	}
 	ctx, err := ownerCtx(r, "write", req.User)
 	if err != nil {
 		return err
 	}
-	pre, err := precondition(r, req.ExpectedETag, "expected_etag")
+	pre, err := httpkit.ReadPrecondition(r, req.ExpectedETag, "expected_etag")
 	if err != nil {
-		return withOp("write", err)
+		return httpkit.WithOp("write", err)
 	}
 	fsys := s.fileFS(ctx)
 	var n int64
@@ -188,13 +189,13 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ httprouter.
 			Append: boolOr(req.Append, false), Pre: pre, ETag: &etag})
 	}
 	if err != nil {
-		return withOp("write", err)
+		return httpkit.WithOp("write", err)
 	}
 	ap, err := fsys.Clean(*p)
 	if err != nil {
-		return withOp("write", err)
+		return httpkit.WithOp("write", err)
 	}
-	setETag(w, etag)
+	httpkit.SetETag(w, etag)
 	return writeAIO(w, fileWriteResult{File: ap, BytesWritten: n})
 }
 
@@ -225,20 +226,20 @@ func encodeContent(req fileWriteRequest) ([]byte, error) {
 			if b2, err2 := base64.RawStdEncoding.DecodeString(compact); err2 == nil {
 				return b2, nil
 			}
-			return nil, invalidRequest("content is not valid base64: %v", err)
+			return nil, httpkit.InvalidRequest("content is not valid base64: %v", err)
 		}
 		return b, nil
 	case "raw":
 		b := make([]byte, 0, len(c))
 		for i, r := range c {
 			if r > 0xFF {
-				return nil, invalidRequest("raw content holds %q at byte offset %d: raw writes one byte per character, U+0000 to U+00FF", r, i)
+				return nil, httpkit.InvalidRequest("raw content holds %q at byte offset %d: raw writes one byte per character, U+0000 to U+00FF", r, i)
 			}
 			b = append(b, byte(r))
 		}
 		return b, nil
 	default:
-		return nil, invalidField("body.encoding", "enum", "Input should be 'utf-8', 'base64' or 'raw', got %q", enc)
+		return nil, httpkit.InvalidField("body.encoding", "enum", "Input should be 'utf-8', 'base64' or 'raw', got %q", enc)
 	}
 }
 
@@ -248,7 +249,7 @@ func (s *Server) statV2(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err != nil {
 		return err
 	}
-	follow, err := boolQuery(q, "follow_symlinks", true, aioDialect)
+	follow, err := httpkit.BoolQuery(q, "follow_symlinks", true, httpkit.AIODialect)
 	if err != nil {
 		return err
 	}
@@ -268,19 +269,19 @@ func (s *Server) stat(w http.ResponseWriter, r *http.Request, p string, follow b
 	fsys := s.fileFS(r.Context())
 	li, err := fsys.Lstat(r.Context(), p)
 	if err != nil {
-		return withOp("stat", err)
+		return httpkit.WithOp("stat", err)
 	}
 	info := li
 	if follow && li.IsSymlink() {
 		if info, err = fsys.Stat(r.Context(), p); err != nil {
-			return withOp("stat", err)
+			return httpkit.WithOp("stat", err)
 		}
 		info.Path = li.Path
 	}
 	return writeAIO(w, statResult{
 		Path:         li.Path,
 		Size:         info.Size,
-		Permissions:  modeString(info.Mode),
+		Permissions:  httpkit.ModeString(info.Mode),
 		IsDirectory:  info.IsDir(),
 		IsSymlink:    li.IsSymlink(),
 		ModifiedTime: rfc3339(info.ModTime),

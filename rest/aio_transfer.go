@@ -19,6 +19,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/tar"
+	"sandfs/rest/httpkit"
 )
 
 // AIO transfer (api.md §4 upload, download and tree rows; the AIO spec
@@ -72,13 +73,13 @@ const (
 // query either) is spooled first (aio_upload_spool.go), and uploaded once
 // the form has been read.
 func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return withOp("upload", unsupportedMedia("want a multipart/form-data body with a boundary and a \"file\" part, got %q", r.Header.Get("Content-Type")))
+		return httpkit.WithOp("upload", httpkit.UnsupportedMedia("want a multipart/form-data body with a boundary and a \"file\" part, got %q", r.Header.Get("Content-Type")))
 	}
 	// One 1 MiB buffer under the parser (multipart.NewReader keeps a
 	// bufio.Reader this large as it is): the part scans for its boundary a
@@ -92,7 +93,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 			break
 		}
 		if err != nil {
-			return withOp("upload", &bodyError{err})
+			return httpkit.WithOp("upload", &httpkit.BodyError{Err: err})
 		}
 		err = s.uploadPart(w, r, &f, part)
 		part.Close()
@@ -106,7 +107,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		}
 	}
 	if f.res == nil {
-		return invalidField("body.file", "missing", "Field required")
+		return httpkit.InvalidField("body.file", "missing", "Field required")
 	}
 	return writeAIO(w, f.res)
 }
@@ -133,14 +134,14 @@ func (s *Server) uploadPart(w http.ResponseWriter, r *http.Request, f *uploadFor
 	case "path", "user", "expected_etag":
 		b, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
 		if err != nil {
-			return withOp("upload", &bodyError{err})
+			return httpkit.WithOp("upload", &httpkit.BodyError{Err: err})
 		}
 		if len(b) > maxFormField {
-			return tooLarge("form field %q is larger than %d bytes", part.FormName(), maxFormField)
+			return httpkit.TooLarge("form field %q is larger than %d bytes", part.FormName(), maxFormField)
 		}
 		if f.res != nil {
 			// The file streamed already, to the path the query named.
-			return invalidField("body."+part.FormName(), "value_error", "Field %q must come before the \"file\" part when the query names the path", part.FormName())
+			return httpkit.InvalidField("body."+part.FormName(), "value_error", "Field %q must come before the \"file\" part when the query names the path", part.FormName())
 		}
 		switch v := string(b); part.FormName() {
 		case "path":
@@ -152,13 +153,13 @@ func (s *Server) uploadPart(w http.ResponseWriter, r *http.Request, f *uploadFor
 		}
 	case "file":
 		if f.res != nil || f.spool != nil {
-			return invalidField("body.file", "value_error", "Only one \"file\" part is allowed")
+			return httpkit.InvalidField("body.file", "value_error", "Only one \"file\" part is allowed")
 		}
 		f.filename = part.FileName()
 		if !f.targetSet {
 			sp, err := spoolPart(part, s.limits.MaxTarBody)
 			if err != nil {
-				return withOp("upload", err)
+				return httpkit.WithOp("upload", err)
 			}
 			f.spool = sp
 			return nil
@@ -174,25 +175,25 @@ func (s *Server) uploadPart(w http.ResponseWriter, r *http.Request, f *uploadFor
 func (s *Server) uploadFrom(w http.ResponseWriter, r *http.Request, f *uploadForm, src io.Reader) error {
 	dest, err := s.uploadTarget(r.Context(), f.target, f.filename)
 	if err == nil && !utf8.ValidString(dest) {
-		err = errNotUTF8 // names.go
+		err = httpkit.ErrNotUTF8 // names.go
 	}
 	if err != nil {
-		return withOp("upload", err)
+		return httpkit.WithOp("upload", err)
 	}
 	ctx, err := withOwner(r.Context(), f.user)
 	if err != nil {
-		return withOp("upload", err)
+		return httpkit.WithOp("upload", err)
 	}
 	o := core.UploadOptions{ETag: new(string)}
-	if o.Pre, err = precondition(r, f.expected, "expected_etag"); err != nil {
-		return withOp("upload", err)
+	if o.Pre, err = httpkit.ReadPrecondition(r, f.expected, "expected_etag"); err != nil {
+		return httpkit.WithOp("upload", err)
 	}
 	body := &bodyReader{r: src}
 	ap, n, err := s.transferFS(ctx).Upload(ctx, dest, body, o)
 	if err != nil {
-		return withOp("upload", body.blame(err))
+		return httpkit.WithOp("upload", body.blame(err))
 	}
-	setETag(w, *o.ETag)
+	httpkit.SetETag(w, *o.ETag)
 	f.res = &uploadResult{FilePath: ap, FileSize: n, Success: true}
 	return nil
 }
@@ -202,7 +203,7 @@ func (s *Server) uploadTarget(ctx context.Context, target, filename string) (str
 	base := path.Base(strings.ReplaceAll(filename, "\\", "/"))
 	named := func(dir string) (string, error) {
 		if base == "" || base == "." || base == ".." || base == "/" {
-			return "", invalidRequest("the upload names no file (no path, and the file part has no filename)")
+			return "", httpkit.InvalidRequest("the upload names no file (no path, and the file part has no filename)")
 		}
 		return s.agentFS(ctx).Clean(path.Join(dir, base))
 	}
@@ -223,7 +224,7 @@ func (s *Server) uploadTarget(ctx context.Context, target, filename string) (str
 }
 
 // errFileChanged is change_policy=abort's 409.
-var errFileChanged = &requestError{kindFileChanged, http.StatusConflict, "the file changed since the ETag given in If-Match"}
+var errFileChanged = &httpkit.RequestError{Kind: httpkit.KindFileChanged, Status: http.StatusConflict, Msg: "the file changed since the ETag given in If-Match"}
 
 // download: GET/HEAD /v2/fs/download, GET /v1/file/download
 // ?path&change_policy — the bytes, streamed: with change_policy=ignore (the
@@ -233,12 +234,12 @@ var errFileChanged = &requestError{kindFileChanged, http.StatusConflict, "the fi
 // headers (If-None-Match 304; If-Match 412 under ignore). Failures use the
 // v2 statuses on both versions (a missing file is 404 even on v1).
 func (s *Server) download(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
 	if _, ok := q["path"]; !ok {
-		return invalidField("query.path", "missing", "Field required")
+		return httpkit.InvalidField("query.path", "missing", "Field required")
 	}
 	policy := q.Get("change_policy")
 	switch policy {
@@ -246,12 +247,12 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, _ httprouter.P
 		policy = "ignore"
 	case "ignore", "abort":
 	default:
-		return invalidField("query.change_policy", "enum", "Input should be 'ignore' or 'abort'")
+		return httpkit.InvalidField("query.change_policy", "enum", "Input should be 'ignore' or 'abort'")
 	}
 	fs := s.transferFS(r.Context())
 	f, info, err := fs.OpenFile(r.Context(), q.Get("path"))
 	if err != nil {
-		return withOp("download", err)
+		return httpkit.WithOp("download", err)
 	}
 	defer f.Close()
 	etag := core.ETag(info)
@@ -260,20 +261,20 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": info.Name}))
 	if policy == "ignore" {
-		return downloadRefused(h, serveContent(w, r, info.ModTime, f))
+		return downloadRefused(h, httpkit.ServeContent(w, r, info.ModTime, f))
 	}
-	if im := r.Header.Get("If-Match"); im != "" && !(core.Precondition{IfMatch: etagList(im)}).Holds(etag) {
+	if im := r.Header.Get("If-Match"); im != "" && !(core.Precondition{IfMatch: httpkit.ETagList(im)}).Holds(etag) {
 		h.Del("ETag")
 		h.Del("Content-Disposition")
-		return withOp("download", errFileChanged)
+		return httpkit.WithOp("download", errFileChanged)
 	}
 	pf := &pinnedFile{f: f, pinned: info, recheck: func() (core.Info, error) { return fs.Stat(r.Context(), info.Path) }}
 	if pf.changed() {
 		h.Del("ETag")
 		h.Del("Content-Disposition")
-		return withOp("download", errFileChanged)
+		return httpkit.WithOp("download", errFileChanged)
 	}
-	err = serveContent(w, r, info.ModTime, pf)
+	err = httpkit.ServeContent(w, r, info.ModTime, pf)
 	if pf.cut {
 		// Too late for a status: cut the connection so the client sees a
 		// short body, never a whole-looking mix of two versions.
@@ -287,7 +288,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, _ httprouter.P
 func downloadRefused(h http.Header, err error) error {
 	if err != nil {
 		h.Del("Content-Disposition")
-		return withOp("download", err)
+		return httpkit.WithOp("download", err)
 	}
 	return nil
 }
@@ -347,20 +348,20 @@ func (p *pinnedFile) Seek(off int64, whence int) (int64, error) { return p.f.See
 // stream (tar.Write), streamed as it is walked. A failure after the
 // first byte cuts the connection.
 func (s *Server) treeGet(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
 	if _, ok := q["path"]; !ok {
-		return invalidField("query.path", "missing", "Field required")
+		return httpkit.InvalidField("query.path", "missing", "Field required")
 	}
 	fs := s.transferFS(r.Context())
 	info, err := fs.Stat(r.Context(), q.Get("path"))
 	if err != nil {
-		return withOp("tree", err)
+		return httpkit.WithOp("tree", err)
 	}
 	if !info.IsDir() {
-		return withOp("tree", &os.PathError{Op: tar.OpTar, Path: info.Path, Err: unix.ENOTDIR})
+		return httpkit.WithOp("tree", &os.PathError{Op: tar.OpTar, Path: info.Path, Err: unix.ENOTDIR})
 	}
 	cw := &startWriter{w: w, start: func() {
 		h := w.Header()
@@ -374,7 +375,7 @@ func (s *Server) treeGet(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	}}
 	if err := tar.Write(r.Context(), s.sandboxOf(r.Context()), info.Path, cw); err != nil {
 		if !cw.started {
-			return withOp("tree", err)
+			return httpkit.WithOp("tree", err)
 		}
 		panic(http.ErrAbortHandler)
 	}
@@ -404,17 +405,17 @@ func (c *startWriter) Write(b []byte) (int, error) {
 // (409). Content-Type must be application/x-tar, application/octet-stream
 // or absent (415 otherwise); bodies over the tar limit are 413.
 func (s *Server) treePut(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
 	if _, ok := q["path"]; !ok {
-		return invalidField("query.path", "missing", "Field required")
+		return httpkit.InvalidField("query.path", "missing", "Field required")
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, _ := mime.ParseMediaType(ct)
 		if mt != "application/x-tar" && mt != "application/octet-stream" {
-			return withOp("tree", unsupportedMedia("content-type must be application/x-tar, got %q", ct))
+			return httpkit.WithOp("tree", httpkit.UnsupportedMedia("content-type must be application/x-tar, got %q", ct))
 		}
 	}
 	mode := q.Get("mode")
@@ -425,19 +426,19 @@ func (s *Server) treePut(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	case "rename":
 		tm = tar.Rename
 	default:
-		return invalidField("query.mode", "enum", "Input should be 'rename' or 'merge'")
+		return httpkit.InvalidField("query.mode", "enum", "Input should be 'rename' or 'merge'")
 	}
 	if r.ContentLength > s.limits.MaxTarBody {
-		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.limits.MaxTarBody)
+		return httpkit.TooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.limits.MaxTarBody)
 	}
 	ctx, err := withOwner(r.Context(), q.Get("user"))
 	if err != nil {
-		return withOp("tree", err)
+		return httpkit.WithOp("tree", err)
 	}
 	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
 	res, err := tar.Extract(ctx, s.sandboxOf(ctx), q.Get("path"), body, tar.Options{Mode: tm, MaxPaths: 1})
 	if err != nil {
-		return withOp("tree", body.blame(err))
+		return httpkit.WithOp("tree", body.blame(err))
 	}
 	p, _ := s.agentFS(ctx).Clean(q.Get("path"))
 	return writeAIO(w, treeResult{Path: p, Entries: res.Entries, Mode: mode})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sandfs/rest/httpkit"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,7 +34,7 @@ func spoolPart(r io.Reader, limit int64) (*spool, error) {
 		return nil, body.blame(err) // a body cut short is the client's; a full disk the daemon's (507)
 	case n > limit:
 		sp.close()
-		return nil, tooLarge("an upload whose file part comes before its path is spooled, and is larger than the limit of %d bytes", limit)
+		return nil, httpkit.TooLarge("an upload whose file part comes before its path is spooled, and is larger than the limit of %d bytes", limit)
 	}
 	if _, err := sp.f.Seek(0, io.SeekStart); err != nil {
 		sp.close()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // Ownership identity (api.md §4, the AIO spec "Ownership identity"): on the AIO
@@ -43,21 +44,21 @@ func resolveOwner(name string) (o core.Owner, ok bool, err error) {
 		}
 	}
 	if err != nil || u == nil {
-		return core.Owner{}, false, invalidRequest("no such user: %s", name)
+		return core.Owner{}, false, httpkit.InvalidRequest("no such user: %s", name)
 	}
 	uid, err1 := strconv.Atoi(u.Uid)
 	gid, err2 := strconv.Atoi(u.Gid)
 	if err1 != nil || err2 != nil {
-		return core.Owner{}, false, invalidRequest("no such user: %s", name)
+		return core.Owner{}, false, httpkit.InvalidRequest("no such user: %s", name)
 	}
 	if euid := processEUID(); euid != 0 {
-		return core.Owner{}, false, invalidRequest("cannot run as %s: sandfs is running as uid %d and only root can change identity", name, euid)
+		return core.Owner{}, false, httpkit.InvalidRequest("cannot run as %s: sandfs is running as uid %d and only root can change identity", name, euid)
 	}
 	return core.Owner{Uid: uid, Gid: gid}, true, nil
 }
 
 // withOwner returns ctx carrying the owner named by user (core.WithOwner),
-// or the 400 refusal to return as it is (wrap it withOp for the AIO
+// or the 400 refusal to return as it is (wrap it with httpkit.WithOp for the AIO
 // operation). user "" leaves ctx as it is. Every AIO route that creates
 // files (write, edit create, mkdir, copy, upload, tree) calls it first.
 func withOwner(ctx context.Context, user string) (context.Context, error) {

@@ -9,6 +9,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/internal/testenv"
+	"sandfs/rest/httpkit"
 )
 
 func TestResolveOwner(t *testing.T) {
@@ -29,8 +30,8 @@ func TestResolveOwner(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			o, ok, err := resolveOwner(c.user)
 			if c.wantErr != "" {
-				var re *requestError
-				if !errors.As(err, &re) || re.msg != c.wantErr || re.status != 400 {
+				var re *httpkit.RequestError
+				if !errors.As(err, &re) || re.Msg != c.wantErr || re.Status != 400 {
 					t.Fatalf("got %v, want 400 %q", err, c.wantErr)
 				}
 				return
@@ -45,14 +46,14 @@ func TestResolveOwner(t *testing.T) {
 func TestResolveOwnerNonRoot(t *testing.T) {
 	asUID(t, 501)
 	_, _, err := resolveOwner("root")
-	var re *requestError
+	var re *httpkit.RequestError
 	want := "cannot run as root: sandfs is running as uid 501 and only root can change identity"
-	if !errors.As(err, &re) || re.msg != want || re.status != 400 {
+	if !errors.As(err, &re) || re.Msg != want || re.Status != 400 {
 		t.Fatalf("got %v, want 400 %q", err, want)
 	}
 	// A missing account is told as such even when not root.
 	_, _, err = resolveOwner("no-such-user-sandfs")
-	if !errors.As(err, &re) || re.msg != "no such user: no-such-user-sandfs" {
+	if !errors.As(err, &re) || re.Msg != "no such user: no-such-user-sandfs" {
 		t.Fatalf("got %v, want no such user", err)
 	}
 	ctx, err := withOwner(context.Background(), "")

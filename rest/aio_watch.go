@@ -13,6 +13,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/journal"
+	"sandfs/rest/httpkit"
 )
 
 // The AIO watch routes (api.md §4 watch bullet, §6; the AIO spec "Watch a
@@ -88,21 +89,21 @@ func (s *Server) watchCreate(w http.ResponseWriter, r *http.Request, _ httproute
 	}
 	cfg, err := watchConfig(req)
 	if err != nil {
-		return withOp("watch_create", err)
+		return httpkit.WithOp("watch_create", err)
 	}
 	sb := s.watchFS(r.Context())
 	p, err := sb.Clean(*req.Path)
 	if err != nil {
-		return withOp("watch_create", err)
+		return httpkit.WithOp("watch_create", err)
 	}
 	info, err := sb.Stat(r.Context(), p)
 	if err != nil {
-		return withOp("watch_create", err)
+		return httpkit.WithOp("watch_create", err)
 	}
 	cfg.Path = p
 	wt, in, reused, err := sb.Journal().Watch(cfg)
 	if err != nil {
-		return withOp("watch_create", err)
+		return httpkit.WithOp("watch_create", err)
 	}
 	if !reused {
 		s.watchesOf(r.Context()).setFile(wt.ID, !info.IsDir())
@@ -121,7 +122,7 @@ func (s *Server) watchCreate(w http.ResponseWriter, r *http.Request, _ httproute
 // it into a journal config without its path.
 func watchConfig(req watchCreateRequest) (journal.Config, error) {
 	if req.Path == nil {
-		return journal.Config{}, invalidField("body.path", "missing", "Field required")
+		return journal.Config{}, httpkit.InvalidField("body.path", "missing", "Field required")
 	}
 	cfg := journal.Config{Recursive: true, Debounce: watchDebounceDefault * time.Millisecond}
 	if req.Recursive != nil {
@@ -129,7 +130,7 @@ func watchConfig(req watchCreateRequest) (journal.Config, error) {
 	}
 	if d := req.Debounce; d != nil {
 		if *d < watchDebounceMin || *d > watchDebounceMax {
-			return cfg, invalidRequest("debounce must be between %d and %d ms, got %d", watchDebounceMin, watchDebounceMax, *d)
+			return cfg, httpkit.InvalidRequest("debounce must be between %d and %d ms, got %d", watchDebounceMin, watchDebounceMax, *d)
 		}
 		cfg.Debounce = time.Duration(*d) * time.Millisecond
 	}
@@ -142,7 +143,7 @@ func watchConfig(req watchCreateRequest) (journal.Config, error) {
 	}{{"exclude", cfg.Exclude}, {"include_patterns", req.IncludePatterns}} {
 		for _, p := range list.pats {
 			if err := core.CheckGlob(strings.Trim(p, "/")); err != nil {
-				return cfg, invalidRequest("%s: %v", list.name, err)
+				return cfg, httpkit.InvalidRequest("%s: %v", list.name, err)
 			}
 		}
 	}
@@ -186,7 +187,7 @@ func (s *Server) watchList(w http.ResponseWriter, r *http.Request, _ httprouter.
 // watchPollV2: GET /v2/watch/{id}/poll?cursor&limit&timeout — long-poll;
 // with Accept: text/event-stream, the SSE stream instead.
 func (s *Server) watchPollV2(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
@@ -195,7 +196,7 @@ func (s *Server) watchPollV2(w http.ResponseWriter, r *http.Request, ps httprout
 	}
 	var pr watchPollRequest
 	for name, dst := range map[string]**int64{"cursor": &pr.Cursor, "limit": &pr.Limit, "timeout": &pr.Timeout} {
-		if *dst, err = intQuery[int64](q, name, aioDialect); err != nil {
+		if *dst, err = httpkit.IntQuery[int64](q, name, httpkit.AIODialect); err != nil {
 			return err
 		}
 	}
@@ -215,28 +216,28 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, id string, pr watc
 	cursor, limit, timeout := int64(0), defLimit, int64(0)
 	if pr.Cursor != nil {
 		if cursor = *pr.Cursor; cursor < 0 {
-			return withOp("watch_poll", invalidRequest("cursor must be 0 or more, got %d", cursor))
+			return httpkit.WithOp("watch_poll", httpkit.InvalidRequest("cursor must be 0 or more, got %d", cursor))
 		}
 	}
 	if pr.Limit != nil {
 		if limit = *pr.Limit; limit < 1 || limit > maxLimit {
-			return withOp("watch_poll", invalidRequest("limit must be between 1 and %d, got %d", maxLimit, limit))
+			return httpkit.WithOp("watch_poll", httpkit.InvalidRequest("limit must be between 1 and %d, got %d", maxLimit, limit))
 		}
 	}
 	if pr.Timeout != nil {
 		if timeout = *pr.Timeout; timeout < 0 || timeout > pollTimeoutMax {
-			return withOp("watch_poll", invalidRequest("timeout must be between 0 and %d s, got %d", pollTimeoutMax, timeout))
+			return httpkit.WithOp("watch_poll", httpkit.InvalidRequest("timeout must be between 0 and %d s, got %d", pollTimeoutMax, timeout))
 		}
 	}
 	wt, err := s.watchFS(r.Context()).Journal().Watcher(id)
 	if err != nil {
-		return withOp("watch_poll", unknownWatcher(id, err))
+		return httpkit.WithOp("watch_poll", unknownWatcher(id, err))
 	}
 	ctx, done := s.streamContext(r.Context())
 	defer done()
 	b, err := wt.Poll(ctx, uint64(cursor), int(limit), time.Duration(timeout)*time.Second)
 	if err != nil && (r.Context().Err() != nil || s.endReason(r.Context()) == "") {
-		return withOp("watch_poll", unknownWatcher(id, err))
+		return httpkit.WithOp("watch_poll", unknownWatcher(id, err))
 	} // the daemon stops or the sandbox goes: answer what the poll has, as at its timeout
 	return writeAIO(w, watchBatch{
 		Events:   wireEvents(b.Events, wt.Config().Path, s.watchesOf(r.Context()).isFile(id)),
@@ -252,7 +253,7 @@ func (s *Server) watchStop(w http.ResponseWriter, r *http.Request, ps httprouter
 	id := ps.ByName("id")
 	left, err := s.watchFS(r.Context()).Journal().Release(id)
 	if err != nil {
-		return withOp("watch_stop", unknownWatcher(id, err))
+		return httpkit.WithOp("watch_stop", unknownWatcher(id, err))
 	}
 	status := "active"
 	if left == 0 {
@@ -271,12 +272,12 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return err
 	}
 	if req.Path == nil {
-		return invalidField("body.path", "missing", "Field required")
+		return httpkit.InvalidField("body.path", "missing", "Field required")
 	}
 	timeout := int64(waitTimeoutDefault)
 	if req.Timeout != nil {
 		if timeout = *req.Timeout; timeout < waitTimeoutMin || timeout > waitTimeoutMax {
-			return withOp("watch_wait", invalidRequest("timeout must be between %d and %d s, got %d", waitTimeoutMin, waitTimeoutMax, timeout))
+			return httpkit.WithOp("watch_wait", httpkit.InvalidRequest("timeout must be between %d and %d s, got %d", waitTimeoutMin, waitTimeoutMax, timeout))
 		}
 	}
 	types := map[journal.Type]bool{}
@@ -285,14 +286,14 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 		case journal.Create, journal.Write, journal.Remove, journal.Rename, journal.Chmod:
 			types[typ] = true
 		default:
-			return invalidField(fmt.Sprintf("body.event_types.%d", i), "enum",
+			return httpkit.InvalidField(fmt.Sprintf("body.event_types.%d", i), "enum",
 				"Input should be 'create', 'write', 'remove', 'rename' or 'chmod', got %q", t)
 		}
 	}
 	sb := s.watchFS(r.Context())
 	p, err := sb.Clean(*req.Path)
 	if err != nil {
-		return withOp("watch_wait", err)
+		return httpkit.WithOp("watch_wait", err)
 	}
 	sub := sb.Journal().Subscribe(func(e journal.Event) bool {
 		return (e.Path == p || e.OldPath == p) && (len(types) == 0 || types[e.Type])
@@ -306,12 +307,10 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 	case e := <-sub.C:
 		return writeAIO(w, wireEvent(e, p, true))
 	case <-t.C:
-		return withOp("watch_wait", &requestError{kindTimeout, http.StatusServiceUnavailable,
-			fmt.Sprintf("no matching event on %s within %d s", p, timeout)})
+		return httpkit.WithOp("watch_wait", &httpkit.RequestError{Kind: httpkit.KindTimeout, Status: http.StatusServiceUnavailable, Msg: fmt.Sprintf("no matching event on %s within %d s", p, timeout)})
 	case <-ctx.Done():
 		if r.Context().Err() == nil { // the daemon stops or the sandbox goes (streams.go)
-			return withOp("watch_wait", &requestError{kindTimeout, http.StatusServiceUnavailable,
-				fmt.Sprintf("no matching event on %s: %s", p, s.endReason(r.Context()))})
+			return httpkit.WithOp("watch_wait", &httpkit.RequestError{Kind: httpkit.KindTimeout, Status: http.StatusServiceUnavailable, Msg: fmt.Sprintf("no matching event on %s: %s", p, s.endReason(r.Context()))})
 		}
 		return r.Context().Err()
 	}
@@ -320,7 +319,7 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 // watchEvents: GET /v2/watch/{id}/events, GET /v1/file/watch/{id}/events
 // ?cursor, Last-Event-ID — the SSE stream (aio_watch_sse.go).
 func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}

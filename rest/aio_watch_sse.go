@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"sandfs/rest/httpkit"
 	"strconv"
 	"strings"
 	"time"
@@ -52,14 +53,14 @@ const (
 // unknown watcher, a bad cursor) are returned to be rendered in the family's
 // shape; once it has started it ends quietly.
 func (s *Server) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string, q url.Values) error {
-	n, err := intQuery[int64](q, "cursor", aioDialect)
+	n, err := httpkit.IntQuery[int64](q, "cursor", httpkit.AIODialect)
 	if err != nil {
 		return err
 	}
 	var cursor uint64
 	if n != nil {
 		if *n < 0 {
-			return withOp("watch_events", invalidRequest("cursor must be 0 or more, got %d", *n))
+			return httpkit.WithOp("watch_events", httpkit.InvalidRequest("cursor must be 0 or more, got %d", *n))
 		}
 		cursor = uint64(*n)
 	}
@@ -68,7 +69,7 @@ func (s *Server) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string
 	}
 	wt, err := s.watchFS(r.Context()).Journal().Watcher(id)
 	if err != nil {
-		return withOp("watch_events", unknownWatcher(id, err))
+		return httpkit.WithOp("watch_events", unknownWatcher(id, err))
 	}
 	base, isFile := wt.Config().Path, s.watchesOf(r.Context()).isFile(id)
 

@@ -8,6 +8,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // Extended attributes (api.md §4 xattr row, sandfs's own): values travel
@@ -41,12 +42,12 @@ type xattrResult struct {
 // xattrGet: GET /v2/fs/xattr?path&name — every attribute of the file, or
 // just name (404 when missing).
 func (s *Server) xattrGet(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
 	if _, ok := q["path"]; !ok {
-		return invalidField("query.path", "missing", "Field required")
+		return httpkit.InvalidField("query.path", "missing", "Field required")
 	}
 	return s.writeXattrs(w, r, q.Get("path"), q.Get("name"))
 }
@@ -62,34 +63,34 @@ func (s *Server) xattrSet(w http.ResponseWriter, r *http.Request, _ httprouter.P
 		v    *string
 	}{{"path", req.Path}, {"name", req.Name}, {"value", req.Value}} {
 		if f.v == nil {
-			return invalidField("body."+f.name, "missing", "Field required")
+			return httpkit.InvalidField("body."+f.name, "missing", "Field required")
 		}
 	}
 	val, err := base64.StdEncoding.DecodeString(*req.Value)
 	if err != nil {
-		return withOp("xattr_set", invalidRequest("value is not base64: %v", err))
+		return httpkit.WithOp("xattr_set", httpkit.InvalidRequest("value is not base64: %v", err))
 	}
 	ap, err := s.xattrFS(r.Context()).SetXattr(r.Context(), *req.Path, *req.Name, val)
 	if err != nil {
-		return withOp("xattr_set", err)
+		return httpkit.WithOp("xattr_set", err)
 	}
 	return s.writeXattrs(w, r, ap, "")
 }
 
 // xattrDelete: DELETE /v2/fs/xattr?path&name — remove one attribute.
 func (s *Server) xattrDelete(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
 	for _, k := range []string{"path", "name"} {
 		if _, ok := q[k]; !ok {
-			return invalidField("query."+k, "missing", "Field required")
+			return httpkit.InvalidField("query."+k, "missing", "Field required")
 		}
 	}
 	ap, err := s.xattrFS(r.Context()).RemoveXattr(r.Context(), q.Get("path"), q.Get("name"))
 	if err != nil {
-		return withOp("xattr_delete", err)
+		return httpkit.WithOp("xattr_delete", err)
 	}
 	return s.writeXattrs(w, r, ap, "")
 }
@@ -97,7 +98,7 @@ func (s *Server) xattrDelete(w http.ResponseWriter, r *http.Request, _ httproute
 func (s *Server) writeXattrs(w http.ResponseWriter, r *http.Request, p, name string) error {
 	ap, xs, err := s.xattrFS(r.Context()).Xattrs(r.Context(), p, name)
 	if err != nil {
-		return withOp("xattr_get", err)
+		return httpkit.WithOp("xattr_get", err)
 	}
 	out := xattrResult{Path: ap, Xattrs: make(map[string]string, len(xs))}
 	for k, v := range xs {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
+	"sandfs/rest/httpkit"
 	"strings"
 )
 
@@ -90,14 +91,13 @@ func matches(sums [][sha256.Size]byte, want *[sha256.Size]byte) bool {
 }
 
 // errForbidden is a valid sandbox token on what is not its sandbox's.
-var errForbidden = &requestError{kindPermissionDenied, http.StatusForbidden,
-	"this token opens one sandbox only; the request acts on another, or on the whole daemon"}
+var errForbidden = &httpkit.RequestError{Kind: httpkit.KindPermissionDenied, Status: http.StatusForbidden, Msg: "this token opens one sandbox only; the request acts on another, or on the whole daemon"}
 
 // authorize checks r's token for a route: it answers the sandbox whose
 // token r carries ("" for the daemon's token, or no auth), 401 when r
 // carries no valid token and 403 when its sandbox token does not open the
 // route. named is the sandbox the request names ("" when it names none).
-func (s *Server) authorize(r *http.Request, rt Route, sel selectorKind, named string) (string, error) {
+func (s *Server) authorize(r *http.Request, rt httpkit.Route, sel selectorKind, named string) (string, error) {
 	if !rt.Auth || !s.auth.enabled {
 		return "", nil
 	}
@@ -114,7 +114,7 @@ func (s *Server) authorize(r *http.Request, rt Route, sel selectorKind, named st
 	own := s.reg.sandboxOfToken(sums)
 	switch {
 	case own == "":
-		return "", errUnauthorized
+		return "", httpkit.ErrUnauthorized
 	case named != "" && named != own:
 		return "", errForbidden
 	case sel == selectNone && !sandboxTokenRoute(rt):
@@ -126,7 +126,7 @@ func (s *Server) authorize(r *http.Request, rt Route, sel selectorKind, named st
 // sandboxTokenRoute is a route on no sandbox that a sandbox token may
 // take: the list (which shows it its own sandbox only) and the API's
 // description.
-func sandboxTokenRoute(rt Route) bool {
+func sandboxTokenRoute(rt httpkit.Route) bool {
 	return rt.Method == http.MethodGet &&
 		(rt.Path == "/v1/sandboxes" || rt.Path == "/v1/sprites" || rt.Path == "/openapi.json")
 }

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/url"
+	"sandfs/rest/httpkit"
 	"strings"
 	"testing"
 )
@@ -18,7 +19,7 @@ func TestAuth(t *testing.T) {
 
 	// Requests carry no path and no body: a route that gets past auth
 	// refuses them (400/415) without touching the disk.
-	target := func(rt Route, q url.Values) string {
+	target := func(rt httpkit.Route, q url.Values) string {
 		if len(q) == 0 {
 			return rt.Path
 		}

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/internal/testenv"
+	"sandfs/rest/httpkit"
 )
 
 // sendWholeBodyFirst is a client the way Python's urllib is one: it writes
@@ -186,9 +187,9 @@ func checkRefusal(t *testing.T, c drainCase, got resp) {
 	if err := checkFamilyShape(c.family, got); err != nil {
 		t.Fatalf("shape: %v: %.300s", err, got.Body)
 	}
-	wantKind, wantCode := kindTooLarge, "EFBIG"
+	wantKind, wantCode := httpkit.KindTooLarge, "EFBIG"
 	if c.status == http.StatusInsufficientStorage {
-		wantKind, wantCode = kindNoSpace, "ENOSPC"
+		wantKind, wantCode = httpkit.KindNoSpace, "ENOSPC"
 	}
 	switch c.family {
 	case FamilyAIOv1, FamilyAIOv2:

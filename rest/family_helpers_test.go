@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sandfs/rest/httpkit"
 	"sort"
 	"strings"
 	"testing"
@@ -28,10 +29,10 @@ func checkFamilyShape(family string, r resp) error {
 	switch family {
 	case FamilyAIOv1, FamilyAIOv2:
 		var env struct {
-			Success *bool           `json:"success"`
-			Message string          `json:"message"`
-			Data    json.RawMessage `json:"data"`
-			Errors  []fieldError    `json:"errors"`
+			Success *bool                `json:"success"`
+			Message string               `json:"message"`
+			Data    json.RawMessage      `json:"data"`
+			Errors  []httpkit.FieldError `json:"errors"`
 		}
 		if err := json.Unmarshal(r.Body, &env); err != nil {
 			return fmt.Errorf("not an AIO envelope: %v", err)
@@ -49,7 +50,7 @@ func checkFamilyShape(family string, r resp) error {
 		if err := json.Unmarshal(env.Data, &f); err != nil || f.ErrorType == "" || f.Message == "" {
 			return fmt.Errorf("data: want {error_type, message, …}, got %s", env.Data)
 		}
-		if family == FamilyAIOv1 && r.Status == 200 && f.Errno == nil && f.ErrorType != string(kindDecode) && f.ErrorType != string(kindTooLarge) {
+		if family == FamilyAIOv1 && r.Status == 200 && f.Errno == nil && f.ErrorType != string(httpkit.KindDecode) && f.ErrorType != string(httpkit.KindTooLarge) {
 			return fmt.Errorf("200 success:false without an errno: only filesystem failures answer 200 on /v1/file")
 		}
 	case FamilyNamed:
@@ -146,7 +147,7 @@ func snapshotDiff(before, after map[string]string) string {
 
 // wantGuardRefusal checks a refusal: status, the family's shape, and its
 // kind (AIO error_type, sandbox-agent type, named code).
-func wantGuardRefusal(t *testing.T, family string, r resp, status int, k kind) {
+func wantGuardRefusal(t *testing.T, family string, r resp, status int, k httpkit.Kind) {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // The hot answers (GET /v1/fs/stat; the requests/s figure of make bench)
@@ -106,7 +107,7 @@ func writeStat(w http.ResponseWriter, in core.Info) {
 	bufPool.Put(bp)
 }
 
-// pathQuery is query(r) then requiredQuery(path) for the common request whose
+// pathQuery is httpkit.Query(r) then httpkit.RequiredQuery(path) for the common request whose
 // query is path=VALUE alone: that one is decoded without building a map.
 // Anything else takes the general path, with its errors.
 func pathQuery(r *http.Request) (string, error) {
@@ -116,11 +117,11 @@ func pathQuery(r *http.Request) (string, error) {
 			return p, nil
 		}
 	}
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return "", err
 	}
-	return requiredQuery(q, "path", plainDialect)
+	return httpkit.RequiredQuery(q, "path", httpkit.PlainDialect)
 }
 
 // smallFile is the largest file GET /v1/fs/file answers from one pread

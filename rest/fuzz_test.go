@@ -18,6 +18,7 @@ import (
 
 	"sandfs/api"
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // Fuzz targets of the rest layer. Their seeds (f.Add and
@@ -187,7 +188,7 @@ func FuzzDecoders(f *testing.F) {
 					}
 					continue
 				}
-				k := classify(err)
+				k := httpkit.Classify(err)
 				if k.Status < 400 || k.Status >= 500 || k.Internal {
 					t.Fatalf("%s: body %q: %v classified %d (internal %v)", dt.name, body, err, k.Status, k.Internal)
 				}
@@ -234,7 +235,7 @@ func FuzzEditor(f *testing.F) {
 			res, _, err = s.editReplace(ctx, "/e.txt", old, repl, mode, core.Precondition{})
 		}
 		if err != nil {
-			if k := classify(err); k.Status >= 500 {
+			if k := httpkit.Classify(err); k.Status >= 500 {
 				t.Fatalf("edit failed with %d: %v", k.Status, err)
 			}
 			if got := onDisk(); got != content {

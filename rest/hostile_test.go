@@ -24,6 +24,7 @@ import (
 	"github.com/coder/websocket"
 
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // The hostile-input table. Its cases are generated from the route
@@ -214,7 +215,7 @@ func (s *spec) schemaTypes(v map[string]any) []string {
 	return out
 }
 
-func (s *spec) opSpec(t *testing.T, rt Route) opSpec {
+func (s *spec) opSpec(t *testing.T, rt httpkit.Route) opSpec {
 	t.Helper()
 	op, ok := s.operation(rt)
 	if !ok {
@@ -362,7 +363,7 @@ func wrongValues(types []string, lax bool) map[string]any {
 }
 
 // hostileCases generates the cases of one route.
-func hostileCases(t *testing.T, s *spec, rt Route, o opSpec, ids map[string]string, outside string) []hostileCase {
+func hostileCases(t *testing.T, s *spec, rt httpkit.Route, o opSpec, ids map[string]string, outside string) []hostileCase {
 	var cases []hostileCase
 	pathVals := func(over map[string]string) map[string]string {
 		v := map[string]string{}
@@ -678,7 +679,7 @@ func sparseTar() []byte {
 	return b
 }
 
-func tarCases(rt Route, add func(hostileCase)) {
+func tarCases(rt httpkit.Route, add func(hostileCase)) {
 	q := "?path=" + url.QueryEscape("/up")
 	tgt := rt.Path + q
 	tarHdr := map[string]string{"Content-Type": "application/x-tar"}

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // GET /metrics (api.md §1): Prometheus text. The request path keeps its
@@ -33,7 +34,7 @@ type routeStats struct {
 	latency      prometheus.Histogram
 }
 
-func newRouteStats(rt Route) *routeStats {
+func newRouteStats(rt httpkit.Route) *routeStats {
 	return &routeStats{method: rt.Method, path: rt.Path, latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:        "sandfs_http_request_duration_seconds",
 		Help:        "Time from a request's routing to its handler's return, by route.",

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"runtime/debug"
+	"sandfs/rest/httpkit"
 )
 
 // trackingWriter remembers whether the response has started, so a panic
@@ -77,7 +78,7 @@ func (s *Server) recoverPanic(w *trackingWriter, r *http.Request, fam family, pa
 		// truncated answer rather than a complete-looking one.
 		panic(http.ErrAbortHandler)
 	}
-	fam.render(w, errKind{Kind: kindIO, Status: http.StatusInternalServerError, Internal: true,
+	fam.render(w, httpkit.ErrKind{Kind: httpkit.KindIO, Status: http.StatusInternalServerError, Internal: true,
 		Detail: "internal error " + id + "; the server log has the details"})
 }
 
@@ -91,6 +92,6 @@ func (s *Server) lastResortPanic(w http.ResponseWriter, r *http.Request, v any) 
 	}
 	id := errorID()
 	s.log.Error("router panic", "id", id, "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
-	familyForPath(r.URL.Path).render(w, errKind{Kind: kindIO, Status: http.StatusInternalServerError, Internal: true,
+	familyForPath(r.URL.Path).render(w, httpkit.ErrKind{Kind: httpkit.KindIO, Status: http.StatusInternalServerError, Internal: true,
 		Detail: "internal error " + id + "; the server log has the details"})
 }

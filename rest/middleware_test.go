@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sandfs/rest/httpkit"
 	"strings"
 	"testing"
 
@@ -21,11 +22,11 @@ var (
 func TestPanicIsA500(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	router := httprouter.New()
-	router.Handle("GET", "/v1/fs/boom", h.srv.handle(route{Route{"GET", "/v1/fs/boom", FamilyAgent, false},
+	router.Handle("GET", "/v1/fs/boom", h.srv.handle(route{httpkit.NewRoute("GET", "/v1/fs/boom", FamilyAgent, false),
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 			panic("secret /host/root/path in a panic")
 		}}))
-	router.Handle("GET", "/v1/fs/late", h.srv.handle(route{Route{"GET", "/v1/fs/late", FamilyAgent, false},
+	router.Handle("GET", "/v1/fs/late", h.srv.handle(route{httpkit.NewRoute("GET", "/v1/fs/late", FamilyAgent, false),
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 			w.WriteHeader(200)
 			io.WriteString(w, "partial")
@@ -63,12 +64,12 @@ func TestPanicIsA500(t *testing.T) {
 	}
 }
 
-// TestInternalErrorIsLogged: an error classify does not know is a 500 whose
+// TestInternalErrorIsLogged: an error httpkit.Classify does not know is a 500 whose
 // detail is generic and whose full text is in the log under the same id.
 func TestInternalErrorIsLogged(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	router := httprouter.New()
-	router.Handle("GET", "/v1/fs/err", h.srv.handle(route{Route{"GET", "/v1/fs/err", FamilyAgent, false},
+	router.Handle("GET", "/v1/fs/err", h.srv.handle(route{httpkit.NewRoute("GET", "/v1/fs/err", FamilyAgent, false),
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 			return io.ErrClosedPipe
 		}}))

@@ -17,6 +17,7 @@ import (
 	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/journal"
+	"sandfs/rest/httpkit"
 )
 
 // namedFS is what the named-sandbox family (api.md §5) needs from a core
@@ -50,13 +51,13 @@ func (s *Server) sandbox(r *http.Request) namedFS { return s.sandboxOf(r.Context
 // absolute (default "/").
 func namedPath(sb namedFS, workingDir, p string, present bool) (string, error) {
 	if !present {
-		return "", invalidRequest(`missing required parameter "path"`)
+		return "", httpkit.InvalidRequest(`missing required parameter "path"`)
 	}
 	if workingDir == "" {
 		workingDir = "/"
 	}
 	if !strings.HasPrefix(workingDir, "/") {
-		return "", invalidRequest("workingDir must be an absolute path, got %q", workingDir)
+		return "", httpkit.InvalidRequest("workingDir must be an absolute path, got %q", workingDir)
 	}
 	return sb.CleanIn(workingDir, p)
 }
@@ -80,7 +81,7 @@ func (s *Server) namedTarget(r *http.Request, ps httprouter.Params, def string) 
 // namedQuery is the sandbox {name} and the query.
 func (s *Server) namedQuery(r *http.Request, ps httprouter.Params) (namedFS, url.Values, error) {
 	sb := s.sandbox(r)
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	return sb, q, err
 }
 
@@ -101,7 +102,7 @@ func (s *Server) namedRead(w http.ResponseWriter, r *http.Request, ps httprouter
 	}
 	defer f.Close()
 	w.Header().Set("Content-Type", "application/octet-stream")
-	return serveContent(w, r, info.ModTime, f)
+	return httpkit.ServeContent(w, r, info.ModTime, f)
 }
 
 // namedWrite: PUT /fs/write?path&workingDir&mode&mkdir|mkdirParents — the
@@ -130,16 +131,16 @@ func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httproute
 		}
 	}
 	for _, name := range []string{"mkdir", "mkdirParents"} {
-		b, err := boolQuery(q, name, false, plainDialect)
+		b, err := httpkit.BoolQuery(q, name, false, httpkit.PlainDialect)
 		if err != nil {
 			return err
 		}
 		o.MkdirParents = o.MkdirParents || b
 	}
 	if r.ContentLength > maxNamedWrite {
-		return tooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, maxNamedWrite)
+		return httpkit.TooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, maxNamedWrite)
 	}
-	if o.Pre, err = precondition(r, nil, ""); err != nil {
+	if o.Pre, err = httpkit.ReadPrecondition(r, nil, ""); err != nil {
 		return err
 	}
 	var etag string
@@ -154,13 +155,13 @@ func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httproute
 	if err != nil {
 		return body.blame(err)
 	}
-	setETag(w, etag)
+	httpkit.SetETag(w, etag)
 	out := namedWriteResponse{Path: p, Size: n, Mode: "0644"}
 	if o.Mode != 0 {
-		out.Mode = modeString(o.Mode)
+		out.Mode = httpkit.ModeString(o.Mode)
 	}
 	if info, err := sb.Lstat(r.Context(), p); err == nil && !info.IsSymlink() {
-		out.Mode = modeString(info.Mode)
+		out.Mode = httpkit.ModeString(info.Mode)
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -191,7 +192,7 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 	if err != nil {
 		return err
 	}
-	recursive, err := boolQuery(q, "recursive", false, plainDialect)
+	recursive, err := httpkit.BoolQuery(q, "recursive", false, httpkit.PlainDialect)
 	if err != nil {
 		return err
 	}
@@ -200,9 +201,9 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 		if g, err = core.CompileGlob(pat); err != nil {
 			var pe *core.PatternError
 			if errors.As(err, &pe) {
-				return invalidRequest("pattern: %v", err)
+				return httpkit.InvalidRequest("pattern: %v", err)
 			}
-			return invalidRequest("pattern %q is not a valid glob", pat)
+			return httpkit.InvalidRequest("pattern %q is not a valid glob", pat)
 		}
 	}
 	top, err := sb.Lstat(r.Context(), p)
@@ -244,7 +245,7 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 	for i := range out.Entries {
 		linkTarget(r.Context(), sb, &out.Entries[i])
 	}
-	noteSkipped(w, skipped)
+	httpkit.NoteSkipped(w, skipped)
 	return writeJSON(w, http.StatusOK, out)
 }
 
@@ -284,7 +285,7 @@ func (s *Server) namedDelete(w http.ResponseWriter, r *http.Request, ps httprout
 	if hasPath {
 		v := q.Get("path")
 		req.Path = &v
-		if req.Recursive, err = boolQuery(q, "recursive", false, plainDialect); err != nil {
+		if req.Recursive, err = httpkit.BoolQuery(q, "recursive", false, httpkit.PlainDialect); err != nil {
 			return err
 		}
 	} else if r.ContentLength != 0 {
@@ -296,7 +297,7 @@ func (s *Server) namedDelete(w http.ResponseWriter, r *http.Request, ps httprout
 	if err != nil {
 		return err
 	}
-	pre, err := precondition(r, req.IfMatch, "ifMatch")
+	pre, err := httpkit.ReadPrecondition(r, req.IfMatch, "ifMatch")
 	if err != nil {
 		return err
 	}
@@ -320,10 +321,10 @@ func (s *Server) namedSourceDest(w http.ResponseWriter, r *http.Request, sb name
 		return req, "", "", err
 	}
 	if req.Source == nil {
-		return req, "", "", invalidRequest(`missing required field "source"`)
+		return req, "", "", httpkit.InvalidRequest(`missing required field "source"`)
 	}
 	if req.Dest == nil {
-		return req, "", "", invalidRequest(`missing required field "dest"`)
+		return req, "", "", httpkit.InvalidRequest(`missing required field "dest"`)
 	}
 	src, err := namedPath(sb, req.WorkingDir, *req.Source, true)
 	if err != nil {
@@ -342,7 +343,7 @@ func (s *Server) namedRename(w http.ResponseWriter, r *http.Request, ps httprout
 	if err != nil {
 		return err
 	}
-	pre, err := precondition(r, req.IfMatch, "ifMatch")
+	pre, err := httpkit.ReadPrecondition(r, req.IfMatch, "ifMatch")
 	if err != nil {
 		return err
 	}
@@ -368,7 +369,7 @@ func (s *Server) namedCopy(w http.ResponseWriter, r *http.Request, ps httprouter
 	if info.IsDir() && !req.Recursive {
 		return &fs.PathError{Op: core.OpCopy, Path: src, Err: unix.EISDIR}
 	}
-	pre, err := precondition(r, req.IfMatch, "ifMatch")
+	pre, err := httpkit.ReadPrecondition(r, req.IfMatch, "ifMatch")
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/user"
+	"sandfs/rest/httpkit"
 	"strconv"
 	"strings"
 
@@ -21,7 +22,7 @@ func (s *Server) namedChmod(w http.ResponseWriter, r *http.Request, ps httproute
 		return err
 	}
 	if req.Mode == nil {
-		return invalidRequest(`missing required field "mode"`)
+		return httpkit.InvalidRequest(`missing required field "mode"`)
 	}
 	mode, err := parseMode("mode", *req.Mode)
 	if err != nil {
@@ -67,7 +68,7 @@ func (s *Server) namedChown(w http.ResponseWriter, r *http.Request, ps httproute
 		return err
 	}
 	if uid < 0 && gid < 0 {
-		return invalidRequest(`one of "uid" and "gid" is required`)
+		return httpkit.InvalidRequest(`one of "uid" and "gid" is required`)
 	}
 	p, err := namedPath(sb, req.WorkingDir, deref(req.Path), req.Path != nil)
 	if err != nil {
@@ -89,24 +90,24 @@ func ownerID(field string, raw json.RawMessage, lookup func(string) (string, err
 	var n int64
 	if err := json.Unmarshal(raw, &n); err == nil {
 		if n < 0 || n > 1<<32-2 {
-			return 0, invalidRequest("%s %d is out of range", field, n)
+			return 0, httpkit.InvalidRequest("%s %d is out of range", field, n)
 		}
 		return int(n), nil
 	}
 	var name string
 	if err := json.Unmarshal(raw, &name); err != nil || name == "" {
-		return 0, invalidRequest("%s must be a number or a name", field)
+		return 0, httpkit.InvalidRequest("%s must be a number or a name", field)
 	}
 	if v, err := strconv.ParseUint(name, 10, 32); err == nil {
 		return int(v), nil
 	}
 	id, err := lookup(name)
 	if err != nil {
-		return 0, invalidRequest("unknown %s %q", map[string]string{"uid": "user", "gid": "group"}[field], name)
+		return 0, httpkit.InvalidRequest("unknown %s %q", map[string]string{"uid": "user", "gid": "group"}[field], name)
 	}
 	v, err := strconv.Atoi(id)
 	if err != nil {
-		return 0, invalidRequest("%s %q has no numeric id", field, name)
+		return 0, httpkit.InvalidRequest("%s %q has no numeric id", field, name)
 	}
 	return v, nil
 }
@@ -116,7 +117,7 @@ func parseMode(field, v string) (uint32, error) {
 	t := strings.TrimPrefix(strings.TrimPrefix(v, "0o"), "0O")
 	m, err := strconv.ParseUint(t, 8, 32)
 	if err != nil || t == "" || m > 0o7777 {
-		return 0, invalidRequest("%s must be an octal mode such as \"0644\", got %q", field, v)
+		return 0, httpkit.InvalidRequest("%s must be an octal mode such as \"0644\", got %q", field, v)
 	}
 	return uint32(m), nil
 }

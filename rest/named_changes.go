@@ -14,6 +14,7 @@ import (
 	"sandfs/core"
 	"sandfs/core/changes"
 	"sandfs/core/journal"
+	"sandfs/rest/httpkit"
 )
 
 // Changes since a point (api.md §5, "Changes since a point"): GET
@@ -60,7 +61,7 @@ func (s *Server) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httpr
 			Actors: row.Actors, Diff: row.Diff, DiffTruncated: row.DiffTruncated, Binary: row.Binary, DiffUnavailable: row.DiffUnavailable})
 	}
 	out.Count = len(out.Changes)
-	noteSkipped(w, skipped)
+	httpkit.NoteSkipped(w, skipped)
 	return writeJSON(w, http.StatusOK, out)
 }
 
@@ -81,10 +82,10 @@ func changesQuery(q url.Values) (changes.Query, error) {
 	case "", journal.API, journal.Mirror, journal.External:
 		cq.Origin = o
 	default:
-		return cq, invalidRequest("query parameter \"origin\" must be api, fuse or external, got %q", o)
+		return cq, httpkit.InvalidRequest("query parameter \"origin\" must be api, fuse or external, got %q", o)
 	}
 	var err error
-	if cq.Diff, err = boolQuery(q, "diff", false, plainDialect); err != nil {
+	if cq.Diff, err = httpkit.BoolQuery(q, "diff", false, httpkit.PlainDialect); err != nil {
 		return cq, err
 	}
 	for _, b := range []struct {
@@ -92,12 +93,12 @@ func changesQuery(q url.Values) (changes.Query, error) {
 		to   *int
 		max  int
 	}{{"limit", &cq.Limit, changes.MaxLimit}, {"max_diff_bytes", &cq.MaxDiffBytes, changes.MaxDiffTotal}} {
-		n, err := intQuery[int](q, b.name, plainDialect)
+		n, err := httpkit.IntQuery[int](q, b.name, httpkit.PlainDialect)
 		if err != nil {
 			return cq, err
 		}
 		if n != nil && (*n < 1 || *n > b.max) {
-			return cq, invalidRequest("query parameter %q must be between 1 and %d, got %d", b.name, b.max, *n)
+			return cq, httpkit.InvalidRequest("query parameter %q must be between 1 and %d, got %d", b.name, b.max, *n)
 		}
 		if n != nil {
 			*b.to = *n
@@ -118,7 +119,7 @@ func parseSince(v string, cq *changes.Query) error {
 	case strings.Trim(v, "0123456789") == "":
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return invalidRequest("query parameter \"since\": seq %q is out of range", v)
+			return httpkit.InvalidRequest("query parameter \"since\": seq %q is out of range", v)
 		}
 		cq.SinceSeq = n
 		return nil
@@ -129,7 +130,7 @@ func parseSince(v string, cq *changes.Query) error {
 		t, err = time.Parse(time.RFC3339Nano, strings.Replace(v, " ", "+", 1))
 	}
 	if err != nil {
-		return invalidRequest("query parameter \"since\" must be a seq, an RFC 3339 time or a checkpoint id (cp_…), got %q", v)
+		return httpkit.InvalidRequest("query parameter \"since\" must be a seq, an RFC 3339 time or a checkpoint id (cp_…), got %q", v)
 	}
 	if t.IsZero() {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/checkpoint"
+	"sandfs/rest/httpkit"
 )
 
 // The named family's history routes (api.md §5a): checkpoints of a
@@ -44,7 +45,7 @@ func (s *Server) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, p
 		}
 	}
 	if len(req.Name) > maxCheckpointName {
-		return invalidRequest("name is %d bytes; at most %d", len(req.Name), maxCheckpointName)
+		return httpkit.InvalidRequest("name is %d bytes; at most %d", len(req.Name), maxCheckpointName)
 	}
 	if err := checkLabel("name", req.Name); err != nil {
 		return err
@@ -100,7 +101,7 @@ func (s *Server) namedRestore(w http.ResponseWriter, r *http.Request, ps httprou
 		return err
 	}
 	if req.Checkpoint == nil || *req.Checkpoint == "" {
-		return invalidRequest(`missing required field "checkpoint"`)
+		return httpkit.InvalidRequest(`missing required field "checkpoint"`)
 	}
 	if err := checkActor("actor", req.Actor); err != nil {
 		return err

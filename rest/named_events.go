@@ -7,6 +7,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core/journal"
+	"sandfs/rest/httpkit"
 )
 
 // The journal read back: GET /v1/sandboxes/{name}/events, the audit log.
@@ -72,7 +73,7 @@ func under(p, dir string) bool {
 // namedEvents: GET /events?since&last&limit&path&actor&origin.
 func (s *Server) namedEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.sandbox(r)
-	q, err := query(r)
+	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
@@ -95,24 +96,24 @@ func (s *Server) namedEvents(w http.ResponseWriter, r *http.Request, ps httprout
 	case "", journal.API, journal.Mirror, journal.External:
 		f.origin = o
 	default:
-		return invalidRequest("origin must be api, fuse or external, got %q", o)
+		return httpkit.InvalidRequest("origin must be api, fuse or external, got %q", o)
 	}
-	since, err := intQuery[int64](q, "since", plainDialect)
+	since, err := httpkit.IntQuery[int64](q, "since", httpkit.PlainDialect)
 	if err != nil {
 		return err
 	}
-	last, err := intQuery[int64](q, "last", plainDialect)
+	last, err := httpkit.IntQuery[int64](q, "last", httpkit.PlainDialect)
 	if err != nil {
 		return err
 	}
-	limit, err := intQuery[int](q, "limit", plainDialect)
+	limit, err := httpkit.IntQuery[int](q, "limit", httpkit.PlainDialect)
 	if err != nil {
 		return err
 	}
 	n := eventsDefaultLimit
 	if limit != nil {
 		if *limit < 1 || *limit > eventsMaxLimit {
-			return invalidRequest("limit must be 1 to %d, got %d", eventsMaxLimit, *limit)
+			return httpkit.InvalidRequest("limit must be 1 to %d, got %d", eventsMaxLimit, *limit)
 		}
 		n = *limit
 	}
@@ -121,15 +122,15 @@ func (s *Server) namedEvents(w http.ResponseWriter, r *http.Request, ps httprout
 	from := page.Oldest - min(page.Oldest, 1) // by default, from the oldest kept
 	switch {
 	case since != nil && last != nil:
-		return invalidRequest("give since or last, not both")
+		return httpkit.InvalidRequest("give since or last, not both")
 	case since != nil:
 		if *since < 0 {
-			return invalidRequest("since must be 0 or more, got %d", *since)
+			return httpkit.InvalidRequest("since must be 0 or more, got %d", *since)
 		}
 		from = uint64(*since)
 	case last != nil:
 		if *last < 1 || *last > eventsMaxLimit {
-			return invalidRequest("last must be 1 to %d, got %d", eventsMaxLimit, *last)
+			return httpkit.InvalidRequest("last must be 1 to %d, got %d", eventsMaxLimit, *last)
 		}
 		from = page.Latest - min(page.Latest, uint64(*last))
 		if from+1 < page.Oldest {

@@ -9,6 +9,7 @@ import (
 
 	"sandfs/api"
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // The wire types of the named-sandbox family (api.md §5) and its error
@@ -100,7 +101,7 @@ func toNamedEntry(in core.Info) api.Entry {
 	case in.IsSymlink():
 		typ = "symlink"
 	}
-	return api.Entry{Name: in.Name, Path: in.Path, Type: typ, Size: in.Size, Mode: modeString(in.Mode),
+	return api.Entry{Name: in.Name, Path: in.Path, Type: typ, Size: in.Size, Mode: httpkit.ModeString(in.Mode),
 		ModTime: in.ModTime.UTC().Format(time.RFC3339), IsDir: in.IsDir()}
 }
 
@@ -117,7 +118,7 @@ type namedError struct {
 // (ENOENT, …); a refusal that carries no errno gets the errno nearest its
 // status (EINVAL for a bad request, EACCES for a missing token, EFBIG for a
 // body over a limit, EIO for an internal failure).
-func renderNamed(w http.ResponseWriter, k errKind) {
+func renderNamed(w http.ResponseWriter, k httpkit.ErrKind) {
 	code := ""
 	if k.Errno != 0 {
 		code = unix.ErrnoName(k.Errno)
@@ -148,5 +149,5 @@ func renderNamed(w http.ResponseWriter, k errKind) {
 			}
 		}
 	}
-	writeError(w, k.Status, "application/json", namedError{Error: k.Detail, Code: code, Path: k.Path, CurrentEtag: k.ETag})
+	httpkit.WriteError(w, k.Status, "application/json", namedError{Error: k.Detail, Code: code, Path: k.Path, CurrentEtag: k.ETag})
 }

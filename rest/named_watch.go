@@ -14,6 +14,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core/journal"
+	"sandfs/rest/httpkit"
 )
 
 const (
@@ -103,7 +104,7 @@ func (p wsPath) covers(ev string) bool {
 // the paths followed.
 func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.sandbox(r)
-	c := &refusalCatcher{ResponseWriter: w}
+	c := &httpkit.RefusalCatcher{ResponseWriter: w}
 	conn, err := websocket.Accept(c, r, &websocket.AcceptOptions{
 		// The route wrapper's browser guard (browser.go) has already
 		// refused a handshake from a page of another origin unless
@@ -113,7 +114,7 @@ func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 		InsecureSkipVerify: true,
 	})
 	if err != nil {
-		if refused := c.refusal(); refused != nil {
+		if refused := c.Refusal(); refused != nil {
 			return refused // a failed handshake, in the family's shape
 		}
 		return nil
@@ -257,7 +258,7 @@ func (s *Server) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPat
 	for _, raw := range m.Paths {
 		p, err := namedPath(sb, m.WorkingDir, raw, true)
 		if err != nil {
-			return wsError{"error", classify(err).Detail}, nil
+			return wsError{"error", httpkit.Classify(err).Detail}, nil
 		}
 		wp := wsPath{p, m.Recursive}
 		dup := false

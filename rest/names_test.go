@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sandfs/api"
+	"sandfs/rest/httpkit"
 	"strings"
 	"testing"
 	"time"
@@ -98,8 +99,8 @@ func TestNamesNotUTF8(t *testing.T) {
 			}
 			got := h.do(t, r)
 			wantStatus(t, got, http.StatusOK)
-			if n := got.Header.Get(headerSkippedNames); n != "3" {
-				t.Errorf("%s: %q, want 3 (a\\xff, a\\xfe, b\\xff)", headerSkippedNames, n)
+			if n := got.Header.Get(httpkit.HeaderSkippedNames); n != "3" {
+				t.Errorf("%s: %q, want 3 (a\\xff, a\\xfe, b\\xff)", httpkit.HeaderSkippedNames, n)
 			}
 			seen := 0
 			var paths []string
@@ -208,8 +209,8 @@ func TestNamesNotUTF8(t *testing.T) {
 			Header: map[string]string{"Content-Type": "application/x-tar"}})
 		wantStatus(t, got, http.StatusOK)
 		res := decode[api.FSUploadBatch](t, got)
-		if strings.Join(res.Paths, "|") != "/up/y" || got.Header.Get(headerSkippedNames) != "1" {
-			t.Errorf("paths %q, %s %q; want [/up/y] and 1", res.Paths, headerSkippedNames, got.Header.Get(headerSkippedNames))
+		if strings.Join(res.Paths, "|") != "/up/y" || got.Header.Get(httpkit.HeaderSkippedNames) != "1" {
+			t.Errorf("paths %q, %s %q; want [/up/y] and 1", res.Paths, httpkit.HeaderSkippedNames, got.Header.Get(httpkit.HeaderSkippedNames))
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sandfs/rest/httpkit"
 	"strconv"
 	"strings"
 	"sync"
@@ -159,9 +160,9 @@ func (s *Server) prerouteAnswer(head string, status int, msg string) []byte {
 		path, _, _ = strings.Cut(path, "?")
 		fam = s.familyForPath(path)
 	}
-	k := errKind{Kind: kindInvalidRequest, Status: status, Detail: msg}
+	k := httpkit.ErrKind{Kind: httpkit.KindInvalidRequest, Status: status, Detail: msg}
 	if status == http.StatusRequestHeaderFieldsTooLarge {
-		k.Kind, k.Detail = kindHeaderTooLarge, "the request line and headers are larger than the daemon's limit (--max-header-bytes)"
+		k.Kind, k.Detail = httpkit.KindHeaderTooLarge, "the request line and headers are larger than the daemon's limit (--max-header-bytes)"
 	}
 	rec := &bufferedAnswer{header: http.Header{}}
 	fam.render(rec, k)

@@ -12,6 +12,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/internal/testenv"
+	"sandfs/rest/httpkit"
 )
 
 // growthCase is a request of a family that grows the tree by a 200-byte
@@ -71,7 +72,7 @@ func refusedDetail(t *testing.T, c growthCase, r resp) string {
 	case FamilyAgent:
 		return wantProblem(t, r, 507, "stream_error").Detail
 	case FamilyAIOv1, FamilyAIOv2:
-		f := wantAIOError(t, r, 507, string(kindNoSpace))
+		f := wantAIOError(t, r, 507, string(httpkit.KindNoSpace))
 		wantErrno(t, f, unix.ENOSPC, "OSError")
 		if f.Path != c.path {
 			t.Errorf("data.path %q, want %q", f.Path, c.path)

@@ -14,6 +14,7 @@ import (
 	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/pathmatch"
+	"sandfs/rest/httpkit"
 )
 
 // The sandboxes themselves (api.md §5, "The sandboxes"; sandfs's own),
@@ -36,7 +37,7 @@ import (
 // 405, the Allow header naming what the path still takes.
 func noManager(w http.ResponseWriter, op, name, allow string) error {
 	w.Header().Set("Allow", allow)
-	return sandboxRefusal(http.StatusMethodNotAllowed, kindMethodNotAllowed, op, name,
+	return sandboxRefusal(http.StatusMethodNotAllowed, httpkit.KindMethodNotAllowed, op, name,
 		"the daemon makes no sandboxes: start it with --sandboxes DIR")
 }
 
@@ -85,11 +86,11 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprou
 		return err
 	}
 	if req.Name == nil {
-		return invalidRequest(`request body: missing required field "name"`)
+		return httpkit.InvalidRequest(`request body: missing required field "name"`)
 	}
 	name := *req.Name
 	if err := core.CheckSandboxName(name); err != nil {
-		return sandboxRefusal(http.StatusBadRequest, kindInvalidPath, "create", name, err.Error())
+		return sandboxRefusal(http.StatusBadRequest, httpkit.KindInvalidPath, "create", name, err.Error())
 	}
 	q, err := req.Quota.apply(core.Quota{})
 	if err != nil {
@@ -117,7 +118,7 @@ func (s *Server) patchSandbox(w http.ResponseWriter, r *http.Request, ps httprou
 		return err
 	}
 	if req.Quota == nil {
-		return invalidRequest(`request body: missing required field "quota"`)
+		return httpkit.InvalidRequest(`request body: missing required field "quota"`)
 	}
 	sb := s.reg.Get(name)
 	if sb == nil {
@@ -169,7 +170,7 @@ func (q *quotaRequest) apply(cur core.Quota) (core.Quota, error) {
 			continue
 		}
 		if *f.v < 0 {
-			return cur, invalidRequest("quota.%s must be 0 (no bound) or more, got %d", f.name, *f.v)
+			return cur, httpkit.InvalidRequest("quota.%s must be 0 (no bound) or more, got %d", f.name, *f.v)
 		}
 		*f.dst = *f.v
 	}
@@ -178,7 +179,7 @@ func (q *quotaRequest) apply(cur core.Quota) (core.Quota, error) {
 
 // managerError is a failure of the Manager in the named family's shape:
 // fs.ErrExist 409, fs.ErrNotExist 404, fs.ErrPermission (a sandbox the
-// daemon did not make at run time) 403; anything else as classify says.
+// daemon did not make at run time) 403; anything else as httpkit.Classify says.
 func managerError(op, name string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrExist):
@@ -186,23 +187,23 @@ func managerError(op, name string, err error) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return unknownSandbox(selectPath, name)
 	case errors.Is(err, fs.ErrPermission):
-		return sandboxRefusal(http.StatusForbidden, kindPermissionDenied, op, name,
-			"sandbox "+quoteIfBad(name)+" is not one the daemon made at run time (the default, or a --sandbox): it stays while the daemon runs")
+		return sandboxRefusal(http.StatusForbidden, httpkit.KindPermissionDenied, op, name,
+			"sandbox "+httpkit.QuoteIfBad(name)+" is not one the daemon made at run time (the default, or a --sandbox): it stays while the daemon runs")
 	}
 	return err
 }
 
 func sandboxExists(name string) error {
-	return sandboxRefusal(http.StatusConflict, kindAlreadyExists, "create", name, "sandbox "+name+" exists")
+	return sandboxRefusal(http.StatusConflict, httpkit.KindAlreadyExists, "create", name, "sandbox "+name+" exists")
 }
 
 // sandboxRefusal is a refusal naming the sandbox name as its path (when
 // the name is UTF-8: names.go).
-func sandboxRefusal(status int, k kind, op, name, msg string) error {
+func sandboxRefusal(status int, k httpkit.Kind, op, name, msg string) error {
 	if !utf8.ValidString(name) {
 		name = ""
 	}
-	return &fileError{kind: k, status: status, op: op, path: name, msg: msg}
+	return &httpkit.FileError{Kind: k, Status: status, Op: op, Path: name, Msg: msg}
 }
 
 // decodeStrict is decodeJSON that also refuses a field v does not have.
@@ -219,9 +220,9 @@ func decodeStrict(w http.ResponseWriter, r *http.Request, limit int64, v any) er
 	case err == nil:
 		return nil
 	case errors.As(err, &ute):
-		return plainJSONError(&jsonFailure{what: jsonFieldType, field: ute.Field, typ: ute.Type, value: ute.Value})
+		return plainJSONError(&httpkit.JSONFailure{What: httpkit.JSONFieldType, Field: ute.Field, Type: ute.Type, Value: ute.Value})
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return invalidRequest("request body: unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return httpkit.InvalidRequest("request body: unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
-	return invalidRequest("request body: %v", err)
+	return httpkit.InvalidRequest("request body: %v", err)
 }

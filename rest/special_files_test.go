@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/internal/testenv"
+	"sandfs/rest/httpkit"
 )
 
 // specialNode makes, at p in h's root, a node that opening for bytes
@@ -171,7 +172,7 @@ func checkInvalidTarget(t *testing.T, family, method string, got resp) {
 			Data aioFailure `json:"data"`
 		}
 		json.Unmarshal(got.Body, &env)
-		if env.Data.ErrorType != string(kindInvalidTarget) {
+		if env.Data.ErrorType != string(httpkit.KindInvalidTarget) {
 			t.Errorf("error_type %q, want invalid_target: %s", env.Data.ErrorType, got.Body)
 		}
 	case FamilyNamed:

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"sandfs/rest/httpkit"
 	"strconv"
 	"strings"
 
@@ -67,7 +68,7 @@ func (s *Server) uiAsset(w http.ResponseWriter, r *http.Request, ps httprouter.P
 	}
 	b, ctype, ok := uiFile(name)
 	if !ok {
-		return &requestError{kindRouteNotFound, http.StatusNotFound, "no console file " + strconv.Quote(name)}
+		return &httpkit.RequestError{Kind: httpkit.KindRouteNotFound, Status: http.StatusNotFound, Msg: "no console file " + strconv.Quote(name)}
 	}
 	h := w.Header()
 	h.Set("Content-Type", ctype)

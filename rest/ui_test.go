@@ -16,6 +16,7 @@ import (
 	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/journal"
+	"sandfs/rest/httpkit"
 )
 
 // TestUIServesEmbeddedFiles: /ui/ and each file answer the embedded bytes
@@ -109,13 +110,13 @@ func TestUIRoutes(t *testing.T) {
 // holds each answer to openapi.json).
 func TestUIOneRoute(t *testing.T) {
 	h := newHarness(t, harnessOpts{Token: "tok"})
-	var ui []Route
+	var ui []httpkit.Route
 	for _, rt := range h.srv.Routes() {
 		if strings.HasPrefix(rt.Path, "/ui") {
 			ui = append(ui, rt)
 		}
 	}
-	if len(ui) != 1 || ui[0] != (Route{"GET", "/ui/*file", FamilyService, public}) {
+	if len(ui) != 1 || ui[0] != (httpkit.NewRoute("GET", "/ui/*file", FamilyService, public)) {
 		t.Errorf("console routes: %+v, want one public GET /ui/*file of the service family", ui)
 	}
 	files := uiFileNames()

@@ -1,4 +1,4 @@
-package rest
+package httpkit
 
 import (
 	"io"
@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// refusalCatcher stands between net/http helpers that answer refusals
+// RefusalCatcher stands between net/http helpers that answer refusals
 // themselves with a text/plain body (http.ServeContent's 416 for a range it
 // cannot serve and 412 for a failed precondition, the websocket handshake's
 // 400/426) and the client: a status of 400 or more is held back, with its
@@ -17,55 +17,55 @@ import (
 // family render it in its own shape. Anything else passes through,
 // ReadFrom included (sendfile), and Unwrap lets http.ResponseController and
 // the websocket hijack reach the connection.
-type refusalCatcher struct {
+type RefusalCatcher struct {
 	http.ResponseWriter
-	status int
-	msg    strings.Builder
+	Status int
+	Msg    strings.Builder
 }
 
-func (c *refusalCatcher) WriteHeader(code int) {
-	if code >= 400 && c.status == 0 {
-		c.status = code
+func (c *RefusalCatcher) WriteHeader(code int) {
+	if code >= 400 && c.Status == 0 {
+		c.Status = code
 		return
 	}
 	c.ResponseWriter.WriteHeader(code)
 }
 
-func (c *refusalCatcher) Write(b []byte) (int, error) {
-	if c.status != 0 {
-		if c.msg.Len() < 512 {
-			c.msg.Write(b)
+func (c *RefusalCatcher) Write(b []byte) (int, error) {
+	if c.Status != 0 {
+		if c.Msg.Len() < 512 {
+			c.Msg.Write(b)
 		}
 		return len(b), nil
 	}
 	return c.ResponseWriter.Write(b)
 }
 
-func (c *refusalCatcher) ReadFrom(r io.Reader) (int64, error) {
-	if c.status != 0 {
+func (c *RefusalCatcher) ReadFrom(r io.Reader) (int64, error) {
+	if c.Status != 0 {
 		return io.Copy(io.Discard, r)
 	}
 	return io.Copy(c.ResponseWriter, r)
 }
 
-func (c *refusalCatcher) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+func (c *RefusalCatcher) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // refusal is the caught refusal as an error, nil when there was none.
-func (c *refusalCatcher) refusal() error {
-	if c.status == 0 {
+func (c *RefusalCatcher) Refusal() error {
+	if c.Status == 0 {
 		return nil
 	}
-	msg := strings.TrimSpace(c.msg.String())
+	msg := strings.TrimSpace(c.Msg.String())
 	if msg == "" {
-		msg = strings.ToLower(http.StatusText(c.status))
+		msg = strings.ToLower(http.StatusText(c.Status))
 	}
-	return &requestError{kindInvalidRequest, c.status, msg}
+	return &RequestError{KindInvalidRequest, c.Status, msg}
 }
 
-// serveContent is http.ServeContent (Range, HEAD, conditional requests,
+// ServeContent is http.ServeContent (Range, HEAD, conditional requests,
 // sendfile) whose refusals come back as an error in the family's shape
 // rather than as net/http's plain text.
-func serveContent(w http.ResponseWriter, r *http.Request, modtime time.Time, content io.ReadSeeker) error {
+func ServeContent(w http.ResponseWriter, r *http.Request, modtime time.Time, content io.ReadSeeker) error {
 	if rng := r.Header.Get("Range"); rng != "" {
 		kept, dropped := dropEmptySuffixRanges(rng)
 		if dropped && kept == "" {
@@ -74,16 +74,16 @@ func serveContent(w http.ResponseWriter, r *http.Request, modtime time.Time, con
 				return err
 			}
 			w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
-			return &requestError{kindInvalidRequest, http.StatusRequestedRangeNotSatisfiable, "invalid range: a suffix of 0 bytes selects nothing"}
+			return &RequestError{KindInvalidRequest, http.StatusRequestedRangeNotSatisfiable, "invalid range: a suffix of 0 bytes selects nothing"}
 		}
 		if dropped {
 			r = r.Clone(r.Context())
 			r.Header.Set("Range", kept)
 		}
 	}
-	c := &refusalCatcher{ResponseWriter: w}
+	c := &RefusalCatcher{ResponseWriter: w}
 	http.ServeContent(c, r, "", modtime, content)
-	return c.refusal()
+	return c.Refusal()
 }
 
 // dropEmptySuffixRanges removes the suffix ranges of zero bytes ("-0") from

@@ -1,4 +1,4 @@
-package rest
+package httpkit
 
 import (
 	"context"
@@ -32,41 +32,41 @@ import (
 // Such files are untouched, and remain reachable through the FUSE mount
 // and the root; GET /v2/fs/tree carries their names byte for byte.
 
-// headerSkippedNames counts the entries an answer left out because their
+// HeaderSkippedNames counts the entries an answer left out because their
 // names are not UTF-8.
-const headerSkippedNames = "X-Sandfs-Skipped-Names"
+const HeaderSkippedNames = "X-Sandfs-Skipped-Names"
 
-// errNotUTF8 refuses a request path that is not UTF-8.
-var errNotUTF8 = &requestError{kindInvalidPath, http.StatusBadRequest,
+// ErrNotUTF8 refuses a request path that is not UTF-8.
+var ErrNotUTF8 = &RequestError{KindInvalidPath, http.StatusBadRequest,
 	"path is not valid UTF-8: files whose names are not UTF-8 are not served over HTTP (use the mount)"}
 
-// noteSkipped sets X-Sandfs-Skipped-Names when core left names out of
+// NoteSkipped sets X-Sandfs-Skipped-Names when core left names out of
 // what it counted into c (core.WithSkippedNames on the request's context);
 // call it before the answer's first byte.
-func noteSkipped(w http.ResponseWriter, c *core.SkippedNames) {
+func NoteSkipped(w http.ResponseWriter, c *core.SkippedNames) {
 	if n := c.Count(); n > 0 {
-		w.Header().Set(headerSkippedNames, strconv.FormatInt(n, 10))
+		w.Header().Set(HeaderSkippedNames, strconv.FormatInt(n, 10))
 	}
 }
 
-// checkQueryUTF8 refuses a query whose keys or values are not UTF-8.
-func checkQueryUTF8(q url.Values) error {
+// CheckQueryUTF8 refuses a query whose keys or values are not UTF-8.
+func CheckQueryUTF8(q url.Values) error {
 	for k, vs := range q {
 		if !utf8.ValidString(k) {
-			return errNotUTF8
+			return ErrNotUTF8
 		}
 		for _, v := range vs {
 			if !utf8.ValidString(v) {
-				return errNotUTF8
+				return ErrNotUTF8
 			}
 		}
 	}
 	return nil
 }
 
-// reportablePaths is paths without those that are not UTF-8 (never nil),
+// ReportablePaths is paths without those that are not UTF-8 (never nil),
 // with a counter of those left out.
-func reportablePaths(paths []string) ([]string, *core.SkippedNames) {
+func ReportablePaths(paths []string) ([]string, *core.SkippedNames) {
 	_, c := core.WithSkippedNames(context.Background())
 	out := make([]string, 0, len(paths))
 	for _, p := range paths {
@@ -79,9 +79,9 @@ func reportablePaths(paths []string) ([]string, *core.SkippedNames) {
 	return out, c
 }
 
-// quoteIfBad is p, or p Go-quoted ("/b\xff/x", the bad bytes spelled out)
+// QuoteIfBad is p, or p Go-quoted ("/b\xff/x", the bad bytes spelled out)
 // when it is not UTF-8, for the message of an error met below such a name.
-func quoteIfBad(p string) string {
+func QuoteIfBad(p string) string {
 	if utf8.ValidString(p) {
 		return p
 	}
