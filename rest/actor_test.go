@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sandfs/core/journal"
+	"sandfs/rest/aio"
 )
 
 const testActor = "agent-7 · session/42 · tool:write"
@@ -49,7 +50,7 @@ func TestActorHeader(t *testing.T) {
 		t.Fatalf("no journal event on /a.txt: %+v", es)
 	}
 
-	polled, _ := h.collect(t, w.WatcherID, w.InitialCursor, func(es []watchEvent) bool {
+	polled, _ := h.collect(t, w.WatcherID, w.InitialCursor, func(es []aio.WatchEvent) bool {
 		for _, e := range es {
 			if e.Path == "/b.txt" {
 				return true
@@ -75,7 +76,7 @@ func TestActorHeader(t *testing.T) {
 	}
 	for got := 0; got < 2; {
 		ev := s.next(t)
-		e := decodeJSONString[watchEvent](t, ev.Data)
+		e := decodeJSONString[aio.WatchEvent](t, ev.Data)
 		if e.Path == "/a.txt" {
 			got++
 			if e.Actor != testActor || !strings.Contains(ev.Data, `"actor":`) {

@@ -65,7 +65,7 @@ func (s *Server) fsEntries(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if truncated {
 		w.Header().Set(headerTruncated, "true")
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // fsReadFile: GET /v1/fs/file?path — the bytes, with Range and
@@ -104,13 +104,13 @@ func (s *Server) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httproute
 		return err
 	}
 	var etag string
-	body := &bodyReader{r: r.Body}
+	body := &httpkit.BodyReader{R: r.Body}
 	n, err := s.agentFS(r.Context()).WriteFile(r.Context(), p, body, core.WriteOptions{MkdirParents: true, Pre: pre, ETag: &etag})
 	if err != nil {
-		return body.blame(err)
+		return body.Blame(err)
 	}
 	httpkit.SetETag(w, etag)
-	return writeJSON(w, http.StatusOK, api.FSWrite{Path: p, BytesWritten: uint64(n)})
+	return httpkit.WriteJSON(w, http.StatusOK, api.FSWrite{Path: p, BytesWritten: uint64(n)})
 }
 
 // fsDeleteEntry: DELETE /v1/fs/entry?path&recursive — remove a file, a
@@ -135,7 +135,7 @@ func (s *Server) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprou
 	if err := s.agentFS(r.Context()).RemoveWith(r.Context(), p, core.RemoveOptions{Recursive: recursive, Pre: pre}); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.FSAction{Path: p})
+	return httpkit.WriteJSON(w, http.StatusOK, api.FSAction{Path: p})
 }
 
 // fsMkdir: POST /v1/fs/mkdir?path — mkdir -p.
@@ -151,7 +151,7 @@ func (s *Server) fsMkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	if err := s.agentFS(r.Context()).Mkdir(r.Context(), p, true, 0o755); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.FSAction{Path: p})
+	return httpkit.WriteJSON(w, http.StatusOK, api.FSAction{Path: p})
 }
 
 // fsMove: POST /v1/fs/move {from, to, overwrite} — rename; the
@@ -186,7 +186,7 @@ func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err := s.agentFS(r.Context()).Move(r.Context(), from, to, o); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.FSMove{From: from, To: to})
+	return httpkit.WriteJSON(w, http.StatusOK, api.FSMove{From: from, To: to})
 }
 
 // fsStat: GET /v1/fs/stat?path — metadata, following a final symlink.
@@ -217,15 +217,15 @@ func (s *Server) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprou
 	if r.ContentLength > s.limits.MaxTarBody {
 		return httpkit.TooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.limits.MaxTarBody)
 	}
-	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
+	body := &httpkit.BodyReader{R: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
 	res, err := tar.Extract(r.Context(), s.sandboxOf(r.Context()), optionalPath(q, "."), body,
 		tar.Options{Mode: tar.Merge, MaxPaths: maxUploadPaths})
 	if err != nil {
-		return body.blame(err)
+		return body.Blame(err)
 	}
 	paths, skipped := httpkit.ReportablePaths(res.Paths)
 	httpkit.NoteSkipped(w, skipped)
-	return writeJSON(w, http.StatusOK, api.FSUploadBatch{Paths: paths, Truncated: res.Truncated || res.Entries > len(res.Paths)})
+	return httpkit.WriteJSON(w, http.StatusOK, api.FSUploadBatch{Paths: paths, Truncated: res.Truncated || res.Entries > len(res.Paths)})
 }
 
 // cleanRequired is the required query parameter path made an API path, for
@@ -294,32 +294,4 @@ func jsonTypeName(t reflect.Type) string {
 		return "an array"
 	}
 	return "a number"
-}
-
-// bodyReader remembers the first error reading the request body, so a
-// failure of the client (short body, closed connection, over a limit) is
-// told from a failure of the disk whatever core made of it.
-type bodyReader struct {
-	r   io.Reader
-	err error
-}
-
-func (b *bodyReader) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	if err != nil && err != io.EOF && b.err == nil {
-		b.err = err
-	}
-	return n, err
-}
-
-// blame returns the body's own error when reading the body failed, else err.
-func (b *bodyReader) blame(err error) error {
-	if b.err == nil {
-		return err
-	}
-	var mbe *http.MaxBytesError
-	if errors.As(b.err, &mbe) {
-		return b.err
-	}
-	return &httpkit.BodyError{Err: b.err}
 }

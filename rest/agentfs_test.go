@@ -10,10 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"sandfs/api"
 	"strings"
 	"testing"
 	"time"
+
+	"sandfs/api"
 )
 
 func TestHealth(t *testing.T) {

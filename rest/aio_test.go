@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"sandfs/rest/httpkit"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/rest/aio"
+	"sandfs/rest/httpkit"
 )
 
 func TestAIOUnknownRoute(t *testing.T) {
@@ -44,13 +46,13 @@ func TestAIORenderV1V2(t *testing.T) {
 			for _, v := range []struct {
 				render func(http.ResponseWriter, httpkit.ErrKind)
 				want   int
-			}{{renderAIOv1, c.v1}, {renderAIOv2, c.v2}} {
+			}{{aio.RenderV1, c.v1}, {aio.RenderV2, c.v2}} {
 				rec := httptest.NewRecorder()
 				v.render(rec, c.k)
 				if rec.Code != v.want {
 					t.Errorf("status: got %d, want %d", rec.Code, v.want)
 				}
-				var env aioEnv[aioFailure]
+				var env aioEnv[aio.Failure]
 				if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
 					t.Fatal(err)
 				}

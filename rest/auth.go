@@ -5,8 +5,9 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
-	"sandfs/rest/httpkit"
 	"strings"
+
+	"sandfs/rest/httpkit"
 )
 
 // # Who may do what

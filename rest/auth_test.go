@@ -2,9 +2,10 @@ package rest
 
 import (
 	"net/url"
-	"sandfs/rest/httpkit"
 	"strings"
 	"testing"
+
+	"sandfs/rest/httpkit"
 )
 
 // TestAuth generates its cases from the route table: every route that needs

@@ -6,8 +6,9 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"sandfs/rest/httpkit"
 	"strings"
+
+	"sandfs/rest/httpkit"
 )
 
 // The browser guard (api.md §1, Browsers). The daemon's clients are
@@ -179,11 +180,11 @@ func (s *Server) refuseBrowser(w http.ResponseWriter, r *http.Request) bool {
 // familyForPath is the family of a path no route handled: the route
 // table's for a static path (/v1/file/download speaks v2, /v1/capabilities
 // v1), else the one its prefix names.
-func (s *Server) familyForPath(p string) family {
+func (s *Server) familyForPath(p string) httpkit.Shape {
 	if f, ok := s.families[p]; ok {
-		return familyOf(f)
+		return s.shapeOf(f)
 	}
-	return familyForPath(p)
+	return s.shapeForPath(p)
 }
 
 // CheckAllowed reports what is wrong with allowed origins and hosts (as

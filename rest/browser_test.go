@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sandfs/rest/httpkit"
 	"sort"
 	"strings"
 	"syscall"
@@ -22,6 +21,8 @@ import (
 
 	"github.com/coder/websocket"
 	"golang.org/x/sys/unix"
+
+	"sandfs/rest/httpkit"
 )
 
 // The browser guard (browser.go). Every route

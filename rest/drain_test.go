@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/internal/testenv"
+	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
 )
 
@@ -194,7 +195,7 @@ func checkRefusal(t *testing.T, c drainCase, got resp) {
 	switch c.family {
 	case FamilyAIOv1, FamilyAIOv2:
 		var env struct {
-			Data aioFailure `json:"data"`
+			Data aio.Failure `json:"data"`
 		}
 		json.Unmarshal(got.Body, &env)
 		if env.Data.ErrorType != string(wantKind) {

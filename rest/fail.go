@@ -4,13 +4,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
-	"sandfs/rest/httpkit"
 	"strings"
+
+	"sandfs/rest/httpkit"
 )
 
 // fail classifies err, logs what the client will not see, and renders it in
 // the family's shape.
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, fam family, pattern string, err error) {
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, fam httpkit.Shape, pattern string, err error) {
 	k := httpkit.Classify(err)
 	if k.Internal {
 		id := errorID()
@@ -20,7 +21,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, fam family, patter
 	if k.Kind == httpkit.KindPreconditionFailed && k.ETag != "" {
 		w.Header().Set("ETag", k.ETag)
 	}
-	fam.render(w, k)
+	fam.Render(w, k)
 }
 
 func errorID() string {
@@ -29,42 +30,29 @@ func errorID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// family is a route family's error shape.
-type family struct {
-	name   string
-	render func(w http.ResponseWriter, k httpkit.ErrKind)
-}
-
-func familyOf(name string) family {
-	switch name {
-	case FamilyAgent:
-		return family{name, renderAgentProblem}
-	case FamilyAIOv1:
-		return family{name, renderAIOv1}
-	case FamilyAIOv2:
-		return family{name, renderAIOv2}
-	case FamilyNamed:
-		return family{name, renderNamed}
-	default:
-		// Service routes (health, openapi) and unknown paths speak problem+json
-		// too: the only error they give is 401/404/405.
-		return family{FamilyService, renderAgentProblem}
+// shapeOf is the error shape of the family named name: the renderer its
+// table lines carry. Service routes (health, openapi) and unknown paths
+// speak problem+json too: the only error they give is 401/404/405.
+func (s *Server) shapeOf(name string) httpkit.Shape {
+	if sh, ok := s.shapes[name]; ok {
+		return sh
 	}
+	return s.shapes[FamilyService]
 }
 
-// familyForPath picks the family of a path no route matched (404, 405).
-func familyForPath(p string) family {
+// shapeForPath picks the family of a path no route matched (404, 405).
+func (s *Server) shapeForPath(p string) httpkit.Shape {
 	switch {
 	case strings.HasPrefix(p, "/v1/fs/"):
-		return familyOf(FamilyAgent)
+		return s.shapeOf(FamilyAgent)
 	case p == "/v1/file" || strings.HasPrefix(p, "/v1/file/"):
-		return familyOf(FamilyAIOv1)
+		return s.shapeOf(FamilyAIOv1)
 	case strings.HasPrefix(p, "/v2/"):
-		return familyOf(FamilyAIOv2)
+		return s.shapeOf(FamilyAIOv2)
 	case strings.HasPrefix(p, "/v1/sandboxes/"), strings.HasPrefix(p, "/v1/sprites/"):
-		return familyOf(FamilyNamed)
+		return s.shapeOf(FamilyNamed)
 	}
-	return familyOf(FamilyService)
+	return s.shapeOf(FamilyService)
 }
 
 // notFound answers a path no route matches.
@@ -72,7 +60,7 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	if s.refuseBrowser(w, r) {
 		return
 	}
-	s.familyForPath(r.URL.Path).render(w, httpkit.ErrKind{Kind: httpkit.KindRouteNotFound, Status: http.StatusNotFound,
+	s.familyForPath(r.URL.Path).Render(w, httpkit.ErrKind{Kind: httpkit.KindRouteNotFound, Status: http.StatusNotFound,
 		Detail: "no route " + r.Method + " " + r.URL.Path})
 }
 
@@ -82,6 +70,6 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	if s.refuseBrowser(w, r) {
 		return
 	}
-	s.familyForPath(r.URL.Path).render(w, httpkit.ErrKind{Kind: httpkit.KindMethodNotAllowed, Status: http.StatusMethodNotAllowed,
+	s.familyForPath(r.URL.Path).Render(w, httpkit.ErrKind{Kind: httpkit.KindMethodNotAllowed, Status: http.StatusMethodNotAllowed,
 		Detail: "method " + r.Method + " not allowed on " + r.URL.Path + "; allowed: " + w.Header().Get("Allow")})
 }

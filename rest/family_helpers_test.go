@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sandfs/rest/httpkit"
 	"sort"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/rest/aio"
+	"sandfs/rest/httpkit"
 )
 
 // Test helpers across the families: answer shapes per family, snapshots
@@ -46,7 +48,7 @@ func checkFamilyShape(family string, r resp) error {
 			}
 			return nil
 		}
-		var f aioFailure
+		var f aio.Failure
 		if err := json.Unmarshal(env.Data, &f); err != nil || f.ErrorType == "" || f.Message == "" {
 			return fmt.Errorf("data: want {error_type, message, …}, got %s", env.Data)
 		}
@@ -157,7 +159,7 @@ func wantGuardRefusal(t *testing.T, family string, r resp, status int, k httpkit
 	}
 	switch family {
 	case FamilyAIOv1, FamilyAIOv2:
-		var env struct{ Data aioFailure }
+		var env struct{ Data aio.Failure }
 		json.Unmarshal(r.Body, &env)
 		if env.Data.ErrorType != string(k) {
 			t.Errorf("error_type %q, want %q", env.Data.ErrorType, k)
@@ -182,9 +184,9 @@ func wantGuardRefusal(t *testing.T, family string, r resp, status int, k httpkit
 // asUID makes the daemon look as if it ran as uid for the test's duration.
 func asUID(t *testing.T, uid int) {
 	t.Helper()
-	old := processEUID
-	processEUID = func() int { return uid }
-	t.Cleanup(func() { processEUID = old })
+	old := aio.ProcessEUID
+	aio.ProcessEUID = func() int { return uid }
+	t.Cleanup(func() { aio.ProcessEUID = old })
 }
 
 func ptr(s string) *string { return &s }

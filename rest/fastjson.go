@@ -26,10 +26,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }
 
 // Content-Type values shared by every answer: net/http never changes a
 // header value slice, so one can serve all.
-var (
-	ctJSON  = []string{"application/json"}
-	ctOctet = []string{"application/octet-stream"}
-)
+var ctOctet = []string{"application/octet-stream"}
 
 // appendJSONString appends s as json.Marshal would write it.
 func appendJSONString(b []byte, s string) []byte {
@@ -100,7 +97,7 @@ func writeStat(w http.ResponseWriter, in core.Info) {
 	b = strconv.AppendInt(b, in.ModTime.UnixNano(), 16)
 	b = append(b, `\""}`...)
 	b = append(b, '\n')
-	w.Header()["Content-Type"] = ctJSON
+	w.Header()["Content-Type"] = httpkit.JSONContentType
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
 	*bp = b

@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // TestWriteStatIsJSONMarshal: the hand-encoded stat answer is byte for
-// byte what writeJSON(agentStat) writes, for paths needing escapes and
+// byte what aio.WriteJSON(agentStat) writes, for paths needing escapes and
 // times of every fraction width.
 func TestWriteStatIsJSONMarshal(t *testing.T) {
 	base := time.Date(2026, 11, 30, 15, 4, 5, 0, time.FixedZone("x", 3600))
@@ -41,7 +42,7 @@ func TestWriteStatIsJSONMarshal(t *testing.T) {
 		if c.typ == entryDirectory {
 			in.Mode |= fs.ModeDir
 		}
-		writeJSON(want, http.StatusOK, agentStat(in))
+		httpkit.WriteJSON(want, http.StatusOK, agentStat(in))
 		got := httptest.NewRecorder()
 		writeStat(got, in)
 		if got.Body.String() != want.Body.String() {

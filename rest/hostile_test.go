@@ -24,6 +24,7 @@ import (
 	"github.com/coder/websocket"
 
 	"sandfs/core"
+	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
 )
 
@@ -731,7 +732,7 @@ func multipartCases(add func(hostileCase)) {
 		r, ct := form([][2]string{{"path", v}}, true)
 		add(hostileCase{name: "multipart path " + label, body: r, header: map[string]string{"Content-Type": ct}, mustFail: true})
 	}
-	r, ct := form([][2]string{{"path", strings.Repeat("p", maxFormField+1)}}, true)
+	r, ct := form([][2]string{{"path", strings.Repeat("p", aio.MaxFormField+1)}}, true)
 	add(hostileCase{name: "multipart field over its limit", body: r, header: map[string]string{"Content-Type": ct}, mustFail: true, status: []int{413}})
 	r, ct = form([][2]string{{"path", "/up.txt"}}, false)
 	add(hostileCase{name: "multipart without a file", body: r, header: map[string]string{"Content-Type": ct}, mustFail: true})

@@ -6,6 +6,9 @@ import "sandfs/rest/httpkit"
 // the families' tables share).
 type Route = httpkit.Route
 
+// Limits bound request bodies. Zero fields take the defaults of api.md §1.
+type Limits = httpkit.Limits
+
 // The families of the table: each renders errors in its own shape.
 const (
 	FamilyService = httpkit.FamilyService

@@ -150,10 +150,10 @@ func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httproute
 			return err
 		}
 	}
-	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, maxNamedWrite)}
+	body := &httpkit.BodyReader{R: http.MaxBytesReader(w, r.Body, maxNamedWrite)}
 	n, err := sb.WriteFile(r.Context(), p, body, o)
 	if err != nil {
-		return body.blame(err)
+		return body.Blame(err)
 	}
 	httpkit.SetETag(w, etag)
 	out := namedWriteResponse{Path: p, Size: n, Mode: "0644"}
@@ -163,7 +163,7 @@ func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httproute
 	if info, err := sb.Lstat(r.Context(), p); err == nil && !info.IsSymlink() {
 		out.Mode = httpkit.ModeString(info.Mode)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // mkdirOne makes the directory dir when it is missing and its own parent
@@ -246,7 +246,7 @@ func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 		linkTarget(r.Context(), sb, &out.Entries[i])
 	}
 	httpkit.NoteSkipped(w, skipped)
-	return writeJSON(w, http.StatusOK, out)
+	return httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // linkTarget fills a symlink entry's target (a link gone meanwhile keeps
@@ -270,7 +270,7 @@ func (s *Server) namedStat(w http.ResponseWriter, r *http.Request, ps httprouter
 	out := toNamedEntry(info)
 	out.Etag = core.ETag(info)
 	linkTarget(r.Context(), sb, &out)
-	return writeJSON(w, http.StatusOK, out)
+	return httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // namedDelete: DELETE /fs/delete?path&workingDir&recursive, or the same as
@@ -304,7 +304,7 @@ func (s *Server) namedDelete(w http.ResponseWriter, r *http.Request, ps httprout
 	if err := sb.RemoveWith(r.Context(), p, core.RemoveOptions{Recursive: req.Recursive, Pre: pre}); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, namedDeleteResponse{Deleted: []string{p}, Count: 1})
+	return httpkit.WriteJSON(w, http.StatusOK, namedDeleteResponse{Deleted: []string{p}, Count: 1})
 }
 
 func deref(p *string) string {
@@ -350,7 +350,7 @@ func (s *Server) namedRename(w http.ResponseWriter, r *http.Request, ps httprout
 	if err := sb.Move(r.Context(), src, dst, core.MoveOptions{Overwrite: true, Pre: pre}); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, namedMoveResponse{Source: src, Dest: dst})
+	return httpkit.WriteJSON(w, http.StatusOK, namedMoveResponse{Source: src, Dest: dst})
 }
 
 // namedCopy: POST /fs/copy {source, dest, workingDir, recursive,
@@ -382,5 +382,5 @@ func (s *Server) namedCopy(w http.ResponseWriter, r *http.Request, ps httprouter
 			return err
 		}
 	}
-	return writeJSON(w, http.StatusOK, namedCopyResponse{Source: src, Dest: dst, Count: st.Entries, TotalBytes: st.Bytes})
+	return httpkit.WriteJSON(w, http.StatusOK, namedCopyResponse{Source: src, Dest: dst, Count: st.Entries, TotalBytes: st.Bytes})
 }

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"os/user"
-	"sandfs/rest/httpkit"
 	"strconv"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
+
+	"sandfs/rest/httpkit"
 )
 
 // The named family's attribute routes: chmod and chown.
@@ -36,7 +37,7 @@ func (s *Server) namedChmod(w http.ResponseWriter, r *http.Request, ps httproute
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, namedChmodResponse{Path: res.Path, Mode: fmt.Sprintf("%04o", mode), Count: res.Count})
+	return httpkit.WriteJSON(w, http.StatusOK, namedChmodResponse{Path: res.Path, Mode: fmt.Sprintf("%04o", mode), Count: res.Count})
 }
 
 // namedChown: POST /fs/chown {path, uid, gid, workingDir, recursive}; uid
@@ -78,7 +79,7 @@ func (s *Server) namedChown(w http.ResponseWriter, r *http.Request, ps httproute
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, namedChownResponse{Path: res.Path, Affected: res.Paths, Count: res.Count})
+	return httpkit.WriteJSON(w, http.StatusOK, namedChownResponse{Path: res.Path, Affected: res.Paths, Count: res.Count})
 }
 
 // ownerID reads a uid or gid given as a number, a numeric string or a name

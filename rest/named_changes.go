@@ -62,7 +62,7 @@ func (s *Server) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httpr
 	}
 	out.Count = len(out.Changes)
 	httpkit.NoteSkipped(w, skipped)
-	return writeJSON(w, http.StatusOK, out)
+	return httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 func changeEvent(e journal.Event) api.ChangeEvent {

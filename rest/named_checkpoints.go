@@ -54,7 +54,7 @@ func (s *Server) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, p
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, wireCheckpoint(cp))
+	return httpkit.WriteJSON(w, http.StatusCreated, wireCheckpoint(cp))
 }
 
 // namedCheckpointList: GET /checkpoints, oldest first.
@@ -68,7 +68,7 @@ func (s *Server) namedCheckpointList(w http.ResponseWriter, r *http.Request, ps 
 	for i, cp := range list {
 		out.Checkpoints[i] = wireCheckpoint(cp)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // namedCheckpointGet: GET /checkpoints/:id.
@@ -78,7 +78,7 @@ func (s *Server) namedCheckpointGet(w http.ResponseWriter, r *http.Request, ps h
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, wireCheckpoint(cp))
+	return httpkit.WriteJSON(w, http.StatusOK, wireCheckpoint(cp))
 }
 
 // namedCheckpointDelete: DELETE /checkpoints/:id.
@@ -88,7 +88,7 @@ func (s *Server) namedCheckpointDelete(w http.ResponseWriter, r *http.Request, p
 	if err := checkpoint.Delete(sb, id); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.CheckpointDeleted{ID: id, Deleted: true})
+	return httpkit.WriteJSON(w, http.StatusOK, api.CheckpointDeleted{ID: id, Deleted: true})
 }
 
 // namedRestore: POST /restore {checkpoint, paths?, actor?, dry_run?}. The
@@ -120,5 +120,5 @@ func (s *Server) namedRestore(w http.ResponseWriter, r *http.Request, ps httprou
 	for i, sk := range res.Skipped {
 		out.Skipped[i] = api.RestoreSkip{Path: sk.Path, Reason: sk.Reason, By: sk.By}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpkit.WriteJSON(w, http.StatusOK, out)
 }

@@ -156,5 +156,5 @@ func (s *Server) namedEvents(w http.ResponseWriter, r *http.Request, ps httprout
 		return err
 	}
 	page.Overflow = lost
-	return writeJSON(w, http.StatusOK, page)
+	return httpkit.WriteJSON(w, http.StatusOK, page)
 }

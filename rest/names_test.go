@@ -8,12 +8,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sandfs/api"
-	"sandfs/rest/httpkit"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"sandfs/api"
+	"sandfs/rest/aio"
+	"sandfs/rest/httpkit"
 )
 
 // badNameRoot makes, in h's root, two files whose names are not UTF-8
@@ -236,7 +238,7 @@ func TestNamesNotUTF8InWatchEvents(t *testing.T) {
 		}
 	}
 	settleOutside(t, h, sb)
-	got, _ := h.collect(t, wc.WatcherID, wc.InitialCursor, func(es []watchEvent) bool {
+	got, _ := h.collect(t, wc.WatcherID, wc.InitialCursor, func(es []aio.WatchEvent) bool {
 		for _, e := range es {
 			if e.Path == "/end" {
 				return true

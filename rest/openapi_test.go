@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"mime"
-	"sandfs/rest/httpkit"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"sandfs/rest/httpkit"
 )
 
 const openapiURL = "https://sandfs.invalid/openapi.json"

@@ -6,11 +6,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"sandfs/rest/httpkit"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"sandfs/rest/httpkit"
 )
 
 // prerouteServer is the harness's handler behind a listener wrapped as

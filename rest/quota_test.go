@@ -12,6 +12,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/internal/testenv"
+	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
 )
 
@@ -77,7 +78,7 @@ func refusedDetail(t *testing.T, c growthCase, r resp) string {
 		if f.Path != c.path {
 			t.Errorf("data.path %q, want %q", f.Path, c.path)
 		}
-		var env aioEnv[aioFailure]
+		var env aioEnv[aio.Failure]
 		json.Unmarshal(r.Body, &env)
 		return *env.Message
 	case FamilyNamed:

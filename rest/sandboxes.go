@@ -75,7 +75,7 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprou
 		out.Sandboxes = append(out.Sandboxes, api.Sandbox{Name: name, Usage: usageSizes(u), Quota: quotaSizes(u.Quota)})
 	})
 	out.Count = len(out.Sandboxes)
-	return writeJSON(w, http.StatusOK, out)
+	return httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // createSandbox answers POST /v1/sandboxes {name, quota?} with 201 {name,
@@ -106,7 +106,7 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return managerError("create", name, err)
 	}
-	return writeJSON(w, http.StatusCreated, api.SandboxCreated{Name: name, Token: token, Quota: quotaSizes(q)})
+	return httpkit.WriteJSON(w, http.StatusCreated, api.SandboxCreated{Name: name, Token: token, Quota: quotaSizes(q)})
 }
 
 // patchSandbox answers PATCH /v1/sandboxes/{name} {quota} with 200 {name,
@@ -135,7 +135,7 @@ func (s *Server) patchSandbox(w http.ResponseWriter, r *http.Request, ps httprou
 		return managerError("quota", name, err)
 	}
 	u := sb.Usage()
-	return writeJSON(w, http.StatusOK, api.SandboxQuota{Name: name, Quota: quotaSizes(u.Quota), Usage: usageSizes(u)})
+	return httpkit.WriteJSON(w, http.StatusOK, api.SandboxQuota{Name: name, Quota: quotaSizes(u.Quota), Usage: usageSizes(u)})
 }
 
 // deleteSandbox answers DELETE /v1/sandboxes/{name} with 200 {name,
@@ -152,7 +152,7 @@ func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request, ps httpro
 	if err := s.manager.Remove(r.Context(), name); err != nil {
 		return managerError("remove", name, err)
 	}
-	return writeJSON(w, http.StatusOK, api.SandboxRemoved{Name: name, Removed: true})
+	return httpkit.WriteJSON(w, http.StatusOK, api.SandboxRemoved{Name: name, Removed: true})
 }
 
 // apply is the quota q asks for over cur (a nil q: cur); a negative

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/internal/testenv"
+	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
 )
 
@@ -169,7 +170,7 @@ func checkInvalidTarget(t *testing.T, family, method string, got resp) {
 	switch family {
 	case FamilyAIOv1, FamilyAIOv2:
 		var env struct {
-			Data aioFailure `json:"data"`
+			Data aio.Failure `json:"data"`
 		}
 		json.Unmarshal(got.Body, &env)
 		if env.Data.ErrorType != string(httpkit.KindInvalidTarget) {

@@ -5,11 +5,12 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
-	"sandfs/rest/httpkit"
 	"strconv"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
+
+	"sandfs/rest/httpkit"
 )
 
 // The web console (GET /ui/): one page, its module scripts and its style

@@ -1,11 +1,12 @@
-package rest
+package aio
 
 import (
 	"context"
 	"net/http"
 	"net/url"
-	"sandfs/rest/httpkit"
 	"strings"
+
+	"sandfs/rest/httpkit"
 )
 
 // The AIO family's request helpers: required body fields, aliases,
@@ -55,7 +56,7 @@ func aioPathQuery(r *http.Request) (url.Values, string, error) {
 
 // pathBody is the start of a route whose body is a pathRequest: the body,
 // and its required path (or its alias file).
-func (s *Server) pathBody(w http.ResponseWriter, r *http.Request) (pathRequest, string, error) {
+func (s *Family) pathBody(w http.ResponseWriter, r *http.Request) (pathRequest, string, error) {
 	var req pathRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return req, "", err

@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import (
 	"context"
@@ -24,7 +24,7 @@ type xattrFS interface {
 
 var _ xattrFS = (*core.Sandbox)(nil)
 
-func (s *Server) xattrFS(ctx context.Context) xattrFS { return s.sandboxOf(ctx) }
+func (s *Family) xattrFS(ctx context.Context) xattrFS { return s.sandboxOf(ctx) }
 
 // xattrSetRequest is the body of PUT /v2/fs/xattr.
 type xattrSetRequest struct {
@@ -41,7 +41,7 @@ type xattrResult struct {
 
 // xattrGet: GET /v2/fs/xattr?path&name — every attribute of the file, or
 // just name (404 when missing).
-func (s *Server) xattrGet(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) xattrGet(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
@@ -53,7 +53,7 @@ func (s *Server) xattrGet(w http.ResponseWriter, r *http.Request, _ httprouter.P
 }
 
 // xattrSet: PUT /v2/fs/xattr {path, name, value} — set one attribute.
-func (s *Server) xattrSet(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) xattrSet(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req xattrSetRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return err
@@ -78,7 +78,7 @@ func (s *Server) xattrSet(w http.ResponseWriter, r *http.Request, _ httprouter.P
 }
 
 // xattrDelete: DELETE /v2/fs/xattr?path&name — remove one attribute.
-func (s *Server) xattrDelete(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) xattrDelete(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ func (s *Server) xattrDelete(w http.ResponseWriter, r *http.Request, _ httproute
 	return s.writeXattrs(w, r, ap, "")
 }
 
-func (s *Server) writeXattrs(w http.ResponseWriter, r *http.Request, p, name string) error {
+func (s *Family) writeXattrs(w http.ResponseWriter, r *http.Request, p, name string) error {
 	ap, xs, err := s.xattrFS(r.Context()).Xattrs(r.Context(), p, name)
 	if err != nil {
 		return httpkit.WithOp("xattr_get", err)

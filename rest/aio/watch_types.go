@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import (
 	"path"
@@ -25,7 +25,7 @@ const (
 	pollLimitMaxV1     = 1000
 	pollLimitDefaultV1 = 100
 	pollLimitMaxV2     = journal.BufferSize
-	pollLimitDefaultV2 = 1000
+	PollLimitDefaultV2 = 1000
 
 	waitTimeoutMin     = 1   // s (schema: 1–300, default 30)
 	waitTimeoutMax     = 300 // s
@@ -43,8 +43,8 @@ type watchCreateRequest struct {
 	IncludePatterns []string  `json:"include_patterns"`
 }
 
-// watchCreated is the data of a watch create.
-type watchCreated struct {
+// WatchCreated is the data of a watch create.
+type WatchCreated struct {
 	WatcherID     string `json:"watcher_id"`
 	Path          string `json:"path"`
 	Status        string `json:"status"`
@@ -53,8 +53,8 @@ type watchCreated struct {
 	InitialCursor uint64 `json:"initial_cursor"`
 }
 
-// watchInfo is one watcher of a listing.
-type watchInfo struct {
+// WatchInfo is one watcher of a listing.
+type WatchInfo struct {
 	WatcherID       string   `json:"watcher_id"`
 	Path            string   `json:"path"`
 	Status          string   `json:"status"`
@@ -66,9 +66,9 @@ type watchInfo struct {
 	Subscribers     int      `json:"subscribers"`
 }
 
-// watchList is the data of a watch list.
-type watchList struct {
-	Watchers []watchInfo `json:"watchers"`
+// WatchList is the data of a watch list.
+type WatchList struct {
+	Watchers []WatchInfo `json:"watchers"`
 	Count    int         `json:"count"`
 }
 
@@ -79,15 +79,15 @@ type watchPollRequest struct {
 	Timeout *int64 `json:"timeout"`
 }
 
-// watchBatch is the data of a poll.
-type watchBatch struct {
-	Events   []watchEvent `json:"events"`
+// WatchBatch is the data of a poll.
+type WatchBatch struct {
+	Events   []WatchEvent `json:"events"`
 	Cursor   uint64       `json:"cursor"`
 	Overflow bool         `json:"overflow"`
 }
 
-// watchStopped is the data of a watch stop.
-type watchStopped struct {
+// WatchStopped is the data of a watch stop.
+type WatchStopped struct {
 	WatcherID   string `json:"watcher_id"`
 	Status      string `json:"status"`      // "stopped", or "active" while others hold it
 	Subscribers int    `json:"subscribers"` // references left
@@ -100,8 +100,8 @@ type watchWaitRequest struct {
 	EventTypes []string `json:"event_types"`
 }
 
-// watchEvent is one journal event on the wire (api.md §6).
-type watchEvent struct {
+// WatchEvent is one journal event on the wire (api.md §6).
+type WatchEvent struct {
 	Seq          uint64  `json:"seq"`
 	Type         string  `json:"type"`
 	Path         string  `json:"path"`
@@ -121,21 +121,21 @@ type watchEvent struct {
 	FoundAtStart bool    `json:"found_at_start,omitempty"` // external: found at start, made while the daemon was down
 }
 
-// sseStarted is the data of the first SSE event, watch_started; sseOverflow
+// SSEStarted is the data of the first SSE event, watch_started; SSEOverflow
 // that of an overflow event.
-type sseStarted struct {
+type SSEStarted struct {
 	WatcherID string `json:"watcher_id"`
 	Cursor    uint64 `json:"cursor"`
 }
 
-// sseShutdown is the data of the last SSE event when the daemon stops: the
+// SSEShutdown is the data of the last SSE event when the daemon stops: the
 // cursor to resume from once it is back.
-type sseShutdown struct {
+type SSEShutdown struct {
 	Reason string `json:"reason"`
 	Cursor uint64 `json:"cursor"`
 }
 
-type sseOverflow struct {
+type SSEOverflow struct {
 	WatcherID string `json:"watcher_id"`
 	Cursor    uint64 `json:"cursor"`
 	Overflow  bool   `json:"overflow"`
@@ -145,12 +145,12 @@ type sseOverflow struct {
 // watched file the path itself). relative_path is e.Path relative to base:
 // "" for base itself when base is a directory, the file's name when base is
 // the watched file, and "../…" for the new path of a rename out of the tree.
-func wireEvent(e journal.Event, base string, baseIsFile bool) watchEvent {
+func wireEvent(e journal.Event, base string, baseIsFile bool) WatchEvent {
 	dir := base
 	if baseIsFile {
 		dir = path.Dir(base)
 	}
-	out := watchEvent{
+	out := WatchEvent{
 		Seq:          e.Seq,
 		Type:         string(e.Type),
 		Path:         e.Path,
@@ -174,8 +174,8 @@ func wireEvent(e journal.Event, base string, baseIsFile bool) watchEvent {
 	return out
 }
 
-func wireEvents(es []journal.Event, base string, baseIsFile bool) []watchEvent {
-	out := make([]watchEvent, len(es))
+func wireEvents(es []journal.Event, base string, baseIsFile bool) []WatchEvent {
+	out := make([]WatchEvent, len(es))
 	for i, e := range es {
 		out[i] = wireEvent(e, base, baseIsFile)
 	}

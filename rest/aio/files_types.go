@@ -1,4 +1,4 @@
-package rest
+package aio
 
 // Wire types of the AIO file routes of part A (api.md §4; the AIO spec; the
 // 1.x schema's FileReadRequest, FileWriteRequest, StrReplaceEditorRequest,
@@ -16,8 +16,8 @@ type fileReadRequest struct {
 	Sudo      *bool   `json:"sudo"`
 }
 
-// fileReadResult is FileReadResult.
-type fileReadResult struct {
+// FileReadResult is FileReadResult.
+type FileReadResult struct {
 	Content string `json:"content"`
 	File    string `json:"file"`
 }
@@ -36,8 +36,8 @@ type fileWriteRequest struct {
 	ExpectedETag    *string `json:"expected_etag"` // precondition.go
 }
 
-// fileWriteResult is FileWriteResult.
-type fileWriteResult struct {
+// FileWriteResult is FileWriteResult.
+type FileWriteResult struct {
 	File         string `json:"file"`
 	BytesWritten int64  `json:"bytes_written"`
 }
@@ -60,8 +60,8 @@ type editRequest struct {
 	ExpectedETag *string `json:"expected_etag"`
 }
 
-// editResult is StrReplaceEditorResult.
-type editResult struct {
+// EditResult is StrReplaceEditorResult.
+type EditResult struct {
 	Output     string  `json:"output"`
 	Path       string  `json:"path"`
 	PrevExist  bool    `json:"prev_exist"`
@@ -70,8 +70,8 @@ type editResult struct {
 	etag       string  // the ETag of the file written, sent as a header
 }
 
-// replaceResult is FileReplaceResult (v1 replace).
-type replaceResult struct {
+// ReplaceResult is FileReplaceResult (v1 replace).
+type ReplaceResult struct {
 	File          string `json:"file"`
 	ReplacedCount int    `json:"replaced_count"`
 }
@@ -87,8 +87,8 @@ type pathRequest struct {
 	ExpectedETag   *string `json:"expected_etag"` // delete's precondition (precondition.go)
 }
 
-// statResult is the data of stat.
-type statResult struct {
+// StatResult is the data of stat.
+type StatResult struct {
 	Path         string `json:"path"`
 	Size         int64  `json:"size"`
 	Permissions  string `json:"permissions"`
@@ -111,9 +111,9 @@ type listRequest struct {
 	SortDesc           *bool    `json:"sort_desc"`
 }
 
-// listEntry is FileInfo: is_hidden only when true, permissions only when
+// ListEntry is FileInfo: is_hidden only when true, permissions only when
 // asked for.
-type listEntry struct {
+type ListEntry struct {
 	Name         string  `json:"name"`
 	Path         string  `json:"path"`
 	IsDirectory  bool    `json:"is_directory"`
@@ -127,10 +127,10 @@ type listEntry struct {
 	size  int64 // for sorting, also when Size is not shown (include_size false)
 }
 
-// listResult is FileListResult plus truncated.
-type listResult struct {
+// ListResult is FileListResult plus truncated.
+type ListResult struct {
 	Path           string      `json:"path"`
-	Files          []listEntry `json:"files"`
+	Files          []ListEntry `json:"files"`
 	TotalCount     int         `json:"total_count"`
 	FileCount      int         `json:"file_count"`
 	DirectoryCount int         `json:"directory_count"`
@@ -143,8 +143,8 @@ type findRequest struct {
 	Glob *string `json:"glob"`
 }
 
-// findResult is FileFindResult plus truncated (v2 search answers it too).
-type findResult struct {
+// FindResult is FileFindResult plus truncated (v2 search answers it too).
+type FindResult struct {
 	Path      string   `json:"path"`
 	Files     []string `json:"files"`
 	Truncated bool     `json:"truncated"`
@@ -174,8 +174,8 @@ type globEntry struct {
 	size, mtime int64 // for sorting
 }
 
-// globResult is FileGlobResult.
-type globResult struct {
+// GlobResult is FileGlobResult.
+type GlobResult struct {
 	Path       string      `json:"path"`
 	Pattern    string      `json:"pattern"`
 	Files      []globEntry `json:"files"`
@@ -183,8 +183,8 @@ type globResult struct {
 	Truncated  bool        `json:"truncated"`
 }
 
-// mkdirRequest / mkdirResult: mkdir (v1 and v2).
-type mkdirResult struct {
+// mkdirRequest / MkdirResult: mkdir (v1 and v2).
+type MkdirResult struct {
 	Path    string `json:"path"`
 	Created bool   `json:"created"`
 }
@@ -200,27 +200,27 @@ type transferRequest struct {
 	ExpectedETag *string `json:"expected_etag"`
 }
 
-// moveResult is the data of move.
-type moveResult struct {
+// MoveResult is the data of move.
+type MoveResult struct {
 	Source      string `json:"source"`
 	Destination string `json:"destination"`
 }
 
-// copyResult is the data of copy.
-type copyResult struct {
+// CopyResult is the data of copy.
+type CopyResult struct {
 	Source      string `json:"source"`
 	Destination string `json:"destination"`
 	Entries     int    `json:"entries"`
 	BytesCopied int64  `json:"bytes_copied"`
 }
 
-// deleteResult is the data of delete.
-type deleteResult struct {
+// DeleteResult is the data of delete.
+type DeleteResult struct {
 	Path string `json:"path"`
 }
 
 // capabilities is the data of GET /v1/capabilities.
-type capabilities struct {
+type Capabilities struct {
 	Files           map[string]bool `json:"files"`
 	Exec            bool            `json:"exec"`
 	Browser         bool            `json:"browser"`

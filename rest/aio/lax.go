@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import (
 	"bytes"
@@ -8,9 +8,10 @@ import (
 	"math"
 	"net/http"
 	"reflect"
-	"sandfs/rest/httpkit"
 	"strconv"
 	"strings"
+
+	"sandfs/rest/httpkit"
 )
 
 // The AIO 1.x server is FastAPI, whose models validate in pydantic's lax

@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import (
 	"context"
@@ -44,10 +44,10 @@ type fileFS interface {
 
 var _ fileFS = (*core.Sandbox)(nil)
 
-func (s *Server) fileFS(ctx context.Context) fileFS { return s.sandboxOf(ctx) }
+func (s *Family) fileFS(ctx context.Context) fileFS { return s.sandboxOf(ctx) }
 
 // Limits of the file routes (api.md §1). Tests shrink them.
-type aioFileLimits struct {
+type FileLimits struct {
 	ReadBytes  int64 // buffered text read and edit: 16 MiB → file_too_large
 	List       int   // list entries: 10,000 → truncated
 	Search     int   // name search / find: 10,000 → truncated
@@ -61,24 +61,24 @@ type aioFileLimits struct {
 	Visit      int   // entries one list, search or glob walk looks at: 1,000,000 → truncated
 }
 
-var defaultAIOFileLimits = aioFileLimits{
+var DefaultFileLimits = FileLimits{
 	ReadBytes: 16 << 20, List: 10_000, Search: 10_000, Glob: 5_000, GlobMax: 50_000,
 	UndoPer: 10, UndoBytes: 64 << 20, ViewDepth: 2, ViewLimit: 1_000, SnippetCtx: 4,
 	Visit: 1_000_000,
 }
 
-// aioFiles is the Server's state for the file routes.
+// aioFiles is the family's state for the file routes.
 type aioFiles struct {
 	once   sync.Once
-	limits aioFileLimits
+	limits FileLimits
 	undo   *undoHistory
 }
 
 // files returns the file routes' state, made on first use.
-func (s *Server) files() *aioFiles {
+func (s *Family) files() *aioFiles {
 	s.fileState.once.Do(func() {
-		if s.fileState.limits == (aioFileLimits{}) {
-			s.fileState.limits = defaultAIOFileLimits
+		if s.fileState.limits == (FileLimits{}) {
+			s.fileState.limits = DefaultFileLimits
 		}
 		s.fileState.undo = newUndoHistory(s.fileState.limits.UndoPer, s.fileState.limits.UndoBytes)
 	})
@@ -100,17 +100,18 @@ var capabilityRoutes = map[string]string{
 // capabilitiesV1: GET /v1/capabilities. files has one flag per file
 // operation, true when its route is in the table (fuse_mount: false, the
 // mirror is cmd/sandfs's and the routes cannot see it); the other planes of
-// the AIO sandbox are not sandfs's: false.
-func (s *Server) capabilitiesV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+// the AIO sandbox are not sandfs's: false. Every route it looks for is one
+// of this family's, so the family's own lines are the table's.
+func (s *Family) capabilitiesV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	have := map[string]bool{}
-	for _, rt := range s.routes {
+	for _, rt := range s.Routes() {
 		have[rt.Method+" "+rt.Path] = true
 	}
 	files := map[string]bool{}
 	for op, key := range capabilityRoutes {
 		files[op] = key != "" && have[key]
 	}
-	return writeAIO(w, capabilities{Files: files})
+	return writeAIO(w, Capabilities{Files: files})
 }
 
 // errnoNotDir is ENOTDIR, for the routes that need a directory.

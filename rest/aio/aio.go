@@ -1,14 +1,15 @@
-package rest
+package aio
 
 import (
 	"errors"
 	"net/http"
 	"reflect"
-	"sandfs/rest/httpkit"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/rest/httpkit"
 )
 
 // The AIO family (api.md §2, §4; the AIO spec): every answer, success or
@@ -19,20 +20,20 @@ import (
 // out of bounds, an unknown watcher, the watcher limit, a wait that timed
 // out, a missing token, an internal error) keep their status in both.
 
-// aioMessageOK is the message of a successful answer, as the AIO daemon's
+// MessageOK is the message of a successful answer, as the AIO daemon's
 // Response model defaults it.
-const aioMessageOK = "Operation successful"
+const MessageOK = "Operation successful"
 
-// aioEnvelope is the AIO Response model.
-type aioEnvelope struct {
+// Envelope is the AIO Response model.
+type Envelope struct {
 	Success bool    `json:"success"`
 	Message string  `json:"message"`
 	Data    any     `json:"data"`
 	Hint    *string `json:"hint"`
 }
 
-// aioFailure is the data of a failed AIO answer (FileOperationError).
-type aioFailure struct {
+// Failure is the data of a failed AIO answer (FileOperationError).
+type Failure struct {
 	Path          string  `json:"path,omitempty"` // absent for a failure that names no path
 	Operation     string  `json:"operation"`
 	Message       string  `json:"message"`
@@ -44,9 +45,9 @@ type aioFailure struct {
 	CurrentETag   string  `json:"current_etag,omitempty"` // precondition_failed: the ETag now (absent: no file)
 }
 
-// aioValidation is the 422 answer to a body that is not valid JSON, misses
+// Validation is the 422 answer to a body that is not valid JSON, misses
 // a required field or has a field of the wrong type.
-type aioValidation struct {
+type Validation struct {
 	Success bool                 `json:"success"`
 	Message string               `json:"message"`
 	Errors  []httpkit.FieldError `json:"errors"`
@@ -82,17 +83,17 @@ func pydanticErrors(fields []httpkit.FieldError) []pydanticError {
 
 // writeAIO writes a successful AIO answer.
 func writeAIO(w http.ResponseWriter, data any) error {
-	return writeJSON(w, http.StatusOK, aioEnvelope{Success: true, Message: aioMessageOK, Data: data})
+	return httpkit.WriteJSON(w, http.StatusOK, Envelope{Success: true, Message: MessageOK, Data: data})
 }
 
-func renderAIOv1(w http.ResponseWriter, k httpkit.ErrKind) { renderAIO(w, k, true) }
-func renderAIOv2(w http.ResponseWriter, k httpkit.ErrKind) { renderAIO(w, k, false) }
+func RenderV1(w http.ResponseWriter, k httpkit.ErrKind) { renderAIO(w, k, true) }
+func RenderV2(w http.ResponseWriter, k httpkit.ErrKind) { renderAIO(w, k, false) }
 
 // renderAIO writes k as an AIO envelope with success:false; v1 answers an
 // expected filesystem failure (one that carries an errno) with 200.
 func renderAIO(w http.ResponseWriter, k httpkit.ErrKind, v1 bool) {
 	if k.Kind == httpkit.KindValidation {
-		body := aioValidation{Success: false, Message: k.Detail, Errors: k.Fields}
+		body := Validation{Success: false, Message: k.Detail, Errors: k.Fields}
 		if v1 {
 			body.Detail = pydanticErrors(k.Fields)
 		}
@@ -107,11 +108,11 @@ func renderAIO(w http.ResponseWriter, k httpkit.ErrKind, v1 bool) {
 		// precondition's is 412.
 		status = http.StatusOK
 	}
-	httpkit.WriteError(w, status, "application/json", aioEnvelope{Success: false, Message: k.Detail, Data: aioFailureOf(k)})
+	httpkit.WriteError(w, status, "application/json", Envelope{Success: false, Message: k.Detail, Data: aioFailureOf(k)})
 }
 
-func aioFailureOf(k httpkit.ErrKind) aioFailure {
-	f := aioFailure{
+func aioFailureOf(k httpkit.ErrKind) Failure {
+	f := Failure{
 		Path:        k.Path,
 		Operation:   k.Op,
 		Message:     k.Detail,

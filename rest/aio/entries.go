@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import (
 	"net/http"
@@ -15,7 +15,7 @@ import (
 // the body's user owns the directories made. parents defaults to true (an
 // existing directory is then fine); without it an existing path is
 // already_exists and a missing parent not_found.
-func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) mkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	req, p, err := s.pathBody(w, r)
 	if err != nil {
 		return err
@@ -33,10 +33,10 @@ func (s *Server) mkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Para
 	if err := fsys.Mkdir(ctx, ap, boolOr(req.Parents, true), 0); err != nil {
 		return httpkit.WithOp("mkdir", err)
 	}
-	return writeAIO(w, mkdirResult{Path: ap, Created: serr != nil})
+	return writeAIO(w, MkdirResult{Path: ap, Created: serr != nil})
 }
 
-func (s *Server) transferPaths(w http.ResponseWriter, r *http.Request) (transferRequest, string, string, error) {
+func (s *Family) transferPaths(w http.ResponseWriter, r *http.Request) (transferRequest, string, string, error) {
 	var req transferRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return req, "", "", err
@@ -64,7 +64,7 @@ func (s *Server) transferPaths(w http.ResponseWriter, r *http.Request) (transfer
 // directory whole (symlinks copied as symlinks); an existing destination is
 // already_exists unless overwrite; missing parents of the destination are
 // made. ?user or the body's user owns what the copy creates.
-func (s *Server) copyEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) copyEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	req, src, dst, err := s.transferPaths(w, r)
 	if err != nil {
 		return httpkit.WithOp("copy", err)
@@ -81,13 +81,13 @@ func (s *Server) copyEntry(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return httpkit.WithOp("copy", err)
 	}
-	return writeAIO(w, copyResult{Source: src, Destination: dst, Entries: st.Entries, BytesCopied: st.Bytes})
+	return writeAIO(w, CopyResult{Source: src, Destination: dst, Entries: st.Entries, BytesCopied: st.Bytes})
 }
 
 // moveEntry: POST /v2/fs/move, POST /v1/file/move {source, destination,
 // overwrite, expected_etag (of the source)}: renameat2(RENAME_NOREPLACE) unless overwrite; missing parents
 // of the destination are made.
-func (s *Server) moveEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) moveEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	req, src, dst, err := s.transferPaths(w, r)
 	if err != nil {
 		return httpkit.WithOp("move", err)
@@ -99,13 +99,13 @@ func (s *Server) moveEntry(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err := s.fileFS(r.Context()).Move(r.Context(), src, dst, core.MoveOptions{Overwrite: boolOr(req.Overwrite, false), MkdirParents: true, Pre: pre}); err != nil {
 		return httpkit.WithOp("move", err)
 	}
-	return writeAIO(w, moveResult{Source: src, Destination: dst})
+	return writeAIO(w, MoveResult{Source: src, Destination: dst})
 }
 
 // deleteEntry: POST /v2/fs/delete, POST /v1/file/delete {path, recursive,
 // expected_etag}:
 // a non-empty directory needs recursive (else invalid_target, 409 on v2).
-func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) deleteEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	req, p, err := s.pathBody(w, r)
 	if err != nil {
 		return err
@@ -122,5 +122,5 @@ func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request, _ httproute
 	if err := fsys.RemoveWith(r.Context(), ap, core.RemoveOptions{Recursive: boolOr(req.Recursive, false), Pre: pre}); err != nil {
 		return httpkit.WithOp("delete", err)
 	}
-	return writeAIO(w, deleteResult{Path: ap})
+	return writeAIO(w, DeleteResult{Path: ap})
 }

@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import (
 	"encoding/json"
@@ -73,7 +73,7 @@ type searchResult struct {
 
 // grep: POST /v2/fs/grep, POST /v1/file/grep — ripgrep-like content search
 // of a file or a directory tree.
-func (s *Server) grep(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) grep(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req grepRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return err
@@ -88,7 +88,7 @@ func (s *Server) grep(w http.ResponseWriter, r *http.Request, _ httprouter.Param
 		return httpkit.WithOp("grep", err)
 	}
 	httpkit.NoteSkipped(w, skipped)
-	p, _ := s.agentFS(ctx).Clean(*req.Path)
+	p, _ := s.fileFS(ctx).Clean(*req.Path)
 	out := grepResult{Path: p, Pattern: o.Pattern, Matches: make([]grepMatch, len(res.Matches)),
 		MatchCount: len(res.Matches), FilesSearched: res.FilesSearched, FilesMatched: res.FilesMatched, Truncated: res.Truncated}
 	for i, m := range res.Matches {
@@ -195,7 +195,7 @@ func parseSize(s string) (int64, bool) {
 // named this way beyond the buffered-read limit of 16 MiB and the regex's
 // work bound (grep.MaxInputFor: a file over it is a 400 saying so); at most
 // 10,000 lines are returned.
-func (s *Server) searchInFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) searchInFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req searchRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return err
@@ -211,7 +211,7 @@ func (s *Server) searchInFile(w http.ResponseWriter, r *http.Request, _ httprout
 	if err != nil {
 		return httpkit.WithOp("search", err)
 	}
-	p, _ := s.agentFS(r.Context()).Clean(*req.File)
+	p, _ := s.fileFS(r.Context()).Clean(*req.File)
 	out := searchResult{File: p, Matches: make([]string, len(res.Matches)), LineNumbers: make([]int, len(res.Matches))}
 	for i, m := range res.Matches {
 		out.Matches[i] = m.Text

@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import (
 	"context"
@@ -67,13 +67,16 @@ func (ws *watchState) forget(id string) {
 	delete(ws.files, id)
 }
 
-func (s *Server) watchFS(ctx context.Context) watchFS { return s.sandboxOf(ctx) }
+func (s *Family) watchFS(ctx context.Context) watchFS { return s.sandboxOf(ctx) }
+
+// watchesKey keeps a sandbox's watchState beside it (httpkit.Host.SandboxValue).
+type watchesKey struct{}
 
 // watchesOf is the watchState of the request's sandbox: it goes with the
 // sandbox when Registry.Remove takes it out.
-func (s *Server) watchesOf(ctx context.Context) *watchState {
-	if e := s.entryOf(ctx); e != nil {
-		return &e.watches
+func (s *Family) watchesOf(ctx context.Context) *watchState {
+	if v := s.host.SandboxValue(ctx, watchesKey{}, func() any { return new(watchState) }); v != nil {
+		return v.(*watchState)
 	}
 	return &watchState{} // no sandbox "default": nothing to remember
 }
@@ -82,7 +85,7 @@ func (s *Server) watchesOf(ctx context.Context) *watchState {
 // debounce, exclude, include_patterns} — a watcher on a directory or file
 // (an identical config reuses the live watcher: reused:true). Each create
 // answers its own reference as watcher_id, "w_….n", released once.
-func (s *Server) watchCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) watchCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req watchCreateRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return err
@@ -108,7 +111,7 @@ func (s *Server) watchCreate(w http.ResponseWriter, r *http.Request, _ httproute
 	if !reused {
 		s.watchesOf(r.Context()).setFile(wt.ID, !info.IsDir())
 	}
-	return writeAIO(w, watchCreated{
+	return writeAIO(w, WatchCreated{
 		WatcherID:     in.Ref,
 		Path:          p,
 		Status:        "active",
@@ -151,15 +154,15 @@ func watchConfig(req watchCreateRequest) (journal.Config, error) {
 	return cfg, nil
 }
 
-// watchList: GET /v2/watch, GET /v1/file/watch — the live watchers.
-func (s *Server) watchList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+// WatchList: GET /v2/watch, GET /v1/file/watch — the live watchers.
+func (s *Family) watchList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	sb := s.watchFS(r.Context())
 	infos := sb.Journal().Watchers()
 	status := "active"
 	if sb.WatchDegraded() {
 		status = "degraded" // the inotify limit: some directories unwatched
 	}
-	out := watchList{Watchers: make([]watchInfo, len(infos)), Count: len(infos)}
+	out := WatchList{Watchers: make([]WatchInfo, len(infos)), Count: len(infos)}
 	for i, in := range infos {
 		ex := in.Config.Exclude
 		if ex == nil {
@@ -169,7 +172,7 @@ func (s *Server) watchList(w http.ResponseWriter, r *http.Request, _ httprouter.
 		if inc == nil {
 			inc = []string{}
 		}
-		out.Watchers[i] = watchInfo{
+		out.Watchers[i] = WatchInfo{
 			WatcherID:       in.Ref, // each client's own reference, as its create answered
 			Path:            in.Config.Path,
 			Status:          status,
@@ -186,7 +189,7 @@ func (s *Server) watchList(w http.ResponseWriter, r *http.Request, _ httprouter.
 
 // watchPollV2: GET /v2/watch/{id}/poll?cursor&limit&timeout — long-poll;
 // with Accept: text/event-stream, the SSE stream instead.
-func (s *Server) watchPollV2(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) watchPollV2(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
@@ -200,11 +203,11 @@ func (s *Server) watchPollV2(w http.ResponseWriter, r *http.Request, ps httprout
 			return err
 		}
 	}
-	return s.poll(w, r, ps.ByName("id"), pr, pollLimitDefaultV2, pollLimitMaxV2)
+	return s.poll(w, r, ps.ByName("id"), pr, PollLimitDefaultV2, pollLimitMaxV2)
 }
 
 // watchPollV1: POST /v1/file/watch/{id}/poll {cursor, limit, timeout}.
-func (s *Server) watchPollV1(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) watchPollV1(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	var pr watchPollRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &pr, true); err != nil {
 		return err
@@ -212,7 +215,7 @@ func (s *Server) watchPollV1(w http.ResponseWriter, r *http.Request, ps httprout
 	return s.poll(w, r, ps.ByName("id"), pr, pollLimitDefaultV1, pollLimitMaxV1)
 }
 
-func (s *Server) poll(w http.ResponseWriter, r *http.Request, id string, pr watchPollRequest, defLimit, maxLimit int64) error {
+func (s *Family) poll(w http.ResponseWriter, r *http.Request, id string, pr watchPollRequest, defLimit, maxLimit int64) error {
 	cursor, limit, timeout := int64(0), defLimit, int64(0)
 	if pr.Cursor != nil {
 		if cursor = *pr.Cursor; cursor < 0 {
@@ -239,7 +242,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, id string, pr watc
 	if err != nil && (r.Context().Err() != nil || s.endReason(r.Context()) == "") {
 		return httpkit.WithOp("watch_poll", unknownWatcher(id, err))
 	} // the daemon stops or the sandbox goes: answer what the poll has, as at its timeout
-	return writeAIO(w, watchBatch{
+	return writeAIO(w, WatchBatch{
 		Events:   wireEvents(b.Events, wt.Config().Path, s.watchesOf(r.Context()).isFile(id)),
 		Cursor:   b.Cursor,
 		Overflow: b.Overflow,
@@ -249,7 +252,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request, id string, pr watc
 // watchStop: DELETE /v2/watch/{id}, DELETE /v1/file/watch/{id} — release
 // the reference a create answered (a second DELETE of it, or of the shared
 // watcher's own id, is 404); the watcher stops at the last.
-func (s *Server) watchStop(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) watchStop(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	id := ps.ByName("id")
 	left, err := s.watchFS(r.Context()).Journal().Release(id)
 	if err != nil {
@@ -260,13 +263,13 @@ func (s *Server) watchStop(w http.ResponseWriter, r *http.Request, ps httprouter
 		status = "stopped"
 		s.watchesOf(r.Context()).forget(id)
 	}
-	return writeAIO(w, watchStopped{WatcherID: id, Status: status, Subscribers: left})
+	return writeAIO(w, WatchStopped{WatcherID: id, Status: status, Subscribers: left})
 }
 
 // watchWait: POST /v1/file/watch/wait {path, timeout, event_types} — the
 // first event on exactly path (as the path, or as the old path of a
 // rename) of one of the types, after the call begins; 503 on timeout.
-func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req watchWaitRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return err
@@ -318,7 +321,7 @@ func (s *Server) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 
 // watchEvents: GET /v2/watch/{id}/events, GET /v1/file/watch/{id}/events
 // ?cursor, Last-Event-ID — the SSE stream (aio_watch_sse.go).
-func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) watchEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {
 		return err

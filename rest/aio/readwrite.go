@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 // The AIO text routes: read, write and stat.
 
 // readV2: GET /v2/fs/read?path&start_line&end_line.
-func (s *Server) readV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) readV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, p, err := aioPathQuery(r)
 	if err != nil {
 		return err
@@ -41,7 +41,7 @@ func (s *Server) readV2(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 }
 
 // readV1: POST /v1/file/read {file, start_line, end_line, sudo}.
-func (s *Server) readV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) readV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req fileReadRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return err
@@ -61,23 +61,23 @@ func (s *Server) readV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 // returns lines [start, end): 0-based, end exclusive, negative counting
 // from the end, out of range clamped (Python slice semantics, as the 1.x
 // daemon slices its list of lines). Line endings are kept.
-func (s *Server) readText(ctx context.Context, p string, start, end *int) (fileReadResult, error) {
+func (s *Family) readText(ctx context.Context, p string, start, end *int) (FileReadResult, error) {
 	ap, content, err := s.readWhole(ctx, p)
 	if err != nil {
-		return fileReadResult{}, err
+		return FileReadResult{}, err
 	}
 	if start != nil || end != nil {
 		lines := splitLines(content)
 		a, b := sliceBounds(len(lines), start, end)
 		content = strings.Join(lines[a:b], "")
 	}
-	return fileReadResult{Content: content, File: ap}, nil
+	return FileReadResult{Content: content, File: ap}, nil
 }
 
 // readWhole reads the regular file at p as UTF-8 text of at most the
 // buffered limit: over it is file_too_large (413), bytes that are not UTF-8
 // are decode_error (422).
-func (s *Server) readWhole(ctx context.Context, p string) (string, string, error) {
+func (s *Family) readWhole(ctx context.Context, p string) (string, string, error) {
 	limit := s.files().limits.ReadBytes
 	f, info, err := s.fileFS(ctx).OpenFile(ctx, p)
 	if err != nil {
@@ -148,7 +148,7 @@ func sliceBounds(n int, start, end *int) (int, int) {
 // writeFile: POST /v2/fs/write {path, content, encoding, append,
 // leading_newline, trailing_newline}, POST /v1/file/write {file, …}; ?user
 // or the body's user names the owner of what the write creates.
-func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) writeFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req fileWriteRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return err
@@ -196,7 +196,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return httpkit.WithOp("write", err)
 	}
 	httpkit.SetETag(w, etag)
-	return writeAIO(w, fileWriteResult{File: ap, BytesWritten: n})
+	return writeAIO(w, FileWriteResult{File: ap, BytesWritten: n})
 }
 
 // encodeContent turns the request's content into the bytes to write:
@@ -244,7 +244,7 @@ func encodeContent(req fileWriteRequest) ([]byte, error) {
 }
 
 // statV2: GET /v2/fs/stat?path&follow_symlinks.
-func (s *Server) statV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) statV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, p, err := aioPathQuery(r)
 	if err != nil {
 		return err
@@ -257,7 +257,7 @@ func (s *Server) statV2(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 }
 
 // statV1: POST /v1/file/stat {path, follow_symlinks}.
-func (s *Server) statV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) statV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	req, p, err := s.pathBody(w, r)
 	if err != nil {
 		return err
@@ -265,7 +265,7 @@ func (s *Server) statV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	return s.stat(w, r, p, boolOr(req.FollowSymlinks, true))
 }
 
-func (s *Server) stat(w http.ResponseWriter, r *http.Request, p string, follow bool) error {
+func (s *Family) stat(w http.ResponseWriter, r *http.Request, p string, follow bool) error {
 	fsys := s.fileFS(r.Context())
 	li, err := fsys.Lstat(r.Context(), p)
 	if err != nil {
@@ -278,7 +278,7 @@ func (s *Server) stat(w http.ResponseWriter, r *http.Request, p string, follow b
 		}
 		info.Path = li.Path
 	}
-	return writeAIO(w, statResult{
+	return writeAIO(w, StatResult{
 		Path:         li.Path,
 		Size:         info.Size,
 		Permissions:  httpkit.ModeString(info.Mode),

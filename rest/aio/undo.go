@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import "sync"
 

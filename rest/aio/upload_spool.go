@@ -1,12 +1,13 @@
-package rest
+package aio
 
 import (
 	"fmt"
 	"io"
 	"os"
-	"sandfs/rest/httpkit"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/rest/httpkit"
 )
 
 // A file part that comes before the form's path cannot stream to its
@@ -26,12 +27,12 @@ func spoolPart(r io.Reader, limit int64) (*spool, error) {
 		return nil, fmt.Errorf("spooling the upload: %w", err)
 	}
 	sp := &spool{f: os.NewFile(uintptr(fd), "upload spool")}
-	body := &bodyReader{r: r}
+	body := &httpkit.BodyReader{R: r}
 	n, err := io.Copy(sp.f, io.LimitReader(body, limit+1))
 	switch {
 	case err != nil:
 		sp.close()
-		return nil, body.blame(err) // a body cut short is the client's; a full disk the daemon's (507)
+		return nil, body.Blame(err) // a body cut short is the client's; a full disk the daemon's (507)
 	case n > limit:
 		sp.close()
 		return nil, httpkit.TooLarge("an upload whose file part comes before its path is spooled, and is larger than the limit of %d bytes", limit)

@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import (
 	"bufio"
@@ -37,7 +37,7 @@ type transferFS interface {
 
 var _ transferFS = (*core.Sandbox)(nil)
 
-func (s *Server) transferFS(ctx context.Context) transferFS { return s.sandboxOf(ctx) }
+func (s *Family) transferFS(ctx context.Context) transferFS { return s.sandboxOf(ctx) }
 
 // uploadResult is the 1.x FileUploadResult (v2 answers the same).
 type uploadResult struct {
@@ -53,10 +53,10 @@ type treeResult struct {
 	Mode    string `json:"mode"`
 }
 
-// maxFormField bounds a text field of an upload form (path, user);
+// MaxFormField bounds a text field of an upload form (path, user);
 // uploadBuffer is the read buffer of one upload.
 const (
-	maxFormField = 64 << 10
+	MaxFormField = 64 << 10
 	uploadBuffer = 1 << 20
 )
 
@@ -72,7 +72,7 @@ const (
 // server takes them: a file part that comes before any path (none in the
 // query either) is spooled first (aio_upload_spool.go), and uploaded once
 // the form has been read.
-func (s *Server) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
@@ -129,15 +129,15 @@ func (f *uploadForm) close() {
 }
 
 // uploadPart takes one part of an upload's form.
-func (s *Server) uploadPart(w http.ResponseWriter, r *http.Request, f *uploadForm, part *multipart.Part) error {
+func (s *Family) uploadPart(w http.ResponseWriter, r *http.Request, f *uploadForm, part *multipart.Part) error {
 	switch part.FormName() {
 	case "path", "user", "expected_etag":
-		b, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
+		b, err := io.ReadAll(io.LimitReader(part, MaxFormField+1))
 		if err != nil {
 			return httpkit.WithOp("upload", &httpkit.BodyError{Err: err})
 		}
-		if len(b) > maxFormField {
-			return httpkit.TooLarge("form field %q is larger than %d bytes", part.FormName(), maxFormField)
+		if len(b) > MaxFormField {
+			return httpkit.TooLarge("form field %q is larger than %d bytes", part.FormName(), MaxFormField)
 		}
 		if f.res != nil {
 			// The file streamed already, to the path the query named.
@@ -172,7 +172,7 @@ func (s *Server) uploadPart(w http.ResponseWriter, r *http.Request, f *uploadFor
 }
 
 // uploadFrom uploads the file's bytes from src to the target the form names.
-func (s *Server) uploadFrom(w http.ResponseWriter, r *http.Request, f *uploadForm, src io.Reader) error {
+func (s *Family) uploadFrom(w http.ResponseWriter, r *http.Request, f *uploadForm, src io.Reader) error {
 	dest, err := s.uploadTarget(r.Context(), f.target, f.filename)
 	if err == nil && !utf8.ValidString(dest) {
 		err = httpkit.ErrNotUTF8 // names.go
@@ -188,10 +188,10 @@ func (s *Server) uploadFrom(w http.ResponseWriter, r *http.Request, f *uploadFor
 	if o.Pre, err = httpkit.ReadPrecondition(r, f.expected, "expected_etag"); err != nil {
 		return httpkit.WithOp("upload", err)
 	}
-	body := &bodyReader{r: src}
+	body := &httpkit.BodyReader{R: src}
 	ap, n, err := s.transferFS(ctx).Upload(ctx, dest, body, o)
 	if err != nil {
-		return httpkit.WithOp("upload", body.blame(err))
+		return httpkit.WithOp("upload", body.Blame(err))
 	}
 	httpkit.SetETag(w, *o.ETag)
 	f.res = &uploadResult{FilePath: ap, FileSize: n, Success: true}
@@ -199,18 +199,18 @@ func (s *Server) uploadFrom(w http.ResponseWriter, r *http.Request, f *uploadFor
 }
 
 // uploadTarget decides the file an upload lands in.
-func (s *Server) uploadTarget(ctx context.Context, target, filename string) (string, error) {
+func (s *Family) uploadTarget(ctx context.Context, target, filename string) (string, error) {
 	base := path.Base(strings.ReplaceAll(filename, "\\", "/"))
 	named := func(dir string) (string, error) {
 		if base == "" || base == "." || base == ".." || base == "/" {
 			return "", httpkit.InvalidRequest("the upload names no file (no path, and the file part has no filename)")
 		}
-		return s.agentFS(ctx).Clean(path.Join(dir, base))
+		return s.fileFS(ctx).Clean(path.Join(dir, base))
 	}
 	if target == "" {
 		return named(".")
 	}
-	ap, err := s.agentFS(ctx).Clean(target)
+	ap, err := s.fileFS(ctx).Clean(target)
 	if err != nil {
 		return "", err
 	}
@@ -233,7 +233,7 @@ var errFileChanged = &httpkit.RequestError{Kind: httpkit.KindFileChanged, Status
 // http.ServeContent answers Range (206, 416), HEAD and the conditional
 // headers (If-None-Match 304; If-Match 412 under ignore). Failures use the
 // v2 statuses on both versions (a missing file is 404 even on v1).
-func (s *Server) download(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) download(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
@@ -347,7 +347,7 @@ func (p *pinnedFile) Seek(off int64, whence int) (int64, error) { return p.f.See
 // treeGet: GET /v2/fs/tree?path — the directory as an uncompressed tar
 // stream (tar.Write), streamed as it is walked. A failure after the
 // first byte cuts the connection.
-func (s *Server) treeGet(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) treeGet(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
@@ -404,7 +404,7 @@ func (c *startWriter) Write(b []byte) (int, error) {
 // builds the tree beside and renames it in, so the directory must not exist
 // (409). Content-Type must be application/x-tar, application/octet-stream
 // or absent (415 otherwise); bodies over the tar limit are 413.
-func (s *Server) treePut(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) treePut(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
@@ -435,11 +435,11 @@ func (s *Server) treePut(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	if err != nil {
 		return httpkit.WithOp("tree", err)
 	}
-	body := &bodyReader{r: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
+	body := &httpkit.BodyReader{R: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
 	res, err := tar.Extract(ctx, s.sandboxOf(ctx), q.Get("path"), body, tar.Options{Mode: tm, MaxPaths: 1})
 	if err != nil {
-		return httpkit.WithOp("tree", body.blame(err))
+		return httpkit.WithOp("tree", body.Blame(err))
 	}
-	p, _ := s.agentFS(ctx).Clean(q.Get("path"))
+	p, _ := s.fileFS(ctx).Clean(q.Get("path"))
 	return writeAIO(w, treeResult{Path: p, Entries: res.Entries, Mode: mode})
 }

@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import (
 	"context"
@@ -26,14 +26,14 @@ import (
 
 // Injectable for tests (the tests run as root).
 var (
-	processEUID = os.Geteuid
+	ProcessEUID = os.Geteuid
 	lookupUser  = user.Lookup
 	lookupUID   = user.LookupId
 )
 
-// resolveOwner turns the account a request names into the owner core stamps
+// ResolveOwner turns the account a request names into the owner core stamps
 // on what the call creates. name "" is the daemon's own account: ok false.
-func resolveOwner(name string) (o core.Owner, ok bool, err error) {
+func ResolveOwner(name string) (o core.Owner, ok bool, err error) {
 	if name == "" {
 		return core.Owner{}, false, nil
 	}
@@ -51,7 +51,7 @@ func resolveOwner(name string) (o core.Owner, ok bool, err error) {
 	if err1 != nil || err2 != nil {
 		return core.Owner{}, false, httpkit.InvalidRequest("no such user: %s", name)
 	}
-	if euid := processEUID(); euid != 0 {
+	if euid := ProcessEUID(); euid != 0 {
 		return core.Owner{}, false, httpkit.InvalidRequest("cannot run as %s: sandfs is running as uid %d and only root can change identity", name, euid)
 	}
 	return core.Owner{Uid: uid, Gid: gid}, true, nil
@@ -62,7 +62,7 @@ func resolveOwner(name string) (o core.Owner, ok bool, err error) {
 // operation). user "" leaves ctx as it is. Every AIO route that creates
 // files (write, edit create, mkdir, copy, upload, tree) calls it first.
 func withOwner(ctx context.Context, user string) (context.Context, error) {
-	o, ok, err := resolveOwner(user)
+	o, ok, err := ResolveOwner(user)
 	if err != nil || !ok {
 		return ctx, err
 	}

@@ -1,14 +1,15 @@
-package rest
+package aio
 
 import (
 	"bufio"
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"sandfs/rest/httpkit"
 	"strconv"
 	"strings"
 	"time"
+
+	"sandfs/rest/httpkit"
 )
 
 // Server-sent events of a watcher (api.md §4; the AIO spec: "A browser UI that
@@ -52,7 +53,7 @@ const (
 // serveWatchSSE streams watcher id. Errors before the stream starts (an
 // unknown watcher, a bad cursor) are returned to be rendered in the family's
 // shape; once it has started it ends quietly.
-func (s *Server) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string, q url.Values) error {
+func (s *Family) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string, q url.Values) error {
 	n, err := httpkit.IntQuery[int64](q, "cursor", httpkit.AIODialect)
 	if err != nil {
 		return err
@@ -80,7 +81,7 @@ func (s *Server) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string
 	w.WriteHeader(http.StatusOK)
 	sw := newSSEWriter(w)
 	sw.arm()
-	sw.event("", "watch_started", sseStarted{WatcherID: id, Cursor: cursor})
+	sw.event("", "watch_started", SSEStarted{WatcherID: id, Cursor: cursor})
 	if sw.flush() != nil {
 		return nil
 	}
@@ -92,14 +93,14 @@ func (s *Server) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string
 		if err != nil {
 			if reason := s.endReason(r.Context()); r.Context().Err() == nil && reason != "" {
 				sw.arm()
-				sw.event("", "shutdown", sseShutdown{Reason: reason, Cursor: cursor})
+				sw.event("", "shutdown", SSEShutdown{Reason: reason, Cursor: cursor})
 				sw.flush()
 			}
 			return nil // the client went away, the watcher stopped, the daemon stops or the sandbox goes
 		}
 		sw.arm()
 		if b.Overflow && !overflowing {
-			sw.event("", "overflow", sseOverflow{WatcherID: id, Cursor: b.Cursor, Overflow: true})
+			sw.event("", "overflow", SSEOverflow{WatcherID: id, Cursor: b.Cursor, Overflow: true})
 		}
 		overflowing = b.Overflow
 		if len(b.Events) == 0 && !b.Overflow {

@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import (
 	"context"
@@ -40,16 +40,16 @@ import (
 
 // editV2: POST /v2/fs/edit {command, path, old_str, new_str, insert_line,
 // replace_mode}.
-func (s *Server) editV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) editV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	return s.edit(w, r, false)
 }
 
 // editV1: POST /v1/file/str_replace_editor StrReplaceEditorRequest.
-func (s *Server) editV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) editV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	return s.edit(w, r, true)
 }
 
-func (s *Server) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
+func (s *Family) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
 	var req editRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return err
@@ -95,7 +95,7 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
 	h := s.files().undo
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var res editResult
+	var res EditResult
 	switch cmd {
 	case "view":
 		res, err = s.editView(ctx, ap, req.ViewRange)
@@ -121,7 +121,7 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
 // replaceV1: POST /v1/file/replace FileReplaceRequest {file, old_str,
 // new_str} (+ replace_mode, an extension): the str_replace command,
 // answering {file, replaced_count}.
-func (s *Server) replaceV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) replaceV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req editRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return err
@@ -158,7 +158,7 @@ func (s *Server) replaceV1(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return httpkit.WithOp("replace", err)
 	}
 	httpkit.SetETag(w, res.etag)
-	return writeAIO(w, replaceResult{File: ap, ReplacedCount: n})
+	return writeAIO(w, ReplaceResult{File: ap, ReplacedCount: n})
 }
 
 // isCRLF reports whether text's line endings are CRLF.
@@ -177,7 +177,7 @@ func toEOL(s, eol string) string {
 // saveEdit writes content over ap atomically (mode and owner kept) when
 // pre holds right before the rename, records prev in the undo history, and
 // returns the new file's ETag.
-func (s *Server) saveEdit(ctx context.Context, ap, content string, prev undoStep, pre core.Precondition) (string, error) {
+func (s *Family) saveEdit(ctx context.Context, ap, content string, prev undoStep, pre core.Precondition) (string, error) {
 	var etag string
 	o := core.WriteOptions{MkdirParents: !prev.existed, Pre: pre, ETag: &etag}
 	if _, err := s.fileFS(ctx).WriteFile(ctx, ap, strings.NewReader(content), o); err != nil {
@@ -187,13 +187,13 @@ func (s *Server) saveEdit(ctx context.Context, ap, content string, prev undoStep
 	return etag, nil
 }
 
-func (s *Server) editReplace(ctx context.Context, ap, old, repl, mode string, pre core.Precondition) (editResult, int, error) {
+func (s *Family) editReplace(ctx context.Context, ap, old, repl, mode string, pre core.Precondition) (EditResult, int, error) {
 	if old == "" {
-		return editResult{}, 0, httpkit.InvalidRequest("old_str must not be empty")
+		return EditResult{}, 0, httpkit.InvalidRequest("old_str must not be empty")
 	}
 	_, content, err := s.readWhole(ctx, ap)
 	if err != nil {
-		return editResult{}, 0, err
+		return EditResult{}, 0, err
 	}
 	if isCRLF(content) {
 		repl = toEOL(repl, "\r\n")
@@ -201,9 +201,9 @@ func (s *Server) editReplace(ctx context.Context, ap, old, repl, mode string, pr
 	n := strings.Count(content, old)
 	switch {
 	case n == 0:
-		return editResult{}, 0, httpkit.InvalidRequest("old_str not found in file")
+		return EditResult{}, 0, httpkit.InvalidRequest("old_str not found in file")
 	case n > 1 && mode == "":
-		return editResult{}, 0, httpkit.InvalidRequest("old_str has multiple occurrences")
+		return EditResult{}, 0, httpkit.InvalidRequest("old_str has multiple occurrences")
 	}
 	var updated string
 	var at, count int
@@ -220,30 +220,30 @@ func (s *Server) editReplace(ctx context.Context, ap, old, repl, mode string, pr
 	}
 	etag, err := s.saveEdit(ctx, ap, updated, undoStep{content: content, existed: true}, pre)
 	if err != nil {
-		return editResult{}, 0, err
+		return EditResult{}, 0, err
 	}
 	first := strings.Count(content[:at], "\n")
 	last := first + strings.Count(repl, "\n")
 	out := fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n%s"+
 		"Review the changes and make sure they are as expected. Edit the file again if necessary.", ap, ap, s.snippet(updated, first, last))
-	return editResult{Output: out, Path: ap, PrevExist: true, OldContent: &content, NewContent: &updated, etag: etag}, count, nil
+	return EditResult{Output: out, Path: ap, PrevExist: true, OldContent: &content, NewContent: &updated, etag: etag}, count, nil
 }
 
-func (s *Server) editInsert(ctx context.Context, ap string, line *int, text *string, pre core.Precondition) (editResult, error) {
+func (s *Family) editInsert(ctx context.Context, ap string, line *int, text *string, pre core.Precondition) (EditResult, error) {
 	if line == nil {
-		return editResult{}, httpkit.InvalidRequest("Parameter `insert_line` is required for command: insert")
+		return EditResult{}, httpkit.InvalidRequest("Parameter `insert_line` is required for command: insert")
 	}
 	if text == nil {
-		return editResult{}, httpkit.InvalidRequest("Parameter `new_str` is required for command: insert")
+		return EditResult{}, httpkit.InvalidRequest("Parameter `new_str` is required for command: insert")
 	}
 	_, content, err := s.readWhole(ctx, ap)
 	if err != nil {
-		return editResult{}, err
+		return EditResult{}, err
 	}
 	lines := splitLines(content)
 	n := *line
 	if n < 0 || n > len(lines) {
-		return editResult{}, httpkit.InvalidRequest("Invalid `insert_line` parameter: %d. It should be within the range of lines of the file: [0, %d]", n, len(lines))
+		return EditResult{}, httpkit.InvalidRequest("Invalid `insert_line` parameter: %d. It should be within the range of lines of the file: [0, %d]", n, len(lines))
 	}
 	eol := "\n"
 	if isCRLF(content) {
@@ -260,35 +260,35 @@ func (s *Server) editInsert(ctx context.Context, ap string, line *int, text *str
 	updated := head + ins + strings.Join(lines[n:], "")
 	etag, err := s.saveEdit(ctx, ap, updated, undoStep{content: content, existed: true}, pre)
 	if err != nil {
-		return editResult{}, err
+		return EditResult{}, err
 	}
 	last := n + strings.Count(ins, "\n") - 1
 	out := fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of the edited file:\n%s"+
 		"Review the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.", ap, s.snippet(updated, n, last))
-	return editResult{Output: out, Path: ap, PrevExist: true, OldContent: &content, NewContent: &updated, etag: etag}, nil
+	return EditResult{Output: out, Path: ap, PrevExist: true, OldContent: &content, NewContent: &updated, etag: etag}, nil
 }
 
-func (s *Server) editCreate(ctx context.Context, ap string, text *string, pre core.Precondition) (editResult, error) {
+func (s *Family) editCreate(ctx context.Context, ap string, text *string, pre core.Precondition) (EditResult, error) {
 	if text == nil {
-		return editResult{}, httpkit.InvalidRequest("Parameter `file_text` is required for command: create")
+		return EditResult{}, httpkit.InvalidRequest("Parameter `file_text` is required for command: create")
 	}
 	if _, err := s.fileFS(ctx).Lstat(ctx, ap); err == nil {
-		return editResult{}, &fs.PathError{Op: "create", Path: ap, Err: unix.EEXIST}
+		return EditResult{}, &fs.PathError{Op: "create", Path: ap, Err: unix.EEXIST}
 	}
 	etag, err := s.saveEdit(ctx, ap, *text, undoStep{existed: false}, pre)
 	if err != nil {
-		return editResult{}, err
+		return EditResult{}, err
 	}
-	return editResult{Output: "File created successfully at: " + ap, Path: ap, PrevExist: false, NewContent: text, etag: etag}, nil
+	return EditResult{Output: "File created successfully at: " + ap, Path: ap, PrevExist: false, NewContent: text, etag: etag}, nil
 }
 
-func (s *Server) editUndo(ctx context.Context, ap string, pre core.Precondition) (editResult, error) {
+func (s *Family) editUndo(ctx context.Context, ap string, pre core.Precondition) (EditResult, error) {
 	h := s.files().undo
 	st, ok := h.pop(ap)
 	if !ok {
-		return editResult{}, httpkit.InvalidRequest("No edit history found for %s.", ap)
+		return EditResult{}, httpkit.InvalidRequest("No edit history found for %s.", ap)
 	}
-	res := editResult{Path: ap}
+	res := EditResult{Path: ap}
 	if _, cur, err := s.readWhole(ctx, ap); err == nil {
 		res.PrevExist, res.OldContent = true, &cur
 	}
@@ -302,7 +302,7 @@ func (s *Server) editUndo(ctx context.Context, ap string, pre core.Precondition)
 	}
 	if err != nil {
 		h.push(ap, st) // not undone: keep it
-		return editResult{}, err
+		return EditResult{}, err
 	}
 	res.Output = fmt.Sprintf("Last edit to %s undone successfully. Here's the result of running `cat -n` on %s:\n%s", ap, ap, catN(st.content, 0, -1))
 	if !st.existed {
@@ -311,16 +311,16 @@ func (s *Server) editUndo(ctx context.Context, ap string, pre core.Precondition)
 	return res, nil
 }
 
-func (s *Server) editView(ctx context.Context, ap string, rng []int) (editResult, error) {
+func (s *Family) editView(ctx context.Context, ap string, rng []int) (EditResult, error) {
 	fsys := s.fileFS(ctx)
 	info, err := fsys.Stat(ctx, ap)
 	if err != nil {
-		return editResult{}, err
+		return EditResult{}, err
 	}
-	res := editResult{Path: ap, PrevExist: true}
+	res := EditResult{Path: ap, PrevExist: true}
 	if info.IsDir() {
 		if len(rng) > 0 {
-			return editResult{}, httpkit.InvalidRequest("The `view_range` parameter is not allowed when `path` points to a directory.")
+			return EditResult{}, httpkit.InvalidRequest("The `view_range` parameter is not allowed when `path` points to a directory.")
 		}
 		lim := s.files().limits
 		var b strings.Builder
@@ -340,26 +340,26 @@ func (s *Server) editView(ctx context.Context, ap string, rng []int) (editResult
 			return nil
 		})
 		if err != nil {
-			return editResult{}, err
+			return EditResult{}, err
 		}
 		res.Output = b.String()
 		return res, nil
 	}
 	_, content, err := s.readWhole(ctx, ap)
 	if err != nil {
-		return editResult{}, err
+		return EditResult{}, err
 	}
 	first, last := 0, -1
 	if len(rng) > 0 {
 		nl := len(splitLines(content))
 		if len(rng) != 2 {
-			return editResult{}, httpkit.InvalidRequest("Invalid `view_range`: it should be a list of two integers.")
+			return EditResult{}, httpkit.InvalidRequest("Invalid `view_range`: it should be a list of two integers.")
 		}
 		if rng[0] < 1 || rng[0] > max(nl, 1) {
-			return editResult{}, httpkit.InvalidRequest("Invalid `view_range`: %v. Its first element `%d` should be within the range of lines of the file: [1, %d]", rng, rng[0], nl)
+			return EditResult{}, httpkit.InvalidRequest("Invalid `view_range`: %v. Its first element `%d` should be within the range of lines of the file: [1, %d]", rng, rng[0], nl)
 		}
 		if rng[1] != -1 && (rng[1] < rng[0] || rng[1] > nl) {
-			return editResult{}, httpkit.InvalidRequest("Invalid `view_range`: %v. Its second element `%d` should be -1 or within [%d, %d]", rng, rng[1], rng[0], nl)
+			return EditResult{}, httpkit.InvalidRequest("Invalid `view_range`: %v. Its second element `%d` should be -1 or within [%d, %d]", rng, rng[1], rng[0], nl)
 		}
 		first = rng[0] - 1
 		if rng[1] != -1 {
@@ -371,7 +371,7 @@ func (s *Server) editView(ctx context.Context, ap string, rng []int) (editResult
 }
 
 // snippet is the cat -n of the lines around [first, last] (0-based) of text.
-func (s *Server) snippet(text string, first, last int) string {
+func (s *Family) snippet(text string, first, last int) string {
 	c := s.files().limits.SnippetCtx
 	return catN(text, max(first-c, 0), last+c)
 }
@@ -396,7 +396,7 @@ func catN(text string, first, last int) string {
 // against the file as it is (followed, as the edit reads it), so a stale
 // ETag is 412 before old_str is looked for; the write checks it again right
 // before its rename.
-func (s *Server) editPrecondition(ctx context.Context, r *http.Request, ap string, field *string) (core.Precondition, error) {
+func (s *Family) editPrecondition(ctx context.Context, r *http.Request, ap string, field *string) (core.Precondition, error) {
 	pre, err := httpkit.ReadPrecondition(r, field, "expected_etag")
 	if err != nil || !pre.Set() {
 		return pre, err

@@ -1,4 +1,4 @@
-package rest
+package aio
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ type listOpts struct {
 
 // listV2: GET /v2/fs/list?path&recursive&show_hidden&max_depth&
 // include_permissions&sort_by&sort_desc.
-func (s *Server) listV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) listV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, p, err := aioPathQuery(r)
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func (s *Server) listV2(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 }
 
 // listV1: POST /v1/file/list FileListRequest.
-func (s *Server) listV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) listV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req listRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return err
@@ -84,7 +84,7 @@ func (s *Server) listV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 // no bound). Symlinks to directories count as directories and are never
 // descended. file_types keeps files whose extension is listed (directories
 // stay). At most the list limit of entries, then truncated.
-func (s *Server) list(w http.ResponseWriter, r *http.Request, p string, o listOpts) error {
+func (s *Family) list(w http.ResponseWriter, r *http.Request, p string, o listOpts) error {
 	lim := s.files().limits
 	less, err := listOrder(o.sortBy)
 	if err != nil {
@@ -100,12 +100,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p string, o listOp
 			types["."+strings.TrimPrefix(strings.ToLower(t), ".")] = true
 		}
 	}
-	res := listResult{Files: []listEntry{}}
+	res := ListResult{Files: []ListEntry{}}
 	res.Path, res.Truncated, err = s.walkListing(w, r, core.OpList, p, wo, lim.List, func(e core.WalkEntry) (bool, error) {
 		return len(types) == 0 || e.IsDirLike() || types[strings.ToLower(path.Ext(e.Name))], nil
 	}, func(e core.WalkEntry) {
 		dir := e.IsDirLike()
-		le := listEntry{Name: e.Name, Path: e.Path, IsDirectory: dir, ModifiedTime: rfc3339(e.ModTime),
+		le := ListEntry{Name: e.Name, Path: e.Path, IsDirectory: dir, ModifiedTime: rfc3339(e.ModTime),
 			IsHidden: strings.HasPrefix(e.Name, "."), mtime: e.ModTime.UnixNano(), size: e.Size}
 		if o.size {
 			sz := e.Size
@@ -167,9 +167,9 @@ func sortGlob(files []globEntry, sortBy string, desc bool) {
 // listOrder is the comparison of sort_by: name (default; the path, so a
 // recursive listing reads as a tree), size, modified, type (directories
 // first, then by extension, then by path).
-func listOrder(by string) (func(a, b listEntry) bool, error) {
-	size := func(e listEntry) int64 { return e.size }
-	ext := func(e listEntry) string {
+func listOrder(by string) (func(a, b ListEntry) bool, error) {
+	size := func(e ListEntry) int64 { return e.size }
+	ext := func(e ListEntry) string {
 		if e.Extension == nil {
 			return ""
 		}
@@ -177,23 +177,23 @@ func listOrder(by string) (func(a, b listEntry) bool, error) {
 	}
 	switch by {
 	case "", "name", "path":
-		return func(a, b listEntry) bool { return a.Path < b.Path }, nil
+		return func(a, b ListEntry) bool { return a.Path < b.Path }, nil
 	case "size":
-		return func(a, b listEntry) bool {
+		return func(a, b ListEntry) bool {
 			if size(a) != size(b) {
 				return size(a) < size(b)
 			}
 			return a.Path < b.Path
 		}, nil
 	case "modified", "mtime", "modified_time":
-		return func(a, b listEntry) bool {
+		return func(a, b ListEntry) bool {
 			if a.mtime != b.mtime {
 				return a.mtime < b.mtime
 			}
 			return a.Path < b.Path
 		}, nil
 	case "type":
-		return func(a, b listEntry) bool {
+		return func(a, b ListEntry) bool {
 			if a.IsDirectory != b.IsDirectory {
 				return a.IsDirectory
 			}
@@ -207,7 +207,7 @@ func listOrder(by string) (func(a, b listEntry) bool, error) {
 }
 
 // searchV2: GET /v2/fs/search?path&pattern.
-func (s *Server) searchV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) searchV2(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, p, err := aioPathQuery(r)
 	if err != nil {
 		return err
@@ -220,7 +220,7 @@ func (s *Server) searchV2(w http.ResponseWriter, r *http.Request, _ httprouter.P
 }
 
 // findV1: POST /v1/file/find {path, glob}.
-func (s *Server) findV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) findV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req findRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return err
@@ -262,7 +262,7 @@ func compileGlobAs(field, pattern, typed string) (*core.Glob, error) {
 // number of directories. Files and directories both match; hidden names
 // are searched; symlinks are not descended. At most the search limit of
 // paths, in walk order (depth first, names in byte order), then truncated.
-func (s *Server) find(w http.ResponseWriter, r *http.Request, p, pattern string) error {
+func (s *Family) find(w http.ResponseWriter, r *http.Request, p, pattern string) error {
 	pat := strings.TrimPrefix(pattern, "./")
 	if !strings.Contains(strings.Trim(pat, "/"), "/") {
 		pat = "**/" + pat
@@ -271,7 +271,7 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, p, pattern string)
 	if err != nil {
 		return httpkit.WithOp("find", err)
 	}
-	res := findResult{Files: []string{}}
+	res := FindResult{Files: []string{}}
 	res.Path, res.Truncated, err = s.walkListing(w, r, "find", p, core.WalkOptions{MaxDepth: g.MaxDepth()}, s.files().limits.Search,
 		func(e core.WalkEntry) (bool, error) { return g.Match(e.Rel), nil },
 		func(e core.WalkEntry) { res.Files = append(res.Files, e.Path) })
@@ -286,7 +286,7 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, p, pattern string)
 // level only, "**/*.py" any depth; hidden names only with include_hidden),
 // minus exclude, with metadata, sorted, at most max_results (default 5,000,
 // bound 1–50,000) then truncated.
-func (s *Server) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req globRequest
 	if err := decodeAIO(w, r, s.limits.MaxJSONBody, &req, false); err != nil {
 		return err
@@ -325,7 +325,7 @@ func (s *Server) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		return httpkit.WithOp("glob", httpkit.InvalidRequest("sort_by must be one of path, name, size, modified; got %q", sortBy))
 	}
 	filesOnly, meta := boolOr(req.FilesOnly, true), boolOr(req.IncludeMetadata, true)
-	res := globResult{Pattern: *req.Pattern, Files: []globEntry{}}
+	res := GlobResult{Pattern: *req.Pattern, Files: []globEntry{}}
 	wo := core.WalkOptions{MaxDepth: g.MaxDepth(), NoHidden: !boolOr(req.IncludeHidden, false)}
 	desc := boolOr(req.SortDesc, false)
 	// The first max_results of the sorted matches, not the first found
@@ -371,7 +371,7 @@ func (s *Server) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 // fs.SkipDir, to prune a directory); add takes each entry kept. It returns
 // the directory's API path, and sets the skipped-names header when the walk
 // succeeds.
-func (s *Server) walkListing(w http.ResponseWriter, r *http.Request, op, p string, wo core.WalkOptions, limit int,
+func (s *Family) walkListing(w http.ResponseWriter, r *http.Request, op, p string, wo core.WalkOptions, limit int,
 	keep func(core.WalkEntry) (bool, error), add func(core.WalkEntry)) (dir string, truncated bool, err error) {
 	fsys := s.fileFS(r.Context())
 	info, err := fsys.Stat(r.Context(), p)
