@@ -2,13 +2,11 @@ package rest
 
 import (
 	"context"
-	"errors"
 	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
-	"reflect"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
@@ -161,7 +159,7 @@ func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		return err
 	}
 	var req api.FSMoveRequest
-	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+	if err := httpkit.DecodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
 		return err
 	}
 	if req.From == nil {
@@ -245,53 +243,4 @@ func optionalPath(q url.Values, def string) string {
 		return p
 	}
 	return def
-}
-
-// decodeJSON decodes a request body of at most limit bytes holding exactly
-// one JSON value into v (httpkit.DecodeBody), turning every failure into a 400 that
-// says what is wrong (or a 413): the sandbox-agent and named families'
-// wording.
-func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	err := httpkit.DecodeBody(w, r, limit, v, false)
-	var jf *httpkit.JSONFailure
-	if !errors.As(err, &jf) {
-		return err
-	}
-	return plainJSONError(jf)
-}
-
-// plainJSONError words a JSON failure as a 400 of the sandbox-agent and
-// named families.
-func plainJSONError(jf *httpkit.JSONFailure) error {
-	switch jf.What {
-	case httpkit.JSONEmpty:
-		return httpkit.InvalidRequest("request body is empty; want a JSON object")
-	case httpkit.JSONTruncated:
-		return httpkit.InvalidRequest("request body: malformed JSON: unexpected end of input")
-	case httpkit.JSONSyntax:
-		return httpkit.InvalidRequest("request body: malformed JSON at byte %d: %v", jf.Offset, jf.Err)
-	case httpkit.JSONFieldType:
-		if jf.Field == "" {
-			return httpkit.InvalidRequest("request body must be a JSON object, got %s", jf.Value)
-		}
-		return httpkit.InvalidRequest("request body: field %q must be %s, got %s", jf.Field, jsonTypeName(jf.Type), jf.Value)
-	}
-	return httpkit.InvalidRequest("request body: unexpected data after the JSON object")
-}
-
-func jsonTypeName(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "a number"
 }

@@ -236,7 +236,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	if s.browser.allowed(r) != "" && r.Header.Get("Access-Control-Request-Method") != "" {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Methods", h.Get("Allow"))
-		h.Set("Access-Control-Allow-Headers", "Authorization, X-API-Key, Content-Type, Range, If-Match, If-None-Match, Last-Event-ID, Accept, "+actorHeader+", "+selectorHeader)
+		h.Set("Access-Control-Allow-Headers", "Authorization, X-API-Key, Content-Type, Range, If-Match, If-None-Match, Last-Event-ID, Accept, "+httpkit.ActorHeader+", "+selectorHeader)
 		h.Set("Access-Control-Max-Age", "600")
 	}
 	w.WriteHeader(http.StatusNoContent)

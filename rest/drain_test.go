@@ -21,6 +21,7 @@ import (
 	"sandfs/internal/testenv"
 	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // sendWholeBodyFirst is a client the way Python's urllib is one: it writes
@@ -202,7 +203,7 @@ func checkRefusal(t *testing.T, c drainCase, got resp) {
 			t.Errorf("error_type %q, want %s: %s", env.Data.ErrorType, wantKind, got.Body)
 		}
 	case FamilyNamed:
-		var e namedError
+		var e named.ErrorBody
 		json.Unmarshal(got.Body, &e)
 		if e.Code != wantCode {
 			t.Errorf("code %q, want %s: %s", e.Code, wantCode, got.Body)

@@ -17,6 +17,7 @@ import (
 
 	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // Test helpers across the families: answer shapes per family, snapshots
@@ -56,7 +57,7 @@ func checkFamilyShape(family string, r resp) error {
 			return fmt.Errorf("200 success:false without an errno: only filesystem failures answer 200 on /v1/file")
 		}
 	case FamilyNamed:
-		var e namedError
+		var e named.ErrorBody
 		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 			return fmt.Errorf("Content-Type %q", ct)
 		}
@@ -165,7 +166,7 @@ func wantGuardRefusal(t *testing.T, family string, r resp, status int, k httpkit
 			t.Errorf("error_type %q, want %q", env.Data.ErrorType, k)
 		}
 	case FamilyNamed:
-		var e namedError
+		var e named.ErrorBody
 		json.Unmarshal(r.Body, &e)
 		want := map[int]string{403: "EACCES", 421: "EACCES", 415: "EINVAL", 431: "E2BIG", 400: "EINVAL"}[status]
 		if e.Code != want {

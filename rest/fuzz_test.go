@@ -16,6 +16,7 @@ import (
 
 	"sandfs/api"
 	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // Fuzz targets of the rest layer. Their seeds (f.Add and
@@ -113,16 +114,16 @@ func checkPartial(t *testing.T, target, rng string, r resp, content []byte) {
 }
 
 // decodeTargets are the request types of the JSON routes of the
-// sandbox-agent and named families, which decodeJSON reads.
+// sandbox-agent and named families, which httpkit.DecodeJSON reads.
 var decodeTargets = []struct {
 	name string
 	v    func() any
 }{
 	{"api.FSMoveRequest", func() any { return new(api.FSMoveRequest) }},
-	{"namedDeleteRequest", func() any { return new(namedDeleteRequest) }},
-	{"namedMoveRequest", func() any { return new(namedMoveRequest) }},
-	{"namedChmodRequest", func() any { return new(namedChmodRequest) }},
-	{"namedChownRequest", func() any { return new(namedChownRequest) }},
+	{"namedDeleteRequest", func() any { return new(named.DeleteRequest) }},
+	{"namedMoveRequest", func() any { return new(named.MoveRequest) }},
+	{"namedChmodRequest", func() any { return new(named.ChmodRequest) }},
+	{"namedChownRequest", func() any { return new(named.ChownRequest) }},
 }
 
 // FuzzDecoders feeds any body to the decode helper of the sandbox-agent
@@ -150,7 +151,7 @@ func FuzzDecoders(f *testing.F) {
 					req.ContentLength = -1
 				}
 				v := dt.v()
-				err := decodeJSON(httptest.NewRecorder(), req, limit, v)
+				err := httpkit.DecodeJSON(httptest.NewRecorder(), req, limit, v)
 				if err == nil {
 					if len(bytes.TrimSpace(body)) == 0 {
 						if dt.name != "watchPollRequest" {

@@ -26,6 +26,7 @@ import (
 	"sandfs/core"
 	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // The hostile-input table. Its cases are generated from the route
@@ -607,7 +608,7 @@ func hostileCases(t *testing.T, s *spec, rt httpkit.Route, o opSpec, ids map[str
 			multipartCases(func(c hostileCase) { add(c) })
 		case "application/octet-stream":
 			if rt.Family == FamilyNamed && rt.Method == "PUT" {
-				big := func() io.Reader { return io.LimitReader(zeroReader{}, maxNamedWrite+1) }
+				big := func() io.Reader { return io.LimitReader(zeroReader{}, named.MaxWrite+1) }
 				add(hostileCase{name: "body over 16 MiB", body: big, mustFail: true, status: []int{413}})
 				add(hostileCase{name: "body over 16 MiB, chunked", body: big, chunked: true, mustFail: true, status: []int{413}})
 			}
@@ -903,7 +904,7 @@ func TestHostileWebsocket(t *testing.T) {
 			t.Fatalf("write %q: %v", raw, err)
 		}
 	}
-	many := make([]string, maxSocketPaths+1)
+	many := make([]string, named.MaxSocketPaths+1)
 	for i := range many {
 		many[i] = fmt.Sprintf("/w/p%d", i)
 	}
@@ -933,7 +934,7 @@ func TestHostileWebsocket(t *testing.T) {
 		t.Fatalf("after the hostile messages: got %+v, want subscribed", m)
 	}
 	// Over the message limit: this socket is closed as too big.
-	send(`{"type":"subscribe","paths":["` + strings.Repeat("a", maxSocketMessage) + `"]}`)
+	send(`{"type":"subscribe","paths":["` + strings.Repeat("a", named.MaxSocketMessage) + `"]}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for {

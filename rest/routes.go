@@ -9,6 +9,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 const (
@@ -22,7 +23,7 @@ const (
 func (s *Server) table() []httpkit.Line {
 	svc := httpkit.Shape{Name: FamilyService, Render: renderAgentProblem}
 	agent := httpkit.Shape{Name: FamilyAgent, Render: renderAgentProblem}
-	named := httpkit.Shape{Name: FamilyNamed, Render: renderNamed}
+	sandboxes := httpkit.Shape{Name: FamilyNamed, Render: named.Render}
 	return slices.Concat([]httpkit.Line{
 		// Service (api.md §1).
 		svc.On("GET", "/health", public, s.health),           // → {"status":"ok"}
@@ -48,54 +49,18 @@ func (s *Server) table() []httpkit.Line {
 		s.aio.Routes(),
 		[]httpkit.Line{
 			// The sandboxes themselves (sandfs's own, api.md §5 "The sandboxes"; sandboxes.go): list (the console's picker), create, quota, remove.
-			named.On("GET", "/v1/sandboxes", authed, s.listSandboxes),          // → {sandboxes: [{name, usage: {bytes, entries}, quota: {bytes, entries}}], count}, "default" first
-			named.On("GET", "/v1/sprites", authed, s.listSandboxes),            // → as above
-			named.On("POST", "/v1/sandboxes", authed, s.createSandbox),         // b: {name, quota?: {bytes?, entries?}} → 201 {name, token, quota}
-			named.On("POST", "/v1/sprites", authed, s.createSandbox),           // b: as above → as above
-			named.On("PATCH", "/v1/sandboxes/:name", authed, s.patchSandbox),   // b: {quota: {bytes?, entries?}} → {name, quota, usage}
-			named.On("PATCH", "/v1/sprites/:name", authed, s.patchSandbox),     // b: as above → as above
-			named.On("DELETE", "/v1/sandboxes/:name", authed, s.deleteSandbox), // → {name, removed: true}
-			named.On("DELETE", "/v1/sprites/:name", authed, s.deleteSandbox),   // → as above
-
-			// Named sandboxes (api.md §5, the named-sandbox spec): every route under both prefixes; asRoot accepted and ignored.
-			named.On("GET", "/v1/sandboxes/:name/fs/read", authed, s.namedRead),        // q: path, workingDir; Range → bytes
-			named.On("GET", "/v1/sprites/:name/fs/read", authed, s.namedRead),          // q: path, workingDir; Range → bytes
-			named.On("PUT", "/v1/sandboxes/:name/fs/write", authed, s.namedWrite),      // q: path, workingDir, mode, mkdir|mkdirParents; b: bytes ≤ 16 MiB → {path, size, mode}
-			named.On("PUT", "/v1/sprites/:name/fs/write", authed, s.namedWrite),        // q: path, workingDir, mode, mkdir|mkdirParents; b: bytes ≤ 16 MiB → {path, size, mode}
-			named.On("GET", "/v1/sandboxes/:name/fs/list", authed, s.namedList),        // q: path, workingDir, recursive, pattern → {path, entries, count}
-			named.On("GET", "/v1/sprites/:name/fs/list", authed, s.namedList),          // q: path, workingDir, recursive, pattern → {path, entries, count}
-			named.On("GET", "/v1/sandboxes/:name/fs/stat", authed, s.namedStat),        // q: path, workingDir → entry
-			named.On("GET", "/v1/sprites/:name/fs/stat", authed, s.namedStat),          // q: path, workingDir → entry
-			named.On("DELETE", "/v1/sandboxes/:name/fs/delete", authed, s.namedDelete), // q: path, workingDir, recursive (or b: the same) → {deleted, count}
-			named.On("DELETE", "/v1/sprites/:name/fs/delete", authed, s.namedDelete),   // q: path, workingDir, recursive (or b: the same) → {deleted, count}
-			named.On("POST", "/v1/sandboxes/:name/fs/rename", authed, s.namedRename),   // b: {source, dest, workingDir} → {source, dest}
-			named.On("POST", "/v1/sprites/:name/fs/rename", authed, s.namedRename),     // b: {source, dest, workingDir} → {source, dest}
-			named.On("POST", "/v1/sandboxes/:name/fs/copy", authed, s.namedCopy),       // b: {source, dest, workingDir, recursive, preserveAttrs} → {source, dest, count, totalBytes}
-			named.On("POST", "/v1/sprites/:name/fs/copy", authed, s.namedCopy),         // b: {source, dest, workingDir, recursive, preserveAttrs} → {source, dest, count, totalBytes}
-			named.On("POST", "/v1/sandboxes/:name/fs/chmod", authed, s.namedChmod),     // b: {path, mode, workingDir, recursive} → {path, mode, count}
-			named.On("POST", "/v1/sprites/:name/fs/chmod", authed, s.namedChmod),       // b: {path, mode, workingDir, recursive} → {path, mode, count}
-			named.On("POST", "/v1/sandboxes/:name/fs/chown", authed, s.namedChown),     // b: {path, uid, gid, workingDir, recursive} → {path, affected, count}
-			named.On("POST", "/v1/sprites/:name/fs/chown", authed, s.namedChown),       // b: {path, uid, gid, workingDir, recursive} → {path, affected, count}
-			named.On("GET", "/v1/sandboxes/:name/events", authed, s.namedEvents),       // q: since | last, limit, path, workingDir, actor, origin → {events, cursor, oldest, latest, overflow, more}
-			named.On("GET", "/v1/sprites/:name/events", authed, s.namedEvents),         // q: as above
-			named.On("GET", "/v1/sandboxes/:name/fs/watch", authed, s.namedWatch),      // websocket: subscribe → subscribed, event…, error
-			named.On("GET", "/v1/sprites/:name/fs/watch", authed, s.namedWatch),        // websocket: subscribe → subscribed, event…, error
-			// History (api.md §5, "Changes since a point"): the net change set since a seq, a time or a checkpoint.
-			named.On("GET", "/v1/sandboxes/:name/changes", authed, s.namedChangesOf), // q: since (SEQ|TIME|cp_…), path, workingDir, actor, origin, diff, max_diff_bytes, limit → {since, untilSeq, lost, changes, count, truncated}
-			named.On("GET", "/v1/sprites/:name/changes", authed, s.namedChangesOf),   // q: as above → as above
-
-			// History (api.md §5a): checkpoints of the tree and restore, under both prefixes.
-			named.On("POST", "/v1/sandboxes/:name/checkpoints", authed, s.namedCheckpointCreate),       // b: {name?, skipExcluded?} → 201 checkpoint {id, name, reason, seq, createdAt, files, dirs, symlinks, bytes, newBytes}
-			named.On("GET", "/v1/sandboxes/:name/checkpoints", authed, s.namedCheckpointList),          // → {checkpoints: [checkpoint], count}, oldest first
-			named.On("GET", "/v1/sandboxes/:name/checkpoints/:id", authed, s.namedCheckpointGet),       // → checkpoint; unknown id 404 ENOENT
-			named.On("DELETE", "/v1/sandboxes/:name/checkpoints/:id", authed, s.namedCheckpointDelete), // → {id, deleted: true}
-			named.On("POST", "/v1/sandboxes/:name/restore", authed, s.namedRestore),                    // b: {checkpoint, paths?, actor?, dry_run?|dryRun?} → {checkpoint, dryRun, undo, written, removed, skipped: [{path, reason, by}], count}
-			named.On("POST", "/v1/sprites/:name/checkpoints", authed, s.namedCheckpointCreate),         // b: {name?, skipExcluded?} → 201 checkpoint {id, name, reason, seq, createdAt, files, dirs, symlinks, bytes, newBytes}
-			named.On("GET", "/v1/sprites/:name/checkpoints", authed, s.namedCheckpointList),            // → {checkpoints: [checkpoint], count}, oldest first
-			named.On("GET", "/v1/sprites/:name/checkpoints/:id", authed, s.namedCheckpointGet),         // → checkpoint; unknown id 404 ENOENT
-			named.On("DELETE", "/v1/sprites/:name/checkpoints/:id", authed, s.namedCheckpointDelete),   // → {id, deleted: true}
-			named.On("POST", "/v1/sprites/:name/restore", authed, s.namedRestore),                      // b: {checkpoint, paths?, actor?, dry_run?|dryRun?} → {checkpoint, dryRun, undo, written, removed, skipped: [{path, reason, by}], count}
-		})
+			sandboxes.On("GET", "/v1/sandboxes", authed, s.listSandboxes),          // → {sandboxes: [{name, usage: {bytes, entries}, quota: {bytes, entries}}], count}, "default" first
+			sandboxes.On("GET", "/v1/sprites", authed, s.listSandboxes),            // → as above
+			sandboxes.On("POST", "/v1/sandboxes", authed, s.createSandbox),         // b: {name, quota?: {bytes?, entries?}} → 201 {name, token, quota}
+			sandboxes.On("POST", "/v1/sprites", authed, s.createSandbox),           // b: as above → as above
+			sandboxes.On("PATCH", "/v1/sandboxes/:name", authed, s.patchSandbox),   // b: {quota: {bytes?, entries?}} → {name, quota, usage}
+			sandboxes.On("PATCH", "/v1/sprites/:name", authed, s.patchSandbox),     // b: as above → as above
+			sandboxes.On("DELETE", "/v1/sandboxes/:name", authed, s.deleteSandbox), // → {name, removed: true}
+			sandboxes.On("DELETE", "/v1/sprites/:name", authed, s.deleteSandbox),   // → as above
+		},
+		// Named sandboxes (rest/named): /v1/sandboxes/:name/…, /v1/sprites/:name/….
+		s.named.Routes(),
+	)
 }
 
 // handle wraps a route's handler: recover, the browser guard (Host and
@@ -152,7 +117,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt httpkit.Line, 
 		// a route on a sandbox already acts on the token's own.
 		r = r.WithContext(context.WithValue(r.Context(), tokenSandboxKey{}, own))
 	}
-	if r, err = withActor(r); err != nil {
+	if r, err = httpkit.WithActor(r); err != nil {
 		return err
 	}
 	r, held, err := s.withSandbox(r, sel, actsOn(sel, named, own))

@@ -206,10 +206,10 @@ func sandboxRefusal(status int, k httpkit.Kind, op, name, msg string) error {
 	return &httpkit.FileError{Kind: k, Status: status, Op: op, Path: name, Msg: msg}
 }
 
-// decodeStrict is decodeJSON that also refuses a field v does not have.
+// decodeStrict is httpkit.DecodeJSON that also refuses a field v does not have.
 func decodeStrict(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	var raw json.RawMessage
-	if err := decodeJSON(w, r, limit, &raw); err != nil {
+	if err := httpkit.DecodeJSON(w, r, limit, &raw); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -220,7 +220,7 @@ func decodeStrict(w http.ResponseWriter, r *http.Request, limit int64, v any) er
 	case err == nil:
 		return nil
 	case errors.As(err, &ute):
-		return plainJSONError(&httpkit.JSONFailure{What: httpkit.JSONFieldType, Field: ute.Field, Type: ute.Type, Value: ute.Value})
+		return httpkit.PlainJSONError(&httpkit.JSONFailure{What: httpkit.JSONFieldType, Field: ute.Field, Type: ute.Type, Value: ute.Value})
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return httpkit.InvalidRequest("request body: unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}

@@ -12,6 +12,7 @@ import (
 	"sandfs/core"
 	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // Config wires a Server. cmd/sandfs builds it from flags.
@@ -71,8 +72,9 @@ type Server struct {
 	routes   []httpkit.Line
 	shapes   map[string]httpkit.Shape // family name → its error shape, from the table
 	handler  http.Handler
-	streams  streamStop  // streams.go: ended by EndStreams before shutdown
-	aio      *aio.Family // the AIO family (rest/aio)
+	streams  streamStop    // streams.go: ended by EndStreams before shutdown
+	aio      *aio.Family   // the AIO family (rest/aio)
+	named    *named.Family // the named-sandbox family (rest/named)
 
 	stats          []*routeStats // metrics.go: one per route, in table order
 	metricsHandler http.Handler
@@ -121,6 +123,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
 	s.aio = aio.New(host{s})
+	s.named = named.New(host{s})
 	s.routes = s.table()
 	s.families = map[string]string{}
 	s.shapes = map[string]httpkit.Shape{}

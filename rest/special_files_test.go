@@ -15,6 +15,7 @@ import (
 	"sandfs/internal/testenv"
 	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // specialNode makes, at p in h's root, a node that opening for bytes
@@ -177,7 +178,7 @@ func checkInvalidTarget(t *testing.T, family, method string, got resp) {
 			t.Errorf("error_type %q, want invalid_target: %s", env.Data.ErrorType, got.Body)
 		}
 	case FamilyNamed:
-		var e namedError
+		var e named.ErrorBody
 		json.Unmarshal(got.Body, &e)
 		if e.Code != "EINVAL" {
 			t.Errorf("code %q, want EINVAL: %s", e.Code, got.Body)

@@ -17,6 +17,7 @@ import (
 	"sandfs/core"
 	"sandfs/core/journal"
 	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // TestUIServesEmbeddedFiles: /ui/ and each file answer the embedded bytes
@@ -354,7 +355,7 @@ func TestSocketEventOrigin(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := json.Marshal(socketEvent(c.in))
+			b, err := json.Marshal(named.SocketEvent(c.in))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package rest
+package named
 
 import (
 	"context"
@@ -45,7 +45,7 @@ var _ namedFS = (*core.Sandbox)(nil)
 // sandbox is the sandbox {name}, which the route wrapper looked up and
 // holds for the request (selector.go: an unknown one is 404 ENOENT with
 // the name as path before the handler runs).
-func (s *Server) sandbox(r *http.Request) namedFS { return s.sandboxOf(r.Context()) }
+func (s *Family) sandbox(r *http.Request) namedFS { return s.sandboxOf(r.Context()) }
 
 // namedPath resolves a client path against workingDir, which must be
 // absolute (default "/").
@@ -66,7 +66,7 @@ func namedPath(sb namedFS, workingDir, p string, present bool) (string, error) {
 // namedTarget is the start of every route that names one path in its
 // query: the sandbox, the query, and the path (def when path is absent and
 // def is not "").
-func (s *Server) namedTarget(r *http.Request, ps httprouter.Params, def string) (namedFS, url.Values, string, error) {
+func (s *Family) namedTarget(r *http.Request, ps httprouter.Params, def string) (namedFS, url.Values, string, error) {
 	sb, q, err := s.namedQuery(r, ps)
 	if err != nil {
 		return nil, nil, "", err
@@ -79,7 +79,7 @@ func (s *Server) namedTarget(r *http.Request, ps httprouter.Params, def string) 
 }
 
 // namedQuery is the sandbox {name} and the query.
-func (s *Server) namedQuery(r *http.Request, ps httprouter.Params) (namedFS, url.Values, error) {
+func (s *Family) namedQuery(r *http.Request, ps httprouter.Params) (namedFS, url.Values, error) {
 	sb := s.sandbox(r)
 	q, err := httpkit.Query(r)
 	return sb, q, err
@@ -91,7 +91,7 @@ func namedQueryPath(sb namedFS, q url.Values) (string, error) {
 }
 
 // namedRead: GET /fs/read?path&workingDir — the bytes, streamed, Range.
-func (s *Server) namedRead(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedRead(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb, _, p, err := s.namedTarget(r, ps, "")
 	if err != nil {
 		return err
@@ -108,7 +108,7 @@ func (s *Server) namedRead(w http.ResponseWriter, r *http.Request, ps httprouter
 // namedWrite: PUT /fs/write?path&workingDir&mode&mkdir|mkdirParents — the
 // body (≤ 16 MiB) replaces the file atomically; If-Match and
 // If-None-Match: * are its precondition (precondition.go).
-func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedWrite(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb, q, p, err := s.namedTarget(r, ps, "")
 	if err != nil {
 		return err
@@ -137,8 +137,8 @@ func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httproute
 		}
 		o.MkdirParents = o.MkdirParents || b
 	}
-	if r.ContentLength > maxNamedWrite {
-		return httpkit.TooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, maxNamedWrite)
+	if r.ContentLength > MaxWrite {
+		return httpkit.TooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, MaxWrite)
 	}
 	if o.Pre, err = httpkit.ReadPrecondition(r, nil, ""); err != nil {
 		return err
@@ -150,13 +150,13 @@ func (s *Server) namedWrite(w http.ResponseWriter, r *http.Request, ps httproute
 			return err
 		}
 	}
-	body := &httpkit.BodyReader{R: http.MaxBytesReader(w, r.Body, maxNamedWrite)}
+	body := &httpkit.BodyReader{R: http.MaxBytesReader(w, r.Body, MaxWrite)}
 	n, err := sb.WriteFile(r.Context(), p, body, o)
 	if err != nil {
 		return body.Blame(err)
 	}
 	httpkit.SetETag(w, etag)
-	out := namedWriteResponse{Path: p, Size: n, Mode: "0644"}
+	out := WriteResponse{Path: p, Size: n, Mode: "0644"}
 	if o.Mode != 0 {
 		out.Mode = httpkit.ModeString(o.Mode)
 	}
@@ -187,7 +187,7 @@ func mkdirOne(ctx context.Context, sb namedFS, dir string) error {
 // api.List: GET /fs/list?path&workingDir&recursive&pattern — a directory's
 // entries (everything under it with recursive), a file as itself; pattern
 // is a glob over the name (over the path below path with recursive).
-func (s *Server) namedList(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedList(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb, q, p, err := s.namedTarget(r, ps, ".")
 	if err != nil {
 		return err
@@ -258,7 +258,7 @@ func linkTarget(ctx context.Context, sb namedFS, e *api.Entry) {
 }
 
 // namedStat: GET /fs/stat?path&workingDir — one entry, as in a listing.
-func (s *Server) namedStat(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedStat(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb, _, p, err := s.namedTarget(r, ps, "")
 	if err != nil {
 		return err
@@ -275,13 +275,13 @@ func (s *Server) namedStat(w http.ResponseWriter, r *http.Request, ps httprouter
 
 // namedDelete: DELETE /fs/delete?path&workingDir&recursive, or the same as
 // a JSON body {path, workingDir, recursive, ifMatch}; If-Match too.
-func (s *Server) namedDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb, q, err := s.namedQuery(r, ps)
 	if err != nil {
 		return err
 	}
 	_, hasPath := q["path"]
-	req := namedDeleteRequest{WorkingDir: q.Get("workingDir")}
+	req := DeleteRequest{WorkingDir: q.Get("workingDir")}
 	if hasPath {
 		v := q.Get("path")
 		req.Path = &v
@@ -289,7 +289,7 @@ func (s *Server) namedDelete(w http.ResponseWriter, r *http.Request, ps httprout
 			return err
 		}
 	} else if r.ContentLength != 0 {
-		if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+		if err := httpkit.DecodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
 			return err
 		}
 	}
@@ -304,7 +304,7 @@ func (s *Server) namedDelete(w http.ResponseWriter, r *http.Request, ps httprout
 	if err := sb.RemoveWith(r.Context(), p, core.RemoveOptions{Recursive: req.Recursive, Pre: pre}); err != nil {
 		return err
 	}
-	return httpkit.WriteJSON(w, http.StatusOK, namedDeleteResponse{Deleted: []string{p}, Count: 1})
+	return httpkit.WriteJSON(w, http.StatusOK, DeleteResponse{Deleted: []string{p}, Count: 1})
 }
 
 func deref(p *string) string {
@@ -315,9 +315,9 @@ func deref(p *string) string {
 }
 
 // namedSourceDest decodes {source, dest, workingDir, …} and resolves both.
-func (s *Server) namedSourceDest(w http.ResponseWriter, r *http.Request, sb namedFS) (namedMoveRequest, string, string, error) {
-	var req namedMoveRequest
-	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+func (s *Family) namedSourceDest(w http.ResponseWriter, r *http.Request, sb namedFS) (MoveRequest, string, string, error) {
+	var req MoveRequest
+	if err := httpkit.DecodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
 		return req, "", "", err
 	}
 	if req.Source == nil {
@@ -337,7 +337,7 @@ func (s *Server) namedSourceDest(w http.ResponseWriter, r *http.Request, sb name
 // namedRename: POST /fs/rename {source, dest, workingDir, ifMatch} —
 // rename(2): an existing destination is replaced; ifMatch (or If-Match) is
 // the source's precondition.
-func (s *Server) namedRename(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedRename(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.sandbox(r)
 	req, src, dst, err := s.namedSourceDest(w, r, sb)
 	if err != nil {
@@ -350,13 +350,13 @@ func (s *Server) namedRename(w http.ResponseWriter, r *http.Request, ps httprout
 	if err := sb.Move(r.Context(), src, dst, core.MoveOptions{Overwrite: true, Pre: pre}); err != nil {
 		return err
 	}
-	return httpkit.WriteJSON(w, http.StatusOK, namedMoveResponse{Source: src, Dest: dst})
+	return httpkit.WriteJSON(w, http.StatusOK, MoveResponse{Source: src, Dest: dst})
 }
 
 // namedCopy: POST /fs/copy {source, dest, workingDir, recursive,
 // preserveAttrs, ifMatch} — cp [-r] [-p]: an existing destination is
 // replaced; ifMatch (or If-Match) is the destination's precondition.
-func (s *Server) namedCopy(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedCopy(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.sandbox(r)
 	req, src, dst, err := s.namedSourceDest(w, r, sb)
 	if err != nil {
@@ -382,5 +382,5 @@ func (s *Server) namedCopy(w http.ResponseWriter, r *http.Request, ps httprouter
 			return err
 		}
 	}
-	return httpkit.WriteJSON(w, http.StatusOK, namedCopyResponse{Source: src, Dest: dst, Count: st.Entries, TotalBytes: st.Bytes})
+	return httpkit.WriteJSON(w, http.StatusOK, CopyResponse{Source: src, Dest: dst, Count: st.Entries, TotalBytes: st.Bytes})
 }

@@ -1,4 +1,4 @@
-package rest
+package named
 
 import (
 	"net/http"
@@ -22,7 +22,7 @@ import (
 // in the named family's shape.
 
 // namedChangesOf serves GET /changes?since&path&workingDir&actor&origin&diff&max_diff_bytes&limit.
-func (s *Server) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb, q, err := s.namedQuery(r, ps)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package rest
+package named
 
 import (
 	"encoding/json"
@@ -16,10 +16,10 @@ import (
 // The named family's attribute routes: chmod and chown.
 
 // namedChmod: POST /fs/chmod {path, mode "0755", workingDir, recursive}.
-func (s *Server) namedChmod(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedChmod(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.sandbox(r)
-	var req namedChmodRequest
-	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+	var req ChmodRequest
+	if err := httpkit.DecodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
 		return err
 	}
 	if req.Mode == nil {
@@ -37,15 +37,15 @@ func (s *Server) namedChmod(w http.ResponseWriter, r *http.Request, ps httproute
 	if err != nil {
 		return err
 	}
-	return httpkit.WriteJSON(w, http.StatusOK, namedChmodResponse{Path: res.Path, Mode: fmt.Sprintf("%04o", mode), Count: res.Count})
+	return httpkit.WriteJSON(w, http.StatusOK, ChmodResponse{Path: res.Path, Mode: fmt.Sprintf("%04o", mode), Count: res.Count})
 }
 
 // namedChown: POST /fs/chown {path, uid, gid, workingDir, recursive}; uid
 // and gid are numbers or names, at least one of them given.
-func (s *Server) namedChown(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedChown(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.sandbox(r)
-	var req namedChownRequest
-	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+	var req ChownRequest
+	if err := httpkit.DecodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
 		return err
 	}
 	uid, err := ownerID("uid", req.Uid, func(n string) (string, error) {
@@ -79,7 +79,7 @@ func (s *Server) namedChown(w http.ResponseWriter, r *http.Request, ps httproute
 	if err != nil {
 		return err
 	}
-	return httpkit.WriteJSON(w, http.StatusOK, namedChownResponse{Path: res.Path, Affected: res.Paths, Count: res.Count})
+	return httpkit.WriteJSON(w, http.StatusOK, ChownResponse{Path: res.Path, Affected: res.Paths, Count: res.Count})
 }
 
 // ownerID reads a uid or gid given as a number, a numeric string or a name

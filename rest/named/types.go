@@ -1,4 +1,4 @@
-package rest
+package named
 
 import (
 	"encoding/json"
@@ -16,19 +16,19 @@ import (
 // shape.
 
 const (
-	// maxNamedWrite caps the body of PUT /fs/write (api.md §1).
-	maxNamedWrite = 16 << 20
+	// MaxWrite caps the body of PUT /fs/write (api.md §1).
+	MaxWrite = 16 << 20
 	// maxNamedEntries caps a listing (api.md §1 list limit).
 	maxNamedEntries = 10_000
 )
 
-type namedWriteResponse struct {
+type WriteResponse struct {
 	Path string `json:"path"`
 	Size int64  `json:"size"`
 	Mode string `json:"mode"`
 }
 
-type namedDeleteRequest struct {
+type DeleteRequest struct {
 	Path       *string `json:"path"`
 	WorkingDir string  `json:"workingDir"`
 	Recursive  bool    `json:"recursive"`
@@ -36,12 +36,12 @@ type namedDeleteRequest struct {
 	IfMatch    *string `json:"ifMatch"` // precondition.go
 }
 
-type namedDeleteResponse struct {
+type DeleteResponse struct {
 	Deleted []string `json:"deleted"`
 	Count   int      `json:"count"`
 }
 
-type namedMoveRequest struct {
+type MoveRequest struct {
 	Source        *string `json:"source"`
 	Dest          *string `json:"dest"`
 	WorkingDir    string  `json:"workingDir"`
@@ -51,19 +51,19 @@ type namedMoveRequest struct {
 	IfMatch       *string `json:"ifMatch"` // rename's precondition on the source (precondition.go)
 }
 
-type namedMoveResponse struct {
+type MoveResponse struct {
 	Source string `json:"source"`
 	Dest   string `json:"dest"`
 }
 
-type namedCopyResponse struct {
+type CopyResponse struct {
 	Source     string `json:"source"`
 	Dest       string `json:"dest"`
 	Count      int    `json:"count"`
 	TotalBytes int64  `json:"totalBytes"`
 }
 
-type namedChmodRequest struct {
+type ChmodRequest struct {
 	Path       *string `json:"path"`
 	Mode       *string `json:"mode"`
 	WorkingDir string  `json:"workingDir"`
@@ -71,13 +71,13 @@ type namedChmodRequest struct {
 	AsRoot     any     `json:"asRoot"`
 }
 
-type namedChmodResponse struct {
+type ChmodResponse struct {
 	Path  string `json:"path"`
 	Mode  string `json:"mode"`
 	Count int    `json:"count"`
 }
 
-type namedChownRequest struct {
+type ChownRequest struct {
 	Path       *string         `json:"path"`
 	Uid        json.RawMessage `json:"uid"`
 	Gid        json.RawMessage `json:"gid"`
@@ -86,7 +86,7 @@ type namedChownRequest struct {
 	AsRoot     any             `json:"asRoot"`
 }
 
-type namedChownResponse struct {
+type ChownResponse struct {
 	Path     string   `json:"path"`
 	Affected []string `json:"affected"`
 	Count    int      `json:"count"`
@@ -105,8 +105,8 @@ func toNamedEntry(in core.Info) api.Entry {
 		ModTime: in.ModTime.UTC().Format(time.RFC3339), IsDir: in.IsDir()}
 }
 
-// namedError is the error shape of the named-sandbox family (api.md §5).
-type namedError struct {
+// ErrorBody is the error shape of the named-sandbox family (api.md §5).
+type ErrorBody struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
 	Path  string `json:"path"`
@@ -114,11 +114,11 @@ type namedError struct {
 	CurrentEtag string `json:"currentEtag,omitempty"`
 }
 
-// renderNamed writes k as {"error", "code", "path"}: code is the errno name
+// Render writes k as {"error", "code", "path"}: code is the errno name
 // (ENOENT, …); a refusal that carries no errno gets the errno nearest its
 // status (EINVAL for a bad request, EACCES for a missing token, EFBIG for a
 // body over a limit, EIO for an internal failure).
-func renderNamed(w http.ResponseWriter, k httpkit.ErrKind) {
+func Render(w http.ResponseWriter, k httpkit.ErrKind) {
 	code := ""
 	if k.Errno != 0 {
 		code = unix.ErrnoName(k.Errno)
@@ -149,5 +149,5 @@ func renderNamed(w http.ResponseWriter, k httpkit.ErrKind) {
 			}
 		}
 	}
-	httpkit.WriteError(w, k.Status, "application/json", namedError{Error: k.Detail, Code: code, Path: k.Path, CurrentEtag: k.ETag})
+	httpkit.WriteError(w, k.Status, "application/json", ErrorBody{Error: k.Detail, Code: code, Path: k.Path, CurrentEtag: k.ETag})
 }

@@ -1,4 +1,4 @@
-package rest
+package named
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 )
 
 const (
-	// maxSocketPaths is how many paths one watch socket follows (api.md §5).
-	maxSocketPaths = 8
+	// MaxSocketPaths is how many paths one watch socket follows (api.md §5).
+	MaxSocketPaths = 8
 	// socketQueue is the per-socket event queue; a reader slower than the
 	// journal loses what does not fit and is told how many.
 	socketQueue = 256
-	// maxSocketMessage bounds a client message (a subscription).
-	maxSocketMessage = 64 << 10
+	// MaxSocketMessage bounds a client message (a subscription).
+	MaxSocketMessage = 64 << 10
 )
 
 // wsSubscribe is a client message on the watch socket.
@@ -50,7 +50,7 @@ type wsSubscribed struct {
 	Paths []string `json:"paths"`
 }
 
-type wsEvent struct {
+type WSEvent struct {
 	Type      string `json:"type"` // "event"
 	Path      string `json:"path"`
 	Event     string `json:"event"`
@@ -102,7 +102,7 @@ func (p wsPath) covers(ev string) bool {
 // query), before any upgrade. The socket takes
 // subscribe messages and sends one event message per journal event under
 // the paths followed.
-func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedWatch(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.sandbox(r)
 	c := &httpkit.RefusalCatcher{ResponseWriter: w}
 	conn, err := websocket.Accept(c, r, &websocket.AcceptOptions{
@@ -119,7 +119,7 @@ func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 		}
 		return nil
 	}
-	conn.SetReadLimit(maxSocketMessage)
+	conn.SetReadLimit(MaxSocketMessage)
 	// stop ends with the daemon (streams.go); ctx, which the reads wait
 	// under, only with the client, so the close frame goes out first.
 	stop, done := s.streamContext(r.Context())
@@ -186,7 +186,7 @@ func (s *Server) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 					break
 				}
 			}
-			err = wsWrite(ctx, conn, socketEvent(e))
+			err = wsWrite(ctx, conn, SocketEvent(e))
 			if err == nil && len(sub.C) == 0 {
 				if n := sub.TakeDropped(); n > 0 {
 					err = wsWrite(ctx, conn, wsError{"error", fmt.Sprintf("dropped %d events", n)})
@@ -219,7 +219,7 @@ func replaySocket(ctx context.Context, conn *websocket.Conn, j *journal.Journal,
 			return false
 		}
 		if e, ok := journal.Reportable(e); ok && coveredBy(rq.paths, e.Path) {
-			werr = wsWrite(ctx, conn, socketEvent(e))
+			werr = wsWrite(ctx, conn, SocketEvent(e))
 		}
 		return werr == nil
 	})
@@ -241,7 +241,7 @@ func coveredBy(paths []wsPath, p string) bool {
 
 // wsHandle answers one client message, and says what to replay when it
 // asks for a replay.
-func (s *Server) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPath]) (any, *wsReplay) {
+func (s *Family) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPath]) (any, *wsReplay) {
 	var m wsSubscribe
 	if err := json.Unmarshal(data, &m); err != nil {
 		return wsError{"error", "message is not a JSON object: " + err.Error()}, nil
@@ -273,8 +273,8 @@ func (s *Server) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPat
 		}
 		added = append(added, p)
 	}
-	if len(next) > maxSocketPaths {
-		return wsError{"error", fmt.Sprintf("too many paths: one socket follows at most %d (%d already)", maxSocketPaths, len(cur))}, nil
+	if len(next) > MaxSocketPaths {
+		return wsError{"error", fmt.Sprintf("too many paths: one socket follows at most %d (%d already)", MaxSocketPaths, len(cur))}, nil
 	}
 	paths.Store(&next)
 	var replay *wsReplay
@@ -287,9 +287,9 @@ func (s *Server) wsHandle(sb namedFS, data []byte, paths *atomic.Pointer[[]wsPat
 	return wsSubscribed{Type: "subscribed", Paths: added}, replay
 }
 
-// socketEvent is e as a watch socket sends it.
-func socketEvent(e journal.Event) wsEvent {
-	out := wsEvent{Type: "event", Path: e.Path, Event: string(e.Type),
+// SocketEvent is e as a watch socket sends it.
+func SocketEvent(e journal.Event) WSEvent {
+	out := WSEvent{Type: "event", Path: e.Path, Event: string(e.Type),
 		Timestamp: e.Time.UTC().Format(time.RFC3339Nano), IsDir: e.IsDir, Size: e.Size,
 		Origin: string(e.Origin), Actor: e.Actor, Comm: e.Comm, Cgroup: e.Cgroup, OldPath: e.OldPath, Seq: e.Seq, FoundAtStart: e.FoundAtStart}
 	if e.Origin == journal.Mirror {

@@ -1,4 +1,4 @@
-package rest
+package named
 
 import (
 	"net/http"
@@ -33,21 +33,21 @@ const maxCheckpointName = 256
 
 // namedSandbox is the sandbox {name} itself, for the routes that reach
 // past namedFS.
-func (s *Server) namedSandbox(r *http.Request) *core.Sandbox { return s.sandboxOf(r.Context()) }
+func (s *Family) namedSandbox(r *http.Request) *core.Sandbox { return s.sandboxOf(r.Context()) }
 
 // namedCheckpointCreate: POST /checkpoints {name?, skipExcluded?} → 201.
-func (s *Server) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.namedSandbox(r)
 	var req api.CheckpointRequest
 	if r.ContentLength != 0 {
-		if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+		if err := httpkit.DecodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
 			return err
 		}
 	}
 	if len(req.Name) > maxCheckpointName {
 		return httpkit.InvalidRequest("name is %d bytes; at most %d", len(req.Name), maxCheckpointName)
 	}
-	if err := checkLabel("name", req.Name); err != nil {
+	if err := httpkit.CheckLabel("name", req.Name); err != nil {
 		return err
 	}
 	cp, err := checkpoint.Create(r.Context(), sb, checkpoint.Options{Name: req.Name, SkipExcluded: req.SkipExcluded})
@@ -58,7 +58,7 @@ func (s *Server) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, p
 }
 
 // namedCheckpointList: GET /checkpoints, oldest first.
-func (s *Server) namedCheckpointList(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedCheckpointList(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.namedSandbox(r)
 	list, err := checkpoint.List(sb)
 	if err != nil {
@@ -72,7 +72,7 @@ func (s *Server) namedCheckpointList(w http.ResponseWriter, r *http.Request, ps 
 }
 
 // namedCheckpointGet: GET /checkpoints/:id.
-func (s *Server) namedCheckpointGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedCheckpointGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.namedSandbox(r)
 	cp, err := checkpoint.ByID(sb, ps.ByName("id"))
 	if err != nil {
@@ -82,7 +82,7 @@ func (s *Server) namedCheckpointGet(w http.ResponseWriter, r *http.Request, ps h
 }
 
 // namedCheckpointDelete: DELETE /checkpoints/:id.
-func (s *Server) namedCheckpointDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedCheckpointDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.namedSandbox(r)
 	id := ps.ByName("id")
 	if err := checkpoint.Delete(sb, id); err != nil {
@@ -94,16 +94,16 @@ func (s *Server) namedCheckpointDelete(w http.ResponseWriter, r *http.Request, p
 // namedRestore: POST /restore {checkpoint, paths?, actor?, dry_run?}. The
 // request's X-Sandfs-Actor is not the restore's: its changes carry
 // restore:<checkpoint>.
-func (s *Server) namedRestore(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedRestore(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.namedSandbox(r)
 	var req namedRestoreRequest
-	if err := decodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
+	if err := httpkit.DecodeJSON(w, r, s.limits.MaxJSONBody, &req); err != nil {
 		return err
 	}
 	if req.Checkpoint == nil || *req.Checkpoint == "" {
 		return httpkit.InvalidRequest(`missing required field "checkpoint"`)
 	}
-	if err := checkActor("actor", req.Actor); err != nil {
+	if err := httpkit.CheckActor("actor", req.Actor); err != nil {
 		return err
 	}
 	dry := req.DryRun

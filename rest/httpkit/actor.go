@@ -1,4 +1,4 @@
-package rest
+package httpkit
 
 import (
 	"net/http"
@@ -8,12 +8,11 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/journal"
-	"sandfs/rest/httpkit"
 )
 
 // actorHeader names who acts for a request: free text (an agent, a session,
 // a tool call) that every event the request makes keeps (api.md §6).
-const actorHeader = "X-Sandfs-Actor"
+const ActorHeader = "X-Sandfs-Actor"
 
 // maxActorBytes bounds the header's value.
 const maxActorBytes = 128
@@ -22,16 +21,16 @@ const maxActorBytes = 128
 // the header (400 invalid_request, before the handler: nothing changes):
 // what checkActor refuses, and the header given twice. An empty value is
 // no actor, as without the header.
-func withActor(r *http.Request) (*http.Request, error) {
-	vs := r.Header.Values(actorHeader)
+func WithActor(r *http.Request) (*http.Request, error) {
+	vs := r.Header.Values(ActorHeader)
 	if len(vs) == 0 {
 		return r, nil
 	}
 	if len(vs) > 1 {
-		return r, httpkit.InvalidRequest("%s is given %d times; give it once", actorHeader, len(vs))
+		return r, InvalidRequest("%s is given %d times; give it once", ActorHeader, len(vs))
 	}
 	v := vs[0]
-	if err := checkActor(actorHeader, v); err != nil {
+	if err := CheckActor(ActorHeader, v); err != nil {
 		return r, err
 	}
 	if v == "" {
@@ -44,15 +43,15 @@ func withActor(r *http.Request) (*http.Request, error) {
 // that checkLabel refuses, one over 128 bytes, and one that wears a label
 // of the daemon's own (reservedActor): an API write named "external"
 // would pass for an outside one in the filters and the console.
-func checkActor(field, v string) error {
+func CheckActor(field, v string) error {
 	if len(v) > maxActorBytes {
-		return httpkit.InvalidRequest("%s is %d bytes; at most %d", field, len(v), maxActorBytes)
+		return InvalidRequest("%s is %d bytes; at most %d", field, len(v), maxActorBytes)
 	}
-	if err := checkLabel(field, v); err != nil {
+	if err := CheckLabel(field, v); err != nil {
 		return err
 	}
 	if reservedActor(v) {
-		return httpkit.InvalidRequest("%s %q is a label of the daemon's own (api, external, fuse, mirror, fuse:…, restore:…); name the actor otherwise", field, v)
+		return InvalidRequest("%s %q is a label of the daemon's own (api, external, fuse, mirror, fuse:…, restore:…); name the actor otherwise", field, v)
 	}
 	return nil
 }
@@ -63,13 +62,13 @@ func checkActor(field, v string) error {
 // DEL, C1), a format character (Cf: the bidirectional controls, U+200B,
 // U+FEFF, the tag characters U+E0000 to U+E007F), or a separator other
 // than the space (U+2028, U+2029, U+00A0…), which make look-alikes.
-func checkLabel(field, v string) error {
+func CheckLabel(field, v string) error {
 	if !utf8.ValidString(v) {
-		return httpkit.InvalidRequest("%s is not valid UTF-8", field)
+		return InvalidRequest("%s is not valid UTF-8", field)
 	}
 	for i, c := range v {
 		if unicode.IsControl(c) || unicode.Is(unicode.Cf, c) || unicode.Is(unicode.Bidi_Control, c) || unicode.Is(unicode.Z, c) && c != ' ' {
-			return httpkit.InvalidRequest("%s has a control, format or separator character (%U at byte %d); give printable text", field, c, i)
+			return InvalidRequest("%s has a control, format or separator character (%U at byte %d); give printable text", field, c, i)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package rest
+package named
 
 import (
 	"net/http"
@@ -20,7 +20,7 @@ const (
 	eventsMaxLimit     = 10_000
 )
 
-type eventsPage struct {
+type EventsPage struct {
 	Events []wsEventFields `json:"events"`
 	// Cursor is the last seq read: pass it as since for the next page.
 	Cursor uint64 `json:"cursor"`
@@ -71,7 +71,7 @@ func under(p, dir string) bool {
 }
 
 // namedEvents: GET /events?since&last&limit&path&actor&origin.
-func (s *Server) namedEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Family) namedEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.sandbox(r)
 	q, err := httpkit.Query(r)
 	if err != nil {
@@ -118,7 +118,7 @@ func (s *Server) namedEvents(w http.ResponseWriter, r *http.Request, ps httprout
 		n = *limit
 	}
 	j := sb.Journal()
-	page := eventsPage{Events: []wsEventFields{}, Latest: j.Seq(), Oldest: j.Oldest()}
+	page := EventsPage{Events: []wsEventFields{}, Latest: j.Seq(), Oldest: j.Oldest()}
 	from := page.Oldest - min(page.Oldest, 1) // by default, from the oldest kept
 	switch {
 	case since != nil && last != nil:
