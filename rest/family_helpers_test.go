@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/rest/agentfs"
 	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
 	"sandfs/rest/named"
@@ -65,7 +66,7 @@ func checkFamilyShape(family string, r resp) error {
 			return fmt.Errorf("want {error, code: E…, path}: %v", err)
 		}
 	default:
-		var p agentProblem
+		var p agentfs.Problem
 		if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
 			return fmt.Errorf("Content-Type %q", ct)
 		}
@@ -173,7 +174,7 @@ func wantGuardRefusal(t *testing.T, family string, r resp, status int, k httpkit
 			t.Errorf("code %q, want %q", e.Code, want)
 		}
 	default:
-		var p agentProblem
+		var p agentfs.Problem
 		json.Unmarshal(r.Body, &p)
 		want := map[int]string{403: "permission_denied", 421: "permission_denied", 415: "unsupported_media_type", 431: "invalid_request", 400: "invalid_request"}[status]
 		if p.Type != "urn:sandbox-agent:error:"+want {

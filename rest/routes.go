@@ -8,6 +8,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"sandfs/rest/agentfs"
 	"sandfs/rest/httpkit"
 	"sandfs/rest/named"
 )
@@ -17,34 +18,26 @@ const (
 	authed = httpkit.Authed // token needed when one is configured
 )
 
-// table is the one route table. One line a route; the comment names its
-// parameters (q: query, b: body). sessionId/session_id is accepted and
-// ignored on every /v1/fs route.
+// table is the one route table: rest's own lines and each family's
+// (Family.Routes of rest/agentfs, rest/aio, rest/named), in this order. One
+// line a route; the comment names its parameters (q: query, b: body).
 func (s *Server) table() []httpkit.Line {
-	svc := httpkit.Shape{Name: FamilyService, Render: renderAgentProblem}
-	agent := httpkit.Shape{Name: FamilyAgent, Render: renderAgentProblem}
+	svc := httpkit.Shape{Name: FamilyService, Render: agentfs.RenderProblem}
 	sandboxes := httpkit.Shape{Name: FamilyNamed, Render: named.Render}
-	return slices.Concat([]httpkit.Line{
-		// Service (api.md §1).
-		svc.On("GET", "/health", public, s.health),           // → {"status":"ok"}
-		svc.On("GET", "/v1/health", public, s.health),        // → {"status":"ok"}
-		svc.On("GET", "/v1/ping", public, s.ping),            // → {"status":"ok"}
-		svc.On("GET", "/openapi.json", authed, s.openapiDoc), // → OpenAPI 3.1 document
-		svc.On("GET", "/metrics", authed, s.metrics),         // → Prometheus text (metrics.go)
+	return slices.Concat(
+		[]httpkit.Line{
+			// Service (api.md §1).
+			svc.On("GET", "/health", public, s.health),           // → {"status":"ok"}
+			svc.On("GET", "/v1/health", public, s.health),        // → {"status":"ok"}
+			svc.On("GET", "/v1/ping", public, s.ping),            // → {"status":"ok"}
+			svc.On("GET", "/openapi.json", authed, s.openapiDoc), // → OpenAPI 3.1 document
+			svc.On("GET", "/metrics", authed, s.metrics),         // → Prometheus text (metrics.go)
 
-		// Web console (ui.go): the page (GET /ui/), its scripts and style sheet, embedded; public (they carry no data). GET /ui → 301 /ui/.
-		svc.On("GET", "/ui/*file", public, s.uiAsset), // → an embedded file; anything else 404
-
-		// sandbox-agent (api.md §3, the sandbox-agent spec).
-		agent.On("GET", "/v1/fs/entries", authed, s.fsEntries),           // q: path (default ".") → [FsEntry]
-		agent.On("GET", "/v1/fs/file", authed, s.fsReadFile),             // q: path; Range → bytes
-		agent.On("PUT", "/v1/fs/file", authed, s.fsWriteFile),            // q: path; b: bytes → FsWriteResponse
-		agent.On("DELETE", "/v1/fs/entry", authed, s.fsDeleteEntry),      // q: path, recursive → FsActionResponse
-		agent.On("POST", "/v1/fs/mkdir", authed, s.fsMkdir),              // q: path → FsActionResponse
-		agent.On("POST", "/v1/fs/move", authed, s.fsMove),                // b: {from,to,overwrite} → FsMoveResponse
-		agent.On("GET", "/v1/fs/stat", authed, s.fsStat),                 // q: path → FsStat
-		agent.On("POST", "/v1/fs/upload-batch", authed, s.fsUploadBatch), // q: path (default "."); b: tar → FsUploadBatchResponse
-	},
+			// Web console (ui.go): the page (GET /ui/), its scripts and style sheet, embedded; public (they carry no data). GET /ui → 301 /ui/.
+			svc.On("GET", "/ui/*file", public, s.uiAsset), // → an embedded file; anything else 404
+		},
+		// sandbox-agent (rest/agentfs): /v1/fs/*.
+		s.agent.Routes(),
 		// AIO (rest/aio): /v2/watch, /v1/file/watch, /v2/fs/*, /v1/file/*, /v1/capabilities.
 		s.aio.Routes(),
 		[]httpkit.Line{

@@ -10,6 +10,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core"
+	"sandfs/rest/agentfs"
 	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
 	"sandfs/rest/named"
@@ -72,9 +73,10 @@ type Server struct {
 	routes   []httpkit.Line
 	shapes   map[string]httpkit.Shape // family name → its error shape, from the table
 	handler  http.Handler
-	streams  streamStop    // streams.go: ended by EndStreams before shutdown
-	aio      *aio.Family   // the AIO family (rest/aio)
-	named    *named.Family // the named-sandbox family (rest/named)
+	streams  streamStop      // streams.go: ended by EndStreams before shutdown
+	agent    *agentfs.Family // the sandbox-agent family (rest/agentfs)
+	aio      *aio.Family     // the AIO family (rest/aio)
+	named    *named.Family   // the named-sandbox family (rest/named)
 
 	stats          []*routeStats // metrics.go: one per route, in table order
 	metricsHandler http.Handler
@@ -122,6 +124,7 @@ func New(cfg Config) (*Server, error) {
 	if s.browser, err = newBrowserGuard(cfg.AllowOrigins, cfg.AllowHosts); err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
+	s.agent = agentfs.New(host{s})
 	s.aio = aio.New(host{s})
 	s.named = named.New(host{s})
 	s.routes = s.table()

@@ -1,4 +1,4 @@
-package rest
+package agentfs
 
 import (
 	"fmt"
@@ -108,8 +108,8 @@ func agentTypeOf(k httpkit.ErrKind) agentType {
 	return agentInvalidRequest
 }
 
-// agentProblem is sandbox-agent's ProblemDetails.
-type agentProblem struct {
+// Problem is sandbox-agent's ProblemDetails.
+type Problem struct {
 	Type   string `json:"type"`
 	Title  string `json:"title"`
 	Status int    `json:"status"`
@@ -119,11 +119,11 @@ type agentProblem struct {
 	CurrentEtag string `json:"currentEtag,omitempty"`
 }
 
-// renderAgentProblem writes k as application/problem+json
+// RenderProblem writes k as application/problem+json
 // {type:"urn:sandbox-agent:error:<kind>", title, status, detail}.
-func renderAgentProblem(w http.ResponseWriter, k httpkit.ErrKind) {
+func RenderProblem(w http.ResponseWriter, k httpkit.ErrKind) {
 	t := agentTypeOf(k)
-	httpkit.WriteError(w, k.Status, "application/problem+json", agentProblem{
+	httpkit.WriteError(w, k.Status, "application/problem+json", Problem{
 		Type:        "urn:sandbox-agent:error:" + t.name,
 		Title:       t.title,
 		Status:      k.Status,

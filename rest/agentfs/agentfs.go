@@ -1,4 +1,4 @@
-package rest
+package agentfs
 
 import (
 	"context"
@@ -31,27 +31,27 @@ type agentFS interface {
 
 var _ agentFS = (*core.Sandbox)(nil)
 
-func (s *Server) agentFS(ctx context.Context) agentFS { return s.sandboxOf(ctx) }
+func (s *Family) agentFS(ctx context.Context) agentFS { return s.sandboxOf(ctx) }
 
-// maxAgentEntries caps GET /v1/fs/entries (api.md §1 list limit). The
+// MaxEntries caps GET /v1/fs/entries (api.md §1 list limit). The
 // seed's answer is a bare array, so a cut listing says so in a header. A
 // variable only so that a test can lower it.
-var maxAgentEntries = 10_000
+var MaxEntries = 10_000
 
 const (
-	headerTruncated = "X-Sandfs-Truncated"
+	HeaderTruncated = "X-Sandfs-Truncated"
 	// maxUploadPaths caps the paths list of upload-batch (the sandbox-agent spec).
 	maxUploadPaths = 1024
 )
 
 // fsEntries: GET /v1/fs/entries?path — the entries of a directory.
-func (s *Server) fsEntries(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) fsEntries(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
 	}
 	ctx, skipped := core.WithSkippedNames(r.Context())
-	infos, truncated, err := s.agentFS(ctx).List(ctx, optionalPath(q, "."), maxAgentEntries)
+	infos, truncated, err := s.agentFS(ctx).List(ctx, optionalPath(q, "."), MaxEntries)
 	if err != nil {
 		return err
 	}
@@ -61,14 +61,14 @@ func (s *Server) fsEntries(w http.ResponseWriter, r *http.Request, _ httprouter.
 		out[i] = agentEntry(in)
 	}
 	if truncated {
-		w.Header().Set(headerTruncated, "true")
+		w.Header().Set(HeaderTruncated, "true")
 	}
 	return httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // fsReadFile: GET /v1/fs/file?path — the bytes, with Range and
 // conditional requests, sent with sendfile.
-func (s *Server) fsReadFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) fsReadFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	p, err := pathQuery(r)
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func (s *Server) fsReadFile(w http.ResponseWriter, r *http.Request, _ httprouter
 // fsWriteFile: PUT /v1/fs/file?path — body streamed into the file,
 // replacing it atomically; missing parents are created. If-Match and
 // If-None-Match: * are its precondition (precondition.go).
-func (s *Server) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func (s *Server) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httproute
 
 // fsDeleteEntry: DELETE /v1/fs/entry?path&recursive — remove a file, a
 // symlink, or a directory (non-empty only with recursive=true).
-func (s *Server) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func (s *Server) fsDeleteEntry(w http.ResponseWriter, r *http.Request, _ httprou
 }
 
 // fsMkdir: POST /v1/fs/mkdir?path — mkdir -p.
-func (s *Server) fsMkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) fsMkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func (s *Server) fsMkdir(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 
 // fsMove: POST /v1/fs/move {from, to, overwrite} — rename; the
 // destination's parents are created; an existing destination needs overwrite.
-func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	if _, err := httpkit.Query(r); err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (s *Server) fsMove(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 }
 
 // fsStat: GET /v1/fs/stat?path — metadata, following a final symlink.
-func (s *Server) fsStat(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) fsStat(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	p, err := pathQuery(r)
 	if err != nil {
 		return err
@@ -204,7 +204,7 @@ func (s *Server) fsStat(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 
 // fsUploadBatch: POST /v1/fs/upload-batch?path — extract an uncompressed
 // tar into the directory path (created if missing), merging.
-func (s *Server) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (s *Family) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/x-tar") {
 		return httpkit.UnsupportedMedia("content-type must be application/x-tar, got %q", ct)
 	}
@@ -228,7 +228,7 @@ func (s *Server) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprou
 
 // cleanRequired is the required query parameter path made an API path, for
 // the answers that echo the path the operation acted on.
-func (s *Server) cleanRequired(ctx context.Context, q url.Values) (string, error) {
+func (s *Family) cleanRequired(ctx context.Context, q url.Values) (string, error) {
 	p, err := httpkit.RequiredQuery(q, "path", httpkit.PlainDialect)
 	if err != nil {
 		return "", err

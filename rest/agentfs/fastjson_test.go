@@ -1,4 +1,4 @@
-package rest
+package agentfs
 
 import (
 	"bytes"
