@@ -15,5 +15,6 @@
 // removal (Host.StreamContext); checkpoints.go: checkpoints and restore;
 // types.go: the wire types and the family's error shape, {error, code,
 // path} with the errno name as code (Render). rest's sandboxes routes
-// (/v1/sandboxes itself) speak the same shape and use Render.
+// (/v1/sandboxes itself) speak the same shape and use Render. The body of
+// a write is capped at MaxWrite (16 MiB, 413 over it).
 package named
