@@ -800,9 +800,3 @@ func (h *harness) apiMkdir(t *testing.T, p string) {
 	t.Helper()
 	wantStatus(t, h.do(t, req{Method: "POST", Target: "/v1/fs/mkdir?path=" + p}), 200)
 }
-
-// sharedID is the shared watcher a reference ("w_….n") names.
-func sharedID(ref string) string {
-	id, _, _ := strings.Cut(ref, ".")
-	return id
-}

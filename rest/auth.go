@@ -98,7 +98,7 @@ var errForbidden = &httpkit.RequestError{Kind: httpkit.KindPermissionDenied, Sta
 // token r carries ("" for the daemon's token, or no auth), 401 when r
 // carries no valid token and 403 when its sandbox token does not open the
 // route. named is the sandbox the request names ("" when it names none).
-func (s *Server) authorize(r *http.Request, rt httpkit.Route, sel selectorKind, named string) (string, error) {
+func (s *Server) authorize(r *http.Request, rt Route, sel selectorKind, named string) (string, error) {
 	if !rt.Auth || !s.auth.enabled {
 		return "", nil
 	}
@@ -127,7 +127,7 @@ func (s *Server) authorize(r *http.Request, rt httpkit.Route, sel selectorKind, 
 // sandboxTokenRoute is a route on no sandbox that a sandbox token may
 // take: the list (which shows it its own sandbox only) and the API's
 // description.
-func sandboxTokenRoute(rt httpkit.Route) bool {
+func sandboxTokenRoute(rt Route) bool {
 	return rt.Method == http.MethodGet &&
 		(rt.Path == "/v1/sandboxes" || rt.Path == "/v1/sprites" || rt.Path == "/openapi.json")
 }

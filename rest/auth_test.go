@@ -4,8 +4,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-
-	"sandfs/rest/httpkit"
 )
 
 // TestAuth generates its cases from the route table: every route that needs
@@ -20,7 +18,7 @@ func TestAuth(t *testing.T) {
 
 	// Requests carry no path and no body: a route that gets past auth
 	// refuses them (400/415) without touching the disk.
-	target := func(rt httpkit.Route, q url.Values) string {
+	target := func(rt Route, q url.Values) string {
 		if len(q) == 0 {
 			return rt.Path
 		}

@@ -257,14 +257,6 @@ func (h *harness) send(t *testing.T, c guardCase, extra map[string]string) resp 
 	return out
 }
 
-// ran reports whether a request got past the guard and did its work.
-func ran(family string, r resp) bool {
-	if r.Status >= 400 {
-		return false
-	}
-	return !(family == FamilyAIOv1 && bytes.Contains(r.Body, []byte(`"success":false`)))
-}
-
 // Media types a page may send without a CORS preflight, and none.
 var nonJSONTypes = []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""}
 

@@ -192,3 +192,11 @@ func asUID(t *testing.T, uid int) {
 }
 
 func ptr(s string) *string { return &s }
+
+// ran reports whether a request got past the guard and did its work.
+func ran(family string, r resp) bool {
+	if r.Status >= 400 {
+		return false
+	}
+	return !(family == FamilyAIOv1 && bytes.Contains(r.Body, []byte(`"success":false`)))
+}

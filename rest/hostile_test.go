@@ -25,7 +25,6 @@ import (
 
 	"sandfs/core"
 	"sandfs/rest/aio"
-	"sandfs/rest/httpkit"
 	"sandfs/rest/named"
 )
 
@@ -217,7 +216,7 @@ func (s *spec) schemaTypes(v map[string]any) []string {
 	return out
 }
 
-func (s *spec) opSpec(t *testing.T, rt httpkit.Route) opSpec {
+func (s *spec) opSpec(t *testing.T, rt Route) opSpec {
 	t.Helper()
 	op, ok := s.operation(rt)
 	if !ok {
@@ -325,7 +324,7 @@ func benign(name string, types []string) any {
 
 // wrongValues are JSON values of a type the schema does not accept, and
 // that pydantic's lax mode does not convert either where lax (the /v1/file
-// routes, aio_lax.go): there a number field takes "12" and true, so its
+// routes, rest/aio/lax.go): there a number field takes "12" and true, so its
 // wrong string is one that is no number, and a boolean is no wrong value.
 func wrongValues(types []string, lax bool) map[string]any {
 	acc := map[string]bool{}
@@ -365,7 +364,7 @@ func wrongValues(types []string, lax bool) map[string]any {
 }
 
 // hostileCases generates the cases of one route.
-func hostileCases(t *testing.T, s *spec, rt httpkit.Route, o opSpec, ids map[string]string, outside string) []hostileCase {
+func hostileCases(t *testing.T, s *spec, rt Route, o opSpec, ids map[string]string, outside string) []hostileCase {
 	var cases []hostileCase
 	pathVals := func(over map[string]string) map[string]string {
 		v := map[string]string{}
@@ -681,7 +680,7 @@ func sparseTar() []byte {
 	return b
 }
 
-func tarCases(rt httpkit.Route, add func(hostileCase)) {
+func tarCases(rt Route, add func(hostileCase)) {
 	q := "?path=" + url.QueryEscape("/up")
 	tgt := rt.Path + q
 	tarHdr := map[string]string{"Content-Type": "application/x-tar"}
@@ -861,24 +860,6 @@ func TestHostileInput(t *testing.T) {
 		}
 	}
 	t.Logf("hostile table: %d cases over %d routes, %d failing", total, len(h.srv.Routes()), failures)
-}
-
-func containsStr(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func truncate(b []byte, n int) string {

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"sandfs/core"
-	"sandfs/rest/httpkit"
 )
 
 // GET /metrics (api.md §1): Prometheus text. The request path keeps its
@@ -34,7 +33,7 @@ type routeStats struct {
 	latency      prometheus.Histogram
 }
 
-func newRouteStats(rt httpkit.Route) *routeStats {
+func newRouteStats(rt Route) *routeStats {
 	return &routeStats{method: rt.Method, path: rt.Path, latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:        "sandfs_http_request_duration_seconds",
 		Help:        "Time from a request's routing to its handler's return, by route.",

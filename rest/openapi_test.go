@@ -12,8 +12,6 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"sandfs/rest/httpkit"
 )
 
 const openapiURL = "https://sandfs.invalid/openapi.json"
@@ -67,7 +65,7 @@ func openapiPath(pattern string) string {
 }
 
 // matchRoute finds the table route serving method and path.
-func matchRoute(routes []httpkit.Route, method, path string) (httpkit.Route, bool) {
+func matchRoute(routes []Route, method, path string) (Route, bool) {
 	for _, rt := range routes {
 		if rt.Method != method {
 			continue
@@ -90,10 +88,10 @@ func matchRoute(routes []httpkit.Route, method, path string) (httpkit.Route, boo
 			return rt, true
 		}
 	}
-	return httpkit.Route{}, false
+	return Route{}, false
 }
 
-func (s *spec) operation(rt httpkit.Route) (map[string]any, bool) {
+func (s *spec) operation(rt Route) (map[string]any, bool) {
 	paths, _ := s.doc["paths"].(map[string]any)
 	item, _ := paths[openapiPath(rt.Path)].(map[string]any)
 	op, ok := item[strings.ToLower(rt.Method)].(map[string]any)
@@ -107,7 +105,7 @@ func pointer(tok string) string {
 
 // response finds the response object of rt for status, following a $ref,
 // and returns it with the JSON pointer where it lives.
-func (s *spec) response(rt httpkit.Route, status int) (map[string]any, string, error) {
+func (s *spec) response(rt Route, status int) (map[string]any, string, error) {
 	op, ok := s.operation(rt)
 	if !ok {
 		return nil, "", fmt.Errorf("%s %s is not in openapi.json", rt.Method, rt.Path)
@@ -150,7 +148,7 @@ func (s *spec) schema(loc string) (*jsonschema.Schema, error) {
 // validate checks one real answer of rt against the document: the status is
 // documented, the Content-Type is one the status declares, and a JSON body
 // validates against that content's schema.
-func (s *spec) validate(rt httpkit.Route, r resp) error {
+func (s *spec) validate(rt Route, r resp) error {
 	ro, ptr, err := s.response(rt, r.Status)
 	if err != nil {
 		return err
@@ -194,7 +192,7 @@ func (s *spec) validate(rt httpkit.Route, r resp) error {
 
 // checkAgainstOpenAPI is called by the harness on every answer. Answers no
 // route produced (the router's 404 and 405) have no entry to check.
-func checkAgainstOpenAPI(t *testing.T, routes []httpkit.Route, method, path string, r resp) {
+func checkAgainstOpenAPI(t *testing.T, routes []Route, method, path string, r resp) {
 	t.Helper()
 	rt, ok := matchRoute(routes, method, path)
 	if !ok {
@@ -288,7 +286,7 @@ func TestOpenAPIServed(t *testing.T) {
 // can fail: a wrong body and an undocumented status are caught.
 func TestOpenAPIValidatorRejects(t *testing.T) {
 	s := mustSpec(t)
-	stat := httpkit.Route{Method: "GET", Path: "/v1/fs/stat", Family: FamilyAgent, Auth: true}
+	stat := Route{Method: "GET", Path: "/v1/fs/stat", Family: FamilyAgent, Auth: true}
 	hdr := map[string][]string{"Content-Type": {"application/json"}}
 	cases := []struct {
 		name string

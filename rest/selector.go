@@ -48,7 +48,7 @@ const (
 	selectImplicit                     // agent and AIO: the selector, or the token's sandbox, or "default"
 )
 
-func routeSelector(rt httpkit.Route) selectorKind {
+func routeSelector(rt Route) selectorKind {
 	switch {
 	case rt.Family == FamilyAgent || rt.Family == FamilyAIOv1 || rt.Family == FamilyAIOv2:
 		return selectImplicit

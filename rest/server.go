@@ -199,8 +199,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // Routes returns the route table (method, path pattern, family, whether auth
 // applies) for tests and docs.
-func (s *Server) Routes() []httpkit.Route {
-	out := make([]httpkit.Route, len(s.routes))
+func (s *Server) Routes() []Route {
+	out := make([]Route, len(s.routes))
 	for i, rt := range s.routes {
 		out[i] = rt.Route
 	}

@@ -7,7 +7,6 @@ import (
 
 	"sandfs/api"
 	"sandfs/rest/aio"
-	"sandfs/rest/httpkit"
 )
 
 // tokenHarness serves default, a and b; a and b have their own tokens.
@@ -19,7 +18,7 @@ func newTokenHarness(t *testing.T) *regHarness {
 // path's {name}, or the selector), with the token in the header or the
 // query, and no body: a route that gets past auth refuses it (400, 404,
 // 415, 422) without touching the disk.
-func sandboxRequest(rt httpkit.Route, name, token string, inQuery, viaQuery bool) req {
+func sandboxRequest(rt Route, name, token string, inQuery, viaQuery bool) req {
 	p := strings.NewReplacer(":name", name, ":id", "w_0").Replace(rt.Path)
 	q := url.Values{}
 	h := map[string]string{}
@@ -53,7 +52,7 @@ func TestSandboxTokenScope(t *testing.T) {
 	for name, root := range rh.roots {
 		before[name] = snapshot(t, root)
 	}
-	refused := func(t *testing.T, rt httpkit.Route, r resp) {
+	refused := func(t *testing.T, rt Route, r resp) {
 		t.Helper()
 		if rt.Method == "HEAD" {
 			wantStatus(t, r, 403)

@@ -111,7 +111,7 @@ func TestUIRoutes(t *testing.T) {
 // holds each answer to openapi.json).
 func TestUIOneRoute(t *testing.T) {
 	h := newHarness(t, harnessOpts{Token: "tok"})
-	var ui []httpkit.Route
+	var ui []Route
 	for _, rt := range h.srv.Routes() {
 		if strings.HasPrefix(rt.Path, "/ui") {
 			ui = append(ui, rt)

@@ -108,3 +108,9 @@ func jsonDecoder(s string) *json.Decoder {
 }
 
 // checkFamilyShape checks that an error answer is in the family's shape.
+
+// sharedID is the shared watcher a reference ("w_….n") names.
+func sharedID(ref string) string {
+	id, _, _ := strings.Cut(ref, ".")
+	return id
+}

@@ -183,7 +183,7 @@ func pythonException(errno unix.Errno) string {
 func decodeAIO(w http.ResponseWriter, r *http.Request, limit int64, v any, emptyOK bool) error {
 	decode := httpkit.DecodeBody
 	if strings.HasPrefix(r.URL.Path, "/v1/file/") {
-		decode = decodeLax // aio_lax.go: pydantic's lax mode, as the 1.x server
+		decode = decodeLax // lax.go: pydantic's lax mode, as the 1.x server
 	}
 	err := decode(w, r, limit, v, emptyOK)
 	var jf *httpkit.JSONFailure

@@ -16,14 +16,14 @@ import (
 
 // The AIO file routes of part A (api.md §4; the AIO spec "Read and write
 // files", "Files and directories", "Search", "Ownership identity"): text
-// read, write, the anchored editor (aio_edit.go), stat, list, name search
+// read, write, the anchored editor (edit.go), stat, list, name search
 // and glob, mkdir, copy, move, delete, and GET /v1/capabilities. Each route
 // has a v2 form (query parameters or a JSON body, failures with the status
 // of §2) and a v1 form (a JSON body with the 1.x schema's field names,
 // expected filesystem failures 200 + success:false); both call the same
-// code: aio_readwrite.go (read, write, stat), aio_list.go (list, search,
-// find, glob), aio_entries.go (mkdir, copy, move, delete), with the request
-// helpers of aio_params.go. This file holds what they share: the core
+// code: readwrite.go (read, write, stat), list.go (list, search,
+// find, glob), entries.go (mkdir, copy, move, delete), with the request
+// helpers of params.go. This file holds what they share: the core
 // interface, the limits, and the capabilities route.
 
 // fileFS is what the file routes need from core.

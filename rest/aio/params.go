@@ -69,7 +69,7 @@ func (s *Family) pathBody(w http.ResponseWriter, r *http.Request) (pathRequest, 
 }
 
 // ownerCtx stamps the request's owner (?user= on both versions, or the
-// body's user field) on the request's context (aio_user.go); an owner that
+// body's user field) on the request's context (user.go); an owner that
 // cannot be resolved is a failure of the operation op.
 func ownerCtx(r *http.Request, op string, bodyUser *string) (context.Context, error) {
 	q, err := httpkit.Query(r)

@@ -70,7 +70,7 @@ const (
 // directory under that name. The fields ("path", "user", "expected_etag",
 // a precondition: precondition.go) may come in any order, as the 1.x
 // server takes them: a file part that comes before any path (none in the
-// query either) is spooled first (aio_upload_spool.go), and uploaded once
+// query either) is spooled first (upload_spool.go), and uploaded once
 // the form has been read.
 func (s *Family) upload(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := httpkit.Query(r)

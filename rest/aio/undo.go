@@ -2,7 +2,7 @@ package aio
 
 import "sync"
 
-// The anchored editor's undo history (aio_edit.go): per file, bounded in
+// The anchored editor's undo history (edit.go): per file, bounded in
 // steps and in bytes, in memory.
 
 // undoStep is the state of a file before one edit.

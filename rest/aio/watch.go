@@ -18,7 +18,7 @@ import (
 
 // The AIO watch routes (api.md §4 watch bullet, §6; the AIO spec "Watch a
 // directory"): create, list, poll, SSE, stop, and the v1 wait. Every route
-// acts on the selected sandbox (selector.go; "default" without a selector)
+// acts on the selected sandbox (rest/selector.go; "default" without a selector)
 // and its one journal, where the watcher lives; a watcher is a filtered,
 // bounded view of that journal (core/journal), so a poll and an SSE stream
 // read the watcher's own buffer with a cursor and nothing is ever queued
@@ -312,7 +312,7 @@ func (s *Family) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 	case <-t.C:
 		return httpkit.WithOp("watch_wait", &httpkit.RequestError{Kind: httpkit.KindTimeout, Status: http.StatusServiceUnavailable, Msg: fmt.Sprintf("no matching event on %s within %d s", p, timeout)})
 	case <-ctx.Done():
-		if r.Context().Err() == nil { // the daemon stops or the sandbox goes (streams.go)
+		if r.Context().Err() == nil { // the daemon stops or the sandbox goes (rest/streams.go)
 			return httpkit.WithOp("watch_wait", &httpkit.RequestError{Kind: httpkit.KindTimeout, Status: http.StatusServiceUnavailable, Msg: fmt.Sprintf("no matching event on %s: %s", p, s.endReason(r.Context()))})
 		}
 		return r.Context().Err()
@@ -320,7 +320,7 @@ func (s *Family) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 }
 
 // watchEvents: GET /v2/watch/{id}/events, GET /v1/file/watch/{id}/events
-// ?cursor, Last-Event-ID — the SSE stream (aio_watch_sse.go).
+// ?cursor, Last-Event-ID — the SSE stream (watch_sse.go).
 func (s *Family) watchEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {

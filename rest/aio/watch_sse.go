@@ -37,7 +37,7 @@ import (
 //	event: shutdown
 //	data: {"reason":"the daemon is stopping","cursor":N}
 //
-// when the daemon stops (streams.go).
+// when the daemon stops (rest/streams.go).
 //
 // Memory stays bounded whatever the client does: the handler reads the
 // watcher's own bounded buffer with a cursor, a batch at a time, and blocks

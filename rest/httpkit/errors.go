@@ -46,9 +46,9 @@ const (
 	KindRouteNotFound    Kind = "route_not_found"
 	KindMethodNotAllowed Kind = "method_not_allowed"
 	KindValidation       Kind = "validation_error"     // AIO: malformed JSON, missing field, wrong type (422)
-	KindCrossOrigin      Kind = "cross_origin_refused" // a page of another origin (403, browser.go)
-	KindMisdirected      Kind = "misdirected_request"  // a Host this daemon does not answer for (421, browser.go)
-	KindHeaderTooLarge   Kind = "header_too_large"     // request line and headers over the limit (431, preroute.go)
+	KindCrossOrigin      Kind = "cross_origin_refused" // a page of another origin (403, rest/browser.go)
+	KindMisdirected      Kind = "misdirected_request"  // a Host this daemon does not answer for (421, rest/browser.go)
+	KindHeaderTooLarge   Kind = "header_too_large"     // request line and headers over the limit (431, rest/preroute.go)
 
 	// Watch lifecycle kinds (api.md §4: 404 unknown watcher, 429, 503).
 	KindTooManyWatchers Kind = "too_many_watchers"

@@ -43,7 +43,7 @@ type namedFS interface {
 var _ namedFS = (*core.Sandbox)(nil)
 
 // sandbox is the sandbox {name}, which the route wrapper looked up and
-// holds for the request (selector.go: an unknown one is 404 ENOENT with
+// holds for the request (rest/selector.go: an unknown one is 404 ENOENT with
 // the name as path before the handler runs).
 func (s *Family) sandbox(r *http.Request) namedFS { return s.sandboxOf(r.Context()) }
 

@@ -106,7 +106,7 @@ func (s *Family) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 	sb := s.sandbox(r)
 	c := &httpkit.RefusalCatcher{ResponseWriter: w}
 	conn, err := websocket.Accept(c, r, &websocket.AcceptOptions{
-		// The route wrapper's browser guard (browser.go) has already
+		// The route wrapper's browser guard (rest/browser.go) has already
 		// refused a handshake from a page of another origin unless
 		// --allow-origin names it, and checks Origin the same way as for
 		// every route; the library's own check (Origin host = Host, with
@@ -120,7 +120,7 @@ func (s *Family) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 		return nil
 	}
 	conn.SetReadLimit(MaxSocketMessage)
-	// stop ends with the daemon (streams.go); ctx, which the reads wait
+	// stop ends with the daemon (rest/streams.go); ctx, which the reads wait
 	// under, only with the client, so the close frame goes out first.
 	stop, done := s.streamContext(r.Context())
 	defer done()
