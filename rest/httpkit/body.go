@@ -11,7 +11,7 @@ import (
 )
 
 // JSONFailure says what is wrong with a JSON request body, for each family
-// to word in its own dialect (decodeJSON, decodeAIO).
+// to word in its own dialect (DecodeJSON, rest/aio's decodeAIO).
 type JSONFailure struct {
 	What   JSONWrong
 	Offset int64        // JSONSyntax: the byte the decoder stopped at

@@ -6,7 +6,7 @@ import (
 	"reflect"
 )
 
-// decodeJSON decodes a request body of at most limit bytes holding exactly
+// DecodeJSON decodes a request body of at most limit bytes holding exactly
 // one JSON value into v (DecodeBody), turning every failure into a 400 that
 // says what is wrong (or a 413): the sandbox-agent and named families'
 // wording.
