@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"sandfs/core/journal"
+	"sandfs/rest/aio"
+	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 const testActor = "agent-7 · session/42 · tool:write"
@@ -27,7 +30,7 @@ func TestActorHeader(t *testing.T) {
 	}
 	cursor := sb.Journal().Seq()
 	wantStatus(t, h.do(t, req{Method: "PUT", Target: "/v1/fs/file?path=/a.txt", Body: jsonBody("x"),
-		Header: map[string]string{actorHeader: testActor}}), 200)
+		Header: map[string]string{httpkit.ActorHeader: testActor}}), 200)
 	wantStatus(t, h.do(t, req{Method: "PUT", Target: "/v1/fs/file?path=/b.txt", Body: jsonBody("y")}), 200)
 
 	es, _ := sb.Journal().Since(cursor, 100)
@@ -49,7 +52,7 @@ func TestActorHeader(t *testing.T) {
 		t.Fatalf("no journal event on /a.txt: %+v", es)
 	}
 
-	polled, _ := h.collect(t, w.WatcherID, w.InitialCursor, func(es []watchEvent) bool {
+	polled, _ := h.collect(t, w.WatcherID, w.InitialCursor, func(es []aio.WatchEvent) bool {
 		for _, e := range es {
 			if e.Path == "/b.txt" {
 				return true
@@ -75,7 +78,7 @@ func TestActorHeader(t *testing.T) {
 	}
 	for got := 0; got < 2; {
 		ev := s.next(t)
-		e := decodeJSONString[watchEvent](t, ev.Data)
+		e := decodeJSONString[aio.WatchEvent](t, ev.Data)
 		if e.Path == "/a.txt" {
 			got++
 			if e.Actor != testActor || !strings.Contains(ev.Data, `"actor":`) {
@@ -95,7 +98,7 @@ func TestActorHeaderNamedWatch(t *testing.T) {
 		t.Fatalf("got %+v", m)
 	}
 	wantStatus(t, h.do(t, req{Method: "PUT", Target: "/v1/sandboxes/default/fs/write?path=/n.txt", Body: strings.NewReader("n"),
-		Header: map[string]string{actorHeader: testActor}}), 200)
+		Header: map[string]string{httpkit.ActorHeader: testActor}}), 200)
 	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer rcancel()
 	for {
@@ -103,7 +106,7 @@ func TestActorHeaderNamedWatch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("read: %v", err)
 		}
-		var m wsEvent
+		var m named.WSEvent
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatal(err)
 		}
@@ -147,10 +150,10 @@ func TestActorHeaderRefused(t *testing.T) {
 			i++
 			p := "f" + strconv.Itoa(i)
 			r := h.do(t, req{Method: rt.method, Target: strings.Replace(rt.target, "%s", p, 1), Body: jsonBody(strings.Replace(rt.body, "%s", p, 1)),
-				Header: map[string]string{actorHeader: v}})
+				Header: map[string]string{httpkit.ActorHeader: v}})
 			t.Run(name+" "+rt.family, func(t *testing.T) {
 				wantFamilyError(t, rt.family, r, 400, "invalid_request", "invalid_request")
-				if !strings.Contains(string(r.Body), actorHeader) {
+				if !strings.Contains(string(r.Body), httpkit.ActorHeader) {
 					t.Errorf("the refusal does not name the header: %s", r.Body)
 				}
 				h.wantAbsent(t, "/"+p)
@@ -163,7 +166,7 @@ func TestActorHeaderRefused(t *testing.T) {
 	for _, v := range []string{"agent\x01", "agent\x7f", "a\nb"} {
 		rec := httptest.NewRecorder()
 		hr := localRequest("PUT", "/v1/fs/file?path=/raw", strings.NewReader("x"))
-		hr.Header.Set(actorHeader, v)
+		hr.Header.Set(httpkit.ActorHeader, v)
 		h.srv.Handler().ServeHTTP(rec, hr)
 		if rec.Code != http.StatusBadRequest {
 			t.Errorf("%q: status %d, want 400 (%s)", v, rec.Code, rec.Body)
@@ -173,8 +176,8 @@ func TestActorHeaderRefused(t *testing.T) {
 
 	// Twice is refused; 128 bytes and an empty value pass.
 	hr, _ := http.NewRequest("PUT", h.ts.URL+"/v1/fs/file?path=/twice2", strings.NewReader("x"))
-	hr.Header.Add(actorHeader, "a")
-	hr.Header.Add(actorHeader, "b")
+	hr.Header.Add(httpkit.ActorHeader, "a")
+	hr.Header.Add(httpkit.ActorHeader, "b")
 	res, err := h.ts.Client().Do(hr)
 	if err != nil {
 		t.Fatal(err)
@@ -185,5 +188,5 @@ func TestActorHeaderRefused(t *testing.T) {
 	}
 	h.wantAbsent(t, "/twice2")
 	wantStatus(t, h.do(t, req{Method: "PUT", Target: "/v1/fs/file?path=/ok", Body: jsonBody("x"),
-		Header: map[string]string{actorHeader: strings.Repeat("é", 64)}}), 200)
+		Header: map[string]string{httpkit.ActorHeader: strings.Repeat("é", 64)}}), 200)
 }

@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"sandfs/api"
 	"strings"
 	"testing"
 	"time"
+
+	"sandfs/api"
+	"sandfs/rest/agentfs"
 )
 
 func TestHealth(t *testing.T) {
@@ -103,8 +105,8 @@ func TestEntries(t *testing.T) {
 				}
 				checkModified(t, g.Modified, h.host(w.path))
 			}
-			if r.Header.Get(headerTruncated) != "" {
-				t.Errorf("%s: got %q, want none", headerTruncated, r.Header.Get(headerTruncated))
+			if r.Header.Get(agentfs.HeaderTruncated) != "" {
+				t.Errorf("%s: got %q, want none", agentfs.HeaderTruncated, r.Header.Get(agentfs.HeaderTruncated))
 			}
 		})
 	}
@@ -144,25 +146,6 @@ func checkModified(t *testing.T, got, hostPath string) {
 	}
 	if !ts.Equal(fi.ModTime()) {
 		t.Errorf("modified: got %v, want %v", ts, fi.ModTime())
-	}
-}
-
-func TestChronoRFC3339(t *testing.T) {
-	base := time.Date(2024, 5, 1, 10, 0, 0, 0, time.FixedZone("x", 3600))
-	cases := []struct {
-		ns   int
-		want string
-	}{
-		{0, "2024-05-01T09:00:00+00:00"},
-		{120_000_000, "2024-05-01T09:00:00.120+00:00"},
-		{123_456_000, "2024-05-01T09:00:00.123456+00:00"},
-		{123_456_789, "2024-05-01T09:00:00.123456789+00:00"},
-		{1, "2024-05-01T09:00:00.000000001+00:00"},
-	}
-	for _, c := range cases {
-		if got := chronoRFC3339(base.Add(time.Duration(c.ns))); got != c.want {
-			t.Errorf("chronoRFC3339(+%dns): got %q, want %q", c.ns, got, c.want)
-		}
 	}
 }
 
@@ -676,21 +659,21 @@ func TestUploadBatchTooLarge(t *testing.T) {
 }
 
 func TestEntriesTruncated(t *testing.T) {
-	defer func(n int) { maxAgentEntries = n }(maxAgentEntries)
-	maxAgentEntries = 50 // the cap's logic, without 10,001 files on a slow disk
+	defer func(n int) { agentfs.MaxEntries = n }(agentfs.MaxEntries)
+	agentfs.MaxEntries = 50 // the cap's logic, without 10,001 files on a slow disk
 	h := newHarness(t, harnessOpts{})
 	h.mkdir(t, "/big")
-	for i := range maxAgentEntries + 1 {
+	for i := range agentfs.MaxEntries + 1 {
 		if err := os.WriteFile(filepath.Join(h.host("/big"), fmt.Sprintf("f%05d", i)), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r := h.do(t, req{Method: "GET", Target: "/v1/fs/entries?path=/big"})
 	wantStatus(t, r, 200)
-	if got := len(decode[[]api.FSEntry](t, r)); got != maxAgentEntries {
-		t.Errorf("entries: got %d, want %d", got, maxAgentEntries)
+	if got := len(decode[[]api.FSEntry](t, r)); got != agentfs.MaxEntries {
+		t.Errorf("entries: got %d, want %d", got, agentfs.MaxEntries)
 	}
-	if got := r.Header.Get(headerTruncated); got != "true" {
-		t.Errorf("%s: got %q, want true", headerTruncated, got)
+	if got := r.Header.Get(agentfs.HeaderTruncated); got != "true" {
+		t.Errorf("%s: got %q, want true", agentfs.HeaderTruncated, got)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/rest/aio"
 )
 
 type editCase struct {
@@ -22,7 +24,7 @@ func TestAIOEditor(t *testing.T) {
 		}
 		for _, s := range steps {
 			r := h.v1(t, route, s.body)
-			d := wantAIO[editResult](t, r)
+			d := wantAIO[aio.EditResult](t, r)
 			if d.Path != path {
 				t.Errorf("%s: data.path: got %q, want %q", s.name, d.Path, path)
 			}
@@ -79,30 +81,30 @@ func TestAIOEditor(t *testing.T) {
 	})
 	t.Run("v1 create view undo", func(t *testing.T) {
 		r := h.v1(t, "/v1/file/str_replace_editor", `{"command":"create","path":"/new/c.py","file_text":"print(1)\nprint(2)\n"}`)
-		d := wantAIO[editResult](t, r)
+		d := wantAIO[aio.EditResult](t, r)
 		if d.PrevExist || d.OldContent != nil || d.NewContent == nil || *d.NewContent != "print(1)\nprint(2)\n" || d.Output != "File created successfully at: /new/c.py" {
 			t.Errorf("create: got %+v", d)
 		}
 		h.wantFile(t, "/new/c.py", "print(1)\nprint(2)\n")
 		wantV1Failure(t, h.v1(t, "/v1/file/str_replace_editor", `{"command":"create","path":"/new/c.py","file_text":"x"}`), "already_exists", unix.EEXIST, "FileExistsError")
-		d = wantAIO[editResult](t, h.v1(t, "/v1/file/str_replace_editor", `{"command":"view","path":"/new/c.py","view_range":[2,-1]}`))
+		d = wantAIO[aio.EditResult](t, h.v1(t, "/v1/file/str_replace_editor", `{"command":"view","path":"/new/c.py","view_range":[2,-1]}`))
 		if want := "Here's the result of running `cat -n` on /new/c.py:\n     2\tprint(2)\n"; d.Output != want || !d.PrevExist {
 			t.Errorf("view: got %q, want %q", d.Output, want)
 		}
-		d = wantAIO[editResult](t, h.v1(t, "/v1/file/str_replace_editor", `{"command":"view","path":"/new"}`))
+		d = wantAIO[aio.EditResult](t, h.v1(t, "/v1/file/str_replace_editor", `{"command":"view","path":"/new"}`))
 		if !strings.Contains(d.Output, "/new/c.py\n") || !strings.Contains(d.Output, "2 levels deep in /new") {
 			t.Errorf("view dir: got %q", d.Output)
 		}
-		wantAIO[editResult](t, h.v1(t, "/v1/file/str_replace_editor", `{"command":"undo_edit","path":"/new/c.py"}`))
+		wantAIO[aio.EditResult](t, h.v1(t, "/v1/file/str_replace_editor", `{"command":"undo_edit","path":"/new/c.py"}`))
 		h.wantAbsent(t, "/new/c.py")
 	})
 	t.Run("v1 replace", func(t *testing.T) {
 		h.writeFile(t, "/r.txt", "x y x")
-		d := wantAIO[replaceResult](t, h.v1(t, "/v1/file/replace", `{"file":"/r.txt","old_str":"y","new_str":"z"}`))
+		d := wantAIO[aio.ReplaceResult](t, h.v1(t, "/v1/file/replace", `{"file":"/r.txt","old_str":"y","new_str":"z"}`))
 		if d.File != "/r.txt" || d.ReplacedCount != 1 {
 			t.Errorf("replace: got %+v", d)
 		}
-		d = wantAIO[replaceResult](t, h.v1(t, "/v1/file/replace", `{"file":"/r.txt","old_str":"x","new_str":"w","replace_mode":"ALL"}`))
+		d = wantAIO[aio.ReplaceResult](t, h.v1(t, "/v1/file/replace", `{"file":"/r.txt","old_str":"x","new_str":"w","replace_mode":"ALL"}`))
 		if d.ReplacedCount != 2 {
 			t.Errorf("replace ALL: got %+v", d)
 		}
@@ -143,30 +145,4 @@ func TestAIOEditor(t *testing.T) {
 		wantValidation(t, h.post(t, "/v1/file/str_replace_editor", `{"command":"explode","path":"/f.txt"}`), "body.command", "enum")
 		h.wantTree(t, before)
 	})
-}
-
-func TestAIOUndoHistoryBounded(t *testing.T) {
-	u := newUndoHistory(2, 10)
-	u.mu.Lock()
-	u.push("/a", undoStep{content: "1111", existed: true})
-	u.push("/a", undoStep{content: "22", existed: true})
-	u.push("/a", undoStep{content: "33", existed: true}) // over 2 a file: "1111" goes
-	u.push("/b", undoStep{content: "4444", existed: true})
-	u.push("/b", undoStep{content: "55", existed: true}) // total 10: fits
-	u.push("/c", undoStep{content: "6", existed: true})  // total 11: /a, least recent, loses "22"
-	u.push("/d", undoStep{content: "01234567890", existed: true})
-	u.mu.Unlock()
-	for p, want := range map[string]int{"/a": 1, "/b": 2, "/c": 1, "/d": 0} {
-		if got := u.depth(p); got != want {
-			t.Errorf("%s: %d steps, want %d", p, got, want)
-		}
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if st, _ := u.pop("/a"); st.content != "33" {
-		t.Errorf("/a pop: got %q, want 33", st.content)
-	}
-	if u.total != 7 {
-		t.Errorf("total: got %d, want 7", u.total)
-	}
 }

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"sandfs/rest/aio"
 )
 
 func TestAIOCapabilities(t *testing.T) {
 	h := newFilesHarness(t, nil)
-	d := wantAIO[capabilities](t, h.get(t, "/v1/capabilities"))
+	d := wantAIO[aio.Capabilities](t, h.get(t, "/v1/capabilities"))
 	for _, op := range []string{"read", "write", "edit", "list", "stat", "search", "glob", "find", "mkdir", "copy", "move", "delete", "watch"} {
 		if !d.Files[op] {
 			t.Errorf("files.%s: got false, want true", op)
@@ -30,12 +32,12 @@ func TestAIOJournal(t *testing.T) {
 	h := newFilesHarness(t, nil)
 	j := h.srv.reg.Get("default").Journal()
 	seq := j.Seq()
-	wantAIO[fileWriteResult](t, h.post(t, "/v2/fs/write", `{"path":"/j.txt","content":"x"}`))
-	wantAIO[editResult](t, h.post(t, "/v2/fs/edit", `{"command":"str_replace","path":"/j.txt","old_str":"x","new_str":"y"}`))
-	wantAIO[copyResult](t, h.post(t, "/v2/fs/copy", `{"source":"/j.txt","destination":"/k.txt"}`))
-	wantAIO[moveResult](t, h.post(t, "/v2/fs/move", `{"source":"/k.txt","destination":"/l.txt"}`))
-	wantAIO[deleteResult](t, h.post(t, "/v2/fs/delete", `{"path":"/l.txt"}`))
-	wantAIO[mkdirResult](t, h.post(t, "/v2/fs/mkdir", `{"path":"/jd"}`))
+	wantAIO[aio.FileWriteResult](t, h.post(t, "/v2/fs/write", `{"path":"/j.txt","content":"x"}`))
+	wantAIO[aio.EditResult](t, h.post(t, "/v2/fs/edit", `{"command":"str_replace","path":"/j.txt","old_str":"x","new_str":"y"}`))
+	wantAIO[aio.CopyResult](t, h.post(t, "/v2/fs/copy", `{"source":"/j.txt","destination":"/k.txt"}`))
+	wantAIO[aio.MoveResult](t, h.post(t, "/v2/fs/move", `{"source":"/k.txt","destination":"/l.txt"}`))
+	wantAIO[aio.DeleteResult](t, h.post(t, "/v2/fs/delete", `{"path":"/l.txt"}`))
+	wantAIO[aio.MkdirResult](t, h.post(t, "/v2/fs/mkdir", `{"path":"/jd"}`))
 	es, _ := j.Since(seq, 100)
 	var got []string
 	for _, e := range es {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/rest/aio"
 )
 
 // The AIO family's test helpers: harnesses of its file and transfer
@@ -81,13 +82,14 @@ func newHarnessAt(t *testing.T, root string) *harness {
 // after; v1 answers validated against the 1.x schema (h.v1).
 
 // newFilesHarness is the harness with small limits for the caps.
-func newFilesHarness(t *testing.T, tweak func(*aioFileLimits)) *harness {
+func newFilesHarness(t *testing.T, tweak func(*aio.FileLimits)) *harness {
 	t.Helper()
 	h := newHarness(t, harnessOpts{})
-	h.srv.fileState.limits = defaultAIOFileLimits
+	l := aio.DefaultFileLimits
 	if tweak != nil {
-		tweak(&h.srv.fileState.limits)
+		tweak(&l)
 	}
+	h.srv.aio.SetFileLimits(l)
 	return h
 }
 
@@ -135,8 +137,8 @@ func wantAIO[T any](t *testing.T, r resp) T {
 	if env.Success == nil || !*env.Success {
 		t.Fatalf("success: got %v, want true (body %s)", env.Success, r.Body)
 	}
-	if env.Message == nil || *env.Message != aioMessageOK {
-		t.Errorf("message: got %v, want %q", env.Message, aioMessageOK)
+	if env.Message == nil || *env.Message != aio.MessageOK {
+		t.Errorf("message: got %v, want %q", env.Message, aio.MessageOK)
 	}
 	if env.Hint != nil {
 		t.Errorf("hint: got %q, want null", *env.Hint)
@@ -146,12 +148,12 @@ func wantAIO[T any](t *testing.T, r resp) T {
 
 // wantAIOError checks a failed AIO answer: status, envelope, and the failure
 // data's error_type; it returns the data for more checks.
-func wantAIOError(t *testing.T, r resp, status int, errorType string) aioFailure {
+func wantAIOError(t *testing.T, r resp, status int, errorType string) aio.Failure {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("status: got %d, want %d (body %s)", r.Status, status, r.Body)
 	}
-	env := decode[aioEnv[aioFailure]](t, r)
+	env := decode[aioEnv[aio.Failure]](t, r)
 	if env.Success == nil || *env.Success {
 		t.Errorf("success: got %v, want false", env.Success)
 	}
@@ -178,7 +180,7 @@ func wantValidation(t *testing.T, r resp, location, typ string) {
 	if r.Status != 422 {
 		t.Fatalf("status: got %d, want 422 (body %s)", r.Status, r.Body)
 	}
-	v := decode[aioValidation](t, r)
+	v := decode[aio.Validation](t, r)
 	if v.Success || v.Message == "" {
 		t.Errorf("success/message: got %v %q, want false and a message", v.Success, v.Message)
 	}
@@ -205,7 +207,7 @@ func wantFamilyError(t *testing.T, family string, r resp, status int, agentType,
 }
 
 // errnoData checks the errno fields of a failure.
-func wantErrno(t *testing.T, f aioFailure, errno unix.Errno, exception string) {
+func wantErrno(t *testing.T, f aio.Failure, errno unix.Errno, exception string) {
 	t.Helper()
 	if f.Errno == nil || *f.Errno != int(errno) {
 		t.Errorf("data.errno: got %v, want %d", f.Errno, int(errno))
@@ -220,7 +222,7 @@ func wantErrno(t *testing.T, f aioFailure, errno unix.Errno, exception string) {
 
 // wantV1Failure checks a /v1/file expected failure: 200, success:false,
 // error_type and errno.
-func wantV1Failure(t *testing.T, r resp, errorType string, errno unix.Errno, exception string) aioFailure {
+func wantV1Failure(t *testing.T, r resp, errorType string, errno unix.Errno, exception string) aio.Failure {
 	t.Helper()
 	f := wantAIOError(t, r, 200, errorType)
 	if errno != 0 {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"sandfs/rest/aio"
 )
 
 // TestV1Lax: /v1/file takes what pydantic's lax mode takes (numbers as
@@ -23,7 +25,7 @@ func TestV1Lax(t *testing.T) {
 	}
 	for _, c := range ok {
 		t.Run(c.name, func(t *testing.T) {
-			got := wantAIO[fileReadResult](t, h.do(t, jsonReq("POST", "/v1/file/read", c.body)))
+			got := wantAIO[aio.FileReadResult](t, h.do(t, jsonReq("POST", "/v1/file/read", c.body)))
 			if got.Content != c.want {
 				t.Errorf("content %q, want %q", got.Content, c.want)
 			}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/rest/aio"
 )
 
 func TestAIOList(t *testing.T) {
@@ -19,7 +21,7 @@ func TestAIOList(t *testing.T) {
 	h.writeFile(t, "/p/.hdir/e.txt", "")
 	h.writeFile(t, "/other/o.txt", "")
 	h.symlink(t, "/other", "/p/ln")
-	names := func(fs []listEntry) string {
+	names := func(fs []aio.ListEntry) string {
 		var out []string
 		for _, f := range fs {
 			out = append(out, strings.TrimPrefix(f.Path, "/p/"))
@@ -44,7 +46,7 @@ func TestAIOList(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for _, r := range []resp{h.get(t, "/v2/fs/list?"+c.v2), h.v1(t, "/v1/file/list", c.v1)} {
-				d := wantAIO[listResult](t, r)
+				d := wantAIO[aio.ListResult](t, r)
 				if d.Path != "/p" || d.FileCount != c.files || d.DirectoryCount != c.dirs || d.TotalCount != len(d.Files) || d.TotalCount != c.files+c.dirs || d.Truncated != c.truncated {
 					t.Errorf("envelope: got path %s files %d dirs %d total %d/%d truncated %v; want %d %d", d.Path, d.FileCount, d.DirectoryCount, d.TotalCount, len(d.Files), d.Truncated, c.files, c.dirs)
 				}
@@ -99,32 +101,32 @@ func TestAIOList(t *testing.T) {
 		}
 	}
 	t.Run("truncated", func(t *testing.T) {
-		h := newFilesHarness(t, func(l *aioFileLimits) { l.List = 3 })
+		h := newFilesHarness(t, func(l *aio.FileLimits) { l.List = 3 })
 		for i := range 5 {
 			h.writeFile(t, fmt.Sprintf("/t/f%d", i), "")
 		}
 		for _, r := range []resp{h.get(t, "/v2/fs/list?path=/t"), h.v1(t, "/v1/file/list", `{"path":"/t"}`)} {
-			d := wantAIO[listResult](t, r)
+			d := wantAIO[aio.ListResult](t, r)
 			if !d.Truncated || d.TotalCount != 3 || len(d.Files) != 3 || d.FileCount != 3 {
 				t.Errorf("got truncated %v total %d files %d", d.Truncated, d.TotalCount, len(d.Files))
 			}
 		}
 	})
 	t.Run("visit bound", func(t *testing.T) {
-		h := newFilesHarness(t, func(l *aioFileLimits) { l.Visit = 4 })
+		h := newFilesHarness(t, func(l *aio.FileLimits) { l.Visit = 4 })
 		for i := range 6 {
 			h.writeFile(t, fmt.Sprintf("/v/f%d.txt", i), "")
 		}
 		h.writeFile(t, "/v/z.py", "")
-		d := wantAIO[listResult](t, h.v1(t, "/v1/file/list", `{"path":"/v","file_types":[".py"]}`))
+		d := wantAIO[aio.ListResult](t, h.v1(t, "/v1/file/list", `{"path":"/v","file_types":[".py"]}`))
 		if !d.Truncated || d.TotalCount != 0 {
 			t.Errorf("list: got truncated %v total %d, want true 0", d.Truncated, d.TotalCount)
 		}
-		f := wantAIO[findResult](t, h.get(t, "/v2/fs/search?path=/v&pattern=*.py"))
+		f := wantAIO[aio.FindResult](t, h.get(t, "/v2/fs/search?path=/v&pattern=*.py"))
 		if !f.Truncated || len(f.Files) != 0 {
 			t.Errorf("search: got %+v, want truncated and nothing", f)
 		}
-		g := wantAIO[globResult](t, h.v1(t, "/v1/file/glob", `{"path":"/v","pattern":"*.py"}`))
+		g := wantAIO[aio.GlobResult](t, h.v1(t, "/v1/file/glob", `{"path":"/v","pattern":"*.py"}`))
 		if !g.Truncated || len(g.Files) != 0 {
 			t.Errorf("glob: got %+v, want truncated and nothing", g)
 		}
@@ -147,7 +149,7 @@ func TestAIOList(t *testing.T) {
 			{h.v1(t, "/v1/file/list", `{"path":"/q","sort_by":"size","sort_desc":true,"include_size":false}`), "three,two,one,zero"},
 			{h.v1(t, "/v1/file/list", `{"path":"/q","sort_by":"size","include_size":false}`), "zero,one,two,three"},
 		} {
-			d := wantAIO[listResult](t, c.r)
+			d := wantAIO[aio.ListResult](t, c.r)
 			var got []string
 			for _, f := range d.Files {
 				got = append(got, f.Name)
@@ -166,7 +168,7 @@ func TestAIOList(t *testing.T) {
 }
 
 func TestAIOSearchFindGlob(t *testing.T) {
-	h := newFilesHarness(t, func(l *aioFileLimits) { l.Search = 4 })
+	h := newFilesHarness(t, func(l *aio.FileLimits) { l.Search = 4 })
 	h.writeFile(t, "/s/a.go", "")
 	h.writeFile(t, "/s/x/b.go", "123")
 	h.writeFile(t, "/s/x/y/c.go", "1")
@@ -193,7 +195,7 @@ func TestAIOSearchFindGlob(t *testing.T) {
 				h.get(t, "/v2/fs/search?path=/s&pattern="+c.pattern),
 				h.v1(t, "/v1/file/find", `{"path":"/s","glob":`+jsonStr(c.pattern)+`}`),
 			} {
-				d := wantAIO[findResult](t, r)
+				d := wantAIO[aio.FindResult](t, r)
 				if got := strings.Join(d.Files, ","); got != c.want || d.Truncated != c.truncated || d.Path != "/s" {
 					t.Errorf("got %s truncated %v path %s, want %s %v", got, d.Truncated, d.Path, c.want, c.truncated)
 				}
@@ -234,7 +236,7 @@ func TestAIOSearchFindGlob(t *testing.T) {
 		}
 		for _, c := range gcases {
 			t.Run(c.name, func(t *testing.T) {
-				d := wantAIO[globResult](t, h.v1(t, "/v1/file/glob", c.body))
+				d := wantAIO[aio.GlobResult](t, h.v1(t, "/v1/file/glob", c.body))
 				var got []string
 				for _, f := range d.Files {
 					got = append(got, f.Path)

@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/rest/aio"
 )
 
 func TestAIORead(t *testing.T) {
-	h := newFilesHarness(t, func(l *aioFileLimits) { l.ReadBytes = 64 })
+	h := newFilesHarness(t, func(l *aio.FileLimits) { l.ReadBytes = 64 })
 	h.writeFile(t, "/src/app.py", "l0\nl1\nl2\r\nl3\nl4")
 	h.writeFile(t, "/big.txt", strings.Repeat("x", 65))
 	h.writeFile(t, "/bin.dat", "ok\xff\xfe")
@@ -28,11 +30,11 @@ func TestAIORead(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d := wantAIO[fileReadResult](t, h.get(t, "/v2/fs/read?"+c.v2))
+			d := wantAIO[aio.FileReadResult](t, h.get(t, "/v2/fs/read?"+c.v2))
 			if d.Content != c.want || d.File != "/src/app.py" {
 				t.Errorf("v2: got %q %q, want %q /src/app.py", d.Content, d.File, c.want)
 			}
-			d = wantAIO[fileReadResult](t, h.v1(t, "/v1/file/read", c.v1))
+			d = wantAIO[aio.FileReadResult](t, h.v1(t, "/v1/file/read", c.v1))
 			if d.Content != c.want || d.File != "/src/app.py" {
 				t.Errorf("v1: got %q %q, want %q /src/app.py", d.Content, d.File, c.want)
 			}
@@ -54,7 +56,7 @@ func TestAIORead(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := wantAIOError(t, h.get(t, "/v2/fs/read?"+c.v2), c.status, c.kind)
 			f1 := wantV1Failure(t, h.v1(t, "/v1/file/read", c.v1), c.kind, c.errno, c.exception)
-			for _, f := range []aioFailure{f, f1} {
+			for _, f := range []aio.Failure{f, f1} {
 				if f.Path != c.fpath {
 					t.Errorf("data.path: got %q, want %q", f.Path, c.fpath)
 				}
@@ -104,7 +106,7 @@ func TestAIOWrite(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d := wantAIO[fileWriteResult](t, h.v1(t, c.route, c.body))
+			d := wantAIO[aio.FileWriteResult](t, h.v1(t, c.route, c.body))
 			if d.File != c.file || d.BytesWritten != c.n {
 				t.Errorf("data: got %+v, want file %s bytes_written %d", d, c.file, c.n)
 			}
@@ -149,7 +151,7 @@ func TestAIOWrite(t *testing.T) {
 	h.wantTree(t, before)
 }
 
-type statData = statResult
+type statData = aio.StatResult
 
 func TestAIOStat(t *testing.T) {
 	h := newFilesHarness(t, nil)
@@ -159,18 +161,18 @@ func TestAIOStat(t *testing.T) {
 	h.symlink(t, "d", "/dlink")
 	cases := []struct {
 		name, v2, v1 string
-		want         statResult
+		want         aio.StatResult
 	}{
-		{"file", "path=/d/f.txt", `{"path":"/d/f.txt"}`, statResult{Path: "/d/f.txt", Size: 5, Permissions: "0640"}},
-		{"dir", "path=/d", `{"path":"/d"}`, statResult{Path: "/d", Size: -1, Permissions: "0755", IsDirectory: true}},
-		{"link followed", "path=/link", `{"path":"/link"}`, statResult{Path: "/link", Size: 5, Permissions: "0640", IsSymlink: true}},
-		{"link itself", "path=/link&follow_symlinks=false", `{"path":"/link","follow_symlinks":false}`, statResult{Path: "/link", Size: 8, Permissions: "0777", IsSymlink: true}},
-		{"dir link", "path=/dlink", `{"path":"/dlink"}`, statResult{Path: "/dlink", Size: -1, Permissions: "0755", IsDirectory: true, IsSymlink: true}},
+		{"file", "path=/d/f.txt", `{"path":"/d/f.txt"}`, aio.StatResult{Path: "/d/f.txt", Size: 5, Permissions: "0640"}},
+		{"dir", "path=/d", `{"path":"/d"}`, aio.StatResult{Path: "/d", Size: -1, Permissions: "0755", IsDirectory: true}},
+		{"link followed", "path=/link", `{"path":"/link"}`, aio.StatResult{Path: "/link", Size: 5, Permissions: "0640", IsSymlink: true}},
+		{"link itself", "path=/link&follow_symlinks=false", `{"path":"/link","follow_symlinks":false}`, aio.StatResult{Path: "/link", Size: 8, Permissions: "0777", IsSymlink: true}},
+		{"dir link", "path=/dlink", `{"path":"/dlink"}`, aio.StatResult{Path: "/dlink", Size: -1, Permissions: "0755", IsDirectory: true, IsSymlink: true}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for _, r := range []resp{h.get(t, "/v2/fs/stat?"+c.v2), h.v1(t, "/v1/file/stat", c.v1)} {
-				d := wantAIO[statResult](t, r)
+				d := wantAIO[aio.StatResult](t, r)
 				if c.want.Size < 0 {
 					c.want.Size = d.Size
 				}

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/rest/aio"
+	"sandfs/rest/httpkit"
 )
 
 func TestAIOUnknownRoute(t *testing.T) {
@@ -23,33 +26,33 @@ func TestAIOUnknownRoute(t *testing.T) {
 }
 
 func TestAIORenderV1V2(t *testing.T) {
-	enoent := errKind{Kind: kindNotFound, Status: 404, Errno: unix.ENOENT, Op: "stat", Path: "/x", Detail: "stat /x: no such file or directory"}
+	enoent := httpkit.ErrKind{Kind: httpkit.KindNotFound, Status: 404, Errno: unix.ENOENT, Op: "stat", Path: "/x", Detail: "stat /x: no such file or directory"}
 	cases := []struct {
 		name       string
-		k          errKind
+		k          httpkit.ErrKind
 		v1, v2     int
 		retryable  bool
 		exception  string
 		errnoIsNil bool
 	}{
 		{"filesystem failure", enoent, 200, 404, false, "FileNotFoundError", false},
-		{"bad path", errKind{Kind: kindInvalidPath, Status: 400, Errno: unix.EINVAL, Op: "resolve", Detail: "x"}, 400, 400, false, "OSError", false},
-		{"internal", errKind{Kind: kindIO, Status: 500, Errno: unix.EIO, Internal: true, Detail: "internal error"}, 500, 500, false, "OSError", false},
-		{"too many watchers", errKind{Kind: kindTooManyWatchers, Status: 429, Detail: "x"}, 429, 429, true, "", true},
-		{"timeout", errKind{Kind: kindTimeout, Status: 503, Detail: "x"}, 503, 503, true, "TimeoutError", true},
+		{"bad path", httpkit.ErrKind{Kind: httpkit.KindInvalidPath, Status: 400, Errno: unix.EINVAL, Op: "resolve", Detail: "x"}, 400, 400, false, "OSError", false},
+		{"internal", httpkit.ErrKind{Kind: httpkit.KindIO, Status: 500, Errno: unix.EIO, Internal: true, Detail: "internal error"}, 500, 500, false, "OSError", false},
+		{"too many watchers", httpkit.ErrKind{Kind: httpkit.KindTooManyWatchers, Status: 429, Detail: "x"}, 429, 429, true, "", true},
+		{"timeout", httpkit.ErrKind{Kind: httpkit.KindTimeout, Status: 503, Detail: "x"}, 503, 503, true, "TimeoutError", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for _, v := range []struct {
-				render func(http.ResponseWriter, errKind)
+				render func(http.ResponseWriter, httpkit.ErrKind)
 				want   int
-			}{{renderAIOv1, c.v1}, {renderAIOv2, c.v2}} {
+			}{{aio.RenderV1, c.v1}, {aio.RenderV2, c.v2}} {
 				rec := httptest.NewRecorder()
 				v.render(rec, c.k)
 				if rec.Code != v.want {
 					t.Errorf("status: got %d, want %d", rec.Code, v.want)
 				}
-				var env aioEnv[aioFailure]
+				var env aioEnv[aio.Failure]
 				if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
 					t.Fatal(err)
 				}

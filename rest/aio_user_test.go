@@ -1,68 +1,13 @@
 package rest
 
 import (
-	"context"
-	"errors"
 	"os"
 	"syscall"
 	"testing"
 
-	"sandfs/core"
 	"sandfs/internal/testenv"
+	"sandfs/rest/aio"
 )
-
-func TestResolveOwner(t *testing.T) {
-	asUID(t, 0)
-	cases := []struct {
-		name, user string
-		wantOK     bool
-		want       core.Owner
-		wantErr    string
-	}{
-		{"empty is the daemon", "", false, core.Owner{}, ""},
-		{"root by name", "root", true, core.Owner{Uid: 0, Gid: 0}, ""},
-		{"root by uid", "0", true, core.Owner{Uid: 0, Gid: 0}, ""},
-		{"missing account", "no-such-user-sandfs", false, core.Owner{}, "no such user: no-such-user-sandfs"},
-		{"missing uid", "4000000000", false, core.Owner{}, "no such user: 4000000000"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			o, ok, err := resolveOwner(c.user)
-			if c.wantErr != "" {
-				var re *requestError
-				if !errors.As(err, &re) || re.msg != c.wantErr || re.status != 400 {
-					t.Fatalf("got %v, want 400 %q", err, c.wantErr)
-				}
-				return
-			}
-			if err != nil || ok != c.wantOK || o != c.want {
-				t.Fatalf("got %+v %v %v, want %+v %v", o, ok, err, c.want, c.wantOK)
-			}
-		})
-	}
-}
-
-func TestResolveOwnerNonRoot(t *testing.T) {
-	asUID(t, 501)
-	_, _, err := resolveOwner("root")
-	var re *requestError
-	want := "cannot run as root: sandfs is running as uid 501 and only root can change identity"
-	if !errors.As(err, &re) || re.msg != want || re.status != 400 {
-		t.Fatalf("got %v, want 400 %q", err, want)
-	}
-	// A missing account is told as such even when not root.
-	_, _, err = resolveOwner("no-such-user-sandfs")
-	if !errors.As(err, &re) || re.msg != "no such user: no-such-user-sandfs" {
-		t.Fatalf("got %v, want no such user", err)
-	}
-	ctx, err := withOwner(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := core.OwnerOf(ctx); ok {
-		t.Errorf("empty user stamped an owner")
-	}
-}
 
 func TestAIOUserOwnership(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -95,14 +40,14 @@ func TestAIOUserOwnership(t *testing.T) {
 	})
 	t.Run("owned", func(t *testing.T) {
 		uid, gid := 65534, 65534
-		if _, _, err := resolveOwner("nobody"); err != nil {
+		if _, _, err := aio.ResolveOwner("nobody"); err != nil {
 			testenv.Skip(t, nil, "no account nobody here")
 		}
-		o, _, _ := resolveOwner("nobody")
+		o, _, _ := aio.ResolveOwner("nobody")
 		uid, gid = o.Uid, o.Gid
-		wantAIO[fileWriteResult](t, h.post(t, "/v2/fs/write?user=nobody", `{"path":"/o/p/w.txt","content":"x"}`))
-		wantAIO[mkdirResult](t, h.v1(t, "/v1/file/mkdir", `{"path":"/o/m/n","user":"nobody"}`))
-		wantAIO[fileWriteResult](t, h.v1(t, "/v1/file/write", `{"file":"/o/ap.txt","content":"x","append":true,"user":"nobody"}`))
+		wantAIO[aio.FileWriteResult](t, h.post(t, "/v2/fs/write?user=nobody", `{"path":"/o/p/w.txt","content":"x"}`))
+		wantAIO[aio.MkdirResult](t, h.v1(t, "/v1/file/mkdir", `{"path":"/o/m/n","user":"nobody"}`))
+		wantAIO[aio.FileWriteResult](t, h.v1(t, "/v1/file/write", `{"file":"/o/ap.txt","content":"x","append":true,"user":"nobody"}`))
 		for _, p := range []string{"/o", "/o/p", "/o/p/w.txt", "/o/m", "/o/m/n", "/o/ap.txt"} {
 			fi, err := os.Lstat(h.host(p))
 			if err != nil {
@@ -113,7 +58,7 @@ func TestAIOUserOwnership(t *testing.T) {
 				t.Errorf("%s: owner %d:%d, want %d:%d", p, st.Uid, st.Gid, uid, gid)
 			}
 		}
-		wantAIO[copyResult](t, h.post(t, "/v2/fs/copy?user=nobody", `{"source":"/o/p","destination":"/o/cp"}`))
+		wantAIO[aio.CopyResult](t, h.post(t, "/v2/fs/copy?user=nobody", `{"source":"/o/p","destination":"/o/cp"}`))
 		for _, p := range []string{"/o/cp", "/o/cp/w.txt"} {
 			if st := lstatSys(t, h.host(p)); int(st.Uid) != uid || int(st.Gid) != gid {
 				t.Errorf("copy %s: owner %d:%d, want %d:%d", p, st.Uid, st.Gid, uid, gid)
@@ -121,7 +66,7 @@ func TestAIOUserOwnership(t *testing.T) {
 		}
 		// An existing file keeps its owner.
 		h.writeFile(t, "/mine.txt", "a")
-		wantAIO[fileWriteResult](t, h.post(t, "/v2/fs/write?user=nobody", `{"path":"/mine.txt","content":"b"}`))
+		wantAIO[aio.FileWriteResult](t, h.post(t, "/v2/fs/write?user=nobody", `{"path":"/mine.txt","content":"b"}`))
 		if fi, _ := os.Lstat(h.host("/mine.txt")); fi.Sys().(*syscall.Stat_t).Uid != 0 {
 			t.Errorf("an existing file changed owner")
 		}

@@ -18,10 +18,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/rest/aio"
 )
 
-func atLeast(n int) func([]watchEvent) bool {
-	return func(es []watchEvent) bool { return len(es) >= n }
+func atLeast(n int) func([]aio.WatchEvent) bool {
+	return func(es []aio.WatchEvent) bool { return len(es) >= n }
 }
 
 // wantEv is what a test checks of one event; empty fields are not checked
@@ -39,7 +40,7 @@ func (w wantEv) String() string {
 	return s
 }
 
-func wantEvents(t *testing.T, got []watchEvent, want []wantEv) {
+func wantEvents(t *testing.T, got []aio.WatchEvent, want []wantEv) {
 	t.Helper()
 	gs := make([]string, len(got))
 	for i, e := range got {
@@ -66,7 +67,7 @@ func fmtWant(want []wantEv) string {
 	return strings.Join(ws, "\n  ")
 }
 
-func checkEvent(t *testing.T, e watchEvent, w wantEv) {
+func checkEvent(t *testing.T, e aio.WatchEvent, w wantEv) {
 	t.Helper()
 	if e.Type != w.Type || e.Path != w.Path || e.RelativePath != w.Rel || e.OldPath != w.OldPath || e.Origin != w.Origin || e.IsDir != w.IsDir {
 		t.Errorf("event %d: got %s dir=%v, want %s dir=%v", e.Seq, evString(e), e.IsDir, w, w.IsDir)
@@ -190,7 +191,7 @@ func TestWatchOutsideAppendAfterAPIWrite(t *testing.T) {
 	}
 	f.WriteString("outside\n")
 	f.Close()
-	got, _ := h.collect(t, w.WatcherID, w.InitialCursor, func(es []watchEvent) bool {
+	got, _ := h.collect(t, w.WatcherID, w.InitialCursor, func(es []aio.WatchEvent) bool {
 		return len(es) > 0 && es[len(es)-1].Origin == "external"
 	}, 1)
 	if len(got) < 2 {
@@ -262,7 +263,7 @@ func TestWatchRoutes(t *testing.T) {
 		for _, target := range []string{"/v2/watch", "/v1/file/watch"} {
 			before := time.Now().Add(-time.Second)
 			r := h.do(t, req{Method: "POST", Target: target, Body: jsonBody(`{"path":"dir/../dir/","recursive":false,"debounce":120,"exclude":[],"include_patterns":["*.go"]}`)})
-			w := wantAIO[watchCreated](t, r)
+			w := wantAIO[aio.WatchCreated](t, r)
 			if !strings.HasPrefix(w.WatcherID, "w_") || w.Path != "/dir" || w.Status != "active" {
 				t.Errorf("%s: got %+v", target, w)
 			}
@@ -277,7 +278,7 @@ func TestWatchRoutes(t *testing.T) {
 		}
 		// The list shows each client's own reference (as an AIO client looks
 		// its watcher_id up there), both of one shared watcher.
-		list := wantAIO[watchList](t, h.do(t, req{Method: "GET", Target: "/v1/file/watch"}))
+		list := wantAIO[aio.WatchList](t, h.do(t, req{Method: "GET", Target: "/v1/file/watch"}))
 		if list.Count != 2 || len(list.Watchers) != 2 {
 			t.Fatalf("list: got %+v, want the two references", list)
 		}
@@ -290,35 +291,35 @@ func TestWatchRoutes(t *testing.T) {
 		// Each create is its own reference, an alias of the shared watcher
 		// that polls and is released once: a second DELETE of one, or one
 		// of the shared id, is 404 and leaves the other's reference alone.
-		wi := watchInfo{WatcherID: sharedID(refs[0])}
+		wi := aio.WatchInfo{WatcherID: sharedID(refs[0])}
 		if refs[0] != wi.WatcherID+".1" || refs[1] != wi.WatcherID+".2" {
 			t.Errorf("references %q of watcher %s", refs, wi.WatcherID)
 		}
 		for i, st := range []struct {
 			target string
 			status int
-			want   watchStopped
+			want   aio.WatchStopped
 		}{
-			{"/v2/watch/" + wi.WatcherID, 404, watchStopped{}},
-			{"/v2/watch/" + refs[0], 200, watchStopped{refs[0], "active", 1}},
-			{"/v1/file/watch/" + refs[0], 404, watchStopped{}},
-			{"/v2/watch/" + refs[0], 404, watchStopped{}},
-			{"/v1/file/watch/" + refs[1], 200, watchStopped{refs[1], "stopped", 0}},
-			{"/v2/watch/" + refs[1], 404, watchStopped{}},
+			{"/v2/watch/" + wi.WatcherID, 404, aio.WatchStopped{}},
+			{"/v2/watch/" + refs[0], 200, aio.WatchStopped{WatcherID: refs[0], Status: "active", Subscribers: 1}},
+			{"/v1/file/watch/" + refs[0], 404, aio.WatchStopped{}},
+			{"/v2/watch/" + refs[0], 404, aio.WatchStopped{}},
+			{"/v1/file/watch/" + refs[1], 200, aio.WatchStopped{WatcherID: refs[1], Status: "stopped", Subscribers: 0}},
+			{"/v2/watch/" + refs[1], 404, aio.WatchStopped{}},
 		} {
 			r := h.do(t, req{Method: "DELETE", Target: st.target})
 			if st.status == 404 {
 				wantAIOError(t, r, 404, "not_found")
 				continue
 			}
-			if got := wantAIO[watchStopped](t, r); got != st.want {
+			if got := wantAIO[aio.WatchStopped](t, r); got != st.want {
 				t.Errorf("DELETE %d %s: got %+v, want %+v", i, st.target, got, st.want)
 			}
 			if i == 1 { // the other reference still polls
-				wantAIO[watchBatch](t, h.do(t, req{Method: "GET", Target: "/v2/watch/" + refs[1] + "/poll"}))
+				wantAIO[aio.WatchBatch](t, h.do(t, req{Method: "GET", Target: "/v2/watch/" + refs[1] + "/poll"}))
 			}
 		}
-		list = wantAIO[watchList](t, h.do(t, req{Method: "GET", Target: "/v2/watch"}))
+		list = wantAIO[aio.WatchList](t, h.do(t, req{Method: "GET", Target: "/v2/watch"}))
 		if list.Count != 0 || list.Watchers == nil {
 			t.Errorf("list after stop: got %+v, want an empty list", list)
 		}
@@ -327,7 +328,7 @@ func TestWatchRoutes(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		w := h.createWatch(t, `{"path":"/"}`)
 		defer h.do(t, req{Method: "DELETE", Target: "/v2/watch/" + w.WatcherID})
-		list := wantAIO[watchList](t, h.do(t, req{Method: "GET", Target: "/v2/watch"}))
+		list := wantAIO[aio.WatchList](t, h.do(t, req{Method: "GET", Target: "/v2/watch"}))
 		wi := list.Watchers[0]
 		if !wi.Recursive || wi.Debounce != 300 || strings.Join(wi.Exclude, ",") != strings.Join(journal.DefaultExcludes, ",") || len(wi.IncludePatterns) != 0 {
 			t.Errorf("defaults: got %+v", wi)
@@ -384,7 +385,7 @@ func TestWatchRoutes(t *testing.T) {
 		wantValidation(t, h.do(t, req{Method: "POST", Target: "/v2/watch", Body: jsonBody(`{"recursive":true}`)}), "body.path", "missing")
 		wantValidation(t, h.do(t, req{Method: "POST", Target: "/v2/watch", Body: jsonBody(`{"path":`)}), "body", "json_invalid")
 		wantValidation(t, h.do(t, req{Method: "POST", Target: "/v1/file/watch", Body: jsonBody(`{"path":true}`)}), "body.path", "string_type")
-		if n := len(wantAIO[watchList](t, h.do(t, req{Method: "GET", Target: "/v2/watch"})).Watchers); n != 0 {
+		if n := len(wantAIO[aio.WatchList](t, h.do(t, req{Method: "GET", Target: "/v2/watch"})).Watchers); n != 0 {
 			t.Errorf("failed creates left %d watchers", n)
 		}
 	})
@@ -392,7 +393,7 @@ func TestWatchRoutes(t *testing.T) {
 	t.Run("bounds that pass", func(t *testing.T) {
 		for _, d := range []int{50, 5000} {
 			w := h.createWatch(t, fmt.Sprintf(`{"path":"/file.txt","debounce":%d}`, d))
-			wantAIO[watchStopped](t, h.do(t, req{Method: "DELETE", Target: "/v2/watch/" + w.WatcherID}))
+			wantAIO[aio.WatchStopped](t, h.do(t, req{Method: "DELETE", Target: "/v2/watch/" + w.WatcherID}))
 		}
 	})
 
@@ -409,7 +410,7 @@ func TestWatchRoutes(t *testing.T) {
 			"v2 no query": v2(""), "v2 limit 10000": v2("?limit=10000&timeout=0&cursor=0"),
 			"v1 empty body": v1(""), "v1 {}": v1("{}"), "v1 limit 1000": v1(`{"limit":1000,"timeout":0,"cursor":0}`),
 		} {
-			b := wantAIO[watchBatch](t, r)
+			b := wantAIO[aio.WatchBatch](t, r)
 			if b.Events == nil || len(b.Events) != 0 || b.Overflow {
 				t.Errorf("%s: got %+v, want no events", name, b)
 			}
@@ -420,7 +421,7 @@ func TestWatchRoutes(t *testing.T) {
 			os.WriteFile(h.host("/lp.txt"), []byte("x"), 0o644)
 		}()
 		start := time.Now()
-		b := wantAIO[watchBatch](t, v1(fmt.Sprintf(`{"cursor":%d,"timeout":10}`, w.InitialCursor)))
+		b := wantAIO[aio.WatchBatch](t, v1(fmt.Sprintf(`{"cursor":%d,"timeout":10}`, w.InitialCursor)))
 		if len(b.Events) == 0 || time.Since(start) > 8*time.Second {
 			t.Errorf("long-poll: got %d events after %v", len(b.Events), time.Since(start))
 		} else if b.Cursor != b.Events[len(b.Events)-1].Seq {
@@ -428,7 +429,7 @@ func TestWatchRoutes(t *testing.T) {
 		}
 		// A limit cuts the batch.
 		time.Sleep(200 * time.Millisecond)
-		b = wantAIO[watchBatch](t, v2("?limit=1&cursor=0"))
+		b = wantAIO[aio.WatchBatch](t, v2("?limit=1&cursor=0"))
 		if len(b.Events) != 1 {
 			t.Errorf("limit 1: got %d events", len(b.Events))
 		}
@@ -496,7 +497,7 @@ func TestWatchRoutes(t *testing.T) {
 		ids[1] = h.createWatch(t, `{"path":"/","debounce":99}`).WatcherID
 		h.do(t, req{Method: "DELETE", Target: "/v2/watch/" + reuse.WatcherID})
 		for _, id := range ids {
-			wantAIO[watchStopped](t, h.do(t, req{Method: "DELETE", Target: "/v2/watch/" + id}))
+			wantAIO[aio.WatchStopped](t, h.do(t, req{Method: "DELETE", Target: "/v2/watch/" + id}))
 		}
 	})
 
@@ -518,7 +519,7 @@ func TestWatchRoutes(t *testing.T) {
 		r := h.do(t, req{Method: "POST", Target: "/v1/file/watch/wait", Body: jsonBody(`{"path":"/dir/w.txt","timeout":10,"event_types":["write"]}`)})
 		close(stop)
 		<-done
-		e := wantAIO[watchEvent](t, r)
+		e := wantAIO[aio.WatchEvent](t, r)
 		checkEvent(t, e, wantEv{Type: "write", Path: "/dir/w.txt", Rel: "w.txt", Origin: "external"})
 
 		start := time.Now()
@@ -629,19 +630,19 @@ func TestWatchSSE(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := h.openSSE(t, c.target, c.header)
 			first := s.next(t)
-			started := decodeJSONString[sseStarted](t, first.Data)
+			started := decodeJSONString[aio.SSEStarted](t, first.Data)
 			if first.Event != "watch_started" || first.ID != "" || started.WatcherID != w.WatcherID || started.Cursor != w.InitialCursor {
 				t.Fatalf("first event: got %+v", first)
 			}
 			name := "/sse-" + strings.ReplaceAll(c.name, " ", "-")
 			wantStatus(t, h.do(t, req{Method: "PUT", Target: "/v1/fs/file?path=" + name, Body: jsonBody("x")}), 200)
-			var got []watchEvent
+			var got []aio.WatchEvent
 			for len(got) < 2 {
 				ev := s.next(t)
 				if ev.Event != "file_change" {
 					t.Fatalf("event: got %+v, want file_change", ev)
 				}
-				e := decodeJSONString[watchEvent](t, ev.Data)
+				e := decodeJSONString[aio.WatchEvent](t, ev.Data)
 				if want := w.WatcherID + ":" + strconv.FormatUint(e.Seq, 10); ev.ID != want {
 					t.Errorf("id: got %q, want %q", ev.ID, want)
 				}
@@ -665,19 +666,19 @@ func TestWatchSSE(t *testing.T) {
 		}
 		seen := all[2]
 		s := h.openSSE(t, "/v2/watch/"+w.WatcherID+"/events?cursor=0", map[string]string{"Last-Event-ID": fmt.Sprintf("%s:%d", w.WatcherID, seen.Seq)})
-		if first := s.next(t); first.Event != "watch_started" || decodeJSONString[sseStarted](t, first.Data).Cursor != seen.Seq {
+		if first := s.next(t); first.Event != "watch_started" || decodeJSONString[aio.SSEStarted](t, first.Data).Cursor != seen.Seq {
 			t.Fatalf("first event: got %+v, want watch_started at cursor %d", first, seen.Seq)
 		}
 		for _, want := range all[3:6] {
 			ev := s.next(t)
-			if e := decodeJSONString[watchEvent](t, ev.Data); e.Seq != want.Seq || e.Path != want.Path {
+			if e := decodeJSONString[aio.WatchEvent](t, ev.Data); e.Seq != want.Seq || e.Path != want.Path {
 				t.Errorf("resumed: got %s (seq %d), want %s (seq %d)", evString(e), e.Seq, evString(want), want.Seq)
 			}
 		}
 		// A Last-Event-ID of another watcher is ignored: ?cursor applies.
 		s2 := h.openSSE(t, "/v2/watch/"+w.WatcherID+"/events?cursor=0", map[string]string{"Last-Event-ID": "w_other:5"})
 		s2.next(t)
-		if e := decodeJSONString[watchEvent](t, s2.next(t).Data); e.Seq != all[0].Seq {
+		if e := decodeJSONString[aio.WatchEvent](t, s2.next(t).Data); e.Seq != all[0].Seq {
 			t.Errorf("other watcher's id: first event seq %d, want %d", e.Seq, all[0].Seq)
 		}
 	})
@@ -715,15 +716,15 @@ func TestWatchSSEOverflow(t *testing.T) {
 	// the mkdir may come before them).
 	first := sb.Journal().Seq() - journal.BufferSize + 1
 	b := h.pollWatch(t, w.WatcherID, w.InitialCursor, 0)
-	if !b.Overflow || len(b.Events) != pollLimitDefaultV2 || b.Events[0].Seq != first {
-		t.Errorf("poll: overflow %v, %d events from seq %d; want overflow, %d events from %d", b.Overflow, len(b.Events), b.Events[0].Seq, pollLimitDefaultV2, first)
+	if !b.Overflow || len(b.Events) != aio.PollLimitDefaultV2 || b.Events[0].Seq != first {
+		t.Errorf("poll: overflow %v, %d events from seq %d; want overflow, %d events from %d", b.Overflow, len(b.Events), b.Events[0].Seq, aio.PollLimitDefaultV2, first)
 	}
 	s := h.openSSE(t, "/v2/watch/"+w.WatcherID+"/events?cursor="+strconv.FormatUint(w.InitialCursor, 10), nil)
 	if ev := s.next(t); ev.Event != "watch_started" {
 		t.Fatalf("first: got %+v", ev)
 	}
 	ev := s.next(t)
-	ov := decodeJSONString[sseOverflow](t, ev.Data)
+	ov := decodeJSONString[aio.SSEOverflow](t, ev.Data)
 	if ev.Event != "overflow" || !ov.Overflow || ov.WatcherID != w.WatcherID {
 		t.Fatalf("second: got %+v, want overflow", ev)
 	}
@@ -798,10 +799,4 @@ func TestWatchSSESlowClient(t *testing.T) {
 func (h *harness) apiMkdir(t *testing.T, p string) {
 	t.Helper()
 	wantStatus(t, h.do(t, req{Method: "POST", Target: "/v1/fs/mkdir?path=" + p}), 200)
-}
-
-// sharedID is the shared watcher a reference ("w_….n") names.
-func sharedID(ref string) string {
-	id, _, _ := strings.Cut(ref, ".")
-	return id
 }

@@ -6,6 +6,8 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
+
+	"sandfs/rest/httpkit"
 )
 
 // # Who may do what
@@ -90,8 +92,7 @@ func matches(sums [][sha256.Size]byte, want *[sha256.Size]byte) bool {
 }
 
 // errForbidden is a valid sandbox token on what is not its sandbox's.
-var errForbidden = &requestError{kindPermissionDenied, http.StatusForbidden,
-	"this token opens one sandbox only; the request acts on another, or on the whole daemon"}
+var errForbidden = &httpkit.RequestError{Kind: httpkit.KindPermissionDenied, Status: http.StatusForbidden, Msg: "this token opens one sandbox only; the request acts on another, or on the whole daemon"}
 
 // authorize checks r's token for a route: it answers the sandbox whose
 // token r carries ("" for the daemon's token, or no auth), 401 when r
@@ -114,7 +115,7 @@ func (s *Server) authorize(r *http.Request, rt Route, sel selectorKind, named st
 	own := s.reg.sandboxOfToken(sums)
 	switch {
 	case own == "":
-		return "", errUnauthorized
+		return "", httpkit.ErrUnauthorized
 	case named != "" && named != own:
 		return "", errForbidden
 	case sel == selectNone && !sandboxTokenRoute(rt):

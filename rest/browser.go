@@ -2,12 +2,13 @@ package rest
 
 import (
 	"fmt"
-	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
+
+	"sandfs/rest/httpkit"
 )
 
 // The browser guard (api.md §1, Browsers). The daemon's clients are
@@ -37,7 +38,7 @@ import (
 //     are checked too: an <img> or a no-cors fetch still starts a watch
 //     stream, a search or a download, even though CORS hides the answer.
 //     Only an allowed origin gets CORS headers (allowPage, preflight).
-//   - Media type (requireJSON, in the JSON decoders): a JSON body must say
+//   - Media type (httpkit.RequireJSON, in the JSON decoders): a JSON body must say
 //     Content-Type: application/json (parameters allowed); text/plain, a
 //     form or multipart, which a page may send without a CORS preflight,
 //     are 415.
@@ -85,10 +86,8 @@ func normalOrigin(o string) (string, error) {
 }
 
 var (
-	errMisdirected = &requestError{kindMisdirected, http.StatusMisdirectedRequest,
-		"this daemon does not answer for that Host (a DNS rebinding guard); use 127.0.0.1, localhost, or start the daemon with --allow-host NAME"}
-	errCrossOrigin = &requestError{kindCrossOrigin, http.StatusForbidden,
-		"cross-origin request refused: only the daemon's own pages and programs may call it; start the daemon with --allow-origin ORIGIN to allow a page"}
+	errMisdirected = &httpkit.RequestError{Kind: httpkit.KindMisdirected, Status: http.StatusMisdirectedRequest, Msg: "this daemon does not answer for that Host (a DNS rebinding guard); use 127.0.0.1, localhost, or start the daemon with --allow-host NAME"}
+	errCrossOrigin = &httpkit.RequestError{Kind: httpkit.KindCrossOrigin, Status: http.StatusForbidden, Msg: "cross-origin request refused: only the daemon's own pages and programs may call it; start the daemon with --allow-origin ORIGIN to allow a page"}
 )
 
 // check refuses a request for another Host, or from a page of another
@@ -166,23 +165,6 @@ func (g browserGuard) originOK(r *http.Request) bool {
 	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
 }
 
-// requireJSON refuses a request body that does not say it is JSON. A
-// request with neither a body nor a Content-Type passes (the decoder then
-// says the body is empty, or an optional body takes its defaults).
-func requireJSON(r *http.Request) error {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" && (r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody) {
-		return nil
-	}
-	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
-		return nil
-	}
-	if ct == "" {
-		return unsupportedMedia("the request body has no Content-Type; want application/json")
-	}
-	return unsupportedMedia("content-type must be application/json, got %q", ct)
-}
-
 // refuseBrowser answers a request no route took (404, 405) with the guard's
 // refusal when it has one, so that a rebinding page learns nothing from
 // which paths exist.
@@ -198,11 +180,11 @@ func (s *Server) refuseBrowser(w http.ResponseWriter, r *http.Request) bool {
 // familyForPath is the family of a path no route handled: the route
 // table's for a static path (/v1/file/download speaks v2, /v1/capabilities
 // v1), else the one its prefix names.
-func (s *Server) familyForPath(p string) family {
+func (s *Server) familyForPath(p string) httpkit.Shape {
 	if f, ok := s.families[p]; ok {
-		return familyOf(f)
+		return s.shapeOf(f)
 	}
-	return familyForPath(p)
+	return s.shapeForPath(p)
 }
 
 // CheckAllowed reports what is wrong with allowed origins and hosts (as
@@ -254,7 +236,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	if s.browser.allowed(r) != "" && r.Header.Get("Access-Control-Request-Method") != "" {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Methods", h.Get("Allow"))
-		h.Set("Access-Control-Allow-Headers", "Authorization, X-API-Key, Content-Type, Range, If-Match, If-None-Match, Last-Event-ID, Accept, "+actorHeader+", "+selectorHeader)
+		h.Set("Access-Control-Allow-Headers", "Authorization, X-API-Key, Content-Type, Range, If-Match, If-None-Match, Last-Event-ID, Accept, "+httpkit.ActorHeader+", "+selectorHeader)
 		h.Set("Access-Control-Max-Age", "600")
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -21,6 +21,8 @@ import (
 
 	"github.com/coder/websocket"
 	"golang.org/x/sys/unix"
+
+	"sandfs/rest/httpkit"
 )
 
 // The browser guard (browser.go). Every route
@@ -255,14 +257,6 @@ func (h *harness) send(t *testing.T, c guardCase, extra map[string]string) resp 
 	return out
 }
 
-// ran reports whether a request got past the guard and did its work.
-func ran(family string, r resp) bool {
-	if r.Status >= 400 {
-		return false
-	}
-	return !(family == FamilyAIOv1 && bytes.Contains(r.Body, []byte(`"success":false`)))
-}
-
 // Media types a page may send without a CORS preflight, and none.
 var nonJSONTypes = []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""}
 
@@ -307,7 +301,7 @@ func TestBrowserGuardRoutes(t *testing.T) {
 				covered[rt.Method+" "+rt.Path] = true
 				name := rt.Method + " " + c.target
 				t.Run(name, func(t *testing.T) {
-					try := func(label string, extra map[string]string, status int, k kind) {
+					try := func(label string, extra map[string]string, status int, k httpkit.Kind) {
 						t.Helper()
 						refusals++
 						guardFixture(t, h.root)
@@ -320,11 +314,11 @@ func TestBrowserGuardRoutes(t *testing.T) {
 					}
 					if c.json && !allowed {
 						for _, ct := range nonJSONTypes {
-							try("Content-Type "+ct, map[string]string{"Content-Type": ct}, 415, kindUnsupportedMedia)
+							try("Content-Type "+ct, map[string]string{"Content-Type": ct}, 415, httpkit.KindUnsupportedMedia)
 						}
 					}
 					for label, hdr := range crossOrigins(h.ts.URL) {
-						try(label, hdr, 403, kindCrossOrigin)
+						try(label, hdr, 403, httpkit.KindCrossOrigin)
 					}
 					passes := []map[string]string{pass}
 					if c.json && !c.changes {
@@ -382,11 +376,11 @@ func TestBrowserGuardEveryRoute(t *testing.T) {
 		for label, c := range map[string]struct {
 			r      req
 			status int
-			k      kind
+			k      httpkit.Kind
 		}{
-			"cross-site":                       {req{Header: map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"}}, 403, kindCrossOrigin},
-			"evil Host":                        {req{Host: "evil.example"}, 421, kindMisdirected},
-			"evil Host with the daemon's port": {req{Host: "evil.example:" + h.ts.URL[strings.LastIndex(h.ts.URL, ":")+1:]}, 421, kindMisdirected},
+			"cross-site":                       {req{Header: map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"}}, 403, httpkit.KindCrossOrigin},
+			"evil Host":                        {req{Host: "evil.example"}, 421, httpkit.KindMisdirected},
+			"evil Host with the daemon's port": {req{Host: "evil.example:" + h.ts.URL[strings.LastIndex(h.ts.URL, ":")+1:]}, 421, httpkit.KindMisdirected},
 		} {
 			t.Run(rt.Method+" "+rt.Path+" "+label, func(t *testing.T) {
 				c.r.Method, c.r.Target = rt.Method, target
@@ -400,8 +394,8 @@ func TestBrowserGuardEveryRoute(t *testing.T) {
 		}
 	}
 	// Paths no route takes answer the guard's refusal too, not 404/405.
-	wantGuardRefusal(t, FamilyAIOv2, h.do(t, req{Method: "GET", Target: "/v2/nowhere", Host: "evil.example"}), 421, kindMisdirected)
-	wantGuardRefusal(t, FamilyNamed, h.do(t, req{Method: "PATCH", Target: "/v1/sandboxes/default/fs/read", Header: map[string]string{"Sec-Fetch-Site": "cross-site"}}), 403, kindCrossOrigin)
+	wantGuardRefusal(t, FamilyAIOv2, h.do(t, req{Method: "GET", Target: "/v2/nowhere", Host: "evil.example"}), 421, httpkit.KindMisdirected)
+	wantGuardRefusal(t, FamilyNamed, h.do(t, req{Method: "PATCH", Target: "/v1/sandboxes/default/fs/read", Header: map[string]string{"Sec-Fetch-Site": "cross-site"}}), 403, httpkit.KindCrossOrigin)
 	if after := guardState(t, h); after != before {
 		t.Errorf("changed:\nbefore %s\nafter  %s", before, after)
 	}
@@ -426,7 +420,7 @@ func TestBrowserGuardHosts(t *testing.T) {
 				wantStatus(t, r, 200)
 				return
 			}
-			wantGuardRefusal(t, FamilyAgent, r, 421, kindMisdirected)
+			wantGuardRefusal(t, FamilyAgent, r, 421, httpkit.KindMisdirected)
 		})
 	}
 }
@@ -466,7 +460,7 @@ func TestBrowserGuardUnixSocket(t *testing.T) {
 			t.Errorf("Host %s over the socket: %d %s", host, r.Status, r.Body)
 		}
 	}
-	wantGuardRefusal(t, FamilyAgent, get("localhost", map[string]string{"Sec-Fetch-Site": "cross-site"}), 403, kindCrossOrigin)
+	wantGuardRefusal(t, FamilyAgent, get("localhost", map[string]string{"Sec-Fetch-Site": "cross-site"}), 403, httpkit.KindCrossOrigin)
 }
 
 // TestUploadNeedsTokenHeader: a form can put a token in its action URL but
@@ -487,7 +481,7 @@ func TestUploadNeedsTokenHeader(t *testing.T) {
 		for _, q := range []string{"?access_token=" + token, "?api_key=" + token} {
 			r := h.do(t, req{Method: "POST", Target: route + q, Body: bytes.NewReader(mb.Bytes()), NoAuth: true,
 				Header: map[string]string{"Content-Type": mw.FormDataContentType()}})
-			wantGuardRefusal(t, fam, r, 401, kindUnauthorized)
+			wantGuardRefusal(t, fam, r, 401, httpkit.KindUnauthorized)
 			h.wantAbsent(t, "/u.txt")
 		}
 		for _, hdr := range []map[string]string{{"Authorization": "Bearer " + token}, {"X-API-Key": token}} {
@@ -556,7 +550,7 @@ func TestWatchSocketOrigin(t *testing.T) {
 			continue
 		}
 		b, _ := io.ReadAll(res.Body)
-		wantGuardRefusal(t, FamilyNamed, resp{Status: res.StatusCode, Header: res.Header, Body: b}, 403, kindCrossOrigin)
+		wantGuardRefusal(t, FamilyNamed, resp{Status: res.StatusCode, Header: res.Header, Body: b}, 403, httpkit.KindCrossOrigin)
 	}
 	for label, hdr := range map[string]http.Header{
 		"own Origin":     {"Origin": {h.ts.URL}, "Sec-Fetch-Site": {"same-origin"}},
@@ -603,7 +597,7 @@ func TestAllowedOriginCORS(t *testing.T) {
 	h.wantFile(t, "/w.txt", "x")
 
 	wantGuardRefusal(t, FamilyAIOv2, h.do(t, req{Method: "OPTIONS", Target: "/v2/fs/write", Header: map[string]string{
-		"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site", "Access-Control-Request-Method": "POST"}}), 403, kindCrossOrigin)
+		"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site", "Access-Control-Request-Method": "POST"}}), 403, httpkit.KindCrossOrigin)
 	own := h.do(t, req{Method: "GET", Target: "/v2/fs/read?path=/a.txt", Header: map[string]string{"Origin": h.ts.URL, "Sec-Fetch-Site": "same-origin"}})
 	wantStatus(t, own, 200)
 	for _, a := range []resp{own, h.do(t, req{Method: "GET", Target: "/v2/fs/read?path=/a.txt"})} {

@@ -19,6 +19,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/internal/testenv"
+	"sandfs/rest/aio"
+	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // sendWholeBodyFirst is a client the way Python's urllib is one: it writes
@@ -186,21 +189,21 @@ func checkRefusal(t *testing.T, c drainCase, got resp) {
 	if err := checkFamilyShape(c.family, got); err != nil {
 		t.Fatalf("shape: %v: %.300s", err, got.Body)
 	}
-	wantKind, wantCode := kindTooLarge, "EFBIG"
+	wantKind, wantCode := httpkit.KindTooLarge, "EFBIG"
 	if c.status == http.StatusInsufficientStorage {
-		wantKind, wantCode = kindNoSpace, "ENOSPC"
+		wantKind, wantCode = httpkit.KindNoSpace, "ENOSPC"
 	}
 	switch c.family {
 	case FamilyAIOv1, FamilyAIOv2:
 		var env struct {
-			Data aioFailure `json:"data"`
+			Data aio.Failure `json:"data"`
 		}
 		json.Unmarshal(got.Body, &env)
 		if env.Data.ErrorType != string(wantKind) {
 			t.Errorf("error_type %q, want %s: %s", env.Data.ErrorType, wantKind, got.Body)
 		}
 	case FamilyNamed:
-		var e namedError
+		var e named.ErrorBody
 		json.Unmarshal(got.Body, &e)
 		if e.Code != wantCode {
 			t.Errorf("code %q, want %s: %s", e.Code, wantCode, got.Body)

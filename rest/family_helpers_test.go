@@ -14,6 +14,11 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/rest/agentfs"
+	"sandfs/rest/aio"
+	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // Test helpers across the families: answer shapes per family, snapshots
@@ -28,10 +33,10 @@ func checkFamilyShape(family string, r resp) error {
 	switch family {
 	case FamilyAIOv1, FamilyAIOv2:
 		var env struct {
-			Success *bool           `json:"success"`
-			Message string          `json:"message"`
-			Data    json.RawMessage `json:"data"`
-			Errors  []fieldError    `json:"errors"`
+			Success *bool                `json:"success"`
+			Message string               `json:"message"`
+			Data    json.RawMessage      `json:"data"`
+			Errors  []httpkit.FieldError `json:"errors"`
 		}
 		if err := json.Unmarshal(r.Body, &env); err != nil {
 			return fmt.Errorf("not an AIO envelope: %v", err)
@@ -45,15 +50,15 @@ func checkFamilyShape(family string, r resp) error {
 			}
 			return nil
 		}
-		var f aioFailure
+		var f aio.Failure
 		if err := json.Unmarshal(env.Data, &f); err != nil || f.ErrorType == "" || f.Message == "" {
 			return fmt.Errorf("data: want {error_type, message, …}, got %s", env.Data)
 		}
-		if family == FamilyAIOv1 && r.Status == 200 && f.Errno == nil && f.ErrorType != string(kindDecode) && f.ErrorType != string(kindTooLarge) {
+		if family == FamilyAIOv1 && r.Status == 200 && f.Errno == nil && f.ErrorType != string(httpkit.KindDecode) && f.ErrorType != string(httpkit.KindTooLarge) {
 			return fmt.Errorf("200 success:false without an errno: only filesystem failures answer 200 on /v1/file")
 		}
 	case FamilyNamed:
-		var e namedError
+		var e named.ErrorBody
 		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 			return fmt.Errorf("Content-Type %q", ct)
 		}
@@ -61,7 +66,7 @@ func checkFamilyShape(family string, r resp) error {
 			return fmt.Errorf("want {error, code: E…, path}: %v", err)
 		}
 	default:
-		var p agentProblem
+		var p agentfs.Problem
 		if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
 			return fmt.Errorf("Content-Type %q", ct)
 		}
@@ -146,7 +151,7 @@ func snapshotDiff(before, after map[string]string) string {
 
 // wantGuardRefusal checks a refusal: status, the family's shape, and its
 // kind (AIO error_type, sandbox-agent type, named code).
-func wantGuardRefusal(t *testing.T, family string, r resp, status int, k kind) {
+func wantGuardRefusal(t *testing.T, family string, r resp, status int, k httpkit.Kind) {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
@@ -156,20 +161,20 @@ func wantGuardRefusal(t *testing.T, family string, r resp, status int, k kind) {
 	}
 	switch family {
 	case FamilyAIOv1, FamilyAIOv2:
-		var env struct{ Data aioFailure }
+		var env struct{ Data aio.Failure }
 		json.Unmarshal(r.Body, &env)
 		if env.Data.ErrorType != string(k) {
 			t.Errorf("error_type %q, want %q", env.Data.ErrorType, k)
 		}
 	case FamilyNamed:
-		var e namedError
+		var e named.ErrorBody
 		json.Unmarshal(r.Body, &e)
 		want := map[int]string{403: "EACCES", 421: "EACCES", 415: "EINVAL", 431: "E2BIG", 400: "EINVAL"}[status]
 		if e.Code != want {
 			t.Errorf("code %q, want %q", e.Code, want)
 		}
 	default:
-		var p agentProblem
+		var p agentfs.Problem
 		json.Unmarshal(r.Body, &p)
 		want := map[int]string{403: "permission_denied", 421: "permission_denied", 415: "unsupported_media_type", 431: "invalid_request", 400: "invalid_request"}[status]
 		if p.Type != "urn:sandbox-agent:error:"+want {
@@ -181,9 +186,17 @@ func wantGuardRefusal(t *testing.T, family string, r resp, status int, k kind) {
 // asUID makes the daemon look as if it ran as uid for the test's duration.
 func asUID(t *testing.T, uid int) {
 	t.Helper()
-	old := processEUID
-	processEUID = func() int { return uid }
-	t.Cleanup(func() { processEUID = old })
+	old := aio.ProcessEUID
+	aio.ProcessEUID = func() int { return uid }
+	t.Cleanup(func() { aio.ProcessEUID = old })
 }
 
 func ptr(s string) *string { return &s }
+
+// ran reports whether a request got past the guard and did its work.
+func ran(family string, r resp) bool {
+	if r.Status >= 400 {
+		return false
+	}
+	return !(family == FamilyAIOv1 && bytes.Contains(r.Body, []byte(`"success":false`)))
+}

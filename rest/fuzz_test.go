@@ -2,7 +2,6 @@ package rest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,11 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"sandfs/api"
-	"sandfs/core"
+	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // Fuzz targets of the rest layer. Their seeds (f.Add and
@@ -114,36 +113,22 @@ func checkPartial(t *testing.T, target, rng string, r resp, content []byte) {
 	}
 }
 
-// decodeTargets are the request types of every JSON route, with the decoder
-// their family uses.
+// decodeTargets are the request types of the JSON routes of the
+// sandbox-agent and named families, which httpkit.DecodeJSON reads.
 var decodeTargets = []struct {
 	name string
-	aio  bool
 	v    func() any
 }{
-	{"api.FSMoveRequest", false, func() any { return new(api.FSMoveRequest) }},
-	{"namedDeleteRequest", false, func() any { return new(namedDeleteRequest) }},
-	{"namedMoveRequest", false, func() any { return new(namedMoveRequest) }},
-	{"namedChmodRequest", false, func() any { return new(namedChmodRequest) }},
-	{"namedChownRequest", false, func() any { return new(namedChownRequest) }},
-	{"fileReadRequest", true, func() any { return new(fileReadRequest) }},
-	{"fileWriteRequest", true, func() any { return new(fileWriteRequest) }},
-	{"editRequest", true, func() any { return new(editRequest) }},
-	{"pathRequest", true, func() any { return new(pathRequest) }},
-	{"listRequest", true, func() any { return new(listRequest) }},
-	{"findRequest", true, func() any { return new(findRequest) }},
-	{"globRequest", true, func() any { return new(globRequest) }},
-	{"transferRequest", true, func() any { return new(transferRequest) }},
-	{"grepRequest", true, func() any { return new(grepRequest) }},
-	{"searchRequest", true, func() any { return new(searchRequest) }},
-	{"xattrSetRequest", true, func() any { return new(xattrSetRequest) }},
-	{"watchCreateRequest", true, func() any { return new(watchCreateRequest) }},
-	{"watchPollRequest", true, func() any { return new(watchPollRequest) }},
-	{"watchWaitRequest", true, func() any { return new(watchWaitRequest) }},
+	{"api.FSMoveRequest", func() any { return new(api.FSMoveRequest) }},
+	{"namedDeleteRequest", func() any { return new(named.DeleteRequest) }},
+	{"namedMoveRequest", func() any { return new(named.MoveRequest) }},
+	{"namedChmodRequest", func() any { return new(named.ChmodRequest) }},
+	{"namedChownRequest", func() any { return new(named.ChownRequest) }},
 }
 
-// FuzzDecoders feeds any body to both decode helpers for every request
-// type: a body is either taken (and then it was one valid JSON value, an
+// FuzzDecoders feeds any body to the decode helper of the sandbox-agent
+// and named families for each of their request types (the AIO family's
+// have their own, in rest/aio): a body is either taken (and then it was one valid JSON value, an
 // object, within the limit) or refused with a 4xx; never a 5xx, never a
 // panic.
 func FuzzDecoders(f *testing.F) {
@@ -166,12 +151,7 @@ func FuzzDecoders(f *testing.F) {
 					req.ContentLength = -1
 				}
 				v := dt.v()
-				var err error
-				if dt.aio {
-					err = decodeAIO(httptest.NewRecorder(), req, limit, v, dt.name == "watchPollRequest")
-				} else {
-					err = decodeJSON(httptest.NewRecorder(), req, limit, v)
-				}
+				err := httpkit.DecodeJSON(httptest.NewRecorder(), req, limit, v)
 				if err == nil {
 					if len(bytes.TrimSpace(body)) == 0 {
 						if dt.name != "watchPollRequest" {
@@ -187,87 +167,11 @@ func FuzzDecoders(f *testing.F) {
 					}
 					continue
 				}
-				k := classify(err)
+				k := httpkit.Classify(err)
 				if k.Status < 400 || k.Status >= 500 || k.Internal {
 					t.Fatalf("%s: body %q: %v classified %d (internal %v)", dt.name, body, err, k.Status, k.Internal)
 				}
 			}
-		}
-	})
-}
-
-// FuzzEditor drives the AIO editor (str_replace in each mode, insert, then
-// undo) over any file content: an edit that succeeds writes what it says
-// (new_content, and for ALL exactly strings.ReplaceAll), one that fails
-// leaves the file as it was, and undo gives back the bytes before the edit.
-func FuzzEditor(f *testing.F) {
-	f.Add("a\nb\nc\n", "b", "B", 1, uint8(0))
-	f.Add("a\r\nb\r\nc", "b\r\n", "x\ny\n", 3, uint8(1))
-	f.Add("xxx", "x", "", 0, uint8(2))
-	f.Add("aaa", "aa", "a", 5, uint8(3))
-	f.Add("", "", "z", 0, uint8(4))
-	f.Add("no newline", "line", "\n\n", -1, uint8(5))
-	f.Add("\xff\xfe bad utf8", "bad", "good", 1, uint8(0))
-	h := newHarness(f, harnessOpts{})
-	s := h.srv
-	host := filepath.Join(h.root, "e.txt")
-	ctx := context.Background()
-	modes := []string{"", "FIRST", "LAST", "ALL"}
-	f.Fuzz(func(t *testing.T, content, old, repl string, line int, sel uint8) {
-		if err := os.WriteFile(host, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		onDisk := func() string {
-			b, err := os.ReadFile(host)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return string(b)
-		}
-		var res editResult
-		var err error
-		mode := modes[int(sel)%len(modes)]
-		insert := sel >= 128
-		if insert {
-			res, err = s.editInsert(ctx, "/e.txt", &line, &repl, core.Precondition{})
-		} else {
-			res, _, err = s.editReplace(ctx, "/e.txt", old, repl, mode, core.Precondition{})
-		}
-		if err != nil {
-			if k := classify(err); k.Status >= 500 {
-				t.Fatalf("edit failed with %d: %v", k.Status, err)
-			}
-			if got := onDisk(); got != content {
-				t.Fatalf("a failed edit changed the file: %q -> %q (%v)", content, got, err)
-			}
-			return
-		}
-		got := onDisk()
-		if res.NewContent == nil || *res.NewContent != got {
-			t.Fatalf("new_content %v, file holds %q", res.NewContent, got)
-		}
-		if res.OldContent == nil || *res.OldContent != content {
-			t.Fatalf("old_content %v, file held %q", res.OldContent, content)
-		}
-		switch {
-		case insert:
-			if len(splitLines(got)) < len(splitLines(content)) {
-				t.Fatalf("insert lost lines: %q -> %q", content, got)
-			}
-		case mode == "ALL" && !isCRLF(content):
-			if want := strings.ReplaceAll(content, old, repl); got != want {
-				t.Fatalf("ALL: got %q, want %q", got, want)
-			}
-		case !isCRLF(content) && (mode == "FIRST" || mode == ""):
-			if want := strings.Replace(content, old, repl, 1); got != want {
-				t.Fatalf("%q: got %q, want %q", mode, got, want)
-			}
-		}
-		if _, err := s.editUndo(ctx, "/e.txt", core.Precondition{}); err != nil {
-			t.Fatalf("undo: %v", err)
-		}
-		if back := onDisk(); back != content {
-			t.Fatalf("undo gave %q, want %q", back, content)
 		}
 	})
 }

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"encoding/json"
 	"net/http"
 	"runtime/debug"
 	"sort"
@@ -10,6 +9,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 type healthResponse struct {
@@ -75,16 +75,16 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	}
 	if h.History != "" {
 		h.Status = "degraded"
-		return writeJSON(w, http.StatusServiceUnavailable, h)
+		return httpkit.WriteJSON(w, http.StatusServiceUnavailable, h)
 	}
-	return writeJSON(w, http.StatusOK, h)
+	return httpkit.WriteJSON(w, http.StatusOK, h)
 }
 
 // ping answers GET /v1/ping: the daemon serves, whatever its sandboxes'
 // state (a liveness probe restarts what fails it, which a full disk does
 // not need).
 func (s *Server) ping(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	return writeJSON(w, http.StatusOK, healthResponse{Status: "ok", Version: Version()})
+	return httpkit.WriteJSON(w, http.StatusOK, healthResponse{Status: "ok", Version: Version()})
 }
 
 // Version describes this build from runtime/debug's build info, as
@@ -130,17 +130,4 @@ func versionOf(bi *debug.BuildInfo) string {
 		parts = append(parts, "dirty")
 	}
 	return strings.Join(parts, " ")
-}
-
-// writeJSON encodes v as the whole answer.
-func writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	w.Header()["Content-Type"] = ctJSON
-	w.WriteHeader(status)
-	w.Write(b)
-	return nil
 }

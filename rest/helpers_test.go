@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"sandfs/core"
+	"sandfs/rest/agentfs"
 )
 
 // The test helpers of package rest, shared by its test files: the harness
@@ -167,7 +168,7 @@ func checkNoHostPath(t *testing.T, root string, r resp) {
 
 // problem decodes a problem+json answer and checks its shape against the
 // status and the sandbox-agent type wanted.
-func wantProblem(t *testing.T, r resp, status int, typ string) agentProblem {
+func wantProblem(t *testing.T, r resp, status int, typ string) agentfs.Problem {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("status: got %d, want %d (body %s)", r.Status, status, r.Body)
@@ -175,7 +176,7 @@ func wantProblem(t *testing.T, r resp, status int, typ string) agentProblem {
 	if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
 		t.Errorf("Content-Type: got %q, want application/problem+json", ct)
 	}
-	var p agentProblem
+	var p agentfs.Problem
 	if err := json.Unmarshal(r.Body, &p); err != nil {
 		t.Fatalf("problem body %q: %v", r.Body, err)
 	}
@@ -332,4 +333,22 @@ func (s *syncBuffer) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Len()
+}
+
+func containsStr(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
 }

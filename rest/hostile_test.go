@@ -24,6 +24,8 @@ import (
 	"github.com/coder/websocket"
 
 	"sandfs/core"
+	"sandfs/rest/aio"
+	"sandfs/rest/named"
 )
 
 // The hostile-input table. Its cases are generated from the route
@@ -322,7 +324,7 @@ func benign(name string, types []string) any {
 
 // wrongValues are JSON values of a type the schema does not accept, and
 // that pydantic's lax mode does not convert either where lax (the /v1/file
-// routes, aio_lax.go): there a number field takes "12" and true, so its
+// routes, rest/aio/lax.go): there a number field takes "12" and true, so its
 // wrong string is one that is no number, and a boolean is no wrong value.
 func wrongValues(types []string, lax bool) map[string]any {
 	acc := map[string]bool{}
@@ -605,7 +607,7 @@ func hostileCases(t *testing.T, s *spec, rt Route, o opSpec, ids map[string]stri
 			multipartCases(func(c hostileCase) { add(c) })
 		case "application/octet-stream":
 			if rt.Family == FamilyNamed && rt.Method == "PUT" {
-				big := func() io.Reader { return io.LimitReader(zeroReader{}, maxNamedWrite+1) }
+				big := func() io.Reader { return io.LimitReader(zeroReader{}, named.MaxWrite+1) }
 				add(hostileCase{name: "body over 16 MiB", body: big, mustFail: true, status: []int{413}})
 				add(hostileCase{name: "body over 16 MiB, chunked", body: big, chunked: true, mustFail: true, status: []int{413}})
 			}
@@ -730,7 +732,7 @@ func multipartCases(add func(hostileCase)) {
 		r, ct := form([][2]string{{"path", v}}, true)
 		add(hostileCase{name: "multipart path " + label, body: r, header: map[string]string{"Content-Type": ct}, mustFail: true})
 	}
-	r, ct := form([][2]string{{"path", strings.Repeat("p", maxFormField+1)}}, true)
+	r, ct := form([][2]string{{"path", strings.Repeat("p", aio.MaxFormField+1)}}, true)
 	add(hostileCase{name: "multipart field over its limit", body: r, header: map[string]string{"Content-Type": ct}, mustFail: true, status: []int{413}})
 	r, ct = form([][2]string{{"path", "/up.txt"}}, false)
 	add(hostileCase{name: "multipart without a file", body: r, header: map[string]string{"Content-Type": ct}, mustFail: true})
@@ -860,24 +862,6 @@ func TestHostileInput(t *testing.T) {
 	t.Logf("hostile table: %d cases over %d routes, %d failing", total, len(h.srv.Routes()), failures)
 }
 
-func containsStr(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
 func truncate(b []byte, n int) string {
 	if len(b) > n {
 		return string(b[:n]) + "…"
@@ -901,7 +885,7 @@ func TestHostileWebsocket(t *testing.T) {
 			t.Fatalf("write %q: %v", raw, err)
 		}
 	}
-	many := make([]string, maxSocketPaths+1)
+	many := make([]string, named.MaxSocketPaths+1)
 	for i := range many {
 		many[i] = fmt.Sprintf("/w/p%d", i)
 	}
@@ -931,7 +915,7 @@ func TestHostileWebsocket(t *testing.T) {
 		t.Fatalf("after the hostile messages: got %+v, want subscribed", m)
 	}
 	// Over the message limit: this socket is closed as too big.
-	send(`{"type":"subscribe","paths":["` + strings.Repeat("a", maxSocketMessage) + `"]}`)
+	send(`{"type":"subscribe","paths":["` + strings.Repeat("a", named.MaxSocketMessage) + `"]}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for {

@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"runtime/debug"
+
+	"sandfs/rest/httpkit"
 )
 
 // trackingWriter remembers whether the response has started, so a panic
@@ -62,7 +64,7 @@ func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter 
 // and logs the panic with its stack. The client never sees the panic text.
 // http.ErrAbortHandler is re-raised: it is how a handler asks net/http to
 // cut the connection.
-func (s *Server) recoverPanic(w *trackingWriter, r *http.Request, fam family, pattern string) {
+func (s *Server) recoverPanic(w *trackingWriter, r *http.Request, fam httpkit.Shape, pattern string) {
 	v := recover()
 	if v == nil {
 		return
@@ -77,7 +79,7 @@ func (s *Server) recoverPanic(w *trackingWriter, r *http.Request, fam family, pa
 		// truncated answer rather than a complete-looking one.
 		panic(http.ErrAbortHandler)
 	}
-	fam.render(w, errKind{Kind: kindIO, Status: http.StatusInternalServerError, Internal: true,
+	fam.Render(w, httpkit.ErrKind{Kind: httpkit.KindIO, Status: http.StatusInternalServerError, Internal: true,
 		Detail: "internal error " + id + "; the server log has the details"})
 }
 
@@ -91,6 +93,6 @@ func (s *Server) lastResortPanic(w http.ResponseWriter, r *http.Request, v any) 
 	}
 	id := errorID()
 	s.log.Error("router panic", "id", id, "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
-	familyForPath(r.URL.Path).render(w, errKind{Kind: kindIO, Status: http.StatusInternalServerError, Internal: true,
+	s.shapeForPath(r.URL.Path).Render(w, httpkit.ErrKind{Kind: httpkit.KindIO, Status: http.StatusInternalServerError, Internal: true,
 		Detail: "internal error " + id + "; the server log has the details"})
 }

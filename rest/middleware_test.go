@@ -21,16 +21,16 @@ var (
 func TestPanicIsA500(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	router := httprouter.New()
-	router.Handle("GET", "/v1/fs/boom", h.srv.handle(route{Route{"GET", "/v1/fs/boom", FamilyAgent, false},
+	router.Handle("GET", "/v1/fs/boom", h.srv.handle(h.srv.shapeOf(FamilyAgent).On("GET", "/v1/fs/boom", false,
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 			panic("secret /host/root/path in a panic")
-		}}))
-	router.Handle("GET", "/v1/fs/late", h.srv.handle(route{Route{"GET", "/v1/fs/late", FamilyAgent, false},
+		})))
+	router.Handle("GET", "/v1/fs/late", h.srv.handle(h.srv.shapeOf(FamilyAgent).On("GET", "/v1/fs/late", false,
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 			w.WriteHeader(200)
 			io.WriteString(w, "partial")
 			panic("late")
-		}}))
+		})))
 	ts := httptest.NewServer(router)
 	defer ts.Close()
 
@@ -63,15 +63,15 @@ func TestPanicIsA500(t *testing.T) {
 	}
 }
 
-// TestInternalErrorIsLogged: an error classify does not know is a 500 whose
+// TestInternalErrorIsLogged: an error httpkit.Classify does not know is a 500 whose
 // detail is generic and whose full text is in the log under the same id.
 func TestInternalErrorIsLogged(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	router := httprouter.New()
-	router.Handle("GET", "/v1/fs/err", h.srv.handle(route{Route{"GET", "/v1/fs/err", FamilyAgent, false},
+	router.Handle("GET", "/v1/fs/err", h.srv.handle(h.srv.shapeOf(FamilyAgent).On("GET", "/v1/fs/err", false,
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 			return io.ErrClosedPipe
-		}}))
+		})))
 	ts := httptest.NewServer(router)
 	defer ts.Close()
 	res, err := http.Get(ts.URL + "/v1/fs/err")

@@ -15,6 +15,7 @@ import (
 	"sandfs/api"
 	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
+	"sandfs/rest/httpkit"
 )
 
 func decodeAs[T any](t *testing.T, r resp, status int) T {
@@ -221,7 +222,7 @@ func TestClassifyHistory(t *testing.T) {
 		{fmt.Errorf("%q: %w", "cp_x", checkpoint.ErrUnknown), 404, unix.ENOENT, ""},
 		{&checkpoint.RestorePathError{Path: "/a/../b", Why: "has a .. component"}, 400, unix.EINVAL, "/a/../b"},
 	} {
-		k := classify(c.err)
+		k := httpkit.Classify(c.err)
 		if k.Status != c.status || k.Errno != c.code || k.Path != c.path || k.Internal || k.Detail == "" {
 			t.Errorf("%v: %+v", c.err, k)
 		}

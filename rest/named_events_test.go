@@ -8,6 +8,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/journal"
+	"sandfs/rest/named"
 )
 
 func TestNamedEvents(t *testing.T) {
@@ -25,17 +26,17 @@ func TestNamedEvents(t *testing.T) {
 	h.def.Journal().Append(journal.Event{Type: journal.Write, Path: "/app/a", Origin: journal.Mirror, Pid: 42, Uid: 1000, Comm: "vim"})
 	latest := h.def.Journal().Seq()
 
-	page := func(target string) eventsPage {
+	page := func(target string) named.EventsPage {
 		t.Helper()
 		r := h.do(t, req{Method: "GET", Target: target})
 		wantStatus(t, r, 200)
-		var p eventsPage
+		var p named.EventsPage
 		if err := json.Unmarshal(r.Body, &p); err != nil {
 			t.Fatalf("%s: %v", r.Body, err)
 		}
 		return p
 	}
-	line := func(p eventsPage) string {
+	line := func(p named.EventsPage) string {
 		var out []string
 		for _, e := range p.Events {
 			who := e.Actor
@@ -113,7 +114,7 @@ func TestNamedEventsKept(t *testing.T) {
 	h = newNamedHarnessWith(t, core.Options{StateDir: state})
 	r := h.do(t, req{Method: "GET", Target: "/v1/sandboxes/default/events"})
 	wantStatus(t, r, 200)
-	var p eventsPage
+	var p named.EventsPage
 	json.Unmarshal(r.Body, &p)
 	if len(p.Events) != 4 || p.Events[3].Path != "/b" || p.Latest != 4 {
 		t.Fatalf("after a restart: %s", r.Body)

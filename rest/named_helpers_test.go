@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"sandfs/core"
+	"sandfs/rest/named"
 )
 
 // The named family's test helpers: its harness, its errors, and its
@@ -81,7 +82,7 @@ func (h *namedHarness) watching(t *testing.T) {
 
 // wantNamedError checks a §5 error: status, code (when given) and path
 // (when given), and that error is not empty.
-func wantNamedError(t *testing.T, r resp, status int, code, path string) namedError {
+func wantNamedError(t *testing.T, r resp, status int, code, path string) named.ErrorBody {
 	t.Helper()
 	if r.Status != status {
 		t.Errorf("status: got %d, want %d (body %s)", r.Status, status, r.Body)
@@ -89,7 +90,7 @@ func wantNamedError(t *testing.T, r resp, status int, code, path string) namedEr
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type: got %q, want application/json", ct)
 	}
-	var e namedError
+	var e named.ErrorBody
 	if err := json.Unmarshal(r.Body, &e); err != nil {
 		t.Fatalf("body %q: %v", r.Body, err)
 	}

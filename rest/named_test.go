@@ -19,6 +19,7 @@ import (
 
 	"sandfs/api"
 	"sandfs/internal/testenv"
+	"sandfs/rest/named"
 )
 
 func TestNamedRoutes(t *testing.T) {
@@ -39,8 +40,8 @@ func TestNamedRoutes(t *testing.T) {
 					req{Method: "PUT", Target: d + "write?path=root/run.sh&workingDir=/&mode=0755&mkdir=true", Body: strings.NewReader("#!/bin/sh\n")},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						got := decode[namedWriteResponse](t, r)
-						if got != (namedWriteResponse{Path: "/root/run.sh", Size: 10, Mode: "0755"}) {
+						got := decode[named.WriteResponse](t, r)
+						if got != (named.WriteResponse{Path: "/root/run.sh", Size: 10, Mode: "0755"}) {
 							t.Errorf("got %+v", got)
 						}
 						h.wantFile(t, "/root/run.sh", "#!/bin/sh\n")
@@ -52,7 +53,7 @@ func TestNamedRoutes(t *testing.T) {
 					req{Method: "PUT", Target: d + "write?path=a.txt&workingDir=/w&mkdirParents=true", Body: strings.NewReader("new!")},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						got := decode[namedWriteResponse](t, r)
+						got := decode[named.WriteResponse](t, r)
 						if got.Path != "/w/a.txt" || got.Size != 4 {
 							t.Errorf("got %+v", got)
 						}
@@ -69,14 +70,14 @@ func TestNamedRoutes(t *testing.T) {
 					req{Method: "PUT", Target: d + "write?path=/mk/.keep", Body: strings.NewReader("")},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						if got := decode[namedWriteResponse](t, r); got != (namedWriteResponse{Path: "/mk/.keep", Size: 0, Mode: "0644"}) {
+						if got := decode[named.WriteResponse](t, r); got != (named.WriteResponse{Path: "/mk/.keep", Size: 0, Mode: "0644"}) {
 							t.Errorf("got %+v", got)
 						}
 						h.wantDir(t, "/mk")
 						h.wantFile(t, "/mk/.keep", "")
 					}},
 				{"write too large", nil,
-					req{Method: "PUT", Target: d + "write?path=/big", Body: bytes.NewReader(make([]byte, maxNamedWrite+1))},
+					req{Method: "PUT", Target: d + "write?path=/big", Body: bytes.NewReader(make([]byte, named.MaxWrite+1))},
 					func(t *testing.T, r resp) {
 						wantNamedError(t, r, 413, "EFBIG", "")
 						h.wantAbsent(t, "/big")
@@ -177,7 +178,7 @@ func TestNamedRoutes(t *testing.T) {
 					req{Method: "DELETE", Target: d + "delete?path=/del.txt"},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						got := decode[namedDeleteResponse](t, r)
+						got := decode[named.DeleteResponse](t, r)
 						if len(got.Deleted) != 1 || got.Deleted[0] != "/del.txt" || got.Count != 1 {
 							t.Errorf("got %+v", got)
 						}
@@ -190,7 +191,7 @@ func TestNamedRoutes(t *testing.T) {
 					req{Method: "DELETE", Target: d + "delete", Body: namedBody(map[string]any{"path": "x", "workingDir": "/db", "recursive": true})},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						if got := decode[namedDeleteResponse](t, r); got.Deleted[0] != "/db/x" {
+						if got := decode[named.DeleteResponse](t, r); got.Deleted[0] != "/db/x" {
 							t.Errorf("got %+v", got)
 						}
 						h.wantAbsent(t, "/db/x")
@@ -201,7 +202,7 @@ func TestNamedRoutes(t *testing.T) {
 					req{Method: "POST", Target: d + "rename", Body: namedBody(map[string]any{"source": "a", "dest": "b", "workingDir": "/mv"})},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						if got := decode[namedMoveResponse](t, r); got != (namedMoveResponse{"/mv/a", "/mv/b"}) {
+						if got := decode[named.MoveResponse](t, r); got != (named.MoveResponse{Source: "/mv/a", Dest: "/mv/b"}) {
 							t.Errorf("got %+v", got)
 						}
 						h.wantAbsent(t, "/mv/a")
@@ -220,8 +221,8 @@ func TestNamedRoutes(t *testing.T) {
 					req{Method: "POST", Target: d + "copy", Body: namedBody(map[string]any{"source": "/cr", "dest": "/cr2", "recursive": true})},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						got := decode[namedCopyResponse](t, r)
-						if got != (namedCopyResponse{Source: "/cr", Dest: "/cr2", Count: 4, TotalBytes: 5}) {
+						got := decode[named.CopyResponse](t, r)
+						if got != (named.CopyResponse{Source: "/cr", Dest: "/cr2", Count: 4, TotalBytes: 5}) {
 							t.Errorf("got %+v", got)
 						}
 						h.wantFile(t, "/cr2/a", "xyz")
@@ -236,7 +237,7 @@ func TestNamedRoutes(t *testing.T) {
 				}, req{Method: "POST", Target: d + "copy", Body: namedBody(map[string]any{"source": "/cp/a", "dest": "/cp/b", "preserveAttrs": true})},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						got := decode[namedCopyResponse](t, r)
+						got := decode[named.CopyResponse](t, r)
 						if got.Count != 1 || got.TotalBytes != 3 {
 							t.Errorf("got %+v", got)
 						}
@@ -259,7 +260,7 @@ func TestNamedRoutes(t *testing.T) {
 					req{Method: "POST", Target: d + "chmod", Body: namedBody(map[string]any{"path": "/cm", "mode": "0700", "recursive": true})},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						if got := decode[namedChmodResponse](t, r); got != (namedChmodResponse{"/cm", "0700", 4}) {
+						if got := decode[named.ChmodResponse](t, r); got != (named.ChmodResponse{Path: "/cm", Mode: "0700", Count: 4}) {
 							t.Errorf("got %+v", got)
 						}
 						for _, p := range []string{"/cm", "/cm/a", "/cm/s", "/cm/s/b"} {
@@ -278,7 +279,7 @@ func TestNamedRoutes(t *testing.T) {
 					req{Method: "POST", Target: d + "chown", Body: namedBody(map[string]any{"path": "/co", "uid": me, "gid": strconv.Itoa(os.Getgid()), "recursive": true})},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						got := decode[namedChownResponse](t, r)
+						got := decode[named.ChownResponse](t, r)
 						if got.Path != "/co" || got.Count != 2 || strings.Join(got.Affected, ",") != "/co,/co/a" {
 							t.Errorf("got %+v", got)
 						}
@@ -287,7 +288,7 @@ func TestNamedRoutes(t *testing.T) {
 					req{Method: "POST", Target: d + "chown", Body: namedBody(map[string]any{"path": "/con", "uid": currentUserName(t)})},
 					func(t *testing.T, r resp) {
 						wantStatus(t, r, 200)
-						if got := decode[namedChownResponse](t, r); got.Count != 1 {
+						if got := decode[named.ChownResponse](t, r); got.Count != 1 {
 							t.Errorf("got %+v", got)
 						}
 					}},

@@ -8,11 +8,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sandfs/api"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"sandfs/api"
+	"sandfs/rest/aio"
+	"sandfs/rest/httpkit"
 )
 
 // badNameRoot makes, in h's root, two files whose names are not UTF-8
@@ -98,8 +101,8 @@ func TestNamesNotUTF8(t *testing.T) {
 			}
 			got := h.do(t, r)
 			wantStatus(t, got, http.StatusOK)
-			if n := got.Header.Get(headerSkippedNames); n != "3" {
-				t.Errorf("%s: %q, want 3 (a\\xff, a\\xfe, b\\xff)", headerSkippedNames, n)
+			if n := got.Header.Get(httpkit.HeaderSkippedNames); n != "3" {
+				t.Errorf("%s: %q, want 3 (a\\xff, a\\xfe, b\\xff)", httpkit.HeaderSkippedNames, n)
 			}
 			seen := 0
 			var paths []string
@@ -208,8 +211,8 @@ func TestNamesNotUTF8(t *testing.T) {
 			Header: map[string]string{"Content-Type": "application/x-tar"}})
 		wantStatus(t, got, http.StatusOK)
 		res := decode[api.FSUploadBatch](t, got)
-		if strings.Join(res.Paths, "|") != "/up/y" || got.Header.Get(headerSkippedNames) != "1" {
-			t.Errorf("paths %q, %s %q; want [/up/y] and 1", res.Paths, headerSkippedNames, got.Header.Get(headerSkippedNames))
+		if strings.Join(res.Paths, "|") != "/up/y" || got.Header.Get(httpkit.HeaderSkippedNames) != "1" {
+			t.Errorf("paths %q, %s %q; want [/up/y] and 1", res.Paths, httpkit.HeaderSkippedNames, got.Header.Get(httpkit.HeaderSkippedNames))
 		}
 	})
 }
@@ -235,7 +238,7 @@ func TestNamesNotUTF8InWatchEvents(t *testing.T) {
 		}
 	}
 	settleOutside(t, h, sb)
-	got, _ := h.collect(t, wc.WatcherID, wc.InitialCursor, func(es []watchEvent) bool {
+	got, _ := h.collect(t, wc.WatcherID, wc.InitialCursor, func(es []aio.WatchEvent) bool {
 		for _, e := range es {
 			if e.Path == "/end" {
 				return true

@@ -6,11 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sandfs/api"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/api"
+	"sandfs/rest/aio"
 )
 
 // hostETag is core.ETag of a host file, followed or not; "" when absent.
@@ -331,7 +333,7 @@ func TestStatETags(t *testing.T) {
 	var agent struct{ Etag string }
 	json.Unmarshal(h.get(t, "/v1/fs/stat?path=/f.txt").Body, &agent)
 	named := decode[api.Entry](t, h.get(t, "/v1/sandboxes/default/fs/stat?path=/f.txt"))
-	aio := wantAIO[statResult](t, h.get(t, "/v2/fs/stat?path=/f.txt"))
+	aio := wantAIO[aio.StatResult](t, h.get(t, "/v2/fs/stat?path=/f.txt"))
 	for fam, got := range map[string]string{"agent": agent.Etag, "named": named.Etag, "aio": aio.ETag} {
 		if got != want {
 			t.Errorf("%s stat etag %q, want %q", fam, got, want)
@@ -356,7 +358,7 @@ func TestConditionalOrder(t *testing.T) {
 	cur := hostETag(t, h.host("/f.txt"), false)
 	r := h.post(t, "/v2/fs/edit", `{"command":"str_replace","path":"/f.txt","old_str":"GONE","new_str":"x","expected_etag":"\"1-2-3\""}`)
 	wantPrecondition(t, FamilyAIOv2, r, cur)
-	if n := h.srv.files().undo.depth("/f.txt"); n != 0 {
+	if n := h.srv.aio.UndoDepth("/f.txt"); n != 0 {
 		t.Errorf("undo steps after a refused edit: %d", n)
 	}
 	r = h.do(t, withHeader(jsonPost("POST", "/v2/fs/copy", `{"source":"/src.txt","destination":"/f.txt"}`), "If-None-Match", "*"))

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"sandfs/rest/httpkit"
 )
 
 // Pre-routing errors (api.md §1). net/http refuses some requests
@@ -152,19 +154,19 @@ func plainError(p []byte) (status int, msg string, ok bool) {
 // the request line head names, as a complete HTTP/1.1 answer that closes
 // the connection.
 func (s *Server) prerouteAnswer(head string, status int, msg string) []byte {
-	fam := familyOf(FamilyService)
+	fam := s.shapeOf(FamilyService)
 	method, rest, ok := strings.Cut(head, " ")
 	if ok && method != "" && strings.HasPrefix(rest, "/") {
 		path, _, _ := strings.Cut(rest, " ")
 		path, _, _ = strings.Cut(path, "?")
 		fam = s.familyForPath(path)
 	}
-	k := errKind{Kind: kindInvalidRequest, Status: status, Detail: msg}
+	k := httpkit.ErrKind{Kind: httpkit.KindInvalidRequest, Status: status, Detail: msg}
 	if status == http.StatusRequestHeaderFieldsTooLarge {
-		k.Kind, k.Detail = kindHeaderTooLarge, "the request line and headers are larger than the daemon's limit (--max-header-bytes)"
+		k.Kind, k.Detail = httpkit.KindHeaderTooLarge, "the request line and headers are larger than the daemon's limit (--max-header-bytes)"
 	}
 	rec := &bufferedAnswer{header: http.Header{}}
-	fam.render(rec, k)
+	fam.Render(rec, k)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\n", rec.status, http.StatusText(rec.status))
 	rec.header.Del("Content-Length")

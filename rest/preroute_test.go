@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandfs/rest/httpkit"
 )
 
 // prerouteServer is the harness's handler behind a listener wrapped as
@@ -67,18 +69,18 @@ func TestPreRoutingErrors(t *testing.T) {
 		name, raw string
 		family    string
 		status    int
-		k         kind
+		k         httpkit.Kind
 	}{
-		{"431 on v2", "GET /v2/fs/read?path=/a.txt HTTP/1.1\r\nHost: 127.0.0.1\r\n" + big + "\r\n", FamilyAIOv2, 431, kindHeaderTooLarge},
-		{"431 on v1 file", "POST /v1/file/read HTTP/1.1\r\nHost: 127.0.0.1\r\n" + big + "\r\n", FamilyAIOv1, 431, kindHeaderTooLarge},
+		{"431 on v2", "GET /v2/fs/read?path=/a.txt HTTP/1.1\r\nHost: 127.0.0.1\r\n" + big + "\r\n", FamilyAIOv2, 431, httpkit.KindHeaderTooLarge},
+		{"431 on v1 file", "POST /v1/file/read HTTP/1.1\r\nHost: 127.0.0.1\r\n" + big + "\r\n", FamilyAIOv1, 431, httpkit.KindHeaderTooLarge},
 		{"431 on /v1/fs", "GET /v1/fs/stat?path=/a.txt HTTP/1.1\r\nHost: 127.0.0.1\r\n" + big + "\r\n", FamilyAgent, 431, ""},
 		{"431 on named", "GET /v1/sprites/default/fs/stat?path=/a.txt HTTP/1.1\r\nHost: 127.0.0.1\r\n" + big + "\r\n", FamilyNamed, 431, ""},
 		{"431 with a huge path", "GET /v1/sandboxes/default/fs/read?path=/" + strings.Repeat("p", 8<<10) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", FamilyNamed, 431, ""},
 		{"431 on no route", "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n" + big + "\r\n", FamilyService, 431, ""},
-		{"malformed Host on v1 download (v2 family)", "GET /v1/file/download?path=/a.txt HTTP/1.1\r\nHost: a b\r\n\r\n", FamilyAIOv2, 400, kindInvalidRequest},
+		{"malformed Host on v1 download (v2 family)", "GET /v1/file/download?path=/a.txt HTTP/1.1\r\nHost: a b\r\n\r\n", FamilyAIOv2, 400, httpkit.KindInvalidRequest},
 		{"missing Host on named", "GET /v1/sandboxes/default/fs/read?path=/a.txt HTTP/1.1\r\n\r\n", FamilyNamed, 400, ""},
 		{"two Hosts on /v1/fs", "GET /v1/fs/stat?path=/a.txt HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", FamilyAgent, 400, ""},
-		{"bad header name on v1 capabilities (v1 family)", "GET /v1/capabilities HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Name: x\r\n\r\n", FamilyAIOv1, 400, kindInvalidRequest},
+		{"bad header name on v1 capabilities (v1 family)", "GET /v1/capabilities HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Name: x\r\n\r\n", FamilyAIOv1, 400, httpkit.KindInvalidRequest},
 		{"garbage", "NOT HTTP AT ALL\r\n\r\n", FamilyService, 400, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 
 	"sandfs/core"
 	"sandfs/internal/testenv"
+	"sandfs/rest/aio"
+	"sandfs/rest/httpkit"
 )
 
 // growthCase is a request of a family that grows the tree by a 200-byte
@@ -71,12 +73,12 @@ func refusedDetail(t *testing.T, c growthCase, r resp) string {
 	case FamilyAgent:
 		return wantProblem(t, r, 507, "stream_error").Detail
 	case FamilyAIOv1, FamilyAIOv2:
-		f := wantAIOError(t, r, 507, string(kindNoSpace))
+		f := wantAIOError(t, r, 507, string(httpkit.KindNoSpace))
 		wantErrno(t, f, unix.ENOSPC, "OSError")
 		if f.Path != c.path {
 			t.Errorf("data.path %q, want %q", f.Path, c.path)
 		}
-		var env aioEnv[aioFailure]
+		var env aioEnv[aio.Failure]
 		json.Unmarshal(r.Body, &env)
 		return *env.Message
 	case FamilyNamed:

@@ -31,7 +31,7 @@ type regEntry struct {
 	hasToken bool
 	tokenSum [sha256.Size]byte
 	gone     chan struct{} // closed by Remove: the sandbox's streams end
-	watches  watchState    // its AIO watchers that watch a file (aio_watch.go)
+	values   sync.Map      // what the families keep beside the sandbox (host.SandboxValue)
 
 	// The requests in flight on the sandbox (a stream counts until it
 	// ends): acquire adds one, release takes it off; once removed, the

@@ -3,177 +3,64 @@ package rest
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
+
+	"sandfs/rest/agentfs"
+	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
-
-// Route is one line of the route table.
-type Route struct {
-	Method string // GET, HEAD, PUT, POST, PATCH, DELETE
-	Path   string // httprouter pattern (":name" for a path parameter)
-	Family string // FamilyService, FamilyAgent, …: which error shape the route speaks
-	Auth   bool   // whether the token (when one is configured) is required
-}
-
-// Families: each renders errors in its own shape (see errors.go).
-const (
-	FamilyService = "service"       // /health, /v1/ping, /openapi.json
-	FamilyAgent   = "sandbox-agent" // /v1/fs/*
-	FamilyAIOv1   = "aio-v1"        // /v1/file/*: AIO envelope, filesystem failures 200 + success:false
-	FamilyAIOv2   = "aio-v2"        // /v2/fs/*, /v2/watch: AIO envelope, the status of api.md §2
-	FamilyNamed   = "named"         // /v1/sandboxes/{name}/fs/*, /v1/sprites/{name}/fs/*: {error, code, path}
-)
-
-// handlerFunc is a thin handler: decode, one core call, encode. A non-nil
-// error has written nothing yet; handle renders it in the route's family.
-type handlerFunc func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error
-
-type route struct {
-	Route
-	h handlerFunc
-}
 
 const (
-	public = false // no token needed
-	authed = true  // token needed when one is configured
+	public = httpkit.Public // no token needed
+	authed = httpkit.Authed // token needed when one is configured
 )
 
-// table is the one route table. One line a route; the comment names its
-// parameters (q: query, b: body). sessionId/session_id is accepted and
-// ignored on every /v1/fs route.
-func (s *Server) table() []route {
-	return []route{
-		// Service (api.md §1).
-		{Route{"GET", "/health", FamilyService, public}, s.health},           // → {"status":"ok"}
-		{Route{"GET", "/v1/health", FamilyService, public}, s.health},        // → {"status":"ok"}
-		{Route{"GET", "/v1/ping", FamilyService, public}, s.ping},            // → {"status":"ok"}
-		{Route{"GET", "/openapi.json", FamilyService, authed}, s.openapiDoc}, // → OpenAPI 3.1 document
-		{Route{"GET", "/metrics", FamilyService, authed}, s.metrics},         // → Prometheus text (metrics.go)
+// table is the one route table: rest's own lines and each family's
+// (Family.Routes of rest/agentfs, rest/aio, rest/named), in this order. One
+// line a route; the comment names its parameters (q: query, b: body).
+func (s *Server) table() []httpkit.Line {
+	svc := httpkit.Shape{Name: FamilyService, Render: agentfs.RenderProblem}
+	sandboxes := httpkit.Shape{Name: FamilyNamed, Render: named.Render}
+	return slices.Concat(
+		[]httpkit.Line{
+			// Service (api.md §1).
+			svc.On("GET", "/health", public, s.health),           // → {"status":"ok"}
+			svc.On("GET", "/v1/health", public, s.health),        // → {"status":"ok"}
+			svc.On("GET", "/v1/ping", public, s.ping),            // → {"status":"ok"}
+			svc.On("GET", "/openapi.json", authed, s.openapiDoc), // → OpenAPI 3.1 document
+			svc.On("GET", "/metrics", authed, s.metrics),         // → Prometheus text (metrics.go)
 
-		// Web console (ui.go): the page (GET /ui/), its scripts and style sheet, embedded; public (they carry no data). GET /ui → 301 /ui/.
-		{Route{"GET", "/ui/*file", FamilyService, public}, s.uiAsset}, // → an embedded file; anything else 404
-
-		// sandbox-agent (api.md §3, the sandbox-agent spec).
-		{Route{"GET", "/v1/fs/entries", FamilyAgent, authed}, s.fsEntries},           // q: path (default ".") → [FsEntry]
-		{Route{"GET", "/v1/fs/file", FamilyAgent, authed}, s.fsReadFile},             // q: path; Range → bytes
-		{Route{"PUT", "/v1/fs/file", FamilyAgent, authed}, s.fsWriteFile},            // q: path; b: bytes → FsWriteResponse
-		{Route{"DELETE", "/v1/fs/entry", FamilyAgent, authed}, s.fsDeleteEntry},      // q: path, recursive → FsActionResponse
-		{Route{"POST", "/v1/fs/mkdir", FamilyAgent, authed}, s.fsMkdir},              // q: path → FsActionResponse
-		{Route{"POST", "/v1/fs/move", FamilyAgent, authed}, s.fsMove},                // b: {from,to,overwrite} → FsMoveResponse
-		{Route{"GET", "/v1/fs/stat", FamilyAgent, authed}, s.fsStat},                 // q: path → FsStat
-		{Route{"POST", "/v1/fs/upload-batch", FamilyAgent, authed}, s.fsUploadBatch}, // q: path (default "."); b: tar → FsUploadBatchResponse
-
-		// AIO watch (api.md §4, §6, the AIO spec): v2.
-		{Route{"POST", "/v2/watch", FamilyAIOv2, authed}, s.watchCreate},           // b: {path, recursive, debounce, exclude, include_patterns} → {watcher_id, path, status, created_at, reused, initial_cursor}
-		{Route{"GET", "/v2/watch", FamilyAIOv2, authed}, s.watchList},              // → {watchers, count}
-		{Route{"GET", "/v2/watch/:id/poll", FamilyAIOv2, authed}, s.watchPollV2},   // q: cursor, limit, timeout → {events, cursor, overflow}; Accept: text/event-stream → SSE
-		{Route{"GET", "/v2/watch/:id/events", FamilyAIOv2, authed}, s.watchEvents}, // q: cursor; Last-Event-ID → SSE
-		{Route{"DELETE", "/v2/watch/:id", FamilyAIOv2, authed}, s.watchStop},       // → {watcher_id, status, subscribers}
-		// AIO watch: v1 (the 1.x schema's models).
-		{Route{"POST", "/v1/file/watch", FamilyAIOv1, authed}, s.watchCreate},           // b: CreateWatchRequest → as v2
-		{Route{"GET", "/v1/file/watch", FamilyAIOv1, authed}, s.watchList},              // → as v2
-		{Route{"POST", "/v1/file/watch/wait", FamilyAIOv1, authed}, s.watchWait},        // b: {path, timeout, event_types} → the first matching event; 503 on timeout
-		{Route{"POST", "/v1/file/watch/:id/poll", FamilyAIOv1, authed}, s.watchPollV1},  // b: PollRequest {cursor, limit, timeout} → {events, cursor, overflow}
-		{Route{"GET", "/v1/file/watch/:id/events", FamilyAIOv1, authed}, s.watchEvents}, // q: cursor; Last-Event-ID → SSE
-		{Route{"DELETE", "/v1/file/watch/:id", FamilyAIOv1, authed}, s.watchStop},       // → as v2
-
-		// AIO files (part A): read, write, edit, stat, list, search, glob, mkdir, copy, move, delete, capabilities (api.md §4, the AIO spec).
-		{Route{"GET", "/v2/fs/read", FamilyAIOv2, authed}, s.readV2},                  // q: path, start_line, end_line (0-based, end exclusive) → {content, file}
-		{Route{"POST", "/v1/file/read", FamilyAIOv1, authed}, s.readV1},               // b: FileReadRequest {file, start_line, end_line} → FileReadResult
-		{Route{"POST", "/v2/fs/write", FamilyAIOv2, authed}, s.writeFile},             // q: user; b: {path, content, encoding, append, leading_newline, trailing_newline} → {file, bytes_written}
-		{Route{"POST", "/v1/file/write", FamilyAIOv1, authed}, s.writeFile},           // b: FileWriteRequest {file, content, encoding, …, user} → FileWriteResult
-		{Route{"POST", "/v2/fs/edit", FamilyAIOv2, authed}, s.editV2},                 // q: user; b: {command (str_replace|insert|undo_edit), path, old_str, new_str, insert_line, replace_mode} → {output, path, prev_exist, old_content, new_content}
-		{Route{"POST", "/v1/file/str_replace_editor", FamilyAIOv1, authed}, s.editV1}, // b: StrReplaceEditorRequest (+ view, create) → StrReplaceEditorResult
-		{Route{"POST", "/v1/file/replace", FamilyAIOv1, authed}, s.replaceV1},         // b: FileReplaceRequest {file, old_str, new_str, replace_mode} → {file, replaced_count}
-		{Route{"GET", "/v2/fs/stat", FamilyAIOv2, authed}, s.statV2},                  // q: path, follow_symlinks (true) → {path, size, permissions, is_directory, is_symlink, modified_time}
-		{Route{"POST", "/v1/file/stat", FamilyAIOv1, authed}, s.statV1},               // b: {path, follow_symlinks} → as v2
-		{Route{"GET", "/v2/fs/list", FamilyAIOv2, authed}, s.listV2},                  // q: path, recursive, show_hidden, max_depth, include_size, include_permissions, sort_by, sort_desc, file_types → {path, files, total_count, file_count, directory_count, truncated}
-		{Route{"POST", "/v1/file/list", FamilyAIOv1, authed}, s.listV1},               // b: FileListRequest → FileListResult + truncated
-		{Route{"GET", "/v2/fs/search", FamilyAIOv2, authed}, s.searchV2},              // q: path, pattern (** globs) → {path, files, truncated}
-		{Route{"POST", "/v1/file/find", FamilyAIOv1, authed}, s.findV1},               // b: FileFindRequest {path, glob} → FileFindResult + truncated
-		{Route{"POST", "/v1/file/glob", FamilyAIOv1, authed}, s.globV1},               // b: FileGlobRequest {path, pattern, exclude, include_hidden, files_only, include_metadata, max_results, sort_by, sort_desc} → FileGlobResult
-		{Route{"POST", "/v2/fs/mkdir", FamilyAIOv2, authed}, s.mkdir},                 // q: user; b: {path, parents (true)} → {path, created}
-		{Route{"POST", "/v1/file/mkdir", FamilyAIOv1, authed}, s.mkdir},               // b: {path, parents, user} → as v2
-		{Route{"POST", "/v2/fs/copy", FamilyAIOv2, authed}, s.copyEntry},              // q: user; b: {source, destination, overwrite} → {source, destination, entries, bytes_copied}
-		{Route{"POST", "/v1/file/copy", FamilyAIOv1, authed}, s.copyEntry},            // b: {source, destination, overwrite, user} → as v2
-		{Route{"POST", "/v2/fs/move", FamilyAIOv2, authed}, s.moveEntry},              // b: {source, destination, overwrite} → {source, destination}
-		{Route{"POST", "/v1/file/move", FamilyAIOv1, authed}, s.moveEntry},            // b: as v2 → as v2
-		{Route{"POST", "/v2/fs/delete", FamilyAIOv2, authed}, s.deleteEntry},          // b: {path, recursive} → {path}
-		{Route{"POST", "/v1/file/delete", FamilyAIOv1, authed}, s.deleteEntry},        // b: as v2 → as v2
-		{Route{"GET", "/v1/capabilities", FamilyAIOv1, authed}, s.capabilitiesV1},     // → {files: {read, write, …: bool}, exec, browser, computer, code_interpreter}
-
-		// AIO transfer (part B): grep, upload, download, tree, xattr (api.md §4, the AIO spec).
-		{Route{"POST", "/v2/fs/grep", FamilyAIOv2, authed}, s.grep},             // b: FileGrepRequest {path, pattern, include, exclude, type, …} → {path, pattern, matches, match_count, files_searched, files_matched, truncated}
-		{Route{"POST", "/v1/file/grep", FamilyAIOv1, authed}, s.grep},           // b: FileGrepRequest → as v2
-		{Route{"POST", "/v1/file/search", FamilyAIOv1, authed}, s.searchInFile}, // b: FileSearchRequest {file, regex} → {file, matches, line_numbers (0-based)}
-		{Route{"POST", "/v2/fs/upload", FamilyAIOv2, authed}, s.upload},         // q: path, user; b: multipart {path, user, file} → {file_path, file_size, success}
-		{Route{"POST", "/v1/file/upload", FamilyAIOv1, authed}, s.upload},       // b: multipart Body_upload_file {file, path} → FileUploadResult
-		{Route{"GET", "/v2/fs/download", FamilyAIOv2, authed}, s.download},      // q: path, change_policy (ignore|abort); Range, If-Match → bytes (200/206)
-		{Route{"HEAD", "/v2/fs/download", FamilyAIOv2, authed}, s.download},     // q: path, change_policy → headers only
-		{Route{"GET", "/v1/file/download", FamilyAIOv2, authed}, s.download},    // q: path, change_policy → bytes; v2 statuses (missing is 404 on v1 too)
-		{Route{"GET", "/v2/fs/tree", FamilyAIOv2, authed}, s.treeGet},           // q: path → application/x-tar stream
-		{Route{"PUT", "/v2/fs/tree", FamilyAIOv2, authed}, s.treePut},           // q: path, mode (merge|rename), user; b: tar → {path, entries, mode}
-		{Route{"GET", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrGet},         // q: path, name → {path, xattrs:{name: base64}}
-		{Route{"PUT", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrSet},         // b: {path, name, value (base64)} → {path, xattrs}
-		{Route{"DELETE", "/v2/fs/xattr", FamilyAIOv2, authed}, s.xattrDelete},   // q: path, name → {path, xattrs}
-
-		// The sandboxes themselves (sandfs's own, api.md §5 "The sandboxes"; sandboxes.go): list (the console's picker), create, quota, remove.
-		{Route{"GET", "/v1/sandboxes", FamilyNamed, authed}, s.listSandboxes},          // → {sandboxes: [{name, usage: {bytes, entries}, quota: {bytes, entries}}], count}, "default" first
-		{Route{"GET", "/v1/sprites", FamilyNamed, authed}, s.listSandboxes},            // → as above
-		{Route{"POST", "/v1/sandboxes", FamilyNamed, authed}, s.createSandbox},         // b: {name, quota?: {bytes?, entries?}} → 201 {name, token, quota}
-		{Route{"POST", "/v1/sprites", FamilyNamed, authed}, s.createSandbox},           // b: as above → as above
-		{Route{"PATCH", "/v1/sandboxes/:name", FamilyNamed, authed}, s.patchSandbox},   // b: {quota: {bytes?, entries?}} → {name, quota, usage}
-		{Route{"PATCH", "/v1/sprites/:name", FamilyNamed, authed}, s.patchSandbox},     // b: as above → as above
-		{Route{"DELETE", "/v1/sandboxes/:name", FamilyNamed, authed}, s.deleteSandbox}, // → {name, removed: true}
-		{Route{"DELETE", "/v1/sprites/:name", FamilyNamed, authed}, s.deleteSandbox},   // → as above
-
-		// Named sandboxes (api.md §5, the named-sandbox spec): every route under both prefixes; asRoot accepted and ignored.
-		{Route{"GET", "/v1/sandboxes/:name/fs/read", FamilyNamed, authed}, s.namedRead},        // q: path, workingDir; Range → bytes
-		{Route{"GET", "/v1/sprites/:name/fs/read", FamilyNamed, authed}, s.namedRead},          // q: path, workingDir; Range → bytes
-		{Route{"PUT", "/v1/sandboxes/:name/fs/write", FamilyNamed, authed}, s.namedWrite},      // q: path, workingDir, mode, mkdir|mkdirParents; b: bytes ≤ 16 MiB → {path, size, mode}
-		{Route{"PUT", "/v1/sprites/:name/fs/write", FamilyNamed, authed}, s.namedWrite},        // q: path, workingDir, mode, mkdir|mkdirParents; b: bytes ≤ 16 MiB → {path, size, mode}
-		{Route{"GET", "/v1/sandboxes/:name/fs/list", FamilyNamed, authed}, s.namedList},        // q: path, workingDir, recursive, pattern → {path, entries, count}
-		{Route{"GET", "/v1/sprites/:name/fs/list", FamilyNamed, authed}, s.namedList},          // q: path, workingDir, recursive, pattern → {path, entries, count}
-		{Route{"GET", "/v1/sandboxes/:name/fs/stat", FamilyNamed, authed}, s.namedStat},        // q: path, workingDir → entry
-		{Route{"GET", "/v1/sprites/:name/fs/stat", FamilyNamed, authed}, s.namedStat},          // q: path, workingDir → entry
-		{Route{"DELETE", "/v1/sandboxes/:name/fs/delete", FamilyNamed, authed}, s.namedDelete}, // q: path, workingDir, recursive (or b: the same) → {deleted, count}
-		{Route{"DELETE", "/v1/sprites/:name/fs/delete", FamilyNamed, authed}, s.namedDelete},   // q: path, workingDir, recursive (or b: the same) → {deleted, count}
-		{Route{"POST", "/v1/sandboxes/:name/fs/rename", FamilyNamed, authed}, s.namedRename},   // b: {source, dest, workingDir} → {source, dest}
-		{Route{"POST", "/v1/sprites/:name/fs/rename", FamilyNamed, authed}, s.namedRename},     // b: {source, dest, workingDir} → {source, dest}
-		{Route{"POST", "/v1/sandboxes/:name/fs/copy", FamilyNamed, authed}, s.namedCopy},       // b: {source, dest, workingDir, recursive, preserveAttrs} → {source, dest, count, totalBytes}
-		{Route{"POST", "/v1/sprites/:name/fs/copy", FamilyNamed, authed}, s.namedCopy},         // b: {source, dest, workingDir, recursive, preserveAttrs} → {source, dest, count, totalBytes}
-		{Route{"POST", "/v1/sandboxes/:name/fs/chmod", FamilyNamed, authed}, s.namedChmod},     // b: {path, mode, workingDir, recursive} → {path, mode, count}
-		{Route{"POST", "/v1/sprites/:name/fs/chmod", FamilyNamed, authed}, s.namedChmod},       // b: {path, mode, workingDir, recursive} → {path, mode, count}
-		{Route{"POST", "/v1/sandboxes/:name/fs/chown", FamilyNamed, authed}, s.namedChown},     // b: {path, uid, gid, workingDir, recursive} → {path, affected, count}
-		{Route{"POST", "/v1/sprites/:name/fs/chown", FamilyNamed, authed}, s.namedChown},       // b: {path, uid, gid, workingDir, recursive} → {path, affected, count}
-		{Route{"GET", "/v1/sandboxes/:name/events", FamilyNamed, authed}, s.namedEvents},       // q: since | last, limit, path, workingDir, actor, origin → {events, cursor, oldest, latest, overflow, more}
-		{Route{"GET", "/v1/sprites/:name/events", FamilyNamed, authed}, s.namedEvents},         // q: as above
-		{Route{"GET", "/v1/sandboxes/:name/fs/watch", FamilyNamed, authed}, s.namedWatch},      // websocket: subscribe → subscribed, event…, error
-		{Route{"GET", "/v1/sprites/:name/fs/watch", FamilyNamed, authed}, s.namedWatch},        // websocket: subscribe → subscribed, event…, error
-		// History (api.md §5, "Changes since a point"): the net change set since a seq, a time or a checkpoint.
-		{Route{"GET", "/v1/sandboxes/:name/changes", FamilyNamed, authed}, s.namedChangesOf}, // q: since (SEQ|TIME|cp_…), path, workingDir, actor, origin, diff, max_diff_bytes, limit → {since, untilSeq, lost, changes, count, truncated}
-		{Route{"GET", "/v1/sprites/:name/changes", FamilyNamed, authed}, s.namedChangesOf},   // q: as above → as above
-
-		// History (api.md §5a): checkpoints of the tree and restore, under both prefixes.
-		{Route{"POST", "/v1/sandboxes/:name/checkpoints", FamilyNamed, authed}, s.namedCheckpointCreate},       // b: {name?, skipExcluded?} → 201 checkpoint {id, name, reason, seq, createdAt, files, dirs, symlinks, bytes, newBytes}
-		{Route{"GET", "/v1/sandboxes/:name/checkpoints", FamilyNamed, authed}, s.namedCheckpointList},          // → {checkpoints: [checkpoint], count}, oldest first
-		{Route{"GET", "/v1/sandboxes/:name/checkpoints/:id", FamilyNamed, authed}, s.namedCheckpointGet},       // → checkpoint; unknown id 404 ENOENT
-		{Route{"DELETE", "/v1/sandboxes/:name/checkpoints/:id", FamilyNamed, authed}, s.namedCheckpointDelete}, // → {id, deleted: true}
-		{Route{"POST", "/v1/sandboxes/:name/restore", FamilyNamed, authed}, s.namedRestore},                    // b: {checkpoint, paths?, actor?, dry_run?|dryRun?} → {checkpoint, dryRun, undo, written, removed, skipped: [{path, reason, by}], count}
-		{Route{"POST", "/v1/sprites/:name/checkpoints", FamilyNamed, authed}, s.namedCheckpointCreate},         // b: {name?, skipExcluded?} → 201 checkpoint {id, name, reason, seq, createdAt, files, dirs, symlinks, bytes, newBytes}
-		{Route{"GET", "/v1/sprites/:name/checkpoints", FamilyNamed, authed}, s.namedCheckpointList},            // → {checkpoints: [checkpoint], count}, oldest first
-		{Route{"GET", "/v1/sprites/:name/checkpoints/:id", FamilyNamed, authed}, s.namedCheckpointGet},         // → checkpoint; unknown id 404 ENOENT
-		{Route{"DELETE", "/v1/sprites/:name/checkpoints/:id", FamilyNamed, authed}, s.namedCheckpointDelete},   // → {id, deleted: true}
-		{Route{"POST", "/v1/sprites/:name/restore", FamilyNamed, authed}, s.namedRestore},                      // b: {checkpoint, paths?, actor?, dry_run?|dryRun?} → {checkpoint, dryRun, undo, written, removed, skipped: [{path, reason, by}], count}
-	}
+			// Web console (ui.go): the page (GET /ui/), its scripts and style sheet, embedded; public (they carry no data). GET /ui → 301 /ui/.
+			svc.On("GET", "/ui/*file", public, s.uiAsset), // → an embedded file; anything else 404
+		},
+		// sandbox-agent (rest/agentfs): /v1/fs/*.
+		s.agent.Routes(),
+		// AIO (rest/aio): /v2/watch, /v1/file/watch, /v2/fs/*, /v1/file/*, /v1/capabilities.
+		s.aio.Routes(),
+		[]httpkit.Line{
+			// The sandboxes themselves (sandfs's own, api.md §5 "The sandboxes"; sandboxes.go): list (the console's picker), create, quota, remove.
+			sandboxes.On("GET", "/v1/sandboxes", authed, s.listSandboxes),          // → {sandboxes: [{name, usage: {bytes, entries}, quota: {bytes, entries}}], count}, "default" first
+			sandboxes.On("GET", "/v1/sprites", authed, s.listSandboxes),            // → as above
+			sandboxes.On("POST", "/v1/sandboxes", authed, s.createSandbox),         // b: {name, quota?: {bytes?, entries?}} → 201 {name, token, quota}
+			sandboxes.On("POST", "/v1/sprites", authed, s.createSandbox),           // b: as above → as above
+			sandboxes.On("PATCH", "/v1/sandboxes/:name", authed, s.patchSandbox),   // b: {quota: {bytes?, entries?}} → {name, quota, usage}
+			sandboxes.On("PATCH", "/v1/sprites/:name", authed, s.patchSandbox),     // b: as above → as above
+			sandboxes.On("DELETE", "/v1/sandboxes/:name", authed, s.deleteSandbox), // → {name, removed: true}
+			sandboxes.On("DELETE", "/v1/sprites/:name", authed, s.deleteSandbox),   // → as above
+		},
+		// Named sandboxes (rest/named): /v1/sandboxes/:name/…, /v1/sprites/:name/….
+		s.named.Routes(),
+	)
 }
 
 // handle wraps a route's handler: recover, the browser guard (Host and
 // Origin, browser.go), then serve, with any error rendered in the route's
 // family shape.
-func (s *Server) handle(rt route) httprouter.Handle {
-	fam := familyOf(rt.Family)
+func (s *Server) handle(rt httpkit.Line) httprouter.Handle {
+	fam := httpkit.Shape{Name: rt.Family, Render: rt.Render}
 	st := newRouteStats(rt.Route)
 	s.stats = append(s.stats, st)
 	sel := routeSelector(rt.Route)
@@ -209,7 +96,7 @@ func (s *Server) handle(rt route) httprouter.Handle {
 // (selector.go), auth and the token's scope (auth.go), the actor header
 // (actor.go), the sandbox it acts on, held until the handler returns, then
 // the handler.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route, sel selectorKind, ps httprouter.Params) error {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt httpkit.Line, sel selectorKind, ps httprouter.Params) error {
 	named, nameErr := namedSandbox(sel, r, ps)
 	own, err := s.authorize(r, rt.Route, sel, named)
 	if err != nil {
@@ -223,7 +110,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route, sel sel
 		// a route on a sandbox already acts on the token's own.
 		r = r.WithContext(context.WithValue(r.Context(), tokenSandboxKey{}, own))
 	}
-	if r, err = withActor(r); err != nil {
+	if r, err = httpkit.WithActor(r); err != nil {
 		return err
 	}
 	r, held, err := s.withSandbox(r, sel, actsOn(sel, named, own))
@@ -233,5 +120,5 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route, sel sel
 	if held != nil {
 		defer held.release()
 	}
-	return rt.h(w, r, ps)
+	return rt.Handle(w, r, ps)
 }

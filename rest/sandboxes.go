@@ -14,6 +14,7 @@ import (
 	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/pathmatch"
+	"sandfs/rest/httpkit"
 )
 
 // The sandboxes themselves (api.md §5, "The sandboxes"; sandfs's own),
@@ -36,7 +37,7 @@ import (
 // 405, the Allow header naming what the path still takes.
 func noManager(w http.ResponseWriter, op, name, allow string) error {
 	w.Header().Set("Allow", allow)
-	return sandboxRefusal(http.StatusMethodNotAllowed, kindMethodNotAllowed, op, name,
+	return sandboxRefusal(http.StatusMethodNotAllowed, httpkit.KindMethodNotAllowed, op, name,
 		"the daemon makes no sandboxes: start it with --sandboxes DIR")
 }
 
@@ -74,7 +75,7 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprou
 		out.Sandboxes = append(out.Sandboxes, api.Sandbox{Name: name, Usage: usageSizes(u), Quota: quotaSizes(u.Quota)})
 	})
 	out.Count = len(out.Sandboxes)
-	return writeJSON(w, http.StatusOK, out)
+	return httpkit.WriteJSON(w, http.StatusOK, out)
 }
 
 // createSandbox answers POST /v1/sandboxes {name, quota?} with 201 {name,
@@ -85,11 +86,11 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprou
 		return err
 	}
 	if req.Name == nil {
-		return invalidRequest(`request body: missing required field "name"`)
+		return httpkit.InvalidRequest(`request body: missing required field "name"`)
 	}
 	name := *req.Name
 	if err := core.CheckSandboxName(name); err != nil {
-		return sandboxRefusal(http.StatusBadRequest, kindInvalidPath, "create", name, err.Error())
+		return sandboxRefusal(http.StatusBadRequest, httpkit.KindInvalidPath, "create", name, err.Error())
 	}
 	q, err := req.Quota.apply(core.Quota{})
 	if err != nil {
@@ -105,7 +106,7 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return managerError("create", name, err)
 	}
-	return writeJSON(w, http.StatusCreated, api.SandboxCreated{Name: name, Token: token, Quota: quotaSizes(q)})
+	return httpkit.WriteJSON(w, http.StatusCreated, api.SandboxCreated{Name: name, Token: token, Quota: quotaSizes(q)})
 }
 
 // patchSandbox answers PATCH /v1/sandboxes/{name} {quota} with 200 {name,
@@ -117,7 +118,7 @@ func (s *Server) patchSandbox(w http.ResponseWriter, r *http.Request, ps httprou
 		return err
 	}
 	if req.Quota == nil {
-		return invalidRequest(`request body: missing required field "quota"`)
+		return httpkit.InvalidRequest(`request body: missing required field "quota"`)
 	}
 	sb := s.reg.Get(name)
 	if sb == nil {
@@ -134,7 +135,7 @@ func (s *Server) patchSandbox(w http.ResponseWriter, r *http.Request, ps httprou
 		return managerError("quota", name, err)
 	}
 	u := sb.Usage()
-	return writeJSON(w, http.StatusOK, api.SandboxQuota{Name: name, Quota: quotaSizes(u.Quota), Usage: usageSizes(u)})
+	return httpkit.WriteJSON(w, http.StatusOK, api.SandboxQuota{Name: name, Quota: quotaSizes(u.Quota), Usage: usageSizes(u)})
 }
 
 // deleteSandbox answers DELETE /v1/sandboxes/{name} with 200 {name,
@@ -151,7 +152,7 @@ func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request, ps httpro
 	if err := s.manager.Remove(r.Context(), name); err != nil {
 		return managerError("remove", name, err)
 	}
-	return writeJSON(w, http.StatusOK, api.SandboxRemoved{Name: name, Removed: true})
+	return httpkit.WriteJSON(w, http.StatusOK, api.SandboxRemoved{Name: name, Removed: true})
 }
 
 // apply is the quota q asks for over cur (a nil q: cur); a negative
@@ -169,7 +170,7 @@ func (q *quotaRequest) apply(cur core.Quota) (core.Quota, error) {
 			continue
 		}
 		if *f.v < 0 {
-			return cur, invalidRequest("quota.%s must be 0 (no bound) or more, got %d", f.name, *f.v)
+			return cur, httpkit.InvalidRequest("quota.%s must be 0 (no bound) or more, got %d", f.name, *f.v)
 		}
 		*f.dst = *f.v
 	}
@@ -178,7 +179,7 @@ func (q *quotaRequest) apply(cur core.Quota) (core.Quota, error) {
 
 // managerError is a failure of the Manager in the named family's shape:
 // fs.ErrExist 409, fs.ErrNotExist 404, fs.ErrPermission (a sandbox the
-// daemon did not make at run time) 403; anything else as classify says.
+// daemon did not make at run time) 403; anything else as httpkit.Classify says.
 func managerError(op, name string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrExist):
@@ -186,29 +187,29 @@ func managerError(op, name string, err error) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return unknownSandbox(selectPath, name)
 	case errors.Is(err, fs.ErrPermission):
-		return sandboxRefusal(http.StatusForbidden, kindPermissionDenied, op, name,
-			"sandbox "+quoteIfBad(name)+" is not one the daemon made at run time (the default, or a --sandbox): it stays while the daemon runs")
+		return sandboxRefusal(http.StatusForbidden, httpkit.KindPermissionDenied, op, name,
+			"sandbox "+httpkit.QuoteIfBad(name)+" is not one the daemon made at run time (the default, or a --sandbox): it stays while the daemon runs")
 	}
 	return err
 }
 
 func sandboxExists(name string) error {
-	return sandboxRefusal(http.StatusConflict, kindAlreadyExists, "create", name, "sandbox "+name+" exists")
+	return sandboxRefusal(http.StatusConflict, httpkit.KindAlreadyExists, "create", name, "sandbox "+name+" exists")
 }
 
 // sandboxRefusal is a refusal naming the sandbox name as its path (when
 // the name is UTF-8: names.go).
-func sandboxRefusal(status int, k kind, op, name, msg string) error {
+func sandboxRefusal(status int, k httpkit.Kind, op, name, msg string) error {
 	if !utf8.ValidString(name) {
 		name = ""
 	}
-	return &fileError{kind: k, status: status, op: op, path: name, msg: msg}
+	return &httpkit.FileError{Kind: k, Status: status, Op: op, Path: name, Msg: msg}
 }
 
-// decodeStrict is decodeJSON that also refuses a field v does not have.
+// decodeStrict is httpkit.DecodeJSON that also refuses a field v does not have.
 func decodeStrict(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	var raw json.RawMessage
-	if err := decodeJSON(w, r, limit, &raw); err != nil {
+	if err := httpkit.DecodeJSON(w, r, limit, &raw); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -219,9 +220,9 @@ func decodeStrict(w http.ResponseWriter, r *http.Request, limit int64, v any) er
 	case err == nil:
 		return nil
 	case errors.As(err, &ute):
-		return plainJSONError(&jsonFailure{what: jsonFieldType, field: ute.Field, typ: ute.Type, value: ute.Value})
+		return httpkit.PlainJSONError(&httpkit.JSONFailure{What: httpkit.JSONFieldType, Field: ute.Field, Type: ute.Type, Value: ute.Value})
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return invalidRequest("request body: unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return httpkit.InvalidRequest("request body: unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
-	return invalidRequest("request body: %v", err)
+	return httpkit.InvalidRequest("request body: %v", err)
 }

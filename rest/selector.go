@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/rest/httpkit"
 )
 
 // # Which sandbox a request acts on
@@ -66,7 +67,7 @@ func selectorName(r *http.Request) (string, error) {
 		q = r.URL.Query().Get(selectorQuery) // a malformed query is the handler's 400
 	}
 	if h != "" && q != "" && h != q {
-		return "", invalidRequest("the %s header (%q) and the %s query parameter (%q) name different sandboxes",
+		return "", httpkit.InvalidRequest("the %s header (%q) and the %s query parameter (%q) name different sandboxes",
 			selectorHeader, h, selectorQuery, q)
 	}
 	if h != "" {
@@ -105,7 +106,7 @@ func unknownSandbox(sel selectorKind, name string) error {
 	if sel == selectPath {
 		return &fs.PathError{Op: "sandbox", Path: name, Err: unix.ENOENT}
 	}
-	return &requestError{kindNotFound, http.StatusNotFound, fmt.Sprintf("sandbox %q is not served", name)}
+	return &httpkit.RequestError{Kind: httpkit.KindNotFound, Status: http.StatusNotFound, Msg: fmt.Sprintf("sandbox %q is not served", name)}
 }
 
 type selectionKey struct{}

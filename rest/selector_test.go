@@ -19,6 +19,7 @@ import (
 
 	"sandfs/api"
 	"sandfs/core"
+	"sandfs/rest/aio"
 )
 
 // regHarness is a Server over a real Registry holding sandboxes
@@ -116,14 +117,14 @@ func whoReads() []whoRead {
 		}, func(t *testing.T, r resp) string { wantStatus(t, r, 200); return string(r.Body) }},
 		{FamilyAIOv2, func(sel map[string]string, query string) req {
 			return req{Method: "GET", Target: "/v2/fs/read?path=/who" + q(query), Header: sel}
-		}, func(t *testing.T, r resp) string { return wantAIO[fileReadResult](t, r).Content }},
+		}, func(t *testing.T, r resp) string { return wantAIO[aio.FileReadResult](t, r).Content }},
 		{FamilyAIOv1, func(sel map[string]string, query string) req {
 			target := "/v1/file/read"
 			if query != "" {
 				target += "?" + query
 			}
 			return req{Method: "POST", Target: target, Body: jsonBody(`{"file":"/who"}`), Header: sel}
-		}, func(t *testing.T, r resp) string { return wantAIO[fileReadResult](t, r).Content }},
+		}, func(t *testing.T, r resp) string { return wantAIO[aio.FileReadResult](t, r).Content }},
 	}
 }
 
@@ -180,7 +181,7 @@ func TestSandboxSelector(t *testing.T) {
 			Header: map[string]string{"X-Sandfs-Sandbox": "a", "Content-Type": "application/octet-stream"}})
 		wantStatus(t, r, 200)
 		r = rh.do(t, req{Method: "POST", Target: "/v2/fs/write?sandbox=b", Body: jsonBody(`{"path":"/new","content":"for b"}`)})
-		wantAIO[fileWriteResult](t, r)
+		wantAIO[aio.FileWriteResult](t, r)
 		rh.wantOnDisk(t, "a", "new", "for a")
 		rh.wantOnDisk(t, "b", "new", "for b")
 		rh.wantNotOnDisk(t, "default", "new")
@@ -195,21 +196,21 @@ func TestSandboxSelector(t *testing.T) {
 	})
 	t.Run("watchers live in their sandbox", func(t *testing.T) {
 		a := map[string]string{"X-Sandfs-Sandbox": "a"}
-		w := wantAIO[watchCreated](t, rh.do(t, req{Method: "POST", Target: "/v2/watch", Body: jsonBody(`{"path":"/"}`), Header: a}))
-		list := wantAIO[watchList](t, rh.do(t, req{Method: "GET", Target: "/v2/watch", Header: a}))
+		w := wantAIO[aio.WatchCreated](t, rh.do(t, req{Method: "POST", Target: "/v2/watch", Body: jsonBody(`{"path":"/"}`), Header: a}))
+		list := wantAIO[aio.WatchList](t, rh.do(t, req{Method: "GET", Target: "/v2/watch", Header: a}))
 		if list.Count != 1 || list.Watchers[0].WatcherID != w.WatcherID {
 			t.Errorf("a's watchers: got %+v, want %s", list, w.WatcherID)
 		}
-		if list := wantAIO[watchList](t, rh.do(t, req{Method: "GET", Target: "/v2/watch"})); list.Count != 0 {
+		if list := wantAIO[aio.WatchList](t, rh.do(t, req{Method: "GET", Target: "/v2/watch"})); list.Count != 0 {
 			t.Errorf("default's watchers: got %+v, want none", list)
 		}
 		wantAIOError(t, rh.do(t, req{Method: "GET", Target: "/v2/watch/" + w.WatcherID + "/poll?sandbox=b"}), 404, "not_found")
-		b := wantAIO[watchBatch](t, rh.do(t, req{Method: "GET", Target: "/v2/watch/" + w.WatcherID + "/poll?sandbox=a&cursor=" + strconv.FormatUint(w.InitialCursor, 10)}))
+		b := wantAIO[aio.WatchBatch](t, rh.do(t, req{Method: "GET", Target: "/v2/watch/" + w.WatcherID + "/poll?sandbox=a&cursor=" + strconv.FormatUint(w.InitialCursor, 10)}))
 		if b.Cursor != w.InitialCursor {
 			t.Errorf("poll in a: cursor %d, want %d", b.Cursor, w.InitialCursor)
 		}
 		wantAIOError(t, rh.do(t, req{Method: "DELETE", Target: "/v2/watch/" + w.WatcherID}), 404, "not_found")
-		st := wantAIO[watchStopped](t, rh.do(t, req{Method: "DELETE", Target: "/v2/watch/" + w.WatcherID, Header: a}))
+		st := wantAIO[aio.WatchStopped](t, rh.do(t, req{Method: "DELETE", Target: "/v2/watch/" + w.WatcherID, Header: a}))
 		if st.Status != "stopped" {
 			t.Errorf("stop in a: got %+v", st)
 		}
@@ -223,7 +224,7 @@ func TestSandboxSelector(t *testing.T) {
 func TestRemovedSandbox(t *testing.T) {
 	rh := newRegHarness(t, regOpts{})
 	a := map[string]string{"X-Sandfs-Sandbox": "a"}
-	w := wantAIO[watchCreated](t, rh.do(t, req{Method: "POST", Target: "/v2/watch", Body: jsonBody(`{"path":"/"}`), Header: a}))
+	w := wantAIO[aio.WatchCreated](t, rh.do(t, req{Method: "POST", Target: "/v2/watch", Body: jsonBody(`{"path":"/"}`), Header: a}))
 	cursor := strconv.FormatUint(w.InitialCursor, 10)
 	sse := rh.openSSE(t, "/v2/watch/"+w.WatcherID+"/events?sandbox=a&cursor="+cursor, nil)
 	if ev := sse.next(t); ev.Event != "watch_started" {
@@ -261,7 +262,7 @@ func TestRemovedSandbox(t *testing.T) {
 	go func() { removed <- rh.reg.Remove(context.Background(), "a") }()
 
 	ev := sse.next(t)
-	if sd := decodeJSONString[sseShutdown](t, ev.Data); ev.Event != "shutdown" || sd.Reason != "the sandbox was removed" || sd.Cursor != w.InitialCursor {
+	if sd := decodeJSONString[aio.SSEShutdown](t, ev.Data); ev.Event != "shutdown" || sd.Reason != "the sandbox was removed" || sd.Cursor != w.InitialCursor {
 		t.Errorf("last SSE event: got %+v, want shutdown, the sandbox was removed", ev)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -275,7 +276,7 @@ func TestRemovedSandbox(t *testing.T) {
 		select {
 		case r := <-answers[c.name]:
 			if c.name == "poll" {
-				if b := wantAIO[watchBatch](t, r); len(b.Events) != 0 || b.Cursor != w.InitialCursor {
+				if b := wantAIO[aio.WatchBatch](t, r); len(b.Events) != 0 || b.Cursor != w.InitialCursor {
 					t.Errorf("poll: got %+v, want the empty batch at %d", b, w.InitialCursor)
 				}
 				continue

@@ -10,6 +10,10 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"sandfs/core"
+	"sandfs/rest/agentfs"
+	"sandfs/rest/aio"
+	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // Config wires a Server. cmd/sandfs builds it from flags.
@@ -54,28 +58,25 @@ type EventsStats struct {
 	Duplicate uint64 // messages the stream acked as duplicates of ones it had (not stored again)
 }
 
-// Limits bound request bodies. Zero fields take the defaults of api.md §1.
-type Limits struct {
-	MaxJSONBody int64 // default 64 MiB -> 413
-	MaxTarBody  int64 // default 4 GiB (upload-batch body) -> 413
-}
-
 // DefaultLimits are the limits of api.md §1.
 var DefaultLimits = Limits{MaxJSONBody: 64 << 20, MaxTarBody: 4 << 30}
 
 // Server serves the route families over the sandboxes of a Registry.
 type Server struct {
-	reg       *Registry // every request looks its sandbox up here (selector.go)
-	manager   Manager   // nil: no sandbox made at run time
-	auth      tokenCheck
-	browser   browserGuard      // browser.go: Host and Origin
-	families  map[string]string // static route path → family, for requests no route handled
-	limits    Limits
-	log       *slog.Logger
-	routes    []route
-	handler   http.Handler
-	streams   streamStop // streams.go: ended by EndStreams before shutdown
-	fileState aioFiles   // aio_files.go: limits and the editor's undo history
+	reg      *Registry // every request looks its sandbox up here (selector.go)
+	manager  Manager   // nil: no sandbox made at run time
+	auth     tokenCheck
+	browser  browserGuard      // browser.go: Host and Origin
+	families map[string]string // static route path → family, for requests no route handled
+	limits   Limits
+	log      *slog.Logger
+	routes   []httpkit.Line
+	shapes   map[string]httpkit.Shape // family name → its error shape, from the table
+	handler  http.Handler
+	streams  streamStop      // streams.go: ended by EndStreams before shutdown
+	agent    *agentfs.Family // the sandbox-agent family (rest/agentfs)
+	aio      *aio.Family     // the AIO family (rest/aio)
+	named    *named.Family   // the named-sandbox family (rest/named)
 
 	stats          []*routeStats // metrics.go: one per route, in table order
 	metricsHandler http.Handler
@@ -123,9 +124,16 @@ func New(cfg Config) (*Server, error) {
 	if s.browser, err = newBrowserGuard(cfg.AllowOrigins, cfg.AllowHosts); err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
+	s.agent = agentfs.New(host{s})
+	s.aio = aio.New(host{s})
+	s.named = named.New(host{s})
 	s.routes = s.table()
 	s.families = map[string]string{}
+	s.shapes = map[string]httpkit.Shape{}
 	for _, rt := range s.routes {
+		if _, ok := s.shapes[rt.Family]; !ok {
+			s.shapes[rt.Family] = httpkit.Shape{Name: rt.Family, Render: rt.Render}
+		}
 		if !strings.ContainsAny(rt.Path, ":*") {
 			s.families[rt.Path] = rt.Family
 		}
@@ -163,7 +171,7 @@ func New(cfg Config) (*Server, error) {
 // /v1/file/watch/:id/poll), which httprouter cannot hold in one tree: such
 // routes are matched exactly in front of the router, and win over the
 // parameter.
-func shadowsParam(rt route, all []route) bool {
+func shadowsParam(rt httpkit.Line, all []httpkit.Line) bool {
 	if strings.ContainsAny(rt.Path, ":*") {
 		return false
 	}

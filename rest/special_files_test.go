@@ -13,6 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/internal/testenv"
+	"sandfs/rest/aio"
+	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // specialNode makes, at p in h's root, a node that opening for bytes
@@ -168,14 +171,14 @@ func checkInvalidTarget(t *testing.T, family, method string, got resp) {
 	switch family {
 	case FamilyAIOv1, FamilyAIOv2:
 		var env struct {
-			Data aioFailure `json:"data"`
+			Data aio.Failure `json:"data"`
 		}
 		json.Unmarshal(got.Body, &env)
-		if env.Data.ErrorType != string(kindInvalidTarget) {
+		if env.Data.ErrorType != string(httpkit.KindInvalidTarget) {
 			t.Errorf("error_type %q, want invalid_target: %s", env.Data.ErrorType, got.Body)
 		}
 	case FamilyNamed:
-		var e namedError
+		var e named.ErrorBody
 		json.Unmarshal(got.Body, &e)
 		if e.Code != "EINVAL" {
 			t.Errorf("code %q, want EINVAL: %s", e.Code, got.Body)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandfs/rest/aio"
 )
 
 // TestEndStreams: EndStreams ends an SSE stream with its shutdown event, a
@@ -42,13 +44,13 @@ func TestEndStreams(t *testing.T) {
 		t.Errorf("EndStreams took %v", took)
 	}
 	ev := sse.next(t)
-	if sd := decodeJSONString[sseShutdown](t, ev.Data); ev.Event != "shutdown" || sd.Reason != "the daemon is stopping" || sd.Cursor != w.InitialCursor {
+	if sd := decodeJSONString[aio.SSEShutdown](t, ev.Data); ev.Event != "shutdown" || sd.Reason != "the daemon is stopping" || sd.Cursor != w.InitialCursor {
 		t.Errorf("last SSE event: got %+v, want shutdown at cursor %d", ev, w.InitialCursor)
 	}
 	check := func(name string, r resp) {
 		t.Helper()
 		if strings.HasPrefix(name, "poll") {
-			b := wantAIO[watchBatch](t, r)
+			b := wantAIO[aio.WatchBatch](t, r)
 			if len(b.Events) != 0 || b.Cursor != w.InitialCursor || b.Overflow {
 				t.Errorf("%s: got %+v, want the empty batch at %d", name, b, w.InitialCursor)
 			}

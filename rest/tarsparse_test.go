@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sandfs/rest/aio"
 )
 
 // A 3 KiB GNU sparse archive (made by GNU tar -S, core/testdata) declaring a
@@ -55,7 +57,7 @@ func TestTarSparseDeclaredSize(t *testing.T) {
 func aioDetail(t *testing.T, r resp) string {
 	t.Helper()
 	wantAIOError(t, r, 413, "file_too_large")
-	if m := decode[aioEnv[aioFailure]](t, r).Message; m != nil {
+	if m := decode[aioEnv[aio.Failure]](t, r).Message; m != nil {
 		return *m
 	}
 	return ""

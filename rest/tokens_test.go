@@ -2,9 +2,11 @@ package rest
 
 import (
 	"net/url"
-	"sandfs/api"
 	"strings"
 	"testing"
+
+	"sandfs/api"
+	"sandfs/rest/aio"
 )
 
 // tokenHarness serves default, a and b; a and b have their own tokens.
@@ -133,14 +135,14 @@ func TestSandboxTokenActs(t *testing.T) {
 		t.Errorf("implicit read with a's token: got %q, want a", r.Body)
 	}
 	w := rh.do(t, req{Method: "POST", Target: "/v2/fs/write", Body: jsonBody(`{"path":"/mine","content":"by a"}`), Header: a, NoAuth: true})
-	wantAIO[fileWriteResult](t, w)
+	wantAIO[aio.FileWriteResult](t, w)
 	rh.wantOnDisk(t, "a", "mine", "by a")
 	rh.wantNotOnDisk(t, "default", "mine")
-	if got := wantAIO[fileReadResult](t, rh.do(t, req{Method: "GET", Target: "/v2/fs/read?path=/who", NoAuth: true,
+	if got := wantAIO[aio.FileReadResult](t, rh.do(t, req{Method: "GET", Target: "/v2/fs/read?path=/who", NoAuth: true,
 		Header: map[string]string{"X-API-Key": "tok-b"}})).Content; got != "b" {
 		t.Errorf("implicit read with b's X-API-Key: got %q, want b", got)
 	}
-	if got := wantAIO[fileReadResult](t, rh.do(t, req{Method: "GET", Target: "/v2/fs/read?path=/who", NoAuth: true,
+	if got := wantAIO[aio.FileReadResult](t, rh.do(t, req{Method: "GET", Target: "/v2/fs/read?path=/who", NoAuth: true,
 		Header: map[string]string{"Authorization": "Bearer daemon-tok"}})).Content; got != "default" {
 		t.Errorf("implicit read with the daemon's token: got %q, want default", got)
 	}

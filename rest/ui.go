@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
+
+	"sandfs/rest/httpkit"
 )
 
 // The web console (GET /ui/): one page, its module scripts and its style
@@ -67,7 +69,7 @@ func (s *Server) uiAsset(w http.ResponseWriter, r *http.Request, ps httprouter.P
 	}
 	b, ctype, ok := uiFile(name)
 	if !ok {
-		return &requestError{kindRouteNotFound, http.StatusNotFound, "no console file " + strconv.Quote(name)}
+		return &httpkit.RequestError{Kind: httpkit.KindRouteNotFound, Status: http.StatusNotFound, Msg: "no console file " + strconv.Quote(name)}
 	}
 	h := w.Header()
 	h.Set("Content-Type", ctype)

@@ -16,6 +16,8 @@ import (
 	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/journal"
+	"sandfs/rest/httpkit"
+	"sandfs/rest/named"
 )
 
 // TestUIServesEmbeddedFiles: /ui/ and each file answer the embedded bytes
@@ -115,7 +117,7 @@ func TestUIOneRoute(t *testing.T) {
 			ui = append(ui, rt)
 		}
 	}
-	if len(ui) != 1 || ui[0] != (Route{"GET", "/ui/*file", FamilyService, public}) {
+	if len(ui) != 1 || ui[0] != (httpkit.NewRoute("GET", "/ui/*file", FamilyService, public)) {
 		t.Errorf("console routes: %+v, want one public GET /ui/*file of the service family", ui)
 	}
 	files := uiFileNames()
@@ -353,7 +355,7 @@ func TestSocketEventOrigin(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := json.Marshal(socketEvent(c.in))
+			b, err := json.Marshal(named.SocketEvent(c.in))
 			if err != nil {
 				t.Fatal(err)
 			}

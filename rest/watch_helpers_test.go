@@ -13,6 +13,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/journal"
+	"sandfs/rest/aio"
 )
 
 // The AIO watch routes' test helpers: create, poll and collect.
@@ -56,22 +57,22 @@ func settleOutside(t *testing.T, h *harness, sb *core.Sandbox) {
 }
 
 // create makes a watcher through the v2 route and returns its data.
-func (h *harness) createWatch(t *testing.T, body string) watchCreated {
+func (h *harness) createWatch(t *testing.T, body string) aio.WatchCreated {
 	t.Helper()
-	return wantAIO[watchCreated](t, h.do(t, req{Method: "POST", Target: "/v2/watch", Body: jsonBody(body)}))
+	return wantAIO[aio.WatchCreated](t, h.do(t, req{Method: "POST", Target: "/v2/watch", Body: jsonBody(body)}))
 }
 
-func (h *harness) pollWatch(t *testing.T, id string, cursor uint64, timeout int) watchBatch {
+func (h *harness) pollWatch(t *testing.T, id string, cursor uint64, timeout int) aio.WatchBatch {
 	t.Helper()
 	r := h.do(t, req{Method: "GET", Target: fmt.Sprintf("/v2/watch/%s/poll?cursor=%d&timeout=%d", id, cursor, timeout)})
-	return wantAIO[watchBatch](t, r)
+	return wantAIO[aio.WatchBatch](t, r)
 }
 
 // collect polls from cursor until done says the events suffice (or 10 s
 // pass), then polls once more for settle seconds to catch any extra event.
-func (h *harness) collect(t *testing.T, id string, cursor uint64, done func([]watchEvent) bool, settle int) ([]watchEvent, uint64) {
+func (h *harness) collect(t *testing.T, id string, cursor uint64, done func([]aio.WatchEvent) bool, settle int) ([]aio.WatchEvent, uint64) {
 	t.Helper()
-	var got []watchEvent
+	var got []aio.WatchEvent
 	deadline := time.Now().Add(10 * time.Second)
 	for !done(got) && time.Now().Before(deadline) {
 		b := h.pollWatch(t, id, cursor, 1)
@@ -86,7 +87,7 @@ func (h *harness) collect(t *testing.T, id string, cursor uint64, done func([]wa
 	return got, cursor
 }
 
-func evString(e watchEvent) string {
+func evString(e aio.WatchEvent) string {
 	return wantEv{e.Type, e.Path, e.RelativePath, e.OldPath, e.Origin, e.IsDir}.String()
 }
 
@@ -107,3 +108,9 @@ func jsonDecoder(s string) *json.Decoder {
 }
 
 // checkFamilyShape checks that an error answer is in the family's shape.
+
+// sharedID is the shared watcher a reference ("w_….n") names.
+func sharedID(ref string) string {
+	id, _, _ := strings.Cut(ref, ".")
+	return id
+}

@@ -1,0 +1,22 @@
+package agentfs
+
+import (
+	"context"
+
+	"sandfs/core"
+	"sandfs/rest/httpkit"
+)
+
+// Family serves the sandbox-agent routes over the sandboxes of the server
+// that hosts it.
+type Family struct {
+	host   httpkit.Host
+	limits httpkit.Limits
+}
+
+// New is the family served by host.
+func New(host httpkit.Host) *Family {
+	return &Family{host: host, limits: host.Limits()}
+}
+
+func (s *Family) sandboxOf(ctx context.Context) *core.Sandbox { return s.host.SandboxOf(ctx) }
