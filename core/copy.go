@@ -104,7 +104,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 		}
 	}
 
-	claim := s.Claim(ta)
+	claim := s.watch.Claim(ta)
 	defer claim.Done()
 	parentAP, _ := dirAndName(ta)
 	tmp := tempName()

@@ -36,7 +36,7 @@ func (s *Sandbox) PreserveAttrs(ctx context.Context, from, to string) error {
 			return err
 		}
 	}
-	claim := s.Claim(ta)
+	claim := s.watch.Claim(ta)
 	defer claim.Done()
 	// Walk is depth first, parents before children: go backwards so that a
 	// directory's times are set after its entries are touched.

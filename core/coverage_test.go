@@ -23,7 +23,7 @@ func TestJournalUnderDefaultExcludes(t *testing.T) {
 		setup   map[string]string
 		act     func(t *testing.T, s *Sandbox, root string)
 		want    string
-		covered string // a path WatchCovers must be true for after act
+		covered string // a path Watch().Covers must be true for after act
 	}{
 		{"outside changes under .git",
 			map[string]string{".git/refs/heads/": "", ".git/HEAD": "ref: refs/heads/main\n"},
@@ -104,8 +104,8 @@ func TestJournalUnderDefaultExcludes(t *testing.T) {
 			if len(b.Events) != 0 {
 				t.Errorf("a watcher with the default excludes saw:\n%s", fmtEvents(b.Events))
 			}
-			if !s.WatchCovers(tc.covered) {
-				t.Errorf("WatchCovers(%s) = false, want true", tc.covered)
+			if !s.Watch().Covers(tc.covered) {
+				t.Errorf("Covers(%s) = false, want true", tc.covered)
 			}
 		})
 	}
@@ -124,17 +124,17 @@ func TestWatchCoversHoles(t *testing.T) {
 		"/": true, "/a": true, "/a/b": false, "/a/b/c": false, "/a/b/c/f": false,
 		"/a/bc": true, "/x": true, "/gone": true,
 	} {
-		if got := s.WatchCovers(p); got != want {
-			t.Errorf("WatchCovers(%s) = %v, want %v", p, got, want)
+		if got := s.Watch().Covers(p); got != want {
+			t.Errorf("Covers(%s) = %v, want %v", p, got, want)
 		}
 	}
-	if !s.WatchDegraded() {
-		t.Error("WatchDegraded() = false after ENOSPC")
+	if !s.Watch().Degraded() {
+		t.Error("Watch().Degraded() = false after ENOSPC")
 	}
 	cursor := s.Journal().Seq()
 	must(t, os.RemoveAll(filepath.Join(root, "a", "b")))
 	settle(t, s, w, cursor)
-	if s.watch.IsHole("/a/b") || !s.WatchCovers("/a/b") {
+	if s.watch.IsHole("/a/b") || !s.Watch().Covers("/a/b") {
 		t.Error("the hole outlived its directory")
 	}
 	cursor = s.Journal().Seq()
@@ -142,7 +142,7 @@ func TestWatchCoversHoles(t *testing.T) {
 	if got := fmtEvents(settle(t, s, w, cursor)); got != "external create /a/b\nexternal create /a/b/c" {
 		t.Errorf("events of the directory made again:\n%s", got)
 	}
-	if !s.WatchCovers("/a/b/c/f") {
+	if !s.Watch().Covers("/a/b/c/f") {
 		t.Error("a directory made again is not covered")
 	}
 	cursor = s.Journal().Seq()
@@ -175,7 +175,7 @@ func TestWatchDeeperThanPathMax(t *testing.T) {
 	}
 	defer unix.Close(fd)
 	settle(t, s, w, 0)
-	if !s.WatchCovers(ap + "/f") {
+	if !s.Watch().Covers(ap + "/f") {
 		t.Fatalf("a directory %d bytes below a host root of %d is not covered", len(ap), len(root))
 	}
 	cursor := s.Journal().Seq()

@@ -149,7 +149,7 @@ func (d *Dir) atG() (int, func(int), uint64, error) {
 // g the count of directories moved.
 func (d *Dir) open1(gen, g uint64) (int, func(int), error) {
 	p := d.path()
-	covered := d.open != nil && d.hold && d.s.WatchCovers(p)
+	covered := d.open != nil && d.hold && d.s.watch.Covers(p)
 	if !covered {
 		ap, err := d.s.Clean(p)
 		if err == nil {

@@ -33,7 +33,7 @@ func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.
 		return st, pathErr(OpLink, ap, err)
 	}
 	defer ndone(ndir)
-	claim := d.s.Claim(ap)
+	claim := d.s.watch.Claim(ap)
 	defer claim.Done()
 	uop := d.s.quota.Begin()
 	if err := reserveEntry(uop, ndir, name, OpLink, ap); err != nil {
@@ -79,7 +79,7 @@ func (d *Dir) Rename(ctx context.Context, name string, to *Dir, toName string, f
 		tctx = guarded(ctx, dirGuard{g: g, dir: tdir, oldDir: fdir})
 		fctx = guarded(ctx, dirGuard{g: g, dir: fdir, oldDir: tdir})
 	}
-	claim := d.s.Claim(fa, ta)
+	claim := d.s.watch.Claim(fa, ta)
 	defer claim.Done()
 	// What the rename replaces is freed (an exchange frees nothing).
 	uop := d.s.quota.Begin()
@@ -136,7 +136,7 @@ func (d *Dir) remove(ctx context.Context, name string, flags int) error {
 	defer done(dirfd)
 	dir := flags == unix.AT_REMOVEDIR
 	// A file's one echo is its Remove; a directory's own watch adds more.
-	claim := d.s.ClaimEcho(ap, journal.Remove)
+	claim := d.s.watch.ClaimEcho(ap, journal.Remove)
 	if dir {
 		claim.NoEcho()
 	}

@@ -238,7 +238,7 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 		return st, pathErr(op, ap, err)
 	}
 	defer done(dirfd)
-	claim := d.s.Claim(ap)
+	claim := d.s.watch.Claim(ap)
 	defer claim.Done()
 	uop := d.s.quota.Begin()
 	if err := reserveEntry(uop, dirfd, name, op, ap); err != nil {

@@ -37,7 +37,7 @@ func BenchmarkMirrorCreateUnlink(b *testing.B) {
 			if err := s.StartWatching(wctx, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 				b.Fatal(err)
 			}
-			<-s.WatchReady()
+			<-s.Watch().Ready()
 			ctx := WithActor(context.Background(), Actor{Origin: journal.Mirror, Pid: 1})
 			rd := s.RootDir()
 			create := func(i int) {

@@ -32,7 +32,7 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 		return pathErr(OpMkdir, ap, err)
 	}
 	defer unix.Close(dirfd)
-	claim := s.Claim(ap)
+	claim := s.watch.Claim(ap)
 	defer claim.Done()
 	uop := s.quota.Begin()
 	defer uop.End(0, 0)
@@ -91,7 +91,7 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 		unix.Close(fd)
 		return nil
 	}
-	claim := s.Claim(childOf(cur, missing[len(missing)-1]))
+	claim := s.watch.Claim(childOf(cur, missing[len(missing)-1]))
 	defer claim.Done()
 	uop := s.quota.Begin()
 	made := int64(0)

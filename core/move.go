@@ -51,7 +51,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	defer unix.Close(fdir)
 	defer unix.Close(tdir)
 
-	claim := s.Claim(fa, ta)
+	claim := s.watch.Claim(fa, ta)
 	defer claim.Done()
 	unlock := locks.lock(fa, ta)
 	defer unlock()

@@ -39,7 +39,7 @@ func watchedNamed(t *testing.T, name string) (*Sandbox, string, *journal.Watcher
 	if err := s.StartWatching(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	<-s.WatchReady()
+	<-s.Watch().Ready()
 	w, _, _, err := s.Journal().Watch(journal.Config{Path: "/", Recursive: true, Exclude: []string{}})
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func fmtEvents(es []journal.Event) string {
 // to here, and a short quiet spell lets the pairing timer run.
 func settle(t *testing.T, s *Sandbox, w *journal.Watcher, cursor uint64) []journal.Event {
 	t.Helper()
-	c := s.Claim("/.settle-marker")
+	c := s.Watch().Claim("/.settle-marker")
 	c.Done()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -331,9 +331,9 @@ func TestStartWatchingTwice(t *testing.T) {
 	if err := s2.StartWatching(ctx2, nil); err != nil {
 		t.Fatal(err)
 	}
-	<-s2.WatchReady()
+	<-s2.Watch().Ready()
 	cancel2()
-	for deadline := time.Now().Add(5 * time.Second); s2.Watching() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(5 * time.Second); s2.Watch().Running() && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
 	if err := s2.StartWatching(context.Background(), nil); !errors.Is(err, ErrWatchStarted) {

@@ -21,7 +21,7 @@ func BenchmarkQuotaWriteAt(b *testing.B) {
 			root := b.TempDir()
 			os.WriteFile(filepath.Join(root, "f"), nil, 0o644)
 			s := openScanned(b, root)
-			s.SetQuota(c.quota)
+			s.Quota().Set(c.quota)
 			h, err := s.RootDir().Open(ctx, "f", unix.O_WRONLY)
 			if err != nil {
 				b.Fatal(err)
@@ -62,11 +62,11 @@ func BenchmarkQuotaScan(b *testing.B) {
 	}
 	s := openScanned(b, root)
 	for b.Loop() {
-		if _, err := s.ScanUsage(ctx); err != nil {
+		if _, err := s.Quota().Scan(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if u := s.Usage(); u.Entries != 10100 || u.Bytes != 10000 {
+	if u := s.Quota().Usage(); u.Entries != 10100 || u.Bytes != 10000 {
 		b.Fatalf("usage %+v", u)
 	}
 }

@@ -26,7 +26,7 @@ func checkUsage(t testing.TB, s *Sandbox, root string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := s.Usage(); u.Bytes != b || u.Entries != e {
+	if u := s.Quota().Usage(); u.Bytes != b || u.Entries != e {
 		t.Fatalf("usage %d bytes %d entries, a walk finds %d bytes %d entries", u.Bytes, u.Entries, b, e)
 	}
 }
@@ -51,7 +51,7 @@ func openScanned(t testing.TB, root string) *Sandbox {
 	}
 	t.Cleanup(func() { s.Close() })
 	<-s.SweepDone()
-	if s.Usage().ScannedAt.IsZero() {
+	if s.Quota().Usage().ScannedAt.IsZero() {
 		t.Fatal("no scan after the sweep")
 	}
 	return s
@@ -256,7 +256,7 @@ func TestQuotaEveryWrite(t *testing.T) {
 			mk(t, root, base)
 			s := openScanned(t, root)
 			checkUsage(t, s, root)
-			s.SetQuota(c.quota)
+			s.Quota().Set(c.quota)
 			before := snapshot(t, root)
 			err := c.op(s)
 			if c.bound == "" {
@@ -274,7 +274,7 @@ func TestQuotaEveryWrite(t *testing.T) {
 			}
 			noTemps(t, root)
 			checkUsage(t, s, root)
-			if u := s.Usage(); c.quota.Bytes > 0 && u.Bytes > c.quota.Bytes || c.quota.Entries > 0 && u.Entries > c.quota.Entries {
+			if u := s.Quota().Usage(); c.quota.Bytes > 0 && u.Bytes > c.quota.Bytes || c.quota.Entries > 0 && u.Entries > c.quota.Entries {
 				t.Fatalf("usage %+v past the quota", u)
 			}
 		})
@@ -288,7 +288,7 @@ func TestQuotaConcurrentWriters(t *testing.T) {
 	root := t.TempDir()
 	mk(t, root, map[string]string{"f": ""})
 	s := openScanned(t, root)
-	s.SetQuota(Quota{Bytes: 1000, Entries: 11})
+	s.Quota().Set(Quota{Bytes: 1000, Entries: 11})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ok := 0
@@ -301,7 +301,7 @@ func TestQuotaConcurrentWriters(t *testing.T) {
 			case <-stop:
 				return
 			default:
-				s.ScanUsage(ctx)
+				s.Quota().Scan(ctx)
 			}
 		}
 	}()
@@ -335,7 +335,7 @@ func TestQuotaConcurrentWriters(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	<-scans
-	u := s.Usage()
+	u := s.Quota().Usage()
 	if u.Bytes > 1000 || u.Entries > 11 {
 		t.Fatalf("usage %+v past the quota", u)
 	}
@@ -353,10 +353,10 @@ func TestQuotaScanCorrects(t *testing.T) {
 	s := openScanned(t, root)
 	s.quota.SetIntervals(quota.Intervals{Every: quota.DefaultIntervals.Every, Soon: 50 * time.Millisecond})
 	mk(t, root, map[string]string{"out/side": strings.Repeat("o", 1000)})
-	if u := s.Usage(); u.Bytes != 4 || u.Entries != 1 {
+	if u := s.Quota().Usage(); u.Bytes != 4 || u.Entries != 1 {
 		t.Fatalf("usage before a scan %+v, want the old counts", u)
 	}
-	if _, err := s.ScanUsage(ctx); err != nil {
+	if _, err := s.Quota().Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	checkUsage(t, s, root)
@@ -366,10 +366,10 @@ func TestQuotaScanCorrects(t *testing.T) {
 	if err := s.StartWatching(wctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	<-s.WatchReady()
+	<-s.Watch().Ready()
 	mk(t, root, map[string]string{"later": strings.Repeat("l", 500)})
 	deadline := time.Now().Add(5 * time.Second)
-	for s.Usage().Bytes != 1504 && time.Now().Before(deadline) {
+	for s.Quota().Usage().Bytes != 1504 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	checkUsage(t, s, root)
@@ -382,7 +382,7 @@ func TestQuotaAtTheBoundExisting(t *testing.T) {
 	root := t.TempDir()
 	mk(t, root, map[string]string{"f": "old", "d/": ""})
 	s := openScanned(t, root)
-	s.SetQuota(Quota{Entries: 2})
+	s.Quota().Set(Quota{Entries: 2})
 	h, _, err := s.RootDir().Create(ctx, "f", unix.O_WRONLY, 0o644, -1, -1)
 	if err != nil {
 		t.Fatalf("create of an existing file at the bound: %v", err)
@@ -423,7 +423,7 @@ func TestQuotaBeforeFirstScan(t *testing.T) {
 	defer s.Close()
 	_, err = s.WriteFile(ctx, "/new", strings.NewReader("x"), WriteOptions{})
 	wantQuotaErr(t, err, "bytes")
-	if u := s.Usage(); u.Bytes != 1000 || u.Entries != 1 || u.ScannedAt.IsZero() {
+	if u := s.Quota().Usage(); u.Bytes != 1000 || u.Entries != 1 || u.ScannedAt.IsZero() {
 		t.Fatalf("usage %+v, want the tree's, scanned", u)
 	}
 	// Freeing passes, over the bound too.
@@ -443,13 +443,13 @@ func TestQuotaOutsideGrowthThenDelete(t *testing.T) {
 	s := openScanned(t, root)
 	// No rescan during the test: the delete alone.
 	s.quota.SetIntervals(quota.Intervals{Every: time.Hour, Soon: time.Hour})
-	s.SetQuota(Quota{Bytes: 1 << 20})
+	s.Quota().Set(Quota{Bytes: 1 << 20})
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if err := s.StartWatching(wctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	<-s.WatchReady()
+	<-s.Watch().Ready()
 	if err := os.Truncate(filepath.Join(root, "x"), 1<<40); err != nil {
 		t.Fatal(err)
 	}
@@ -463,14 +463,14 @@ func TestQuotaOutsideGrowthThenDelete(t *testing.T) {
 	if err := s.Remove(ctx, "/x", false); err != nil {
 		t.Fatal(err)
 	}
-	if u := s.Usage(); u.Bytes < 1000 || u.Entries < 1 {
+	if u := s.Quota().Usage(); u.Bytes < 1000 || u.Entries < 1 {
 		t.Fatalf("usage %+v after the delete; want at least what kept holds (1000 bytes, 1 entry)", u)
 	}
 	_, err := s.WriteFile(ctx, "/big", strings.NewReader(strings.Repeat("b", 2<<20)), WriteOptions{})
 	if !errors.Is(err, ErrQuota) {
 		t.Errorf("a 2 MiB write under a 1 MiB bound after the delete: %v, want refused", err)
 	}
-	if _, err := s.ScanUsage(ctx); err != nil {
+	if _, err := s.Quota().Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	checkUsage(t, s, root)

@@ -38,7 +38,7 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 		return pathErr(OpRemove, ap, err)
 	}
 	defer unix.Close(dirfd)
-	claim := s.Claim(ap)
+	claim := s.watch.Claim(ap)
 	defer claim.Done()
 	unlock := locks.lock(ap)
 	defer unlock()

@@ -49,7 +49,7 @@ func (s *Sandbox) changeAttrs(ctx context.Context, ap string, fd int, a SetAttr)
 // the caller may have: a size change reserves its growth first.
 func (s *Sandbox) changeAttrsOf(ctx context.Context, ap string, fd int, a SetAttr, oi *quota.Inode) (unix.Stat_t, error) {
 	var st unix.Stat_t
-	claim := s.Claim(ap)
+	claim := s.watch.Claim(ap)
 	defer claim.Done()
 	if a.Mode != nil {
 		if a.setidDirOnly {

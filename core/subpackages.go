@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
-	"sandfs/core/quota"
 )
 
 // What core's subpackages (grep, tar, changes, checkpoint) need of its
@@ -131,24 +130,7 @@ func (s *Sandbox) Tell(ctx context.Context, typ journal.Type, ap, old string, is
 	s.tell(ctx, typ, ap, old, isDir)
 }
 
-// UnheardNear reports whether outside changes at, above or under the API
-// path ap may go untold now: a directory there is a hole of the kernel
-// watch (core/watch/coverage.go).
-func (s *Sandbox) UnheardNear(ap string) bool { return s.watch.UnheardNear(ap) }
-
-// Usage (core/quota, usage.go):
-
-// BeginUsage opens the quota.Op of an operation.
-func (s *Sandbox) BeginUsage() *quota.Op { return s.quota.Begin() }
-
-// RecountUsage marks the counts off and scans the tree again now: for an
-// operation that changed the tree by an amount it did not count (a
-// restore brings back what a checkpoint held, unbounded by the quota).
-func (s *Sandbox) RecountUsage(ctx context.Context) { s.quota.Recount(ctx) }
-
-// OutsideChange marks the counts for a sooner rescan: the tree changed by
-// an amount nobody counted.
-func (s *Sandbox) OutsideChange() { s.quota.OutsideChange() }
+// Usage is Sandbox.Quota's (core/quota, usage.go).
 
 // Measurer counts subtrees the way usage does: each regular file's inode
 // once.

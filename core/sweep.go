@@ -60,7 +60,7 @@ func (s *Sandbox) startSweep() {
 			s.swept.Add(int64(n))
 		}
 		// The first usage scan, on the tree without leftovers (core/quota).
-		s.ScanUsage(context.Background())
+		s.quota.Scan(context.Background())
 		s.quota.Ready()
 		s.quota.ScheduleNext()
 	}()
@@ -120,7 +120,7 @@ func (s *Sandbox) sweepOne(dirfd int, name, ap string, before time.Time) bool {
 	}
 	// The removal is the daemon's own: its echoes are claimed, so the
 	// kernel watch never tells a temp name.
-	c := s.Claim(ap)
+	c := s.watch.Claim(ap)
 	defer c.Done()
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		return removeAllAt(context.Background(), dirfd, name) == nil

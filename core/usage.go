@@ -36,20 +36,9 @@ func (s *Sandbox) newQuota(q Quota, refusal func() error) *quota.State {
 	})
 }
 
-// SetQuota sets the sandbox's bound (a zero Quota: none). It applies to
-// the writes that start after it.
-func (s *Sandbox) SetQuota(q Quota) { s.quota.Set(q) }
-
-// Quota is the sandbox's bound.
-func (s *Sandbox) Quota() Quota { return s.quota.Bound() }
-
-// Usage is what the sandbox holds, against its quota. While a write is
-// under way its reservation is counted.
-func (s *Sandbox) Usage() Usage { return s.quota.Usage() }
-
-// ScanUsage walks the tree and sets the usage counts from it. It returns
-// the usage after.
-func (s *Sandbox) ScanUsage(ctx context.Context) (Usage, error) { return s.quota.Scan(ctx) }
+// Quota is the sandbox's bound and usage: what it holds, the scans that
+// correct the counts, and the Ops of the operations that change them.
+func (s *Sandbox) Quota() *quota.State { return s.quota }
 
 // reserveEntry reserves the one entry a new name in dirfd adds. Refused,
 // the operation ends, and the error is EEXIST when the name is taken (what

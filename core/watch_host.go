@@ -59,7 +59,7 @@ func (s *Sandbox) watchHost() watch.Host {
 }
 
 // StartWatching starts the kernel watch of the root; it runs until ctx
-// ends. The first walk of the tree runs in the background; WatchReady is
+// ends. The first walk of the tree runs in the background; Watch().Ready() is
 // closed when it is done. A Sandbox has one kernel watch: a second
 // StartWatching is ErrWatchStarted, and so is one after the first watch
 // ended. A sandbox with a durable journal then compares the tree with its
@@ -77,35 +77,23 @@ func (s *Sandbox) StartWatching(ctx context.Context, log *slog.Logger) error {
 	return nil
 }
 
-// Watching reports whether the kernel watch of the root runs (a
-// StartWatching whose context has not ended).
-func (s *Sandbox) Watching() bool { return s.watch.Running() }
+// WatchView is what the rest of the daemon may ask of a sandbox's kernel
+// watch (watch.Watch): whether it runs, covers a path or ran out of
+// watches, waiting for it, and claims; never an append, which only core's
+// operations make, in order and guarded (append below).
+type WatchView interface {
+	Running() bool                               // a StartWatching whose context has not ended
+	Ready() <-chan struct{}                      // closed once it covers the whole tree
+	Degraded() bool                              // it ran into the inotify watch limit: some outside changes go untold
+	Covers(ap string) bool                       // an outside change to ap is sure to be told, so the mirror may cache it
+	UnheardNear(ap string) bool                  // outside changes at, above or under ap may have gone untold
+	CatchUp()                                    // append what the kernel has queued so far
+	Claim(paths ...string) *Claim                // claim the changes about to be made under paths
+	ClaimEcho(p string, typ journal.Type) *Claim // claim a change whose last echo is typ of p
+}
 
-// WatchReady is closed once the kernel watch covers the whole tree.
-func (s *Sandbox) WatchReady() <-chan struct{} { return s.watch.Ready() }
-
-// WatchDegraded reports whether the kernel watch ran into the inotify
-// watch limit: changes other processes make in some directories are not
-// told (watch.Watch.Degraded).
-func (s *Sandbox) WatchDegraded() bool { return s.watch.Degraded() }
-
-// WatchCovers reports whether an outside change to API path ap is sure to
-// reach the journal, so the mirror may let the kernel cache it
-// (watch.Watch.Covers says when).
-func (s *Sandbox) WatchCovers(ap string) bool { return s.watch.Covers(ap) }
-
-// CatchUp appends to the journal what the kernel has queued of outside
-// changes made so far, so a checkpoint taken right after an outside write
-// knows of it.
-func (s *Sandbox) CatchUp() { s.watch.CatchUp() }
-
-// Claim opens a claim on the given API paths (each with everything under
-// it). Add more with Add; Done must be called when the changes are made.
-func (s *Sandbox) Claim(paths ...string) *Claim { return s.watch.Claim(paths...) }
-
-// ClaimEcho opens a claim on API path p for an operation whose last echo
-// is the event typ of p (watch.Watch.ClaimEcho).
-func (s *Sandbox) ClaimEcho(p string, typ journal.Type) *Claim { return s.watch.ClaimEcho(p, typ) }
+// Watch is the sandbox's kernel watch, as the rest of the daemon sees it.
+func (s *Sandbox) Watch() WatchView { return s.watch }
 
 // handlerKey marks the context of a FUSE handler that tells an event of
 // another origin (Emit, and a handle's release telling an outside write).

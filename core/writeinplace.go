@@ -40,7 +40,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 		return 0, err
 	}
 	defer unix.Close(dirfd)
-	claim := s.Claim(ap)
+	claim := s.watch.Claim(ap)
 	defer claim.Done()
 	unlock := locks.lock(ap)
 	defer unlock()

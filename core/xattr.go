@@ -100,7 +100,7 @@ func (s *Sandbox) changeXattr(ctx context.Context, ap string, follow bool, chang
 
 // changeXattrFd is changeXattr on the file fd holds, known as ap.
 func (s *Sandbox) changeXattrFd(ctx context.Context, ap string, fd int, change func(fd int) error) error {
-	claim := s.Claim(ap)
+	claim := s.watch.Claim(ap)
 	defer claim.Done()
 	if err := change(fd); err != nil {
 		return pathErr(OpXattr, ap, err)

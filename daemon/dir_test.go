@@ -78,7 +78,7 @@ func TestDirFollowsMkdirAndRmdir(t *testing.T) {
 	}
 	th.waitServed(t, "early", true)
 	sb := th.reg.Get("early")
-	if got := sb.Quota(); got != (core.Quota{Bytes: 1 << 20, Entries: 10}) {
+	if got := sb.Quota().Bound(); got != (core.Quota{Bytes: 1 << 20, Entries: 10}) {
 		t.Errorf("quota of a sandbox of DIR keeping none = %+v, want --default-quota", got)
 	}
 	if err := os.WriteFile(filepath.Join(th.dir, "early", "f"), []byte("x"), 0o644); err != nil {
@@ -198,7 +198,7 @@ func TestDirManager(t *testing.T) {
 	if err := th.d.SetQuota(ctx, "made", core.Quota{Bytes: 1 << 30}); err != nil {
 		t.Fatal(err)
 	}
-	if q := th.reg.Get("made").Quota(); q != (core.Quota{Bytes: 1 << 30}) {
+	if q := th.reg.Get("made").Quota().Bound(); q != (core.Quota{Bytes: 1 << 30}) {
 		t.Errorf("quota after SetQuota = %+v", q)
 	}
 	if err := th.d.SetQuota(ctx, "nope", core.Quota{}); !errors.Is(err, fs.ErrNotExist) {
@@ -246,7 +246,7 @@ func TestDirManager(t *testing.T) {
 	if _, err := th.d.Create(ctx, "again", core.Quota{}); err != nil {
 		t.Fatal(err)
 	}
-	if q := th.reg.Get("again").Quota(); q != (core.Quota{Bytes: 100}) {
+	if q := th.reg.Get("again").Quota().Bound(); q != (core.Quota{Bytes: 100}) {
 		t.Errorf("quota of a sandbox made with none = %+v, want --default-quota", q)
 	}
 }
@@ -300,8 +300,8 @@ func TestKeptAcrossRestart(t *testing.T) {
 		if sb == nil {
 			t.Fatalf("%s not served after the restart", c.name)
 		}
-		if sb.Quota() != c.quota {
-			t.Errorf("%s: quota %+v after the restart, want %+v", c.name, sb.Quota(), c.quota)
+		if sb.Quota().Bound() != c.quota {
+			t.Errorf("%s: quota %+v after the restart, want %+v", c.name, sb.Quota().Bound(), c.quota)
 		}
 		if got := h.Token(c.name); len(got) != 64 || (c.token != "" && got != c.token) {
 			t.Errorf("%s: token %q after the restart, want %q", c.name, got, c.token)

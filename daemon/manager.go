@@ -97,6 +97,6 @@ func (d *Dir) SetQuota(ctx context.Context, name string, q core.Quota) error {
 	if err := keepQuota(d.h.cfg.State, d.h.stateKey(name), q); err != nil {
 		return err
 	}
-	sb.SetQuota(q)
+	sb.Quota().Set(q)
 	return nil
 }

@@ -39,7 +39,7 @@ func (h *Host) Mount(name, mnt string) (*fusefs.Mirror, error) {
 // tree: the mirror learns of outside changes from it.
 func (h *Host) mount(name string, e *entry, mnt string, made bool) (*fusefs.Mirror, error) {
 	select {
-	case <-e.sb.WatchReady():
+	case <-e.sb.Watch().Ready():
 	case <-time.After(watchReadyWait):
 		h.log.Warn("kernel watch not ready after 30s; mounting anyway", "sandbox", name)
 	}

@@ -109,9 +109,9 @@ func (m *Mirror) caching() bool { return m.entryTTL > 0 || m.attrTTL > 0 }
 
 // cacheable reports whether the kernel may keep what it learns of API path
 // p for the mount's timeouts: only where an outside change is sure to be
-// heard (core.Sandbox.WatchCovers) and so invalidated.
+// heard (core.WatchView.Covers) and so invalidated.
 func (m *Mirror) cacheable(p string) bool {
-	return m.caching() && m.sb.WatchCovers(p)
+	return m.caching() && m.sb.Watch().Covers(p)
 }
 
 // entryTimeouts sets the timeouts of a name looked up or made at p: the

@@ -31,7 +31,7 @@
 //     one name at a time, inside the root, when it was opened.
 //   - A directory moved out of the root is cut off once the journal tells
 //     the move. A descriptor is kept (held) only where the kernel watch
-//     covers the path (core.Sandbox.WatchCovers), and there the only way a
+//     covers the path (core.WatchView.Covers), and there the only way a
 //     directory leaves the root is a rename by a process outside the mirror
 //     (the mirror's own renames have both ends in held parents): inotify
 //     tells it as a MOVED_FROM with no MOVED_TO inside the root, which the
@@ -114,7 +114,7 @@
 // keeps its own caches true.
 //
 // The kernel may cache only what an outside change is sure to reach the
-// journal for (core.Sandbox.WatchCovers): every directory is watched,
+// journal for (core.WatchView.Covers): every directory is watched,
 // .git and node_modules like the rest, so until the watch's first walk is
 // done, and anywhere under a directory whose watch the inotify watch limit
 // refused, names and attributes are given a zero timeout and pages are not

@@ -36,7 +36,15 @@ func (f *fakeSandbox) RootDir() *core.Dir { return nil }
 func (f *fakeSandbox) NewDir(func() string, func() (int, error), bool) *core.Dir {
 	return nil
 }
-func (f *fakeSandbox) WatchCovers(p string) bool { return f.covers != nil && f.covers(p) }
+func (f *fakeSandbox) Watch() core.WatchView { return fakeWatch{covers: f.covers} }
+
+// fakeWatch covers what covers says; the mirror asks nothing else of it.
+type fakeWatch struct {
+	core.WatchView
+	covers func(p string) bool
+}
+
+func (w fakeWatch) Covers(p string) bool { return w.covers != nil && w.covers(p) }
 func (f *fakeSandbox) LstatRaw(_ context.Context, p string) (unix.Stat_t, error) {
 	ino, ok := f.lstat[p]
 	if !ok {

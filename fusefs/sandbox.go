@@ -17,7 +17,7 @@ type sandbox interface {
 	Name() string
 	RootDir() *core.Dir
 	NewDir(path func() string, open func() (int, error), hold bool) *core.Dir
-	WatchCovers(p string) bool
+	Watch() core.WatchView
 	LstatRaw(ctx context.Context, p string) (unix.Stat_t, error)
 	Journal() *journal.Journal
 }

@@ -42,7 +42,7 @@ type healthResponse struct {
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	h := healthResponse{Status: "ok", Version: Version()}
 	s.reg.each(func(name string, sb *core.Sandbox) {
-		if sb.WatchDegraded() {
+		if sb.Watch().Degraded() {
 			h.Degraded = append(h.Degraded, name)
 		}
 		if st := sb.RootState(); st != "ok" {

@@ -24,7 +24,7 @@ var (
 
 // collectQuota sends the usage and quota of sandbox name.
 func collectQuota(ch chan<- prometheus.Metric, name string, sb *core.Sandbox) {
-	u := sb.Usage()
+	u := sb.Quota().Usage()
 	for _, m := range []struct {
 		d *prometheus.Desc
 		v int64

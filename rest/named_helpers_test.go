@@ -77,7 +77,7 @@ func (h *namedHarness) watching(t *testing.T) {
 	if err := h.def.StartWatching(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	<-h.def.WatchReady()
+	<-h.def.Watch().Ready()
 }
 
 // wantNamedError checks a §5 error: status, code (when given) and path

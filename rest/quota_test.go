@@ -98,10 +98,10 @@ func TestQuota507(t *testing.T) {
 			h.writeFile(t, "/a", "old a")
 			h.mkdir(t, "/d")
 			<-h.def.SweepDone()
-			if _, err := h.def.ScanUsage(t.Context()); err != nil {
+			if _, err := h.def.Quota().Scan(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			h.def.SetQuota(core.Quota{Bytes: 100})
+			h.def.Quota().Set(core.Quota{Bytes: 100})
 			before := snapshot(t, h.root)
 			detail := refusedDetail(t, c, h.do(t, c.req(t)))
 			if !strings.Contains(detail, c.path+": quota exceeded: bytes limit 100, usage 5") {
@@ -125,7 +125,7 @@ func wantWalkUsage(t *testing.T, sb *core.Sandbox, root string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := sb.Usage(); u.Bytes != b || u.Entries != e {
+	if u := sb.Quota().Usage(); u.Bytes != b || u.Entries != e {
 		t.Errorf("usage %d bytes %d entries, a walk finds %d bytes %d entries", u.Bytes, u.Entries, b, e)
 	}
 }

@@ -71,7 +71,7 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprou
 		if own != "" && name != own {
 			return
 		}
-		u := sb.Usage()
+		u := sb.Quota().Usage()
 		out.Sandboxes = append(out.Sandboxes, api.Sandbox{Name: name, Usage: usageSizes(u), Quota: quotaSizes(u.Quota)})
 	})
 	out.Count = len(out.Sandboxes)
@@ -124,7 +124,7 @@ func (s *Server) patchSandbox(w http.ResponseWriter, r *http.Request, ps httprou
 	if sb == nil {
 		return unknownSandbox(selectPath, name)
 	}
-	q, err := req.Quota.apply(sb.Quota())
+	q, err := req.Quota.apply(sb.Quota().Bound())
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (s *Server) patchSandbox(w http.ResponseWriter, r *http.Request, ps httprou
 	if err := s.manager.SetQuota(r.Context(), name, q); err != nil {
 		return managerError("quota", name, err)
 	}
-	u := sb.Usage()
+	u := sb.Quota().Usage()
 	return httpkit.WriteJSON(w, http.StatusOK, api.SandboxQuota{Name: name, Quota: quotaSizes(u.Quota), Usage: usageSizes(u)})
 }
 

@@ -54,7 +54,7 @@ func (m *fakeManager) Create(ctx context.Context, name string, q core.Quota) (st
 	if err != nil {
 		return "", err
 	}
-	sb.SetQuota(q)
+	sb.Quota().Set(q)
 	var b [16]byte
 	rand.Read(b[:])
 	token := hex.EncodeToString(b[:])
@@ -96,7 +96,7 @@ func (m *fakeManager) SetQuota(ctx context.Context, name string, q core.Quota) e
 	if sb == nil {
 		return fs.ErrNotExist
 	}
-	sb.SetQuota(q)
+	sb.Quota().Set(q)
 	return nil
 }
 
@@ -115,7 +115,7 @@ func TestCreateSandbox(t *testing.T) {
 			t.Errorf("%s: got %+v", prefix, c)
 		}
 		sb := rh.reg.Get(name)
-		if sb == nil || sb.Quota() != (core.Quota{Bytes: 1000, Entries: 10}) {
+		if sb == nil || sb.Quota().Bound() != (core.Quota{Bytes: 1000, Entries: 10}) {
 			t.Fatalf("%s: served %v", prefix, sb)
 		}
 		w := rh.do(t, req{Method: "PUT", Target: "/v1/sandboxes/" + name + "/fs/write?path=/hello", Body: strings.NewReader("hi"),
@@ -125,7 +125,7 @@ func TestCreateSandbox(t *testing.T) {
 	}
 	r := rh.do(t, req{Method: "POST", Target: "/v1/sandboxes", Body: jsonBody(`{"name":"plain"}`)})
 	wantStatus(t, r, 201)
-	if c := decode[api.SandboxCreated](t, r); c.Quota != (api.Sizes{}) || rh.reg.Get("plain").Quota() != (core.Quota{}) {
+	if c := decode[api.SandboxCreated](t, r); c.Quota != (api.Sizes{}) || rh.reg.Get("plain").Quota().Bound() != (core.Quota{}) {
 		t.Errorf("no quota: got %+v", c)
 	}
 	before := strings.Join(rh.reg.Names(), ",")
@@ -182,7 +182,7 @@ func TestCreateSandbox(t *testing.T) {
 // "default" first, under both prefixes.
 func TestListSandboxesUsage(t *testing.T) {
 	rh := newRegHarness(t, regOpts{Manager: newFakeManager(t)})
-	rh.reg.Get("b").SetQuota(core.Quota{Bytes: 4096, Entries: 3})
+	rh.reg.Get("b").Quota().Set(core.Quota{Bytes: 4096, Entries: 3})
 	for _, prefix := range sandboxesPrefixes {
 		l := decode[api.SandboxList](t, rh.do(t, req{Method: "GET", Target: prefix}))
 		if l.Count != 3 || len(l.Sandboxes) != 3 {
@@ -190,7 +190,7 @@ func TestListSandboxesUsage(t *testing.T) {
 		}
 		for i, want := range []string{"default", "a", "b"} {
 			got := l.Sandboxes[i]
-			u := rh.reg.Get(want).Usage()
+			u := rh.reg.Get(want).Quota().Usage()
 			if got.Name != want || got.Usage != (api.Sizes{Bytes: u.Bytes, Entries: u.Entries}) {
 				t.Errorf("%s: [%d] got %+v, want %s with usage %+v", prefix, i, got, want, u)
 			}
@@ -219,15 +219,15 @@ func TestPatchSandbox(t *testing.T) {
 		{`{"quota":{}}`, core.Quota{Bytes: 9}},
 	}
 	for _, prefix := range sandboxesPrefixes {
-		rh.reg.Get("a").SetQuota(core.Quota{})
+		rh.reg.Get("a").Quota().Set(core.Quota{})
 		for _, st := range steps {
 			r := rh.do(t, req{Method: "PATCH", Target: prefix + "/a", Body: jsonBody(st.body)})
 			got := decode[api.SandboxQuota](t, r)
-			u := rh.reg.Get("a").Usage()
+			u := rh.reg.Get("a").Quota().Usage()
 			if got.Name != "a" || got.Quota != quotaSizes(st.want) || got.Usage != (api.Sizes{Bytes: u.Bytes, Entries: u.Entries}) {
 				t.Errorf("%s %s: got %+v, want quota %+v", prefix, st.body, got, st.want)
 			}
-			if q := rh.reg.Get("a").Quota(); q != st.want {
+			if q := rh.reg.Get("a").Quota().Bound(); q != st.want {
 				t.Errorf("%s %s: the sandbox's quota is %+v, want %+v", prefix, st.body, q, st.want)
 			}
 		}
@@ -251,7 +251,7 @@ func TestPatchSandbox(t *testing.T) {
 					t.Errorf("%s: error %q, want it to hold %q", prefix, e.Error, c.detail)
 				}
 			}
-			if q := rh.reg.Get("a").Quota(); q != (core.Quota{Bytes: 9}) {
+			if q := rh.reg.Get("a").Quota().Bound(); q != (core.Quota{Bytes: 9}) {
 				t.Errorf("a's quota after a refusal: %+v", q)
 			}
 		})
@@ -352,7 +352,7 @@ func TestSandboxesNoManager(t *testing.T) {
 			t.Errorf("GET %s: %+v", prefix, l)
 		}
 	}
-	if rh.reg.Get("x") != nil || rh.reg.Get("a") == nil || rh.reg.Get("a").Quota() != (core.Quota{}) {
+	if rh.reg.Get("x") != nil || rh.reg.Get("a") == nil || rh.reg.Get("a").Quota().Bound() != (core.Quota{}) {
 		t.Errorf("a refused call changed the registry")
 	}
 }

@@ -28,7 +28,7 @@ func newWatchHarness(t *testing.T) (*harness, *core.Sandbox) {
 		t.Fatalf("StartWatching: %v", err)
 	}
 	select {
-	case <-sb.WatchReady():
+	case <-sb.Watch().Ready():
 	case <-time.After(10 * time.Second):
 		t.Fatal("kernel watch not ready after 10 s")
 	}

@@ -42,7 +42,7 @@ func runCheckpoints(c *cfg, t *table, dir string) error {
 	if err := sb.StartWatching(wctx, nil); err != nil {
 		return err
 	}
-	<-sb.WatchReady()
+	<-sb.Watch().Ready()
 	<-sb.Reconciled()
 	logf("checkpoint: 100,000 files made and watched in %v", time.Since(t0).Round(time.Millisecond))
 	t0 = time.Now()

@@ -167,7 +167,7 @@ func Since(ctx context.Context, s *core.Sandbox, q Query) (Set, error) {
 	if scope == "" {
 		scope = "/"
 	}
-	out.Lost = out.Lost || s.UnheardNear(scope)
+	out.Lost = out.Lost || s.Watch().UnheardNear(scope)
 	rows := f.rows()
 	out.Rows, out.Truncated = checkRows(ctx, s, rows, &q)
 	var sc *startContent

@@ -44,7 +44,7 @@ func benchSandbox(b *testing.B, dir string, watch bool) *core.Sandbox {
 		if err := s.StartWatching(wctx, nil); err != nil {
 			b.Skip("no kernel watch:", err)
 		}
-		<-s.WatchReady()
+		<-s.Watch().Ready()
 		<-s.Reconciled()
 	}
 	return s

@@ -411,7 +411,7 @@ func TestCheckpointIncrementalReadsOnlyChanged(t *testing.T) {
 	if err := s.StartWatching(wctx, nil); err != nil {
 		testenv.Skip(t, nil, "no kernel watch here: %v", err)
 	}
-	<-s.WatchReady()
+	<-s.Watch().Ready()
 	first := mustCheckpoint(t, s, Options{})
 	if r := FilesRead(s); r != 200 {
 		t.Fatalf("first checkpoint read %d files, want 200", r)

@@ -14,14 +14,14 @@ import (
 // what changed; otherwise it walks the tree (still reading only files
 // whose stat identity changed).
 func journalComplete(s *core.Sandbox) bool {
-	for _, ready := range []<-chan struct{}{s.WatchReady(), s.Reconciled()} {
+	for _, ready := range []<-chan struct{}{s.Watch().Ready(), s.Reconciled()} {
 		select {
 		case <-ready:
 		default:
 			return false // the first walk, or the look for what changed while down, is not done
 		}
 	}
-	return s.Watching() && !s.WatchDegraded()
+	return s.Watch().Running() && !s.Watch().Degraded()
 }
 
 // create finds the tree as it is now, starting from the newest checkpoint
@@ -32,7 +32,7 @@ func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store 
 	if _, err := h.headers(); err != nil {
 		return Checkpoint{}, nil, err
 	}
-	s.CatchUp()
+	s.Watch().CatchUp()
 	seq := s.Journal().Seq() // before the first look: every event <= seq is seen
 	prev, err := h.newest(o.SkipExcluded)
 	if err != nil {

@@ -80,7 +80,7 @@ func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreRes
 	if !o.DryRun {
 		// A restore brings back what the checkpoint held, unbounded by the
 		// quota; usage is counted again after it (package quota).
-		defer s.RecountUsage(context.WithoutCancel(ctx))
+		defer s.Quota().Recount(context.WithoutCancel(ctx))
 	}
 	h, err := storeOf(s)
 	if err != nil {
@@ -126,7 +126,7 @@ func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreRes
 		return res, nil
 	}
 	actx := core.WithActor(ctx, core.Actor{Origin: journal.API, Name: RestoreActorPrefix + thd.ID})
-	claim := s.Claim(scopes...)
+	claim := s.Watch().Claim(scopes...)
 	defer claim.Done()
 	r := &restorer{s: s, h: h, ctx: actx, claim: claim, res: &res}
 	r.apply(p)

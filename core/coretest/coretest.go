@@ -53,7 +53,7 @@ func Watched(t *testing.T) (*core.Sandbox, string, *journal.Watcher) {
 	if err := s.StartWatching(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	<-s.WatchReady()
+	<-s.Watch().Ready()
 	w, _, _, err := s.Journal().Watch(journal.Config{Path: "/", Recursive: true, Exclude: []string{}})
 	if err != nil {
 		t.Fatal(err)

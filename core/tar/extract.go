@@ -115,7 +115,7 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 	}
 	defer unix.Close(basefd)
 	stage := core.TempName()
-	claim := s.Claim(da, core.ChildOf(base, stage))
+	claim := s.Watch().Claim(da, core.ChildOf(base, stage))
 	defer claim.Done()
 	// The stage is held by its descriptor from its mkdir on, and every
 	// change to it (its mode when it becomes dest) goes through that: whoever
@@ -139,14 +139,14 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 	// The archive's usage, reserved before it moves in (core/quota): all of
 	// the stage when it becomes dest, else what the merge adds beyond what
 	// it replaces.
-	uop := s.BeginUsage()
+	uop := s.Quota().Begin()
 	var grew usage
 	moving, merged := false, false
 	defer func() {
 		if !merged {
 			grew = usage{}
 			if moving {
-				s.OutsideChange() // a merge cut short: a scan counts what moved
+				s.Quota().OutsideChange() // a merge cut short: a scan counts what moved
 			}
 		}
 		uop.End(grew.bytes, grew.entries)

@@ -29,7 +29,7 @@ type watchFS interface {
 	Clean(p string) (string, error)
 	Stat(ctx context.Context, p string) (core.Info, error)
 	Journal() *journal.Journal
-	WatchDegraded() bool
+	Watch() core.WatchView
 }
 
 var _ watchFS = (*core.Sandbox)(nil)
@@ -159,7 +159,7 @@ func (s *Family) watchList(w http.ResponseWriter, r *http.Request, _ httprouter.
 	sb := s.watchFS(r.Context())
 	infos := sb.Journal().Watchers()
 	status := "active"
-	if sb.WatchDegraded() {
+	if sb.Watch().Degraded() {
 		status = "degraded" // the inotify limit: some directories unwatched
 	}
 	out := WatchList{Watchers: make([]WatchInfo, len(infos)), Count: len(infos)}
