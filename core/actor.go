@@ -44,12 +44,14 @@ func actorOf(ctx context.Context) Actor {
 // Journal is the sandbox's one record of change.
 func (s *Sandbox) Journal() *journal.Journal { return s.journal }
 
-// tell tells the change an operation made: one event by the actor in ctx,
-// describing ap as it is now (or as it was, for a remove).
-func (s *Sandbox) tell(ctx context.Context, typ journal.Type, ap, old string, isDir bool) {
+// Tell tells the change an operation made, core's or a subpackage's: one
+// event by the actor in ctx, describing ap as it is now (or as it was, for
+// a remove). Unlike Emit, the change is counted by the operation's
+// quota.Op, not left to a rescan.
+func (s *Sandbox) Tell(ctx context.Context, typ journal.Type, ap, old string, isDir bool) {
 	var st *unix.Stat_t
 	if typ != journal.Remove {
-		if fst, err := s.statPath(ap, false); err == nil {
+		if fst, err := s.root.statPath(ap, false); err == nil {
 			st = &fst
 		}
 	}
@@ -94,7 +96,7 @@ func (s *Sandbox) Emit(ctx context.Context, typ journal.Type, p, old string) {
 		return
 	}
 	s.quota.OutsideChange() // a change core did not make: uncounted (core/quota)
-	s.tell(inHandler(ctx), typ, ap, old, false)
+	s.Tell(inHandler(ctx), typ, ap, old, false)
 }
 
 func fillEvent(e *journal.Event, info Info) {

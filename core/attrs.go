@@ -69,7 +69,7 @@ func (s *Sandbox) attrTree(ctx context.Context, op, p string, recursive, links b
 	if err != nil {
 		return AttrResult{}, err
 	}
-	if ap, err = s.followLeaf(ap); err != nil {
+	if ap, err = s.root.followLeaf(ap); err != nil {
 		return AttrResult{}, pathErr(op, ap, err)
 	}
 	res := AttrResult{Path: ap}
@@ -79,7 +79,7 @@ func (s *Sandbox) attrTree(ctx context.Context, op, p string, recursive, links b
 			res.Paths = append(res.Paths, p)
 		}
 	}
-	top, err := s.lstat(ap)
+	top, err := s.root.lstat(ap)
 	if err != nil {
 		return res, pathErr(op, ap, err)
 	}

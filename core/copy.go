@@ -156,16 +156,16 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	}
 	grew = quota.Count{Bytes: built.Bytes - old.Bytes, Entries: built.Entries - old.Entries}
 	if was.found {
-		s.tell(ctx, journal.Remove, ta, "", was.isDir)
+		s.Tell(ctx, journal.Remove, ta, "", was.isDir)
 	}
 	for _, m := range made {
 		p := ta
 		if m.rel != "" {
 			p = ta + "/" + m.rel
 		}
-		s.tell(ctx, journal.Create, p, "", m.isDir)
+		s.Tell(ctx, journal.Create, p, "", m.isDir)
 		if m.file {
-			s.tell(ctx, journal.Write, p, "", false)
+			s.Tell(ctx, journal.Write, p, "", false)
 		}
 	}
 	return stats, nil

@@ -25,7 +25,7 @@ func (s *Sandbox) PreserveAttrs(ctx context.Context, from, to string) error {
 		return err
 	}
 	rels := []string{""}
-	if st, err := s.lstat(fa); err != nil {
+	if st, err := s.root.lstat(fa); err != nil {
 		return pathErr(OpPreserve, fa, err)
 	} else if st.IsDir() {
 		err := s.Walk(ctx, fa, WalkOptions{}, func(e WalkEntry) error {
@@ -57,7 +57,7 @@ func (s *Sandbox) PreserveAttrs(ctx context.Context, from, to string) error {
 		if r != "" {
 			dp = ta + "/" + r
 		}
-		s.tell(ctx, journal.Chmod, dp, "", false)
+		s.Tell(ctx, journal.Chmod, dp, "", false)
 	}
 	return nil
 }
@@ -89,7 +89,7 @@ func (s *Sandbox) preserveOne(sp, dp string) error {
 	if !link {
 		mode := st.Mode & 0o7777
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			mode = s.keptMode(mode) // setid.go
+			mode = s.KeptMode(mode) // setid.go
 		}
 		a.Mode = &mode
 		if err := copyXattrs(sfd, dfd); err != nil {

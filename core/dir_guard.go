@@ -56,7 +56,7 @@ func (s *Sandbox) appendGuarded(e journal.Event, gd dirGuard) {
 			return true
 		}
 		p, old := e.Path, e.OldPath
-		if !s.relocate(&e.Path, gd.dir, gd.self) || !s.relocate(&e.OldPath, gd.oldDir, false) {
+		if !s.root.relocate(&e.Path, gd.dir, gd.self) || !s.root.relocate(&e.OldPath, gd.oldDir, false) {
 			return false // the directory left the root: the change is not the sandbox's
 		}
 		if gd.holder != nil && e.Path == p && e.OldPath == old {
@@ -70,7 +70,7 @@ func (s *Sandbox) appendGuarded(e journal.Event, gd dirGuard) {
 // itself) at that directory's path in the root now, and reports false when
 // dirfd is deleted or outside the root. An empty *ap or a dirfd of -1 is
 // left as it is.
-func (s *Sandbox) relocate(ap *string, dirfd int, self bool) bool {
+func (r *Root) relocate(ap *string, dirfd int, self bool) bool {
 	if *ap == "" || dirfd < 0 {
 		return true
 	}
@@ -82,7 +82,7 @@ func (s *Sandbox) relocate(ap *string, dirfd int, self bool) bool {
 	if err != nil {
 		return false
 	}
-	root, err := fdPath(s.root.fd)
+	root, err := fdPath(r.fd)
 	if err != nil {
 		return false
 	}

@@ -132,7 +132,7 @@
 //
 // Every change is one event in the sandbox's journal (package journal):
 // core's operations tell their own (origin api, or fuse for the mirror's
-// calls; tell, actor.go), and the kernel watch reports what else changed
+// calls; Tell, actor.go), and the kernel watch reports what else changed
 // the root (origin external). Package watch (core/watch) keeps them one
 // event a change and in order: its ledger drops the inotify echoes of
 // what core claimed, its notifier reads inotify on every directory of

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"path"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"golang.org/x/sys/unix"
 
 	"sandfs/core/history"
 	"sandfs/core/journal"
@@ -85,7 +82,7 @@ func (s *Sandbox) findChangesAtStart(ctx context.Context, log *slog.Logger) (int
 	if err != nil {
 		return 0, err
 	}
-	rootID, err := s.rootIdentity()
+	rootID, err := s.root.identity()
 	if err != nil {
 		return 0, err
 	}
@@ -243,13 +240,4 @@ func underTemp(p string) bool {
 
 func permBits(m fs.FileMode) fs.FileMode {
 	return m & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-}
-
-// rootIdentity is the root directory's device and inode.
-func (s *Sandbox) rootIdentity() (string, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(s.root.fd, &st); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), nil
 }

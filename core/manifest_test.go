@@ -184,7 +184,7 @@ func TestTempsNeverTold(t *testing.T) {
 	cursor := s.Journal().Seq()
 	settle(t, s, w, cursor)
 	cursor = s.Journal().Seq()
-	if n := s.sweepDir(s.root.fd, "/", time.Now()); n != 1 {
+	if n := (&sweep{before: time.Now(), watch: s.watch}).dir(s.root.fd, "/"); n != 1 {
 		t.Fatalf("the sweep removed %d, want 1", n)
 	}
 	if _, err := os.Lstat(filepath.Join(root, "e/.sandfs-aaaaaaaaaaaaaaaa.part")); !os.IsNotExist(err) {

@@ -22,7 +22,7 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 		perm = 0o755
 	}
 	if parents {
-		return s.mkdirAll(ctx, ap, perm)
+		return s.MkdirAll(ctx, ap, perm)
 	}
 	dirfd, name, err := s.root.parent(ap)
 	if err == unix.EINVAL { // the root
@@ -47,19 +47,21 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 		return pathErr(OpMkdir, ap, err)
 	}
 	uop.End(0, 1)
-	s.tell(ctx, journal.Create, ap, "", true)
+	s.Tell(ctx, journal.Create, ap, "", true)
 	return nil
 }
 
-// mkdirAll is mkdir -p on a clean API path: symlinks to directories inside
-// the root count as directories, as the kernel's resolution sees them. It
-// finds the deepest existing ancestor, then creates the rest downward, each
-// new component opened with O_NOFOLLOW from the fd of the one before.
-func (s *Sandbox) mkdirAll(ctx context.Context, ap string, perm uint32) error {
+// MkdirAll is mkdir -p on a clean API path, each new directory owned by
+// the context's Owner and told to the journal: symlinks to directories
+// inside the root count as directories, as the kernel's resolution sees
+// them. It finds the deepest existing ancestor, then creates the rest
+// downward, each new component opened with O_NOFOLLOW from the fd of the
+// one before.
+func (s *Sandbox) MkdirAll(ctx context.Context, ap string, perm uint32) error {
 	return s.mkdirAllFor(ctx, ap, perm, 0)
 }
 
-// mkdirAllFor is mkdirAll for a caller that will add extra entries below
+// mkdirAllFor is MkdirAll for a caller that will add extra entries below
 // ap: it makes no directory unless the quota has room for them too
 // (core/quota), so a write refused for its own entry leaves no parents.
 func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra int64) error {
@@ -73,7 +75,7 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 			break
 		}
 		if err == unix.ENOTDIR && cur == ap {
-			if _, lerr := s.lstat(ap); lerr == nil {
+			if _, lerr := s.root.lstat(ap); lerr == nil {
 				err = unix.EEXIST // the path itself is a file
 			}
 		}
@@ -133,7 +135,7 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 		fd = next
 		if err == nil {
 			made++
-			s.tell(ctx, journal.Create, cur, "", true)
+			s.Tell(ctx, journal.Create, cur, "", true)
 		}
 	}
 	unix.Close(fd)

@@ -40,11 +40,11 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	}
 	if o.MkdirParents {
 		dir, _ := dirAndName(ta)
-		if err := s.mkdirAll(ctx, dir, 0o755); err != nil {
+		if err := s.MkdirAll(ctx, dir, 0o755); err != nil {
 			return err
 		}
 	}
-	fdir, fname, tdir, tname, err := s.renameParents(fa, ta)
+	fdir, fname, tdir, tname, err := s.root.renameParents(fa, ta)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 		if was, err = s.replaceAt(ctx, fdir, fname, tdir, tname); err == nil {
 			gone = was.usage
 			if was.found {
-				s.tell(ctx, journal.Remove, ta, "", was.isDir)
+				s.Tell(ctx, journal.Remove, ta, "", was.isDir)
 			}
 		}
 	}
@@ -86,7 +86,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	if err != nil {
 		return replaceErr(OpMove, fa, ta, err)
 	}
-	s.tell(ctx, journal.Rename, ta, fa, false)
+	s.Tell(ctx, journal.Rename, ta, fa, false)
 	return nil
 }
 
@@ -162,11 +162,11 @@ func replaceErr(op, fa, ta string, err error) error {
 
 // renameParents resolves the directories of both ends of a rename (clean
 // API paths), for the *at syscalls; on error nothing is left open.
-func (s *Sandbox) renameParents(fa, ta string) (fdir int, fname string, tdir int, tname string, err error) {
-	if fdir, fname, err = s.root.parent(fa); err != nil {
+func (r *Root) renameParents(fa, ta string) (fdir int, fname string, tdir int, tname string, err error) {
+	if fdir, fname, err = r.parent(fa); err != nil {
 		return -1, "", -1, "", pathErr(OpMove, fa, err)
 	}
-	if tdir, tname, err = s.root.parent(ta); err != nil {
+	if tdir, tname, err = r.parent(ta); err != nil {
 		unix.Close(fdir)
 		return -1, "", -1, "", pathErr(OpMove, ta, err)
 	}

@@ -27,7 +27,7 @@ func (s *Sandbox) Stat(ctx context.Context, p string) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	st, err := s.statPath(ap, true)
+	st, err := s.root.statPath(ap, true)
 	if err != nil {
 		return Info{}, pathErr(OpStat, ap, err)
 	}
@@ -40,28 +40,7 @@ func (s *Sandbox) Lstat(ctx context.Context, p string) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	return s.lstat(ap)
-}
-
-func (s *Sandbox) lstat(ap string) (Info, error) {
-	st, err := s.statPath(ap, false)
-	if err != nil {
-		return Info{}, pathErr(OpStat, ap, err)
-	}
-	return infoFrom(ap, &st), nil
-}
-
-// statPath is fstat(2) of the file at the clean API path ap, opened O_PATH
-// beneath the root (follow: through a final symlink, within the root) and
-// closed again. Its error is the bare errno.
-func (s *Sandbox) statPath(ap string, follow bool) (unix.Stat_t, error) {
-	var st unix.Stat_t
-	fd, err := s.root.openPath(ap, follow)
-	if err != nil {
-		return st, err
-	}
-	defer unix.Close(fd)
-	return st, unix.Fstat(fd, &st)
+	return s.root.lstat(ap)
 }
 
 // List describes the entries of the directory at p (following a final
@@ -151,7 +130,7 @@ func (s *Sandbox) LstatRaw(ctx context.Context, p string) (unix.Stat_t, error) {
 	if err != nil {
 		return st, err
 	}
-	if st, err = s.statPath(ap, false); err != nil {
+	if st, err = s.root.statPath(ap, false); err != nil {
 		return st, pathErr(OpStat, ap, err)
 	}
 	return st, nil

@@ -74,7 +74,7 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 		return pathErr(OpRemove, ap, err)
 	}
 	uop.End(-gone.Bytes, -gone.Entries)
-	s.tell(ctx, journal.Remove, ap, "", isDir)
+	s.Tell(ctx, journal.Remove, ap, "", isDir)
 	return nil
 }
 

@@ -1,6 +1,10 @@
 package core
 
-import "golang.org/x/sys/unix"
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
 
 // Root is the tree a sandbox serves, held by one directory descriptor.
 // Every name an operation takes is resolved beneath it (resolve.go: as
@@ -44,4 +48,37 @@ func (r *Root) FSType() (int64, error) {
 		return 0, err
 	}
 	return st.Type, nil
+}
+
+// lstat describes the file at the clean API path ap, a final symlink
+// itself, with the error of a stat.
+func (r *Root) lstat(ap string) (Info, error) {
+	st, err := r.statPath(ap, false)
+	if err != nil {
+		return Info{}, pathErr(OpStat, ap, err)
+	}
+	return infoFrom(ap, &st), nil
+}
+
+// statPath is fstat(2) of the file at the clean API path ap, opened O_PATH
+// beneath the root (follow: through a final symlink, within the root) and
+// closed again. Its error is the bare errno.
+func (r *Root) statPath(ap string, follow bool) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	fd, err := r.openPath(ap, follow)
+	if err != nil {
+		return st, err
+	}
+	defer unix.Close(fd)
+	return st, unix.Fstat(fd, &st)
+}
+
+// identity is the root directory's device and inode: the manifest
+// records it, to know the tree it describes (manifest.go).
+func (r *Root) identity() (string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(r.fd, &st); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), nil
 }

@@ -66,12 +66,10 @@ type Sandbox struct {
 	hist       *history.Log  // the durable journal; nil without a StateDir
 	reconciled chan struct{} // manifest.go
 	closed     atomic.Bool
-	att        attachments   // subpackages' state, closed with the sandbox (attach.go)
-	cpMax      int64         // Options.CheckpointMaxSize
-	watch      *watch.Watch  // the ledger, the outbox and the kernel watch (watch_host.go)
-	opened     time.Time     // when Open ran: the sweep spares newer temps
-	sweepDone  chan struct{} // closed when the start-up sweep (sweep.go) ends
-	swept      atomic.Int64
+	att        attachments  // subpackages' state, closed with the sandbox (attach.go)
+	cpMax      int64        // Options.CheckpointMaxSize
+	watch      *watch.Watch // the ledger, the outbox and the kernel watch (watch_host.go)
+	sweep      sweep        // the start-up sweep of leftover temps (sweep.go)
 	quota      *quota.State // core/quota, usage.go
 }
 
@@ -101,7 +99,7 @@ func OpenAt(dirfd int, entry, hostRoot, name string, o Options) (*Sandbox, error
 // openFD makes the sandbox of the root fd it now owns.
 func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 	s := &Sandbox{name: name, hostRoot: dir, root: Root{fd: fd}, limits: o.Limits, allowSetid: o.AllowSetid, journal: journal.New(), stateDir: o.StateDir, cpMax: o.CheckpointMaxSize,
-		opened: time.Now(), sweepDone: make(chan struct{}), reconciled: make(chan struct{})}
+		sweep: sweep{before: time.Now(), done: make(chan struct{})}, reconciled: make(chan struct{})}
 	s.rootLock = -1
 	if o.StateDir != "" {
 		lock, err := lockRoot(fd, dir)
@@ -128,6 +126,7 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 	}
 	s.quota = s.newQuota(o.Quota, s.stateRefusal)
 	s.watch = watch.New(s.watchHost()) // on the journal the events go to
+	s.sweep.watch = s.watch
 	if s.limits.TarEntries <= 0 {
 		s.limits.TarEntries = DefaultLimits.TarEntries
 	}

@@ -28,9 +28,9 @@ import (
 // filesystem, and a file is the caller's.
 const setidBits = unix.S_ISUID | unix.S_ISGID
 
-// keptMode is an inherited mode of a non-directory, less the set-id bits
-// unless they are allowed.
-func (s *Sandbox) keptMode(mode uint32) uint32 {
+// KeptMode is an inherited mode of a non-directory, less the set-id bits
+// unless the sandbox allows them.
+func (s *Sandbox) KeptMode(mode uint32) uint32 {
 	if s.allowSetid {
 		return mode
 	}

@@ -6,8 +6,6 @@ import (
 	"io/fs"
 
 	"golang.org/x/sys/unix"
-
-	"sandfs/core/journal"
 )
 
 // What core's subpackages (grep, tar, changes, checkpoint) need of its
@@ -18,23 +16,13 @@ import (
 
 // Resolution beneath the root is Root's (root.go).
 
-// Operations:
-
-// MkdirAll is mkdir -p on a clean API path, each new directory owned by
-// the context's Owner and told to the journal (mkdir.go).
-func (s *Sandbox) MkdirAll(ctx context.Context, apiPath string, perm uint32) error {
-	return s.mkdirAll(ctx, apiPath, perm)
-}
+// Operations: MkdirAll (mkdir.go), KeptMode (setid.go).
 
 // Limits are the sandbox's limits, defaults filled in.
 func (s *Sandbox) Limits() Limits { return s.limits }
 
 // CheckpointMaxSize is Options.CheckpointMaxSize.
 func (s *Sandbox) CheckpointMaxSize() int64 { return s.cpMax }
-
-// KeptMode is an inherited mode of a non-directory, less the set-id bits
-// unless the sandbox allows them (setid.go).
-func (s *Sandbox) KeptMode(mode uint32) uint32 { return s.keptMode(mode) }
 
 // Paths and errors:
 
@@ -122,13 +110,7 @@ func ErrnoOf(err error) error { return errnoOf(err) }
 
 // The journal:
 
-// Tell tells the change a subpackage's operation made,
-// as core's operations tell theirs (actor.go): by the actor in ctx,
-// describing ap as it is now. Unlike Emit, the change is counted by the
-// operation's UsageOp, not left to a rescan.
-func (s *Sandbox) Tell(ctx context.Context, typ journal.Type, ap, old string, isDir bool) {
-	s.tell(ctx, typ, ap, old, isDir)
-}
+// Tell (actor.go) is how a subpackage tells a change it made.
 
 // Usage is Sandbox.Quota's (core/quota, usage.go).
 

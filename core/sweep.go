@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"os"
+	"sandfs/core/watch"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -43,21 +45,30 @@ func isTempName(name string) bool {
 	return true
 }
 
+// sweep is the start-up sweep of one sandbox.
+type sweep struct {
+	before time.Time     // when Open ran: the sweep spares newer temps
+	watch  *watch.Watch  // claims: a live temp is spared, a removal not told
+	done   chan struct{} // closed when it ends
+	swept  atomic.Int64  // temp files and staging directories removed
+}
+
 // startSweep runs the sweep in the background on a dup of the root fd (so
-// Close does not pull the fd away under it); SweepDone is closed after it.
+// Close does not pull the fd away under it), then the first usage scan;
+// SweepDone is closed after them.
 func (s *Sandbox) startSweep() {
+	w := &s.sweep
 	fd, err := unix.FcntlInt(uintptr(s.root.fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		s.quota.Ready() // no scan: the bound holds on what is counted from now
-		close(s.sweepDone)
+		close(w.done)
 		return
 	}
 	go func() {
-		defer close(s.sweepDone)
+		defer close(w.done)
 		defer unix.Close(fd)
-		n := s.sweepDir(fd, "/", s.opened)
-		if n > 0 {
-			s.swept.Add(int64(n))
+		if n := w.dir(fd, "/"); n > 0 {
+			w.swept.Add(int64(n))
 		}
 		// The first usage scan, on the tree without leftovers (core/quota).
 		s.quota.Scan(context.Background())
@@ -67,15 +78,15 @@ func (s *Sandbox) startSweep() {
 }
 
 // SweepDone is closed when the start-up sweep of leftover temp files ends.
-func (s *Sandbox) SweepDone() <-chan struct{} { return s.sweepDone }
+func (s *Sandbox) SweepDone() <-chan struct{} { return s.sweep.done }
 
 // Swept is how many leftover temp files or staging directories the start-up
 // sweep removed.
-func (s *Sandbox) Swept() int64 { return s.swept.Load() }
+func (s *Sandbox) Swept() int64 { return s.sweep.swept.Load() }
 
-// sweepDir removes the leftover temps in the directory fd (API path ap) and
+// dir removes the leftover temps in the directory fd (API path ap) and
 // recurses into its subdirectories. It returns how many it removed.
-func (s *Sandbox) sweepDir(fd int, ap string, before time.Time) int {
+func (w *sweep) dir(fd int, ap string) int {
 	dup, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0
@@ -88,7 +99,7 @@ func (s *Sandbox) sweepDir(fd int, ap string, before time.Time) int {
 		for _, name := range names {
 			child := childOf(ap, name)
 			if isTempName(name) {
-				if s.sweepOne(fd, name, child, before) {
+				if w.one(fd, name, child) {
 					removed++
 				}
 				continue
@@ -97,7 +108,7 @@ func (s *Sandbox) sweepDir(fd int, ap string, before time.Time) int {
 			if err != nil {
 				continue // not a directory, a symlink, another mount (xdev.go), or gone
 			}
-			removed += s.sweepDir(sub, child, before)
+			removed += w.dir(sub, child)
 			unix.Close(sub)
 		}
 		if rerr == io.EOF || len(names) == 0 || rerr != nil {
@@ -106,21 +117,21 @@ func (s *Sandbox) sweepDir(fd int, ap string, before time.Time) int {
 	}
 }
 
-// sweepOne removes one temp entry unless a live operation owns it.
-func (s *Sandbox) sweepOne(dirfd int, name, ap string, before time.Time) bool {
-	if s.watch.Claimed(ap) {
+// one removes one temp entry unless a live operation owns it.
+func (w *sweep) one(dirfd int, name, ap string) bool {
+	if w.watch.Claimed(ap) {
 		return false
 	}
 	var st unix.Stat_t
 	if mount, err := lstatAt(dirfd, name, &st); err != nil || mount {
 		return false
 	}
-	if !time.Unix(st.Mtim.Unix()).Before(before) {
+	if !time.Unix(st.Mtim.Unix()).Before(w.before) {
 		return false
 	}
 	// The removal is the daemon's own: its echoes are claimed, so the
 	// kernel watch never tells a temp name.
-	c := s.watch.Claim(ap)
+	c := w.watch.Claim(ap)
 	defer c.Done()
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		return removeAllAt(context.Background(), dirfd, name) == nil

@@ -47,7 +47,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if err != nil {
 		return "", 0, err
 	}
-	if ap, err = s.followLeaf(ap); err != nil {
+	if ap, err = s.root.followLeaf(ap); err != nil {
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
 	dir, name := dirAndName(ap)
@@ -74,7 +74,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	case err == nil && notRegular(st.Mode):
 		return "", 0, pathErr(OpUpload, ap, unix.EINVAL)
 	case err == nil:
-		mode = s.keptMode(st.Mode & 0o7777)
+		mode = s.KeptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
 		existed, freed = true, s.quota.FreedBy(&st)
 	case err != unix.ENOENT:
@@ -112,10 +112,10 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	fail := func(err error) (string, int64, error) {
 		f.Close()
 		unix.Unlinkat(dirfd, part, 0)
-		s.tell(ctx, journal.Remove, partPath, "", false)
+		s.Tell(ctx, journal.Remove, partPath, "", false)
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
-	s.tell(ctx, journal.Create, partPath, "", false)
+	s.Tell(ctx, journal.Create, partPath, "", false)
 	n, err := copySparse(f, &quota.Reader{R: r, Need: func(n int64) error { return uop.ReserveTo(OpUpload, ap, n-freed) }})
 	if err != nil {
 		return fail(err)
@@ -126,7 +126,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
-	s.tell(ctx, journal.Write, partPath, "", false)
+	s.Tell(ctx, journal.Write, partPath, "", false)
 	if owner >= 0 {
 		_ = f.Chown(owner, group)
 	} else if err := chownNewFd(ctx, fd); err != nil {
@@ -135,18 +135,18 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if err := unix.Fchmod(fd, mode); err != nil {
 		return fail(err)
 	}
-	s.tell(ctx, journal.Chmod, partPath, "", false)
+	s.Tell(ctx, journal.Chmod, partPath, "", false)
 	if err := tellETag(f, o.ETag); err != nil {
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
 		unix.Unlinkat(dirfd, part, 0)
-		s.tell(ctx, journal.Remove, partPath, "", false)
+		s.Tell(ctx, journal.Remove, partPath, "", false)
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
 	if err := renameChecked(OpUpload, ap, o.Pre, dirfd, part, name); err != nil {
 		unix.Unlinkat(dirfd, part, 0)
-		s.tell(ctx, journal.Remove, partPath, "", false)
+		s.Tell(ctx, journal.Remove, partPath, "", false)
 		return "", 0, err
 	}
 	claim.Land()
@@ -155,7 +155,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	} else {
 		uop.End(n, 1)
 	}
-	s.tell(ctx, journal.Rename, ap, partPath, false)
+	s.Tell(ctx, journal.Rename, ap, partPath, false)
 	return ap, n, nil
 }
 

@@ -31,12 +31,12 @@ func (s *Sandbox) watchHost() watch.Host {
 	return watch.Host{
 		Name: s.name, HostRoot: s.hostRoot, Journal: s.journal,
 		Describe: func(e *journal.Event) {
-			if info, err := s.lstat(e.Path); err == nil {
+			if info, err := s.root.lstat(e.Path); err == nil {
 				fillEvent(e, info)
 			}
 		},
 		Ctime: func(ap string) (time.Time, error) {
-			info, err := s.lstat(ap)
+			info, err := s.root.lstat(ap)
 			return info.Ctime, err
 		},
 		List: func(ap string) ([]watch.Entry, error) {

@@ -61,7 +61,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		return 0, pathErr(OpWrite, ap, unix.EINVAL)
 	case err == nil:
 		existed = true
-		mode = s.keptMode(st.Mode & 0o7777)
+		mode = s.KeptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
 		freed = s.quota.FreedBy(&st)
 	case err != unix.ENOENT:
@@ -132,9 +132,9 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		uop.End(n, 1)
 	}
 	if !existed {
-		s.tell(ctx, journal.Create, ap, "", false)
+		s.Tell(ctx, journal.Create, ap, "", false)
 	}
-	s.tell(ctx, journal.Write, ap, "", false)
+	s.Tell(ctx, journal.Write, ap, "", false)
 	return n, nil
 }
 
@@ -173,7 +173,7 @@ func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) 
 	if ap, err = s.Clean(p); err != nil {
 		return "", -1, "", err
 	}
-	if ap, err = s.followLeaf(ap); err != nil {
+	if ap, err = s.root.followLeaf(ap); err != nil {
 		return ap, -1, "", pathErr(OpWrite, ap, err)
 	}
 	if mkdirParents {
@@ -235,9 +235,9 @@ func UnixPerm(m fs.FileMode) uint32 {
 // resolution would (an absolute target is taken from the root), so that an
 // operation replacing the file by rename replaces the target, not the link.
 // A path whose parent is missing is returned as it is.
-func (s *Sandbox) followLeaf(ap string) (string, error) {
+func (r *Root) followLeaf(ap string) (string, error) {
 	for links := 0; ; links++ {
-		dirfd, name, err := s.root.parent(ap)
+		dirfd, name, err := r.parent(ap)
 		if err != nil {
 			if err == unix.ENOENT || err == unix.EINVAL {
 				return ap, nil

@@ -130,12 +130,12 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 		if o.Mode != 0 {
 			unix.Fchmod(fd, mode) // past the umask
 		}
-		s.tell(ctx, journal.Create, ap, "", false)
+		s.Tell(ctx, journal.Create, ap, "", false)
 	}
-	if !created && st.Mode&setidBits != 0 && s.keptMode(st.Mode) != st.Mode {
+	if !created && st.Mode&setidBits != 0 && s.KeptMode(st.Mode) != st.Mode {
 		// Root keeps set-id bits through a write (CAP_FSETID): drop them
 		// before the first byte, as the kernel does for anyone else.
-		if err := unix.Fchmod(fd, s.keptMode(st.Mode&0o7777)); err != nil {
+		if err := unix.Fchmod(fd, s.KeptMode(st.Mode&0o7777)); err != nil {
 			return 0, pathErr(OpWrite, ap, err)
 		}
 	}
@@ -159,7 +159,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	}
 	n, err := copyToFile(f, &quota.Reader{R: r, Need: func(n int64) error { return p0.GrowTo(OpWrite, ap, base+n) }})
 	if err != nil {
-		s.tell(ctx, journal.Write, ap, "", false)
+		s.Tell(ctx, journal.Write, ap, "", false)
 		return n, pathErr(OpWrite, ap, err)
 	}
 	if err := tellETag(f, o.ETag); err != nil {
@@ -169,6 +169,6 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	if err := f.Close(); err != nil {
 		return n, pathErr(OpWrite, ap, err)
 	}
-	s.tell(ctx, journal.Write, ap, "", false)
+	s.Tell(ctx, journal.Write, ap, "", false)
 	return n, nil
 }

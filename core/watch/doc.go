@@ -15,9 +15,9 @@
 // Each way an event reaches the journal has one verb, and no verb means
 // two of them:
 //   - tell: the daemon tells a change it made itself, one event by the
-//     actor in the context, describing the file as it is then (core's
-//     tell, tellFd and tellStat; Sandbox.Tell for core's subpackages;
-//     Handle.tellWrites for what a mirror handle wrote).
+//     actor in the context, describing the file as it is then
+//     (Sandbox.Tell, for core's operations and its subpackages'; tellFd and
+//     tellStat; Handle.tellWrites for what a mirror handle wrote).
 //   - emit: a change none of core's operations made, and none counted,
 //     handed to core by whoever saw it (Sandbox.Emit).
 //   - observe: the notifier heard an event from the kernel; the ledger
@@ -39,7 +39,7 @@
 // appended by one of three sources, each with its origin:
 //   - core's operations, origin api: a REST handler calls an operation,
 //     which tells its event once the change is made, describing the file
-//     as it is then (tell, core/actor.go). The actor in ctx
+//     as it is then (Tell, core/actor.go). The actor in ctx
 //     (core.WithActor) says who acts; a ctx without one is origin api.
 //   - the FUSE mirror, origin fuse: the mirror calls the same operations
 //     with a core.Actor of origin fuse that carries the calling process and
