@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/apipath"
 	"sandfs/core/journal"
 	"sandfs/core/quota"
 	"sandfs/internal/safeat"
@@ -63,11 +64,11 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	if err != nil {
 		return stats, err
 	}
-	if fa == "/" || ta == "/" || fa == ta || isUnder(ta, fa) {
+	if fa == "/" || ta == "/" || fa == ta || apipath.Under(ta, fa) {
 		return stats, pathErr(OpCopy, fa, unix.EINVAL)
 	}
 	if o.MkdirParents {
-		dir, _ := dirAndName(ta)
+		dir, _ := apipath.Split(ta)
 		if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
 			return stats, err
 		}
@@ -106,9 +107,9 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 
 	claim := s.watch.Claim(ta)
 	defer claim.Done()
-	parentAP, _ := dirAndName(ta)
+	parentAP, _ := apipath.Split(ta)
 	tmp := tempName()
-	claim.Add(childOf(parentAP, tmp))
+	claim.Add(apipath.Child(parentAP, tmp))
 	// The copy's usage: the source's, reserved before a byte is copied,
 	// then what the copy holds, less what it replaces (core/quota).
 	uop := s.quota.Begin()

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"sandfs/core/apipath"
 	"sync"
 	"sync/atomic"
 
@@ -230,7 +231,7 @@ func (d *Dir) child(name string) string {
 	if name == "" {
 		return d.path()
 	}
-	return childOf(d.path(), name)
+	return apipath.Child(d.path(), name)
 }
 
 // oneName refuses what the kernel never hands a FUSE daemon: an empty name,

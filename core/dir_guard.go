@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/apipath"
 	"sandfs/core/journal"
 )
 
@@ -99,8 +100,8 @@ func (r *Root) relocate(ap *string, dirfd int, self bool) bool {
 		*ap = at
 		return true
 	}
-	_, name := dirAndName(*ap)
-	*ap = childOf(at, name)
+	_, name := apipath.Split(*ap)
+	*ap = apipath.Child(at, name)
 	return true
 }
 

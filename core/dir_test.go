@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/apipath"
 	"sandfs/core/journal"
 )
 
@@ -17,7 +18,7 @@ import (
 // for (ino, taken at the first open).
 func childDir(s *Sandbox, parent *Dir, name string, hold bool) *Dir {
 	var ino uint64
-	return s.NewDir(func() string { return childOf(parent.Path(), name) }, func() (int, error) {
+	return s.NewDir(func() string { return apipath.Child(parent.Path(), name) }, func() (int, error) {
 		fd, st, err := parent.OpenDir(name)
 		if err != nil {
 			return -1, err

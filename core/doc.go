@@ -31,9 +31,9 @@
 // Names follow the syscalls: a function whose name ends in At takes a
 // directory descriptor and one name in it, as the *at syscalls do
 // (copyFileAt, removeAllAt, chownNewAt, safeat.ChmodAt); an API path is
-// resolved beneath the root fd by openBeneath. dirAndName and childOf take
-// an API path apart and put one together; unlike path.Split and path.Join
-// they never clean.
+// resolved beneath the root fd by Root.OpenBeneath. Package apipath takes
+// an API path apart and puts one together; unlike path.Split and path.Join
+// it never cleans.
 //
 // # Changing what an operation made
 //

@@ -2,6 +2,7 @@ package core
 
 import (
 	"io/fs"
+	"sandfs/core/apipath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -32,7 +33,7 @@ func (i Info) IsRegular() bool { return i.Mode.IsRegular() }
 func (i Info) IsSymlink() bool { return i.Mode&fs.ModeSymlink != 0 }
 
 func infoFrom(apiPath string, st *unix.Stat_t) Info {
-	_, name := dirAndName(apiPath)
+	_, name := apipath.Split(apiPath)
 	if name == "" {
 		name = "/"
 	}

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/apipath"
 	"sandfs/core/journal"
 )
 
@@ -82,7 +83,7 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 		if err != unix.ENOENT {
 			return pathErr(OpMkdir, ap, err)
 		}
-		dir, name := dirAndName(cur)
+		dir, name := apipath.Split(cur)
 		if name == "" {
 			return pathErr(OpMkdir, ap, err)
 		}
@@ -93,7 +94,7 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 		unix.Close(fd)
 		return nil
 	}
-	claim := s.watch.Claim(childOf(cur, missing[len(missing)-1]))
+	claim := s.watch.Claim(apipath.Child(cur, missing[len(missing)-1]))
 	defer claim.Done()
 	uop := s.quota.Begin()
 	made := int64(0)
@@ -104,7 +105,7 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		name := missing[i]
-		cur = childOf(cur, name)
+		cur = apipath.Child(cur, name)
 		err := unix.Mkdirat(fd, name, perm)
 		if err != nil && err != unix.EEXIST {
 			// ENOSPC, EDQUOT, EACCES…: say so, not the ENOENT of the open

@@ -35,11 +35,11 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	if err != nil {
 		return err
 	}
-	if fa == "/" || ta == "/" || isUnder(fa, ta) || isUnder(ta, fa) {
+	if fa == "/" || ta == "/" || apipath.Under(fa, ta) || apipath.Under(ta, fa) {
 		return pathErr(OpMove, fa, unix.EINVAL)
 	}
 	if o.MkdirParents {
-		dir, _ := dirAndName(ta)
+		dir, _ := apipath.Split(ta)
 		if err := s.MkdirAll(ctx, dir, 0o755); err != nil {
 			return err
 		}
@@ -187,11 +187,8 @@ func renameNoReplace(fdir int, fname string, tdir int, tname string) error {
 	return unix.Renameat(fdir, fname, tdir, tname)
 }
 
-// isUnder reports whether API path p lies strictly inside directory dir.
-func isUnder(p, dir string) bool { return apipath.Under(p, dir) }
-
 // replaced is what name in dirfd holds, which a move or copy is about to
-// replace: its bytes (as freedBy counts a file) and entries.
+// replace: its bytes (as quota.State.FreedBy counts a file) and entries.
 func (s *Sandbox) replaced(ctx context.Context, dirfd int, name string) quota.Count {
 	var st unix.Stat_t
 	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {

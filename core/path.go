@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"sandfs/core/apipath"
 )
 
 // Clean turns a client path into a canonical absolute API path. A relative
@@ -103,13 +101,6 @@ func rel(apiPath string) string {
 	return apiPath[1:]
 }
 
-// dirAndName returns the parent API path and the last component of a clean API
-// path. The root has no last component: dirAndName("/") is ("/", "").
-func dirAndName(apiPath string) (dir, name string) { return apipath.Split(apiPath) }
-
-// childOf appends a name to an API directory path (not path.Join: no cleaning).
-func childOf(dir, name string) string { return apipath.Child(dir, name) }
-
 // quote prints a client-supplied name safely inside a message.
 func quote(s string) string { return strconv.Quote(s) }
 
@@ -123,6 +114,3 @@ func (s *Sandbox) cleanBoth(a, b string) (string, string, error) {
 	cb, err := s.Clean(b)
 	return ca, cb, err
 }
-
-// within reports whether ap is dir or beneath it ("/" holds everything).
-func within(ap, dir string) bool { return apipath.Within(ap, dir) }

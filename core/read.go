@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"sandfs/core/apipath"
 	"sort"
 
 	"golang.org/x/sys/unix"
@@ -73,7 +74,7 @@ func (s *Sandbox) List(ctx context.Context, p string, limit int) (entries []Info
 			if _, err := lstatAt(fd, name, &st); err != nil {
 				continue // removed while we listed
 			}
-			entries = append(entries, infoFrom(childOf(ap, name), &st))
+			entries = append(entries, infoFrom(apipath.Child(ap, name), &st))
 		}
 		if truncated || err == io.EOF || len(names) == 0 {
 			break

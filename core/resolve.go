@@ -1,6 +1,7 @@
 package core
 
 import (
+	"sandfs/core/apipath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -62,7 +63,7 @@ func (r *Root) OpenDir(apiPath string) (int, error) {
 // O_PATH fd on it and the last component, for the *at syscalls. The root
 // itself has no parent: EBUSY would be the kernel's word, EINVAL is ours.
 func (r *Root) parent(apiPath string) (dirfd int, name string, err error) {
-	dir, name := dirAndName(apiPath)
+	dir, name := apipath.Split(apiPath)
 	if name == "" {
 		return -1, "", unix.EINVAL
 	}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"sandfs/core/apipath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -14,7 +15,7 @@ func (r *Root) StrictParent(ap string) (int, string, error) {
 		fd, err := unix.Openat(r.fd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		return fd, ".", err
 	}
-	dir, name := dirAndName(ap)
+	dir, name := apipath.Split(ap)
 	fd, err := r.strictDir(dir)
 	return fd, name, err
 }

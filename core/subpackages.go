@@ -30,16 +30,6 @@ func (s *Sandbox) CheckpointMaxSize() int64 { return s.cpMax }
 // unix.Errno; a host path never leaks out in it (errors.go).
 func PathErr(op, apiPath string, err error) error { return pathErr(op, apiPath, err) }
 
-// ChildOf is the API path of name in the directory dir, not cleaned.
-func ChildOf(dir, name string) string { return childOf(dir, name) }
-
-// DirAndName takes a clean API path apart, not cleaning (path.go).
-func DirAndName(apiPath string) (dir, name string) { return dirAndName(apiPath) }
-
-// Within reports whether the API path ap is dir or beneath it ("/" holds
-// everything).
-func Within(ap, dir string) bool { return within(ap, dir) }
-
 // Unreportable reports whether a walk leaves name out, counting it in the
 // SkippedNames of ctx (names.go).
 func Unreportable(ctx context.Context, name string) bool { return unreportable(ctx, name) }

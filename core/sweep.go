@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"sandfs/core/apipath"
 	"sandfs/core/watch"
 	"strings"
 	"sync/atomic"
@@ -97,7 +98,7 @@ func (w *sweep) dir(fd int, ap string) int {
 	for {
 		names, rerr := dir.Readdirnames(512)
 		for _, name := range names {
-			child := childOf(ap, name)
+			child := apipath.Child(ap, name)
 			if isTempName(name) {
 				if w.one(fd, name, child) {
 					removed++

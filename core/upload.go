@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/apipath"
 	"sandfs/core/journal"
 	"sandfs/core/quota"
 )
@@ -50,7 +51,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if ap, err = s.root.followLeaf(ap); err != nil {
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
-	dir, name := dirAndName(ap)
+	dir, name := apipath.Split(ap)
 	if name == "" {
 		return "", 0, pathErr(OpUpload, ap, unix.EISDIR)
 	}
@@ -97,7 +98,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	var fd int
 	for tries := 0; ; tries++ {
 		part = uploadName()
-		claim.Temp(childOf(dir, part))
+		claim.Temp(apipath.Child(dir, part))
 		fd, err = unix.Openat(dirfd, part, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err == unix.EEXIST && tries < 16 {
 			continue
@@ -107,7 +108,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if err != nil {
 		return "", 0, pathErr(OpUpload, ap, err)
 	}
-	partPath := childOf(dir, part)
+	partPath := apipath.Child(dir, part)
 	f := os.NewFile(uintptr(fd), partPath)
 	fail := func(err error) (string, int64, error) {
 		f.Close()

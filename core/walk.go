@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sandfs/core/apipath"
 	"sort"
 	"strings"
 
@@ -102,7 +103,7 @@ func (w *walker) dir(fd int, ap, rel string, depth int) error {
 		if err != nil {
 			continue // gone since readdir
 		}
-		e := WalkEntry{Info: infoFrom(childOf(ap, name), &st), Rel: name, Depth: depth}
+		e := WalkEntry{Info: infoFrom(apipath.Child(ap, name), &st), Rel: name, Depth: depth}
 		if rel != "" {
 			e.Rel = rel + "/" + name
 		}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/apipath"
 	"sandfs/core/journal"
 	"sandfs/core/quota"
 )
@@ -84,8 +85,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		}
 	}
 
-	dir, _ := dirAndName(ap)
-	tmp, f, err := createTemp(dirfd, ap, func(name string) { claim.Temp(childOf(dir, name)) })
+	dir, _ := apipath.Split(ap)
+	tmp, f, err := createTemp(dirfd, ap, func(name string) { claim.Temp(apipath.Child(dir, name)) })
 	if err != nil {
 		return 0, pathErr(OpWrite, ap, err)
 	}
@@ -177,7 +178,7 @@ func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) 
 		return ap, -1, "", pathErr(OpWrite, ap, err)
 	}
 	if mkdirParents {
-		dir, _ := dirAndName(ap)
+		dir, _ := apipath.Split(ap)
 		if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
 			return ap, -1, "", err
 		}
@@ -259,7 +260,7 @@ func (r *Root) followLeaf(ap string) (string, error) {
 		if err != nil {
 			return ap, err
 		}
-		dir, _ := dirAndName(ap)
+		dir, _ := apipath.Split(ap)
 		next, err := cleanAPI(dir, target)
 		if err != nil {
 			return ap, unix.ENOENT

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/apipath"
 	"sandfs/core/journal"
 )
 
@@ -168,7 +169,7 @@ func restoreScopes(s *core.Sandbox, paths []string) ([]string, error) {
 	sort.Strings(out)
 	kept := out[:0]
 	for _, ap := range out {
-		if len(kept) > 0 && core.Within(ap, kept[len(kept)-1]) {
+		if len(kept) > 0 && apipath.Within(ap, kept[len(kept)-1]) {
 			continue
 		}
 		kept = append(kept, ap)
@@ -188,7 +189,7 @@ func quoteIfOdd(p string) string {
 // inScope reports whether ap is one of scopes or beneath one.
 func inScope(ap string, scopes []string) bool {
 	for _, sc := range scopes {
-		if core.Within(ap, sc) {
+		if apipath.Within(ap, sc) {
 			return true
 		}
 	}
@@ -199,7 +200,7 @@ func inScope(ap string, scopes []string) bool {
 // "/", until fn returns false.
 func ancestors(ap string, fn func(dir string) bool) {
 	for ap != "/" {
-		ap, _ = core.DirAndName(ap)
+		ap, _ = apipath.Split(ap)
 		if !fn(ap) {
 			return
 		}

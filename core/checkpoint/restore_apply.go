@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/apipath"
 	"sandfs/core/checkpoint/cas"
 	"sandfs/core/journal"
 	"sandfs/internal/safeat"
@@ -172,9 +173,9 @@ func (r *restorer) stage(st step) *staged {
 	if st.attrs {
 		return sg
 	}
-	dir, _ := core.DirAndName(st.ap)
+	dir, _ := apipath.Split(st.ap)
 	sg.tmp = core.TempName()
-	r.claim.Add(core.ChildOf(dir, sg.tmp))
+	r.claim.Add(apipath.Child(dir, sg.tmp))
 	if st.t.Kind == kindLink {
 		err = r.stageLink(sg)
 	} else {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"sandfs/core"
+	"sandfs/core/apipath"
 )
 
 // step is one path of a restore: what the checkpoint has (t), what the
@@ -149,7 +150,7 @@ func (p *restorePlan) spareSkipped() {
 	for _, st := range p.remove {
 		var held *RestoreSkip
 		for i := range p.skipped {
-			if core.Within(p.skipped[i].Path, st.ap) && p.skipped[i].Path != st.ap {
+			if apipath.Within(p.skipped[i].Path, st.ap) && p.skipped[i].Path != st.ap {
 				held = &p.skipped[i]
 				break
 			}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/apipath"
 	"sandfs/core/checkpoint/cas"
 	"sandfs/core/journal"
 	"sandfs/core/pathmatch"
@@ -51,7 +52,7 @@ func (b *builder) left(ap string) bool {
 	if ap == "/" {
 		return false
 	}
-	_, name := core.DirAndName(ap)
+	_, name := apipath.Split(ap)
 	if core.IsTempName(name) {
 		return true
 	}
@@ -83,7 +84,7 @@ func (b *builder) since(seq, upto uint64) (bool, error) {
 				continue
 			}
 			paths[p] = true
-			if dir, _ := core.DirAndName(p); p != "/" {
+			if dir, _ := apipath.Split(p); p != "/" {
 				paths[dir] = true
 			}
 		}
@@ -205,7 +206,7 @@ func (b *builder) entry(dirfd int, name, ap string, st *unix.Stat_t) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		cp := core.ChildOf(ap, n)
+		cp := apipath.Child(ap, n)
 		if b.left(cp) {
 			continue
 		}
@@ -280,7 +281,7 @@ func (b *builder) finish() error {
 			if a == "/" {
 				break
 			}
-			a, _ = core.DirAndName(a)
+			a, _ = apipath.Split(a)
 		}
 	}
 	return nil

@@ -5,8 +5,8 @@
 // # What it may import
 //
 // sandfs/core (the Sandbox and the small surface core exports for its
-// subpackages: OpenBeneath, OpenSubdir, PathErr, ChildOf, Unreportable),
-// core/pathmatch and the standard library. core does not import grep; the
+// subpackages: Root.OpenBeneath, OpenSubdir, PathErr, Unreportable),
+// core/apipath, core/pathmatch and the standard library. core does not import grep; the
 // search routes (rest) call it.
 //
 // # The walk

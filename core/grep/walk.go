@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/apipath"
 	"sandfs/core/pathmatch"
 )
 
@@ -186,7 +187,7 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 		if pathmatch.BaseOrPath(rp, w.excludes) {
 			continue
 		}
-		child := core.ChildOf(ap, name)
+		child := apipath.Child(ap, name)
 		switch t := e.Type(); {
 		case t.IsDir():
 			if w.o.NoRecurse {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/apipath"
 	"sandfs/internal/safeat"
 )
 
@@ -60,7 +61,7 @@ func (x *extractor) run(ctx context.Context, r io.Reader) ([]string, error) {
 		if name == "" {
 			continue // "." or "./": the destination itself
 		}
-		if len(core.ChildOf(x.dest, name)) >= unix.PathMax {
+		if len(apipath.Child(x.dest, name)) >= unix.PathMax {
 			// Every other route refuses such a path: the archive may not
 			// make one either.
 			return nil, &EntryError{Entry: hdr.Name, Reason: fmt.Sprintf("path in the sandbox is longer than %d bytes", unix.PathMax-1), Errno: unix.ENAMETOOLONG}

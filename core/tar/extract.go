@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/apipath"
 	"sandfs/core/journal"
 	"sandfs/internal/safeat"
 )
@@ -103,7 +104,7 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 		if !errors.Is(err, os.ErrNotExist) || base == "/" {
 			return fail(err)
 		}
-		base, _ = core.DirAndName(base)
+		base, _ = apipath.Split(base)
 	}
 	destExists = base == da
 	if destExists && o.Mode == Rename {
@@ -115,7 +116,7 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 	}
 	defer unix.Close(basefd)
 	stage := core.TempName()
-	claim := s.Watch().Claim(da, core.ChildOf(base, stage))
+	claim := s.Watch().Claim(da, apipath.Child(base, stage))
 	defer claim.Done()
 	// The stage is held by its descriptor from its mkdir on, and every
 	// change to it (its mode when it becomes dest) goes through that: whoever
@@ -173,7 +174,7 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 	// Move the staged tree in.
 	madeDest := false
 	if !destExists {
-		dir, name := core.DirAndName(da)
+		dir, name := apipath.Split(da)
 		if err := s.MkdirAll(ctx, dir, 0o755); err != nil {
 			return Result{}, err
 		}
@@ -213,7 +214,7 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 		s.Tell(ctx, journal.Create, da, "", true)
 	}
 	for _, n := range x.created {
-		p := core.ChildOf(da, n)
+		p := apipath.Child(da, n)
 		isDir := x.isDir[n]
 		s.Tell(ctx, journal.Create, p, "", isDir)
 		if !isDir && !x.isLink[n] {
@@ -221,7 +222,7 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 		}
 	}
 	for _, n := range names {
-		p := core.ChildOf(da, n)
+		p := apipath.Child(da, n)
 		if o.MaxPaths > 0 && len(res.Paths) >= o.MaxPaths {
 			res.Truncated = true
 			break
