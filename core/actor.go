@@ -81,7 +81,7 @@ func (s *Sandbox) tellStat(ctx context.Context, typ journal.Type, ap, old string
 	e := journal.Event{Type: typ, Path: ap, OldPath: old, IsDir: isDir, Origin: a.Origin,
 		Actor: a.Name, Pid: a.Pid, Uid: a.Uid, Comm: a.Comm, Cgroup: a.Cgroup}
 	if st != nil {
-		fillEvent(&e, infoFrom(ap, st))
+		fillEvent(&e, InfoFrom(ap, st))
 	}
 	s.append(ctx, e)
 }

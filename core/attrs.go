@@ -59,7 +59,7 @@ func (s *Sandbox) Chown(ctx context.Context, p string, uid, gid int, recursive b
 	}
 	if a.Uid == nil && a.Gid == nil {
 		ap, _ := s.Clean(p)
-		return AttrResult{}, pathErr(OpChown, ap, unix.EINVAL)
+		return AttrResult{}, PathErr(OpChown, ap, unix.EINVAL)
 	}
 	return s.attrTree(ctx, OpChown, p, recursive, true, a)
 }
@@ -70,7 +70,7 @@ func (s *Sandbox) attrTree(ctx context.Context, op, p string, recursive, links b
 		return AttrResult{}, err
 	}
 	if ap, err = s.root.followLeaf(ap); err != nil {
-		return AttrResult{}, pathErr(op, ap, err)
+		return AttrResult{}, PathErr(op, ap, err)
 	}
 	res := AttrResult{Path: ap}
 	add := func(p string) {
@@ -81,7 +81,7 @@ func (s *Sandbox) attrTree(ctx context.Context, op, p string, recursive, links b
 	}
 	top, err := s.root.lstat(ap)
 	if err != nil {
-		return res, pathErr(op, ap, err)
+		return res, PathErr(op, ap, err)
 	}
 	if err := s.setattr(ctx, ap, a); err != nil {
 		return res, relabel(err, op)
@@ -116,7 +116,7 @@ func relabel(err error, op string) error {
 		if pe.Err == ErrSetid {
 			return setidErr(op, pe.Path)
 		}
-		return pathErr(op, pe.Path, pe.Err)
+		return PathErr(op, pe.Path, pe.Err)
 	}
 	return err
 }

@@ -65,7 +65,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 		return stats, err
 	}
 	if fa == "/" || ta == "/" || fa == ta || apipath.Under(ta, fa) {
-		return stats, pathErr(OpCopy, fa, unix.EINVAL)
+		return stats, PathErr(OpCopy, fa, unix.EINVAL)
 	}
 	if o.MkdirParents {
 		dir, _ := apipath.Split(ta)
@@ -75,21 +75,21 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	}
 	fdir, fname, err := s.root.parent(fa)
 	if err != nil {
-		return stats, pathErr(OpCopy, fa, err)
+		return stats, PathErr(OpCopy, fa, err)
 	}
 	defer unix.Close(fdir)
 	var sst unix.Stat_t
 	if err := unix.Fstatat(fdir, fname, &sst, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return stats, pathErr(OpCopy, fa, err)
+		return stats, PathErr(OpCopy, fa, err)
 	}
 	switch sst.Mode & unix.S_IFMT {
 	case unix.S_IFREG, unix.S_IFDIR, unix.S_IFLNK:
 	default:
-		return stats, pathErr(OpCopy, fa, unix.EINVAL)
+		return stats, PathErr(OpCopy, fa, unix.EINVAL)
 	}
 	tdir, tname, err := s.root.parent(ta)
 	if err != nil {
-		return stats, pathErr(OpCopy, ta, err)
+		return stats, PathErr(OpCopy, ta, err)
 	}
 	defer unix.Close(tdir)
 	if err := checkAt(OpCopy, ta, o.Pre, tdir, tname); err != nil {
@@ -98,17 +98,17 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	var dst unix.Stat_t
 	if unix.Fstatat(tdir, tname, &dst, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		if !o.Overwrite {
-			return stats, pathErr(OpCopy, ta, unix.EEXIST)
+			return stats, PathErr(OpCopy, ta, unix.EEXIST)
 		}
 		if err := replaceable(&sst, &dst, tdir, tname); err != nil {
-			return stats, pathErr(OpReplace, ta, err) // before a byte is copied
+			return stats, PathErr(OpReplace, ta, err) // before a byte is copied
 		}
 	}
 
 	claim := s.watch.Claim(ta)
 	defer claim.Done()
 	parentAP, _ := apipath.Split(ta)
-	tmp := tempName()
+	tmp := TempName()
 	claim.Add(apipath.Child(parentAP, tmp))
 	// The copy's usage: the source's, reserved before a byte is copied,
 	// then what the copy holds, less what it replaces (core/quota).
@@ -126,20 +126,20 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	var made []copied
 	c := &copier{ctx: ctx, stats: &stats, made: &made}
 	if err := c.entry(fdir, fname, &sst, tdir, tmp, ""); err != nil {
-		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
-		return CopyStats{}, pathErr(OpCopy, fa, err)
+		RemoveAllAt(context.WithoutCancel(ctx), tdir, tmp)
+		return CopyStats{}, PathErr(OpCopy, fa, err)
 	}
 	// What the copy holds, as the copier counted it (it makes no hard
 	// links and skips what a walk would not count): no second walk.
 	built := quota.Count{Bytes: stats.Bytes, Entries: int64(stats.Entries)}
 	if err := uop.Reserve(OpCopy, ta, built.Bytes-src.Bytes, built.Entries-src.Entries); err != nil {
-		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
+		RemoveAllAt(context.WithoutCancel(ctx), tdir, tmp)
 		return CopyStats{}, err // the source grew while it was copied
 	}
 	unlock := locks.lock(ta)
 	err = checkAt(OpCopy, ta, o.Pre, tdir, tname)
 	if err == nil {
-		err = renameNoReplace(tdir, tmp, tdir, tname)
+		err = RenameNoReplace(tdir, tmp, tdir, tname)
 	}
 	var was replacement
 	if err == unix.EEXIST && o.Overwrite {
@@ -148,11 +148,11 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	}
 	unlock()
 	if errors.Is(err, ErrPrecondition) {
-		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
+		RemoveAllAt(context.WithoutCancel(ctx), tdir, tmp)
 		return CopyStats{}, err
 	}
 	if err != nil {
-		removeAllAt(context.WithoutCancel(ctx), tdir, tmp)
+		RemoveAllAt(context.WithoutCancel(ctx), tdir, tmp)
 		return CopyStats{}, replaceErr(OpCopy, ta, ta, err)
 	}
 	grew = quota.Count{Bytes: built.Bytes - old.Bytes, Entries: built.Entries - old.Entries}
@@ -197,7 +197,7 @@ func (c *copier) entry(sdir int, sname string, st *unix.Stat_t, ddir int, dname,
 		c.stats.Bytes += n
 		*c.made = append(*c.made, copied{rel: rel, file: true})
 	case unix.S_IFLNK:
-		target, err := readlinkat(sdir, sname)
+		target, err := Readlinkat(sdir, sname)
 		if err != nil {
 			return err
 		}
@@ -212,7 +212,7 @@ func (c *copier) entry(sdir int, sname string, st *unix.Stat_t, ddir int, dname,
 		// Everything after the mkdir goes through the descriptor of the
 		// directory made: whoever owns ddir may swap the name for a symlink
 		// meanwhile (the chmod once followed it out of the root).
-		dfd, err := mkdirOpen(ddir, dname)
+		dfd, err := MkdirOpen(ddir, dname)
 		if err != nil {
 			return err
 		}
@@ -323,12 +323,12 @@ func copyFileAt(ctx context.Context, sdir int, sname string, ddir int, dname str
 	return n, dst.Close()
 }
 
-// mkdirOpen makes the directory name in dirfd (0700) and opens it
+// MkdirOpen makes the directory name in dirfd (0700) and opens it
 // (O_PATH|O_NOFOLLOW), refusing with EEXIST a directory this process did
 // not make: one whoever owns dirfd put there between the mkdir and the open
 // (no one but root can make a directory the daemon's; a daemon that is not
 // root acts only as itself). Later changes go through the descriptor.
-func mkdirOpen(dirfd int, name string) (int, error) {
+func MkdirOpen(dirfd int, name string) (int, error) {
 	if err := unix.Mkdirat(dirfd, name, 0o700); err != nil {
 		return -1, err
 	}

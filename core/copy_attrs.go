@@ -26,7 +26,7 @@ func (s *Sandbox) PreserveAttrs(ctx context.Context, from, to string) error {
 	}
 	rels := []string{""}
 	if st, err := s.root.lstat(fa); err != nil {
-		return pathErr(OpPreserve, fa, err)
+		return PathErr(OpPreserve, fa, err)
 	} else if st.IsDir() {
 		err := s.Walk(ctx, fa, WalkOptions{}, func(e WalkEntry) error {
 			rels = append(rels, e.Rel)
@@ -49,7 +49,7 @@ func (s *Sandbox) PreserveAttrs(ctx context.Context, from, to string) error {
 			if err == unix.ENOENT {
 				continue // gone from one side since the walk
 			}
-			return pathErr(OpPreserve, dp, err)
+			return PathErr(OpPreserve, dp, err)
 		}
 	}
 	for _, r := range rels {

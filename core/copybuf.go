@@ -22,7 +22,7 @@ func copyToFile(f *os.File, r io.Reader) (int64, error) {
 	buf := *bp
 	var n int64
 	for {
-		k, rerr := fill(r, buf)
+		k, rerr := Fill(r, buf)
 		if k > 0 {
 			w, werr := f.Write(buf[:k])
 			n += int64(w)
@@ -39,10 +39,10 @@ func copyToFile(f *os.File, r io.Reader) (int64, error) {
 	}
 }
 
-// fill reads r into buf until buf is full or r fails (io.EOF included), and
+// Fill reads r into buf until buf is full or r fails (io.EOF included), and
 // returns the bytes read with r's error: a block is written whole, never in
 // the pieces a network body arrives in.
-func fill(r io.Reader, buf []byte) (int, error) {
+func Fill(r io.Reader, buf []byte) (int, error) {
 	k := 0
 	var err error
 	for k < len(buf) && err == nil {

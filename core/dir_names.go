@@ -18,19 +18,19 @@ func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.
 	var st unix.Stat_t
 	ap := d.child(name)
 	if err := oneName(name); err != nil {
-		return st, pathErr(OpLink, ap, err)
+		return st, PathErr(OpLink, ap, err)
 	}
 	if err := oneName(fromName); err != nil {
-		return st, pathErr(OpLink, from.child(fromName), err)
+		return st, PathErr(OpLink, from.child(fromName), err)
 	}
 	odir, odone, err := from.at()
 	if err != nil {
-		return st, pathErr(OpLink, from.child(fromName), err)
+		return st, PathErr(OpLink, from.child(fromName), err)
 	}
 	defer odone(odir)
 	ctx, ndir, ndone, err := d.changeAt(ctx)
 	if err != nil {
-		return st, pathErr(OpLink, ap, err)
+		return st, PathErr(OpLink, ap, err)
 	}
 	defer ndone(ndir)
 	claim := d.s.watch.Claim(ap)
@@ -41,12 +41,12 @@ func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.
 	}
 	if err := unix.Linkat(odir, fromName, ndir, name, 0); err != nil {
 		uop.End(0, 0)
-		return st, pathErr(OpLink, ap, err)
+		return st, PathErr(OpLink, ap, err)
 	}
 	uop.End(0, 1) // a link is an entry, its bytes counted once (core/quota)
 	if err := unix.Fstatat(ndir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		d.s.tellStat(ctx, journal.Create, ap, "", false, nil)
-		return st, pathErr(OpLink, ap, err)
+		return st, PathErr(OpLink, ap, err)
 	}
 	d.s.tellStat(ctx, journal.Create, ap, "", false, &st)
 	return st, nil
@@ -58,19 +58,19 @@ func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.
 func (d *Dir) Rename(ctx context.Context, name string, to *Dir, toName string, flags uint) error {
 	fa, ta := d.child(name), to.child(toName)
 	if err := oneName(name); err != nil {
-		return pathErr(OpMove, fa, err)
+		return PathErr(OpMove, fa, err)
 	}
 	if err := oneName(toName); err != nil {
-		return pathErr(OpMove, ta, err)
+		return PathErr(OpMove, ta, err)
 	}
 	fdir, fdone, fg, err := d.atG()
 	if err != nil {
-		return pathErr(OpMove, fa, err)
+		return PathErr(OpMove, fa, err)
 	}
 	defer fdone(fdir)
 	tdir, tdone, tg, err := to.atG()
 	if err != nil {
-		return pathErr(OpMove, ta, err)
+		return PathErr(OpMove, ta, err)
 	}
 	defer tdone(tdir)
 	tctx, fctx := ctx, ctx
@@ -95,7 +95,7 @@ func (d *Dir) Rename(ctx context.Context, name string, to *Dir, toName string, f
 	}
 	if err != nil {
 		uop.End(0, 0)
-		return pathErr(OpMove, fa, err)
+		return PathErr(OpMove, fa, err)
 	}
 	uop.End(-freed, -gone)
 	var st unix.Stat_t
@@ -127,11 +127,11 @@ func (d *Dir) Rmdir(ctx context.Context, name string) error {
 func (d *Dir) remove(ctx context.Context, name string, flags int) error {
 	ap := d.child(name)
 	if err := oneName(name); err != nil {
-		return pathErr(OpRemove, ap, unix.EBUSY)
+		return PathErr(OpRemove, ap, unix.EBUSY)
 	}
 	ctx, dirfd, done, err := d.changeAt(ctx)
 	if err != nil {
-		return pathErr(OpRemove, ap, err)
+		return PathErr(OpRemove, ap, err)
 	}
 	defer done(dirfd)
 	dir := flags == unix.AT_REMOVEDIR
@@ -149,7 +149,7 @@ func (d *Dir) remove(ctx context.Context, name string, flags int) error {
 	if err := unix.Unlinkat(dirfd, name, flags); err != nil {
 		uop.End(0, 0)
 		claim.Done()
-		return pathErr(OpRemove, ap, err)
+		return PathErr(OpRemove, ap, err)
 	}
 	uop.End(-freed, -1)
 	d.s.tellStat(ctx, journal.Remove, ap, "", dir, nil)

@@ -32,7 +32,7 @@ const (
 // before it knows the name.
 func (d *Dir) Lookup(ctx context.Context, name string) (unix.Stat_t, error) {
 	if name == "" {
-		return unix.Stat_t{}, pathErr(OpStat, d.path(), unix.EINVAL) // Getattr checks any other name
+		return unix.Stat_t{}, PathErr(OpStat, d.path(), unix.EINVAL) // Getattr checks any other name
 	}
 	return d.Getattr(name)
 }
@@ -43,7 +43,7 @@ func (d *Dir) Getattr(name string) (unix.Stat_t, error) {
 	var st unix.Stat_t
 	dirfd, done, err := d.at()
 	if err != nil {
-		return st, pathErr(OpStat, d.child(name), err)
+		return st, PathErr(OpStat, d.child(name), err)
 	}
 	defer done(dirfd)
 	if name == "" {
@@ -52,7 +52,7 @@ func (d *Dir) Getattr(name string) (unix.Stat_t, error) {
 		err = unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	}
 	if err != nil {
-		return st, pathErr(OpStat, d.child(name), err)
+		return st, PathErr(OpStat, d.child(name), err)
 	}
 	return st, nil
 }
@@ -61,12 +61,12 @@ func (d *Dir) Getattr(name string) (unix.Stat_t, error) {
 func (d *Dir) Opendir(ctx context.Context) (int, error) {
 	dirfd, done, err := d.at()
 	if err != nil {
-		return -1, pathErr(OpOpen, d.path(), err)
+		return -1, PathErr(OpOpen, d.path(), err)
 	}
 	defer done(dirfd)
 	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, pathErr(OpOpen, d.path(), err)
+		return -1, PathErr(OpOpen, d.path(), err)
 	}
 	return fd, nil
 }
@@ -78,14 +78,14 @@ func (d *Dir) Opendir(ctx context.Context) (int, error) {
 func (d *Dir) Open(ctx context.Context, name string, flags int) (*Handle, error) {
 	ap := d.child(name)
 	if err := oneName(name); err != nil {
-		return nil, pathErr(OpOpen, ap, err)
+		return nil, PathErr(OpOpen, ap, err)
 	}
 	if flags&unix.O_CREAT != 0 {
-		return nil, pathErr(OpOpen, ap, unix.EINVAL)
+		return nil, PathErr(OpOpen, ap, unix.EINVAL)
 	}
 	dirfd, done, err := d.at()
 	if err != nil {
-		return nil, pathErr(OpOpen, ap, err)
+		return nil, PathErr(OpOpen, ap, err)
 	}
 	defer done(dirfd)
 	var claim *Claim
@@ -101,7 +101,7 @@ func (d *Dir) Open(ctx context.Context, name string, flags int) (*Handle, error)
 		if claim != nil {
 			claim.Done()
 		}
-		return nil, pathErr(OpOpen, ap, err)
+		return nil, PathErr(OpOpen, ap, err)
 	}
 	h := d.s.newHandle(ctx, fd, ap, claim, nil)
 	if trunc {
@@ -109,7 +109,7 @@ func (d *Dir) Open(ctx context.Context, name string, flags int) (*Handle, error)
 		if err := h.truncateOpened(ap); err != nil {
 			h.Release(ctx)
 			h.f.Close()
-			return nil, pathErr(OpOpen, ap, err)
+			return nil, PathErr(OpOpen, ap, err)
 		}
 	}
 	return h, nil
@@ -125,11 +125,11 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 	var st unix.Stat_t
 	ap := d.child(name)
 	if err := oneName(name); err != nil {
-		return nil, st, pathErr(OpCreate, ap, err)
+		return nil, st, PathErr(OpCreate, ap, err)
 	}
 	ctx, dirfd, done, err := d.changeAt(ctx)
 	if err != nil {
-		return nil, st, pathErr(OpCreate, ap, err)
+		return nil, st, PathErr(OpCreate, ap, err)
 	}
 	defer done(dirfd)
 	claim := d.s.watch.ClaimFile(ap, journal.Create)
@@ -158,7 +158,7 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 	}
 	if err != nil {
 		claim.Done()
-		return nil, st, pathErr(OpCreate, ap, err)
+		return nil, st, PathErr(OpCreate, ap, err)
 	}
 	if !created {
 		claim.NoEcho()
@@ -185,7 +185,7 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 	if serr != nil {
 		unix.Close(fd)
 		claim.Done()
-		return nil, st, pathErr(OpCreate, ap, serr)
+		return nil, st, PathErr(OpCreate, ap, serr)
 	}
 	h := d.s.newHandle(ctx, fd, ap, claim, &st)
 	if trunc {
@@ -193,7 +193,7 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 		if err := h.truncateOpened(ap); err != nil {
 			h.Release(ctx)
 			h.f.Close()
-			return nil, st, pathErr(OpCreate, ap, err)
+			return nil, st, PathErr(OpCreate, ap, err)
 		}
 		unix.Fstat(fd, &st)
 	}
@@ -231,11 +231,11 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	var st unix.Stat_t
 	ap := d.child(name)
 	if err := oneName(name); err != nil {
-		return st, pathErr(op, ap, unix.EEXIST)
+		return st, PathErr(op, ap, unix.EEXIST)
 	}
 	ctx, dirfd, done, err := d.changeAt(ctx)
 	if err != nil {
-		return st, pathErr(op, ap, err)
+		return st, PathErr(op, ap, err)
 	}
 	defer done(dirfd)
 	claim := d.s.watch.Claim(ap)
@@ -246,7 +246,7 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	}
 	if err := mk(dirfd); err != nil {
 		uop.End(0, 0)
-		return st, pathErr(op, ap, err)
+		return st, PathErr(op, ap, err)
 	}
 	uop.End(0, 1)
 	owner := daemonUid
@@ -256,7 +256,7 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	exactMode(dirfd, name, mode, isDir, owner)
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		d.s.tellStat(ctx, journal.Create, ap, "", isDir, nil)
-		return st, pathErr(op, ap, err)
+		return st, PathErr(op, ap, err)
 	}
 	d.s.tellStat(ctx, journal.Create, ap, "", isDir, &st)
 	return st, nil
@@ -266,16 +266,16 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 func (d *Dir) Readlink(name string) (string, error) {
 	ap := d.child(name)
 	if err := oneName(name); err != nil {
-		return "", pathErr(OpReadlink, ap, err)
+		return "", PathErr(OpReadlink, ap, err)
 	}
 	dirfd, done, err := d.at()
 	if err != nil {
-		return "", pathErr(OpReadlink, ap, err)
+		return "", PathErr(OpReadlink, ap, err)
 	}
 	defer done(dirfd)
-	t, err := readlinkat(dirfd, name)
+	t, err := Readlinkat(dirfd, name)
 	if err != nil {
-		return "", pathErr(OpReadlink, ap, err)
+		return "", PathErr(OpReadlink, ap, err)
 	}
 	return t, nil
 }
@@ -287,7 +287,7 @@ func (d *Dir) Setattr(ctx context.Context, name string, a SetAttr) (unix.Stat_t,
 	ap := d.child(name)
 	ctx, fd, done, err := d.changeTarget(ctx, name)
 	if err != nil {
-		return unix.Stat_t{}, pathErr(OpSetattr, ap, err)
+		return unix.Stat_t{}, PathErr(OpSetattr, ap, err)
 	}
 	defer done(fd)
 	return d.s.changeAttrs(ctx, ap, fd, a)
@@ -322,11 +322,11 @@ func (d *Dir) targetG(name string) (int, func(int), uint64, error) {
 func (d *Dir) xattr(name string, fn func(fd int) error) error {
 	fd, done, err := d.target(name)
 	if err != nil {
-		return pathErr(OpXattr, d.child(name), err)
+		return PathErr(OpXattr, d.child(name), err)
 	}
 	defer done(fd)
 	if err := fn(fd); err != nil {
-		return pathErr(OpXattr, d.child(name), err)
+		return PathErr(OpXattr, d.child(name), err)
 	}
 	return nil
 }
@@ -367,7 +367,7 @@ func (d *Dir) changeXattr(ctx context.Context, name string, change func(fd int) 
 	ap := d.child(name)
 	ctx, fd, done, err := d.changeTarget(ctx, name)
 	if err != nil {
-		return pathErr(OpXattr, ap, err)
+		return PathErr(OpXattr, ap, err)
 	}
 	defer done(fd)
 	return d.s.changeXattrFd(ctx, ap, fd, change)
@@ -384,7 +384,7 @@ func exists(dirfd int, name string) bool {
 // else the quota's error.
 func refusedUnlessExists(dirfd int, name, op, ap string, qerr error) error {
 	if exists(dirfd, name) {
-		return pathErr(op, ap, unix.EEXIST)
+		return PathErr(op, ap, unix.EEXIST)
 	}
 	return qerr
 }

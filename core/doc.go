@@ -30,7 +30,7 @@
 //
 // Names follow the syscalls: a function whose name ends in At takes a
 // directory descriptor and one name in it, as the *at syscalls do
-// (copyFileAt, removeAllAt, chownNewAt, safeat.ChmodAt); an API path is
+// (copyFileAt, RemoveAllAt, chownNewAt, safeat.ChmodAt); an API path is
 // resolved beneath the root fd by Root.OpenBeneath. Package apipath takes
 // an API path apart and puts one together; unlike path.Split and path.Join
 // it never cleans.
@@ -44,7 +44,7 @@
 // a host file between two calls. So a mode, owner, time or xattr change
 // never goes through a name that can follow: it goes through the descriptor
 // the operation holds (a directory it made is opened at once, O_NOFOLLOW,
-// and refused unless the daemon owns it: mkdirOpen), or through a name with
+// and refused unless the daemon owns it: MkdirOpen), or through a name with
 // AT_SYMLINK_NOFOLLOW. The primitives live in sandfs/internal/safeat (its
 // doc.go says why each cannot follow); .ci/syscheck, run by make layering,
 // fails a direct call of fchmodat, fchownat, utimensat, the xattr calls, or

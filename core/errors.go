@@ -7,20 +7,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pathErr wraps err as an *fs.PathError carrying the API path. An err that is
+// PathErr wraps err as an *fs.PathError carrying the API path. An err that is
 // already a *fs.PathError keeps its errno but takes the API path and op, so a
 // host path from the os package never leaks out.
-func pathErr(op, apiPath string, err error) error {
+func PathErr(op, apiPath string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &fs.PathError{Op: op, Path: apiPath, Err: errnoOf(err)}
+	return &fs.PathError{Op: op, Path: apiPath, Err: ErrnoOf(err)}
 }
 
-// errnoOf extracts the unix.Errno inside err, or maps the fs sentinel it
+// ErrnoOf extracts the unix.Errno inside err, or maps the fs sentinel it
 // wraps (not exist, exist, permission) to its errno; any other err is
 // returned unchanged.
-func errnoOf(err error) error {
+func ErrnoOf(err error) error {
 	var qe *QuotaError
 	if errors.As(err, &qe) {
 		return qe // ENOSPC that says which bound (core/quota)
@@ -62,10 +62,10 @@ func specialErr(err error) error {
 	return err
 }
 
-// notRegular is EINVAL for an existing node that is neither a regular file
+// NotRegular is EINVAL for an existing node that is neither a regular file
 // nor a directory (FIFO, socket, device): an operation that replaces a
 // file's bytes refuses it rather than swapping the node for a file.
-func notRegular(mode uint32) bool {
+func NotRegular(mode uint32) bool {
 	switch mode & unix.S_IFMT {
 	case unix.S_IFREG, unix.S_IFDIR, unix.S_IFLNK:
 		return false

@@ -18,7 +18,7 @@ func CompileGlob(pattern string) (*Glob, error) {
 	}
 	g, err := pathmatch.Compile(pattern)
 	if err != nil {
-		return nil, pathErr("glob", sanitize(pattern), unix.EINVAL)
+		return nil, PathErr("glob", sanitize(pattern), unix.EINVAL)
 	}
 	return g, nil
 }

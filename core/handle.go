@@ -70,7 +70,7 @@ func (h *Handle) WriteAt(data []byte, off int64) (int, error) {
 		p := h.s.quota.BeginInPlace(&unix.Stat_t{Mode: unix.S_IFREG, Nlink: 1}, h.oi)
 		defer p.End(fd)
 		if err := p.GrowTo(OpWrite, "", off+int64(len(data))); err != nil {
-			return 0, pathErr(OpWrite, h.path(), err) // named only when refused: the mirror's path costs a walk
+			return 0, PathErr(OpWrite, h.path(), err) // named only when refused: the mirror's path costs a walk
 		}
 	}
 	n, err := unix.Pwrite(fd, data, off)
@@ -98,7 +98,7 @@ func (h *Handle) Allocate(off, size int64, mode uint32) error {
 		defer p.End(fd)
 		if mode&unix.FALLOC_FL_KEEP_SIZE == 0 {
 			if err := p.GrowTo(OpWrite, "", off+size); err != nil {
-				return pathErr(OpWrite, h.path(), err)
+				return PathErr(OpWrite, h.path(), err)
 			}
 		}
 	}

@@ -32,7 +32,7 @@ func (i Info) IsRegular() bool { return i.Mode.IsRegular() }
 // IsSymlink reports whether the file is a symlink (only from an lstat).
 func (i Info) IsSymlink() bool { return i.Mode&fs.ModeSymlink != 0 }
 
-func infoFrom(apiPath string, st *unix.Stat_t) Info {
+func InfoFrom(apiPath string, st *unix.Stat_t) Info {
 	_, name := apipath.Split(apiPath)
 	if name == "" {
 		name = "/"
@@ -40,7 +40,7 @@ func infoFrom(apiPath string, st *unix.Stat_t) Info {
 	return Info{
 		Name:    name,
 		Path:    apiPath,
-		Mode:    fileMode(st.Mode),
+		Mode:    FileMode(st.Mode),
 		Size:    st.Size,
 		ModTime: time.Unix(st.Mtim.Unix()),
 		Ctime:   time.Unix(st.Ctim.Unix()),
@@ -51,8 +51,8 @@ func infoFrom(apiPath string, st *unix.Stat_t) Info {
 	}
 }
 
-// fileMode converts a stat(2) mode to an fs.FileMode as the os package does.
-func fileMode(m uint32) fs.FileMode {
+// FileMode converts a stat(2) mode to an fs.FileMode as the os package does.
+func FileMode(m uint32) fs.FileMode {
 	mode := fs.FileMode(m & 0o777)
 	switch m & unix.S_IFMT {
 	case unix.S_IFBLK:

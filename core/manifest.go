@@ -135,7 +135,7 @@ func (s *Sandbox) walkManifest(ctx context.Context) (uint64, map[string]history.
 	seq := s.journal.Seq()
 	out := map[string]history.Entry{}
 	err := s.Walk(ctx, "/", WalkOptions{}, func(e WalkEntry) error {
-		if isTempName(path.Base(e.Path)) {
+		if IsTempName(path.Base(e.Path)) {
 			return fs.SkipDir // the daemon's own: never a change to tell
 		}
 		out[e.Path] = history.Entry{Inode: e.Inode, Size: e.Size, Mtime: e.ModTime, Mode: e.Mode, IsDir: e.IsDir()}
@@ -231,7 +231,7 @@ func diffManifest(known, now map[string]history.Entry, heard map[string]bool) []
 // hold them).
 func underTemp(p string) bool {
 	for _, c := range strings.Split(p, "/") {
-		if isTempName(c) {
+		if IsTempName(c) {
 			return true
 		}
 	}

@@ -30,7 +30,7 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 		err = unix.EEXIST
 	}
 	if err != nil {
-		return pathErr(OpMkdir, ap, err)
+		return PathErr(OpMkdir, ap, err)
 	}
 	defer unix.Close(dirfd)
 	claim := s.watch.Claim(ap)
@@ -41,11 +41,11 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 		return err
 	}
 	if err := unix.Mkdirat(dirfd, name, perm); err != nil {
-		return pathErr(OpMkdir, ap, err)
+		return PathErr(OpMkdir, ap, err)
 	}
 	if err := chownNewAt(ctx, dirfd, name); err != nil {
 		unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
-		return pathErr(OpMkdir, ap, err)
+		return PathErr(OpMkdir, ap, err)
 	}
 	uop.End(0, 1)
 	s.Tell(ctx, journal.Create, ap, "", true)
@@ -81,11 +81,11 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 			}
 		}
 		if err != unix.ENOENT {
-			return pathErr(OpMkdir, ap, err)
+			return PathErr(OpMkdir, ap, err)
 		}
 		dir, name := apipath.Split(cur)
 		if name == "" {
-			return pathErr(OpMkdir, ap, err)
+			return PathErr(OpMkdir, ap, err)
 		}
 		missing = append(missing, name)
 		cur = dir
@@ -111,13 +111,13 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 			// ENOSPC, EDQUOT, EACCES…: say so, not the ENOENT of the open
 			// that would follow.
 			unix.Close(fd)
-			return pathErr(OpMkdir, ap, err)
+			return PathErr(OpMkdir, ap, err)
 		}
 		if err == nil {
 			if cerr := chownNewAt(ctx, fd, name); cerr != nil {
 				unix.Unlinkat(fd, name, unix.AT_REMOVEDIR)
 				unix.Close(fd)
-				return pathErr(OpMkdir, ap, cerr)
+				return PathErr(OpMkdir, ap, cerr)
 			}
 		}
 		next, oerr := unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -131,7 +131,7 @@ func (s *Sandbox) mkdirAllFor(ctx context.Context, ap string, perm uint32, extra
 		}
 		unix.Close(fd)
 		if oerr != nil {
-			return pathErr(OpMkdir, ap, oerr)
+			return PathErr(OpMkdir, ap, oerr)
 		}
 		fd = next
 		if err == nil {

@@ -36,7 +36,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 		return err
 	}
 	if fa == "/" || ta == "/" || apipath.Under(fa, ta) || apipath.Under(ta, fa) {
-		return pathErr(OpMove, fa, unix.EINVAL)
+		return PathErr(OpMove, fa, unix.EINVAL)
 	}
 	if o.MkdirParents {
 		dir, _ := apipath.Split(ta)
@@ -62,7 +62,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 	uop := s.quota.Begin() // a move frees what it replaces, and adds nothing
 	var gone quota.Count
 	defer func() { uop.End(-gone.Bytes, -gone.Entries) }()
-	err = renameNoReplace(fdir, fname, tdir, tname)
+	err = RenameNoReplace(fdir, fname, tdir, tname)
 	if err == unix.EEXIST && o.Overwrite {
 		if fa == ta {
 			return nil // rename(2) of a name onto itself does nothing
@@ -79,9 +79,9 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 		// Say which side is missing.
 		var st unix.Stat_t
 		if unix.Fstatat(fdir, fname, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-			return pathErr(OpMove, fa, err)
+			return PathErr(OpMove, fa, err)
 		}
-		return pathErr(OpMove, ta, err)
+		return PathErr(OpMove, ta, err)
 	}
 	if err != nil {
 		return replaceErr(OpMove, fa, ta, err)
@@ -109,7 +109,7 @@ type replacement struct {
 func (s *Sandbox) replaceAt(ctx context.Context, fdir int, fname string, tdir int, tname string) (replacement, error) {
 	var st unix.Stat_t
 	if unix.Fstatat(tdir, tname, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-		return replacement{}, renameNoReplace(fdir, fname, tdir, tname) // gone meanwhile
+		return replacement{}, RenameNoReplace(fdir, fname, tdir, tname) // gone meanwhile
 	}
 	was := replacement{found: true, isDir: st.Mode&unix.S_IFMT == unix.S_IFDIR, usage: s.replaced(ctx, tdir, tname)}
 	if err := unix.Renameat(fdir, fname, tdir, tname); err != nil {
@@ -153,29 +153,29 @@ func hasEntriesAt(dirfd int, name string) bool {
 func replaceErr(op, fa, ta string, err error) error {
 	switch err {
 	case unix.ENOTEMPTY, unix.EISDIR, unix.ENOTDIR:
-		return pathErr(OpReplace, ta, err)
+		return PathErr(OpReplace, ta, err)
 	case unix.EEXIST:
-		return pathErr(op, ta, err)
+		return PathErr(op, ta, err)
 	}
-	return pathErr(op, fa, err)
+	return PathErr(op, fa, err)
 }
 
 // renameParents resolves the directories of both ends of a rename (clean
 // API paths), for the *at syscalls; on error nothing is left open.
 func (r *Root) renameParents(fa, ta string) (fdir int, fname string, tdir int, tname string, err error) {
 	if fdir, fname, err = r.parent(fa); err != nil {
-		return -1, "", -1, "", pathErr(OpMove, fa, err)
+		return -1, "", -1, "", PathErr(OpMove, fa, err)
 	}
 	if tdir, tname, err = r.parent(ta); err != nil {
 		unix.Close(fdir)
-		return -1, "", -1, "", pathErr(OpMove, ta, err)
+		return -1, "", -1, "", PathErr(OpMove, ta, err)
 	}
 	return fdir, fname, tdir, tname, nil
 }
 
-// renameNoReplace is renameat2(RENAME_NOREPLACE), with a check-then-rename
+// RenameNoReplace is renameat2(RENAME_NOREPLACE), with a check-then-rename
 // fallback for filesystems that do not support the flag.
-func renameNoReplace(fdir int, fname string, tdir int, tname string) error {
+func RenameNoReplace(fdir int, fname string, tdir int, tname string) error {
 	err := unix.Renameat2(fdir, fname, tdir, tname, unix.RENAME_NOREPLACE)
 	if err != unix.EINVAL && err != unix.ENOSYS {
 		return err

@@ -63,9 +63,9 @@ func SkippedNamesFrom(ctx context.Context) *SkippedNames {
 	return c
 }
 
-// unreportable says whether a directory entry's name cannot be reported to
+// Unreportable says whether a directory entry's name cannot be reported to
 // an API client, and counts it in ctx's counter when so.
-func unreportable(ctx context.Context, name string) bool {
+func Unreportable(ctx context.Context, name string) bool {
 	if utf8.ValidString(name) {
 		return false
 	}

@@ -75,14 +75,14 @@ func CheckPath(p string, strict bool) PathProblem {
 
 func cleanAPI(workdir, p string) (string, error) {
 	if why := CheckPath(p, false); why == PathEmpty || why == PathNUL {
-		return "", pathErr("resolve", sanitize(p), unix.EINVAL)
+		return "", PathErr("resolve", sanitize(p), unix.EINVAL)
 	}
 	if !strings.HasPrefix(p, "/") {
 		p = workdir + "/" + p
 	}
 	p = path.Clean(p)
 	if CheckPath(p, false) != PathOK {
-		return "", pathErr("resolve", p[:min(len(p), 64)]+"…", unix.ENAMETOOLONG)
+		return "", PathErr("resolve", p[:min(len(p), 64)]+"…", unix.ENAMETOOLONG)
 	}
 	return p, nil
 }

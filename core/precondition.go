@@ -122,7 +122,7 @@ func checkAt(op, ap string, pre Precondition, dirfd int, name string) error {
 	case err == nil:
 		cur = statETag(&st)
 	case err != unix.ENOENT:
-		return pathErr(op, ap, err)
+		return PathErr(op, ap, err)
 	}
 	if pre.Holds(cur) {
 		return nil

@@ -30,9 +30,9 @@ func (s *Sandbox) Stat(ctx context.Context, p string) (Info, error) {
 	}
 	st, err := s.root.statPath(ap, true)
 	if err != nil {
-		return Info{}, pathErr(OpStat, ap, err)
+		return Info{}, PathErr(OpStat, ap, err)
 	}
-	return infoFrom(ap, &st), nil
+	return InfoFrom(ap, &st), nil
 }
 
 // Lstat describes the file at p without following a final symlink.
@@ -56,14 +56,14 @@ func (s *Sandbox) List(ctx context.Context, p string, limit int) (entries []Info
 	}
 	fd, err := s.root.OpenBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, false, pathErr(OpList, ap, err)
+		return nil, false, PathErr(OpList, ap, err)
 	}
 	dir := os.NewFile(uintptr(fd), ap)
 	defer dir.Close()
 	for {
 		names, err := dir.Readdirnames(1024)
 		for _, name := range names {
-			if unreportable(ctx, name) {
+			if Unreportable(ctx, name) {
 				continue // names.go
 			}
 			if limit > 0 && len(entries) >= limit {
@@ -71,16 +71,16 @@ func (s *Sandbox) List(ctx context.Context, p string, limit int) (entries []Info
 				break
 			}
 			var st unix.Stat_t
-			if _, err := lstatAt(fd, name, &st); err != nil {
+			if _, err := LstatAt(fd, name, &st); err != nil {
 				continue // removed while we listed
 			}
-			entries = append(entries, infoFrom(apipath.Child(ap, name), &st))
+			entries = append(entries, InfoFrom(apipath.Child(ap, name), &st))
 		}
 		if truncated || err == io.EOF || len(names) == 0 {
 			break
 		}
 		if err != nil {
-			return nil, false, pathErr(OpList, ap, err)
+			return nil, false, PathErr(OpList, ap, err)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, false, err
@@ -101,25 +101,25 @@ func (s *Sandbox) OpenFile(ctx context.Context, p string) (*os.File, Info, error
 	}
 	fd, err := s.root.OpenBeneath(ap, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
-		return nil, Info{}, pathErr(OpOpen, ap, specialErr(err))
+		return nil, Info{}, PathErr(OpOpen, ap, specialErr(err))
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, Info{}, pathErr(OpOpen, ap, err)
+		return nil, Info{}, PathErr(OpOpen, ap, err)
 	}
-	info := infoFrom(ap, &st)
+	info := InfoFrom(ap, &st)
 	switch {
 	case info.IsDir():
 		unix.Close(fd)
-		return nil, info, pathErr(OpOpen, ap, unix.EISDIR)
+		return nil, info, PathErr(OpOpen, ap, unix.EISDIR)
 	case !info.IsRegular():
 		unix.Close(fd)
-		return nil, info, pathErr(OpOpen, ap, unix.EINVAL)
+		return nil, info, PathErr(OpOpen, ap, unix.EINVAL)
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
-		return nil, info, pathErr(OpOpen, ap, err)
+		return nil, info, PathErr(OpOpen, ap, err)
 	}
 	return os.NewFile(uintptr(fd), ap), info, nil
 }
@@ -132,7 +132,7 @@ func (s *Sandbox) LstatRaw(ctx context.Context, p string) (unix.Stat_t, error) {
 		return st, err
 	}
 	if st, err = s.root.statPath(ap, false); err != nil {
-		return st, pathErr(OpStat, ap, err)
+		return st, PathErr(OpStat, ap, err)
 	}
 	return st, nil
 }
@@ -147,12 +147,12 @@ func (s *Sandbox) Readlink(ctx context.Context, p string) (string, error) {
 	}
 	dirfd, name, err := s.root.parent(ap)
 	if err != nil {
-		return "", pathErr(OpReadlink, ap, err)
+		return "", PathErr(OpReadlink, ap, err)
 	}
 	defer unix.Close(dirfd)
-	t, err := readlinkat(dirfd, name)
+	t, err := Readlinkat(dirfd, name)
 	if err != nil {
-		return "", pathErr(OpReadlink, ap, err)
+		return "", PathErr(OpReadlink, ap, err)
 	}
 	return t, nil
 }

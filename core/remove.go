@@ -35,7 +35,7 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 	}
 	dirfd, name, err := s.root.parent(ap)
 	if err != nil {
-		return pathErr(OpRemove, ap, err)
+		return PathErr(OpRemove, ap, err)
 	}
 	defer unix.Close(dirfd)
 	claim := s.watch.Claim(ap)
@@ -60,7 +60,7 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 			err = unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 			if (err == unix.ENOTEMPTY || err == unix.EEXIST) && recursive {
 				gone = measureAt(ctx, dirfd, name)
-				err = removeAllAt(ctx, dirfd, name)
+				err = RemoveAllAt(ctx, dirfd, name)
 				if err != nil {
 					s.quota.OutsideChange() // part of it went: a scan will say how much
 				}
@@ -71,17 +71,17 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 		}
 	}
 	if err != nil {
-		return pathErr(OpRemove, ap, err)
+		return PathErr(OpRemove, ap, err)
 	}
 	uop.End(-gone.Bytes, -gone.Entries)
 	s.Tell(ctx, journal.Remove, ap, "", isDir)
 	return nil
 }
 
-// removeAllAt removes name in dirfd and everything under it, walking by fd
+// RemoveAllAt removes name in dirfd and everything under it, walking by fd
 // with O_NOFOLLOW so a symlink swapped in mid-walk is unlinked, never
 // followed. A name already gone is success.
-func removeAllAt(ctx context.Context, dirfd int, name string) error {
+func RemoveAllAt(ctx context.Context, dirfd int, name string) error {
 	err := unix.Unlinkat(dirfd, name, 0)
 	if err == nil || err == unix.ENOENT {
 		return nil
@@ -121,7 +121,7 @@ func emptyDirAt(ctx context.Context, dirfd int, name string) error {
 	for {
 		names, rerr := dir.Readdirnames(512)
 		for _, n := range names {
-			if err := removeAllAt(ctx, fd, n); err != nil {
+			if err := RemoveAllAt(ctx, fd, n); err != nil {
 				return err
 			}
 		}

@@ -115,7 +115,7 @@ func (r *Root) walk(relPath string, flags int, mode uint32) (int, error) {
 			if links > maxSymlinks {
 				return -1, unix.ELOOP
 			}
-			target, err := readlinkat(top(), c)
+			target, err := Readlinkat(top(), c)
 			if err != nil {
 				return -1, err
 			}
@@ -143,8 +143,8 @@ func (r *Root) walk(relPath string, flags int, mode uint32) (int, error) {
 	return unix.Openat(top(), ".", flags, mode)
 }
 
-// readlinkat reads a symlink's target whatever its length.
-func readlinkat(dirfd int, name string) (string, error) {
+// Readlinkat reads a symlink's target whatever its length.
+func Readlinkat(dirfd int, name string) (string, error) {
 	for size := 256; ; size *= 2 {
 		buf := make([]byte, size)
 		n, err := unix.Readlinkat(dirfd, name, buf)

@@ -23,14 +23,14 @@ func (r *Root) StrictParent(ap string) (int, string, error) {
 // strictDir opens the directory ap (O_PATH) beneath the root following no
 // symlink at all.
 func (r *Root) strictDir(ap string) (int, error) {
-	return openBelow(r.fd, rel(ap))
+	return OpenBelow(r.fd, rel(ap))
 }
 
-// openBelow opens the directory relPath below dirfd (O_PATH), following no
+// OpenBelow opens the directory relPath below dirfd (O_PATH), following no
 // symlink (ELOOP where one is on the way) and no ".." (EINVAL): the one
 // strict resolution, of the root (strictDir) and of a tar's stage. With
 // openat2 it is one call; without, one openat per component.
-func openBelow(dirfd int, relPath string) (int, error) {
+func OpenBelow(dirfd int, relPath string) (int, error) {
 	const flags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	parts := strings.Split(relPath, "/")
 	for _, c := range parts {

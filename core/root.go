@@ -55,9 +55,9 @@ func (r *Root) FSType() (int64, error) {
 func (r *Root) lstat(ap string) (Info, error) {
 	st, err := r.statPath(ap, false)
 	if err != nil {
-		return Info{}, pathErr(OpStat, ap, err)
+		return Info{}, PathErr(OpStat, ap, err)
 	}
-	return infoFrom(ap, &st), nil
+	return InfoFrom(ap, &st), nil
 }
 
 // statPath is fstat(2) of the file at the clean API path ap, opened O_PATH

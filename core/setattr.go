@@ -29,7 +29,7 @@ type SetAttr struct {
 func (s *Sandbox) setattr(ctx context.Context, ap string, a SetAttr) error {
 	fd, err := s.root.openPath(ap, false)
 	if err != nil {
-		return pathErr(OpSetattr, ap, err)
+		return PathErr(OpSetattr, ap, err)
 	}
 	defer unix.Close(fd)
 	_, err = s.changeAttrs(ctx, ap, fd, a)
@@ -54,37 +54,37 @@ func (s *Sandbox) changeAttrsOf(ctx context.Context, ap string, fd int, a SetAtt
 	if a.Mode != nil {
 		if a.setidDirOnly {
 			if err := unix.Fstat(fd, &st); err != nil {
-				return st, pathErr(OpSetattr, ap, err)
+				return st, PathErr(OpSetattr, ap, err)
 			}
 			if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 				return st, setidErr(OpSetattr, ap)
 			}
 		}
 		if err := safeat.Chmod(fd, *a.Mode&0o7777); err != nil {
-			return st, pathErr(OpSetattr, ap, err)
+			return st, PathErr(OpSetattr, ap, err)
 		}
 	}
 	if a.Uid != nil || a.Gid != nil {
 		uid, gid := a.owner()
 		if err := safeat.Chown(fd, uid, gid); err != nil {
-			return st, pathErr(OpSetattr, ap, err)
+			return st, PathErr(OpSetattr, ap, err)
 		}
 	}
 	if a.Size != nil {
 		// Truncate through a writable fd opened on the same inode.
 		wfd, err := safeat.Reopen(fd, unix.O_WRONLY|unix.O_NONBLOCK)
 		if err != nil {
-			return st, pathErr(OpSetattr, ap, err)
+			return st, PathErr(OpSetattr, ap, err)
 		}
 		err = s.truncate(ap, wfd, *a.Size, oi)
 		unix.Close(wfd)
 		if err != nil {
-			return st, pathErr(OpSetattr, ap, err)
+			return st, PathErr(OpSetattr, ap, err)
 		}
 	}
 	if a.Atime != nil || a.Mtime != nil {
 		if err := safeat.Utimes(fd, a.times()); err != nil {
-			return st, pathErr(OpSetattr, ap, err)
+			return st, PathErr(OpSetattr, ap, err)
 		}
 	}
 	serr := unix.Fstat(fd, &st)
@@ -99,7 +99,7 @@ func (s *Sandbox) changeAttrsOf(ctx context.Context, ap string, fd int, a SetAtt
 		s.tellStat(ctx, journal.Chmod, ap, "", false, stp)
 	}
 	if serr != nil {
-		return st, pathErr(OpSetattr, ap, serr)
+		return st, PathErr(OpSetattr, ap, serr)
 	}
 	return st, nil
 }

@@ -24,8 +24,8 @@ import (
 // fd with O_NOFOLLOW beneath a dup of the root fd, so it never leaves the
 // root, and it does not descend into a staging directory it removes.
 
-// isTempName reports whether name is one of core's temp names.
-func isTempName(name string) bool {
+// IsTempName reports whether name is one of core's temp names.
+func IsTempName(name string) bool {
 	rest, ok := strings.CutPrefix(name, TempPrefix)
 	if !ok {
 		return false
@@ -99,13 +99,13 @@ func (w *sweep) dir(fd int, ap string) int {
 		names, rerr := dir.Readdirnames(512)
 		for _, name := range names {
 			child := apipath.Child(ap, name)
-			if isTempName(name) {
+			if IsTempName(name) {
 				if w.one(fd, name, child) {
 					removed++
 				}
 				continue
 			}
-			sub, err := openSubdir(fd, name)
+			sub, err := OpenSubdir(fd, name)
 			if err != nil {
 				continue // not a directory, a symlink, another mount (xdev.go), or gone
 			}
@@ -124,7 +124,7 @@ func (w *sweep) one(dirfd int, name, ap string) bool {
 		return false
 	}
 	var st unix.Stat_t
-	if mount, err := lstatAt(dirfd, name, &st); err != nil || mount {
+	if mount, err := LstatAt(dirfd, name, &st); err != nil || mount {
 		return false
 	}
 	if !time.Unix(st.Mtim.Unix()).Before(w.before) {
@@ -135,7 +135,7 @@ func (w *sweep) one(dirfd int, name, ap string) bool {
 	c := w.watch.Claim(ap)
 	defer c.Done()
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return removeAllAt(context.Background(), dirfd, name) == nil
+		return RemoveAllAt(context.Background(), dirfd, name) == nil
 	}
 	return unix.Unlinkat(dirfd, name, 0) == nil
 }

@@ -15,7 +15,7 @@ func TestIsTempName(t *testing.T) {
 	}{
 		{".sandfs-0123456789abcdef.part", true},
 		{".sandfs-upload-0123456789abcdef.part", true},
-		{tempName(), true},
+		{TempName(), true},
 		{uploadName(), true},
 		{".sandfs-0123456789ABCDEF.part", false}, // core writes lower-case hex
 		{".sandfs-0123456789abcde.part", false},  // 15 digits
@@ -27,8 +27,8 @@ func TestIsTempName(t *testing.T) {
 		{"x.part", false},
 		{".sandfs-upload-.part", false},
 	} {
-		if got := isTempName(c.name); got != c.want {
-			t.Errorf("isTempName(%q) = %v, want %v", c.name, got, c.want)
+		if got := IsTempName(c.name); got != c.want {
+			t.Errorf("IsTempName(%q) = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -49,18 +49,18 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		return "", 0, err
 	}
 	if ap, err = s.root.followLeaf(ap); err != nil {
-		return "", 0, pathErr(OpUpload, ap, err)
+		return "", 0, PathErr(OpUpload, ap, err)
 	}
 	dir, name := apipath.Split(ap)
 	if name == "" {
-		return "", 0, pathErr(OpUpload, ap, unix.EISDIR)
+		return "", 0, PathErr(OpUpload, ap, unix.EISDIR)
 	}
 	if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
 		return "", 0, err
 	}
 	dirfd, err := s.root.OpenDir(dir)
 	if err != nil {
-		return "", 0, pathErr(OpUpload, ap, err)
+		return "", 0, PathErr(OpUpload, ap, err)
 	}
 	defer unix.Close(dirfd)
 
@@ -71,15 +71,15 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	var st unix.Stat_t
 	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
-		return "", 0, pathErr(OpUpload, ap, unix.EISDIR)
-	case err == nil && notRegular(st.Mode):
-		return "", 0, pathErr(OpUpload, ap, unix.EINVAL)
+		return "", 0, PathErr(OpUpload, ap, unix.EISDIR)
+	case err == nil && NotRegular(st.Mode):
+		return "", 0, PathErr(OpUpload, ap, unix.EINVAL)
 	case err == nil:
 		mode = s.KeptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
 		existed, freed = true, s.quota.FreedBy(&st)
 	case err != unix.ENOENT:
-		return "", 0, pathErr(OpUpload, ap, err)
+		return "", 0, PathErr(OpUpload, ap, err)
 	}
 	if err := checkAt(OpUpload, ap, o.Pre, dirfd, name); err != nil {
 		return "", 0, err
@@ -106,7 +106,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		break
 	}
 	if err != nil {
-		return "", 0, pathErr(OpUpload, ap, err)
+		return "", 0, PathErr(OpUpload, ap, err)
 	}
 	partPath := apipath.Child(dir, part)
 	f := os.NewFile(uintptr(fd), partPath)
@@ -114,7 +114,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		f.Close()
 		unix.Unlinkat(dirfd, part, 0)
 		s.Tell(ctx, journal.Remove, partPath, "", false)
-		return "", 0, pathErr(OpUpload, ap, err)
+		return "", 0, PathErr(OpUpload, ap, err)
 	}
 	s.Tell(ctx, journal.Create, partPath, "", false)
 	n, err := copySparse(f, &quota.Reader{R: r, Need: func(n int64) error { return uop.ReserveTo(OpUpload, ap, n-freed) }})
@@ -143,7 +143,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	if err := f.Close(); err != nil {
 		unix.Unlinkat(dirfd, part, 0)
 		s.Tell(ctx, journal.Remove, partPath, "", false)
-		return "", 0, pathErr(OpUpload, ap, err)
+		return "", 0, PathErr(OpUpload, ap, err)
 	}
 	if err := renameChecked(OpUpload, ap, o.Pre, dirfd, part, name); err != nil {
 		unix.Unlinkat(dirfd, part, 0)

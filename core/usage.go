@@ -65,7 +65,7 @@ func newMeasurer(ctx context.Context) *measurer { return &measurer{ctx: ctx} }
 func (m *measurer) entry(dirfd int, name string, st *unix.Stat_t) (quota.Count, error) {
 	var own unix.Stat_t
 	if st == nil {
-		if _, err := lstatAt(dirfd, name, &own); err != nil {
+		if _, err := LstatAt(dirfd, name, &own); err != nil {
 			return quota.Count{}, err
 		}
 		st = &own
@@ -75,7 +75,7 @@ func (m *measurer) entry(dirfd int, name string, st *unix.Stat_t) (quota.Count, 
 	case unix.S_IFREG:
 		u.Bytes = m.file(st)
 	case unix.S_IFDIR:
-		fd, err := openSubdir(dirfd, name)
+		fd, err := OpenSubdir(dirfd, name)
 		if err == unix.EXDEV {
 			return u, nil // another mount: not the root's (xdev.go)
 		}

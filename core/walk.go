@@ -53,7 +53,7 @@ func (s *Sandbox) Walk(ctx context.Context, p string, o WalkOptions, fn func(Wal
 	}
 	fd, err := s.root.OpenBeneath(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return pathErr(OpWalk, ap, err)
+		return PathErr(OpWalk, ap, err)
 	}
 	w := &walker{s: s, ctx: ctx, o: o, fn: fn}
 	err = w.dir(fd, ap, "", 1)
@@ -83,7 +83,7 @@ func (w *walker) dir(fd int, ap, rel string, depth int) error {
 		}
 		if err != nil {
 			d.Close()
-			return pathErr(OpWalk, ap, err)
+			return PathErr(OpWalk, ap, err)
 		}
 	}
 	sort.Strings(names)
@@ -95,15 +95,15 @@ func (w *walker) dir(fd int, ap, rel string, depth int) error {
 		if w.o.NoHidden && strings.HasPrefix(name, ".") {
 			continue
 		}
-		if unreportable(w.ctx, name) {
+		if Unreportable(w.ctx, name) {
 			continue // names.go: not reported, not descended
 		}
 		var st unix.Stat_t
-		mount, err := lstatAt(fd, name, &st)
+		mount, err := LstatAt(fd, name, &st)
 		if err != nil {
 			continue // gone since readdir
 		}
-		e := WalkEntry{Info: infoFrom(apipath.Child(ap, name), &st), Rel: name, Depth: depth}
+		e := WalkEntry{Info: InfoFrom(apipath.Child(ap, name), &st), Rel: name, Depth: depth}
 		if rel != "" {
 			e.Rel = rel + "/" + name
 		}
@@ -124,7 +124,7 @@ func (w *walker) dir(fd int, ap, rel string, depth int) error {
 		if !e.IsDir() || mount || (w.o.MaxDepth > 0 && depth >= w.o.MaxDepth) {
 			continue // another mount is not entered (xdev.go)
 		}
-		sub, err := openSubdir(fd, name)
+		sub, err := OpenSubdir(fd, name)
 		if err != nil {
 			continue // gone, swapped for a symlink or a mount, or unreadable: skip
 		}

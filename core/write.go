@@ -57,16 +57,16 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	var st unix.Stat_t
 	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
-		return 0, pathErr(OpWrite, ap, unix.EISDIR)
-	case err == nil && notRegular(st.Mode):
-		return 0, pathErr(OpWrite, ap, unix.EINVAL)
+		return 0, PathErr(OpWrite, ap, unix.EISDIR)
+	case err == nil && NotRegular(st.Mode):
+		return 0, PathErr(OpWrite, ap, unix.EINVAL)
 	case err == nil:
 		existed = true
 		mode = s.KeptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
 		freed = s.quota.FreedBy(&st)
 	case err != unix.ENOENT:
-		return 0, pathErr(OpWrite, ap, err)
+		return 0, PathErr(OpWrite, ap, err)
 	}
 	if err := checkAt(OpWrite, ap, o.Pre, dirfd, name); err != nil {
 		return 0, err // before reading a byte of the body
@@ -88,12 +88,12 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	dir, _ := apipath.Split(ap)
 	tmp, f, err := createTemp(dirfd, ap, func(name string) { claim.Temp(apipath.Child(dir, name)) })
 	if err != nil {
-		return 0, pathErr(OpWrite, ap, err)
+		return 0, PathErr(OpWrite, ap, err)
 	}
 	fail := func(err error) (int64, error) {
 		f.Close()
 		unix.Unlinkat(dirfd, tmp, 0)
-		return 0, pathErr(OpWrite, ap, err)
+		return 0, PathErr(OpWrite, ap, err)
 	}
 	n, err := copyToFile(f, &quota.Reader{R: r, Need: func(n int64) error { return uop.ReserveTo(OpWrite, ap, n-freed) }})
 	if err != nil {
@@ -120,7 +120,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	}
 	if err := f.Close(); err != nil {
 		unix.Unlinkat(dirfd, tmp, 0)
-		return 0, pathErr(OpWrite, ap, err)
+		return 0, PathErr(OpWrite, ap, err)
 	}
 	if err := renameChecked(OpWrite, ap, o.Pre, dirfd, tmp, name); err != nil {
 		unix.Unlinkat(dirfd, tmp, 0)
@@ -149,7 +149,7 @@ func renameChecked(op, ap string, pre Precondition, dirfd int, tmp, name string)
 		return err
 	}
 	if err := unix.Renameat(dirfd, tmp, dirfd, name); err != nil {
-		return pathErr(op, ap, err)
+		return PathErr(op, ap, err)
 	}
 	return nil
 }
@@ -175,7 +175,7 @@ func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) 
 		return "", -1, "", err
 	}
 	if ap, err = s.root.followLeaf(ap); err != nil {
-		return ap, -1, "", pathErr(OpWrite, ap, err)
+		return ap, -1, "", PathErr(OpWrite, ap, err)
 	}
 	if mkdirParents {
 		dir, _ := apipath.Split(ap)
@@ -184,7 +184,7 @@ func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) 
 		}
 	}
 	if dirfd, name, err = s.root.parent(ap); err != nil {
-		return ap, -1, "", pathErr(OpWrite, ap, err)
+		return ap, -1, "", PathErr(OpWrite, ap, err)
 	}
 	return ap, dirfd, name, nil
 }
@@ -193,7 +193,7 @@ func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) 
 // claim is told the name before the file exists.
 func createTemp(dirfd int, apiPath string, claim func(name string)) (string, *os.File, error) {
 	for tries := 0; ; tries++ {
-		name := tempName()
+		name := TempName()
 		claim(name)
 		fd, err := unix.Openat(dirfd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err == unix.EEXIST && tries < 16 {
@@ -206,8 +206,8 @@ func createTemp(dirfd int, apiPath string, claim func(name string)) (string, *os
 	}
 }
 
-// tempName is ".sandfs-<16 hex>.part".
-func tempName() string {
+// TempName is ".sandfs-<16 hex>.part".
+func TempName() string {
 	var b [8]byte
 	for i := range b {
 		b[i] = byte(rand.Uint32())
@@ -255,7 +255,7 @@ func (r *Root) followLeaf(ap string) (string, error) {
 			unix.Close(dirfd)
 			return ap, unix.ELOOP
 		}
-		target, err := readlinkat(dirfd, name)
+		target, err := Readlinkat(dirfd, name)
 		unix.Close(dirfd)
 		if err != nil {
 			return ap, err

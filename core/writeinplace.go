@@ -104,28 +104,28 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	}
 	err = specialErr(err) // a socket, or a FIFO nobody reads
 	if err != nil {
-		return 0, pathErr(OpWrite, ap, err)
+		return 0, PathErr(OpWrite, ap, err)
 	}
 	f := os.NewFile(uintptr(fd), ap)
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return 0, pathErr(OpWrite, ap, err)
+		return 0, PathErr(OpWrite, ap, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return 0, pathErr(OpWrite, ap, unix.EINVAL)
+		return 0, PathErr(OpWrite, ap, unix.EINVAL)
 	}
 	if cur := statETag(&st); !created && !o.Pre.Holds(cur) {
 		return 0, &PreconditionError{Op: OpWrite, Path: ap, Current: cur}
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
-		return 0, pathErr(OpWrite, ap, err)
+		return 0, PathErr(OpWrite, ap, err)
 	}
 	if created {
 		if err := chownNewFd(ctx, fd); err != nil {
 			unix.Unlinkat(dirfd, name, 0)
 			created = false // gone again: no entry
-			return 0, pathErr(OpWrite, ap, err)
+			return 0, PathErr(OpWrite, ap, err)
 		}
 		if o.Mode != 0 {
 			unix.Fchmod(fd, mode) // past the umask
@@ -136,7 +136,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 		// Root keeps set-id bits through a write (CAP_FSETID): drop them
 		// before the first byte, as the kernel does for anyone else.
 		if err := unix.Fchmod(fd, s.KeptMode(st.Mode&0o7777)); err != nil {
-			return 0, pathErr(OpWrite, ap, err)
+			return 0, PathErr(OpWrite, ap, err)
 		}
 	}
 	p0 := s.quota.BeginInPlace(&st, nil) // the bytes it writes (core/quota)
@@ -154,20 +154,20 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 	}
 	if !o.Append && !created {
 		if err := unix.Ftruncate(fd, 0); err != nil {
-			return 0, pathErr(OpWrite, ap, err)
+			return 0, PathErr(OpWrite, ap, err)
 		}
 	}
 	n, err := copyToFile(f, &quota.Reader{R: r, Need: func(n int64) error { return p0.GrowTo(OpWrite, ap, base+n) }})
 	if err != nil {
 		s.Tell(ctx, journal.Write, ap, "", false)
-		return n, pathErr(OpWrite, ap, err)
+		return n, PathErr(OpWrite, ap, err)
 	}
 	if err := tellETag(f, o.ETag); err != nil {
-		return n, pathErr(OpWrite, ap, err)
+		return n, PathErr(OpWrite, ap, err)
 	}
 	p0.End(fd)
 	if err := f.Close(); err != nil {
-		return n, pathErr(OpWrite, ap, err)
+		return n, PathErr(OpWrite, ap, err)
 	}
 	s.Tell(ctx, journal.Write, ap, "", false)
 	return n, nil

@@ -26,21 +26,21 @@ func (s *Sandbox) Xattrs(ctx context.Context, p, name string) (string, map[strin
 	}
 	fd, err := s.root.openPath(ap, true)
 	if err != nil {
-		return ap, nil, pathErr(OpXattr, ap, err)
+		return ap, nil, PathErr(OpXattr, ap, err)
 	}
 	defer unix.Close(fd)
 	out := map[string][]byte{}
 	if name != "" {
 		v, err := safeat.XattrValue(fd, name)
 		if err != nil {
-			return ap, nil, pathErr(OpXattr, ap, err)
+			return ap, nil, PathErr(OpXattr, ap, err)
 		}
 		out[name] = v
 		return ap, out, nil
 	}
 	names, err := safeat.XattrNames(fd)
 	if err != nil {
-		return ap, nil, pathErr(OpXattr, ap, err)
+		return ap, nil, PathErr(OpXattr, ap, err)
 	}
 	for _, n := range names {
 		v, err := safeat.XattrValue(fd, n)
@@ -48,7 +48,7 @@ func (s *Sandbox) Xattrs(ctx context.Context, p, name string) (string, map[strin
 			continue // removed meanwhile
 		}
 		if err != nil {
-			return ap, nil, pathErr(OpXattr, ap, err)
+			return ap, nil, PathErr(OpXattr, ap, err)
 		}
 		out[n] = v
 	}
@@ -63,10 +63,10 @@ func (s *Sandbox) SetXattr(ctx context.Context, p, name string, value []byte) (s
 		return "", err
 	}
 	if name == "" || strings.IndexByte(name, 0) >= 0 {
-		return ap, pathErr(OpXattr, ap, unix.EINVAL)
+		return ap, PathErr(OpXattr, ap, unix.EINVAL)
 	}
 	if len(value) > maxXattrValue {
-		return ap, pathErr(OpXattr, ap, unix.E2BIG)
+		return ap, PathErr(OpXattr, ap, unix.E2BIG)
 	}
 	return ap, s.changeXattr(ctx, ap, true, func(fd int) error { return safeat.Setxattr(fd, name, value, 0) })
 }
@@ -79,7 +79,7 @@ func (s *Sandbox) RemoveXattr(ctx context.Context, p, name string) (string, erro
 		return "", err
 	}
 	if name == "" || strings.IndexByte(name, 0) >= 0 {
-		return ap, pathErr(OpXattr, ap, unix.EINVAL)
+		return ap, PathErr(OpXattr, ap, unix.EINVAL)
 	}
 	return ap, s.changeXattr(ctx, ap, true, func(fd int) error { return safeat.Removexattr(fd, name) })
 }
@@ -92,7 +92,7 @@ func (s *Sandbox) RemoveXattr(ctx context.Context, p, name string) (string, erro
 func (s *Sandbox) changeXattr(ctx context.Context, ap string, follow bool, change func(fd int) error) error {
 	fd, err := s.root.openPath(ap, follow)
 	if err != nil {
-		return pathErr(OpXattr, ap, err)
+		return PathErr(OpXattr, ap, err)
 	}
 	defer unix.Close(fd)
 	return s.changeXattrFd(ctx, ap, fd, change)
@@ -103,7 +103,7 @@ func (s *Sandbox) changeXattrFd(ctx context.Context, ap string, fd int, change f
 	claim := s.watch.Claim(ap)
 	defer claim.Done()
 	if err := change(fd); err != nil {
-		return pathErr(OpXattr, ap, err)
+		return PathErr(OpXattr, ap, err)
 	}
 	s.tellFd(ctx, journal.Chmod, ap, fd)
 	return nil

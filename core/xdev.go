@@ -21,9 +21,9 @@ import (
 // refuses to cross, with no window for a mount made in between. A path a
 // caller names under such a mount is the caller's to ask.
 
-// lstatAt stats name in dirfd, not following a symlink and never asking a
+// LstatAt stats name in dirfd, not following a symlink and never asking a
 // mount's server, and reports whether it is the root of a mount.
-func lstatAt(dirfd int, name string, st *unix.Stat_t) (mount bool, err error) {
+func LstatAt(dirfd int, name string, st *unix.Stat_t) (mount bool, err error) {
 	var x unix.Statx_t
 	err = unix.Statx(dirfd, name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC|unix.AT_NO_AUTOMOUNT,
 		unix.STATX_BASIC_STATS, &x)
@@ -62,9 +62,9 @@ func statFromStatx(x *unix.Statx_t) unix.Stat_t {
 // noOpenat2 is set once openat2(2) was found missing (kernels before 5.6).
 var noOpenat2 atomic.Bool
 
-// openSubdir opens the directory name in dirfd for reading, for a walk:
+// OpenSubdir opens the directory name in dirfd for reading, for a walk:
 // never through a symlink, never into another mount (EXDEV).
-func openSubdir(dirfd int, name string) (int, error) {
+func OpenSubdir(dirfd int, name string) (int, error) {
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	if !noOpenat2.Load() {
 		fd, err := unix.Openat2(dirfd, name, &unix.OpenHow{Flags: flags,
@@ -75,7 +75,7 @@ func openSubdir(dirfd int, name string) (int, error) {
 		noOpenat2.Store(true)
 	}
 	var st unix.Stat_t
-	if mount, err := lstatAt(dirfd, name, &st); err != nil {
+	if mount, err := LstatAt(dirfd, name, &st); err != nil {
 		return -1, err
 	} else if mount {
 		return -1, unix.EXDEV

@@ -135,7 +135,7 @@ func (d *Daemon) settle(t testing.TB, debugURL string, base procStats, slack int
 	}
 }
 
-// tempPattern is core's temp names (core/write.go tempName, core/upload.go).
+// tempPattern is core's temp names (core/write.go TempName, core/upload.go).
 var tempPattern = regexp.MustCompile(`^\.sandfs-(upload-)?[0-9a-f]{16}\.part$`)
 
 // findTemps lists core's temp files or staging directories under root.

@@ -16,6 +16,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/checkpoint/cas"
+	"sandfs/internal/dirent"
 )
 
 // compactEvery is how long a chain of deltas may grow: the checkpoint at
@@ -205,7 +206,7 @@ func (h *cpStore) headers() (map[string]cpHeader, error) {
 	if h.hdrs != nil {
 		return h.hdrs, nil
 	}
-	names, err := core.DirNames(h.cps)
+	names, err := dirent.Names(h.cps)
 	if err != nil {
 		return nil, err
 	}
