@@ -20,7 +20,7 @@ import (
 //     it in the [SkippedNames] the caller put in the context;
 //   - an API path a client sends that is not valid UTF-8 (possible through
 //     a percent-encoded query or a multipart field) is refused by the
-//     boundary (rest/names.go), so nothing acts on such a file through the
+//     boundary (rest/httpkit/names.go), so nothing acts on such a file through the
 //     API either; core's own path functions stay byte-exact, because the
 //     FUSE mirror names every file the kernel hands it;
 //   - the journal keeps every event as the kernel told it (the FUSE mirror

@@ -17,7 +17,7 @@ import (
 // the mirror by the few names below.
 
 // Claim is one operation's hold on the echoes of its changes (package
-// watch, ledger.go).
+// watch, core/watch/ledger.go).
 type Claim = watch.Claim
 
 // ErrWatchStarted: StartWatching was called on a Sandbox whose kernel watch

@@ -22,7 +22,7 @@
 //
 // STATE/sandboxes/NAME (0700) holds, beside the durable journal:
 //   - token: the sandbox's own token, 256 random bits in hex, mode 0600,
-//     made at the first start and kept (none under --no-auth). token.go is
+//     made at the first start and kept (none under --no-auth). internal/statedir/token.go is
 //     also the daemon's STATE/token's code: one writer (temp file, fsync,
 //     link, so a reader never sees half a token), one reader (O_NOFOLLOW,
 //     a regular file of this user, not open to others).

@@ -192,7 +192,7 @@
 //
 // # Quotas
 //
-// A sandbox with a byte quota (core/quota.go) is served without
+// A sandbox with a byte quota (core/quota) is served without
 // passthrough, reads included: go-fuse gives every open of an inode the
 // backing file of one already open, so one reader in passthrough would
 // let a writer opened after it write past the daemon. Every WRITE then goes

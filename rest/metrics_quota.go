@@ -9,7 +9,7 @@ import (
 
 // The quota's figures in /metrics, and the checkpoint store's, per sandbox, read at scrape time from
 // core (Sandbox.Usage: counts kept by the operations, corrected by scans;
-// core/quota.go). A quota of 0 is no bound.
+// core/quota). A quota of 0 is no bound.
 var (
 	descUsageBytes   = prometheus.NewDesc("sandfs_sandbox_usage_bytes", "Bytes the sandbox's regular files hold (each inode once), by sandbox.", []string{"sandbox"}, nil)
 	descUsageEntries = prometheus.NewDesc("sandfs_sandbox_usage_entries", "Names in the sandbox's tree (the root not counted), by sandbox.", []string{"sandbox"}, nil)

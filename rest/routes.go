@@ -94,7 +94,7 @@ func (s *Server) handle(rt httpkit.Line) httprouter.Handle {
 
 // serve is a request past the browser guard: the sandbox it names
 // (selector.go), auth and the token's scope (auth.go), the actor header
-// (actor.go), the sandbox it acts on, held until the handler returns, then
+// (httpkit/actor.go), the sandbox it acts on, held until the handler returns, then
 // the handler.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt httpkit.Line, sel selectorKind, ps httprouter.Params) error {
 	named, nameErr := namedSandbox(sel, r, ps)

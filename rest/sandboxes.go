@@ -198,7 +198,7 @@ func sandboxExists(name string) error {
 }
 
 // sandboxRefusal is a refusal naming the sandbox name as its path (when
-// the name is UTF-8: names.go).
+// the name is UTF-8: httpkit/names.go).
 func sandboxRefusal(status int, k httpkit.Kind, op, name, msg string) error {
 	if !utf8.ValidString(name) {
 		name = ""

@@ -15,7 +15,7 @@ import (
 // when NAME is left out, a --sandbox NAME otherwise). SIZE takes the K,
 // M, G and T of the other size flags; ENTRIES is a whole number; 0, or a
 // part left out, is no bound. A later flag for the same name wins. The
-// bound is enforced by core (core/quota.go); sandboxes made live (the
+// bound is enforced by core (core/quota); sandboxes made live (the
 // registry) keep theirs elsewhere.
 type quotaFlags map[string]core.Quota
 

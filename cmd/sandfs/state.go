@@ -125,7 +125,7 @@ func (sd *stateDir) token() (tok string, created bool, err error) {
 	return statedir.EnsureToken(sd.fd, tokenFileName, sd.tokenPath())
 }
 
-// The token files' readers (internal/host/token.go).
+// The token files' readers (internal/statedir/token.go).
 var (
 	readTokenAt = statedir.ReadTokenAt
 	readToken   = statedir.ReadToken

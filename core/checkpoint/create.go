@@ -10,7 +10,7 @@ import (
 
 // journalComplete reports whether every change to the tree reaches the
 // journal: the kernel watch runs, its first walk and the comparison at
-// start (manifest.go) are done, and no directory went unwatched. Only then may a checkpoint trust the journal to name
+// start (core/manifest.go) are done, and no directory went unwatched. Only then may a checkpoint trust the journal to name
 // what changed; otherwise it walks the tree (still reading only files
 // whose stat identity changed).
 func journalComplete(s *core.Sandbox) bool {

@@ -8,7 +8,7 @@ import (
 )
 
 // TreeUsage counts the tree under dir the way a sandbox's quota does
-// (core/quota.go), independently of core, for tests to hold usage to: every
+// (core/quota), independently of core, for tests to hold usage to: every
 // name but dir itself an entry, each regular file's inode's size once (a
 // hard link is an entry and no bytes), nothing followed.
 func TreeUsage(dir string) (bytes, entries int64, err error) {

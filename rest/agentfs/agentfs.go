@@ -87,7 +87,7 @@ func (s *Family) fsReadFile(w http.ResponseWriter, r *http.Request, _ httprouter
 
 // fsWriteFile: PUT /v1/fs/file?path — body streamed into the file,
 // replacing it atomically; missing parents are created. If-Match and
-// If-None-Match: * are its precondition (precondition.go).
+// If-None-Match: * are its precondition (httpkit/precondition.go).
 func (s *Family) fsWriteFile(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	q, err := httpkit.Query(r)
 	if err != nil {

@@ -33,7 +33,7 @@ type fileWriteRequest struct {
 	TrailingNewline *bool   `json:"trailing_newline"`
 	Sudo            *bool   `json:"sudo"`
 	User            *string `json:"user"`
-	ExpectedETag    *string `json:"expected_etag"` // precondition.go
+	ExpectedETag    *string `json:"expected_etag"` // httpkit/precondition.go
 }
 
 // FileWriteResult is FileWriteResult.
@@ -56,7 +56,7 @@ type editRequest struct {
 	ReplaceMode *string `json:"replace_mode"`
 	Sudo        *bool   `json:"sudo"`
 	User        *string `json:"user"`
-	// ExpectedETag: the file's ETag the edit expects (precondition.go).
+	// ExpectedETag: the file's ETag the edit expects (httpkit/precondition.go).
 	ExpectedETag *string `json:"expected_etag"`
 }
 
@@ -84,7 +84,7 @@ type pathRequest struct {
 	Parents        *bool   `json:"parents"`
 	Recursive      *bool   `json:"recursive"`
 	User           *string `json:"user"`
-	ExpectedETag   *string `json:"expected_etag"` // delete's precondition (precondition.go)
+	ExpectedETag   *string `json:"expected_etag"` // delete's precondition (httpkit/precondition.go)
 }
 
 // StatResult is the data of stat.
@@ -196,7 +196,7 @@ type transferRequest struct {
 	Overwrite   *bool   `json:"overwrite"`
 	User        *string `json:"user"`
 	// ExpectedETag: move's precondition on the source, copy's on the
-	// destination (precondition.go).
+	// destination (httpkit/precondition.go).
 	ExpectedETag *string `json:"expected_etag"`
 }
 

@@ -68,7 +68,7 @@ const (
 // rename). A path that is an existing directory or ends in "/" receives the
 // file under its uploaded name; no path at all puts it in the working
 // directory under that name. The fields ("path", "user", "expected_etag",
-// a precondition: precondition.go) may come in any order, as the 1.x
+// a precondition: httpkit/precondition.go) may come in any order, as the 1.x
 // server takes them: a file part that comes before any path (none in the
 // query either) is spooled first (upload_spool.go), and uploaded once
 // the form has been read.
@@ -175,7 +175,7 @@ func (s *Family) uploadPart(w http.ResponseWriter, r *http.Request, f *uploadFor
 func (s *Family) uploadFrom(w http.ResponseWriter, r *http.Request, f *uploadForm, src io.Reader) error {
 	dest, err := s.uploadTarget(r.Context(), f.target, f.filename)
 	if err == nil && !utf8.ValidString(dest) {
-		err = httpkit.ErrNotUTF8 // names.go
+		err = httpkit.ErrNotUTF8 // httpkit/names.go
 	}
 	if err != nil {
 		return httpkit.WithOp("upload", err)

@@ -53,7 +53,7 @@ func (s *Family) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httpr
 	_, skipped := core.WithSkippedNames(r.Context())
 	for _, row := range cs.Rows {
 		if !utf8.ValidString(row.Path) || !utf8.ValidString(row.RenamedFrom) {
-			skipped.Add(1) // names.go
+			skipped.Add(1) // httpkit/names.go
 			continue
 		}
 		out.Changes = append(out.Changes, api.Change{Path: row.Path, Change: row.Change, RenamedFrom: row.RenamedFrom,

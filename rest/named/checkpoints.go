@@ -12,7 +12,7 @@ import (
 )
 
 // The named family's history routes (api.md §5a): checkpoints of a
-// sandbox's tree and restore. Thin: core does the work, errors.go maps
+// sandbox's tree and restore. Thin: core does the work, httpkit/errors.go maps
 // its errors (unknown checkpoint 404, no state 409, a refused path 400).
 
 func wireCheckpoint(cp checkpoint.Checkpoint) api.Checkpoint {

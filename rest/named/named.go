@@ -107,7 +107,7 @@ func (s *Family) namedRead(w http.ResponseWriter, r *http.Request, ps httprouter
 
 // namedWrite: PUT /fs/write?path&workingDir&mode&mkdir|mkdirParents — the
 // body (≤ 16 MiB) replaces the file atomically; If-Match and
-// If-None-Match: * are its precondition (precondition.go).
+// If-None-Match: * are its precondition (httpkit/precondition.go).
 func (s *Family) namedWrite(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb, q, p, err := s.namedTarget(r, ps, "")
 	if err != nil {

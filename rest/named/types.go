@@ -33,7 +33,7 @@ type DeleteRequest struct {
 	WorkingDir string  `json:"workingDir"`
 	Recursive  bool    `json:"recursive"`
 	AsRoot     any     `json:"asRoot"`
-	IfMatch    *string `json:"ifMatch"` // precondition.go
+	IfMatch    *string `json:"ifMatch"` // httpkit/precondition.go
 }
 
 type DeleteResponse struct {
@@ -48,7 +48,7 @@ type MoveRequest struct {
 	Recursive     bool    `json:"recursive"`
 	PreserveAttrs bool    `json:"preserveAttrs"`
 	AsRoot        any     `json:"asRoot"`
-	IfMatch       *string `json:"ifMatch"` // rename's precondition on the source (precondition.go)
+	IfMatch       *string `json:"ifMatch"` // rename's precondition on the source (httpkit/precondition.go)
 }
 
 type MoveResponse struct {
