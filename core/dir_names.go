@@ -36,7 +36,7 @@ func (d *Dir) Link(ctx context.Context, from *Dir, fromName, name string) (unix.
 	claim := d.s.watch.Claim(ap)
 	defer claim.Done()
 	uop := d.s.quota.Begin()
-	if err := reserveEntry(uop, ndir, name, OpLink, ap); err != nil {
+	if err := reserveEntry(&uop, ndir, name, OpLink, ap); err != nil {
 		return st, err
 	}
 	if err := unix.Linkat(odir, fromName, ndir, name, 0); err != nil {

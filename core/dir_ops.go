@@ -241,7 +241,7 @@ func (d *Dir) make(ctx context.Context, op, name string, uid, gid int, mode uint
 	claim := d.s.watch.Claim(ap)
 	defer claim.Done()
 	uop := d.s.quota.Begin()
-	if err := reserveEntry(uop, dirfd, name, op, ap); err != nil {
+	if err := reserveEntry(&uop, dirfd, name, op, ap); err != nil {
 		return st, err
 	}
 	if err := mk(dirfd); err != nil {

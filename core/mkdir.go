@@ -37,7 +37,7 @@ func (s *Sandbox) Mkdir(ctx context.Context, p string, parents bool, mode fs.Fil
 	defer claim.Done()
 	uop := s.quota.Begin()
 	defer uop.End(0, 0)
-	if err := reserveEntry(uop, dirfd, name, OpMkdir, ap); err != nil {
+	if err := reserveEntry(&uop, dirfd, name, OpMkdir, ap); err != nil {
 		return err
 	}
 	if err := unix.Mkdirat(dirfd, name, perm); err != nil {

@@ -102,16 +102,16 @@ type InPlace struct {
 	oi     *Inode
 	before int64
 	linked bool // it has a name: its bytes count
-	op     *Op
+	op     Op   // ended (op.q nil) once End ran
 }
 
 // BeginInPlace starts a size change of the file of stat st (oi: the
 // handle's open inode when the caller has it, else looked up).
-func (s *State) BeginInPlace(st *unix.Stat_t, oi *Inode) *InPlace {
+func (s *State) BeginInPlace(st *unix.Stat_t, oi *Inode) InPlace {
 	if oi == nil {
 		oi = s.tracked(st)
 	}
-	p := &InPlace{oi: oi, before: st.Size, linked: st.Nlink > 0 && st.Mode&unix.S_IFMT == unix.S_IFREG}
+	p := InPlace{oi: oi, before: st.Size, linked: st.Nlink > 0 && st.Mode&unix.S_IFMT == unix.S_IFREG}
 	if oi != nil {
 		oi.mu.Lock()
 		p.before = oi.size
@@ -131,7 +131,7 @@ func (p *InPlace) GrowTo(op, apiPath string, size int64) error {
 // End counts the file's size now (fd's fstat) and lets the inode go.
 // Ending twice is fine.
 func (p *InPlace) End(fd int) {
-	if p.op == nil {
+	if p.op.q == nil {
 		return
 	}
 	var st unix.Stat_t
@@ -143,7 +143,6 @@ func (p *InPlace) End(fd int) {
 		}
 	}
 	p.op.End(d, 0)
-	p.op = nil
 	if p.oi != nil {
 		p.oi.mu.Unlock()
 	}
@@ -160,7 +159,8 @@ func (s *State) Sync(oi *Inode, fd int) {
 	if unix.Fstat(fd, &st) != nil {
 		return
 	}
-	s.BeginInPlace(&st, oi).End(fd)
+	p := s.BeginInPlace(&st, oi)
+	p.End(fd)
 }
 
 // Before is the size the file was counted at when the change began.
