@@ -2,7 +2,6 @@ package rest
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -11,11 +10,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	"sandfs/api"
 	"sandfs/rest/httpkit"
+	"sandfs/rest/httpkit/httpkittest"
 	"sandfs/rest/named"
 )
 
@@ -114,64 +113,20 @@ func checkPartial(t *testing.T, target, rng string, r resp, content []byte) {
 }
 
 // decodeTargets are the request types of the JSON routes of the
-// sandbox-agent and named families, which httpkit.DecodeJSON reads.
-var decodeTargets = []struct {
-	name string
-	v    func() any
-}{
-	{"api.FSMoveRequest", func() any { return new(api.FSMoveRequest) }},
-	{"namedDeleteRequest", func() any { return new(named.DeleteRequest) }},
-	{"namedMoveRequest", func() any { return new(named.MoveRequest) }},
-	{"namedChmodRequest", func() any { return new(named.ChmodRequest) }},
-	{"namedChownRequest", func() any { return new(named.ChownRequest) }},
+// sandbox-agent and named families, which httpkit.DecodeJSON reads (the
+// AIO family's are fuzzed in rest/aio).
+var decodeTargets = []httpkittest.DecodeTarget{
+	{Name: "api.FSMoveRequest", New: func() any { return new(api.FSMoveRequest) }},
+	{Name: "namedDeleteRequest", New: func() any { return new(named.DeleteRequest) }},
+	{Name: "namedMoveRequest", New: func() any { return new(named.MoveRequest) }},
+	{Name: "namedChmodRequest", New: func() any { return new(named.ChmodRequest) }},
+	{Name: "namedChownRequest", New: func() any { return new(named.ChownRequest) }},
 }
 
-// FuzzDecoders feeds any body to the decode helper of the sandbox-agent
-// and named families for each of their request types (the AIO family's
-// have their own, in rest/aio): a body is either taken (and then it was one valid JSON value, an
-// object, within the limit) or refused with a 4xx; never a 5xx, never a
-// panic.
+// FuzzDecoders fuzzes httpkit.DecodeJSON with those types
+// (httpkittest.FuzzDecode says what must hold).
 func FuzzDecoders(f *testing.F) {
-	for _, s := range []string{`{}`, `{"path":"/a"}`, `{"from":"a","to":"b","overwrite":true}`, `{"path":1}`, `{"uid":"root","gid":0}`,
-		`{"mode":"0755","recursive":true}`, `[]`, `null`, `"x"`, `{"path":"a"} {}`, `{"path":"\u0000"}`, `{"timeout":1e999}`,
-		`{"view_range":[1,-1]}`, `{"exclude":null,"include_patterns":["*"]}`, `{"cursor":-1,"limit":99999999999999999999}`, "", `{`, "\xff"} {
-		f.Add([]byte(s))
-	}
-	const limit = 1 << 10
-	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, dt := range decodeTargets {
-			for _, chunked := range []bool{false, true} {
-				var rd io.Reader = bytes.NewReader(body)
-				if chunked {
-					rd = io.MultiReader(rd)
-				}
-				req := localRequest("POST", "/", rd)
-				req.Header.Set("Content-Type", "application/json")
-				if chunked {
-					req.ContentLength = -1
-				}
-				v := dt.v()
-				err := httpkit.DecodeJSON(httptest.NewRecorder(), req, limit, v)
-				if err == nil {
-					if len(bytes.TrimSpace(body)) == 0 {
-						if dt.name != "watchPollRequest" {
-							t.Fatalf("%s: an empty body was taken", dt.name)
-						}
-						continue
-					}
-					if !json.Valid(body) || len(body) > limit {
-						t.Fatalf("%s: took %q, not one valid JSON value within the limit", dt.name, body)
-					}
-					if k := reflect.ValueOf(v).Elem().Kind(); k != reflect.Struct {
-						t.Fatalf("%s: decoded into a %v", dt.name, k)
-					}
-					continue
-				}
-				k := httpkit.Classify(err)
-				if k.Status < 400 || k.Status >= 500 || k.Internal {
-					t.Fatalf("%s: body %q: %v classified %d (internal %v)", dt.name, body, err, k.Status, k.Internal)
-				}
-			}
-		}
-	})
+	httpkittest.FuzzDecode(f, func(w http.ResponseWriter, r *http.Request, limit int64, v any, _ bool) error {
+		return httpkit.DecodeJSON(w, r, limit, v)
+	}, decodeTargets)
 }

@@ -31,7 +31,7 @@ type agentFS interface {
 
 var _ agentFS = (*core.Sandbox)(nil)
 
-func (s *Family) agentFS(ctx context.Context) agentFS { return s.sandboxOf(ctx) }
+func (s *Family) agentFS(ctx context.Context) agentFS { return s.host.SandboxOf(ctx) }
 
 // MaxEntries caps GET /v1/fs/entries (api.md §1 list limit). The
 // seed's answer is a bare array, so a cut listing says so in a header. A
@@ -216,7 +216,7 @@ func (s *Family) fsUploadBatch(w http.ResponseWriter, r *http.Request, _ httprou
 		return httpkit.TooLarge("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.limits.MaxTarBody)
 	}
 	body := &httpkit.BodyReader{R: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
-	res, err := tar.Extract(r.Context(), s.sandboxOf(r.Context()), optionalPath(q, "."), body,
+	res, err := tar.Extract(r.Context(), s.host.SandboxOf(r.Context()), optionalPath(q, "."), body,
 		tar.Options{Mode: tar.Merge, MaxPaths: maxUploadPaths})
 	if err != nil {
 		return body.Blame(err)

@@ -1,11 +1,6 @@
 package agentfs
 
-import (
-	"context"
-
-	"sandfs/core"
-	"sandfs/rest/httpkit"
-)
+import "sandfs/rest/httpkit"
 
 // Family serves the sandbox-agent routes over the sandboxes of the server
 // that hosts it.
@@ -18,5 +13,3 @@ type Family struct {
 func New(host httpkit.Host) *Family {
 	return &Family{host: host, limits: host.Limits()}
 }
-
-func (s *Family) sandboxOf(ctx context.Context) *core.Sandbox { return s.host.SandboxOf(ctx) }

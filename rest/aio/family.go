@@ -1,11 +1,6 @@
 package aio
 
-import (
-	"context"
-
-	"sandfs/core"
-	"sandfs/rest/httpkit"
-)
+import "sandfs/rest/httpkit"
 
 // Family serves the AIO routes over the sandboxes of the server that hosts
 // it.
@@ -27,11 +22,3 @@ func (s *Family) SetFileLimits(l FileLimits) { s.fileState.limits = l }
 // UndoDepth is how many edits of the file at API path p the editor can
 // undo.
 func (s *Family) UndoDepth(p string) int { return s.files().undo.depth(p) }
-
-func (s *Family) sandboxOf(ctx context.Context) *core.Sandbox { return s.host.SandboxOf(ctx) }
-
-func (s *Family) streamContext(parent context.Context) (context.Context, func()) {
-	return s.host.StreamContext(parent)
-}
-
-func (s *Family) endReason(ctx context.Context) string { return s.host.EndReason(ctx) }

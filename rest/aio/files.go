@@ -44,7 +44,7 @@ type fileFS interface {
 
 var _ fileFS = (*core.Sandbox)(nil)
 
-func (s *Family) fileFS(ctx context.Context) fileFS { return s.sandboxOf(ctx) }
+func (s *Family) fileFS(ctx context.Context) fileFS { return s.host.SandboxOf(ctx) }
 
 // Limits of the file routes (api.md §1). Tests shrink them.
 type FileLimits struct {

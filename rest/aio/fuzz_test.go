@@ -1,91 +1,39 @@
 package aio
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"sandfs/core"
 	"sandfs/rest/httpkit"
+	"sandfs/rest/httpkit/httpkittest"
 )
 
 // aioDecodeTargets are the request types of the AIO family's JSON routes,
-// which decodeAIO reads.
-var aioDecodeTargets = []struct {
-	name string
-	v    func() any
-}{
-	{"fileReadRequest", func() any { return new(fileReadRequest) }},
-	{"fileWriteRequest", func() any { return new(fileWriteRequest) }},
-	{"editRequest", func() any { return new(editRequest) }},
-	{"pathRequest", func() any { return new(pathRequest) }},
-	{"listRequest", func() any { return new(listRequest) }},
-	{"findRequest", func() any { return new(findRequest) }},
-	{"globRequest", func() any { return new(globRequest) }},
-	{"transferRequest", func() any { return new(transferRequest) }},
-	{"grepRequest", func() any { return new(grepRequest) }},
-	{"searchRequest", func() any { return new(searchRequest) }},
-	{"xattrSetRequest", func() any { return new(xattrSetRequest) }},
-	{"watchCreateRequest", func() any { return new(watchCreateRequest) }},
-	{"watchPollRequest", func() any { return new(watchPollRequest) }},
-	{"watchWaitRequest", func() any { return new(watchWaitRequest) }},
+// which decodeAIO reads; a poll's body may be empty.
+var aioDecodeTargets = []httpkittest.DecodeTarget{
+	{Name: "fileReadRequest", New: func() any { return new(fileReadRequest) }},
+	{Name: "fileWriteRequest", New: func() any { return new(fileWriteRequest) }},
+	{Name: "editRequest", New: func() any { return new(editRequest) }},
+	{Name: "pathRequest", New: func() any { return new(pathRequest) }},
+	{Name: "listRequest", New: func() any { return new(listRequest) }},
+	{Name: "findRequest", New: func() any { return new(findRequest) }},
+	{Name: "globRequest", New: func() any { return new(globRequest) }},
+	{Name: "transferRequest", New: func() any { return new(transferRequest) }},
+	{Name: "grepRequest", New: func() any { return new(grepRequest) }},
+	{Name: "searchRequest", New: func() any { return new(searchRequest) }},
+	{Name: "xattrSetRequest", New: func() any { return new(xattrSetRequest) }},
+	{Name: "watchCreateRequest", New: func() any { return new(watchCreateRequest) }},
+	{Name: "watchPollRequest", New: func() any { return new(watchPollRequest) }, EmptyOK: true},
+	{Name: "watchWaitRequest", New: func() any { return new(watchWaitRequest) }},
 }
 
-// FuzzAIODecoders feeds any body to the AIO family's decode helper for each
-// of its request types: a body is either taken (and then it was one valid JSON value, an
-// object, within the limit) or refused with a 4xx; never a 5xx, never a
-// panic.
-func FuzzAIODecoders(f *testing.F) {
-	for _, s := range []string{`{}`, `{"path":"/a"}`, `{"from":"a","to":"b","overwrite":true}`, `{"path":1}`, `{"uid":"root","gid":0}`,
-		`{"mode":"0755","recursive":true}`, `[]`, `null`, `"x"`, `{"path":"a"} {}`, `{"path":"\u0000"}`, `{"timeout":1e999}`,
-		`{"view_range":[1,-1]}`, `{"exclude":null,"include_patterns":["*"]}`, `{"cursor":-1,"limit":99999999999999999999}`, "", `{`, "\xff"} {
-		f.Add([]byte(s))
-	}
-	const limit = 1 << 10
-	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, dt := range aioDecodeTargets {
-			for _, chunked := range []bool{false, true} {
-				var rd io.Reader = bytes.NewReader(body)
-				if chunked {
-					rd = io.MultiReader(rd)
-				}
-				req := localRequest("POST", "/", rd)
-				req.Header.Set("Content-Type", "application/json")
-				if chunked {
-					req.ContentLength = -1
-				}
-				v := dt.v()
-				err := decodeAIO(httptest.NewRecorder(), req, limit, v, dt.name == "watchPollRequest")
-				if err == nil {
-					if len(bytes.TrimSpace(body)) == 0 {
-						if dt.name != "watchPollRequest" {
-							t.Fatalf("%s: an empty body was taken", dt.name)
-						}
-						continue
-					}
-					if !json.Valid(body) || len(body) > limit {
-						t.Fatalf("%s: took %q, not one valid JSON value within the limit", dt.name, body)
-					}
-					if k := reflect.ValueOf(v).Elem().Kind(); k != reflect.Struct {
-						t.Fatalf("%s: decoded into a %v", dt.name, k)
-					}
-					continue
-				}
-				k := httpkit.Classify(err)
-				if k.Status < 400 || k.Status >= 500 || k.Internal {
-					t.Fatalf("%s: body %q: %v classified %d (internal %v)", dt.name, body, err, k.Status, k.Internal)
-				}
-			}
-		}
-	})
-}
+// FuzzAIODecoders fuzzes decodeAIO with every AIO request type
+// (httpkittest.FuzzDecode says what must hold).
+func FuzzAIODecoders(f *testing.F) { httpkittest.FuzzDecode(f, decodeAIO, aioDecodeTargets) }
 
 // FuzzEditor drives the AIO editor (str_replace in each mode, insert, then
 // undo) over any file content: an edit that succeeds writes what it says

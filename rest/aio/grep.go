@@ -83,7 +83,7 @@ func (s *Family) grep(w http.ResponseWriter, r *http.Request, _ httprouter.Param
 		return httpkit.WithOp("grep", err)
 	}
 	ctx, skipped := core.WithSkippedNames(r.Context())
-	res, err := grep.Run(ctx, s.sandboxOf(ctx), *req.Path, o)
+	res, err := grep.Run(ctx, s.host.SandboxOf(ctx), *req.Path, o)
 	if err != nil {
 		return httpkit.WithOp("grep", err)
 	}
@@ -207,7 +207,7 @@ func (s *Family) searchInFile(w http.ResponseWriter, r *http.Request, _ httprout
 		return httpkit.InvalidField("body.regex", "missing", "Field required")
 	}
 	o := grep.Options{Pattern: *req.Regex, MaxResults: 10_000, MaxFileSize: 16 << 20, Exclude: []string{}, OneFile: true}
-	res, err := grep.Run(r.Context(), s.sandboxOf(r.Context()), *req.File, o)
+	res, err := grep.Run(r.Context(), s.host.SandboxOf(r.Context()), *req.File, o)
 	if err != nil {
 		return httpkit.WithOp("search", err)
 	}

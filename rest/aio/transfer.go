@@ -37,7 +37,7 @@ type transferFS interface {
 
 var _ transferFS = (*core.Sandbox)(nil)
 
-func (s *Family) transferFS(ctx context.Context) transferFS { return s.sandboxOf(ctx) }
+func (s *Family) transferFS(ctx context.Context) transferFS { return s.host.SandboxOf(ctx) }
 
 // uploadResult is the 1.x FileUploadResult (v2 answers the same).
 type uploadResult struct {
@@ -373,7 +373,7 @@ func (s *Family) treeGet(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name + ".tar"}))
 		w.WriteHeader(http.StatusOK)
 	}}
-	if err := tar.Write(r.Context(), s.sandboxOf(r.Context()), info.Path, cw); err != nil {
+	if err := tar.Write(r.Context(), s.host.SandboxOf(r.Context()), info.Path, cw); err != nil {
 		if !cw.started {
 			return httpkit.WithOp("tree", err)
 		}
@@ -436,7 +436,7 @@ func (s *Family) treePut(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 		return httpkit.WithOp("tree", err)
 	}
 	body := &httpkit.BodyReader{R: http.MaxBytesReader(w, r.Body, s.limits.MaxTarBody)}
-	res, err := tar.Extract(ctx, s.sandboxOf(ctx), q.Get("path"), body, tar.Options{Mode: tm, MaxPaths: 1})
+	res, err := tar.Extract(ctx, s.host.SandboxOf(ctx), q.Get("path"), body, tar.Options{Mode: tm, MaxPaths: 1})
 	if err != nil {
 		return httpkit.WithOp("tree", body.Blame(err))
 	}

@@ -67,7 +67,7 @@ func (ws *watchState) forget(id string) {
 	delete(ws.files, id)
 }
 
-func (s *Family) watchFS(ctx context.Context) watchFS { return s.sandboxOf(ctx) }
+func (s *Family) watchFS(ctx context.Context) watchFS { return s.host.SandboxOf(ctx) }
 
 // watchesKey keeps a sandbox's watchState beside it (httpkit.Host.SandboxValue).
 type watchesKey struct{}
@@ -236,10 +236,10 @@ func (s *Family) poll(w http.ResponseWriter, r *http.Request, id string, pr watc
 	if err != nil {
 		return httpkit.WithOp("watch_poll", unknownWatcher(id, err))
 	}
-	ctx, done := s.streamContext(r.Context())
+	ctx, done := s.host.StreamContext(r.Context())
 	defer done()
 	b, err := wt.Poll(ctx, uint64(cursor), int(limit), time.Duration(timeout)*time.Second)
-	if err != nil && (r.Context().Err() != nil || s.endReason(r.Context()) == "") {
+	if err != nil && (r.Context().Err() != nil || s.host.EndReason(r.Context()) == "") {
 		return httpkit.WithOp("watch_poll", unknownWatcher(id, err))
 	} // the daemon stops or the sandbox goes: answer what the poll has, as at its timeout
 	return writeAIO(w, WatchBatch{
@@ -304,7 +304,7 @@ func (s *Family) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 	defer sub.Close()
 	t := time.NewTimer(time.Duration(timeout) * time.Second)
 	defer t.Stop()
-	ctx, done := s.streamContext(r.Context())
+	ctx, done := s.host.StreamContext(r.Context())
 	defer done()
 	select {
 	case e := <-sub.C:
@@ -313,7 +313,7 @@ func (s *Family) watchWait(w http.ResponseWriter, r *http.Request, _ httprouter.
 		return httpkit.WithOp("watch_wait", &httpkit.RequestError{Kind: httpkit.KindTimeout, Status: http.StatusServiceUnavailable, Msg: fmt.Sprintf("no matching event on %s within %d s", p, timeout)})
 	case <-ctx.Done():
 		if r.Context().Err() == nil { // the daemon stops or the sandbox goes (rest/streams.go)
-			return httpkit.WithOp("watch_wait", &httpkit.RequestError{Kind: httpkit.KindTimeout, Status: http.StatusServiceUnavailable, Msg: fmt.Sprintf("no matching event on %s: %s", p, s.endReason(r.Context()))})
+			return httpkit.WithOp("watch_wait", &httpkit.RequestError{Kind: httpkit.KindTimeout, Status: http.StatusServiceUnavailable, Msg: fmt.Sprintf("no matching event on %s: %s", p, s.host.EndReason(r.Context()))})
 		}
 		return r.Context().Err()
 	}

@@ -85,13 +85,13 @@ func (s *Family) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string
 	if sw.flush() != nil {
 		return nil
 	}
-	ctx, done := s.streamContext(r.Context())
+	ctx, done := s.host.StreamContext(r.Context())
 	defer done()
 	overflowing := false
 	for {
 		b, err := wt.Poll(ctx, cursor, sseBatch, sseHeartbeat)
 		if err != nil {
-			if reason := s.endReason(r.Context()); r.Context().Err() == nil && reason != "" {
+			if reason := s.host.EndReason(r.Context()); r.Context().Err() == nil && reason != "" {
 				sw.arm()
 				sw.event("", "shutdown", SSEShutdown{Reason: reason, Cursor: cursor})
 				sw.flush()

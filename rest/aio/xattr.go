@@ -24,7 +24,7 @@ type xattrFS interface {
 
 var _ xattrFS = (*core.Sandbox)(nil)
 
-func (s *Family) xattrFS(ctx context.Context) xattrFS { return s.sandboxOf(ctx) }
+func (s *Family) xattrFS(ctx context.Context) xattrFS { return s.host.SandboxOf(ctx) }
 
 // xattrSetRequest is the body of PUT /v2/fs/xattr.
 type xattrSetRequest struct {

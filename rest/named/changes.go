@@ -41,7 +41,7 @@ func (s *Family) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httpr
 			return err
 		}
 	}
-	cs, err := changes.Since(r.Context(), s.sandboxOf(r.Context()), cq)
+	cs, err := changes.Since(r.Context(), s.host.SandboxOf(r.Context()), cq)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ const maxCheckpointName = 256
 
 // namedSandbox is the sandbox {name} itself, for the routes that reach
 // past namedFS.
-func (s *Family) namedSandbox(r *http.Request) *core.Sandbox { return s.sandboxOf(r.Context()) }
+func (s *Family) namedSandbox(r *http.Request) *core.Sandbox { return s.host.SandboxOf(r.Context()) }
 
 // namedCheckpointCreate: POST /checkpoints {name?, skipExcluded?} → 201.
 func (s *Family) namedCheckpointCreate(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {

@@ -45,7 +45,7 @@ var _ namedFS = (*core.Sandbox)(nil)
 // sandbox is the sandbox {name}, which the route wrapper looked up and
 // holds for the request (rest/selector.go: an unknown one is 404 ENOENT with
 // the name as path before the handler runs).
-func (s *Family) sandbox(r *http.Request) namedFS { return s.sandboxOf(r.Context()) }
+func (s *Family) sandbox(r *http.Request) namedFS { return s.host.SandboxOf(r.Context()) }
 
 // namedPath resolves a client path against workingDir, which must be
 // absolute (default "/").

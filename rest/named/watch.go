@@ -122,7 +122,7 @@ func (s *Family) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 	conn.SetReadLimit(MaxSocketMessage)
 	// stop ends with the daemon (rest/streams.go); ctx, which the reads wait
 	// under, only with the client, so the close frame goes out first.
-	stop, done := s.streamContext(r.Context())
+	stop, done := s.host.StreamContext(r.Context())
 	defer done()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -194,7 +194,7 @@ func (s *Family) namedWatch(w http.ResponseWriter, r *http.Request, ps httproute
 			}
 		}
 	}
-	if reason := s.endReason(r.Context()); ctx.Err() == nil && reason != "" {
+	if reason := s.host.EndReason(r.Context()); ctx.Err() == nil && reason != "" {
 		conn.Close(websocket.StatusGoingAway, reason)
 	}
 	cancel()
