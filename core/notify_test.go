@@ -47,45 +47,17 @@ func watchedNamed(t *testing.T, name string) (*Sandbox, string, *journal.Watcher
 	return s, root, w, cancel
 }
 
-func fmtEvents(es []journal.Event) string {
-	var b []string
-	for _, e := range es {
-		s := fmt.Sprintf("%s %s %s", e.Origin, e.Type, e.Path)
-		if e.OldPath != "" {
-			s += " <- " + e.OldPath
-		}
-		b = append(b, s)
-	}
-	return strings.Join(b, "\n")
-}
+func fmtEvents(es []journal.Event) string { return watch.FormatEvents(es) }
 
-// settle collects the watcher's events until the journal is quiet: a
-// sentinel claim made after the scenario proves the kernel queue is read up
-// to here, and a short quiet spell lets the pairing timer run.
+// settle is watch.Watch.Settle on the sandbox's watch, failing the test on
+// a read error.
 func settle(t *testing.T, s *Sandbox, w *journal.Watcher, cursor uint64) []journal.Event {
 	t.Helper()
-	c := s.Watch().Claim("/.settle-marker")
-	c.Done()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if !s.watch.ClaimOpen(c) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	es, err := s.watch.Settle(w, cursor)
+	if err != nil {
+		t.Fatal(err)
 	}
-	time.Sleep(3 * watch.RenamePairWait)
-	var all []journal.Event
-	for {
-		b, _, err := w.Read(cursor, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(b.Events) == 0 {
-			return all
-		}
-		all = append(all, b.Events...)
-		cursor = b.Cursor
-	}
+	return es
 }
 
 func TestJournalScenarios(t *testing.T) {

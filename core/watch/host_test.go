@@ -2,10 +2,8 @@ package watch
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -99,39 +97,14 @@ func must(t testing.TB, err error) {
 	}
 }
 
-func fmtEvents(es []journal.Event) string {
-	var b []string
-	for _, e := range es {
-		s := fmt.Sprintf("%s %s %s", e.Origin, e.Type, e.Path)
-		if e.OldPath != "" {
-			s += " <- " + e.OldPath
-		}
-		b = append(b, s)
-	}
-	return strings.Join(b, "\n")
-}
+func fmtEvents(es []journal.Event) string { return FormatEvents(es) }
 
-// settle collects the watcher's events until the journal is quiet: a
-// sentinel claim made after the scenario proves the kernel queue is read up
-// to here, and a short quiet spell lets the pairing timer run.
+// settle is Watch.Settle, failing the test on a read error.
 func settle(t *testing.T, w *Watch, jw *journal.Watcher, cursor uint64) []journal.Event {
 	t.Helper()
-	c := w.Claim("/.settle-marker")
-	c.Done()
-	for deadline := time.Now().Add(10 * time.Second); w.ClaimOpen(c) && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
+	es, err := w.Settle(jw, cursor)
+	if err != nil {
+		t.Fatal(err)
 	}
-	time.Sleep(3 * renamePairWait)
-	var all []journal.Event
-	for {
-		b, _, err := jw.Read(cursor, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(b.Events) == 0 {
-			return all
-		}
-		all = append(all, b.Events...)
-		cursor = b.Cursor
-	}
+	return es
 }

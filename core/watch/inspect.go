@@ -1,9 +1,13 @@
 package watch
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
 )
 
 // What core's tests look at and set of a running watch, and nothing
@@ -73,4 +77,43 @@ func (w *Watch) IsHole(ap string) bool {
 	n.cov.mu.RLock()
 	defer n.cov.mu.RUnlock()
 	return n.cov.holes[ap]
+}
+
+// Settle reads jw's events from cursor until the journal is quiet: a
+// sentinel claim made now proves the kernel queue is read up to here
+// (bounded at 10 s), and three rename-pair windows let a pending pair be
+// told.
+func (w *Watch) Settle(jw *journal.Watcher, cursor uint64) ([]journal.Event, error) {
+	c := w.Claim("/.settle-marker")
+	c.Done()
+	for deadline := time.Now().Add(10 * time.Second); w.ClaimOpen(c) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(3 * renamePairWait)
+	var all []journal.Event
+	for {
+		b, _, err := jw.Read(cursor, 0)
+		if err != nil {
+			return all, err
+		}
+		if len(b.Events) == 0 {
+			return all, nil
+		}
+		all = append(all, b.Events...)
+		cursor = b.Cursor
+	}
+}
+
+// FormatEvents writes events one a line, "origin type path[ <- old]", for
+// a test's expectations and messages.
+func FormatEvents(es []journal.Event) string {
+	var b []string
+	for _, e := range es {
+		s := fmt.Sprintf("%s %s %s", e.Origin, e.Type, e.Path)
+		if e.OldPath != "" {
+			s += " <- " + e.OldPath
+		}
+		b = append(b, s)
+	}
+	return strings.Join(b, "\n")
 }
