@@ -42,6 +42,7 @@ type notifier struct {
 	pending  string          // a MOVED_FROM(old) waiting for its MOVED_TO(new) …
 	cookie   uint32          // … which carries this cookie …
 	pairBy   time.Time       // … until then, when it is told as moved out
+	held     []string        // sentinels read while it waits (holdSentinel)
 	scanned  map[string]bool // told by a scan; their own Create is still to come
 	degraded bool
 	dropping bool // the outbox was full: outside changes are not queued (outboxFull)
@@ -266,6 +267,7 @@ func (n *notifier) checkRoot(was string) string {
 func (n *notifier) overflow() {
 	n.log.Warn("inotify queue overflowed: re-walking the tree", "sandbox", n.w.h.Name)
 	n.w.ledger.lost() // their sentinels may be among the events dropped
+	n.held = nil      // their slots were freed with them
 	n.w.h.Uncounted() // whatever they were, a scan counts it (Host.Uncounted)
 	n.scanned = map[string]bool{}
 	n.addTree("/", pickNone)
@@ -294,7 +296,7 @@ func (n *notifier) host(ap string) string {
 func (n *notifier) handle(ev inotify.Event) {
 	if ev.Wd == n.ctlWd {
 		if ev.Has(inotify.Chmod) && !ev.Self {
-			n.w.ledger.sentinel(filepath.Base(ev.Name))
+			n.holdSentinel(filepath.Base(ev.Name))
 		}
 		return
 	}
@@ -311,6 +313,7 @@ func (n *notifier) handle(ev inotify.Event) {
 		if old := n.pending; old != "" && ev.Cookie != 0 && ev.Cookie == n.cookie {
 			n.pending = ""
 			n.renamed(old, ap, ev.Dir)
+			n.releaseSentinels()
 			return
 		}
 		n.flushPending() // a create, not the rename's other half: it moved out
@@ -415,37 +418,6 @@ func (n *notifier) removed(ap string) {
 	}
 	n.forget(ap)
 	n.observe(journal.Remove, ap, "", isDir)
-}
-
-// renamed handles the rename of old to ap, a directory if isDir (IN_ISDIR:
-// only a directory's rename costs an lstat, for its ctime).
-func (n *notifier) renamed(old, ap string, isDir bool) {
-	if isDir {
-		n.w.DirMoved()
-	}
-	n.forget(old)
-	n.observe(journal.Rename, ap, old, isDir)
-	if !isDir {
-		return
-	}
-	if ctime, err := n.w.h.Ctime(ap); err == nil {
-		n.addTree(ap, pickSince(ctime))
-	}
-}
-
-// flushPending tells a Rename that no Create followed: moved out of the tree.
-func (n *notifier) flushPending() {
-	old := n.pending
-	if old == "" {
-		return
-	}
-	n.pending = ""
-	isDir := n.dirs[old]
-	if isDir {
-		n.w.DirMoved()
-	}
-	n.forget(old)
-	n.observe(journal.Remove, old, "", isDir)
 }
 
 // forget drops the watches of ap and everything under it. Only a watched
