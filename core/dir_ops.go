@@ -160,10 +160,14 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 		claim.Done()
 		return nil, st, PathErr(OpCreate, ap, err)
 	}
+	// The owner and mode fixes claim their own echoes: the open file's
+	// claim covers no chmod (watch.Claim.covers).
+	var fix *Claim
 	if !created {
 		claim.NoEcho()
 	} else if uid, gid, _, ok := callerOwner(dirfd, uid, gid); ok {
 		claim.NoEcho() // the chown's echo comes after the create's
+		fix = d.s.watch.Claim(ap)
 		unix.Fchown(fd, uid, gid)
 	}
 	serr := unix.Fstat(fd, &st)
@@ -171,9 +175,15 @@ func (d *Dir) Create(ctx context.Context, name string, flags int, mode uint32, u
 		// The daemon's umask cut bits the caller kept, or the chown
 		// cleared setuid/setgid (modes.go).
 		claim.NoEcho()
+		if fix == nil {
+			fix = d.s.watch.Claim(ap)
+		}
 		if safeat.Chmod(fd, mode&0o7777) == nil {
 			serr = unix.Fstat(fd, &st)
 		}
+	}
+	if fix != nil {
+		fix.Done()
 	}
 	if created {
 		if serr != nil {

@@ -190,6 +190,30 @@ func TestJournalScenarios(t *testing.T) {
 				release(h)
 			},
 			"fuse create /h\nfuse write /h\nexternal rename /h <- /other\nexternal remove /h\nexternal create /h\nexternal write /h"},
+		{"outside chmod of a file the mount still holds open",
+			nil,
+			func(t *testing.T, s *Sandbox, root string) {
+				h := heldOpen(t, s, "h")
+				must(t, os.Chmod(filepath.Join(root, "h"), 0o600))
+				release(h)
+			},
+			"fuse create /h\nfuse write /h\nexternal chmod /h"},
+		{"a mount create whose owner and mode the daemon fixes is told once",
+			nil,
+			func(t *testing.T, s *Sandbox, root string) {
+				fuse := WithActor(ctx, Actor{Origin: journal.Mirror, Pid: 7, Uid: 0})
+				// 04755 with the daemon's umask and a chown to 1000: the
+				// mode is set again after the chown cleared setuid.
+				h, _, err := s.RootDir().Create(fuse, "c", unix.O_WRONLY, 0o4755, 1000, 1000)
+				must(t, err)
+				release(h)
+				var st unix.Stat_t
+				must(t, unix.Lstat(filepath.Join(root, "c"), &st))
+				if st.Mode&0o7777 != 0o4755 || st.Uid != 1000 {
+					t.Errorf("made with mode %o owner %d, want 4755 1000", st.Mode&0o7777, st.Uid)
+				}
+			},
+			"fuse create /c"},
 		{"api tar extraction",
 			nil,
 			func(t *testing.T, s *Sandbox, root string) {

@@ -128,9 +128,9 @@ func (l *ledger) close(id uint64) {
 // ClaimFile opens the claim of a file opened for writing through the
 // mirror (core's Dir.Open, Dir.Create), held from its open to its release, with
 // the echo typ to end at ("" for none: ClaimEcho). It covers the echoes of
-// what is done to the file's content and attributes (a write, a truncate,
-// a chmod), and no remove or rename of its name, which are never the
-// handle's (the mirror's own unlink and rename claim them themselves).
+// what is done to the file's content (a write, a truncate), and no chmod
+// (covers) and no remove or rename of its name, which are never the
+// handle's (the mirror's own setattr, unlink and rename claim theirs).
 // Without that, an outside rm of a file a process had just closed through
 // the mount was swallowed (the release reaches the daemon after close(2)
 // returns), and so was one of a file an editor keeps open.
@@ -367,14 +367,25 @@ func (l *ledger) claimed(p string, typ journal.Type) (covered, echo bool) {
 		}
 	}
 	for q := p; ; {
-		if len(l.byPath[q]) > 0 {
-			return true, false
+		for _, c := range l.byPath[q] {
+			if c.covers(typ) {
+				return true, false
+			}
 		}
 		if q == "/" || len(q) == 0 || q[0] != '/' {
 			return false, false
 		}
 		q, _ = apipath.Split(q)
 	}
+}
+
+// covers reports whether the open claim c covers an event typ of its
+// paths. An open file's claim (ClaimFile) covers what its writes do, but
+// not a chmod: its handle changes no mode (the mirror's setattr and a
+// create's own mode fix claim theirs), so an IN_ATTRIB there is someone
+// else's chmod, chown or setcap while the file is open, and is told.
+func (c *Claim) covers(typ journal.Type) bool {
+	return !c.held || typ != journal.Chmod
 }
 
 // unhold files no open file's claim under p any more: the name is gone
