@@ -125,6 +125,16 @@
 // READDIRPLUS is off: it makes large readdirs an order of magnitude slower
 // than native.
 //
+// Directories are opened with no OPENDIR where the kernel takes it
+// (noopendir.go): the first OPENDIR of a directory the journal hears is
+// answered ENOSYS, and from then on a listing costs the daemon only the
+// READDIRs the kernel's cache cannot answer, each served through a handle
+// of its own. A directory the watch does not cover gets its listing
+// checked against its mtime, asked at every listing from the start, so an
+// outside change there that leaves the mtime as it was may be missing from
+// the listing until the mtime moves; --mount-cache 0 keeps OPENDIR and
+// reads every listing anew.
+//
 // # Modes
 //
 // A file made through the mount gets the caller's mode and umask exactly,

@@ -116,8 +116,14 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 		fo.MountOptions.AllowOther = false
 		o.Log.Warn("fuse: not root and user_allow_other is not in /etc/fuse.conf: the mount is for this user only")
 	}
-	server, err := fs.Mount(mountpoint, m.root, fo)
+	raw := &rawFS{RawFileSystem: fs.NewNodeFS(m.root, fo)}
+	server, err := fuse.NewServer(raw, mountpoint, &fo.MountOptions)
 	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+	}
+	raw.server.Store(server)
+	go server.Serve()
+	if err := server.WaitMount(); err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
 	m.server = server
