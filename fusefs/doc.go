@@ -91,6 +91,17 @@
 // handle opened read-only has nothing to tell, so it is opened with
 // FOPEN_NOFLUSH and its close costs no round trip.
 //
+// The contract of a write through the mount: it is in the journal before
+// the close(2) that ends it returns. So a handle open for writing keeps
+// FLUSH, the one request the kernel sends before close returns, and the
+// write is told in it. Skipping it (FOPEN_NOFLUSH on write handles, the
+// write told at RELEASE) was measured: git's add and commit ran in 0.77x
+// of the time, but the write would then reach the journal after close
+// returned (an agent that writes a file and reads its changes at once
+// would miss it), and an outside write landing between the last close and
+// the release would be told as the handle's. A FLUSH that changed nothing
+// costs an fstat (two under a byte quota) and no append.
+//
 // # Kernel caching
 //
 // Because the mirror hears of every change (the journal), it lets the kernel
