@@ -341,9 +341,30 @@ func (d *Dir) xattr(name string, fn func(fd int) error) error {
 	return nil
 }
 
+// xattrAt runs read (an *xattrat call on name in d's descriptor); ok is
+// false where the kernel lacks the call, and the caller goes through a
+// descriptor of the file (xattr).
+func (d *Dir) xattrAt(name string, read func(dirfd int) (int, bool, error)) (int, bool, error) {
+	dirfd, done, err := d.at()
+	if err != nil {
+		return 0, true, PathErr(OpXattr, d.child(name), err)
+	}
+	defer done(dirfd)
+	n, ok, err := read(dirfd)
+	if err != nil {
+		err = PathErr(OpXattr, d.child(name), err)
+	}
+	return n, ok, err
+}
+
 // Getxattr reads the extended attribute attr of name in d into dest (its
 // size when dest is empty).
 func (d *Dir) Getxattr(name, attr string, dest []byte) (int, error) {
+	if n, ok, err := d.xattrAt(name, func(dirfd int) (int, bool, error) {
+		return safeat.GetxattrAt(dirfd, name, attr, dest)
+	}); ok {
+		return n, err
+	}
 	var n int
 	err := d.xattr(name, func(fd int) (err error) {
 		n, err = safeat.Getxattr(fd, attr, dest)
@@ -354,6 +375,11 @@ func (d *Dir) Getxattr(name, attr string, dest []byte) (int, error) {
 
 // Listxattr lists the extended attribute names of name in d into dest.
 func (d *Dir) Listxattr(name string, dest []byte) (int, error) {
+	if n, ok, err := d.xattrAt(name, func(dirfd int) (int, bool, error) {
+		return safeat.ListxattrAt(dirfd, name, dest)
+	}); ok {
+		return n, err
+	}
 	var n int
 	err := d.xattr(name, func(fd int) (err error) {
 		n, err = safeat.Listxattr(fd, dest)

@@ -30,6 +30,9 @@
 //     list through github.com/pkg/xattr on that same link (its buffer
 //     growth and list parsing); Getxattr and Listxattr stay raw for the
 //     mirror, which hands the kernel's buffer and size probe through.
+//     Where the kernel has getxattrat(2) and listxattrat(2) (6.13),
+//     GetxattrAt and ListxattrAt read by (dirfd, name) with
+//     AT_SYMLINK_NOFOLLOW in one syscall (xattrat.go).
 //
 // # Why each primitive cannot follow
 //
