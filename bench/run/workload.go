@@ -2,13 +2,10 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 )
@@ -41,16 +38,6 @@ import (
 // native sequences back to back on the disk took 0.96, 1.25, 2.63 and
 // 2.96 s for the git step and 0.08, 0.62, 1.25 and 1.83 s for the npm
 // unpack: on the disk the rows would measure the order of the runs.
-
-// wlGoDirs are the directories of GOROOT/src in the tree fixture.
-var wlGoDirs = []string{"crypto", "go", "net", "math", "os", "image", "encoding", "archive", "compress"}
-
-// wlNpmPkgs are installed once into the node_modules fixture; wlRequire
-// are loaded from it by node.
-var (
-	wlNpmPkgs = []string{"express@4", "lodash@4", "react@18", "react-dom@18", "axios@1", "moment@2", "chalk@4", "commander@12"}
-	wlRequire = []string{"express", "react-dom", "lodash"}
-)
 
 // wlFigures are seconds per step, a sample per round.
 type wlFigures struct {
@@ -221,14 +208,6 @@ func runWorkload(c *cfg, t *table) error {
 	return nil
 }
 
-func fileMB(p string) int64 {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return 0
-	}
-	return (fi.Size() + 500_000) / 1_000_000
-}
-
 // wlSequence runs the whole sequence once in the fresh directory d.
 func wlSequence(f *wlFigures, d, goTar, npmTar string) error {
 	os.RemoveAll(d)
@@ -330,156 +309,3 @@ func child(dir string, cmd ...string) (float64, int, error) {
 type countWriter int
 
 func (w *countWriter) Write(p []byte) (int, error) { *w += countWriter(len(p)); return len(p), nil }
-
-// wlGoTar is the tree fixture: a tar of wlGoDirs of GOROOT/src, made once
-// under c.work and kept (its name has the Go version).
-func wlGoTar(c *cfg) (string, int, error) {
-	dir := filepath.Join(c.work, "workload")
-	os.MkdirAll(dir, 0o755)
-	p := filepath.Join(dir, "gosrc-"+runtime.Version()+".tar")
-	if _, err := os.Stat(p); err != nil {
-		logf("making %s", p)
-		args := []string{"-C", runtime.GOROOT(), "-cf", p + ".tmp"}
-		for _, d := range wlGoDirs {
-			args = append(args, filepath.Join("src", d))
-		}
-		if out, err := exec.Command("tar", args...).CombinedOutput(); err != nil {
-			return "", 0, fmt.Errorf("tar: %v: %s", err, out)
-		}
-		if err := os.Rename(p+".tmp", p); err != nil {
-			return "", 0, err
-		}
-	}
-	n, err := tarFiles(p)
-	if err == nil && n < 3000 {
-		err = fmt.Errorf("%s: %d files, fewer than 3,000", p, n)
-	}
-	return p, n, err
-}
-
-// wlNpmTar is the node_modules fixture: npm install of wlNpmPkgs (no
-// scripts, no lock) made once under c.work and kept as a tar.
-func wlNpmTar(c *cfg) (string, int, error) {
-	dir := filepath.Join(c.work, "workload")
-	p := filepath.Join(dir, "node_modules.tar")
-	if _, err := os.Stat(p); err != nil {
-		tmp := filepath.Join(dir, "npm.tmp")
-		os.RemoveAll(tmp)
-		os.MkdirAll(tmp, 0o755)
-		defer os.RemoveAll(tmp)
-		if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"name":"sandfs-bench-fixture","private":true}`+"\n"), 0o644); err != nil {
-			return "", 0, err
-		}
-		logf("npm install %s for the node_modules fixture", strings.Join(wlNpmPkgs, " "))
-		cmd := exec.Command("npm", append([]string{"install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-package-lock"}, wlNpmPkgs...)...)
-		cmd.Dir = tmp
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", 0, fmt.Errorf("npm install: %v: %s", err, tail(string(out)))
-		}
-		if out, err := exec.Command("tar", "-C", tmp, "-cf", p+".tmp", "node_modules").CombinedOutput(); err != nil {
-			return "", 0, fmt.Errorf("tar: %v: %s", err, out)
-		}
-		if err := os.Rename(p+".tmp", p); err != nil {
-			return "", 0, err
-		}
-	}
-	n, err := tarFiles(p)
-	return p, n, err
-}
-
-// tarFiles counts the entries of the tar at p that are not directories.
-func tarFiles(p string) (int, error) {
-	out, err := exec.Command("tar", "-tf", p).Output()
-	if err != nil {
-		return 0, fmt.Errorf("tar -tf %s: %v", p, err)
-	}
-	n := 0
-	for _, l := range strings.Split(string(out), "\n") {
-		if l != "" && !strings.HasSuffix(l, "/") {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// needPassthroughLL builds libfuse's passthrough_ll example from the
-// sources Debian's libfuse3-dev ships (installing it and pkg-config when
-// missing) into c.cache.
-func needPassthroughLL(c *cfg) error {
-	bin := filepath.Join(c.cache, "passthrough_ll")
-	if _, err := os.Stat(bin); err == nil {
-		return nil
-	}
-	ex := "/usr/share/doc/libfuse3-dev/examples"
-	if err := needApt("pkg-config", "pkg-config"); err != nil {
-		return err
-	}
-	if _, err := os.Stat(ex); err != nil {
-		aptOnce.Do(func() { exec.Command("apt-get", "update", "-q").Run() })
-		if out, err := exec.Command("apt-get", "install", "-y", "-q", "libfuse3-dev").CombinedOutput(); err != nil {
-			return fmt.Errorf("apt-get install libfuse3-dev: %v: %s", err, tail(string(out)))
-		}
-	}
-	src := filepath.Join(c.cache, "passthrough_ll-src")
-	os.MkdirAll(src, 0o755)
-	for _, f := range []string{"passthrough_ll.c", "passthrough_helpers.h"} {
-		if err := copyMaybeGz(filepath.Join(ex, f), filepath.Join(src, f)); err != nil {
-			return err
-		}
-	}
-	flags, err := exec.Command("pkg-config", "--cflags", "--libs", "fuse3").Output()
-	if err != nil {
-		return fmt.Errorf("pkg-config fuse3: %v", err)
-	}
-	args := append([]string{"-Wall", "-O2", "-o", bin, filepath.Join(src, "passthrough_ll.c")}, strings.Fields(string(flags))...)
-	if out, err := exec.Command("cc", args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("cc passthrough_ll: %v: %s", err, out)
-	}
-	return nil
-}
-
-// copyMaybeGz copies p, or p.gz uncompressed, to dst.
-func copyMaybeGz(p, dst string) error {
-	var r io.Reader
-	f, err := os.Open(p)
-	if err != nil {
-		if f, err = os.Open(p + ".gz"); err != nil {
-			return err
-		}
-		defer f.Close()
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			return err
-		}
-		r = z
-	} else {
-		defer f.Close()
-		r = f
-	}
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(dst, b, 0o644)
-}
-
-// startPassthroughLL mounts libfuse's passthrough_ll of root at mnt, in
-// the foreground (so the harness holds its pid), shared with the kernel
-// checking permissions as sandfs mounts, its defaults otherwise.
-func startPassthroughLL(c *cfg, root, mnt string) (*proc, error) {
-	os.MkdirAll(mnt, 0o755)
-	if isMount(mnt) {
-		exec.Command("fusermount3", "-u", mnt).Run()
-	}
-	return mounted(mnt)(startProc("", "", "", filepath.Join(c.cache, "passthrough_ll"),
-		"-f", "-o", "allow_other,default_permissions,source="+root, mnt))
-}
-
-// fuseVersion is the libfuse version pkg-config reports.
-func fuseVersion() string {
-	b, err := exec.Command("pkg-config", "--modversion", "fuse3").Output()
-	if err != nil {
-		return "3"
-	}
-	return strings.TrimSpace(string(b))
-}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// libfuse's example daemons, the workload rows' C anchors: built on this
+// machine against the libfuse it has (libfuse3-dev), cached in c.cache.
+
+// needPassthroughLL builds libfuse's passthrough_ll example from the
+// sources Debian's libfuse3-dev ships (installing it and pkg-config when
+// missing) into c.cache.
+func needPassthroughLL(c *cfg) error {
+	bin := filepath.Join(c.cache, "passthrough_ll")
+	if _, err := os.Stat(bin); err == nil {
+		return nil
+	}
+	ex := "/usr/share/doc/libfuse3-dev/examples"
+	if err := needApt("pkg-config", "pkg-config"); err != nil {
+		return err
+	}
+	if _, err := os.Stat(ex); err != nil {
+		aptOnce.Do(func() { exec.Command("apt-get", "update", "-q").Run() })
+		if out, err := exec.Command("apt-get", "install", "-y", "-q", "libfuse3-dev").CombinedOutput(); err != nil {
+			return fmt.Errorf("apt-get install libfuse3-dev: %v: %s", err, tail(string(out)))
+		}
+	}
+	src := filepath.Join(c.cache, "passthrough_ll-src")
+	os.MkdirAll(src, 0o755)
+	for _, f := range []string{"passthrough_ll.c", "passthrough_helpers.h"} {
+		if err := copyMaybeGz(filepath.Join(ex, f), filepath.Join(src, f)); err != nil {
+			return err
+		}
+	}
+	flags, err := exec.Command("pkg-config", "--cflags", "--libs", "fuse3").Output()
+	if err != nil {
+		return fmt.Errorf("pkg-config fuse3: %v", err)
+	}
+	args := append([]string{"-Wall", "-O2", "-o", bin, filepath.Join(src, "passthrough_ll.c")}, strings.Fields(string(flags))...)
+	if out, err := exec.Command("cc", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("cc passthrough_ll: %v: %s", err, out)
+	}
+	return nil
+}
+
+// copyMaybeGz copies p, or p.gz uncompressed, to dst.
+func copyMaybeGz(p, dst string) error {
+	var r io.Reader
+	f, err := os.Open(p)
+	if err != nil {
+		if f, err = os.Open(p + ".gz"); err != nil {
+			return err
+		}
+		defer f.Close()
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return err
+		}
+		r = z
+	} else {
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+// startPassthroughLL mounts libfuse's passthrough_ll of root at mnt, in
+// the foreground (so the harness holds its pid), shared with the kernel
+// checking permissions as sandfs mounts, its defaults otherwise.
+func startPassthroughLL(c *cfg, root, mnt string) (*proc, error) {
+	os.MkdirAll(mnt, 0o755)
+	if isMount(mnt) {
+		exec.Command("fusermount3", "-u", mnt).Run()
+	}
+	return mounted(mnt)(startProc("", "", "", filepath.Join(c.cache, "passthrough_ll"),
+		"-f", "-o", "allow_other,default_permissions,source="+root, mnt))
+}
+
+// fuseVersion is the libfuse version pkg-config reports.
+func fuseVersion() string {
+	b, err := exec.Command("pkg-config", "--modversion", "fuse3").Output()
+	if err != nil {
+		return "3"
+	}
+	return strings.TrimSpace(string(b))
+}
