@@ -21,16 +21,10 @@ func needPassthroughLL(c *cfg) error {
 	if _, err := os.Stat(bin); err == nil {
 		return nil
 	}
-	ex := "/usr/share/doc/libfuse3-dev/examples"
-	if err := needApt("pkg-config", "pkg-config"); err != nil {
+	if err := needLibfuseDev(); err != nil {
 		return err
 	}
-	if _, err := os.Stat(ex); err != nil {
-		aptOnce.Do(func() { exec.Command("apt-get", "update", "-q").Run() })
-		if out, err := exec.Command("apt-get", "install", "-y", "-q", "libfuse3-dev").CombinedOutput(); err != nil {
-			return fmt.Errorf("apt-get install libfuse3-dev: %v: %s", err, tail(string(out)))
-		}
-	}
+	ex := "/usr/share/doc/libfuse3-dev/examples"
 	src := filepath.Join(c.cache, "passthrough_ll-src")
 	os.MkdirAll(src, 0o755)
 	for _, f := range []string{"passthrough_ll.c", "passthrough_helpers.h"} {
@@ -38,11 +32,11 @@ func needPassthroughLL(c *cfg) error {
 			return err
 		}
 	}
-	flags, err := exec.Command("pkg-config", "--cflags", "--libs", "fuse3").Output()
+	flags, err := fuseFlags()
 	if err != nil {
-		return fmt.Errorf("pkg-config fuse3: %v", err)
+		return err
 	}
-	args := append([]string{"-Wall", "-O2", "-o", bin, filepath.Join(src, "passthrough_ll.c")}, strings.Fields(string(flags))...)
+	args := append([]string{"-Wall", "-O2", "-o", bin, filepath.Join(src, "passthrough_ll.c")}, flags...)
 	if out, err := exec.Command("cc", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("cc passthrough_ll: %v: %s", err, out)
 	}
@@ -93,4 +87,77 @@ func fuseVersion() string {
 		return "3"
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// needLibfuseDev installs libfuse3-dev (headers, pkg-config's fuse3.pc and
+// the C examples) and pkg-config when missing.
+func needLibfuseDev() error {
+	if err := needApt("pkg-config", "pkg-config"); err != nil {
+		return err
+	}
+	if _, err := os.Stat("/usr/share/doc/libfuse3-dev/examples"); err == nil {
+		return nil
+	}
+	aptOnce.Do(func() { exec.Command("apt-get", "update", "-q").Run() })
+	if out, err := exec.Command("apt-get", "install", "-y", "-q", "libfuse3-dev").CombinedOutput(); err != nil {
+		return fmt.Errorf("apt-get install libfuse3-dev: %v: %s", err, tail(string(out)))
+	}
+	return nil
+}
+
+// fuseFlags are the compiler and linker flags of libfuse3.
+func fuseFlags() ([]string, error) {
+	flags, err := exec.Command("pkg-config", "--cflags", "--libs", "fuse3").Output()
+	if err != nil {
+		return nil, fmt.Errorf("pkg-config fuse3: %v", err)
+	}
+	return strings.Fields(string(flags)), nil
+}
+
+// hpVersion is the libfuse release bench/anchors/passthrough_hp comes
+// from; the cached binary is named after it, so a new copy is rebuilt.
+const hpVersion = "3.16.2"
+
+// needPassthroughHP builds libfuse's passthrough_hp example, kept in
+// bench/anchors/passthrough_hp (Debian ships no C++ example), with g++
+// (installed when missing) against the machine's libfuse3, into c.cache.
+func needPassthroughHP(c *cfg) error {
+	bin := hpBin(c)
+	if _, err := os.Stat(bin); err == nil {
+		return nil
+	}
+	if err := needLibfuseDev(); err != nil {
+		return err
+	}
+	if err := needApt("g++", "g++"); err != nil {
+		return err
+	}
+	flags, err := fuseFlags()
+	if err != nil {
+		return err
+	}
+	logf("building passthrough_hp %s", hpVersion)
+	src := filepath.Join(c.repo, "bench", "anchors", "passthrough_hp", "passthrough_hp.cc")
+	os.MkdirAll(c.cache, 0o755)
+	args := append([]string{"-std=c++17", "-Wall", "-O2", "-pthread", "-o", bin + ".tmp", src}, flags...)
+	if out, err := exec.Command("g++", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("g++ passthrough_hp: %v: %s", err, tail(string(out)))
+	}
+	return os.Rename(bin+".tmp", bin)
+}
+
+func hpBin(c *cfg) string { return filepath.Join(c.cache, "passthrough_hp-"+hpVersion) }
+
+// startPassthroughHP mounts libfuse's passthrough_hp of root at mnt in the
+// foreground, shared (allow_other; it adds default_permissions itself) as
+// sandfs mounts, its defaults otherwise: a day's entry and attribute
+// timeouts (it assumes the root changes only through the mount, which
+// holds in the workload), writeback cache, flock, splice, libfuse's
+// multithreaded loop.
+func startPassthroughHP(c *cfg, root, mnt string) (*proc, error) {
+	os.MkdirAll(mnt, 0o755)
+	if isMount(mnt) {
+		exec.Command("fusermount3", "-u", mnt).Run()
+	}
+	return mounted(mnt)(startProc("", "", "", hpBin(c), "--foreground", "-o", "allow_other", root, mnt))
 }
