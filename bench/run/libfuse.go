@@ -2,6 +2,7 @@ package main
 
 import (
 	"compress/gzip"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -115,15 +116,30 @@ func fuseFlags() ([]string, error) {
 }
 
 // hpVersion is the libfuse release bench/anchors/passthrough_hp comes
-// from; the cached binary is named after it, so a new copy is rebuilt.
+// from.
 const hpVersion = "3.16.2"
+
+// hpDefines are what libfuse's own build (meson's fuse_config.h) defines
+// for the example on glibc: without HAVE_UTIMENSAT its SETATTR of times
+// fails with EOPNOTSUPP (tar -x stops on it), without the others it has no
+// fallocate and no xattrs.
+var hpDefines = []string{"-DHAVE_UTIMENSAT", "-DHAVE_POSIX_FALLOCATE", "-DHAVE_SETXATTR"}
 
 // needPassthroughHP builds libfuse's passthrough_hp example, kept in
 // bench/anchors/passthrough_hp (Debian ships no C++ example), with g++
-// (installed when missing) against the machine's libfuse3, into c.cache.
+// (installed when missing) against the machine's libfuse3, into c.cache,
+// named after a hash of the source and the command line so a change of
+// either is rebuilt.
 func needPassthroughHP(c *cfg) error {
-	bin := hpBin(c)
-	if _, err := os.Stat(bin); err == nil {
+	src := filepath.Join(c.repo, "bench", "anchors", "passthrough_hp", "passthrough_hp.cc")
+	code, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	args := append([]string{"-std=c++17", "-Wall", "-O2", "-pthread"}, hpDefines...)
+	h := sha256.Sum256([]byte(strings.Join(args, " ") + "\n" + string(code)))
+	c.hpBin = filepath.Join(c.cache, fmt.Sprintf("passthrough_hp-%s-%x", hpVersion, h[:4]))
+	if _, err := os.Stat(c.hpBin); err == nil {
 		return nil
 	}
 	if err := needLibfuseDev(); err != nil {
@@ -137,16 +153,13 @@ func needPassthroughHP(c *cfg) error {
 		return err
 	}
 	logf("building passthrough_hp %s", hpVersion)
-	src := filepath.Join(c.repo, "bench", "anchors", "passthrough_hp", "passthrough_hp.cc")
 	os.MkdirAll(c.cache, 0o755)
-	args := append([]string{"-std=c++17", "-Wall", "-O2", "-pthread", "-o", bin + ".tmp", src}, flags...)
+	args = append(append(args, "-o", c.hpBin+".tmp", src), flags...)
 	if out, err := exec.Command("g++", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("g++ passthrough_hp: %v: %s", err, tail(string(out)))
 	}
-	return os.Rename(bin+".tmp", bin)
+	return os.Rename(c.hpBin+".tmp", c.hpBin)
 }
-
-func hpBin(c *cfg) string { return filepath.Join(c.cache, "passthrough_hp-"+hpVersion) }
 
 // startPassthroughHP mounts libfuse's passthrough_hp of root at mnt in the
 // foreground, shared (allow_other; it adds default_permissions itself) as
@@ -159,5 +172,5 @@ func startPassthroughHP(c *cfg, root, mnt string) (*proc, error) {
 	if isMount(mnt) {
 		exec.Command("fusermount3", "-u", mnt).Run()
 	}
-	return mounted(mnt)(startProc("", "", "", hpBin(c), "--foreground", "-o", "allow_other", root, mnt))
+	return mounted(mnt)(startProc("", "", "", c.hpBin, "--foreground", "-o", "allow_other", root, mnt))
 }

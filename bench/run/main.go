@@ -43,6 +43,7 @@ type cfg struct {
 	dur     time.Duration
 	creates int    // outside creates of the burst row
 	wlRoot  string // where the workload rows' backing roots go ("": tmpfs)
+	hpBin   string // passthrough_hp, once built (needPassthroughHP)
 }
 
 // group is one set of rows sharing fixtures and daemons.
