@@ -1,17 +1,18 @@
 // Command run is the benchmark harness of `make bench`: every headline
 // figure measured against its anchor (nginx, the sandbox-agent
 // server, rg, ls -lR, the native filesystem, go-fuse's loopback example,
-// libfuse's passthrough_ll example, inotifywait) in the same run, on the
-// same files, alternating the pair run by run, and written to
-// bench/results.md as medians and ratios with the target each ratio must
-// meet.
+// libfuse's passthrough_ll and passthrough_hp examples, inotifywait) in the
+// same run, on the same files, alternating the pair run by run, and
+// written to bench/results.md as medians and ratios with the target each
+// ratio must meet.
 //
 // It sets up its anchors itself: apt-get installs nginx-light, ripgrep and
 // inotify-tools when missing; go-fuse's loopback example is built from the
-// module cache at the version of go.mod, and libfuse's passthrough_ll
-// example with cc from libfuse3-dev's examples; the sandbox-agent server
-// comes from the npm package @sandbox-agent/cli-linux-x64 (the version the
-// SDK check pins), installed under bench/.cache (gitignored).
+// module cache at the version of go.mod, libfuse's passthrough_ll example
+// with cc from libfuse3-dev's examples and its passthrough_hp with g++
+// from bench/anchors; the sandbox-agent server comes from the npm package
+// @sandbox-agent/cli-linux-x64 (the version the SDK check pins), installed
+// under bench/.cache (gitignored).
 //
 // The FUSE rows need root. Every file operation on a mount runs in this
 // process, never in the daemon serving the mount.
@@ -43,6 +44,7 @@ type cfg struct {
 	dur     time.Duration
 	creates int    // outside creates of the burst row
 	wlRoot  string // where the workload rows' backing roots go ("": tmpfs)
+	hpBin   string // passthrough_hp, once built (needPassthroughHP)
 }
 
 // group is one set of rows sharing fixtures and daemons.

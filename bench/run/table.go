@@ -39,7 +39,7 @@ const (
 // is median(sandfs)/median(anchor), judged by cmp against want.
 func (t *table) pair(figure, unit string, s, a []float64, cmp int, want float64, note string) float64 {
 	ms, ma := median(s), median(a)
-	r := row{figure: figure, sandfs: num(ms, unit), anchor: num(ma, unit), note: note}
+	r := row{figure: figure, sandfs: sampled(s, unit), anchor: sampled(a, unit), note: note}
 	ratio := 0.0
 	if ma > 0 && len(s) > 0 && len(a) > 0 {
 		ratio = ms / ma
@@ -90,6 +90,15 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// sampled is the median of v, "0 unit" when it is zero (num's "n/a" is
+// for no samples at all).
+func sampled(v []float64, unit string) string {
+	if len(v) > 0 && median(v) == 0 {
+		return strings.TrimSpace("0 " + unit)
+	}
+	return num(median(v), unit)
 }
 
 func num(v float64, unit string) string {

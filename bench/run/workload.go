@@ -2,23 +2,21 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // The workload rows: what people run on a mount, not one system call at a
-// time. Four kinds, each over a backing root of its own on the same
+// time. Five kinds, each over a backing root of its own on the same
 // filesystem, all mounted at once: native (the root itself), sandfs's
 // mirror (serve --mount, its defaults), go-fuse's loopback example with
-// -allow-other, and libfuse's passthrough_ll example with
-// allow_other,default_permissions. In each round every kind runs the whole
+// -allow-other, and libfuse's passthrough_ll and passthrough_hp examples
+// with allow_other,default_permissions. In each round every kind runs the whole
 // sequence below in a fresh directory, in the order of a Williams design
 // (order), so a slow moment of the shared machine, and what one kind leaves
 // behind, falls on each alike. Every step is a child process of this
@@ -26,10 +24,11 @@ import (
 // mount.
 //
 //  1. unpack: tar -xf of a fixture tarball of 3,156 files of Go's src
-//  2. walk: find -printf '%s\n' twice; the second is the warm walk
+//  2. walk: find -printf '%s\n' three times; the second is the warm walk,
+//     the third the steady one
 //  3. grep: grep -rF EINVAL twice; the second is the warm grep
 //  4. git: init, add -A, commit, then status twice
-//  5. npm: tar -xf of a node_modules made once by npm install, find twice,
+//  5. npm: tar -xf of a node_modules made once by npm install, find three times,
 //     node -e "require(...)" of three of its packages
 //  6. rm -rf of the round's directory
 //
@@ -41,30 +40,38 @@ import (
 // native sequences back to back on the disk took 0.96, 1.25, 2.63 and
 // 2.96 s for the git step and 0.08, 0.62, 1.25 and 1.83 s for the npm
 // unpack: on the disk the rows would measure the order of the runs.
-
-// wlGoDirs are the directories of GOROOT/src in the tree fixture.
-var wlGoDirs = []string{"crypto", "go", "net", "math", "os", "image", "encoding", "archive", "compress"}
-
-// wlNpmPkgs are installed once into the node_modules fixture; wlRequire
-// are loaded from it by node.
-var (
-	wlNpmPkgs = []string{"express@4", "lodash@4", "react@18", "react-dom@18", "axios@1", "moment@2", "chalk@4", "commander@12"}
-	wlRequire = []string{"express", "react-dom", "lodash"}
-)
+//
+// Besides wall time, each sequence counts the requests the kernel sent to
+// its kind's daemon, step by step (fusetrace.go), and takes the CPU time
+// of the daemon (utime+stime of its process, all its threads, from
+// /proc/PID/stat) and of the steps' processes (their rusage, with the
+// children they waited for) over the whole sequence.
 
 // wlFigures are seconds per step, a sample per round.
 type wlFigures struct {
-	unpack, walk1, walk, grep1, grep, commit, status, git []float64
-	npmUnpack, npmWalk, require, npm, rm, total           []float64
+	unpack, walk1, walk, walk3, grep1, grep, commit, status, git []float64
+	npmUnpack, npmWalk, npmWalk3, require, npm, rm, total        []float64
+
+	req                map[string][]float64 // requests sent to the daemon per step (wlSteps), a sample per round
+	ops                map[string]int       // requests by opcode, all rounds
+	daemonCPU, workCPU []float64            // seconds of CPU per sequence: the daemon's, the steps'
 
 	walkOut, grepOut, npmOut int // bytes find and grep printed, compared across kinds
 }
+
+// wlSteps are the steps requests are counted by; "total" is their sum.
+var wlSteps = []string{"unpack", "walk1", "walk", "walk3", "grep1", "grep", "git", "npm", "rm"}
 
 type wlKind struct {
 	name string
 	dir  string // where the sequence runs: the root, or the mount of it
 	fig  wlFigures
+	pid  int    // the daemon (0: native)
+	conn uint32 // the mount's FUSE connection
 }
+
+// wlKinds are the kinds in the order of the rows' figures.
+var wlKinds = []string{"native", "sandfs", "loopback", "passthrough_ll", "passthrough_hp"}
 
 func runWorkload(c *cfg, t *table) error {
 	if os.Geteuid() != 0 {
@@ -75,11 +82,10 @@ func runWorkload(c *cfg, t *table) error {
 			return err
 		}
 	}
-	if err := needLoopback(c); err != nil {
-		return err
-	}
-	if err := needPassthroughLL(c); err != nil {
-		return err
+	for _, need := range []func(*cfg) error{needLoopback, needPassthroughLL, needPassthroughHP} {
+		if err := need(c); err != nil {
+			return err
+		}
 	}
 	goTar, nGo, err := wlGoTar(c)
 	if err != nil {
@@ -101,8 +107,11 @@ func runWorkload(c *cfg, t *table) error {
 		return err
 	}
 	defer os.RemoveAll(base)
-	kinds := []*wlKind{{name: "native"}, {name: "sandfs"}, {name: "loopback"}, {name: "passthrough_ll"}}
-	for _, k := range kinds {
+	var kinds []*wlKind
+	var conns []uint32
+	for _, name := range wlKinds {
+		k := &wlKind{name: name}
+		kinds = append(kinds, k)
 		root := filepath.Join(base, k.name)
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return err
@@ -117,36 +126,60 @@ func runWorkload(c *cfg, t *table) error {
 			p, err = startLoopback(c, root, mnt, "-allow-other")
 		case "passthrough_ll":
 			p, err = startPassthroughLL(c, root, mnt)
+		case "passthrough_hp":
+			p, err = startPassthroughHP(c, root, mnt)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", k.name, err)
 		}
 		if p != nil {
 			defer p.stop()
-			k.dir = mnt
+			k.dir, k.pid = mnt, p.pid()
+			if k.conn, err = fuseConn(mnt); err != nil {
+				return fmt.Errorf("%s: %w", k.name, err)
+			}
+			conns = append(conns, k.conn)
 		}
 	}
 	time.Sleep(time.Second) // the mirror's first walk
-	// Four rounds are a whole Williams square of the four kinds: each runs
-	// once in each position and once right after each other kind. A round
-	// takes about 40 s here, so quick runs half of the square.
-	rounds := 4
+	tr, err := startFuseTrace(conns)
+	if err != nil {
+		logf("workload: no request counts: %v", err)
+		t.notes = append(t.notes, "workload: no request counts: "+err.Error())
+		tr = nil
+	} else {
+		defer tr.close()
+	}
+	// Five rounds are a Latin square of the five kinds (each runs once in
+	// each position); a Williams design balancing which kind runs right
+	// after which takes ten. A round takes about a minute here, so quick
+	// runs two.
+	rounds := 5
 	if c.quick {
 		rounds = 2
 	}
 	if c.runsSet {
 		rounds = c.runs
 	}
+	lost := 0
 	for r := 0; r < rounds; r++ {
 		logf("workload round %d of %d", r+1, rounds)
 		for _, i := range order(len(kinds), r) {
 			k := kinds[i]
-			if err := wlSequence(&k.fig, filepath.Join(k.dir, fmt.Sprintf("r%d", r)), goTar, npmTar); err != nil {
+			m := wlMeter{kind: k}
+			if k.pid != 0 {
+				m.trace = tr
+			}
+			if err := wlSequence(&m, filepath.Join(k.dir, fmt.Sprintf("r%d", r)), goTar, npmTar); err != nil {
 				return fmt.Errorf("%s, round %d: %w", k.name, r+1, err)
 			}
+			lost += m.lost
 		}
 	}
-	nat, sfs, lb, pll := &kinds[0].fig, &kinds[1].fig, &kinds[2].fig, &kinds[3].fig
+	if lost > 0 {
+		t.notes = append(t.notes, fmt.Sprintf("workload: the trace buffer dropped %d events: the request counts are short by as many", lost))
+	}
+	nat := &kinds[0].fig
 	for _, k := range kinds[1:] {
 		if k.fig.walkOut != nat.walkOut || k.fig.grepOut != nat.grepOut || k.fig.npmOut != nat.npmOut {
 			m := fmt.Sprintf("workload: through %s, find, grep and the node_modules find printed %d, %d and %d bytes; natively %d, %d and %d",
@@ -155,82 +188,72 @@ func runWorkload(c *cfg, t *table) error {
 			t.notes = append(t.notes, m)
 		}
 	}
-	vs := func(a, b []float64) string {
-		if median(b) == 0 {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.2fx", median(a)/median(b))
+	figs := make([]*wlFigures, len(kinds))
+	for i, k := range kinds {
+		figs[i] = &k.fig
 	}
-	ms := func(v []float64) string { return num(median(v)*1000, "ms") }
-	others := func(s func(*wlFigures) []float64) string {
-		return fmt.Sprintf("native %s; passthrough_ll %s (sandfs %s it); loopback %s (%s native)",
-			ms(s(nat)), ms(s(pll)), vs(s(sfs), s(pll)), ms(s(lb)), vs(s(lb), s(nat)))
-	}
-	row := func(figure string, s func(*wlFigures) []float64, anchor *wlFigures, want float64, note string) {
-		scale := func(v []float64) []float64 {
-			out := make([]float64, len(v))
-			for i, x := range v {
-				out[i] = x * 1000
-			}
-			return out
-		}
-		if note != "" {
-			note = others(s) + "; " + note
-		} else {
-			note = others(s)
-		}
-		t.pair("workload "+figure, "ms", scale(s(sfs)), scale(s(anchor)), atMost, want, note)
-	}
-	tree := fmt.Sprintf("%s files of Go's src", commas(int64(nGo)))
-	row(fmt.Sprintf("1 unpack: `tar -xf` of %s (%d MB), ms: sandfs mirror vs go-fuse loopback -allow-other", tree, fileMB(goTar)),
-		func(f *wlFigures) []float64 { return f.unpack }, lb, 0, "")
-	row("2 warm walk: `find -printf '%s\\n'` of the tree, the second of two, ms: sandfs mirror vs native",
-		func(f *wlFigures) []float64 { return f.walk }, nat, 1.5,
-		fmt.Sprintf("the first walk, right after the unpack: sandfs %s, loopback %s, native %s", ms(sfs.walk1), ms(lb.walk1), ms(nat.walk1)))
-	row("3 warm grep: `grep -rF EINVAL` of the tree, the second of two, ms: sandfs mirror vs go-fuse loopback -allow-other",
-		func(f *wlFigures) []float64 { return f.grep }, lb, 0,
-		fmt.Sprintf("the first: sandfs %s, loopback %s, native %s", ms(sfs.grep1), ms(lb.grep1), ms(nat.grep1)))
-	row("4 git: `git init`, `add -A`, `commit` of the tree, then `git status` twice, ms: sandfs mirror vs go-fuse loopback -allow-other",
-		func(f *wlFigures) []float64 { return f.git }, lb, 1.0,
-		fmt.Sprintf("init+add+commit: sandfs %s, loopback %s, native %s; the second status: sandfs %s, loopback %s, native %s",
-			ms(sfs.commit), ms(lb.commit), ms(nat.commit), ms(sfs.status), ms(lb.status), ms(nat.status)))
-	row(fmt.Sprintf("5 npm: `tar -xf` of a node_modules (%s files, %d MB), `find` twice, `node -e require(…)` of %s, ms: sandfs mirror vs go-fuse loopback -allow-other",
-		commas(int64(nNpm)), fileMB(npmTar), strings.Join(wlRequire, ", ")),
-		func(f *wlFigures) []float64 { return f.npm }, lb, 0,
-		fmt.Sprintf("unpack: sandfs %s, loopback %s, native %s; require: sandfs %s, loopback %s, native %s",
-			ms(sfs.npmUnpack), ms(lb.npmUnpack), ms(nat.npmUnpack), ms(sfs.require), ms(lb.require), ms(nat.require)))
-	row("5 warm walk of node_modules: `find -printf '%s\\n'`, the second of two, ms: sandfs mirror vs native",
-		func(f *wlFigures) []float64 { return f.npmWalk }, nat, 1.5, "")
-	row("6 `rm -rf` of the round's directory (both trees and .git), ms: sandfs mirror vs go-fuse loopback -allow-other",
-		func(f *wlFigures) []float64 { return f.rm }, lb, 0, "")
-	row("whole sequence 1-6, ms: sandfs mirror vs go-fuse loopback -allow-other",
-		func(f *wlFigures) []float64 { return f.total }, lb, 0.8, "")
-	row("whole sequence 1-6, ms: sandfs mirror vs libfuse passthrough_ll",
-		func(f *wlFigures) []float64 { return f.total }, pll, 1.0, "")
-	where := "tmpfs (/dev/shm)"
-	if c.wlRoot != "" {
-		where = c.wlRoot
-	} else if !strings.HasPrefix(base, "/dev/shm") {
-		where = base
-	}
-	t.notes = append(t.notes, fmt.Sprintf("workload rows: %d rounds; the four kinds (native, sandfs --mount with its defaults, go-fuse loopback -allow-other, libfuse %s passthrough_ll "+
-		"`-f -o allow_other,default_permissions,source=ROOT`, else its defaults: cache=auto, 1 s timeouts, no writeback, no xattr, no flock, multithreaded) "+
-		"each over a root of its own on %s, all mounted at once and taking turns round by round; each step is a child process of the harness, in a fresh directory per round; "+
-		"a sequence frees about 9,800 inodes, which on this VM's journal-less ext4 makes the next creates slower the more ran before (see bench/README.md)",
-		rounds, fuseVersion(), where))
+	wlRows(t, figs, wlInfo{
+		goFiles: nGo, goMB: fileMB(goTar), npmFiles: nNpm, npmMB: fileMB(npmTar),
+		rounds: rounds, traced: tr != nil, where: wlWhere(c, base),
+	})
 	return nil
 }
 
-func fileMB(p string) int64 {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return 0
+func wlWhere(c *cfg, base string) string {
+	switch {
+	case c.wlRoot != "":
+		return c.wlRoot
+	case !strings.HasPrefix(base, "/dev/shm"):
+		return base
 	}
-	return (fi.Size() + 500_000) / 1_000_000
+	return "tmpfs (/dev/shm)"
+}
+
+// wlMeter is what one sequence measures besides wall time, into its
+// kind's figures.
+type wlMeter struct {
+	kind   *wlKind
+	trace  *fuseTrace    // nil: no requests to count (native, or no tracing)
+	paused time.Duration // spent waiting for the trace reader, left out of the times
+	lost   int
+}
+
+// cut attributes the requests sent since the last cut to step ("": none).
+func (m *wlMeter) cut(step string) error {
+	if m.trace == nil {
+		return nil
+	}
+	t := time.Now()
+	defer func() { m.paused += time.Since(t) }()
+	c, err := m.trace.cut()
+	if err != nil {
+		return err
+	}
+	m.lost += c.lost
+	if step == "" {
+		return nil
+	}
+	f := &m.kind.fig
+	if f.req == nil {
+		f.req, f.ops = map[string][]float64{}, map[string]int{}
+	}
+	n := float64(c.total(m.kind.conn))
+	f.req[step] = append(f.req[step], n)
+	if last := len(f.req["total"]); last < len(f.req[step]) {
+		f.req["total"] = append(f.req["total"], 0)
+	}
+	f.req["total"][len(f.req["total"])-1] += n
+	c.byOp(m.kind.conn, f.ops)
+	return nil
 }
 
 // wlSequence runs the whole sequence once in the fresh directory d.
-func wlSequence(f *wlFigures, d, goTar, npmTar string) error {
+func wlSequence(m *wlMeter, d, goTar, npmTar string) error {
+	f := &m.kind.fig
+	if err := m.cut(""); err != nil {
+		return err
+	}
+	cpu0 := procCPU(m.kind.pid)
 	os.RemoveAll(d)
 	if err := os.Mkdir(d, 0o755); err != nil {
 		return err
@@ -238,29 +261,40 @@ func wlSequence(f *wlFigures, d, goTar, npmTar string) error {
 	src, npm := filepath.Join(d, "src"), filepath.Join(d, "npm")
 	t0 := time.Now()
 	var out int
+	var work float64
 	step := func(dst *[]float64, dir string, cmd ...string) error {
 		var err error
-		var v float64
-		v, out, err = child(dir, cmd...)
+		var v, cpu float64
+		v, cpu, out, err = child(dir, cmd...)
+		work += cpu
 		if dst != nil {
 			*dst = append(*dst, v)
 		}
 		return err
 	}
-	if err := step(&f.unpack, d, "tar", "-xf", goTar); err != nil {
+	// run is a step counted on its own: its command, then the cut.
+	run := func(name string, dst *[]float64, dir string, cmd ...string) error {
+		if err := step(dst, dir, cmd...); err != nil {
+			return err
+		}
+		return m.cut(name)
+	}
+	if err := run("unpack", &f.unpack, d, "tar", "-xf", goTar); err != nil {
 		return err
 	}
-	if err := step(&f.walk1, d, "find", "src", "-printf", `%s\n`); err != nil {
-		return err
-	}
-	if err := step(&f.walk, d, "find", "src", "-printf", `%s\n`); err != nil {
-		return err
+	for _, w := range []struct {
+		name string
+		dst  *[]float64
+	}{{"walk1", &f.walk1}, {"walk", &f.walk}, {"walk3", &f.walk3}} {
+		if err := run(w.name, w.dst, d, "find", "src", "-printf", `%s\n`); err != nil {
+			return err
+		}
 	}
 	f.walkOut = out
-	if err := step(&f.grep1, d, "grep", "-rF", "EINVAL", "src"); err != nil {
+	if err := run("grep1", &f.grep1, d, "grep", "-rF", "EINVAL", "src"); err != nil {
 		return err
 	}
-	if err := step(&f.grep, d, "grep", "-rF", "EINVAL", "src"); err != nil {
+	if err := run("grep", &f.grep, d, "grep", "-rF", "EINVAL", "src"); err != nil {
 		return err
 	}
 	f.grepOut = out
@@ -278,6 +312,9 @@ func wlSequence(f *wlFigures, d, goTar, npmTar string) error {
 		return err
 	}
 	f.git = append(f.git, time.Since(g).Seconds())
+	if err := m.cut("git"); err != nil {
+		return err
+	}
 	n := time.Now()
 	if err := os.Mkdir(npm, 0o755); err != nil {
 		return err
@@ -285,11 +322,10 @@ func wlSequence(f *wlFigures, d, goTar, npmTar string) error {
 	if err := step(&f.npmUnpack, npm, "tar", "-xf", npmTar); err != nil {
 		return err
 	}
-	if err := step(nil, npm, "find", "node_modules", "-printf", `%s\n`); err != nil {
-		return err
-	}
-	if err := step(&f.npmWalk, npm, "find", "node_modules", "-printf", `%s\n`); err != nil {
-		return err
+	for _, dst := range []*[]float64{nil, &f.npmWalk, &f.npmWalk3} {
+		if err := step(dst, npm, "find", "node_modules", "-printf", `%s\n`); err != nil {
+			return err
+		}
 	}
 	f.npmOut = out
 	js := ""
@@ -300,16 +336,26 @@ func wlSequence(f *wlFigures, d, goTar, npmTar string) error {
 		return err
 	}
 	f.npm = append(f.npm, time.Since(n).Seconds())
-	if err := step(&f.rm, filepath.Dir(d), "rm", "-rf", filepath.Base(d)); err != nil {
+	if err := m.cut("npm"); err != nil {
 		return err
 	}
-	f.total = append(f.total, time.Since(t0).Seconds())
+	if err := run("rm", &f.rm, filepath.Dir(d), "rm", "-rf", filepath.Base(d)); err != nil {
+		return err
+	}
+	f.total = append(f.total, (time.Since(t0) - m.paused).Seconds())
+	if m.kind.pid != 0 {
+		f.daemonCPU = append(f.daemonCPU, procCPU(m.kind.pid)-cpu0)
+	} else {
+		f.daemonCPU = append(f.daemonCPU, 0)
+	}
+	f.workCPU = append(f.workCPU, work)
 	return nil
 }
 
-// child runs cmd in dir and gives its wall time in seconds and how many
-// bytes it printed.
-func child(dir string, cmd ...string) (float64, int, error) {
+// child runs cmd in dir and gives its wall time and CPU time (its rusage:
+// user and system, with the children it waited for) in seconds, and how
+// many bytes it printed.
+func child(dir string, cmd ...string) (float64, float64, int, error) {
 	x := exec.Command(cmd[0], cmd[1:]...)
 	x.Dir = dir
 	x.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@localhost",
@@ -321,165 +367,48 @@ func child(dir string, cmd ...string) (float64, int, error) {
 	t := time.Now()
 	err := x.Run()
 	d := time.Since(t).Seconds()
-	if err != nil {
-		return d, int(n), fmt.Errorf("%s in %s: %v: %s", strings.Join(cmd, " "), dir, err, tail(stderr.String()))
+	var cpu float64
+	if x.ProcessState != nil {
+		cpu = (x.ProcessState.UserTime() + x.ProcessState.SystemTime()).Seconds()
 	}
-	return d, int(n), nil
+	if err != nil {
+		return d, cpu, int(n), fmt.Errorf("%s in %s: %v: %s", strings.Join(cmd, " "), dir, err, tail(stderr.String()))
+	}
+	return d, cpu, int(n), nil
 }
 
 type countWriter int
 
 func (w *countWriter) Write(p []byte) (int, error) { *w += countWriter(len(p)); return len(p), nil }
 
-// wlGoTar is the tree fixture: a tar of wlGoDirs of GOROOT/src, made once
-// under c.work and kept (its name has the Go version).
-func wlGoTar(c *cfg) (string, int, error) {
-	dir := filepath.Join(c.work, "workload")
-	os.MkdirAll(dir, 0o755)
-	p := filepath.Join(dir, "gosrc-"+runtime.Version()+".tar")
-	if _, err := os.Stat(p); err != nil {
-		logf("making %s", p)
-		args := []string{"-C", runtime.GOROOT(), "-cf", p + ".tmp"}
-		for _, d := range wlGoDirs {
-			args = append(args, filepath.Join("src", d))
-		}
-		if out, err := exec.Command("tar", args...).CombinedOutput(); err != nil {
-			return "", 0, fmt.Errorf("tar: %v: %s", err, out)
-		}
-		if err := os.Rename(p+".tmp", p); err != nil {
-			return "", 0, err
-		}
+// procCPU is the CPU time in seconds of process pid and all its threads,
+// living and gone: utime+stime of /proc/PID/stat, in clock ticks of 10 ms.
+func procCPU(pid int) float64 {
+	if pid == 0 {
+		return 0
 	}
-	n, err := tarFiles(p)
-	if err == nil && n < 3000 {
-		err = fmt.Errorf("%s: %d files, fewer than 3,000", p, n)
-	}
-	return p, n, err
-}
-
-// wlNpmTar is the node_modules fixture: npm install of wlNpmPkgs (no
-// scripts, no lock) made once under c.work and kept as a tar.
-func wlNpmTar(c *cfg) (string, int, error) {
-	dir := filepath.Join(c.work, "workload")
-	p := filepath.Join(dir, "node_modules.tar")
-	if _, err := os.Stat(p); err != nil {
-		tmp := filepath.Join(dir, "npm.tmp")
-		os.RemoveAll(tmp)
-		os.MkdirAll(tmp, 0o755)
-		defer os.RemoveAll(tmp)
-		if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"name":"sandfs-bench-fixture","private":true}`+"\n"), 0o644); err != nil {
-			return "", 0, err
-		}
-		logf("npm install %s for the node_modules fixture", strings.Join(wlNpmPkgs, " "))
-		cmd := exec.Command("npm", append([]string{"install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-package-lock"}, wlNpmPkgs...)...)
-		cmd.Dir = tmp
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", 0, fmt.Errorf("npm install: %v: %s", err, tail(string(out)))
-		}
-		if out, err := exec.Command("tar", "-C", tmp, "-cf", p+".tmp", "node_modules").CombinedOutput(); err != nil {
-			return "", 0, fmt.Errorf("tar: %v: %s", err, out)
-		}
-		if err := os.Rename(p+".tmp", p); err != nil {
-			return "", 0, err
-		}
-	}
-	n, err := tarFiles(p)
-	return p, n, err
-}
-
-// tarFiles counts the entries of the tar at p that are not directories.
-func tarFiles(p string) (int, error) {
-	out, err := exec.Command("tar", "-tf", p).Output()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, fmt.Errorf("tar -tf %s: %v", p, err)
+		return 0
 	}
-	n := 0
-	for _, l := range strings.Split(string(out), "\n") {
-		if l != "" && !strings.HasSuffix(l, "/") {
-			n++
-		}
-	}
-	return n, nil
+	return statCPU(string(b))
 }
 
-// needPassthroughLL builds libfuse's passthrough_ll example from the
-// sources Debian's libfuse3-dev ships (installing it and pkg-config when
-// missing) into c.cache.
-func needPassthroughLL(c *cfg) error {
-	bin := filepath.Join(c.cache, "passthrough_ll")
-	if _, err := os.Stat(bin); err == nil {
-		return nil
+// statCPU reads utime and stime (fields 14 and 15) of a /proc/PID/stat
+// line, whose second field, the command in parentheses, may hold spaces.
+func statCPU(stat string) float64 {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
 	}
-	ex := "/usr/share/doc/libfuse3-dev/examples"
-	if err := needApt("pkg-config", "pkg-config"); err != nil {
-		return err
+	f := strings.Fields(stat[i+1:]) // from field 3, the state
+	if len(f) < 13 {
+		return 0
 	}
-	if _, err := os.Stat(ex); err != nil {
-		aptOnce.Do(func() { exec.Command("apt-get", "update", "-q").Run() })
-		if out, err := exec.Command("apt-get", "install", "-y", "-q", "libfuse3-dev").CombinedOutput(); err != nil {
-			return fmt.Errorf("apt-get install libfuse3-dev: %v: %s", err, tail(string(out)))
-		}
-	}
-	src := filepath.Join(c.cache, "passthrough_ll-src")
-	os.MkdirAll(src, 0o755)
-	for _, f := range []string{"passthrough_ll.c", "passthrough_helpers.h"} {
-		if err := copyMaybeGz(filepath.Join(ex, f), filepath.Join(src, f)); err != nil {
-			return err
-		}
-	}
-	flags, err := exec.Command("pkg-config", "--cflags", "--libs", "fuse3").Output()
-	if err != nil {
-		return fmt.Errorf("pkg-config fuse3: %v", err)
-	}
-	args := append([]string{"-Wall", "-O2", "-o", bin, filepath.Join(src, "passthrough_ll.c")}, strings.Fields(string(flags))...)
-	if out, err := exec.Command("cc", args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("cc passthrough_ll: %v: %s", err, out)
-	}
-	return nil
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / clockTicks
 }
 
-// copyMaybeGz copies p, or p.gz uncompressed, to dst.
-func copyMaybeGz(p, dst string) error {
-	var r io.Reader
-	f, err := os.Open(p)
-	if err != nil {
-		if f, err = os.Open(p + ".gz"); err != nil {
-			return err
-		}
-		defer f.Close()
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			return err
-		}
-		r = z
-	} else {
-		defer f.Close()
-		r = f
-	}
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(dst, b, 0o644)
-}
-
-// startPassthroughLL mounts libfuse's passthrough_ll of root at mnt, in
-// the foreground (so the harness holds its pid), shared with the kernel
-// checking permissions as sandfs mounts, its defaults otherwise.
-func startPassthroughLL(c *cfg, root, mnt string) (*proc, error) {
-	os.MkdirAll(mnt, 0o755)
-	if isMount(mnt) {
-		exec.Command("fusermount3", "-u", mnt).Run()
-	}
-	return mounted(mnt)(startProc("", "", "", filepath.Join(c.cache, "passthrough_ll"),
-		"-f", "-o", "allow_other,default_permissions,source="+root, mnt))
-}
-
-// fuseVersion is the libfuse version pkg-config reports.
-func fuseVersion() string {
-	b, err := exec.Command("pkg-config", "--modversion", "fuse3").Output()
-	if err != nil {
-		return "3"
-	}
-	return strings.TrimSpace(string(b))
-}
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on Linux.
+const clockTicks = 100
