@@ -115,9 +115,11 @@ func (m *Mirror) cacheable(p string) bool {
 }
 
 // entryTimeouts sets the timeouts of a name looked up or made at p: the
-// mount's where cacheable, zero (ask every time) elsewhere.
+// mount's where cacheable, zero (ask every time) elsewhere, and for a
+// set-id file, whose bits the daemon may clear behind the kernel's back
+// (killpriv.go).
 func (m *Mirror) entryTimeouts(p string, out *fuse.EntryOut) {
-	if m.cacheable(p) {
+	if m.cacheable(p) && !setID(out.Mode) {
 		out.SetEntryTimeout(m.entryTTL)
 		out.SetAttrTimeout(m.attrTTL)
 	}
@@ -133,7 +135,7 @@ func (m *Mirror) vetoNegativeEntry(p string, out *fuse.EntryOut) {
 
 // attrTimeout is entryTimeouts for attributes alone.
 func (m *Mirror) attrTimeout(p string, out *fuse.AttrOut) bool {
-	if m.cacheable(p) {
+	if m.cacheable(p) && !setID(out.Mode) {
 		out.SetTimeout(m.attrTTL)
 		return true
 	}

@@ -158,9 +158,11 @@
 // again, and giving the file to the caller (chown) clears setuid and
 // setgid, so core sets the kernel's mode afterwards where it differs
 // (core/modes.go); the API's --allow-setid policy does not apply to the
-// mount. A write or an O_TRUNC open by a process without CAP_FSETID clears
-// setuid and setgid as on the root, passthrough or not: the kernel sends
-// the SETATTR that clears them before the write reaches the backing file.
+// mount. A write, a truncate or an O_TRUNC open by a process without
+// CAP_FSETID clears setuid and setgid as on the root, passthrough or not:
+// the kernel leaves that to the daemon (FUSE_HANDLE_KILLPRIV_V2), which
+// clears them itself (killpriv.go; under passthrough, at the open for
+// writing of a caller other than root).
 //
 // # Deadlocks: the rule for kernel notifications
 //

@@ -106,6 +106,7 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 			DisableReadDirPlus: true,
 			MaxWrite:           1 << 20,
 			DirectMountStrict:  o.DirectMount,
+			ExtraCapabilities:  killpriv,
 			Debug:              o.Debug,
 		},
 		NegativeTimeout: neg,

@@ -144,8 +144,9 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	if old != nil && old.StableAttr().Ino != n.m.stableAttr(&st).Ino {
 		releaseTree(old) // replaced behind our back: the old one may have left the root
 	}
-	n.m.entryTimeouts(p, out)
-	return n.newChild(ctx, &st, out), 0
+	ch := n.newChild(ctx, &st, out)
+	n.m.entryTimeouts(p, out) // after the attributes: a set-id file's are not kept
+	return ch, 0
 }
 
 // entry answers a request that made name in n with stat st.
@@ -153,8 +154,9 @@ func (n *node) answerEntry(ctx context.Context, name string, st *unix.Stat_t, er
 	if err != nil {
 		return nil, n.m.toErrno(err)
 	}
+	ch := n.newChild(ctx, st, out)
 	n.m.entryTimeouts(n.childPath(name), out)
-	return n.newChild(ctx, st, out), 0
+	return ch, 0
 }
 
 // answerAttr answers a request on n's attributes with stat st.
@@ -162,17 +164,18 @@ func (n *node) answerAttr(st *unix.Stat_t, err error, out *fuse.AttrOut) syscall
 	if err != nil {
 		return n.m.toErrno(err)
 	}
-	n.m.attrTimeout(n.path(), out)
 	out.FromStat(sysStat(st))
 	out.Ino = n.m.stableAttr(st).Ino
+	n.m.attrTimeout(n.path(), out)
 	return 0
 }
 
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	n.m.count(opGetattr)
 	if fh, ok := f.(*file); ok && fh != nil {
+		errno := fh.Getattr(ctx, out)
 		n.m.attrTimeout(n.path(), out)
-		return fh.Getattr(ctx, out)
+		return errno
 	}
 	d, name, errno := n.at()
 	if errno != 0 {
@@ -263,8 +266,8 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if err != nil {
 		return nil, nil, 0, n.m.toErrno(err)
 	}
-	n.m.entryTimeouts(p, out)
 	ch := n.newChild(ctx, &st, out)
+	n.m.entryTimeouts(p, out)
 	if cn, ok := ch.Operations().(*node); ok {
 		h.Follow(cn.namedPath)
 	}

@@ -140,3 +140,34 @@ func unifiedCgroup(b []byte, cut bool) string {
 	}
 	return ""
 }
+
+// maxStatusFile bounds what is read of /proc/PID/status: its Groups line
+// lists at most NGROUPS_MAX (65,536) ids, but a process of more than a few
+// hundred groups is left unknown rather than read whole.
+const maxStatusFile = 16 << 10
+
+// inGroup reports whether the process pid has gid among its supplementary
+// groups (/proc/PID/status); false where that cannot be read whole.
+func inGroup(pid, gid uint32) bool {
+	dir := procDir()
+	if dir < 0 || pid == 0 {
+		return false
+	}
+	var buf [maxStatusFile]byte
+	b := readProc(dir, strconv.FormatUint(uint64(pid), 10)+"/status", buf[:])
+	if b == nil || len(b) == len(buf) {
+		return false
+	}
+	_, rest, ok := bytes.Cut(b, []byte("\nGroups:"))
+	if !ok {
+		return false
+	}
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	want := strconv.FormatUint(uint64(gid), 10)
+	for _, g := range bytes.Fields(line) {
+		if string(g) == want {
+			return true
+		}
+	}
+	return false
+}

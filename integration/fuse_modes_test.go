@@ -21,8 +21,7 @@ import (
 // gets the mode its own umask gives, as on the root, never the daemon's
 // umask on top; and a write or truncation by anyone without CAP_FSETID
 // clears setuid and setgid as on the root, through passthrough or through
-// the daemon (one difference the kernel's FUSE makes is logged as KNOWN:
-// setidCases). Each operation runs in a child (this test binary re-run as
+// the daemon (setidCases). Each operation runs in a child (this test binary re-run as
 // modeHelper) with the umask and the account asked for, on a directory
 // passed as its descriptor 3.
 
@@ -230,28 +229,24 @@ func testExactModes(t *testing.T, dir string) {
 // anyone without CAP_FSETID writes or truncates, the owner included; root
 // keeps them.
 //
-// fuse, where not 0, is the mode the kernel's FUSE leaves instead: without
-// FUSE_HANDLE_KILLPRIV(_V2) fuse_setattr kills setgid only with group
-// exec (the rule before Linux 6.2), so a setgid file the group may not
-// execute keeps setgid through the mount when a non-member writes it. The
-// case logs that difference as KNOWN rather than failing; any other mode
-// fails.
+// Through the mount the daemon clears them (FUSE_HANDLE_KILLPRIV_V2,
+// fusefs/killpriv.go), by the same rule, so the mode must be the native one.
 var setidCases = []struct {
-	name               string
-	owner, group, uid  int
-	mode, native, fuse uint32
-	op                 string
+	name              string
+	owner, group, uid int
+	mode, native      uint32
+	op                string
 }{
-	{"nobody writes", 0, 0, 65534, 0o6777, 0o777, 0, "write"},
-	{"nobody opens with O_TRUNC", 0, 0, 65534, 0o6777, 0o777, 0, "trunc"},
-	{"nobody truncates by name", 0, 0, 65534, 0o6777, 0o777, 0, "truncate"},
-	{"nobody ftruncates", 0, 0, 65534, 0o6777, 0o777, 0, "ftruncate"},
-	{"nobody writes, setgid without group exec, not in the group", 0, 0, 65534, 0o6766, 0o766, 0o2766, "write"},
-	{"nobody writes, setgid without group exec, in the group", 0, 65534, 65534, 0o6766, 0o2766, 0, "write"},
-	{"nobody, the owner, writes", 65534, 65534, 65534, 0o6777, 0o777, 0, "write"},
-	{"nobody, the owner, truncates by name", 65534, 65534, 65534, 0o6777, 0o777, 0, "truncate"},
-	{"root writes (CAP_FSETID)", 0, 0, 0, 0o6777, 0o6777, 0, "write"},
-	{"root truncates by name (CAP_FSETID)", 0, 0, 0, 0o6777, 0o6777, 0, "truncate"},
+	{"nobody writes", 0, 0, 65534, 0o6777, 0o777, "write"},
+	{"nobody opens with O_TRUNC", 0, 0, 65534, 0o6777, 0o777, "trunc"},
+	{"nobody truncates by name", 0, 0, 65534, 0o6777, 0o777, "truncate"},
+	{"nobody ftruncates", 0, 0, 65534, 0o6777, 0o777, "ftruncate"},
+	{"nobody writes, setgid without group exec, not in the group", 0, 0, 65534, 0o6766, 0o766, "write"},
+	{"nobody writes, setgid without group exec, in the group", 0, 65534, 65534, 0o6766, 0o2766, "write"},
+	{"nobody, the owner, writes", 65534, 65534, 65534, 0o6777, 0o777, "write"},
+	{"nobody, the owner, truncates by name", 65534, 65534, 65534, 0o6777, 0o777, "truncate"},
+	{"root writes (CAP_FSETID)", 0, 0, 0, 0o6777, 0o6777, "write"},
+	{"root truncates by name (CAP_FSETID)", 0, 0, 0, 0o6777, 0o6777, "truncate"},
 }
 
 // makeSetidFile makes dir/f of owner:group, with mode (chown first: a
@@ -267,14 +262,6 @@ func makeSetidFile(t *testing.T, dir string, owner, group int, mode uint32) {
 	}
 }
 
-// onFUSE reports whether dir is on a FUSE mount.
-func onFUSE(t *testing.T, dir string) bool {
-	t.Helper()
-	var st unix.Statfs_t
-	must(t, unix.Statfs(dir, &st))
-	return st.Type == unix.FUSE_SUPER_MAGIC
-}
-
 // testSetidClearedOnWrite: writes and truncations (O_TRUNC, truncate(2),
 // ftruncate) by nobody clear setuid and setgid on dir as on a plain
 // directory; root's keep them. The suite runs on the mount with and
@@ -285,7 +272,6 @@ func testSetidClearedOnWrite(t *testing.T, dir string) {
 		testenv.Skip(t, nil, "setid cleared on write: a write by another account needs root")
 	}
 	native := t.TempDir()
-	fuse := onFUSE(t, dir)
 	// runs[i] are case i's runs, on dir and on native; one child per
 	// account runs every case of that account (a child costs about a
 	// second under -race).
@@ -314,11 +300,7 @@ func testSetidClearedOnWrite(t *testing.T, dir string) {
 				wantContent(t, p, "\x00")
 			}
 		}
-		switch {
-		case modes[0] == modes[1]:
-		case fuse && c.fuse != 0 && modes[0]&0o7777 == c.fuse:
-			t.Logf("KNOWN: %s: mode %o through the mount, %o native (the kernel's FUSE setgid rule, without FUSE_HANDLE_KILLPRIV_V2)", c.name, modes[0]&0o7777, modes[1]&0o7777)
-		default:
+		if modes[0] != modes[1] {
 			t.Errorf("%s: got mode %o, want (native) %o", c.name, modes[0], modes[1])
 		}
 		if modes[1]&0o7777 != c.native {
