@@ -88,7 +88,7 @@ func checkFamilyShape(family string, r resp) error {
 
 // snapshot names every entry under dir with its mode, size, content hash,
 // link target and extended attributes.
-func snapshot(t *testing.T, dir string) map[string]string {
+func snapshot(t testing.TB, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

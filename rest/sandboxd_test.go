@@ -24,7 +24,7 @@ import (
 
 // sandboxdFixture is a small tree: files, a directory, symlinks in and
 // (naively) out of the root, a FIFO; and a secret beside the root.
-func sandboxdFixture(t *testing.T) (*harness, string) {
+func sandboxdFixture(t testing.TB) (*harness, string) {
 	t.Helper()
 	parent := t.TempDir()
 	root := filepath.Join(parent, "root")
