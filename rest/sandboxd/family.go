@@ -25,7 +25,7 @@ const authed = httpkit.Authed // every sandboxd route takes the token when one i
 func (f *Family) Routes() []httpkit.Line {
 	d := httpkit.Shape{Name: httpkit.FamilySandboxd, Render: Render}
 	return []httpkit.Line{
-		// sandboxd (api.md §3b, KEP-539.2 filesystem.yaml).
+		// sandboxd (api.md §5b, KEP-539.2 filesystem.yaml).
 		d.On("GET", "/v1/files/*path", authed, f.get),       // → bytes, or DirectoryListing for a directory
 		d.On("HEAD", "/v1/files/*path", authed, f.get),      // → the GET's headers: 200 exists, 404 not
 		d.On("PUT", "/v1/files/*path", authed, f.put),       // q: mode (^0[0-7]{3}$, default 0644); b: bytes or multipart "file" → 204
