@@ -99,6 +99,8 @@ func TestSandboxdRead(t *testing.T) {
 		{name: "dot-dot out of the root", target: "/v1/files/..%2Fsecret.txt", status: 403, code: "PERMISSION_DENIED"},
 		{name: "dot-dot out through a directory", target: "/v1/files/d%2F..%2F..%2Fsecret.txt", status: 403, code: "PERMISSION_DENIED"},
 		{name: "fifo", target: "/v1/files/fifo", status: 400, code: "INVALID_ARGUMENT"},
+		{name: "not UTF-8", target: "/v1/files/a%FF", status: 400, code: "INVALID_ARGUMENT"},
+		{name: "NUL", target: "/v1/files/a%00b", status: 400, code: "INVALID_ARGUMENT"},
 		{name: "range past the end", target: "/v1/files/a.txt", header: map[string]string{"Range": "bytes=100-"}, status: 416, code: "OUT_OF_RANGE"},
 		{name: "unknown sandbox", target: "/v1/files/a.txt", header: map[string]string{"X-Sandfs-Sandbox": "nope"}, status: 404, code: "NOT_FOUND"},
 	} {

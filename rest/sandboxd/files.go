@@ -62,7 +62,7 @@ var errEscapes = &httpkit.RequestError{Kind: httpkit.KindPermissionDenied, Statu
 func (f *Family) apiPath(ctx context.Context, ps httprouter.Params) (string, error) {
 	p := ps.ByName("path")
 	if !utf8.ValidString(p) {
-		return "", httpkit.InvalidRequest("the path is not UTF-8")
+		return "", httpkit.ErrNotUTF8 // httpkit/names.go: such a name would reach a client as another's
 	}
 	if escapes(p) {
 		return "", errEscapes
