@@ -61,11 +61,11 @@ var errEscapes = &httpkit.RequestError{Kind: httpkit.KindPermissionDenied, Statu
 // leaves on it); a ".." that climbs above the root is the standard's 403.
 func (f *Family) apiPath(ctx context.Context, ps httprouter.Params) (string, error) {
 	p := ps.ByName("path")
+	if escapes(p) {
+		return "", errEscapes // first: a climbing path is the standard's 403, whatever its names
+	}
 	if !utf8.ValidString(p) {
 		return "", httpkit.ErrNotUTF8 // httpkit/names.go: such a name would reach a client as another's
-	}
-	if escapes(p) {
-		return "", errEscapes
 	}
 	return f.fs(ctx).Clean("/" + strings.TrimLeft(p, "/"))
 }
