@@ -196,3 +196,42 @@ func TestSandboxdDelete(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxdClientRequests: the requests as the standard's own clients
+// (kubernetes-sigs/agent-sandbox clients/go/sandbox/files.go and the
+// Python client) build them: the whole path one escaped segment ("/" as
+// %2F, "." and ".." as %2E and %2E%2E), raw bytes with
+// application/octet-stream, HEAD for Exists, recursive=true for Delete.
+func TestSandboxdClientRequests(t *testing.T) {
+	h, _ := sandboxdFixture(t)
+	octet := map[string]string{"Content-Type": "application/octet-stream"}
+	for _, c := range []struct {
+		method, target, body string
+		status               int
+	}{
+		{"PUT", "/v1/files/dir%2Fscript.py", "print(1)\n", 204},
+		{"PUT", "/v1/files/notes%2Fhello.txt", "hello", 204},
+		{"GET", "/v1/files/dir%2Fscript.py", "", 200},
+		{"HEAD", "/v1/files/notes%2Fhello.txt", "", 200},
+		{"HEAD", "/v1/files/present.txt", "", 404},
+		{"GET", "/v1/files/%2E", "", 200},
+		{"GET", "/v1/files/%2E%2E", "", 403},
+		{"PUT", "/v1/files/%2E%2E", "x", 403},
+		{"DELETE", "/v1/files/dir", "", 409},
+		{"DELETE", "/v1/files/dir?recursive=true", "", 204},
+		{"DELETE", "/v1/files/notes%2Fhello.txt", "", 204},
+	} {
+		var body io.Reader
+		var hdr map[string]string
+		if c.method == "PUT" {
+			body, hdr = strings.NewReader(c.body), octet
+		}
+		r := h.do(t, req{Method: c.method, Target: c.target, Body: body, Header: hdr})
+		if r.Status != c.status {
+			t.Errorf("%s %s: %d, want %d: %s", c.method, c.target, r.Status, c.status, r.Body)
+		}
+	}
+	h.wantAbsent(t, "/dir")
+	h.wantDir(t, "/notes")
+	h.wantAbsent(t, "/notes/hello.txt")
+}
