@@ -109,9 +109,9 @@
 // # Limits
 //
 // JSON request bodies are capped at Limits.MaxJSONBody (64 MiB) and tar
-// bodies at Limits.MaxTarBody (4 GiB): over the cap is 413, decided from
-// Content-Length before reading when it is announced, else when the reader
-// crosses it. The families' own bounds (a listing's entries, an upload's
+// bodies, and a sandboxd PUT's, at Limits.MaxTarBody (4 GiB): over the cap
+// is 413, decided from Content-Length before reading when it is announced,
+// else when the reader crosses it. The families' own bounds (a listing's entries, an upload's
 // paths, a named write's size) are in their docs; the archive limits
 // (entries, extracted bytes) are core's. Header and idle timeouts belong to
 // the http.Server cmd/sandfs builds.
