@@ -235,3 +235,20 @@ func TestSandboxdClientRequests(t *testing.T) {
 	h.wantDir(t, "/notes")
 	h.wantAbsent(t, "/notes/hello.txt")
 }
+
+// TestSandboxdEmptyRootNotUTF8: emptying the root leaves a top-level name
+// that is not UTF-8 (no route names it) and removes one under a directory
+// it removes.
+func TestSandboxdEmptyRootNotUTF8(t *testing.T) {
+	h, _ := sandboxdFixture(t)
+	h.writeFile(t, "/top\xff", "x")
+	h.writeFile(t, "/d/in\xff", "y")
+	r := h.do(t, req{Method: "DELETE", Target: "/v1/files/?recursive=true"})
+	wantStatus(t, r, 204)
+	h.wantFile(t, "/top\xff", "x")
+	h.wantAbsent(t, "/d")
+	h.wantAbsent(t, "/a.txt")
+	if r := h.do(t, req{Method: "GET", Target: "/v1/files/"}); r.Header.Get("X-Sandfs-Skipped-Names") != "1" {
+		t.Errorf("listing the root: X-Sandfs-Skipped-Names %q, want 1: %s", r.Header.Get("X-Sandfs-Skipped-Names"), r.Body)
+	}
+}
