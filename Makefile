@@ -50,7 +50,7 @@ conformance: build ## pjdfstest as root (umask 022) on a fresh root dir, then in
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (default 60s)
-	@set -e; for t in core:FuzzResolve core/tar:FuzzExtractTar core/linediff:FuzzOps core/linediff:FuzzOpsGNU rest:FuzzRange rest:FuzzDecoders rest/aio:FuzzAIODecoders rest/aio:FuzzEditor; do \
+	@set -e; for t in core:FuzzResolve core/tar:FuzzExtractTar core/linediff:FuzzOps core/linediff:FuzzOpsGNU rest:FuzzRange rest:FuzzSandboxdPath rest:FuzzDecoders rest/aio:FuzzAIODecoders rest/aio:FuzzEditor; do \
 	  echo "== $${t#*:} ($${t%%:*})"; $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $${FUZZTIME:-60s} -fuzzminimizetime 10s; done
 
 .PHONY: soak

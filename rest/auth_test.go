@@ -17,12 +17,18 @@ func TestAuth(t *testing.T) {
 	before := h.tree(t)
 
 	// Requests carry no path and no body: a route that gets past auth
-	// refuses them (400/415) without touching the disk.
+	// refuses them (400/415) without touching the disk. A catch-all path
+	// (sandboxd's /v1/files/*path) gets one that climbs out of the root,
+	// which the route refuses (403).
 	target := func(rt Route, q url.Values) string {
-		if len(q) == 0 {
-			return rt.Path
+		p := rt.Path
+		if before, _, ok := strings.Cut(p, "*"); ok {
+			p = before + "..%2Fescape"
 		}
-		return rt.Path + "?" + q.Encode()
+		if len(q) == 0 {
+			return p
+		}
+		return p + "?" + q.Encode()
 	}
 	refused := []struct {
 		name   string

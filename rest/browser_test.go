@@ -110,6 +110,10 @@ func guardCases(t *testing.T, ids map[string]string) []guardCase {
 		raw("PUT", "/v2/fs/tree?path=/t", "application/x-tar", tb.Bytes()),
 		js("PUT", "/v2/fs/xattr", `{"path":"/a.txt","name":"user.new","value":"eA=="}`, true),
 		raw("DELETE", "/v2/fs/xattr?path=/a.txt&name=user.t", "", nil),
+		// sandboxd (KEP-539.2): raw and multipart writes, a delete.
+		raw("PUT", "/v1/files/k.txt", "application/octet-stream", []byte("kep")),
+		raw("PUT", "/v1/files/k.txt?mode=0600", mw.FormDataContentType(), mb.Bytes()),
+		raw("DELETE", "/v1/files/a.txt", "", nil),
 	}
 	for _, p := range []string{"/v1/sandboxes/default/fs", "/v1/sprites/default/fs"} {
 		cases = append(cases,
@@ -364,7 +368,7 @@ func TestBrowserGuardEveryRoute(t *testing.T) {
 	id := h.createWatcher(t, "/", 64)
 	before := guardState(t, h)
 	for _, rt := range h.srv.Routes() {
-		target := strings.NewReplacer(":name", "default", ":id", id).Replace(rt.Path)
+		target := strings.NewReplacer(":name", "default", ":id", id, "*path", "a.txt").Replace(rt.Path)
 		if strings.Contains(rt.Path, "/fs/") || strings.HasPrefix(rt.Path, "/v2/fs/") || strings.HasPrefix(rt.Path, "/v1/file/") {
 			target += "?path=/a.txt"
 		}

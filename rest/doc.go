@@ -7,8 +7,8 @@
 // A Registry (registry.go) is the live set of sandboxes, which the daemon
 // changes while the Server runs. The route wrapper (routes.go serve,
 // selector.go) resolves the sandbox a request acts on once, at its start:
-// the named family's path, or the sandbox selector of the agent and AIO
-// families (X-Sandfs-Sandbox, ?sandbox=, else the token's own sandbox, else
+// the named family's path, or the sandbox selector of the agent, AIO and
+// sandboxd families (X-Sandfs-Sandbox, ?sandbox=, else the token's own sandbox, else
 // "default"). It holds it until the request ends and carries it in the
 // request's context, where the handlers take it (Server.sandboxOf, lent to
 // the families as httpkit.Host.SandboxOf).
@@ -35,6 +35,10 @@
 //     /v1/capabilities.
 //   - named sandboxes (rest/named): /v1/sandboxes/:name/… and
 //     /v1/sprites/:name/….
+//   - sandboxd (rest/sandboxd): KEP-539.2's /v1/files/*path (GET, HEAD,
+//     PUT, DELETE) and /v1/metadata; its /v1/health is the service route,
+//     whose answer carries uptime_seconds and whose 503 carries the
+//     standard's {code, message}.
 //   - the sandboxes themselves (sandboxes.go, in the named family's shape).
 //   - web console (ui.go, ui/): GET /ui/*file, the embedded page and its
 //     modules (public: they carry no data) that browse and watch the
@@ -105,9 +109,9 @@
 // # Limits
 //
 // JSON request bodies are capped at Limits.MaxJSONBody (64 MiB) and tar
-// bodies at Limits.MaxTarBody (4 GiB): over the cap is 413, decided from
-// Content-Length before reading when it is announced, else when the reader
-// crosses it. The families' own bounds (a listing's entries, an upload's
+// bodies, and a sandboxd PUT's, at Limits.MaxTarBody (4 GiB): over the cap
+// is 413, decided from Content-Length before reading when it is announced,
+// else when the reader crosses it. The families' own bounds (a listing's entries, an upload's
 // paths, a named write's size) are in their docs; the archive limits
 // (entries, extracted bytes) are core's. Header and idle timeouts belong to
 // the http.Server cmd/sandfs builds.

@@ -51,6 +51,8 @@ func (s *Server) shapeForPath(p string) httpkit.Shape {
 		return s.shapeOf(FamilyAIOv2)
 	case strings.HasPrefix(p, "/v1/sandboxes/"), strings.HasPrefix(p, "/v1/sprites/"):
 		return s.shapeOf(FamilyNamed)
+	case p == "/v1/files" || strings.HasPrefix(p, "/v1/files/"):
+		return s.shapeOf(FamilySandboxd)
 	}
 	return s.shapeOf(FamilyService)
 }

@@ -19,6 +19,7 @@ import (
 	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
 	"sandfs/rest/named"
+	"sandfs/rest/sandboxd"
 )
 
 // Test helpers across the families: answer shapes per family, snapshots
@@ -65,6 +66,14 @@ func checkFamilyShape(family string, r resp) error {
 		if err := json.Unmarshal(r.Body, &e); err != nil || e.Error == "" || !strings.HasPrefix(e.Code, "E") {
 			return fmt.Errorf("want {error, code: E…, path}: %v", err)
 		}
+	case FamilySandboxd:
+		var e sandboxd.Error
+		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+			return fmt.Errorf("Content-Type %q", ct)
+		}
+		if err := json.Unmarshal(r.Body, &e); err != nil || e.Message == "" || e.Code != sandboxd.Code(r.Status) {
+			return fmt.Errorf("want {code: %s, message}: %v", sandboxd.Code(r.Status), err)
+		}
 	default:
 		var p agentfs.Problem
 		if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
@@ -79,7 +88,7 @@ func checkFamilyShape(family string, r resp) error {
 
 // snapshot names every entry under dir with its mode, size, content hash,
 // link target and extended attributes.
-func snapshot(t *testing.T, dir string) map[string]string {
+func snapshot(t testing.TB, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -173,6 +182,9 @@ func wantGuardRefusal(t *testing.T, family string, r resp, status int, k httpkit
 		if e.Code != want {
 			t.Errorf("code %q, want %q", e.Code, want)
 		}
+	case FamilySandboxd:
+		// checkFamilyShape checked the code against the status; the kind
+		// is not on the wire.
 	default:
 		var p agentfs.Problem
 		json.Unmarshal(r.Body, &p)

@@ -28,8 +28,8 @@ func serveLocal(h http.Handler, req *http.Request) resp {
 	return resp{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
 }
 
-// FuzzRange sends any Range header to the three routes that serve bytes
-// with Range (sandbox-agent, AIO download, named read): the answer is 200
+// FuzzRange sends any Range header to the four routes that serve bytes
+// with Range (sandbox-agent, AIO download, named read, sandboxd): the answer is 200
 // with the whole file, 206 with exactly the bytes asked for, or 416 in the
 // family's shape; never anything else, never a panic.
 func FuzzRange(f *testing.F) {
@@ -46,6 +46,7 @@ func FuzzRange(f *testing.F) {
 		{FamilyAgent, "/v1/fs/file?path=/f"},
 		{FamilyAIOv2, "/v2/fs/download?path=/f"},
 		{FamilyNamed, "/v1/sandboxes/default/fs/read?path=/f"},
+		{FamilySandboxd, "/v1/files/f"},
 	}
 	handler := h.srv.Handler()
 	f.Fuzz(func(t *testing.T, rng string) {

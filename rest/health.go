@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -17,6 +18,14 @@ type healthResponse struct {
 	// Version is the daemon's build (Version): module version, VCS
 	// revision and time, "dirty" for a build from a modified tree.
 	Version string `json:"version"`
+	// UptimeSeconds is how long the server has served (KEP-539.2's
+	// HealthResponse).
+	UptimeSeconds int64 `json:"uptime_seconds"`
+	// Code and Message are the 503's reason in KEP-539.2's error shape
+	// ({code, message}), beside sandfs's own fields, so that a client of
+	// either reads it.
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
 	// Watch is "degraded" when a sandbox's kernel watch hit the inotify
 	// watch limit (absent otherwise); Degraded names those sandboxes.
 	Watch    string   `json:"watch,omitempty"`
@@ -36,11 +45,17 @@ type healthResponse struct {
 	Unmounted map[string][]string `json:"unmounted,omitempty"`
 }
 
-// health answers GET /health, /v1/health and /v1/ping: the daemon is up
-// (still "ok" with a degraded watch: the files are served), or 503
-// "degraded" while a journal cannot store what it is told.
+// health answers GET /health and /v1/health: the daemon is up (still "ok"
+// with a degraded watch: the files are served), or 503 "degraded" while a
+// journal cannot store what it is told, or 503 "stopping" once the daemon
+// has begun to stop (EndStreams), so that a readiness probe (KEP-539.2's
+// /v1/health) takes it out of service before it closes.
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	h := healthResponse{Status: "ok", Version: Version()}
+	h := healthResponse{Status: "ok", Version: Version(), UptimeSeconds: s.uptime()}
+	if s.stopping() {
+		h.Status, h.Code, h.Message = "stopping", "UNAVAILABLE", shutdownReason
+		return httpkit.WriteJSON(w, http.StatusServiceUnavailable, h)
+	}
 	s.reg.each(func(name string, sb *core.Sandbox) {
 		if sb.Watch().Degraded() {
 			h.Degraded = append(h.Degraded, name)
@@ -74,7 +89,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		sort.Strings(h.Degraded)
 	}
 	if h.History != "" {
-		h.Status = "degraded"
+		h.Status, h.Code, h.Message = "degraded", "UNAVAILABLE", "a sandbox's journal cannot store events: "+h.History
 		return httpkit.WriteJSON(w, http.StatusServiceUnavailable, h)
 	}
 	return httpkit.WriteJSON(w, http.StatusOK, h)
@@ -84,8 +99,11 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 // state (a liveness probe restarts what fails it, which a full disk does
 // not need).
 func (s *Server) ping(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	return httpkit.WriteJSON(w, http.StatusOK, healthResponse{Status: "ok", Version: Version()})
+	return httpkit.WriteJSON(w, http.StatusOK, healthResponse{Status: "ok", Version: Version(), UptimeSeconds: s.uptime()})
 }
+
+// uptime is how long, in whole seconds, the server has been made.
+func (s *Server) uptime() int64 { return int64(time.Since(s.started).Seconds()) }
 
 // Version describes this build from runtime/debug's build info, as
 // "sandfs VERSION [REVISION TIME] [dirty]": the main module's version

@@ -229,7 +229,7 @@ func decode[T any](t *testing.T, r resp) T {
 
 func (h *harness) host(p string) string { return filepath.Join(h.root, filepath.FromSlash(p)) }
 
-func (h *harness) writeFile(t *testing.T, p, content string) {
+func (h *harness) writeFile(t testing.TB, p, content string) {
 	t.Helper()
 	hp := h.host(p)
 	if err := os.MkdirAll(filepath.Dir(hp), 0o755); err != nil {
@@ -240,14 +240,14 @@ func (h *harness) writeFile(t *testing.T, p, content string) {
 	}
 }
 
-func (h *harness) mkdir(t *testing.T, p string) {
+func (h *harness) mkdir(t testing.TB, p string) {
 	t.Helper()
 	if err := os.MkdirAll(h.host(p), 0o755); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (h *harness) symlink(t *testing.T, target, p string) {
+func (h *harness) symlink(t testing.TB, target, p string) {
 	t.Helper()
 	if err := os.Symlink(target, h.host(p)); err != nil {
 		t.Fatal(err)

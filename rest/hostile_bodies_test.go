@@ -114,6 +114,39 @@ func tarCases(rt Route, add func(hostileCase)) {
 		header: map[string]string{"Content-Type": "application/json"}, mustFail: true, status: []int{415}})
 }
 
+// sandboxdMultipartCases are the forms a sandboxd PUT refuses: no "file"
+// part, no boundary, garbage, a form cut short, a file over the upload
+// limit.
+func sandboxdMultipartCases(add func(hostileCase)) {
+	form := func(fields [][2]string, file []byte) (func() io.Reader, string) {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		for _, f := range fields {
+			mw.WriteField(f[0], f[1])
+		}
+		if file != nil {
+			fw, _ := mw.CreateFormFile("file", "f.txt")
+			fw.Write(file)
+		}
+		mw.Close()
+		b := buf.Bytes()
+		return func() io.Reader { return bytes.NewReader(b) }, mw.FormDataContentType()
+	}
+	r, ct := form([][2]string{{"path", "/up.txt"}}, nil)
+	add(hostileCase{name: "multipart without a file", body: r, header: map[string]string{"Content-Type": ct}, mustFail: true, status: []int{400}})
+	add(hostileCase{name: "multipart garbage", body: func() io.Reader { return strings.NewReader("garbage") },
+		header: map[string]string{"Content-Type": "multipart/form-data; boundary=xyz"}, mustFail: true, status: []int{400}})
+	add(hostileCase{name: "multipart without a boundary", body: func() io.Reader { return strings.NewReader("--\r\n") },
+		header: map[string]string{"Content-Type": "multipart/form-data"}, mustFail: true, status: []int{400}})
+	r, ct = form(nil, bytes.Repeat([]byte("x"), 1000))
+	add(hostileCase{name: "multipart truncated", body: func() io.Reader {
+		b, _ := io.ReadAll(r())
+		return bytes.NewReader(b[:len(b)/2])
+	}, header: map[string]string{"Content-Type": ct}, mustFail: true, status: []int{400}})
+	r, ct = form(nil, bytes.Repeat([]byte("x"), int(hostileLimits.tar)+1))
+	add(hostileCase{name: "multipart file over the upload limit", body: r, header: map[string]string{"Content-Type": ct}, mustFail: true, status: []int{413}})
+}
+
 func multipartCases(add func(hostileCase)) {
 	form := func(fields [][2]string, file bool) (func() io.Reader, string) {
 		var buf bytes.Buffer

@@ -24,6 +24,9 @@ func hostileCases(t *testing.T, s *spec, rt Route, o opSpec, ids map[string]stri
 		for _, p := range o.pathParams {
 			v[p] = ids[p]
 		}
+		if o.catchAll != "" {
+			v[o.catchAll] = "a.txt"
+		}
 		for k, x := range over {
 			v[k] = x
 		}
@@ -34,6 +37,11 @@ func hostileCases(t *testing.T, s *spec, rt Route, o opSpec, ids map[string]stri
 		for i, seg := range segs {
 			if strings.HasPrefix(seg, ":") {
 				segs[i] = url.PathEscape(pv[seg[1:]])
+			}
+			if strings.HasPrefix(seg, "*") {
+				// The whole path in one segment: "/" as %2F, which the
+				// route decodes into separators (KEP-539.2).
+				segs[i] = url.PathEscape(strings.TrimPrefix(pv[seg[1:]], "/"))
 			}
 		}
 		return strings.Join(segs, "/")
@@ -107,6 +115,22 @@ func hostileCases(t *testing.T, s *spec, rt Route, o opSpec, ids map[string]stri
 			c := hostileCase{name: "path param " + p + " " + label, target: target(pathVals(map[string]string{p: v}), baseQuery()), mustFail: true}
 			if label == "unknown" {
 				c.status = []int{404} // an unknown watcher or sandbox
+			}
+			add(c)
+		}
+	}
+
+	// A catch-all path parameter is a file path (sandboxd's /v1/files/*path):
+	// the hostile paths fail; a ".." above the root is the standard's 403,
+	// a host path lands inside the root.
+	if o.catchAll != "" {
+		for label, v := range badPaths {
+			add(hostileCase{name: "path " + label, target: target(pathVals(map[string]string{o.catchAll: v}), baseQuery()), mustFail: true})
+		}
+		for label, v := range escapePaths(outside) {
+			c := hostileCase{name: "path escape " + label, target: target(pathVals(map[string]string{o.catchAll: v}), baseQuery()), escape: true}
+			if climbs(v) {
+				c.mustFail, c.escape, c.status = true, false, []int{403}
 			}
 			add(c)
 		}
@@ -257,8 +281,18 @@ func hostileCases(t *testing.T, s *spec, rt Route, o opSpec, ids map[string]stri
 		case "application/x-tar":
 			tarCases(rt, func(c hostileCase) { add(c) })
 		case "multipart/form-data":
+			if rt.Family == FamilySandboxd {
+				sandboxdMultipartCases(func(c hostileCase) { add(c) })
+				break
+			}
 			multipartCases(func(c hostileCase) { add(c) })
 		case "application/octet-stream":
+			if rt.Family == FamilySandboxd {
+				// The upload limit (MaxTarBody) bounds a sandboxd PUT.
+				big := func() io.Reader { return io.LimitReader(zeroReader{}, hostileLimits.tar+1) }
+				add(hostileCase{name: "body over the upload limit", body: big, mustFail: true, status: []int{413}})
+				add(hostileCase{name: "body over the upload limit, chunked", body: big, chunked: true, mustFail: true, status: []int{413}})
+			}
 			if rt.Family == FamilyNamed && rt.Method == "PUT" {
 				big := func() io.Reader { return io.LimitReader(zeroReader{}, named.MaxWrite+1) }
 				add(hostileCase{name: "body over 16 MiB", body: big, mustFail: true, status: []int{413}})
@@ -267,4 +301,22 @@ func hostileCases(t *testing.T, s *spec, rt Route, o opSpec, ids map[string]stri
 		}
 	}
 	return cases
+}
+
+// climbs reports whether a relative path's ".." climbs above where it
+// starts (sandboxd refuses it, 403).
+func climbs(p string) bool {
+	depth := 0
+	for _, seg := range strings.Split(p, "/") {
+		switch seg {
+		case "", ".":
+		case "..":
+			if depth--; depth < 0 {
+				return true
+			}
+		default:
+			depth++
+		}
+	}
+	return false
 }

@@ -13,6 +13,7 @@ import (
 type opSpec struct {
 	query      []paramSpec
 	pathParams []string
+	catchAll   string               // a catch-all path parameter ("*path"), "" when none
 	bodyTypes  []string             // media types of the request body
 	bodyNeeded bool                 // the body is required (else query cases send none)
 	props      map[string]paramSpec // JSON body properties
@@ -82,6 +83,9 @@ func (s *spec) opSpec(t *testing.T, rt Route) opSpec {
 	for _, seg := range strings.Split(rt.Path, "/") {
 		if strings.HasPrefix(seg, ":") {
 			o.pathParams = append(o.pathParams, seg[1:])
+		}
+		if strings.HasPrefix(seg, "*") {
+			o.catchAll = seg[1:]
 		}
 	}
 	params, _ := op["parameters"].([]any)

@@ -11,9 +11,10 @@ type Limits = httpkit.Limits
 
 // The families of the table: each renders errors in its own shape.
 const (
-	FamilyService = httpkit.FamilyService
-	FamilyAgent   = httpkit.FamilyAgent
-	FamilyAIOv1   = httpkit.FamilyAIOv1
-	FamilyAIOv2   = httpkit.FamilyAIOv2
-	FamilyNamed   = httpkit.FamilyNamed
+	FamilyService  = httpkit.FamilyService
+	FamilyAgent    = httpkit.FamilyAgent
+	FamilyAIOv1    = httpkit.FamilyAIOv1
+	FamilyAIOv2    = httpkit.FamilyAIOv2
+	FamilyNamed    = httpkit.FamilyNamed
+	FamilySandboxd = httpkit.FamilySandboxd
 )

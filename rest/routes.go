@@ -53,6 +53,8 @@ func (s *Server) table() []httpkit.Line {
 		},
 		// Named sandboxes (rest/named): /v1/sandboxes/:name/…, /v1/sprites/:name/….
 		s.named.Routes(),
+		// sandboxd (rest/sandboxd, KEP-539.2): /v1/files/*path, /v1/metadata; its /v1/health is the service line above.
+		s.sandboxd.Routes(),
 	)
 }
 

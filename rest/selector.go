@@ -17,8 +17,8 @@ import (
 // # Which sandbox a request acts on
 //
 // The named family names its sandbox in the path (/v1/sandboxes/{name}/…).
-// The sandbox-agent (/v1/fs/*) and AIO (/v1/file/*, /v2/*) families name
-// none: the sandbox selector picks it, the header X-Sandfs-Sandbox: NAME
+// The sandbox-agent (/v1/fs/*), AIO (/v1/file/*, /v2/*) and sandboxd
+// (/v1/files/*, /v1/metadata) families name none: the sandbox selector picks it, the header X-Sandfs-Sandbox: NAME
 // or the query parameter sandbox=NAME (the same name in both when both are
 // given); without one, a sandbox token selects its own sandbox and the
 // daemon's token (or no auth) selects "default".
@@ -45,12 +45,12 @@ type selectorKind uint8
 const (
 	selectNone     selectorKind = iota // service routes, GET /v1/sandboxes: no sandbox
 	selectPath                         // the named family: the path's {name}
-	selectImplicit                     // agent and AIO: the selector, or the token's sandbox, or "default"
+	selectImplicit                     // agent, AIO and sandboxd: the selector, or the token's sandbox, or "default"
 )
 
 func routeSelector(rt Route) selectorKind {
 	switch {
-	case rt.Family == FamilyAgent || rt.Family == FamilyAIOv1 || rt.Family == FamilyAIOv2:
+	case rt.Family == FamilyAgent || rt.Family == FamilyAIOv1 || rt.Family == FamilyAIOv2 || rt.Family == FamilySandboxd:
 		return selectImplicit
 	case rt.Family == FamilyNamed && strings.Contains(rt.Path, "/:name/"):
 		return selectPath

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -14,6 +15,7 @@ import (
 	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
 	"sandfs/rest/named"
+	"sandfs/rest/sandboxd"
 )
 
 // Config wires a Server. cmd/sandfs builds it from flags.
@@ -73,10 +75,12 @@ type Server struct {
 	routes   []httpkit.Line
 	shapes   map[string]httpkit.Shape // family name → its error shape, from the table
 	handler  http.Handler
-	streams  streamStop      // streams.go: ended by EndStreams before shutdown
-	agent    *agentfs.Family // the sandbox-agent family (rest/agentfs)
-	aio      *aio.Family     // the AIO family (rest/aio)
-	named    *named.Family   // the named-sandbox family (rest/named)
+	streams  streamStop       // streams.go: ended by EndStreams before shutdown
+	agent    *agentfs.Family  // the sandbox-agent family (rest/agentfs)
+	aio      *aio.Family      // the AIO family (rest/aio)
+	named    *named.Family    // the named-sandbox family (rest/named)
+	sandboxd *sandboxd.Family // the KEP-539.2 family (rest/sandboxd)
+	started  time.Time        // GET /v1/health's uptime_seconds
 
 	stats          []*routeStats // metrics.go: one per route, in table order
 	metricsHandler http.Handler
@@ -110,6 +114,7 @@ func New(cfg Config) (*Server, error) {
 		events:    cfg.Events,
 		log:       cfg.Log,
 		streams:   streamStop{ch: make(chan struct{})},
+		started:   time.Now(),
 	}
 	if s.limits.MaxJSONBody <= 0 {
 		s.limits.MaxJSONBody = DefaultLimits.MaxJSONBody
@@ -127,6 +132,7 @@ func New(cfg Config) (*Server, error) {
 	s.agent = agentfs.New(host{s})
 	s.aio = aio.New(host{s})
 	s.named = named.New(host{s})
+	s.sandboxd = sandboxd.New(host{s})
 	s.routes = s.table()
 	s.families = map[string]string{}
 	s.shapes = map[string]httpkit.Shape{}

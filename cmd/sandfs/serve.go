@@ -98,7 +98,7 @@ T suffixes (powers of 1024); 0 means the default.`,
 		cfg.events.add(fs)
 		fs.StringVar(&cfg.workdir, "workdir", "/", "API `PATH` relative request paths are taken against")
 		fs.Var(&cfg.maxJSONBody, "max-json-body", "`SIZE` of the largest JSON request body")
-		fs.Var(&cfg.maxTarBody, "max-tar-body", "`SIZE` of the largest tar upload body (upload-batch)")
+		fs.Var(&cfg.maxTarBody, "max-tar-body", "`SIZE` of the largest upload body (a tar of upload-batch, a sandboxd PUT)")
 		fs.IntVar(&cfg.maxTarEntries, "max-tar-entries", cfg.maxTarEntries, "most entries (`N`) in one tar upload")
 		fs.Var(&cfg.maxTarBytes, "max-tar-bytes", "most bytes (`SIZE`) extracted from one tar upload")
 		fs.Var(&cfg.quotas, "quota", "bound the sandbox \"default\" (NAME=… for another) to `[NAME=]SIZE[,ENTRIES]`: bytes of its files and names in its tree, 0 for no bound (repeatable)")

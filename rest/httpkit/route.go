@@ -16,11 +16,12 @@ type Route struct {
 
 // Families: each renders errors in its own shape (see errors.go).
 const (
-	FamilyService = "service"       // /health, /v1/ping, /openapi.json
-	FamilyAgent   = "sandbox-agent" // /v1/fs/*
-	FamilyAIOv1   = "aio-v1"        // /v1/file/*: AIO envelope, filesystem failures 200 + success:false
-	FamilyAIOv2   = "aio-v2"        // /v2/fs/*, /v2/watch: AIO envelope, the status of api.md §2
-	FamilyNamed   = "named"         // /v1/sandboxes/{name}/fs/*, /v1/sprites/{name}/fs/*: {error, code, path}
+	FamilyService  = "service"       // /health, /v1/ping, /openapi.json
+	FamilyAgent    = "sandbox-agent" // /v1/fs/*
+	FamilyAIOv1    = "aio-v1"        // /v1/file/*: AIO envelope, filesystem failures 200 + success:false
+	FamilyAIOv2    = "aio-v2"        // /v2/fs/*, /v2/watch: AIO envelope, the status of api.md §2
+	FamilyNamed    = "named"         // /v1/sandboxes/{name}/fs/*, /v1/sprites/{name}/fs/*: {error, code, path}
+	FamilySandboxd = "sandboxd"      // /v1/files/*, /v1/metadata (KEP-539.2): {code, message}
 )
 
 // HandlerFunc is a thin handler: decode, one core call, encode. A non-nil
