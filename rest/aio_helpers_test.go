@@ -201,6 +201,11 @@ func wantFamilyError(t *testing.T, family string, r resp, status int, agentType,
 		wantAIOError(t, r, status, aioType)
 	case FamilyNamed:
 		wantNamedError(t, r, status, "", "")
+	case FamilyMCP:
+		wantStatus(t, r, status)
+		if err := checkFamilyShape(family, r); err != nil {
+			t.Errorf("%v: %s", err, r.Body)
+		}
 	default:
 		wantProblem(t, r, status, agentType)
 	}

@@ -35,6 +35,10 @@
 //     /v1/capabilities.
 //   - named sandboxes (rest/named): /v1/sandboxes/:name/… and
 //     /v1/sprites/:name/….
+//   - MCP (rest/mcp): POST, GET and DELETE /mcp (the token's sandbox, as
+//     the agent and AIO routes select it) and /v1/sandboxes/:name/mcp
+//     (/v1/sprites/:name/mcp): the Model Context Protocol over streamable
+//     HTTP, stateless, on the official Go SDK; refusals as JSON-RPC errors.
 //   - the sandboxes themselves (sandboxes.go, in the named family's shape).
 //   - web console (ui.go, ui/): GET /ui/*file, the embedded page and its
 //     modules (public: they carry no data) that browse and watch the

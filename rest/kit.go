@@ -16,4 +16,5 @@ const (
 	FamilyAIOv1   = httpkit.FamilyAIOv1
 	FamilyAIOv2   = httpkit.FamilyAIOv2
 	FamilyNamed   = httpkit.FamilyNamed
+	FamilyMCP     = httpkit.FamilyMCP
 )

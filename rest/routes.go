@@ -53,6 +53,8 @@ func (s *Server) table() []httpkit.Line {
 		},
 		// Named sandboxes (rest/named): /v1/sandboxes/:name/…, /v1/sprites/:name/….
 		s.named.Routes(),
+		// MCP (rest/mcp): /mcp (the token's sandbox) and /v1/sandboxes/:name/mcp.
+		s.mcp.Routes(),
 	)
 }
 

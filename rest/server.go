@@ -13,6 +13,7 @@ import (
 	"sandfs/rest/agentfs"
 	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
+	"sandfs/rest/mcp"
 	"sandfs/rest/named"
 )
 
@@ -77,6 +78,7 @@ type Server struct {
 	agent    *agentfs.Family // the sandbox-agent family (rest/agentfs)
 	aio      *aio.Family     // the AIO family (rest/aio)
 	named    *named.Family   // the named-sandbox family (rest/named)
+	mcp      *mcp.Family     // MCP over streamable HTTP (rest/mcp)
 
 	stats          []*routeStats // metrics.go: one per route, in table order
 	metricsHandler http.Handler
@@ -127,6 +129,7 @@ func New(cfg Config) (*Server, error) {
 	s.agent = agentfs.New(host{s})
 	s.aio = aio.New(host{s})
 	s.named = named.New(host{s})
+	s.mcp = mcp.New(host{s})
 	s.routes = s.table()
 	s.families = map[string]string{}
 	s.shapes = map[string]httpkit.Shape{}

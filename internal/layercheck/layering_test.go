@@ -60,6 +60,7 @@ func copyModule(t *testing.T, src, dst string) {
 		// rest imports each family, so a family importing rest is a cycle.
 		{"rest/aio", "aio", "sandfs/rest", "import cycle not allowed"},
 		{"rest/named", "named", "sandfs/rest/aio", "rest/named must not import"},
+		{"rest/mcp", "mcp", "sandfs/rest/named", "rest/mcp must not import"},
 		{"fusefs", "fusefs", "sandfs/rest", "fusefs must not import"},
 		{"natsout", "natsout", "sandfs/fusefs", "natsout must not import"},
 		{"internal/size", "size", "sandfs/core", "internal must not import"},

@@ -21,6 +21,7 @@ const (
 	FamilyAIOv1   = "aio-v1"        // /v1/file/*: AIO envelope, filesystem failures 200 + success:false
 	FamilyAIOv2   = "aio-v2"        // /v2/fs/*, /v2/watch: AIO envelope, the status of api.md §2
 	FamilyNamed   = "named"         // /v1/sandboxes/{name}/fs/*, /v1/sprites/{name}/fs/*: {error, code, path}
+	FamilyMCP     = "mcp"           // /mcp, /v1/sandboxes/{name}/mcp: JSON-RPC errors (rest/mcp)
 )
 
 // HandlerFunc is a thin handler: decode, one core call, encode. A non-nil
