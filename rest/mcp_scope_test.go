@@ -1,0 +1,113 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sandfs/core/journal"
+)
+
+// TestMCPScope: /mcp acts on the token's own sandbox (a's token on a, the
+// daemon's on default); /v1/sandboxes/NAME/mcp on NAME, which a sandbox
+// token reaches only for its own; no token, or a wrong one, is 401.
+func TestMCPScope(t *testing.T) {
+	rh := newTokenHarness(t)
+	base := rh.ts.URL
+	for _, c := range []struct {
+		name, path, token, wantWho string // wantWho "": the connect is refused
+		wantErr                        string
+	}{
+		{"own token, /mcp", "/mcp", "tok-a", "a", ""},
+		{"other's token, /mcp", "/mcp", "tok-b", "b", ""},
+		{"daemon token, /mcp", "/mcp", "daemon-tok", "default", ""},
+		{"own token, named", "/v1/sandboxes/a/mcp", "tok-a", "a", ""},
+		{"own token, sprites", "/v1/sprites/a/mcp", "tok-a", "a", ""},
+		{"daemon token, named", "/v1/sandboxes/b/mcp", "daemon-tok", "b", ""},
+		{"a's token on b", "/v1/sandboxes/b/mcp", "tok-a", "", "Forbidden"},
+		{"a's token on default", "/v1/sandboxes/default/mcp", "tok-a", "", "Forbidden"},
+		{"a's token on one not served", "/v1/sandboxes/zz/mcp", "tok-a", "", "Forbidden"},
+		{"daemon token on one not served", "/v1/sandboxes/zz/mcp", "daemon-tok", "", "Not Found"},
+		{"no token", "/mcp", "", "", "Unauthorized"},
+		{"wrong token", "/v1/sandboxes/a/mcp", "tok-nope", "", "Unauthorized"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hdr := http.Header{}
+			if c.token != "" {
+				hdr = bearer(c.token)
+			}
+			cs, err := mcpConnect(t, base+c.path, "scope-test", hdr)
+			if c.wantWho == "" {
+				if err == nil {
+					t.Fatalf("connected; want a refusal")
+				}
+				if !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("refusal %v; want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, isErr := callText(t, cs, "read_text_file", map[string]any{"path": "/who"}); isErr || got != c.wantWho {
+				t.Fatalf("/who reads %q (isError %v), want %q", got, isErr, c.wantWho)
+			}
+		})
+	}
+	// a's token writes into a alone.
+	cs := mustMCP(t, base+"/mcp", "scope-test", bearer("tok-a"))
+	if got, isErr := callText(t, cs, "write_file", map[string]any{"path": "/mine", "content": "by a"}); isErr {
+		t.Fatal(got)
+	}
+	for name, root := range rh.roots {
+		_, err := os.Stat(filepath.Join(root, "mine"))
+		if (name == "a") != (err == nil) {
+			t.Errorf("sandbox %s: /mine stat %v", name, err)
+		}
+	}
+}
+
+// TestMCPActor: a change is journaled with origin api and, as actor, the
+// X-Sandfs-Actor header when given, else the client's clientInfo.name; a
+// name the header check refuses is dropped, not an error.
+func TestMCPActor(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	sb := h.srv.sandboxOf(context.Background())
+	for _, c := range []struct {
+		name, client, header, want string
+	}{
+		{"client name", "claude-code", "", "claude-code"},
+		{"header wins", "claude-code", "agent-7", "agent-7"},
+		{"reserved client name", "fuse", "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hdr := http.Header{}
+			if c.header != "" {
+				hdr.Set("X-Sandfs-Actor", c.header)
+			}
+			cs := mustMCP(t, h.ts.URL+"/mcp", c.client, hdr)
+			seq := sb.Journal().Seq()
+			p := "/actor-" + strings.ReplaceAll(c.name, " ", "-")
+			if got, isErr := callText(t, cs, "write_file", map[string]any{"path": p, "content": "x"}); isErr {
+				t.Fatal(got)
+			}
+			evs, _ := sb.Journal().Since(seq, 100)
+			found := false
+			for _, e := range evs {
+				if e.Path != p {
+					continue
+				}
+				found = true
+				if e.Origin != journal.API || e.Actor != c.want {
+					t.Errorf("event %s %s: origin %q actor %q, want api %q", e.Type, e.Path, e.Origin, e.Actor, c.want)
+				}
+			}
+			if !found {
+				t.Fatalf("no event for %s in %+v", p, evs)
+			}
+		})
+	}
+}
