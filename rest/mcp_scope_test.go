@@ -19,7 +19,7 @@ func TestMCPScope(t *testing.T) {
 	base := rh.ts.URL
 	for _, c := range []struct {
 		name, path, token, wantWho string // wantWho "": the connect is refused
-		wantErr                        string
+		wantErr                    string
 	}{
 		{"own token, /mcp", "/mcp", "tok-a", "a", ""},
 		{"other's token, /mcp", "/mcp", "tok-b", "b", ""},
