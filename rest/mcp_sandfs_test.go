@@ -74,7 +74,9 @@ func TestMCPSandfsTools(t *testing.T) {
 		{"changes", "changes_since", func() map[string]any { return map[string]any{"since": cpID, "diff": true} },
 			`(?s)"path": "/d".*"change": "deleted".*"path": "/e"`, false},
 		{"changes bad since", "changes_since", func() map[string]any { return map[string]any{"since": "yesterday"} }, `since must be`, true},
-		{"restore dry", "restore", func() map[string]any { return map[string]any{"checkpoint": cpID, "paths": []string{"/d"}, "dry_run": true} },
+		{"restore dry", "restore", func() map[string]any {
+			return map[string]any{"checkpoint": cpID, "paths": []string{"/d"}, "dry_run": true}
+		},
 			`(?s)"dryRun": true.*"/d/x"`, false},
 		{"restore", "restore", func() map[string]any { return map[string]any{"checkpoint": cpID, "paths": []string{"/d"}} },
 			`"undo": "cp_[0-9a-f]+"`, false},
