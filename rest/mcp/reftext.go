@@ -60,6 +60,19 @@ func toolErr(err error, syscall string) error {
 	return err
 }
 
+// renameErr is a failed rename as Node words it: both paths.
+func renameErr(err error, src, dst string) error {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		txt, ok := nodeErrnoText[errno]
+		if !ok {
+			txt = errno.Error()
+		}
+		return fmt.Errorf("%s: %s, rename '%s' -> '%s'", unix.ErrnoName(errno), txt, src, dst)
+	}
+	return err
+}
+
 // formatSize is lib.ts formatSize: B up to 1023, then two decimals of the
 // largest unit up to TB.
 func formatSize(n int64) string {

@@ -273,7 +273,9 @@ func (f *Family) addRefTools(s *sdk.Server) {
 					dst, _ := sb.Clean(in.Destination)
 					return nil, textOut{}, errorf("Destination already exists: %s", dst)
 				}
-				return nil, textOut{}, toolErr(err, "rename")
+				src, _ := sb.Clean(in.Source)
+				dst, _ := sb.Clean(in.Destination)
+				return nil, textOut{}, renameErr(err, src, dst)
 			}
 			return text("Successfully moved " + in.Source + " to " + in.Destination)
 		})
@@ -350,7 +352,8 @@ func (f *Family) readFile(ctx context.Context, p string) (b []byte, info core.In
 	fh, info, err := sb.OpenFile(ctx, p)
 	if err != nil {
 		if core.ErrnoOf(err) == errEISDIR {
-			return nil, info, toolErr(err, "read")
+			// Node's read of a directory names no path.
+			return nil, info, errorf("EISDIR: illegal operation on a directory, read")
 		}
 		return nil, info, toolErr(err, "open")
 	}
