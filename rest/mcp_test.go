@@ -18,6 +18,9 @@ func TestMCPRefTools(t *testing.T) {
 	h.writeFile(t, "/src/util.go", "package main\n")
 	h.writeFile(t, "/img.png", "\x89PNG fake")
 	h.mkdir(t, "/empty")
+	// A file over the whole-read bound: head and tail still read its ends.
+	big := strings.Repeat("x", 1<<20) + "\n"
+	h.writeFile(t, "/big.log", "first\nsecond\n"+strings.Repeat(big, 17)+"last-but-one\nlast\n")
 	cs := mustMCP(t, h.ts.URL+"/mcp", "ref-test", bearer(token))
 
 	for _, c := range []struct {
@@ -30,17 +33,20 @@ func TestMCPRefTools(t *testing.T) {
 		{"read relative", "read_file", map[string]any{"path": "a.txt"}, "one\ntwo\nthree\n", false},
 		{"head", "read_text_file", map[string]any{"path": "/a.txt", "head": 2}, "one\ntwo", false},
 		{"tail", "read_text_file", map[string]any{"path": "/a.txt", "tail": 2}, "three\n", false},
+		{"big whole", "read_text_file", map[string]any{"path": "/big.log"}, "~/big.log is 17825840 bytes; a read answers at most 16777216", true},
+		{"big head", "read_text_file", map[string]any{"path": "/big.log", "head": 2}, "first\nsecond", false},
+		{"big tail", "read_text_file", map[string]any{"path": "/big.log", "tail": 3}, "last-but-one\nlast\n", false},
 		{"head and tail", "read_text_file", map[string]any{"path": "/a.txt", "head": 1, "tail": 1}, "Cannot specify both head and tail parameters simultaneously", true},
 		{"read missing", "read_text_file", map[string]any{"path": "/nope.txt"}, "ENOENT: no such file or directory, open '/nope.txt'", true},
 		{"read dir", "read_text_file", map[string]any{"path": "/src"}, "EISDIR: illegal operation on a directory, read", true},
 		{"escape", "read_text_file", map[string]any{"path": "/../../etc/hostname"}, "ENOENT: no such file or directory, open '/etc/hostname'", true},
 		{"multiple", "read_multiple_files", map[string]any{"paths": []string{"/src/util.go", "/nope"}},
 			"/src/util.go:\npackage main\n\n\n---\n/nope: Error - ENOENT: no such file or directory, open '/nope'", false},
-		{"list", "list_directory", map[string]any{"path": "/"}, "[FILE] a.txt\n[DIR] empty\n[FILE] img.png\n[DIR] src", false},
+		{"list", "list_directory", map[string]any{"path": "/"}, "[FILE] a.txt\n[FILE] big.log\n[DIR] empty\n[FILE] img.png\n[DIR] src", false},
 		{"list missing", "list_directory", map[string]any{"path": "/nope"}, "ENOENT: no such file or directory, scandir '/nope'", true},
 		{"sizes", "list_directory_with_sizes", map[string]any{"path": "/src", "sortBy": "size"},
 			"[FILE] main.go" + strings.Repeat(" ", 30) + "45 B\n[FILE] util.go" + strings.Repeat(" ", 30) + "13 B\n\nTotal: 2 files, 0 directories\nCombined size: 58 B", false},
-		{"tree", "directory_tree", map[string]any{"path": "/", "excludePatterns": []string{"*.png", "a.txt"}},
+		{"tree", "directory_tree", map[string]any{"path": "/", "excludePatterns": []string{"*.png", "a.txt", "*.log"}},
 			"[\n  {\n    \"name\": \"empty\",\n    \"type\": \"directory\",\n    \"children\": []\n  },\n  {\n    \"name\": \"src\",\n    \"type\": \"directory\",\n    \"children\": [\n      {\n        \"name\": \"main.go\",\n        \"type\": \"file\"\n      },\n      {\n        \"name\": \"util.go\",\n        \"type\": \"file\"\n      }\n    ]\n  }\n]", false},
 		{"search", "search_files", map[string]any{"path": "/", "pattern": "**/*.go"}, "/src/main.go\n/src/util.go", false},
 		{"search top", "search_files", map[string]any{"path": "/", "pattern": "*.go"}, "No matches found", false},

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +21,8 @@ import (
 // The file work of the reference tools, each a few calls into core.
 
 var errorf = fmt.Errorf
+
+var errnoOf = core.ErrnoOf
 
 var (
 	errEEXIST error = unix.EEXIST
@@ -138,7 +141,7 @@ func (f *Family) listWithSizes(ctx context.Context, in sizesIn) (string, error) 
 		}
 	}
 	if in.SortBy == "size" {
-		slices.SortStableFunc(entries, func(a, b core.Info) int { return int(sizes[b.Name] - sizes[a.Name]) })
+		slices.SortStableFunc(entries, func(a, b core.Info) int { return cmp.Compare(sizes[b.Name], sizes[a.Name]) })
 	} else {
 		slices.SortStableFunc(entries, func(a, b core.Info) int { return nameOrder.CompareString(a.Name, b.Name) })
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
+	"net/url"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -107,21 +108,20 @@ func (f *Family) addRefTools(s *sdk.Server) {
 		if head != 0 && tail != 0 {
 			return nil, textOut{}, errorf("Cannot specify both head and tail parameters simultaneously")
 		}
-		b, _, err := f.readFile(ctx, in.Path)
-		if err != nil {
-			return nil, textOut{}, err
-		}
-		s := toText(b)
+		var s string
+		var err error
 		switch {
 		case tail > 0:
-			lines := strings.Split(normalizeEOL(s), "\n")
-			s = strings.Join(lines[max(0, len(lines)-tail):], "\n")
+			s, err = f.readTail(ctx, in.Path, tail)
 		case head > 0:
-			lines := strings.Split(s, "\n")
-			if strings.HasSuffix(s, "\n") || s == "" {
-				lines = lines[:len(lines)-1]
-			}
-			s = strings.Join(lines[:min(head, len(lines))], "\n")
+			s, err = f.readHead(ctx, in.Path, head)
+		default:
+			var b []byte
+			b, _, err = f.readFile(ctx, in.Path)
+			s = toText(b)
+		}
+		if err != nil {
+			return nil, textOut{}, err
 		}
 		return text(s)
 	}
@@ -156,7 +156,7 @@ func (f *Family) addRefTools(s *sdk.Server) {
 				c = &sdk.AudioContent{Data: b, MIMEType: mime}
 				wire = map[string]any{"type": "audio", "data": data, "mimeType": mime}
 			default:
-				uri := "file://" + ap
+				uri := (&url.URL{Scheme: "file", Path: ap}).String() // percent-encoded, as Node's pathToFileURL
 				c = &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: uri, MIMEType: mime, Blob: b}}
 				wire = map[string]any{"type": "resource", "resource": map[string]any{"uri": uri, "mimeType": mime, "blob": data}}
 			}
@@ -351,11 +351,7 @@ func (f *Family) readFile(ctx context.Context, p string) (b []byte, info core.In
 	}
 	fh, info, err := sb.OpenFile(ctx, p)
 	if err != nil {
-		if core.ErrnoOf(err) == errEISDIR {
-			// Node's read of a directory names no path.
-			return nil, info, errorf("EISDIR: illegal operation on a directory, read")
-		}
-		return nil, info, toolErr(err, "open")
+		return nil, info, openErr(err)
 	}
 	defer fh.Close()
 	if info.Size > maxReadBytes {
