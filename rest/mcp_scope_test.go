@@ -111,3 +111,35 @@ func TestMCPActor(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPRefusalShape: what the SDK or the router refuses on an MCP path
+// (a method, a missing Accept, a body that is no JSON-RPC message) is a
+// JSON-RPC error with its status, as the wrapper's own refusals are.
+func TestMCPRefusalShape(t *testing.T) {
+	h := newHarness(t, harnessOpts{Token: "tok"})
+	js := map[string]string{"Content-Type": "application/json"}
+	both := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	for _, c := range []struct {
+		name   string
+		r      req
+		status int
+	}{
+		{"PUT /mcp", req{Method: "PUT", Target: "/mcp"}, 405},
+		{"PUT named", req{Method: "PUT", Target: "/v1/sandboxes/default/mcp"}, 405},
+		{"GET /mcp", req{Method: "GET", Target: "/mcp"}, 405},
+		{"DELETE named", req{Method: "DELETE", Target: "/v1/sandboxes/default/mcp"}, 405},
+		{"no Accept", req{Method: "POST", Target: "/mcp", Header: js, Body: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)}, 400},
+		{"not JSON-RPC", req{Method: "POST", Target: "/mcp", Header: both, Body: strings.NewReader(`[1,2`)}, 400},
+		{"no token", req{Method: "POST", Target: "/mcp", Header: both, NoAuth: true, Body: strings.NewReader(`{}`)}, 401},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := h.do(t, c.r)
+			if r.Status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, c.status, r.Body)
+			}
+			if err := checkFamilyShape(FamilyMCP, r); err != nil {
+				t.Fatalf("%v: %s", err, r.Body)
+			}
+		})
+	}
+}
