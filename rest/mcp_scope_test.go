@@ -143,3 +143,35 @@ func TestMCPRefusalShape(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPLegacyClient: a client of the 2025-06-18 protocol (initialize,
+// then each call with MCP-Protocol-Version and no session) is served
+// statelessly: initialize answers no Mcp-Session-Id, and a tools/call
+// made on its own runs, its change named by X-Sandfs-Actor.
+func TestMCPLegacyClient(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	hdr := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	r := h.do(t, req{Method: "POST", Target: "/mcp", Header: hdr, Body: strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old-client","version":"1"}}}`)})
+	if r.Status != 200 || r.Header.Get("Mcp-Session-Id") != "" || !strings.Contains(string(r.Body), `"protocolVersion":"2025-06-18"`) {
+		t.Fatalf("initialize: %d session %q: %s", r.Status, r.Header.Get("Mcp-Session-Id"), r.Body)
+	}
+	hdr["MCP-Protocol-Version"] = "2025-06-18"
+	hdr["X-Sandfs-Actor"] = "old-client"
+	r = h.do(t, req{Method: "POST", Target: "/mcp", Header: hdr, Body: strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)})
+	if r.Status != 202 {
+		t.Fatalf("initialized: %d %s", r.Status, r.Body)
+	}
+	r = h.do(t, req{Method: "POST", Target: "/mcp", Header: hdr, Body: strings.NewReader(
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/old.txt","content":"hi"}}}`)})
+	if r.Status != 200 || !strings.Contains(string(r.Body), "Successfully wrote to /old.txt") {
+		t.Fatalf("tools/call: %d %s", r.Status, r.Body)
+	}
+	sb := h.srv.sandboxOf(context.Background())
+	evs, _ := sb.Journal().Since(0, 100)
+	for _, e := range evs {
+		if e.Path == "/old.txt" && (e.Actor != "old-client" || e.Origin != journal.API) {
+			t.Errorf("event %+v: want actor old-client, origin api", e)
+		}
+	}
+}
