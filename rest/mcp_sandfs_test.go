@@ -52,6 +52,9 @@ func TestMCPSandfsTools(t *testing.T) {
 		{"write current", "write_file", func() map[string]any {
 			return map[string]any{"path": "/a.txt", "content": "alpha\nbeta\ngamma\n", "expected_etag": aTag}
 		}, `^Successfully wrote to /a.txt$`, false},
+		{"move stale", "move_file", func() map[string]any {
+			return map[string]any{"source": "/a.txt", "destination": "/moved.txt", "expected_etag": stale}
+		}, `precondition failed`, true},
 		{"checkpoint", "checkpoint", func() map[string]any { return map[string]any{"name": "before"} }, `"id": "cp_[0-9a-f]+"`, false},
 		{"list checkpoints", "list_checkpoints", func() map[string]any { return map[string]any{} }, `"count": 1`, false},
 		{"grep", "grep", func() map[string]any { return map[string]any{"path": "/", "pattern": "print.n"} },

@@ -77,8 +77,9 @@ type treeIn struct {
 }
 
 type moveIn struct {
-	Source      string `json:"source"`
-	Destination string `json:"destination"`
+	Source       string `json:"source"`
+	Destination  string `json:"destination"`
+	ExpectedETag string `json:"expected_etag,omitempty" jsonschema:"sandfs: move only if the source's ETag is still this one"`
 }
 
 type searchIn struct {
@@ -262,13 +263,17 @@ func (f *Family) addRefTools(s *sdk.Server) {
 
 	sdk.AddTool(s, &sdk.Tool{Name: "move_file", Annotations: rw("Move File", false, true),
 		Description: "Move or rename files and directories. Can move files between directories and rename them in a single " +
-			"operation. If the destination exists, the operation will fail."},
+			"operation. If the destination exists, the operation will fail. sandfs: expected_etag as for write_file, of the source."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in moveIn) (*sdk.CallToolResult, textOut, error) {
 			sb, err := f.sandbox(ctx)
 			if err != nil {
 				return nil, textOut{}, err
 			}
-			if err := sb.Move(actorCtx(ctx, req), in.Source, in.Destination, core.MoveOptions{}); err != nil {
+			var o core.MoveOptions
+			if in.ExpectedETag != "" {
+				o.Pre.IfMatch = []string{in.ExpectedETag}
+			}
+			if err := sb.Move(actorCtx(ctx, req), in.Source, in.Destination, o); err != nil {
 				if core.ErrnoOf(err) == errEEXIST {
 					dst, _ := sb.Clean(in.Destination)
 					return nil, textOut{}, errorf("Destination already exists: %s", dst)
