@@ -129,7 +129,7 @@ func New(cfg Config) (*Server, error) {
 	s.agent = agentfs.New(host{s})
 	s.aio = aio.New(host{s})
 	s.named = named.New(host{s})
-	s.mcp = mcp.New(host{s})
+	s.mcp = mcp.New(host{s}, s.log)
 	s.routes = s.table()
 	s.families = map[string]string{}
 	s.shapes = map[string]httpkit.Shape{}

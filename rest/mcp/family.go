@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
@@ -17,6 +18,7 @@ import (
 // taking its sandbox from the request's context.
 type Family struct {
 	host    httpkit.Host
+	log     *slog.Logger
 	limits  httpkit.Limits
 	handler *sdk.StreamableHTTPHandler
 }
@@ -24,9 +26,9 @@ type Family struct {
 // ServerName and the version are what initialize answers as serverInfo.
 const ServerName = "sandfs"
 
-// New is the family served by host.
-func New(host httpkit.Host) *Family {
-	f := &Family{host: host, limits: host.Limits()}
+// New is the family served by host, logging to log.
+func New(host httpkit.Host, log *slog.Logger) *Family {
+	f := &Family{host: host, log: log, limits: host.Limits()}
 	srv := sdk.NewServer(&sdk.Implementation{Name: ServerName, Title: "sandfs filesystem", Version: "1"}, nil)
 	f.addRefTools(srv)
 	f.addSandfsTools(srv)
@@ -38,6 +40,9 @@ func New(host httpkit.Host) *Family {
 		// would not know.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        f.limits.MaxJSONBody,
+		// A tool's work (a walk, a grep) stops when its client hangs up;
+		// the SDK can tell only for the 2026-07-28 protocol.
+		PropagateRequestCancellation: true,
 	})
 	return f
 }

@@ -126,14 +126,14 @@ func (f *Family) addRefTools(s *sdk.Server) {
 		}
 		return text(s)
 	}
-	sdk.AddTool(s, &sdk.Tool{Name: "read_file", Annotations: ro("Read File (Deprecated)"),
+	addTool(f, s, &sdk.Tool{Name: "read_file", Annotations: ro("Read File (Deprecated)"),
 		Description: "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead."}, readText)
-	sdk.AddTool(s, &sdk.Tool{Name: "read_text_file", Annotations: ro("Read Text File"),
+	addTool(f, s, &sdk.Tool{Name: "read_text_file", Annotations: ro("Read Text File"),
 		Description: "Read the complete contents of a file from the file system as text. Use the 'head' parameter to read only " +
 			"the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file " +
 			"as text regardless of extension. Paths are sandbox paths (\"/\" is the sandbox's root)."}, readText)
 
-	sdk.AddTool(s, &sdk.Tool{Name: "read_media_file", Annotations: ro("Read Media File"),
+	addTool(f, s, &sdk.Tool{Name: "read_media_file", Annotations: ro("Read Media File"),
 		Description: "Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are " +
 			"returned as image/audio content; any other file type is returned as an embedded resource."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in pathIn) (*sdk.CallToolResult, any, error) {
@@ -164,7 +164,7 @@ func (f *Family) addRefTools(s *sdk.Server) {
 			return &sdk.CallToolResult{Content: []sdk.Content{c}, StructuredContent: map[string]any{"content": []any{wire}}}, nil, nil
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "read_multiple_files", Annotations: ro("Read Multiple Files"),
+	addTool(f, s, &sdk.Tool{Name: "read_multiple_files", Annotations: ro("Read Multiple Files"),
 		Description: "Read the contents of multiple files simultaneously. Each file's content is returned with its path as a " +
 			"reference. Failed reads for individual files won't stop the entire operation."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in readMultipleIn) (*sdk.CallToolResult, textOut, error) {
@@ -183,7 +183,7 @@ func (f *Family) addRefTools(s *sdk.Server) {
 			return text(strings.Join(parts, "\n---\n"))
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "write_file", Annotations: rw("Write File", true, true),
+	addTool(f, s, &sdk.Tool{Name: "write_file", Annotations: rw("Write File", true, true),
 		Description: "Create a new file or completely overwrite an existing file with new content. Use with caution as it will " +
 			"overwrite existing files without warning. sandfs: give expected_etag to write only over the version you read; " +
 			"the answer's structured content carries the new ETag."},
@@ -197,7 +197,7 @@ func (f *Family) addRefTools(s *sdk.Server) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: msg}}}, writeOut{Content: msg, ETag: etag}, nil
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "edit_file", Annotations: rw("Edit File", false, true),
+	addTool(f, s, &sdk.Tool{Name: "edit_file", Annotations: rw("Edit File", false, true),
 		Description: "Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a " +
 			"git-style diff showing the changes made. sandfs: expected_etag as for write_file."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in editIn) (*sdk.CallToolResult, writeOut, error) {
@@ -209,7 +209,7 @@ func (f *Family) addRefTools(s *sdk.Server) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}, writeOut{Content: out, ETag: etag}, nil
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "create_directory", Annotations: rw("Create Directory", true, false),
+	addTool(f, s, &sdk.Tool{Name: "create_directory", Annotations: rw("Create Directory", true, false),
 		Description: "Create a new directory or ensure a directory exists. Can create multiple nested directories in one " +
 			"operation. If the directory already exists, this operation will succeed silently."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in pathIn) (*sdk.CallToolResult, textOut, error) {
@@ -223,7 +223,7 @@ func (f *Family) addRefTools(s *sdk.Server) {
 			return text("Successfully created directory " + in.Path)
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "list_directory", Annotations: ro("List Directory"),
+	addTool(f, s, &sdk.Tool{Name: "list_directory", Annotations: ro("List Directory"),
 		Description: "Get a detailed listing of all files and directories in a specified path. Results clearly distinguish " +
 			"between files and directories with [FILE] and [DIR] prefixes."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in pathIn) (*sdk.CallToolResult, textOut, error) {
@@ -238,7 +238,7 @@ func (f *Family) addRefTools(s *sdk.Server) {
 			return text(strings.Join(lines, "\n"))
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "list_directory_with_sizes", Annotations: ro("List Directory with Sizes"),
+	addTool(f, s, &sdk.Tool{Name: "list_directory_with_sizes", Annotations: ro("List Directory with Sizes"),
 		Description: "Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly " +
 			"distinguish between files and directories with [FILE] and [DIR] prefixes."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in sizesIn) (*sdk.CallToolResult, textOut, error) {
@@ -249,7 +249,7 @@ func (f *Family) addRefTools(s *sdk.Server) {
 			return text(s)
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "directory_tree", Annotations: ro("Directory Tree"),
+	addTool(f, s, &sdk.Tool{Name: "directory_tree", Annotations: ro("Directory Tree"),
 		Description: "Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', " +
 			"'type' (file/directory), and 'children' for directories. Files have no children array, while directories always " +
 			"have a children array (which may be empty). The output is formatted with 2-space indentation for readability."},
@@ -261,7 +261,7 @@ func (f *Family) addRefTools(s *sdk.Server) {
 			return text(s)
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "move_file", Annotations: rw("Move File", false, true),
+	addTool(f, s, &sdk.Tool{Name: "move_file", Annotations: rw("Move File", false, true),
 		Description: "Move or rename files and directories. Can move files between directories and rename them in a single " +
 			"operation. If the destination exists, the operation will fail. sandfs: expected_etag as for write_file, of the source."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in moveIn) (*sdk.CallToolResult, textOut, error) {
@@ -285,7 +285,7 @@ func (f *Family) addRefTools(s *sdk.Server) {
 			return text("Successfully moved " + in.Source + " to " + in.Destination)
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "search_files", Annotations: ro("Search Files"),
+	addTool(f, s, &sdk.Tool{Name: "search_files", Annotations: ro("Search Files"),
 		Description: "Recursively search for files and directories matching a pattern. The patterns should be glob-style " +
 			"patterns that match paths relative to the working directory. Use pattern like '*.ext' to match files in current " +
 			"directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items."},
@@ -300,7 +300,7 @@ func (f *Family) addRefTools(s *sdk.Server) {
 			return text(strings.Join(found, "\n"))
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "get_file_info", Annotations: ro("Get File Info"),
+	addTool(f, s, &sdk.Tool{Name: "get_file_info", Annotations: ro("Get File Info"),
 		Description: "Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, " +
 			"creation time, last modified time, permissions, and type."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in pathIn) (*sdk.CallToolResult, textOut, error) {
@@ -311,7 +311,7 @@ func (f *Family) addRefTools(s *sdk.Server) {
 			return text(s)
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "list_allowed_directories", Annotations: ro("List Allowed Directories"),
+	addTool(f, s, &sdk.Tool{Name: "list_allowed_directories", Annotations: ro("List Allowed Directories"),
 		Description: "Returns the list of directories that this server is allowed to access: the sandbox's root, \"/\". " +
 			"Subdirectories within these allowed directories are also accessible."},
 		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, textOut, error) {

@@ -69,7 +69,7 @@ type restoreIn struct {
 }
 
 func (f *Family) addSandfsTools(s *sdk.Server) {
-	sdk.AddTool(s, &sdk.Tool{Name: "delete", Annotations: rw("Delete", true, true),
+	addTool(f, s, &sdk.Tool{Name: "delete", Annotations: rw("Delete", true, true),
 		Description: "Delete a file, a symlink (not its target) or a directory (recursive for a non-empty one). " +
 			"expected_etag: delete only the version you read; a mismatch is an error naming the current ETag, and nothing is deleted."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in deleteIn) (*sdk.CallToolResult, any, error) {
@@ -88,7 +88,7 @@ func (f *Family) addSandfsTools(s *sdk.Server) {
 			return textResult("Successfully deleted " + ap)
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "copy", Annotations: rw("Copy", false, true),
+	addTool(f, s, &sdk.Tool{Name: "copy", Annotations: rw("Copy", false, true),
 		Description: "Copy a file, symlink or directory tree (modes kept). The destination must not exist unless overwrite. " +
 			"expected_etag: replace only the destination's version you read. Answers the new ETag of a copied file."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in copyIn) (*sdk.CallToolResult, any, error) {
@@ -113,21 +113,21 @@ func (f *Family) addSandfsTools(s *sdk.Server) {
 			return textResult(msg)
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "grep", Annotations: ro("Search File Contents"),
+	addTool(f, s, &sdk.Tool{Name: "grep", Annotations: ro("Search File Contents"),
 		Description: "Search file contents for a regular expression (or a fixed string), as ripgrep does: binary files and files " +
 			"over 1 MiB are skipped, .git and node_modules are not entered unless exclude says otherwise. Answers path:line:text lines."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in grepIn) (*sdk.CallToolResult, any, error) {
 			return f.grep(ctx, in)
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "changes_since", Annotations: ro("Changes Since"),
+	addTool(f, s, &sdk.Tool{Name: "changes_since", Annotations: ro("Changes Since"),
 		Description: "The net change of every path since a point (a journal seq, a time, or a checkpoint id): added, modified, " +
 			"deleted or renamed, who changed it, and with diff a unified diff of each text file."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in changesIn) (*sdk.CallToolResult, any, error) {
 			return f.changesSince(ctx, in)
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "checkpoint", Annotations: rw("Checkpoint", false, false),
+	addTool(f, s, &sdk.Tool{Name: "checkpoint", Annotations: rw("Checkpoint", false, false),
 		Description: "Take a checkpoint of the whole sandbox tree (content-addressed: unchanged files cost nothing); restore can bring it back."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in checkpointIn) (*sdk.CallToolResult, any, error) {
 			sb, err := f.sandbox(ctx)
@@ -144,7 +144,7 @@ func (f *Family) addSandfsTools(s *sdk.Server) {
 			return jsonResult(wireCheckpoint(cp))
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "list_checkpoints", Annotations: ro("List Checkpoints"),
+	addTool(f, s, &sdk.Tool{Name: "list_checkpoints", Annotations: ro("List Checkpoints"),
 		Description: "Every checkpoint of the sandbox, oldest first."},
 		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 			sb, err := f.sandbox(ctx)
@@ -162,7 +162,7 @@ func (f *Family) addSandfsTools(s *sdk.Server) {
 			return jsonResult(out)
 		})
 
-	sdk.AddTool(s, &sdk.Tool{Name: "restore", Annotations: rw("Restore", false, true),
+	addTool(f, s, &sdk.Tool{Name: "restore", Annotations: rw("Restore", false, true),
 		Description: "Bring back the tree (or the given paths) as a checkpoint holds it. A checkpoint is taken first, so the " +
 			"restore can itself be undone (its id is the answer's undo). dry_run says what would change and changes nothing."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in restoreIn) (*sdk.CallToolResult, any, error) {
