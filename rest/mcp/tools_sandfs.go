@@ -227,13 +227,14 @@ func (f *Family) grep(ctx context.Context, in grepIn) (*sdk.CallToolResult, any,
 	o := grep.Options{Pattern: in.Pattern, Include: in.Include, Exclude: in.Exclude, CaseInsensitive: in.CaseInsensitive,
 		FixedStrings: in.FixedStrings, ContextBefore: in.ContextBefore, ContextAfter: in.ContextAfter,
 		MaxResults: in.MaxResults, Offset: in.Offset, MaxFileSize: grep.DefaultMaxFileSize}
-	// The bounds of the REST grep (rest/aio/grep.go).
+	// The bounds of the REST grep (core/grep's, as rest/aio/grep.go holds
+	// its body to them); max_results 0 is the default.
 	for _, b := range []struct {
 		name   string
 		v      int
 		lo, hi int
-	}{{"context_before", in.ContextBefore, 0, 20}, {"context_after", in.ContextAfter, 0, 20},
-		{"max_results", in.MaxResults, 0, 10_000}, {"offset", in.Offset, 0, 1 << 30}} {
+	}{{"context_before", in.ContextBefore, 0, grep.MaxContext}, {"context_after", in.ContextAfter, 0, grep.MaxContext},
+		{"max_results", in.MaxResults, 0, grep.MaxResultsLimit}, {"offset", in.Offset, 0, 1 << 30}} {
 		if b.v < b.lo || b.v > b.hi {
 			return nil, nil, errorf("%s must be between %d and %d, got %d", b.name, b.lo, b.hi, b.v)
 		}
