@@ -23,7 +23,7 @@ type Family struct {
 	handler *sdk.StreamableHTTPHandler
 }
 
-// ServerName and the version are what initialize answers as serverInfo.
+// ServerName is the serverInfo.name initialize answers.
 const ServerName = "sandfs"
 
 // New is the family served by host, logging to log.
@@ -64,9 +64,9 @@ func (f *Family) Routes() []httpkit.Line {
 	}
 }
 
-// serve hands the request to the SDK. A body announced over the JSON limit
-// is refused here, in the family's shape, before the SDK reads it; one
-// that is not announced is cut by the SDK at the same limit.
+// serve hands the request to the SDK. A body over the JSON limit is
+// refused here, in the family's shape: when it is announced before it is
+// read, else once the reading crosses the limit (readBody).
 func (f *Family) serve(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	if r.ContentLength > f.limits.MaxJSONBody {
 		return httpkit.TooLarge("the body is %d bytes; at most %d", r.ContentLength, f.limits.MaxJSONBody)
