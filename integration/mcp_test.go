@@ -115,6 +115,49 @@ func TestMCPSideBySide(t *testing.T) {
 	}
 }
 
+// TestMCPTypeScriptClient drives sandfs's /mcp with the TypeScript SDK's
+// client (ts_client_check.mjs), the one most MCP hosts build on: it speaks
+// the 2025-11-25 protocol with initialize, opens the GET stream (405 here)
+// and keeps no session. Its writes land on disk, attributed to the actor
+// its header names.
+func TestMCPTypeScriptClient(t *testing.T) {
+	node, dir := requireNode(t, mcpDir, "@modelcontextprotocol/sdk", "SANDFS_REQUIRE_SDK", "the MCP TypeScript client check")
+	const token = "mcp-ts-client-token"
+	d := startDaemon(t, "--token", token)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "ts_client_check.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SANDFS_MCP_URL="+d.URL+"/mcp", "SANDFS_TOKEN="+token)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node ts_client_check.mjs: %v\n%s\n--- daemon log ---\n%s", err, out, d.Log())
+	}
+	t.Logf("node ts_client_check.mjs:\n%s", out)
+	if !strings.Contains(string(out), `"step":"tools","value":["changes_since","checkpoint","copy","create_directory","delete",`) {
+		t.Errorf("the tool list is not the 21 tools")
+	}
+	if b, err := os.ReadFile(filepath.Join(d.Root, "ts/hello.txt")); err != nil || string(b) != "hello\nsandfs\n" {
+		t.Errorf("ts/hello.txt: %q, %v", b, err)
+	}
+	res, err := (&http.Client{Transport: bearerRT(token)}).Get(d.URL + "/v1/sandboxes/default/events?path=/ts/hello.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var evs struct {
+		Events []struct{ Origin, Actor string }
+	}
+	if err := json.NewDecoder(res.Body).Decode(&evs); err != nil || len(evs.Events) == 0 {
+		t.Fatalf("events of /ts/hello.txt: %v %+v", err, evs)
+	}
+	for _, e := range evs.Events {
+		if e.Origin != "api" || e.Actor != "ts-sdk" {
+			t.Errorf("event %+v: want origin api, actor ts-sdk", e)
+		}
+	}
+}
+
 // mcpCases: the read-only calls first, then the writes, which both trees
 // take in the same order.
 func mcpCases() []mcpCase {
