@@ -206,6 +206,11 @@ func wantFamilyError(t *testing.T, family string, r resp, status int, agentType,
 		if err := checkFamilyShape(family, r); err != nil {
 			t.Errorf("sandboxd error: %v: %s", err, r.Body)
 		}
+	case FamilyMCP:
+		wantStatus(t, r, status)
+		if err := checkFamilyShape(family, r); err != nil {
+			t.Errorf("%v: %s", err, r.Body)
+		}
 	default:
 		wantProblem(t, r, status, agentType)
 	}

@@ -36,6 +36,7 @@ type guardCase struct {
 	ctype          string           // "" = application/json when the body is JSON
 	json           bool             // the route reads a JSON body
 	changes        bool             // the request changes the disk or the watcher list
+	accept         string           // the Accept header ("" none)
 }
 
 func (c guardCase) contentType() string {
@@ -144,6 +145,13 @@ func guardCases(t *testing.T, ids map[string]string) []guardCase {
 			js("POST", p+"/restore", `{"checkpoint":"cp_000000000000"}`, false),
 		)
 	}
+	// MCP: a tools/call of write_file runs statelessly (no initialize);
+	// GET and DELETE answer 405 once they run.
+	for _, p := range []string{"/mcp", "/v1/sandboxes/default/mcp", "/v1/sprites/default/mcp"} {
+		c := js("POST", p, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/mcp.txt","content":"x"}}}`, true)
+		c.accept = "application/json, text/event-stream"
+		cases = append(cases, c, guardCase{method: "DELETE", target: p})
+	}
 	return cases
 }
 
@@ -224,6 +232,9 @@ func (h *harness) send(t *testing.T, c guardCase, extra map[string]string) resp 
 	hdr := map[string]string{}
 	if ct := c.contentType(); ct != "" {
 		hdr["Content-Type"] = ct
+	}
+	if c.accept != "" {
+		hdr["Accept"] = c.accept
 	}
 	for k, v := range extra {
 		hdr[k] = v

@@ -39,6 +39,10 @@
 //     PUT, DELETE) and /v1/metadata; its /v1/health is the service route,
 //     whose answer carries uptime_seconds and whose 503 carries the
 //     standard's {code, message}.
+//   - MCP (rest/mcp): POST, GET and DELETE /mcp (the token's sandbox, as
+//     the agent and AIO routes select it) and /v1/sandboxes/:name/mcp
+//     (/v1/sprites/:name/mcp): the Model Context Protocol over streamable
+//     HTTP, stateless, on the official Go SDK; refusals as JSON-RPC errors.
 //   - the sandboxes themselves (sandboxes.go, in the named family's shape).
 //   - web console (ui.go, ui/): GET /ui/*file, the embedded page and its
 //     modules (public: they carry no data) that browse and watch the

@@ -43,6 +43,8 @@ func (s *Server) shapeOf(name string) httpkit.Shape {
 // shapeForPath picks the family of a path no route matched (404, 405).
 func (s *Server) shapeForPath(p string) httpkit.Shape {
 	switch {
+	case p == "/mcp" || (strings.HasPrefix(p, "/v1/sandboxes/") || strings.HasPrefix(p, "/v1/sprites/")) && strings.HasSuffix(p, "/mcp"):
+		return s.shapeOf(FamilyMCP)
 	case strings.HasPrefix(p, "/v1/fs/"):
 		return s.shapeOf(FamilyAgent)
 	case p == "/v1/file" || strings.HasPrefix(p, "/v1/file/"):

@@ -58,6 +58,21 @@ func checkFamilyShape(family string, r resp) error {
 		if family == FamilyAIOv1 && r.Status == 200 && f.Errno == nil && f.ErrorType != string(httpkit.KindDecode) && f.ErrorType != string(httpkit.KindTooLarge) {
 			return fmt.Errorf("200 success:false without an errno: only filesystem failures answer 200 on /v1/file")
 		}
+	case FamilyMCP:
+		var e struct {
+			JSONRPC string `json:"jsonrpc"`
+			Error   struct {
+				Code    int
+				Message string
+				Data    struct{ Kind string }
+			}
+		}
+		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+			return fmt.Errorf("Content-Type %q", ct)
+		}
+		if err := json.Unmarshal(r.Body, &e); err != nil || e.JSONRPC != "2.0" || e.Error.Code == 0 || e.Error.Message == "" || e.Error.Data.Kind == "" {
+			return fmt.Errorf("want a JSON-RPC error {jsonrpc, id: null, error: {code, message, data: {kind}}}: %v", err)
+		}
 	case FamilyNamed:
 		var e named.ErrorBody
 		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
@@ -174,6 +189,14 @@ func wantGuardRefusal(t *testing.T, family string, r resp, status int, k httpkit
 		json.Unmarshal(r.Body, &env)
 		if env.Data.ErrorType != string(k) {
 			t.Errorf("error_type %q, want %q", env.Data.ErrorType, k)
+		}
+	case FamilyMCP:
+		var e struct {
+			Error struct{ Data struct{ Kind string } }
+		}
+		json.Unmarshal(r.Body, &e)
+		if e.Error.Data.Kind != string(k) {
+			t.Errorf("kind %q, want %q", e.Error.Data.Kind, k)
 		}
 	case FamilyNamed:
 		var e named.ErrorBody

@@ -17,4 +17,5 @@ const (
 	FamilyAIOv2    = httpkit.FamilyAIOv2
 	FamilyNamed    = httpkit.FamilyNamed
 	FamilySandboxd = httpkit.FamilySandboxd
+	FamilyMCP      = httpkit.FamilyMCP
 )

@@ -52,8 +52,10 @@ func routeSelector(rt Route) selectorKind {
 	switch {
 	case rt.Family == FamilyAgent || rt.Family == FamilyAIOv1 || rt.Family == FamilyAIOv2 || rt.Family == FamilySandboxd:
 		return selectImplicit
-	case rt.Family == FamilyNamed && strings.Contains(rt.Path, "/:name/"):
+	case (rt.Family == FamilyNamed || rt.Family == FamilyMCP) && strings.Contains(rt.Path, "/:name/"):
 		return selectPath
+	case rt.Family == FamilyMCP:
+		return selectImplicit // /mcp: the token's own sandbox, as the agent and AIO routes
 	}
 	return selectNone
 }

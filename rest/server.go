@@ -14,6 +14,7 @@ import (
 	"sandfs/rest/agentfs"
 	"sandfs/rest/aio"
 	"sandfs/rest/httpkit"
+	"sandfs/rest/mcp"
 	"sandfs/rest/named"
 	"sandfs/rest/sandboxd"
 )
@@ -81,6 +82,7 @@ type Server struct {
 	named    *named.Family    // the named-sandbox family (rest/named)
 	sandboxd *sandboxd.Family // the KEP-539.2 family (rest/sandboxd)
 	started  time.Time        // GET /v1/health's uptime_seconds
+	mcp      *mcp.Family      // MCP over streamable HTTP (rest/mcp)
 
 	stats          []*routeStats // metrics.go: one per route, in table order
 	metricsHandler http.Handler
@@ -133,6 +135,7 @@ func New(cfg Config) (*Server, error) {
 	s.aio = aio.New(host{s})
 	s.named = named.New(host{s})
 	s.sandboxd = sandboxd.New(host{s})
+	s.mcp = mcp.New(host{s}, s.log)
 	s.routes = s.table()
 	s.families = map[string]string{}
 	s.shapes = map[string]httpkit.Shape{}

@@ -25,6 +25,14 @@ const (
 	DefaultMaxFileSize = 1 << 20
 )
 
+// The bounds a client's options are held to, by every route that searches
+// (the AIO grep routes, the MCP grep tool): at most MaxContext lines of
+// context on each side of a match, at most MaxResultsLimit matches.
+const (
+	MaxContext      = 20
+	MaxResultsLimit = 10_000
+)
+
 // Options shape a Grep. The zero value searches recursively for a regular
 // expression with the default limits and excludes.
 type Options struct {

@@ -142,9 +142,9 @@ func grepOptions(req grepRequest) (grep.Options, error) {
 		dst      *int
 		fallback int
 	}{
-		{"context_before", req.ContextBefore, 0, 20, &o.ContextBefore, 0},
-		{"context_after", req.ContextAfter, 0, 20, &o.ContextAfter, 0},
-		{"max_results", req.MaxResults, 1, 10_000, &o.MaxResults, grep.DefaultMaxResults},
+		{"context_before", req.ContextBefore, 0, grep.MaxContext, &o.ContextBefore, 0},
+		{"context_after", req.ContextAfter, 0, grep.MaxContext, &o.ContextAfter, 0},
+		{"max_results", req.MaxResults, 1, grep.MaxResultsLimit, &o.MaxResults, grep.DefaultMaxResults},
 		{"offset", req.Offset, 0, -1, &o.Offset, 0},
 	}
 	for _, b := range bounds {

@@ -22,6 +22,7 @@ const (
 	FamilyAIOv2    = "aio-v2"        // /v2/fs/*, /v2/watch: AIO envelope, the status of api.md §2
 	FamilyNamed    = "named"         // /v1/sandboxes/{name}/fs/*, /v1/sprites/{name}/fs/*: {error, code, path}
 	FamilySandboxd = "sandboxd"      // /v1/files/*, /v1/metadata (KEP-539.2): {code, message}
+	FamilyMCP      = "mcp"           // /mcp, /v1/sandboxes/{name}/mcp: JSON-RPC errors (rest/mcp)
 )
 
 // HandlerFunc is a thin handler: decode, one core call, encode. A non-nil
