@@ -26,22 +26,7 @@ func unifiedDiff(ctx context.Context, from, to string, a, b []byte) (string, err
 	}
 	var w strings.Builder
 	w.WriteString("--- " + from + "\n+++ " + to + "\n")
-	for _, g := range linediff.Group(ops, 3) {
-		first, last := g[0], g[len(g)-1]
-		w.WriteString("@@ -" + hunkRange(first.I1, last.I2) + " +" + hunkRange(first.J1, last.J2) + " @@\n")
-		for _, c := range g {
-			if c.Tag == 'e' {
-				writeLines(&w, ' ', la[c.I1:c.I2])
-				continue
-			}
-			if c.Tag == 'r' || c.Tag == 'd' {
-				writeLines(&w, '-', la[c.I1:c.I2])
-			}
-			if c.Tag == 'r' || c.Tag == 'i' {
-				writeLines(&w, '+', lb[c.J1:c.J2])
-			}
-		}
-	}
+	linediff.Hunks(&w, ops, la, lb, hunkRange, writeLines)
 	return w.String(), nil
 }
 

@@ -1,5 +1,7 @@
 package linediff
 
+import "strings"
+
 // opsOf turns matched pairs (increasing on both sides) into an edit
 // script over a of n lines and b of m.
 func opsOf(pairs [][2]int, n, m int) []Op {
@@ -60,4 +62,27 @@ func Group(ops []Op, n int) [][]Op {
 		groups = append(groups, group)
 	}
 	return groups
+}
+
+// Hunks writes the edit script ops of a to b as the hunks of a unified diff
+// with 3 lines of context: each hunk's "@@ -A +B @@" line, its ranges
+// written by rng (the dialects differ on an empty range), then its lines,
+// each written by line with its mark (' ', '-' or '+').
+func Hunks(w *strings.Builder, ops []Op, a, b []string, rng func(start, stop int) string, line func(w *strings.Builder, mark byte, lines []string)) {
+	for _, g := range Group(ops, 3) {
+		first, last := g[0], g[len(g)-1]
+		w.WriteString("@@ -" + rng(first.I1, last.I2) + " +" + rng(first.J1, last.J2) + " @@\n")
+		for _, c := range g {
+			if c.Tag == 'e' {
+				line(w, ' ', a[c.I1:c.I2])
+				continue
+			}
+			if c.Tag == 'r' || c.Tag == 'd' {
+				line(w, '-', a[c.I1:c.I2])
+			}
+			if c.Tag == 'r' || c.Tag == 'i' {
+				line(w, '+', b[c.J1:c.J2])
+			}
+		}
+	}
 }

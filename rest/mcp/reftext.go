@@ -129,22 +129,7 @@ func gitDiff(ctx context.Context, file, a, b string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, g := range linediff.Group(ops, 3) {
-		first, last := g[0], g[len(g)-1]
-		w.WriteString("@@ -" + jsRange(first.I1, last.I2) + " +" + jsRange(first.J1, last.J2) + " @@\n")
-		for _, c := range g {
-			if c.Tag == 'e' {
-				diffLines(&w, ' ', la[c.I1:c.I2])
-				continue
-			}
-			if c.Tag == 'r' || c.Tag == 'd' {
-				diffLines(&w, '-', la[c.I1:c.I2])
-			}
-			if c.Tag == 'r' || c.Tag == 'i' {
-				diffLines(&w, '+', lb[c.J1:c.J2])
-			}
-		}
-	}
+	linediff.Hunks(&w, ops, la, lb, jsRange, diffLines)
 	return w.String(), nil
 }
 
