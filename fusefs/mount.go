@@ -19,6 +19,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/journal"
+	"sandfs/fusefs/uring"
 )
 
 // Options configure a mount. Zero values are the safe defaults.
@@ -35,6 +36,11 @@ type Options struct {
 	// goes through the daemon. Passthrough is used where the kernel grants
 	// it (root, kernel 6.9+) and silently falls back otherwise.
 	NoPassthrough bool
+	// Uring serves the mount's requests over io_uring where the kernel
+	// offers it (6.14+, enable_uring=Y; ring.go), over /dev/fuse where it
+	// does not. Root only (the mirror mounts with mount(2)); otherwise
+	// ignored, with a log line.
+	Uring bool
 	// Debug logs every FUSE request.
 	Debug bool
 	Log   *slog.Logger
@@ -51,15 +57,17 @@ type Mirror struct {
 	flushBacking  bool // a FLUSH closes a duplicate of the backing descriptor (file.go)
 	root          *node
 	server        *fuse.Server
-	entryTTL      time.Duration // how long the kernel may keep a name …
-	attrTTL       time.Duration // … and attributes, where cacheable
-	unhook        func()        // stops queueing invalidations
-	inval         *invalidator  // sends them
-	forgetConn    func()        // tells the reaper the connection is gone
-	ops           opCounts      // stats.go
-	stopOnce      sync.Once     // stop: no more notifications
-	unmounting    atomic.Bool   // Unmount was called: the server's end is asked for
-	gone          atomic.Bool   // the server ended unasked: unmounted behind the daemon's back
+	entryTTL      time.Duration    // how long the kernel may keep a name …
+	attrTTL       time.Duration    // … and attributes, where cacheable
+	unhook        func()           // stops queueing invalidations
+	inval         *invalidator     // sends them
+	forgetConn    func()           // tells the reaper the connection is gone
+	ops           opCounts         // stats.go
+	stopOnce      sync.Once        // stop: no more notifications
+	unmounting    atomic.Bool      // Unmount was called: the server's end is asked for
+	gone          atomic.Bool      // the server ended unasked: unmounted behind the daemon's back
+	ownMount      bool             // mounted by the mirror (ring.go), so unmounted by it too
+	ring          *uring.Transport // serving over io_uring (ring.go); nil: /dev/fuse only
 }
 
 // Mount mounts sb at mountpoint (created if missing) and serves it until
@@ -116,7 +124,16 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 		fo.MountOptions.AllowOther = false
 		o.Log.Warn("fuse: not root and user_allow_other is not in /etc/fuse.conf: the mount is for this user only")
 	}
-	server, err := fs.Mount(mountpoint, m.root, fo)
+	var server *fuse.Server
+	switch {
+	case o.Uring && os.Geteuid() != 0:
+		o.Log.Warn("fuse: io_uring needs root (the mirror mounts with mount(2)): serving over /dev/fuse", "mountpoint", mountpoint)
+		fallthrough
+	case !o.Uring:
+		server, err = fs.Mount(mountpoint, m.root, fo)
+	default:
+		server, err = m.mountWithRing(fo)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
@@ -169,10 +186,16 @@ func (m *Mirror) Unmount() error {
 	m.stop()
 	var err error
 	for try := 0; try < 10 && !m.gone.Load(); try++ {
-		if err = m.server.Unmount(); err == nil {
+		if err = m.unmountOnce(); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil && m.ownMount {
+		if lerr := unix.Unmount(m.mountpoint, unix.MNT_DETACH); lerr != nil {
+			return fmt.Errorf("unmount %s: %v; lazy unmount: %v", m.mountpoint, err, lerr)
+		}
+		return fmt.Errorf("unmount %s was busy (%v): detached lazily", m.mountpoint, err)
 	}
 	if err != nil {
 		out, lerr := exec.Command("fusermount3", "-u", "-z", m.mountpoint).CombinedOutput()
@@ -182,9 +205,20 @@ func (m *Mirror) Unmount() error {
 		return fmt.Errorf("unmount %s was busy (%v): detached lazily", m.mountpoint, err)
 	}
 	m.server.Wait()
+	m.stopRing()
 	m.forgetConn()
 	releaseTree(&m.root.Inode)
 	return nil
+}
+
+// unmountOnce asks for the unmount: by go-fuse, or by mount(2)'s
+// counterpart where the mirror mounted by itself (go-fuse knows only
+// "/dev/fd/N" there).
+func (m *Mirror) unmountOnce() error {
+	if m.ownMount {
+		return unix.Unmount(m.mountpoint, 0)
+	}
+	return m.server.Unmount()
 }
 
 // clearStale unmounts a dead FUSE mount at mountpoint: its statfs fails
