@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"sandfs/internal/testenv"
@@ -57,26 +58,9 @@ func uringRequests(t *testing.T, d *Daemon) int {
 
 func TestFUSEURing(t *testing.T) {
 	requireFUSE(t)
-	t.Run("ring", func(t *testing.T) {
-		setEnableURing(t, "Y")
-		d, mnt := startMirror(t, "--fuse-uring", "--log-events")
-		if !d.LogHas("fuse: serving over io_uring") {
-			t.Fatalf("the daemon does not serve over io_uring:\n%s", d.Log())
-		}
-		before := uringRequests(t, d)
-		uringFiles(t, d, mnt)
-		uringGit(t, mnt)
-		if n := uringRequests(t, d); n <= before || n < 100 {
-			t.Errorf("sandfs_fuse_uring_requests_total went from %d to %d: the requests did not go over the ring", before, n)
-		}
-		d.Stop(t)
-		if mounted(t, mnt) {
-			t.Errorf("%s still mounted after the daemon stopped", mnt)
-		}
-		if strings.Contains(d.Log(), "did not end with the connection") {
-			t.Errorf("the ring's queues outlived the unmount:\n%s", d.Log())
-		}
-	})
+	for _, mode := range fuseModes {
+		t.Run("ring/"+mode.name, func(t *testing.T) { testURing(t, mode.args) })
+	}
 	t.Run("fallback", func(t *testing.T) {
 		setEnableURing(t, "N")
 		d, mnt := startMirror(t, "--fuse-uring", "--log-events")
@@ -94,6 +78,31 @@ func TestFUSEURing(t *testing.T) {
 			t.Errorf("%s still mounted after the daemon stopped", mnt)
 		}
 	})
+}
+
+// testURing: with enable_uring=Y the mount serves over the ring, with
+// passthrough (no READ or WRITE reaches the daemon) or without (every
+// READ and WRITE goes through the ring's payload buffers).
+func testURing(t *testing.T, args []string) {
+	setEnableURing(t, "Y")
+	d, mnt := startMirror(t, append([]string{"--fuse-uring", "--log-events"}, args...)...)
+	if !d.LogHas("fuse: serving over io_uring") {
+		t.Fatalf("the daemon does not serve over io_uring:\n%s", d.Log())
+	}
+	before := uringRequests(t, d)
+	uringFiles(t, d, mnt)
+	uringGit(t, mnt)
+	uringParallel(t, mnt)
+	if n := uringRequests(t, d); n <= before || n < 100 {
+		t.Errorf("sandfs_fuse_uring_requests_total went from %d to %d: the requests did not go over the ring", before, n)
+	}
+	d.Stop(t)
+	if mounted(t, mnt) {
+		t.Errorf("%s still mounted after the daemon stopped", mnt)
+	}
+	if strings.Contains(d.Log(), "did not end with the connection") {
+		t.Errorf("the ring's queues outlived the unmount:\n%s", d.Log())
+	}
 }
 
 // uringFiles writes, reads, renames and removes through the mount, a
@@ -189,5 +198,49 @@ func uringGit(t *testing.T, mnt string) {
 	}
 	if fsck := git("fsck", "--no-progress"); strings.Contains(fsck, "error") {
 		t.Errorf("git fsck: %s", fsck)
+	}
+}
+
+// uringParallel has many threads (so both CPUs' queues, and both entries
+// of each) write, read back, rename and remove files at once.
+func uringParallel(t *testing.T, mnt string) {
+	t.Helper()
+	dir := filepath.Join(mnt, "par")
+	must(t, os.Mkdir(dir, 0o755))
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 30 {
+				data := bytes.Repeat([]byte{byte(w), byte(i)}, 20000+w*1000+i)
+				p := filepath.Join(dir, fmt.Sprintf("w%d-%d", w, i))
+				if err := os.WriteFile(p, data, 0o644); err != nil {
+					errs <- err
+					return
+				}
+				if b, err := os.ReadFile(p); err != nil || !bytes.Equal(b, data) {
+					errs <- fmt.Errorf("%s: read %d bytes (%v), wrote %d", p, len(b), err, len(data))
+					return
+				}
+				if err := os.Rename(p, p+".r"); err != nil {
+					errs <- err
+					return
+				}
+				if err := os.Remove(p + ".r"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Errorf("par/ after the workers: %d entries, %v", len(ents), err)
 	}
 }
