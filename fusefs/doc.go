@@ -216,8 +216,9 @@
 // the log says so once. go-fuse's /dev/fuse loop keeps running beside the
 // ring: FORGET, INTERRUPT and the notifications still go that way. Two
 // differences: an interrupt of a request being served on the ring is not
-// delivered (the /dev/fuse loop does not know it; the handler runs to its
-// end, and the kernel repeats the interrupt until it has), and each queue
+// delivered (the /dev/fuse loop does not know it and answers EAGAIN, and
+// the kernel, which looks for the request on /dev/fuse's list, drops the
+// interrupt: the handler runs to its end), and each queue
 // is one thread serving its requests one after another, so a slow request
 // delays the next one from the same CPU. The rule for notifications is
 // unchanged: the ring's threads hold no lock while they serve or wait, and

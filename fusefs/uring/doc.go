@@ -23,8 +23,9 @@
 // What does not come over the ring: FORGET, INTERRUPT and the
 // notifications still use /dev/fuse. An INTERRUPT for a request being
 // served on the ring reaches go-fuse's /dev/fuse loop, which does not know
-// the request: the interrupt is not delivered (the handler runs to its
-// end; the kernel asks again until it has).
+// the request and answers EAGAIN; the kernel looks for the request among
+// /dev/fuse's, does not find it, and drops the interrupt. So the interrupt
+// is not delivered: the handler runs to its end.
 //
 // The ring's end is the connection's: at unmount or abort the kernel
 // completes every entry with an error (ENOTCONN), each queue ends when all
