@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"sandfs/internal/testenv"
 )
@@ -61,6 +62,7 @@ func TestFUSEURing(t *testing.T) {
 	for _, mode := range fuseModes {
 		t.Run("ring/"+mode.name, func(t *testing.T) { testURing(t, mode.args) })
 	}
+	t.Run("unmount", testURingUnmount)
 	t.Run("fallback", func(t *testing.T) {
 		setEnableURing(t, "N")
 		d, mnt := startMirror(t, "--fuse-uring", "--log-events")
@@ -242,5 +244,53 @@ func uringParallel(t *testing.T, mnt string) {
 	}
 	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
 		t.Errorf("par/ after the workers: %d entries, %v", len(ents), err)
+	}
+}
+
+// testURingUnmount: a sandbox removed while the daemon runs takes its
+// mount's ring with it: no queue goroutine is left, and the next
+// sandbox's mount gets a ring of its own.
+func testURingUnmount(t *testing.T) {
+	setEnableURing(t, "Y")
+	dbg := freeAddr(t)
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	d, _ := startRegistry(t, "--mount-all", mnt, "--fuse-uring", "--debug-listen", dbg)
+	queues := func() int {
+		t.Helper()
+		res, err := debugClient.Get("http://" + dbg + "/debug/pprof/goroutine?debug=2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(res.Body)
+		return strings.Count(b.String(), "sandfs/fusefs/uring.(*Transport).queue(")
+	}
+	base := queues() // the fixed default's mount
+	for _, name := range []string{"one", "two"} {
+		createSandbox(t, d, name)
+		at := filepath.Join(mnt, name)
+		waitMounted(t, d, at, true)
+		must(t, os.WriteFile(filepath.Join(at, "f"), []byte(name), 0o644))
+		if b, err := os.ReadFile(filepath.Join(at, "f")); err != nil || string(b) != name {
+			t.Fatalf("%s: read %q %v", name, b, err)
+		}
+		if n := queues(); n <= base {
+			t.Fatalf("%s: %d ring queue goroutines, %d before the mount", name, n, base)
+		}
+		if st, b := named(t, d, "", "DELETE", name, "", nil); st/100 != 2 {
+			t.Fatalf("DELETE %s: %d %s", name, st, b)
+		}
+		waitMounted(t, d, at, false)
+		deadline := time.Now().Add(5 * time.Second)
+		for queues() != base {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s unmounted but %d ring queue goroutines are left, want %d", name, queues(), base)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if strings.Contains(d.Log(), "did not end with the connection") {
+		t.Errorf("a ring outlived its unmount:\n%s", d.Log())
 	}
 }
