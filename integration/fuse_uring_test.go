@@ -146,8 +146,13 @@ func uringFiles(t *testing.T, d *Daemon, mnt string) {
 	evs := waitEvent(t, d, func(e logEvent) bool { return e["path"] == "/sentinel" && e["origin"] == "external" })
 	var got []string
 	for _, e := range evs {
-		if e["path"] != "/sentinel" {
-			got = append(got, fmt.Sprintf("%s %s<-%s %s", e["type"], e["path"], e["old_path"], e["origin"]))
+		if e["path"] == "/sentinel" {
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s %s<-%s %s", e["type"], e["path"], e["old_path"], e["origin"]))
+		// The caller, from the request's in header: as over /dev/fuse.
+		if pid, _ := strconv.Atoi(e["pid"]); e["origin"] == "fuse" && (pid <= 0 || e["uid"] != strconv.Itoa(os.Getuid())) {
+			t.Errorf("fuse event %v: pid %s uid %s, want a pid and uid %d", e, e["pid"], e["uid"], os.Getuid())
 		}
 	}
 	want := []string{
