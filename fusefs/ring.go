@@ -33,49 +33,104 @@ import (
 const ringWait = 5 * time.Second
 
 // mountWithRing mounts the mirror at m.mountpoint as described above.
+// Once the kernel agreed to FUSE_OVER_IO_URING it holds every request
+// until the ring is ready (fuse_block_alloc), so a ring that cannot start
+// would hang the mount: io_uring is tried first (Probe), and a ring that
+// fails anyway after INIT has its mount detached and made again without
+// asking.
 func (m *Mirror) mountWithRing(fo *fs.Options) (*fuse.Server, error) {
-	mo := fo.MountOptions
-	mo.DirectMount, mo.DirectMountStrict = false, false
-	mo.ExtraCapabilities |= fuse.CAP_OVER_IO_URING
-	fd, err := mountDevFuse(m.mountpoint, &mo)
+	if err := uring.Probe(); err != nil {
+		m.log.Warn("fuse: io_uring unusable here: serving over /dev/fuse", "sandbox", m.sb.Name(), "err", err)
+		server, _, _, err := m.mountOwn(fo, false)
+		return server, err
+	}
+	server, raw, fd, err := m.mountOwn(fo, true)
 	if err != nil {
 		return nil, err
 	}
-	raw := fs.NewNodeFS(m.root, fo)
-	server, err := fuse.NewServer(raw, fmt.Sprintf("/dev/fd/%d", fd), &mo)
-	if err != nil {
-		unix.Unmount(m.mountpoint, unix.MNT_DETACH)
-		return nil, err
-	}
-	go server.Serve()
-	if err := server.WaitMount(); err != nil {
-		unix.Unmount(m.mountpoint, unix.MNT_DETACH)
-		return nil, err
-	}
-	m.ownMount = true
 	if server.KernelSettings().Flags64()&fuse.CAP_OVER_IO_URING == 0 {
 		m.log.Warn("fuse: the kernel does not offer FUSE over io_uring (it needs 6.14+ and /sys/module/fuse/parameters/enable_uring=Y): serving over /dev/fuse",
 			"sandbox", m.sb.Name(), "mountpoint", m.mountpoint)
 		return server, nil
 	}
-	ps := fuse.NewProtocolServer(raw, &mo)
-	if err := primeInit(ps, server.KernelSettings()); err != nil {
-		m.log.Warn("fuse: io_uring not started: serving over /dev/fuse", "sandbox", m.sb.Name(), "err", err)
-		return server, nil
-	}
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	t, err := m.startRing(raw, &fo.MountOptions, server.KernelSettings(), fd)
 	if err != nil {
-		m.log.Warn("fuse: io_uring not started: serving over /dev/fuse", "sandbox", m.sb.Name(), "err", err)
-		return server, nil
-	}
-	t, err := uring.Start(uring.Config{Fd: dup, Handler: ps, PayloadSize: mo.MaxWrite + os.Getpagesize(), Log: m.log})
-	if err != nil {
-		m.log.Warn("fuse: io_uring not started: serving over /dev/fuse", "sandbox", m.sb.Name(), "err", err)
-		return server, nil
+		m.log.Warn("fuse: io_uring did not start: mounting again over /dev/fuse", "sandbox", m.sb.Name(), "err", err)
+		// Abort first: a request the kernel holds keeps the mount alive
+		// past a detach, and go-fuse's loop with it.
+		if aerr := AbortMount(m.mountpoint); aerr != nil {
+			m.log.Warn("fuse: aborting the connection", "mountpoint", m.mountpoint, "err", aerr)
+		}
+		unix.Unmount(m.mountpoint, unix.MNT_DETACH)
+		server.Wait()
+		server, _, _, err = m.mountOwn(fo, false)
+		return server, err
 	}
 	m.ring = t
 	m.log.Info("fuse: serving over io_uring", "sandbox", m.sb.Name(), "mountpoint", m.mountpoint)
+	primeRoot(m.mountpoint)
 	return server, nil
+}
+
+// mountOwn mounts with mount(2) on a /dev/fuse of its own and has go-fuse
+// serve it (INIT done, its loop started), asking for FUSE_OVER_IO_URING
+// when ring.
+func (m *Mirror) mountOwn(fo *fs.Options, ring bool) (*fuse.Server, fuse.RawFileSystem, int, error) {
+	mo := fo.MountOptions
+	mo.DirectMount, mo.DirectMountStrict = false, false
+	if ring {
+		mo.ExtraCapabilities |= fuse.CAP_OVER_IO_URING
+	}
+	fd, err := mountDevFuse(m.mountpoint, &mo)
+	if err != nil {
+		return nil, nil, -1, err
+	}
+	raw := fs.NewNodeFS(m.root, fo)
+	server, err := fuse.NewServer(raw, fmt.Sprintf("/dev/fd/%d", fd), &mo)
+	if err != nil {
+		unix.Unmount(m.mountpoint, unix.MNT_DETACH)
+		return nil, nil, -1, err
+	}
+	go server.Serve()
+	if err := server.WaitMount(); err != nil {
+		unix.Unmount(m.mountpoint, unix.MNT_DETACH)
+		return nil, nil, -1, err
+	}
+	m.ownMount = true
+	if !ring {
+		primeRoot(m.mountpoint)
+	}
+	return server, raw, fd, nil
+}
+
+// startRing starts the ring on a duplicate of fd, serving through a
+// ProtocolServer over raw that knows the INIT in.
+func (m *Mirror) startRing(raw fuse.RawFileSystem, mo *fuse.MountOptions, in *fuse.InitIn, fd int) (*uring.Transport, error) {
+	o := *mo
+	o.ExtraCapabilities |= fuse.CAP_OVER_IO_URING
+	ps := fuse.NewProtocolServer(raw, &o)
+	if err := primeInit(ps, in); err != nil {
+		return nil, err
+	}
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return uring.Start(uring.Config{Fd: dup, Handler: ps, PayloadSize: o.MaxWrite + os.Getpagesize(), Log: m.log})
+}
+
+// primeRoot asks for the mount's root once. The kernel makes the root
+// inode with the mode rootmode gave (a directory, no permission bits)
+// until a GETATTR answers, and drops a GETATTR's answer when an
+// invalidation of the inode overtook it: a caller other than root would
+// get EACCES at the root until the next one. go-fuse asks at mount (its
+// poll hack) except on a "/dev/fd/N" mount; this asks before the
+// journal's invalidations start, and only once the connection serves
+// (with the ring, once the ring is ready: until then the kernel holds
+// every request).
+func primeRoot(mountpoint string) {
+	var st unix.Stat_t
+	_ = unix.Stat(mountpoint, &st)
 }
 
 // mountDevFuse opens /dev/fuse and mounts it at mountpoint as go-fuse's

@@ -329,3 +329,24 @@ func PossibleCPUs() (int, error) {
 	}
 	return n, nil
 }
+
+// Probe reports whether this process can make the rings Start makes (an
+// io_uring_setup refused by seccomp or kernel.io_uring_disabled, say), so
+// a caller can decide before it asks the kernel for FUSE over io_uring:
+// once the kernel agreed, it holds every request until the ring is ready.
+func Probe() error {
+	if _, err := PossibleCPUs(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		r, err := NewRing(4, SetupSingleIssuer|SetupDeferTaskrun)
+		if err == nil {
+			r.Close()
+		}
+		done <- err
+	}()
+	return <-done
+}
