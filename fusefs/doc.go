@@ -213,7 +213,10 @@
 // same handlers run whichever way a request came, with the same
 // attribution, caching and quotas (ring.go). Where the kernel does not
 // offer it the mount is served over /dev/fuse, as without the option, and
-// the log says so once. go-fuse's /dev/fuse loop keeps running beside the
+// the log says so once; a ring that fails to start after the kernel agreed
+// (which then holds every request until the ring is ready) has its
+// connection aborted and the mount made again without it. go-fuse's
+// /dev/fuse loop keeps running beside the
 // ring: FORGET, INTERRUPT and the notifications still go that way. Two
 // differences: an interrupt of a request being served on the ring is not
 // delivered (the /dev/fuse loop does not know it and answers EAGAIN, and
