@@ -116,7 +116,15 @@ func (m *Mirror) startRing(raw fuse.RawFileSystem, mo *fuse.MountOptions, in *fu
 	if err != nil {
 		return nil, err
 	}
-	return uring.Start(uring.Config{Fd: dup, Handler: ps, PayloadSize: o.MaxWrite + os.Getpagesize(), Log: m.log})
+	mountpoint := m.mountpoint
+	return uring.Start(uring.Config{Fd: dup, Handler: ps, PayloadSize: o.MaxWrite + os.Getpagesize(), Log: m.log,
+		OnFail: func(error) {
+			// A mount that fails loudly (ENOTCONN) rather than one
+			// whose callers on that CPU hang.
+			if err := AbortMount(mountpoint); err != nil {
+				m.log.Error("fuse: aborting the connection of a failed io_uring queue", "mountpoint", mountpoint, "err", err)
+			}
+		}})
 }
 
 // primeRoot asks for the mount's root once. The kernel makes the root

@@ -62,6 +62,11 @@ type Config struct {
 	// Depth is how many entries each queue registers (0: 2).
 	Depth int
 	Log   *slog.Logger
+	// OnFail is called (once) when a queue stops while the connection
+	// lives: the kernel would hold the requests sent to that queue for
+	// ever, so the caller should end the connection (abort it). Nil: the
+	// error is logged only.
+	OnFail func(error)
 }
 
 // Transport serves a FUSE connection's requests over io_uring: a thread
@@ -72,6 +77,17 @@ type Transport struct {
 	wg       sync.WaitGroup
 	done     chan struct{}
 	serving  atomic.Bool // every queue registered: go on (read once gate is closed)
+	failed   sync.Once
+}
+
+// fail reports a queue that cannot go on.
+func (t *Transport) fail(err error) {
+	t.cfg.Log.Error("fuse io_uring: "+err.Error()+": the requests of its CPU would wait for ever", "err", err)
+	t.failed.Do(func() {
+		if t.cfg.OnFail != nil {
+			t.cfg.OnFail(err)
+		}
+	})
 }
 
 // Start registers every queue's entries with the kernel and serves them
@@ -201,7 +217,7 @@ func (t *Transport) serve(qid int, ring *Ring, ents []*entry) {
 	live := len(ents)
 	for live > 0 {
 		if err := ring.Submit(1); err != nil {
-			t.cfg.Log.Error("fuse io_uring: the queue stops", "qid", qid, "err", err)
+			t.fail(fmt.Errorf("queue %d stops: %w", qid, err))
 			return
 		}
 		ring.Reap(func(c CQE) {
@@ -219,7 +235,10 @@ func (t *Transport) serve(qid int, ring *Ring, ents []*entry) {
 			t.requests.Add(1)
 			sqe := t.sqe(qid, c.UserData, cmdCommitAndFetch, binary.LittleEndian.Uint64(e.hdr[hdrEntInOut+8:]))
 			if err := ring.Queue(sqe); err != nil {
-				t.cfg.Log.Error("fuse io_uring: cannot commit", "qid", qid, "err", err)
+				// This entry will not come back: no CQE will end it.
+				t.fail(fmt.Errorf("queue %d cannot commit: %w", qid, err))
+				e.live = false
+				live--
 			}
 		})
 	}
