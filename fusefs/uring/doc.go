@@ -30,5 +30,8 @@
 // The ring's end is the connection's: at unmount or abort the kernel
 // completes every entry with an error (ENOTCONN), each queue ends when all
 // its entries have, frees its buffers and its ring, and the last one
-// closes the /dev/fuse descriptor it was given (Transport.Done).
+// closes the /dev/fuse descriptor it was given (Transport.Done). A queue
+// that has to stop while the connection lives (an io_uring_enter error)
+// would leave the requests of its CPU waiting for ever: Config.OnFail is
+// called so the caller ends the connection (fusefs aborts it).
 package uring
