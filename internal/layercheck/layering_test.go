@@ -61,6 +61,7 @@ func copyModule(t *testing.T, src, dst string) {
 		{"rest/aio", "aio", "sandfs/rest", "import cycle not allowed"},
 		{"rest/named", "named", "sandfs/rest/aio", "rest/named must not import"},
 		{"fusefs", "fusefs", "sandfs/rest", "fusefs must not import"},
+		{"fusefs/uring", "uring", "sandfs/internal/size", "fusefs/uring must not import"},
 		{"natsout", "natsout", "sandfs/fusefs", "natsout must not import"},
 		{"internal/size", "size", "sandfs/core", "internal must not import"},
 		{"api", "api", "sandfs/core/journal", "api must not import"},
