@@ -112,6 +112,28 @@ func (h *Host) MirrorOps(name string) map[string]uint64 {
 	return sum
 }
 
+// MirrorURing sums the requests the sandbox's mirrors served over
+// io_uring, for /metrics; on is whether the mirrors were asked to
+// (--fuse-uring) and there is one.
+func (h *Host) MirrorURing(name string) (n uint64, on bool) {
+	if !h.cfg.Mount.Uring {
+		return 0, false
+	}
+	h.mu.Lock()
+	e := h.m[name]
+	h.mu.Unlock()
+	if e == nil {
+		return 0, false
+	}
+	e.mu.Lock()
+	ms := e.mirrors
+	e.mu.Unlock()
+	for _, mi := range ms {
+		n += mi.m.URingRequests()
+	}
+	return n, len(ms) > 0
+}
+
 // Unmounted is the mountpoints of the sandbox's mirrors that were
 // unmounted behind the daemon's back, for /health (nil: none).
 func (h *Host) Unmounted(name string) []string {

@@ -60,6 +60,9 @@ type Fixed struct {
 // MountConfig is the FUSE mirrors' (fusefs.Options).
 type MountConfig struct {
 	Debug, NoPassthrough, DirectMount bool
+	// Uring serves the mounts over FUSE over io_uring where the kernel
+	// offers it (fusefs.Options.Uring).
+	Uring bool
 	// Cache is how long the kernel may keep names, attributes and pages
 	// where the journal hears outside changes (0: ask at every call).
 	Cache time.Duration
@@ -105,7 +108,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 	reg := rest.NewRegistry()
 	rc.Host.Registry, rc.Host.Events = reg, events
 	m := rc.Mount
-	rc.Host.Mount = fusefs.Options{Log: log, Debug: m.Debug, NoPassthrough: m.NoPassthrough, DirectMount: m.DirectMount,
+	rc.Host.Mount = fusefs.Options{Log: log, Debug: m.Debug, NoPassthrough: m.NoPassthrough, DirectMount: m.DirectMount, Uring: m.Uring,
 		EntryTimeout: m.Cache, AttrTimeout: m.Cache, NegativeTimeout: m.Cache}
 	h := New(ctx, rc.Host)
 	defer h.Close()
@@ -131,14 +134,15 @@ func Run(ctx context.Context, rc RunConfig) error {
 		}
 	}
 	srvREST, err := rest.New(rest.Config{
-		MirrorOps: h.MirrorOps,
-		Unmounted: h.Unmounted,
-		Events:    eventsStats(events),
-		Registry:  reg,
-		Manager:   manager,
-		Token:     rc.Token,
-		Limits:    rest.Limits{MaxJSONBody: rc.REST.MaxJSONBody, MaxTarBody: rc.REST.MaxTarBody},
-		Log:       log,
+		MirrorOps:   h.MirrorOps,
+		MirrorURing: h.MirrorURing,
+		Unmounted:   h.Unmounted,
+		Events:      eventsStats(events),
+		Registry:    reg,
+		Manager:     manager,
+		Token:       rc.Token,
+		Limits:      rest.Limits{MaxJSONBody: rc.REST.MaxJSONBody, MaxTarBody: rc.REST.MaxTarBody},
+		Log:         log,
 
 		AllowOrigins: rc.REST.AllowOrigins,
 		AllowHosts:   rc.REST.AllowHosts,

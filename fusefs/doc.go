@@ -225,6 +225,33 @@
 // kernel copies through READ and WRITE. Creates, mkdir, symlink, mknod and
 // link are held to the entry bound by the core.Dir calls they are.
 //
+// # FUSE over io_uring
+//
+// Options.Uring (serve --fuse-uring) serves the requests over io_uring
+// where the kernel offers it (6.14+, enable_uring=Y): the mirror mounts
+// with mount(2) on a /dev/fuse descriptor it opened (so root only), go-fuse
+// answers INIT on it and asks for FUSE_OVER_IO_URING, and once the kernel
+// agreed package uring registers two entries per possible CPU and serves
+// them through a go-fuse ProtocolServer over the same RawFileSystem, so the
+// same handlers run whichever way a request came, with the same
+// attribution, caching and quotas (ring.go). Where the kernel does not
+// offer it the mount is served over /dev/fuse, as without the option, and
+// the log says so once; a ring that fails to start after the kernel agreed
+// (which then holds every request until the ring is ready) has its
+// connection aborted and the mount made again without it. go-fuse's
+// /dev/fuse loop keeps running beside the
+// ring: FORGET, INTERRUPT and the notifications still go that way. Two
+// differences: an interrupt of a request being served on the ring is not
+// delivered (the /dev/fuse loop does not know it and answers EAGAIN, and
+// the kernel, which looks for the request on /dev/fuse's list, drops the
+// interrupt: the handler runs to its end), and each queue
+// is one thread serving its requests one after another, so a slow request
+// delays the next one from the same CPU. The rule for notifications is
+// unchanged: the ring's threads hold no lock while they serve or wait, and
+// never send a notification. Unmount waits for the ring's queues, which the
+// kernel ends as it tears the connection down; nothing of the ring
+// outlives the mount.
+//
 // # Locks
 //
 // flock and fcntl locks are kept by the kernel on the mount's inodes (the

@@ -19,6 +19,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/journal"
+	"sandfs/fusefs/uring"
 )
 
 // Options configure a mount. Zero values are the safe defaults.
@@ -35,6 +36,11 @@ type Options struct {
 	// goes through the daemon. Passthrough is used where the kernel grants
 	// it (root, kernel 6.9+) and silently falls back otherwise.
 	NoPassthrough bool
+	// Uring serves the mount's requests over io_uring where the kernel
+	// offers it (6.14+, enable_uring=Y; ring.go), over /dev/fuse where it
+	// does not. Root only (the mirror mounts with mount(2)); otherwise
+	// ignored, with a log line.
+	Uring bool
 	// Debug logs every FUSE request.
 	Debug bool
 	Log   *slog.Logger
@@ -51,15 +57,17 @@ type Mirror struct {
 	flushBacking  bool // a FLUSH closes a duplicate of the backing descriptor (file.go)
 	root          *node
 	server        *fuse.Server
-	entryTTL      time.Duration // how long the kernel may keep a name …
-	attrTTL       time.Duration // … and attributes, where cacheable
-	unhook        func()        // stops queueing invalidations
-	inval         *invalidator  // sends them
-	forgetConn    func()        // tells the reaper the connection is gone
-	ops           opCounts      // stats.go
-	stopOnce      sync.Once     // stop: no more notifications
-	unmounting    atomic.Bool   // Unmount was called: the server's end is asked for
-	gone          atomic.Bool   // the server ended unasked: unmounted behind the daemon's back
+	entryTTL      time.Duration    // how long the kernel may keep a name …
+	attrTTL       time.Duration    // … and attributes, where cacheable
+	unhook        func()           // stops queueing invalidations
+	inval         *invalidator     // sends them
+	forgetConn    func()           // tells the reaper the connection is gone
+	ops           opCounts         // stats.go
+	stopOnce      sync.Once        // stop: no more notifications
+	unmounting    atomic.Bool      // Unmount was called: the server's end is asked for
+	gone          atomic.Bool      // the server ended unasked: unmounted behind the daemon's back
+	ownMount      bool             // mounted by the mirror (ring.go), so unmounted by it too
+	ring          *uring.Transport // serving over io_uring (ring.go); nil: /dev/fuse only
 }
 
 // Mount mounts sb at mountpoint (created if missing) and serves it until
@@ -117,14 +125,17 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 		fo.MountOptions.AllowOther = false
 		o.Log.Warn("fuse: not root and user_allow_other is not in /etc/fuse.conf: the mount is for this user only")
 	}
-	raw := &rawFS{RawFileSystem: fs.NewNodeFS(m.root, fo)}
-	server, err := fuse.NewServer(raw, mountpoint, &fo.MountOptions)
-	if err != nil {
-		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+	var server *fuse.Server
+	switch {
+	case o.Uring && os.Geteuid() != 0:
+		o.Log.Warn("fuse: io_uring needs root (the mirror mounts with mount(2)): serving over /dev/fuse", "mountpoint", mountpoint)
+		fallthrough
+	case !o.Uring:
+		server, err = m.mountDev(mountpoint, fo)
+	default:
+		server, err = m.mountWithRing(fo)
 	}
-	raw.server.Store(server)
-	go server.Serve()
-	if err := server.WaitMount(); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
 	m.server = server
@@ -136,6 +147,30 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 	m.inval.queue(journal.Event{Path: "/"}, true)
 	go m.watchServer()
 	return m, nil
+}
+
+// mountDev mounts the mirror at mountpoint as go-fuse does (fusermount3,
+// or mount(2) with DirectMount) and serves it over /dev/fuse, through
+// rawFS (noopendir.go, killpriv.go).
+func (m *Mirror) mountDev(mountpoint string, fo *fs.Options) (*fuse.Server, error) {
+	raw := m.newRaw(fo)
+	server, err := fuse.NewServer(raw, mountpoint, &fo.MountOptions)
+	if err != nil {
+		return nil, err
+	}
+	raw.server.Store(server)
+	go server.Serve()
+	if err := server.WaitMount(); err != nil {
+		return nil, err
+	}
+	return server, nil
+}
+
+// newRaw is the mirror's protocol-level filesystem: go-fuse's bridge over
+// the root node, wrapped by rawFS. The server must be stored in it before
+// it serves.
+func (m *Mirror) newRaw(fo *fs.Options) *rawFS {
+	return &rawFS{RawFileSystem: fs.NewNodeFS(m.root, fo)}
 }
 
 // watchServer notices the mount ended without Unmount (umount -l, or
@@ -176,10 +211,16 @@ func (m *Mirror) Unmount() error {
 	m.stop()
 	var err error
 	for try := 0; try < 10 && !m.gone.Load(); try++ {
-		if err = m.server.Unmount(); err == nil {
+		if err = m.unmountOnce(); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil && m.ownMount {
+		if lerr := unix.Unmount(m.mountpoint, unix.MNT_DETACH); lerr != nil {
+			return fmt.Errorf("unmount %s: %v; lazy unmount: %v", m.mountpoint, err, lerr)
+		}
+		return fmt.Errorf("unmount %s was busy (%v): detached lazily", m.mountpoint, err)
 	}
 	if err != nil {
 		out, lerr := exec.Command("fusermount3", "-u", "-z", m.mountpoint).CombinedOutput()
@@ -189,9 +230,20 @@ func (m *Mirror) Unmount() error {
 		return fmt.Errorf("unmount %s was busy (%v): detached lazily", m.mountpoint, err)
 	}
 	m.server.Wait()
+	m.stopRing()
 	m.forgetConn()
 	releaseTree(&m.root.Inode)
 	return nil
+}
+
+// unmountOnce asks for the unmount: by go-fuse, or by mount(2)'s
+// counterpart where the mirror mounted by itself (go-fuse knows only
+// "/dev/fd/N" there).
+func (m *Mirror) unmountOnce() error {
+	if m.ownMount {
+		return unix.Unmount(m.mountpoint, 0)
+	}
+	return m.server.Unmount()
 }
 
 // clearStale unmounts a dead FUSE mount at mountpoint: its statfs fails

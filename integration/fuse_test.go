@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,6 +63,11 @@ func startMirror(t *testing.T, args ...string) (*Daemon, string) {
 	t.Helper()
 	requireFUSE(t)
 	mnt := t.TempDir()
+	if os.Getenv("SANDFS_TEST_FUSE_URING") == "1" && !slices.Contains(args, "--fuse-uring") {
+		// Every mirror test over FUSE over io_uring (enable_uring=Y set by
+		// the caller; TestFUSEURing checks the ring is used).
+		args = append(args, "--fuse-uring")
+	}
 	d := startDaemon(t, append([]string{"--mount", mnt}, args...)...)
 	if !mounted(t, mnt) {
 		t.Fatalf("daemon ready but %s is not mounted:\n%s", mnt, d.Log())

@@ -57,6 +57,15 @@ func TestPOSIXConformance(t *testing.T) {
 			run(t, suiteOps|opSyscalls, onHost(mnt))
 		})
 	}
+	t.Run("mount/uring", func(t *testing.T) {
+		// The same mount served over FUSE over io_uring (fuse_uring_test.go).
+		setEnableURing(t, "Y")
+		d, mnt := startMirror(t, "--fuse-uring")
+		if !d.LogHas("fuse: serving over io_uring") {
+			t.Fatalf("the daemon does not serve over io_uring:\n%s", d.Log())
+		}
+		run(t, suiteOps|opSyscalls, onHost(mnt))
+	})
 	t.Run("rest", func(t *testing.T) {
 		d := startDaemon(t)
 		run(t, suiteOps, func(t *testing.T, name string) caseEnv {

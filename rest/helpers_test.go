@@ -42,8 +42,9 @@ type harnessOpts struct {
 
 	AllowOrigins, AllowHosts []string // browser.go
 
-	MirrorOps func(sandbox string) map[string]uint64   // metrics.go
-	Events    func(sandbox string) (EventsStats, bool) // metrics_events.go
+	MirrorOps   func(sandbox string) map[string]uint64   // metrics.go
+	MirrorURing func(sandbox string) (uint64, bool)      // metrics.go
+	Events      func(sandbox string) (EventsStats, bool) // metrics_events.go
 
 	State bool // sandbox "default" keeps state (checkpoints) in a temp dir
 }
@@ -73,6 +74,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		AllowOrigins: o.AllowOrigins,
 		AllowHosts:   o.AllowHosts,
 		MirrorOps:    o.MirrorOps,
+		MirrorURing:  o.MirrorURing,
 		Events:       o.Events,
 	})
 	if err != nil {

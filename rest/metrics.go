@@ -89,13 +89,14 @@ var (
 	descOverflows = prometheus.NewDesc("sandfs_kernel_watch_overflows_total", "Kernel watch queue overflows (events lost before the journal; watchers are told overflow), by sandbox.", []string{"sandbox"}, nil)
 	descHistory   = prometheus.NewDesc("sandfs_journal_store_failing", "1 while the durable journal cannot store events (reason: state_full when its disk is full, error otherwise), by sandbox.", []string{"sandbox", "reason"}, nil)
 	descFUSE      = prometheus.NewDesc("sandfs_fuse_operations_total", "FUSE mirror operations that reached the daemon, by sandbox and operation (passthrough reads and writes never do).", []string{"sandbox", "op"}, nil)
+	descURing     = prometheus.NewDesc("sandfs_fuse_uring_requests_total", "FUSE requests served over io_uring, by sandbox (serve --fuse-uring; 0 where the kernel did not offer it).", []string{"sandbox"}, nil)
 )
 
 // collector reads the Server's figures at scrape time.
 type collector struct{ s *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range append([]*prometheus.Desc{descRequests, descBytesIn, descBytesOut, descEvents, descWatchers, descDropped, descOverflows, descHistory, descFUSE}, natsDescs...) {
+	for _, d := range append([]*prometheus.Desc{descRequests, descBytesIn, descBytesOut, descEvents, descWatchers, descDropped, descOverflows, descHistory, descFUSE, descURing}, natsDescs...) {
 		ch <- d
 	}
 	for _, d := range quotaDescs {
@@ -132,6 +133,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descHistory, prometheus.GaugeValue, gauge(failing && !full), name, "error")
 		c.collectEvents(ch, name)
 		collectQuota(ch, name, sb)
+		if c.s.mirrorURing != nil {
+			if n, on := c.s.mirrorURing(name); on {
+				ch <- prometheus.MustNewConstMetric(descURing, prometheus.CounterValue, float64(n), name)
+			}
+		}
 		if c.s.mirrorOps == nil {
 			return
 		}

@@ -17,7 +17,8 @@ func TestMetrics(t *testing.T) {
 		}
 		return map[string]uint64{"getattr": 2, "unlink": 0}
 	}
-	h := newHarness(t, harnessOpts{Token: "tok", MirrorOps: mirror})
+	uring := func(sandbox string) (uint64, bool) { return 7, sandbox == "default" }
+	h := newHarness(t, harnessOpts{Token: "tok", MirrorOps: mirror, MirrorURing: uring})
 	body := "hello metrics"
 	steps := []struct {
 		r    req
@@ -59,6 +60,7 @@ func TestMetrics(t *testing.T) {
 		`sandfs_kernel_watch_overflows_total{sandbox="default"} 0`,
 		`sandfs_fuse_operations_total{op="getattr",sandbox="default"} 2`,
 		`sandfs_fuse_operations_total{op="unlink",sandbox="default"} 0`,
+		`sandfs_fuse_uring_requests_total{sandbox="default"} 7`,
 		`go_goroutines `,
 	}
 	// The journal's own counts, each as a line.

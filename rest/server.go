@@ -43,6 +43,10 @@ type Config struct {
 	// each kind the FUSE mirror of a sandbox served (nil, or a nil map: no
 	// mirror). rest does not know the mirror; the daemon wires it.
 	MirrorOps func(sandbox string) map[string]uint64
+	// MirrorURing reports how many requests a sandbox's mirrors served
+	// over io_uring, and whether any was asked to (serve --fuse-uring;
+	// nil, or false: none).
+	MirrorURing func(sandbox string) (uint64, bool)
 	// Unmounted names, for /health, the mountpoints of a sandbox's mirrors
 	// that were unmounted behind the daemon's back (nil: none).
 	Unmounted func(sandbox string) []string
@@ -87,6 +91,7 @@ type Server struct {
 	stats          []*routeStats // metrics.go: one per route, in table order
 	metricsHandler http.Handler
 	mirrorOps      func(sandbox string) map[string]uint64
+	mirrorURing    func(sandbox string) (uint64, bool)
 	unmounted      func(sandbox string) []string
 	events         func(sandbox string) (EventsStats, bool)
 }
@@ -107,16 +112,17 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{
-		reg:       reg,
-		manager:   cfg.Manager,
-		auth:      newTokenCheck(cfg.Token),
-		limits:    cfg.Limits,
-		mirrorOps: cfg.MirrorOps,
-		unmounted: cfg.Unmounted,
-		events:    cfg.Events,
-		log:       cfg.Log,
-		streams:   streamStop{ch: make(chan struct{})},
-		started:   time.Now(),
+		reg:         reg,
+		manager:     cfg.Manager,
+		auth:        newTokenCheck(cfg.Token),
+		limits:      cfg.Limits,
+		mirrorOps:   cfg.MirrorOps,
+		mirrorURing: cfg.MirrorURing,
+		unmounted:   cfg.Unmounted,
+		events:      cfg.Events,
+		log:         cfg.Log,
+		streams:     streamStop{ch: make(chan struct{})},
+		started:     time.Now(),
 	}
 	if s.limits.MaxJSONBody <= 0 {
 		s.limits.MaxJSONBody = DefaultLimits.MaxJSONBody

@@ -37,6 +37,7 @@ type serveConfig struct {
 	logEvents        bool
 	noPassthrough    bool
 	directMount      bool
+	fuseURing        bool
 	mountCache       time.Duration
 	debugListen      string        // loopback ADDR for Go's profiles (debug.go); "" = none
 	checkpointEvery  time.Duration // --checkpoint-every: automatic checkpoints (0 = off)
@@ -106,6 +107,7 @@ T suffixes (powers of 1024); 0 means the default.`,
 		fs.BoolVar(&cfg.fuseDebug, "fuse-debug", false, "log every FUSE request")
 		fs.BoolVar(&cfg.noPassthrough, "no-passthrough", false, "never use FUSE passthrough (every read and write of the mount goes through the daemon)")
 		fs.BoolVar(&cfg.directMount, "direct-mount", false, "mount with mount(2) instead of fusermount3 (root only; no fallback)")
+		fs.BoolVar(&cfg.fuseURing, "fuse-uring", false, "serve the mounts' requests over FUSE over io_uring where the kernel offers it, over /dev/fuse where not (root; needs kernel 6.14+ and /sys/module/fuse/parameters/enable_uring=Y set by root; costs per mount one thread and 2 entries of ~1 MiB per possible CPU)")
 		fs.DurationVar(&cfg.mountCache, "mount-cache", time.Minute, "how long (`DURATION`) the kernel may cache names, attributes and pages of the mount where the kernel watch covers them; the journal invalidates each change before it is told, and 0 makes the kernel ask the daemon at every system call")
 		fs.BoolVar(&cfg.logEvents, "log-events", false, "log every journal event (type, path, old_path, origin, pid, uid)")
 		fs.StringVar(&cfg.debugListen, "debug-listen", "", "serve Go's runtime profiles (/debug/pprof/) on the loopback `ADDR` (for leak checks; no token)")
@@ -219,7 +221,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 		DefaultQuota: core.Quota(cfg.defaultQuota),
 		Mounts:       cfg.mounts,
 		Mount: daemon.MountConfig{Debug: cfg.fuseDebug, NoPassthrough: cfg.noPassthrough, DirectMount: cfg.directMount,
-			Cache: cfg.mountCache},
+			Uring: cfg.fuseURing, Cache: cfg.mountCache},
 		EventsURL:   cfg.events.url,
 		EventsHost:  cfg.events.host,
 		Listen:      cfg.listen,

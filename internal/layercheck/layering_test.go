@@ -63,6 +63,7 @@ func copyModule(t *testing.T, src, dst string) {
 		{"rest/sandboxd", "sandboxd", "sandfs/rest/agentfs", "rest/sandboxd must not import"},
 		{"rest/mcp", "mcp", "sandfs/rest/named", "rest/mcp must not import"},
 		{"fusefs", "fusefs", "sandfs/rest", "fusefs must not import"},
+		{"fusefs/uring", "uring", "sandfs/internal/size", "fusefs/uring must not import"},
 		{"natsout", "natsout", "sandfs/fusefs", "natsout must not import"},
 		{"internal/size", "size", "sandfs/core", "internal must not import"},
 		{"api", "api", "sandfs/core/journal", "api must not import"},
