@@ -12,7 +12,7 @@ import (
 // KILLPRIV_V2 the kernel does it through the daemon: before every such
 // write it asks GETXATTR security.capability and, for a set-id file,
 // GETATTR and SETATTR mode. With it, the kernel tells the daemon instead
-// (a flag on WRITE, OPEN, CREATE and SETATTR) and skips those requests,
+// (a flag on WRITE, OPEN and SETATTR) and skips those requests,
 // and rawFS clears the bits itself, through the node's Setattr on the
 // same handle (claimed and told as chmod by the writer, as the kernel's
 // SETATTR was).
@@ -26,9 +26,9 @@ import (
 // keeps no attributes of a set-id file (coherence.go), so the kernel asks
 // for them after a clear made behind its back.
 
-// killpriv is the capability the mount asks for: the kernel leaves the
-// set-id bits to the daemon.
-const killpriv = fuse.CAP_HANDLE_KILLPRIV_V2
+// killpriv are the capabilities the mount asks for: the kernel leaves the
+// set-id bits to the daemon, and lets a direct-I/O handle be mmap'd.
+const killpriv = fuse.CAP_HANDLE_KILLPRIV_V2 | fuse.CAP_DIRECT_IO_ALLOW_MMAP
 
 // Open opens as ever, then clears the bits where afterOpen says.
 func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
@@ -39,13 +39,20 @@ func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 	return st
 }
 
-// Create is Open for a file that may have been there (no O_EXCL).
+// Create makes the file as ever. The kernel sends CREATE for a name it
+// holds missing, and a file made keeps the mode it was made with, set-id
+// bits included (an O_TRUNC of it truncates nothing). Its writes must
+// clear them as any write does, so a set-id file made for a caller other
+// than root in passthrough gets a direct-I/O handle instead: its writes
+// come through the daemon flagged. The inode is new, no other open holds
+// it in passthrough, and later opens may still take passthrough beside a
+// direct one.
 func (r *rawFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
 	st := r.RawFileSystem.Create(cancel, in, name, out)
-	if st == fuse.OK {
-		hdr := in.InHeader
-		hdr.NodeId = out.NodeId
-		r.afterOpen(cancel, &hdr, in.Flags, in.OpenFlags, &out.OpenOut)
+	if st == fuse.OK && setID(in.Mode) && in.Caller.Uid != 0 && out.OpenFlags&fuse.FOPEN_PASSTHROUGH != 0 {
+		out.OpenFlags &^= fuse.FOPEN_PASSTHROUGH | fuse.FOPEN_KEEP_CACHE
+		out.OpenFlags |= fuse.FOPEN_DIRECT_IO
+		out.BackingID = 0
 	}
 	return st
 }
