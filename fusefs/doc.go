@@ -188,7 +188,8 @@
 //     request that takes long holds up no appender for long.
 //
 // The daemon process never touches its own mount (tests run the daemon as
-// a subprocess). Unmount removes the hook and stops the invalidator before
+// a subprocess), but for one stat of its root as it mounts, before any
+// notification can be sent, as go-fuse's own mount does (ring.go primeRoot). Unmount removes the hook and stops the invalidator before
 // the server goes. TestFUSENotifyStress (integration) checks the rule: mount,
 // REST and outside writers in the same directories, a watchdog failing any
 // request slower than 10 s with every goroutine and the kernel stacks.
