@@ -108,7 +108,7 @@ func TestMCPSandfsTools(t *testing.T) {
 	}
 }
 
-// TestMCPToolList: the 14 reference tools and sandfs's 7, each with the
+// TestMCPToolList: the 14 reference tools and sandfs's 8, each with the
 // annotations a client decides on.
 func TestMCPToolList(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
@@ -135,7 +135,7 @@ func TestMCPToolList(t *testing.T) {
 		{"list_allowed_directories", true, false, false},
 		{"delete", false, true, true}, {"copy", false, true, false}, {"grep", true, false, false},
 		{"changes_since", true, false, false}, {"checkpoint", false, false, false}, {"list_checkpoints", true, false, false},
-		{"restore", false, true, false},
+		{"restore", false, true, false}, {"log", true, false, false},
 	} {
 		tl := got[c.name]
 		if tl == nil {

@@ -30,7 +30,8 @@
 // answer texts, refops.go and readpart.go their file work; reftext.go the
 // formats they answer in (the git-style diff, sizes, dates, globs, Node's
 // error wording). tools_sandfs.go holds sandfs's own tools (delete, copy,
-// grep, changes_since, checkpoint, list_checkpoints, restore). A failure is
+// grep, changes_since, checkpoint, list_checkpoints, restore), tools_log.go
+// the log tool (the journal event by event). A failure is
 // a tool result with isError set and a text naming an API path, never a
 // host path. refusal.go turns the SDK's plain-text refusals into the
 // family's JSON-RPC errors. docs/mcp.md lists the tools and where sandfs

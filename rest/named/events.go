@@ -2,7 +2,6 @@ package named
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -40,36 +39,6 @@ type wsEventFields = journal.Fields
 
 func eventFields(e journal.Event) wsEventFields { return journal.FieldsOf(e) }
 
-// eventFilter is the query's filters: path (the path or under it, either
-// side of a rename), actor (an API actor's name, or fuse:COMM), origin.
-type eventFilter struct {
-	path, actor string
-	origin      journal.Origin
-}
-
-func (f eventFilter) match(e journal.Event) bool {
-	if f.origin != "" && e.Origin != f.origin {
-		return false
-	}
-	if f.actor != "" && !actorIs(e, f.actor) {
-		return false
-	}
-	return f.path == "" || f.path == "/" || under(e.Path, f.path) || e.OldPath != "" && under(e.OldPath, f.path)
-}
-
-// actorIs reports whether e was made by who: an API actor's name, or
-// "fuse:COMM" for a process on the mount by its command name.
-func actorIs(e journal.Event, who string) bool {
-	if comm, ok := strings.CutPrefix(who, "fuse:"); ok {
-		return e.Origin == journal.Mirror && e.Comm == comm
-	}
-	return e.Actor == who
-}
-
-func under(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
-}
-
 // namedEvents: GET /events?since&last&limit&path&actor&origin.
 func (s *Family) namedEvents(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	sb := s.sandbox(r)
@@ -77,7 +46,7 @@ func (s *Family) namedEvents(w http.ResponseWriter, r *http.Request, ps httprout
 	if err != nil {
 		return err
 	}
-	var f eventFilter
+	var f journal.Filter
 	if _, ok := q["path"]; ok || q.Has("workingDir") {
 		p := q.Get("path")
 		if !ok {
@@ -88,13 +57,13 @@ func (s *Family) namedEvents(w http.ResponseWriter, r *http.Request, ps httprout
 			return err
 		}
 		if ok {
-			f.path = ap
+			f.Path = ap
 		}
 	}
-	f.actor = q.Get("actor")
+	f.Actor = q.Get("actor")
 	switch o := journal.Origin(q.Get("origin")); o {
 	case "", journal.API, journal.Mirror, journal.External:
-		f.origin = o
+		f.Origin = o
 	default:
 		return httpkit.InvalidRequest("origin must be api, fuse or external, got %q", o)
 	}
@@ -137,24 +106,13 @@ func (s *Family) namedEvents(w http.ResponseWriter, r *http.Request, ps httprout
 			from = page.Oldest - 1 // the newest N kept: nothing was asked before them
 		}
 	}
-	page.Cursor = from
-	lost, err := j.Scan(r.Context(), from, func(e journal.Event) bool {
-		if e.Seq > page.Latest {
-			return false
-		}
-		if len(page.Events) == n {
-			page.More = true
-			return false
-		}
-		page.Cursor = e.Seq
-		if e, ok := journal.Reportable(e); ok && f.match(e) {
-			page.Events = append(page.Events, eventFields(e))
-		}
-		return true
-	})
+	jp, err := j.ReadPage(r.Context(), from, n, f)
 	if err != nil {
 		return err
 	}
-	page.Overflow = lost
+	for _, e := range jp.Events {
+		page.Events = append(page.Events, eventFields(e))
+	}
+	page.Cursor, page.More, page.Overflow = jp.Cursor, jp.More, jp.Lost
 	return httpkit.WriteJSON(w, http.StatusOK, page)
 }
