@@ -135,7 +135,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	}
 	t.Logf("node ts_client_check.mjs:\n%s", out)
 	if !strings.Contains(string(out), `"step":"tools","value":["changes_since","checkpoint","copy","create_directory","delete",`) {
-		t.Errorf("the tool list is not the 21 tools")
+		t.Errorf("the tool list is not the 22 tools")
 	}
 	if b, err := os.ReadFile(filepath.Join(d.Root, "ts/hello.txt")); err != nil || string(b) != "hello\nsandfs\n" {
 		t.Errorf("ts/hello.txt: %q, %v", b, err)
