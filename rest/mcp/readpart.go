@@ -88,3 +88,31 @@ func openErr(err error) error {
 	}
 	return toolErr(err, "open")
 }
+
+// readRange is the bytes [offset, offset+length) of the file at p, read
+// with one ReadAt, so a part of a file of any size costs only that part;
+// length 0 is the rest of the file up to maxReadBytes. next is the offset
+// after the part, size the file's size: a reader pages on with them.
+func (f *Family) readRange(ctx context.Context, p string, offset, length int64) (s string, next, size int64, err error) {
+	sb, err := f.sandbox(ctx)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	fh, info, err := sb.OpenFile(ctx, p)
+	if err != nil {
+		return "", 0, 0, openErr(err)
+	}
+	defer fh.Close()
+	if length == 0 {
+		length = maxReadBytes
+	}
+	length = max(0, min(length, info.Size-offset))
+	buf := make([]byte, length)
+	n, err := fh.ReadAt(buf, offset)
+	if err != nil && err != io.EOF {
+		return "", 0, 0, toolErr(err, "read")
+	}
+	// A part cut inside a UTF-8 sequence answers U+FFFD for its pieces,
+	// as any invalid byte.
+	return toText(buf[:n]), offset + int64(n), info.Size, nil
+}

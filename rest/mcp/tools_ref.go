@@ -33,6 +33,18 @@ type readTextIn struct {
 	Path string `json:"path"`
 	Tail *int   `json:"tail,omitempty" jsonschema:"If provided, returns only the last N lines of the file"`
 	Head *int   `json:"head,omitempty" jsonschema:"If provided, returns only the first N lines of the file"`
+	// sandfs: a byte range, for a file too large to read whole; head and
+	// tail count lines from an end, so neither goes with it.
+	Offset *int64 `json:"offset,omitempty" jsonschema:"sandfs: read from this byte offset (not with head or tail)"`
+	Length *int64 `json:"length,omitempty" jsonschema:"sandfs: read at most this many bytes, 1 to 16 MiB (default: the rest of the file, up to 16 MiB)"`
+}
+
+// readTextOut is read_text_file's answer: the reference's content, and for
+// a byte range where the next one starts and the file's size.
+type readTextOut struct {
+	Content string `json:"content"`
+	Next    *int64 `json:"next,omitempty"`
+	Size    *int64 `json:"size,omitempty"`
 }
 
 type pathIn struct {
@@ -104,10 +116,16 @@ func text(s string) (*sdk.CallToolResult, textOut, error) {
 }
 
 func (f *Family) addRefTools(s *sdk.Server) {
-	readText := func(ctx context.Context, req *sdk.CallToolRequest, in readTextIn) (*sdk.CallToolResult, textOut, error) {
+	readText := func(ctx context.Context, req *sdk.CallToolRequest, in readTextIn) (*sdk.CallToolResult, readTextOut, error) {
 		head, tail := deref(in.Head), deref(in.Tail)
 		if head != 0 && tail != 0 {
-			return nil, textOut{}, errorf("Cannot specify both head and tail parameters simultaneously")
+			return nil, readTextOut{}, errorf("Cannot specify both head and tail parameters simultaneously")
+		}
+		if in.Offset != nil || in.Length != nil {
+			if in.Head != nil || in.Tail != nil {
+				return nil, readTextOut{}, errorf("Cannot specify head or tail together with offset or length")
+			}
+			return f.readTextRange(ctx, in)
 		}
 		var s string
 		var err error
@@ -122,16 +140,17 @@ func (f *Family) addRefTools(s *sdk.Server) {
 			s = toText(b)
 		}
 		if err != nil {
-			return nil, textOut{}, err
+			return nil, readTextOut{}, err
 		}
-		return text(s)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}, readTextOut{Content: s}, nil
 	}
 	addTool(f, s, &sdk.Tool{Name: "read_file", Annotations: ro("Read File (Deprecated)"),
 		Description: "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead."}, readText)
 	addTool(f, s, &sdk.Tool{Name: "read_text_file", Annotations: ro("Read Text File"),
 		Description: "Read the complete contents of a file from the file system as text. Use the 'head' parameter to read only " +
 			"the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file " +
-			"as text regardless of extension. Paths are sandbox paths (\"/\" is the sandbox's root)."}, readText)
+			"as text regardless of extension. Paths are sandbox paths (\"/\" is the sandbox's root). sandfs: 'offset' and " +
+			"'length' read a byte range of a file of any size; the structured answer's 'next' is the offset after it, 'size' the file's."}, readText)
 
 	addTool(f, s, &sdk.Tool{Name: "read_media_file", Annotations: ro("Read Media File"),
 		Description: "Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are " +
@@ -360,7 +379,7 @@ func (f *Family) readFile(ctx context.Context, p string) (b []byte, info core.In
 	}
 	defer fh.Close()
 	if info.Size > maxReadBytes {
-		return nil, info, errorf("%s is %d bytes; a read answers at most %d (read_text_file with head or tail, or grep, reads a part)", info.Path, info.Size, maxReadBytes)
+		return nil, info, errorf("%s is %d bytes; a read answers at most %d (read_text_file with head, tail or offset, or grep, reads a part)", info.Path, info.Size, maxReadBytes)
 	}
 	b, err = io.ReadAll(io.LimitReader(fh, maxReadBytes+1))
 	if err != nil {
@@ -370,4 +389,24 @@ func (f *Family) readFile(ctx context.Context, p string) (b []byte, info core.In
 		return nil, info, errorf("%s grew past %d bytes while it was read", info.Path, maxReadBytes)
 	}
 	return b, info, nil
+}
+
+// readTextRange answers read_text_file's byte range.
+func (f *Family) readTextRange(ctx context.Context, in readTextIn) (*sdk.CallToolResult, readTextOut, error) {
+	var offset, length int64
+	if in.Offset != nil {
+		if offset = *in.Offset; offset < 0 {
+			return nil, readTextOut{}, errorf("offset must be 0 or more, got %d", offset)
+		}
+	}
+	if in.Length != nil {
+		if length = *in.Length; length < 1 || length > maxReadBytes {
+			return nil, readTextOut{}, errorf("length must be between 1 and %d, got %d", maxReadBytes, length)
+		}
+	}
+	s, next, size, err := f.readRange(ctx, in.Path, offset, length)
+	if err != nil {
+		return nil, readTextOut{}, err
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}, readTextOut{Content: s, Next: &next, Size: &size}, nil
 }
