@@ -31,7 +31,8 @@
 // formats they answer in (the git-style diff, sizes, dates, globs, Node's
 // error wording). tools_sandfs.go holds sandfs's own tools (delete, copy,
 // grep, changes_since, checkpoint, list_checkpoints, restore), tools_log.go
-// the log tool (the journal event by event). A failure is
+// the log tool (the journal event by event); resources.go the files as
+// MCP resources (resources/list and resources/read). A failure is
 // a tool result with isError set and a text naming an API path, never a
 // host path. refusal.go turns the SDK's plain-text refusals into the
 // family's JSON-RPC errors. docs/mcp.md lists the tools and where sandfs

@@ -33,6 +33,7 @@ func New(host httpkit.Host, log *slog.Logger) *Family {
 	f.addRefTools(srv)
 	f.addSandfsTools(srv)
 	f.addLogTool(srv)
+	f.addResources(srv)
 	f.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		Stateless:    true, // nothing to keep between requests; the sandbox is the request's
 		JSONResponse: true, // one answer per POST: no tool streams
