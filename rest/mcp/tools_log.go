@@ -26,6 +26,7 @@ const (
 type logIn struct {
 	Path   string `json:"path,omitempty" jsonschema:"Only events at or under this path (either side of a rename)"`
 	Since  *int64 `json:"since,omitempty" jsonschema:"Only events after this journal seq (an answer's cursor); default: from the oldest kept"`
+	Last   int    `json:"last,omitempty" jsonschema:"Only the newest N events kept, 1 to 1000 (not with since)"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"At most this many events, 1 to 1000 (default 100)"`
 	Actor  string `json:"actor,omitempty" jsonschema:"Only events of this actor: an API actor's name, or fuse:COMM for a process on the mount"`
 	Origin string `json:"origin,omitempty" jsonschema:"Only events of this origin: api, fuse or external"`
@@ -44,7 +45,7 @@ type logOut struct {
 
 func (f *Family) addLogTool(s *sdk.Server) {
 	addTool(f, s, &sdk.Tool{Name: "log", Annotations: ro("Journal Log"),
-		Description: "The sandbox's journal, oldest first: one line per change (seq, time UTC, type, path, origin, actor), " +
+		Description: "The sandbox's journal, oldest first (last: the newest N): one line per change (seq, time UTC, type, path, origin, actor), " +
 			"whoever made it (a tool, the REST API, a process on the mount, the host). Give the answer's cursor as since for the next page."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in logIn) (*sdk.CallToolResult, logOut, error) {
 			return f.journalLog(ctx, in)
@@ -77,13 +78,23 @@ func (f *Family) journalLog(ctx context.Context, in logIn) (*sdk.CallToolResult,
 		n = in.Limit
 	}
 	j := sb.Journal()
-	oldest := j.Oldest()
+	oldest, latest := j.Oldest(), j.Seq()
 	from := oldest - min(oldest, 1) // by default, from the oldest kept
-	if in.Since != nil {
+	switch {
+	case in.Since != nil && in.Last != 0:
+		return nil, logOut{}, errorf("give since or last, not both")
+	case in.Since != nil:
 		if *in.Since < 0 {
 			return nil, logOut{}, errorf("since must be 0 or more, got %d", *in.Since)
 		}
 		from = uint64(*in.Since)
+	case in.Last != 0:
+		if in.Last < 1 || in.Last > logMaxLimit {
+			return nil, logOut{}, errorf("last must be between 1 and %d, got %d", logMaxLimit, in.Last)
+		}
+		// As the events route's last: the newest N kept, nothing before
+		// the oldest.
+		from = max(latest-min(latest, uint64(in.Last)), from)
 	}
 	p, err := j.ReadPage(ctx, from, n, flt)
 	if err != nil {
