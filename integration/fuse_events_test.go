@@ -75,17 +75,9 @@ func testEvents(t *testing.T, args []string) {
 	must(t, os.Rename(filepath.Join(mnt, "new"), filepath.Join(mnt, "renamed")))
 	must(t, os.Mkdir(filepath.Join(mnt, "dir"), 0o755))
 	must(t, os.Remove(filepath.Join(mnt, "renamed")))
-	// inotify keeps order: once an outside write made after all that is
-	// told, every echo of the changes above has been read.
-	must(t, os.WriteFile(filepath.Join(d.Root, "sentinel"), []byte("s"), 0o644))
-	evs := waitEvent(t, d, func(e logEvent) bool { return e["path"] == "/sentinel" && e["origin"] == "external" })
-
 	var got []string
-	for _, e := range evs {
-		if e["path"] == "/sentinel" {
-			continue
-		}
-		got = append(got, fmt.Sprintf("%s %s<-%s %s", e["type"], e["path"], e["old_path"], e["origin"]))
+	for _, e := range eventsBeforeSentinel(t, d) {
+		got = append(got, e.line())
 		if e["origin"] == "fuse" {
 			if pid, _ := strconv.Atoi(e["pid"]); pid <= 0 {
 				t.Errorf("fuse event %v has no pid", e)
@@ -120,6 +112,32 @@ func testEvents(t *testing.T, args []string) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got events over /v2/watch\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// sentinelEvents writes an outside file, /sentinel, into the root and
+// returns the log's events up to its own: inotify keeps order, so once it
+// is told every echo of the changes made before it has been read.
+func sentinelEvents(t *testing.T, d *Daemon) []logEvent {
+	t.Helper()
+	must(t, os.WriteFile(filepath.Join(d.Root, "sentinel"), []byte("s"), 0o644))
+	return waitEvent(t, d, func(e logEvent) bool { return e["path"] == "/sentinel" && e["origin"] == "external" })
+}
+
+// eventsBeforeSentinel is sentinelEvents without the sentinel's own.
+func eventsBeforeSentinel(t *testing.T, d *Daemon) []logEvent {
+	t.Helper()
+	var out []logEvent
+	for _, e := range sentinelEvents(t, d) {
+		if e["path"] != "/sentinel" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// line is the event as the tests compare it: "type path<-old_path origin".
+func (e logEvent) line() string {
+	return fmt.Sprintf("%s %s<-%s %s", e["type"], e["path"], e["old_path"], e["origin"])
 }
 
 // watchEvent is an event as the AIO watch route tells it.
@@ -179,7 +197,7 @@ func TestFUSEEventsActor(t *testing.T) {
 		}
 	}
 	seen := map[string]bool{}
-	for _, e := range waitEvent(t, d, func(e logEvent) bool { return e["path"] == "/sentinel" && e["origin"] == "external" }) {
+	for _, e := range sentinelEvents(t, d) {
 		seen[e["path"]] = true
 		check("log", e["path"], e["origin"], e["actor"], e["comm"], e["cgroup"])
 	}

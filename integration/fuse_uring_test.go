@@ -140,16 +140,9 @@ func uringFiles(t *testing.T, d *Daemon, mnt string) {
 	if _, err := os.Stat(filepath.Join(d.Root, "renamed")); !os.IsNotExist(err) {
 		t.Errorf("renamed still on the root: %v", err)
 	}
-	// An outside write after all that: once it is told, every echo of the
-	// changes above has been read (inotify keeps order).
-	must(t, os.WriteFile(filepath.Join(d.Root, "sentinel"), []byte("s"), 0o644))
-	evs := waitEvent(t, d, func(e logEvent) bool { return e["path"] == "/sentinel" && e["origin"] == "external" })
 	var got []string
-	for _, e := range evs {
-		if e["path"] == "/sentinel" {
-			continue
-		}
-		got = append(got, fmt.Sprintf("%s %s<-%s %s", e["type"], e["path"], e["old_path"], e["origin"]))
+	for _, e := range eventsBeforeSentinel(t, d) {
+		got = append(got, e.line())
 		// The caller, from the request's in header: as over /dev/fuse.
 		if pid, _ := strconv.Atoi(e["pid"]); e["origin"] == "fuse" && (pid <= 0 || e["uid"] != strconv.Itoa(os.Getuid())) {
 			t.Errorf("fuse event %v: pid %s uid %s, want a pid and uid %d", e, e["pid"], e["uid"], os.Getuid())

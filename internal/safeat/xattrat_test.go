@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/internal/testenv"
 )
 
 // TestXattrAt: the at-calls read what the /proc/self/fd form reads, for a
@@ -14,13 +16,13 @@ import (
 func TestXattrAt(t *testing.T) {
 	dir, dirfd := setup(t)
 	if err := unix.Setxattr(filepath.Join(dir, "target"), "user.k", []byte("value"), 0); err != nil {
-		t.Skipf("user xattrs not supported here: %v", err)
+		testenv.Skip(t, nil, "user xattrs not supported here: %v", err)
 	}
 	if err := unix.Setxattr(dir, "user.d", []byte("dv"), 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := GetxattrAt(dirfd, "target", "user.k", nil); !ok {
-		t.Skip("the kernel has no getxattrat(2) (Linux 6.13): the descriptor form serves")
+		testenv.Skip(t, nil, "the kernel has no getxattrat(2) (Linux 6.13): the descriptor form serves")
 	}
 	for _, tc := range []struct {
 		name, attr string
@@ -100,7 +102,7 @@ func BenchmarkGetxattr(b *testing.B) {
 	b.Run("getxattrat", func(b *testing.B) {
 		for b.Loop() {
 			if _, ok, _ := GetxattrAt(dirfd, "f", "security.capability", buf); !ok {
-				b.Skip("no getxattrat(2)")
+				testenv.Skip(b, nil, "no getxattrat(2)")
 			}
 		}
 	})

@@ -5,8 +5,25 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"strings"
+
+	"sandfs/core"
 )
+
+// openFile opens the regular file at p in the request's sandbox for
+// reading, with what the open found it to be; its errors are the tools'.
+func (f *Family) openFile(ctx context.Context, p string) (*os.File, core.Info, error) {
+	sb, err := f.sandbox(ctx)
+	if err != nil {
+		return nil, core.Info{}, err
+	}
+	fh, info, err := sb.OpenFile(ctx, p)
+	if err != nil {
+		return nil, info, openErr(err)
+	}
+	return fh, info, nil
+}
 
 // head and tail of read_text_file read only the part of the file they
 // answer, as the reference does, so a log of any size can be read from
@@ -16,13 +33,9 @@ import (
 // joined by "\n", the last without its newline; a last line without one
 // counts.
 func (f *Family) readHead(ctx context.Context, p string, n int) (string, error) {
-	sb, err := f.sandbox(ctx)
+	fh, info, err := f.openFile(ctx, p)
 	if err != nil {
 		return "", err
-	}
-	fh, info, err := sb.OpenFile(ctx, p)
-	if err != nil {
-		return "", openErr(err)
 	}
 	defer fh.Close()
 	r := bufio.NewReader(io.LimitReader(fh, maxReadBytes+1))
@@ -51,13 +64,9 @@ func (f *Family) readHead(ctx context.Context, p string, n int) (string, error) 
 // them: the end of the file, CRLF read as LF, split at "\n", its last n
 // pieces joined (so a file ending in a newline answers n-1 lines and "").
 func (f *Family) readTail(ctx context.Context, p string, n int) (string, error) {
-	sb, err := f.sandbox(ctx)
+	fh, info, err := f.openFile(ctx, p)
 	if err != nil {
 		return "", err
-	}
-	fh, info, err := sb.OpenFile(ctx, p)
-	if err != nil {
-		return "", openErr(err)
 	}
 	defer fh.Close()
 	const chunk = 64 << 10
@@ -94,13 +103,9 @@ func openErr(err error) error {
 // length 0 is the rest of the file up to maxReadBytes. next is the offset
 // after the part, size the file's size: a reader pages on with them.
 func (f *Family) readRange(ctx context.Context, p string, offset, length int64) (s string, next, size int64, err error) {
-	sb, err := f.sandbox(ctx)
+	fh, info, err := f.openFile(ctx, p)
 	if err != nil {
 		return "", 0, 0, err
-	}
-	fh, info, err := sb.OpenFile(ctx, p)
-	if err != nil {
-		return "", 0, 0, openErr(err)
 	}
 	defer fh.Close()
 	if length == 0 {

@@ -369,13 +369,9 @@ func toText(b []byte) string {
 // readFile reads the regular file at p, whole, up to maxReadBytes; info
 // is the file as the open found it.
 func (f *Family) readFile(ctx context.Context, p string) (b []byte, info core.Info, err error) {
-	sb, err := f.sandbox(ctx)
+	fh, info, err := f.openFile(ctx, p)
 	if err != nil {
 		return nil, info, err
-	}
-	fh, info, err := sb.OpenFile(ctx, p)
-	if err != nil {
-		return nil, info, openErr(err)
 	}
 	defer fh.Close()
 	if info.Size > maxReadBytes {
