@@ -23,7 +23,7 @@ import (
 // until then nothing is cacheable.
 func waitWatchReady(t *testing.T, d *Daemon) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(d.Log(), "kernel watch ready"); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(d.Log(), "kernel watch ready"); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the kernel watch never became ready:\n%s", d.Log())
 		}

@@ -156,3 +156,46 @@ func TestMCPToolList(t *testing.T) {
 		t.Errorf("server log: %s", h.logs.String())
 	}
 }
+
+// TestMCPRestoreByActor: restore with an actor brings back only the paths
+// that actor changed since the checkpoint; a path another changed after
+// it is skipped and named; an actor the header check refuses is a tool
+// error that changes nothing.
+func TestMCPRestoreByActor(t *testing.T) {
+	h := newHarness(t, harnessOpts{State: true})
+	h.writeFile(t, "/a.txt", "base\n")
+	base := mustMCP(t, h.ts.URL+"/mcp", "setup", nil)
+	one := mustMCP(t, h.ts.URL+"/mcp", "agent-1", nil)
+	two := mustMCP(t, h.ts.URL+"/mcp", "agent-2", nil)
+	text, isErr := callText(t, base, "checkpoint", map[string]any{})
+	var cp struct{ ID string }
+	if json.Unmarshal([]byte(text), &cp); isErr || cp.ID == "" {
+		t.Fatalf("checkpoint: %s", text)
+	}
+	for _, w := range []struct {
+		cs            *sdk.ClientSession
+		path, content string
+	}{{one, "/one.txt", "1"}, {one, "/a.txt", "by one\n"}, {two, "/two.txt", "2"}, {two, "/a.txt", "by two\n"}} {
+		if got, isErr := callText(t, w.cs, "write_file", map[string]any{"path": w.path, "content": w.content}); isErr {
+			t.Fatal(got)
+		}
+	}
+	if got, isErr := callText(t, base, "restore", map[string]any{"checkpoint": cp.ID, "actor": "bad\nname"}); !isErr || !strings.Contains(got, "actor") {
+		t.Fatalf("bad actor: %q (isError %v)", got, isErr)
+	}
+	got, isErr := callText(t, base, "restore", map[string]any{"checkpoint": cp.ID, "actor": "agent-1"})
+	var res struct {
+		Removed []string
+		Skipped []struct{ Path, Reason, By string }
+	}
+	if json.Unmarshal([]byte(got), &res); isErr || strings.Join(res.Removed, " ") != "/one.txt" ||
+		len(res.Skipped) != 1 || res.Skipped[0].Path != "/a.txt" || !strings.Contains(res.Skipped[0].By, "agent-2") {
+		t.Fatalf("restore by agent-1: %s", got)
+	}
+	for p, want := range map[string]string{"one.txt": "", "two.txt": "2", "a.txt": "by two\n"} {
+		b, err := os.ReadFile(filepath.Join(h.root, p))
+		if string(b) != want || (want == "") != os.IsNotExist(err) {
+			t.Errorf("%s after the restore: %q, %v; want %q", p, b, err, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -14,29 +15,43 @@ import (
 )
 
 // Family serves the MCP routes over the sandboxes of the server that hosts
-// it: one SDK server with every tool, shared by all requests, each tool
-// taking its sandbox from the request's context.
+// it: one server of the SDK with every tool, shared by all requests, each
+// tool taking its sandbox from the request's context; and, for listen
+// streams, a small server per sandbox that holds its subscriptions (a
+// resource URI names a file only within its sandbox, and the SDK tells a
+// URI's subscribers by server).
 type Family struct {
 	host    httpkit.Host
 	log     *slog.Logger
 	limits  httpkit.Limits
 	handler *sdk.StreamableHTTPHandler
+	srv     *sdk.Server
 }
 
 // ServerName is the serverInfo.name initialize answers.
 const ServerName = "sandfs"
 
+var implementation = &sdk.Implementation{Name: ServerName, Title: "sandfs filesystem", Version: "1"}
+
 // New is the family served by host, logging to log.
 func New(host httpkit.Host, log *slog.Logger) *Family {
 	f := &Family{host: host, log: log, limits: host.Limits()}
-	srv := sdk.NewServer(&sdk.Implementation{Name: ServerName, Title: "sandfs filesystem", Version: "1"}, nil)
-	f.addRefTools(srv)
-	f.addSandfsTools(srv)
-	f.addLogTool(srv)
-	f.addResources(srv)
-	f.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+	f.srv = sdk.NewServer(implementation, &sdk.ServerOptions{
+		// Offered here, taken on a listen server (serverFor): a
+		// subscription reaching this one was not routed as a listen.
+		SubscribeHandler: func(context.Context, *sdk.SubscribeRequest) error {
+			return subscribeError("subscriptions are taken by %s alone", methodListen)
+		},
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+	})
+	f.addRefTools(f.srv)
+	f.addSandfsTools(f.srv)
+	f.addLogTool(f.srv)
+	f.addResources(f.srv)
+	guardLegacySubscribe(f.srv)
+	f.handler = sdk.NewStreamableHTTPHandler(f.serverFor, &sdk.StreamableHTTPOptions{
 		Stateless:    true, // nothing to keep between requests; the sandbox is the request's
-		JSONResponse: true, // one answer per POST: no tool streams
+		JSONResponse: true, // one answer per POST: no tool streams (a listen is an event stream)
 		// The browser guard of rest (browser.go) already checked Host and
 		// Origin, with the daemon's --allow-host list the SDK's own check
 		// would not know.
@@ -47,6 +62,43 @@ func New(host httpkit.Host, log *slog.Logger) *Family {
 		PropagateRequestCancellation: true,
 	})
 	return f
+}
+
+type listenKey struct{}
+
+// serverFor is the server a request goes to: a listen's goes to its
+// sandbox's listen server (made at the first, gone with the sandbox),
+// every other to the shared one.
+func (f *Family) serverFor(r *http.Request) *sdk.Server {
+	if r.Context().Value(listenKey{}) == nil {
+		return f.srv
+	}
+	if v := f.host.SandboxValue(r.Context(), listenKey{}, func() any { return f.newListenServer() }); v != nil {
+		return v.(*sdk.Server)
+	}
+	return f.srv
+}
+
+// newListenServer is a server that takes subscriptions and tells them
+// from the journal (subscribe.go); it has no tools, as a listen calls none.
+func (f *Family) newListenServer() *sdk.Server {
+	fd := &feed{}
+	srv := sdk.NewServer(implementation, &sdk.ServerOptions{
+		SubscribeHandler: func(ctx context.Context, req *sdk.SubscribeRequest) error {
+			sb, err := f.sandbox(ctx)
+			if err != nil {
+				return err
+			}
+			return fd.subscribe(ctx, sb, req.Params.URI)
+		},
+		UnsubscribeHandler: func(_ context.Context, req *sdk.UnsubscribeRequest) error {
+			fd.unsubscribe(req.Params.URI)
+			return nil
+		},
+	})
+	fd.srv = srv
+	f.addResources(srv) // the resources capability a subscription needs
+	return srv
 }
 
 // Routes are the family's lines of the route table.
@@ -73,8 +125,18 @@ func (f *Family) serve(w http.ResponseWriter, r *http.Request, _ httprouter.Para
 	if r.ContentLength > f.limits.MaxJSONBody {
 		return httpkit.TooLarge("the body is %d bytes; at most %d", r.ContentLength, f.limits.MaxJSONBody)
 	}
-	if err := readBody(r, f.limits.MaxJSONBody); err != nil {
+	body, err := readBody(r, f.limits.MaxJSONBody)
+	if err != nil {
 		return err
+	}
+	// The word anywhere in the body is enough: a request taken for a
+	// listen only gains the stream's ends.
+	if bytes.Contains(body, []byte(methodListen)) {
+		// A listen stream lasts until its client leaves, the daemon stops
+		// or the sandbox goes, whichever comes first.
+		ctx, done := f.host.StreamContext(r.Context())
+		defer done()
+		r = r.WithContext(context.WithValue(ctx, listenKey{}, true))
 	}
 	rw := &refusalWriter{ResponseWriter: w}
 	f.handler.ServeHTTP(rw, r)

@@ -75,17 +75,17 @@ func (w *refusalWriter) refusal() error {
 // readBody reads the whole body, at most limit bytes (413 past it),
 // before the SDK looks at the request: a body over the limit is refused as
 // such whatever else is wrong with the request.
-func readBody(r *http.Request, limit int64) error {
+func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.Body == nil {
-		return nil
+		return nil, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
-		return httpkit.InvalidRequest("reading the body: %v", err)
+		return nil, httpkit.InvalidRequest("reading the body: %v", err)
 	}
 	if int64(len(b)) > limit {
-		return httpkit.TooLarge("the body is over %d bytes", limit)
+		return nil, httpkit.TooLarge("the body is over %d bytes", limit)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
-	return nil
+	return b, nil
 }

@@ -65,6 +65,7 @@ type checkpointIn struct {
 type restoreIn struct {
 	Checkpoint string   `json:"checkpoint" jsonschema:"The checkpoint's id (cp_...)"`
 	Paths      []string `json:"paths,omitempty" jsonschema:"Files or subtrees to restore; empty: the whole tree"`
+	Actor      string   `json:"actor,omitempty" jsonschema:"Restore only the paths this actor changed since the checkpoint: an API actor's name, or fuse:COMM for a process on the mount; a path someone else changed after it is skipped and named"`
 	DryRun     bool     `json:"dry_run,omitempty" jsonschema:"Say what would be written and removed, change nothing"`
 }
 
@@ -173,7 +174,11 @@ func (f *Family) addSandfsTools(s *sdk.Server) {
 			if in.Checkpoint == "" {
 				return nil, nil, errorf("checkpoint is required")
 			}
-			res, err := checkpoint.Restore(actorCtx(ctx, req), sb, checkpoint.RestoreOptions{Checkpoint: in.Checkpoint, Paths: in.Paths, DryRun: in.DryRun})
+			if err := httpkit.CheckActor("actor", in.Actor); err != nil {
+				return nil, nil, err
+			}
+			res, err := checkpoint.Restore(actorCtx(ctx, req), sb, checkpoint.RestoreOptions{Checkpoint: in.Checkpoint, Paths: in.Paths,
+				Actor: in.Actor, DryRun: in.DryRun})
 			if err != nil {
 				return nil, nil, err
 			}
