@@ -139,6 +139,15 @@ func want200(req *http.Request) error {
 // pid's CPU time per request in µs. An error ends its client and is
 // returned.
 func drive(pid, conns int, d time.Duration, do func(client, j int) error) (float64, float64, error) {
+	v, us, err := driveCPU([]int{pid}, conns, d, do)
+	if err != nil {
+		return 0, 0, err
+	}
+	return v, us[0], nil
+}
+
+// driveCPU is drive with the CPU time per request of each of pids.
+func driveCPU(pids []int, conns int, d time.Duration, do func(client, j int) error) (float64, []float64, error) {
 	var n atomic.Int64
 	var bad atomic.Value
 	stop := make(chan struct{})
@@ -161,16 +170,27 @@ func drive(pid, conns int, d time.Duration, do func(client, j int) error) (float
 			}
 		}()
 	}
+	ticks := func() []float64 {
+		t := make([]float64, len(pids))
+		for i, p := range pids {
+			t[i] = cpuTicks(p)
+		}
+		return t
+	}
 	time.Sleep(d / 5)
-	n0, t0, c0 := n.Load(), time.Now(), cpuTicks(pid)
+	n0, t0, c0 := n.Load(), time.Now(), ticks()
 	time.Sleep(d)
-	n1, t1, c1 := n.Load(), time.Now(), cpuTicks(pid)
+	n1, t1, c1 := n.Load(), time.Now(), ticks()
 	close(stop)
 	wg.Wait()
 	if v := bad.Load(); v != nil {
-		return 0, 0, fmt.Errorf("%v", v)
+		return 0, nil, fmt.Errorf("%v", v)
 	}
-	return float64(n1-n0) / t1.Sub(t0).Seconds(), (c1 - c0) * 1e4 / float64(n1-n0), nil
+	us := make([]float64, len(pids))
+	for i := range pids {
+		us[i] = (c1[i] - c0[i]) * 1e4 / float64(n1-n0)
+	}
+	return float64(n1-n0) / t1.Sub(t0).Seconds(), us, nil
 }
 
 func q(p string) string { return url.QueryEscape(p) }

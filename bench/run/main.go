@@ -1,10 +1,10 @@
 // Command run is the benchmark harness of `make bench`: every headline
-// figure measured against its anchor (nginx, the sandbox-agent
-// server, rg, ls -lR, the native filesystem, go-fuse's loopback example,
-// libfuse's passthrough_ll and passthrough_hp examples, inotifywait) in the
-// same run, on the same files, alternating the pair run by run, and
-// written to bench/results.md as medians and ratios with the target each
-// ratio must meet.
+// figure measured against its anchor (nginx, the sandbox-agent server,
+// the reference MCP filesystem server, rg, ls -lR, the native filesystem,
+// go-fuse's loopback example, libfuse's passthrough_ll and passthrough_hp
+// examples, inotifywait) in the same run, on the same files, alternating
+// the pair run by run, and written to bench/results.md as medians and
+// ratios with the target each ratio must meet.
 //
 // It sets up its anchors itself: apt-get installs nginx-light, ripgrep and
 // inotify-tools when missing; go-fuse's loopback example is built from the
@@ -12,7 +12,9 @@
 // with cc from libfuse3-dev's examples and its passthrough_hp with g++
 // from bench/anchors; the sandbox-agent server comes from the npm package
 // @sandbox-agent/cli-linux-x64 (the version the SDK check pins), installed
-// under bench/.cache (gitignored).
+// under bench/.cache (gitignored), and so does the reference MCP
+// filesystem server (npm ci of integration/testdata/mcp's lock; node and
+// npm from apt when missing).
 //
 // The FUSE rows need root. Every file operation on a mount runs in this
 // process, never in the daemon serving the mount.
@@ -68,6 +70,7 @@ var groups = []group{
 	{"fleet-rps", fleetRPS},
 	{"fleet-memory", fleetMemory},
 	{"fleet-nats", fleetNATS},
+	{"mcp", runMCP},
 }
 
 func main() {
