@@ -37,7 +37,7 @@ func newJournalReader(g *gen, id string) *journalReader {
 }
 
 func (j *journalReader) run(ctx context.Context) {
-	hc := &http.Client{Transport: withToken(j.g.cfg.Token, http.DefaultTransport)}
+	hc := &http.Client{Transport: WithToken(j.g.cfg.Token, http.DefaultTransport)}
 	cursor := uint64(0)
 	for ctx.Err() == nil {
 		out, err := j.g.poll(ctx, hc, false, j.id, cursor)

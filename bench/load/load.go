@@ -109,7 +109,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Logf = func(string, ...any) {}
 	}
 	g := &gen{cfg: cfg, rep: &Report{ByFamily: map[string]int64{}, OtherWatch: map[string]int64{}},
-		hc: &http.Client{Transport: withToken(cfg.Token, &http.Transport{MaxIdleConnsPerHost: cfg.Clients + 16, DialContext: (&net.Dialer{}).DialContext})}}
+		hc: &http.Client{Transport: WithToken(cfg.Token, &http.Transport{MaxIdleConnsPerHost: cfg.Clients + 16, DialContext: (&net.Dialer{}).DialContext})}}
 	defer g.hc.CloseIdleConnections()
 
 	// The journal checker's watcher exists before the first change.

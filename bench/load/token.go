@@ -6,8 +6,8 @@ import (
 	"net/http"
 )
 
-// withToken makes rt send "Authorization: Bearer token" (token "" = rt).
-func withToken(token string, rt http.RoundTripper) http.RoundTripper {
+// WithToken makes rt send "Authorization: Bearer token" (token "" = rt).
+func WithToken(token string, rt http.RoundTripper) http.RoundTripper {
 	if token == "" {
 		return rt
 	}

@@ -46,7 +46,7 @@ type otherWatch struct {
 // ends, counting the events it receives; an overflow or an error is a
 // failure.
 func (g *gen) watchOther(ctx context.Context, w *otherWatch) bool {
-	hc := &http.Client{Transport: withToken(g.cfg.Token, http.DefaultTransport)}
+	hc := &http.Client{Transport: WithToken(g.cfg.Token, http.DefaultTransport)}
 	kind := w.kind
 	switch kind {
 	case "poll-v2", "poll-v1", "sse":

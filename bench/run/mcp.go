@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"sandfs/bench/load"
 )
 
 // mcpConns is how many goroutines call at once, on every kind: they share
@@ -82,22 +84,10 @@ func mcpText() []byte {
 	return b.Bytes()[:4096]
 }
 
-// bearer adds the daemon's token to every request.
-type bearer struct {
-	tok string
-	rt  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.tok)
-	return b.rt.RoundTrip(r)
-}
-
 // mcpHTTP is a keep-alive client with a pool of conns connections that
 // sends tok.
 func mcpHTTP(tok string, conns int) *http.Client {
-	return &http.Client{Transport: bearer{tok, &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}}}
+	return &http.Client{Transport: load.WithToken(tok, &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true})}
 }
 
 // readCall calls read_text_file of p on cs and checks the answer is want.
