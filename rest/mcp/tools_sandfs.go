@@ -182,12 +182,7 @@ func (f *Family) addSandfsTools(s *sdk.Server) {
 			if err != nil {
 				return nil, nil, err
 			}
-			out := api.Restore{Checkpoint: res.Checkpoint, DryRun: res.DryRun, Undo: res.Undo, Written: res.Written,
-				Removed: res.Removed, Skipped: make([]api.RestoreSkip, len(res.Skipped)), Count: len(res.Written) + len(res.Removed)}
-			for i, sk := range res.Skipped {
-				out.Skipped[i] = api.RestoreSkip{Path: sk.Path, Reason: sk.Reason, By: sk.By}
-			}
-			return jsonResult(out)
+			return jsonResult(httpkit.RestoreAnswer(res))
 		})
 }
 

@@ -115,10 +115,5 @@ func (s *Family) namedRestore(w http.ResponseWriter, r *http.Request, ps httprou
 	if err != nil {
 		return err
 	}
-	out := api.Restore{Checkpoint: res.Checkpoint, DryRun: res.DryRun, Undo: res.Undo, Written: res.Written,
-		Removed: res.Removed, Skipped: make([]api.RestoreSkip, len(res.Skipped)), Count: len(res.Written) + len(res.Removed)}
-	for i, sk := range res.Skipped {
-		out.Skipped[i] = api.RestoreSkip{Path: sk.Path, Reason: sk.Reason, By: sk.By}
-	}
-	return httpkit.WriteJSON(w, http.StatusOK, out)
+	return httpkit.WriteJSON(w, http.StatusOK, httpkit.RestoreAnswer(res))
 }
