@@ -151,16 +151,22 @@ func ByID(s *core.Sandbox, id string) (Checkpoint, error) {
 	return hd.Checkpoint, err
 }
 
-// DeleteCheckpoint removes the checkpoint id, and from the store every
-// object no other checkpoint names.
+// DeleteCheckpoint removes the checkpoint id, its made tree
+// (materialize.go), and from the store every object no other checkpoint
+// names.
 func Delete(s *core.Sandbox, id string) error {
 	h, err := byID(s, id)
 	if err != nil {
 		return err
 	}
+	h.mat.Lock() // not while its tree is being made
+	defer h.mat.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.delete(id)
+	if err := h.delete(id); err != nil {
+		return err
+	}
+	return h.removeLower(id)
 }
 
 // Lookup is the path apiPath as the checkpoint id recorded it

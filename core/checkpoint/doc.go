@@ -84,4 +84,18 @@
 // that (restore_actor.go); a path beneath a directory the actor changed
 // is the actor's too. Paths changed by another after the actor are skipped
 // and reported, and a removal of a directory that holds one is skipped.
+//
+// # Made trees
+//
+// [Materialize] makes a checkpoint's tree whole on disk, once, as the
+// state directory's lower/<id>: what a fork's overlay reads beneath its
+// own writes. Contents come from the store (FICLONE where the filesystem
+// can, else copied with their holes), with the recorded modes, owners,
+// times and symlinks; directories get theirs deepest first, after what
+// they hold. It is built as lower/.tmp-<id>-<random> and renamed into
+// place after one syncfs, so a crash leaves nothing or the whole tree;
+// the next build removes the leftovers. Builds of a sandbox run one at a
+// time (cpStore.mat), outside the store's lock (the tree's entries are
+// copied first). Nothing writes a made tree afterwards; deleting the
+// checkpoint removes it.
 package checkpoint

@@ -86,8 +86,9 @@ type cpTree struct {
 // which the next one starts from. mu serializes every operation.
 type cpStore struct {
 	mu         sync.Mutex
-	state      int // the state directory
-	cps        int // checkpoints/
+	mat        sync.Mutex // one materialization at a time (materialize.go), outside mu
+	state      int        // the state directory
+	cps        int        // checkpoints/
 	store      *cas.Store
 	hdrs       map[string]cpHeader
 	last       *cpTree        // the newest checkpoint this process wrote or loaded

@@ -1,0 +1,272 @@
+package checkpoint
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+	"sandfs/core/checkpoint/cas"
+	"sandfs/internal/safeat"
+)
+
+// A checkpoint's tree made whole on disk, once, in the sandbox's state
+// directory (lower/<id>): what a fork's overlay reads beneath its own
+// writes. It is built under a temporary name and renamed into place, so a
+// crash leaves either nothing or the whole tree, never half of one; the
+// leftovers of a build that did not finish are removed by the next.
+// Nothing writes a made tree again: an overlay copies a file up before it
+// changes it.
+
+// lowerDir is the state directory's directory of made trees.
+const lowerDir = "lower"
+
+// lowerTemp starts the name of a tree being built.
+const lowerTemp = ".tmp-"
+
+// Lower is a checkpoint's made tree.
+type Lower struct {
+	Path    string // its host path (a directory of the state)
+	Made    bool   // made by this call (false: it was there)
+	Entries int    // entries in the tree, the root included
+	Bytes   int64  // file content copied or cloned
+}
+
+// Materialize makes the tree of checkpoint id whole in the sandbox's
+// state directory, unless it already is, and answers where it is: file
+// contents cloned from the store where the filesystem can (FICLONE), else
+// copied with their holes; modes, owners and modification times as the
+// checkpoint recorded them; symlinks as themselves. ctx ends a build
+// (what was built is removed).
+func Materialize(ctx context.Context, s *core.Sandbox, id string) (Lower, error) {
+	h, err := storeOf(s)
+	if err != nil {
+		return Lower{}, err
+	}
+	h.mat.Lock() // one build at a time per sandbox: a second waits, then finds the tree
+	defer h.mat.Unlock()
+	if err := unix.Mkdirat(h.state, lowerDir, 0o700); err != nil && err != unix.EEXIST {
+		return Lower{}, fmt.Errorf("materialize %s: %w", id, err)
+	}
+	lfd, err := unix.Openat(h.state, lowerDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Lower{}, fmt.Errorf("materialize %s: %w", id, err)
+	}
+	defer unix.Close(lfd)
+	out := Lower{Path: path.Join(s.StateDir(), lowerDir, id)}
+
+	h.mu.Lock()
+	t, err := h.tree(id) // an id of no checkpoint (or not of an id's shape) is ErrUnknown
+	var files map[string]cpEntry
+	if err == nil {
+		files = maps.Clone(t.files) // the store's trees change under its lock; the build runs outside it
+	}
+	h.mu.Unlock()
+	if err != nil {
+		return Lower{}, err
+	}
+	out.Entries = len(files)
+	var st unix.Stat_t
+	if unix.Fstatat(lfd, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return out, nil
+	}
+	removeLeftovers(ctx, lfd)
+
+	tmp := lowerTemp + id + "-" + randomSuffix()
+	if err := unix.Mkdirat(lfd, tmp, 0o700); err != nil {
+		return Lower{}, fmt.Errorf("materialize %s: %w", id, err)
+	}
+	b := &lowerBuild{store: h.store, s: s}
+	err = b.build(ctx, lfd, tmp, files)
+	if err == nil {
+		err = unix.Renameat2(lfd, tmp, lfd, id, unix.RENAME_NOREPLACE)
+	}
+	if err != nil {
+		_ = core.RemoveAllAt(context.WithoutCancel(ctx), lfd, tmp)
+		return Lower{}, fmt.Errorf("materialize %s: %w", id, err)
+	}
+	if dfd, err := unix.Openat(h.state, lowerDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		_ = unix.Fsync(dfd) // the rename, kept
+		unix.Close(dfd)
+	}
+	out.Made, out.Bytes = true, b.bytes
+	return out, nil
+}
+
+// removeLower removes the made tree of checkpoint id, if any.
+func (h *cpStore) removeLower(id string) error {
+	lfd, err := unix.Openat(h.state, lowerDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(lfd)
+	return core.RemoveAllAt(context.Background(), lfd, id)
+}
+
+// removeLeftovers removes the trees a build left when it was stopped.
+func removeLeftovers(ctx context.Context, lfd int) {
+	fd, err := unix.Openat(lfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), lowerDir)
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	for _, n := range names {
+		if strings.HasPrefix(n, lowerTemp) {
+			_ = core.RemoveAllAt(ctx, lfd, n)
+		}
+	}
+}
+
+func randomSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// lowerBuild writes one tree.
+type lowerBuild struct {
+	store *cas.Store
+	s     *core.Sandbox
+	bytes int64
+
+	dir    string // the API path of the directory dirfd holds
+	dirfd  int    // -1 when none
+	rootfd int
+}
+
+// build makes every entry of files beneath name in lfd: parents before
+// children, then each directory's own mode, owner and times, deepest
+// first (a child made after would move its mtime).
+func (b *lowerBuild) build(ctx context.Context, lfd int, name string, files map[string]cpEntry) error {
+	rootfd, err := unix.Openat(lfd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(rootfd)
+	b.rootfd, b.dirfd = rootfd, -1
+	defer b.closeDir()
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		if p != "/" {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths) // a parent sorts before what it holds
+	var dirs []string
+	for i, p := range paths {
+		if i%256 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		e := files[p]
+		if err := b.make(p, e); err != nil {
+			return core.PathErr("materialize", p, err)
+		}
+		if e.Kind == kindDir {
+			dirs = append(dirs, p)
+		}
+	}
+	b.closeDir()
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := b.dirAttrs(dirs[i], files[dirs[i]]); err != nil {
+			return core.PathErr("materialize", dirs[i], err)
+		}
+	}
+	if e, ok := files["/"]; ok {
+		if err := setFileAttrs(b.s, rootfd, e); err != nil {
+			return core.PathErr("materialize", "/", err)
+		}
+	}
+	sfd, err := safeat.Reopen(rootfd, unix.O_RDONLY|unix.O_DIRECTORY) // syncfs refuses an O_PATH descriptor
+	if err != nil {
+		return err
+	}
+	defer unix.Close(sfd)
+	return unix.Syncfs(sfd)
+}
+
+// parent holds the directory of API path p (the one held already when p
+// is its sibling's neighbour) and answers p's name in it.
+func (b *lowerBuild) parent(p string) (int, string, error) {
+	dir, name := path.Split(p)
+	dir = strings.TrimSuffix(dir, "/")
+	if b.dirfd >= 0 && dir == b.dir {
+		return b.dirfd, name, nil
+	}
+	b.closeDir()
+	fd := b.rootfd
+	if dir != "" {
+		var err error
+		fd, err = unix.Openat2(b.rootfd, dir[1:], &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			return -1, "", err
+		}
+		b.dirfd, b.dir = fd, dir
+	}
+	return fd, name, nil
+}
+
+func (b *lowerBuild) closeDir() {
+	if b.dirfd >= 0 {
+		unix.Close(b.dirfd)
+		b.dirfd = -1
+	}
+}
+
+func (b *lowerBuild) make(p string, e cpEntry) error {
+	dfd, name, err := b.parent(p)
+	if err != nil {
+		return err
+	}
+	switch e.Kind {
+	case kindDir:
+		return unix.Mkdirat(dfd, name, 0o700)
+	case kindLink:
+		if err := unix.Symlinkat(e.Target, dfd, name); err != nil {
+			return err
+		}
+		_ = safeat.LchownAt(dfd, name, int(e.Uid), int(e.Gid))
+		return safeat.LutimesAt(dfd, name, times(e.Mtime))
+	}
+	src, err := b.store.OpenObject(e.Hash)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	dst := os.NewFile(uintptr(fd), name)
+	defer dst.Close()
+	if unix.IoctlFileClone(fd, int(src.Fd())) != nil {
+		if _, err := cas.CopySparse(dst, src, nil); err != nil {
+			return err
+		}
+	}
+	b.bytes += e.Size
+	return setFileAttrs(b.s, fd, e)
+}
+
+func (b *lowerBuild) dirAttrs(p string, e cpEntry) error {
+	fd, err := unix.Openat2(b.rootfd, p[1:], &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return setFileAttrs(b.s, fd, e)
+}
