@@ -12,11 +12,12 @@ import (
 )
 
 // The workload rows: what people run on a mount, not one system call at a
-// time. Five kinds, each over a backing root of its own on the same
+// time. Six kinds, each over a backing root of its own on the same
 // filesystem, all mounted at once: native (the root itself), sandfs's
 // mirror (serve --mount, its defaults), go-fuse's loopback example with
-// -allow-other, and libfuse's passthrough_ll and passthrough_hp examples
-// with allow_other,default_permissions. In each round every kind runs the whole
+// -allow-other, libfuse's passthrough_ll and passthrough_hp examples
+// with allow_other,default_permissions, and the mirror again with
+// --fuse-uring where the kernel has the ring (workload_uring.go). In each round every kind runs the whole
 // sequence below in a fresh directory, in the order of a Williams design
 // (order), so a slow moment of the shared machine, and what one kind leaves
 // behind, falls on each alike. Every step is a child process of this
@@ -71,7 +72,7 @@ type wlKind struct {
 }
 
 // wlKinds are the kinds in the order of the rows' figures.
-var wlKinds = []string{"native", "sandfs", "loopback", "passthrough_ll", "passthrough_hp"}
+var wlKinds = []string{"native", "sandfs", "loopback", "passthrough_ll", "passthrough_hp", uringKind}
 
 func runWorkload(c *cfg, t *table) error {
 	if os.Geteuid() != 0 {
@@ -107,9 +108,19 @@ func runWorkload(c *cfg, t *table) error {
 		return err
 	}
 	defer os.RemoveAll(base)
+	restoreURing, withURing, err := wlURingOn() // workload_uring.go
+	if err != nil {
+		return err
+	}
+	defer restoreURing()
 	var kinds []*wlKind
 	var conns []uint32
+	var uringProc *proc
 	for _, name := range wlKinds {
+		if name == uringKind && !withURing {
+			t.notes = append(t.notes, "workload: no "+uringKind+" kind: this kernel has no "+enableURing)
+			continue
+		}
 		k := &wlKind{name: name}
 		kinds = append(kinds, k)
 		root := filepath.Join(base, k.name)
@@ -128,6 +139,9 @@ func runWorkload(c *cfg, t *table) error {
 			p, err = startPassthroughLL(c, root, mnt)
 		case "passthrough_hp":
 			p, err = startPassthroughHP(c, root, mnt)
+		case uringKind:
+			p, err = startMount(c, root, mnt, "--fuse-uring")
+			uringProc = p
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", k.name, err)
@@ -150,10 +164,10 @@ func runWorkload(c *cfg, t *table) error {
 	} else {
 		defer tr.close()
 	}
-	// Five rounds are a Latin square of the five kinds (each runs once in
-	// each position); a Williams design balancing which kind runs right
-	// after which takes ten. A round takes about a minute here, so quick
-	// runs two.
+	// Five rounds: each kind runs in as many positions of the Williams
+	// order (a full Latin square of six kinds would take six rounds, one
+	// balancing which kind runs right after which twelve). A round takes
+	// about a minute here, so quick runs two.
 	rounds := 5
 	if c.quick {
 		rounds = 2
@@ -196,6 +210,14 @@ func runWorkload(c *cfg, t *table) error {
 		goFiles: nGo, goMB: fileMB(goTar), npmFiles: nNpm, npmMB: fileMB(npmTar),
 		rounds: rounds, traced: tr != nil, where: wlWhere(c, base),
 	})
+	if uringProc != nil {
+		served, err := uringServed(uringProc)
+		if err != nil || served == 0 {
+			t.notes = append(t.notes, fmt.Sprintf("workload: the %s kind served no request over the ring (%v): its rows are left out", uringKind, err))
+			return nil
+		}
+		wlURingRows(t, figs[5], figs[1], figs[4], tr != nil, served)
+	}
 	return nil
 }
 

@@ -89,7 +89,7 @@ func wlRows(t *table, figs []*wlFigures, in wlInfo) {
 			ms(all(lb)), ratioX(all(sfs), all(lb)), ms(all(pll)), ratioX(all(sfs), all(pll)), ms(all(nat)),
 			three(work), ms(work(pll))))
 
-	t.notes = append(t.notes, fmt.Sprintf("workload rows: %[1]d rounds; the five kinds (native, sandfs --mount with its defaults, go-fuse loopback -allow-other, "+
+	t.notes = append(t.notes, fmt.Sprintf("workload rows: %[1]d rounds; the kinds (native, sandfs --mount with its defaults, the same with --fuse-uring where the kernel has enable_uring (set to Y for the group, put back after), go-fuse loopback -allow-other, "+
 		"libfuse %[2]s passthrough_ll `-f -o allow_other,default_permissions,source=ROOT`, else its defaults: cache=auto, 1 s timeouts, no writeback, no xattr, no flock, multithreaded; "+
 		"libfuse's passthrough_hp %[3]s built against libfuse %[2]s, `--foreground -o allow_other ROOT MNT` (it adds default_permissions), else its defaults: "+
 		"a day's entry and attribute timeouts, writeback cache, flock, splice, multithreaded) "+

@@ -21,8 +21,8 @@ import (
 // with the event's seq, type, paths, origin and actor in _meta.
 //
 // The SDK sends a notification to every session subscribed to a URI of its
-// server, so each sandbox has a server of its own (Family.serverFor): a
-// URI names a file only within its sandbox. A feed reads the sandbox's
+// server, so each sandbox's listen streams go to a server of that sandbox
+// alone (Family.serverFor): a URI names a file only within its sandbox. A feed reads the sandbox's
 // journal only while one subscription or more is open, and stops with the
 // last (a listen stream ends with its request).
 
