@@ -10,10 +10,10 @@
 // the descriptor primitives, the journal's Tell and CatchUp,
 // RecountUsage, and Attachment, which keeps the store open with the
 // sandbox and closes it with Sandbox.Close), core/journal, its own
-// content store core/checkpoint/cas, internal/safeat and the standard
-// library. core does not import checkpoint; the checkpoint routes (rest),
-// the daemon's schedule and package changes (a checkpoint as a start
-// point) call it.
+// content store core/checkpoint/cas, internal/safeat, internal/overlay
+// (the xattrs of a made tree) and the standard library. core does not
+// import checkpoint; the checkpoint routes (rest), the daemon's schedule
+// and package changes (a checkpoint as a start point) call it.
 //
 // # Where they live
 //
@@ -89,13 +89,17 @@
 //
 // [Materialize] makes a checkpoint's tree whole on disk, once, as the
 // state directory's lower/<id>: what a fork's overlay reads beneath its
-// own writes. Contents come from the store (FICLONE where the filesystem
-// can, else copied with their holes), with the recorded modes, owners,
-// times and symlinks; directories get theirs deepest first, after what
-// they hold. It is built as lower/.tmp-<id>-<random> and renamed into
-// place after one syncfs, so a crash leaves nothing or the whole tree;
-// the next build removes the leftovers. Builds of a sandbox run one at a
-// time (cpStore.mat), outside the store's lock (the tree's entries are
-// copied first). Nothing writes a made tree afterwards; deleting the
-// checkpoint removes it.
+// own writes. Its directories and symlinks are themselves; its files hold
+// only their size (sparse), mode, owner and mtime, and the xattrs of an
+// overlay metacopy file whose redirect names the store's object, so an
+// overlay with objects/ as its data-only layer (internal/overlay) reads
+// the checkpoint's bytes from the store: nothing is copied, nothing kept
+// twice, and the build costs metadata alone. Directories get their
+// attributes deepest first, after what they hold. It is built as
+// lower/.tmp-<id>-<random> and renamed into place after one syncfs, so a
+// crash leaves nothing or the whole tree; the next build removes the
+// leftovers. Builds of a sandbox run one at a time (cpStore.mat), outside
+// the store's lock (the tree's entries are copied first). Nothing writes
+// a made tree afterwards; deleting the checkpoint removes it. It needs
+// CAP_SYS_ADMIN (trusted.* xattrs), as the overlay does.
 package checkpoint

@@ -15,16 +15,20 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/checkpoint/cas"
+	"sandfs/internal/overlay"
 	"sandfs/internal/safeat"
 )
 
 // A checkpoint's tree made whole on disk, once, in the sandbox's state
 // directory (lower/<id>): what a fork's overlay reads beneath its own
-// writes. It is built under a temporary name and renamed into place, so a
-// crash leaves either nothing or the whole tree, never half of one; the
-// leftovers of a build that did not finish are removed by the next.
-// Nothing writes a made tree again: an overlay copies a file up before it
-// changes it.
+// writes. Its files hold metadata only (size, mode, owner, mtime) and the
+// overlay xattrs that send their reads to the store's object (the store's
+// objects/ is the overlay's data-only layer), so no content is copied and
+// none is kept twice. It is built under a temporary name and renamed into
+// place, so a crash leaves either nothing or the whole tree, never half of
+// one; the leftovers of a build that did not finish are removed by the
+// next. Nothing writes a made tree again: an overlay copies a file up
+// before it changes it.
 
 // lowerDir is the state directory's directory of made trees.
 const lowerDir = "lower"
@@ -32,20 +36,21 @@ const lowerDir = "lower"
 // lowerTemp starts the name of a tree being built.
 const lowerTemp = ".tmp-"
 
-// Lower is a checkpoint's made tree.
+// Lower is a checkpoint's made tree: an overlay of Path as its lower
+// layer and Data as its data-only layer reads as the checkpoint.
 type Lower struct {
 	Path    string // its host path (a directory of the state)
+	Data    string // the store's objects (a directory of the state)
 	Made    bool   // made by this call (false: it was there)
 	Entries int    // entries in the tree, the root included
-	Bytes   int64  // file content copied or cloned
 }
 
 // Materialize makes the tree of checkpoint id whole in the sandbox's
-// state directory, unless it already is, and answers where it is: file
-// contents cloned from the store where the filesystem can (FICLONE), else
-// copied with their holes; modes, owners and modification times as the
-// checkpoint recorded them; symlinks as themselves. ctx ends a build
-// (what was built is removed).
+// state directory, unless it already is, and answers where it is:
+// directories, symlinks and metacopy files with the modes, owners and
+// modification times the checkpoint recorded (package overlay). It needs
+// CAP_SYS_ADMIN (trusted.* xattrs). ctx ends a build (what was built is
+// removed).
 func Materialize(ctx context.Context, s *core.Sandbox, id string) (Lower, error) {
 	h, err := storeOf(s)
 	if err != nil {
@@ -61,7 +66,7 @@ func Materialize(ctx context.Context, s *core.Sandbox, id string) (Lower, error)
 		return Lower{}, fmt.Errorf("materialize %s: %w", id, err)
 	}
 	defer unix.Close(lfd)
-	out := Lower{Path: path.Join(s.StateDir(), lowerDir, id)}
+	out := Lower{Path: path.Join(s.StateDir(), lowerDir, id), Data: path.Join(s.StateDir(), objectsDir)}
 
 	h.mu.Lock()
 	t, err := h.tree(id) // an id of no checkpoint (or not of an id's shape) is ErrUnknown
@@ -97,7 +102,7 @@ func Materialize(ctx context.Context, s *core.Sandbox, id string) (Lower, error)
 		_ = unix.Fsync(dfd) // the rename, kept
 		unix.Close(dfd)
 	}
-	out.Made, out.Bytes = true, b.bytes
+	out.Made = true
 	return out, nil
 }
 
@@ -140,7 +145,6 @@ func randomSuffix() string {
 type lowerBuild struct {
 	store *cas.Store
 	s     *core.Sandbox
-	bytes int64
 
 	dir    string // the API path of the directory dirfd holds
 	dirfd  int    // -1 when none
@@ -241,23 +245,28 @@ func (b *lowerBuild) make(p string, e cpEntry) error {
 		_ = safeat.LchownAt(dfd, name, int(e.Uid), int(e.Gid))
 		return safeat.LutimesAt(dfd, name, times(e.Mtime))
 	}
-	src, err := b.store.OpenObject(e.Hash)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
 	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
 	}
-	dst := os.NewFile(uintptr(fd), name)
-	defer dst.Close()
-	if unix.IoctlFileClone(fd, int(src.Fd())) != nil {
-		if _, err := cas.CopySparse(dst, src, nil); err != nil {
+	defer unix.Close(fd)
+	if e.Size > 0 {
+		// A metacopy file: its size and attributes here, its bytes the
+		// store's object, which the overlay reads through its data layer.
+		if !b.store.Has(e.Hash) {
+			return unix.ENOENT
+		}
+		d, n := cas.Split(e.Hash)
+		if err := unix.Ftruncate(fd, e.Size); err != nil {
+			return err
+		}
+		if err := unix.Fsetxattr(fd, overlay.XattrMetacopy, nil, 0); err != nil {
+			return err
+		}
+		if err := unix.Fsetxattr(fd, overlay.XattrRedirect, []byte("/"+d+"/"+n), 0); err != nil {
 			return err
 		}
 	}
-	b.bytes += e.Size
 	return setFileAttrs(b.s, fd, e)
 }
 

@@ -23,6 +23,9 @@ import (
 // depth compactEvery is rewritten whole (a base) once it has answered.
 const compactEvery = 32
 
+// objectsDir is the state directory's content store.
+const objectsDir = "objects"
+
 // The kinds of entry a checkpoint records.
 const (
 	kindFile uint8 = 'f'
@@ -170,7 +173,7 @@ func openCpStore(dir string, maxBytes int64) (*cpStore, error) {
 		unix.Close(state)
 		return nil, fmt.Errorf("open checkpoints directory: %w", err)
 	}
-	if h.store, err = cas.Open(state, "objects"); err != nil {
+	if h.store, err = cas.Open(state, objectsDir); err != nil {
 		unix.Close(h.cps)
 		unix.Close(state)
 		return nil, fmt.Errorf("open the content store: %w", err)

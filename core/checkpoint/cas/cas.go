@@ -98,14 +98,15 @@ func ValidHash(h string) bool {
 	return true
 }
 
-func split(h string) (dir, name string) { return h[:2], h[2:] }
+// Split is the directory and the name of object h in the store.
+func Split(h string) (dir, name string) { return h[:2], h[2:] }
 
 // Has reports whether the object h is in the store.
 func (s *Store) Has(h string) bool {
 	if !ValidHash(h) {
 		return false
 	}
-	d, n := split(h)
+	d, n := Split(h)
 	var st unix.Stat_t
 	return unix.Fstatat(s.fd, d+"/"+n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
 }
@@ -115,7 +116,7 @@ func (s *Store) OpenObject(h string) (*os.File, error) {
 	if !ValidHash(h) {
 		return nil, &os.PathError{Op: "open object", Path: h, Err: unix.EINVAL}
 	}
-	d, n := split(h)
+	d, n := Split(h)
 	fd, err := unix.Openat(s.fd, d+"/"+n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open object", Path: h, Err: err}
@@ -166,7 +167,7 @@ func (s *Store) Put(src *os.File) (Object, error) {
 	if err := unix.Fchmod(int(f.Fd()), 0o400); err != nil {
 		return Object{}, err
 	}
-	d, n := split(o.Hash)
+	d, n := Split(o.Hash)
 	if err := unix.Mkdirat(s.fd, d, 0o700); err != nil && err != unix.EEXIST {
 		return Object{}, err
 	}
