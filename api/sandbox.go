@@ -29,9 +29,11 @@ type Sizes struct {
 // SandboxCreated is the answer of POST /v1/sandboxes: the sandbox's own
 // token, which opens that sandbox only, told once.
 type SandboxCreated struct {
-	Name  string `json:"name"`
-	Token string `json:"token"`
-	Quota Sizes  `json:"quota"`
+	Name       string `json:"name"`
+	Token      string `json:"token"`
+	Quota      Sizes  `json:"quota"`
+	From       string `json:"from,omitempty"`       // a fork: its parent
+	Checkpoint string `json:"checkpoint,omitempty"` // a fork: the parent's checkpoint it starts from
 }
 
 // SandboxQuota is the answer of PATCH /v1/sandboxes/{name}.

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/rest"
 )
 
 // removeWait bounds how long a removal waits for the sandbox's requests
@@ -57,14 +58,34 @@ func (d *Dir) Create(ctx context.Context, name string, q core.Quota) (string, er
 	return d.h.Token(name), nil
 }
 
+// Fork makes the sandbox name a fork of from at its checkpoint cp (""
+// takes one now) and serves it (fork.go). A name served, or one of DIR,
+// is fs.ErrExist.
+func (d *Dir) Fork(ctx context.Context, name, from, cp string, q core.Quota) (rest.ForkMade, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fd < 0 {
+		return rest.ForkMade{}, errors.New("the daemon is stopping")
+	}
+	var st unix.Stat_t
+	if core.CheckSandboxName(name) == nil && unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		return rest.ForkMade{}, fmt.Errorf("sandbox %s: %w (a directory of %s)", name, fs.ErrExist, d.path)
+	}
+	return d.h.Fork(ctx, name, from, cp, q)
+}
+
 // Remove stops serving the sandbox name of DIR (its streams ended, its
 // requests finished, its mirror unmounted, its publisher stopped), empties
 // its tree through the sandbox, closes it, removes DIR/name and its state
-// directory. A fixed sandbox is fs.ErrPermission.
+// directory. A fork is discarded (fork.go). A fixed sandbox is
+// fs.ErrPermission.
 func (d *Dir) Remove(ctx context.Context, name string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, ok := d.served[name]; !ok {
+		if d.h.isFork(name) {
+			return d.h.Discard(ctx, name)
+		}
 		if _, fixed := d.h.Get(name); fixed {
 			return fmt.Errorf("sandbox %s is not one of --sandboxes DIR: %w", name, fs.ErrPermission)
 		}

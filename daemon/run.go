@@ -124,6 +124,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 		}
 		defer dir.Close() // before h.Close: nothing starts while they stop
 		dir.Rescan()
+		h.StartForks() // after DIR's: a name of DIR is DIR's
 		go dir.Run(ctx)
 		manager = dir
 		log.Info("serving the sandboxes of "+dir.Path(), "sandboxes", dir.Path())

@@ -219,4 +219,16 @@ type Manager interface {
 	Remove(ctx context.Context, name string) error
 	// SetQuota sets and keeps the sandbox's quota.
 	SetQuota(ctx context.Context, name string, q core.Quota) error
+	// Fork makes the sandbox name from sandbox from at its checkpoint cp
+	// ("" takes one now) and serves it. An existing name satisfies
+	// errors.Is(err, fs.ErrExist), an unknown from or checkpoint
+	// fs.ErrNotExist, a daemon that cannot fork errors.ErrUnsupported.
+	Fork(ctx context.Context, name, from, cp string, q core.Quota) (ForkMade, error)
+}
+
+// ForkMade is what a fork answers.
+type ForkMade struct {
+	Token      string
+	Checkpoint string // the parent's checkpoint the fork starts from
+	Quota      core.Quota
 }

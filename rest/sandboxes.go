@@ -13,6 +13,7 @@ import (
 
 	"sandfs/api"
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 	"sandfs/core/pathmatch"
 	"sandfs/rest/httpkit"
 )
@@ -53,8 +54,10 @@ type quotaRequest struct {
 }
 
 type sandboxCreateRequest struct {
-	Name  *string       `json:"name"`
-	Quota *quotaRequest `json:"quota"`
+	Name       *string       `json:"name"`
+	Quota      *quotaRequest `json:"quota"`
+	From       *string       `json:"from"`       // a fork of this sandbox
+	Checkpoint *string       `json:"checkpoint"` // at this checkpoint of it (none: one taken now)
 }
 
 type sandboxPatchRequest struct {
@@ -102,11 +105,46 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprou
 	if s.manager == nil {
 		return noManager(w, "create", name, "GET")
 	}
+	if req.From != nil {
+		return s.fork(w, r, name, req, q)
+	}
+	if req.Checkpoint != nil {
+		return httpkit.InvalidRequest(`request body: "checkpoint" is a checkpoint of "from", which is missing`)
+	}
 	token, err := s.manager.Create(r.Context(), name, q)
 	if err != nil {
 		return managerError("create", name, err)
 	}
 	return httpkit.WriteJSON(w, http.StatusCreated, api.SandboxCreated{Name: name, Token: token, Quota: quotaSizes(q)})
+}
+
+// fork answers POST /v1/sandboxes {name, from, checkpoint?, quota?} with
+// 201 {name, token, quota, from, checkpoint}: the new sandbox is from's
+// tree at the checkpoint (daemon/fork.go).
+func (s *Server) fork(w http.ResponseWriter, r *http.Request, name string, req sandboxCreateRequest, q core.Quota) error {
+	from, cp := *req.From, ""
+	if err := core.CheckSandboxName(from); err != nil {
+		return sandboxRefusal(http.StatusBadRequest, httpkit.KindInvalidPath, "fork", from, "from: "+err.Error())
+	}
+	if req.Checkpoint != nil {
+		if cp = *req.Checkpoint; cp == "" {
+			return httpkit.InvalidRequest(`request body: "checkpoint" is empty (leave it out to take one now)`)
+		}
+	}
+	if s.reg.Get(from) == nil {
+		return unknownSandbox(selectPath, from)
+	}
+	made, err := s.manager.Fork(r.Context(), name, from, cp, q)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return sandboxRefusal(http.StatusNotImplemented, httpkit.KindNotSupported, "fork", name, err.Error())
+	case errors.Is(err, checkpoint.ErrUnknown):
+		return sandboxRefusal(http.StatusNotFound, httpkit.KindNotFound, "fork", name, "sandbox "+from+" has no checkpoint "+httpkit.QuoteIfBad(cp))
+	case err != nil:
+		return managerError("fork", name, err)
+	}
+	return httpkit.WriteJSON(w, http.StatusCreated, api.SandboxCreated{Name: name, Token: made.Token, Quota: quotaSizes(made.Quota),
+		From: from, Checkpoint: made.Checkpoint})
 }
 
 // patchSandbox answers PATCH /v1/sandboxes/{name} {quota} with 200 {name,

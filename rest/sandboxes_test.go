@@ -15,6 +15,7 @@ import (
 
 	"sandfs/api"
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 )
 
 // fakeManager makes real sandboxes in a temp dir and serves them in the
@@ -32,11 +33,20 @@ type fakeManager struct {
 func newFakeManager(t *testing.T) func(*regHarness) Manager {
 	return func(rh *regHarness) Manager {
 		return &fakeManager{rh: rh, dir: t.TempDir(), made: map[string]*core.Sandbox{}, fail: map[string]error{
-			"racy":  fmt.Errorf("mkdir racy: %w", fs.ErrExist),
-			"gone":  fmt.Errorf("sandbox gone: %w", fs.ErrNotExist),
-			"broke": errors.New("the disk is on fire at /host/secret"),
+			"racy":       fmt.Errorf("mkdir racy: %w", fs.ErrExist),
+			"gone":       fmt.Errorf("sandbox gone: %w", fs.ErrNotExist),
+			"broke":      errors.New("the disk is on fire at /host/secret"),
+			"unknown-cp": fmt.Errorf("materialize: %w", checkpoint.ErrUnknown),
 		}}
 	}
+}
+
+// Fork: the fake daemon cannot fork (as one not root).
+func (m *fakeManager) Fork(_ context.Context, name, from, cp string, q core.Quota) (ForkMade, error) {
+	if err := m.fail[name]; err != nil {
+		return ForkMade{}, err
+	}
+	return ForkMade{}, fmt.Errorf("a fork is an overlay mount, which needs the daemon to run as root: %w", errors.ErrUnsupported)
 }
 
 func (m *fakeManager) Create(ctx context.Context, name string, q core.Quota) (string, error) {
@@ -155,6 +165,12 @@ func TestCreateSandbox(t *testing.T) {
 		{"not an object", `["x"]`, 400, "EINVAL", "", "must be a JSON object"},
 		{"trailing", `{"name":"x"} {}`, 400, "EINVAL", "", "unexpected data after"},
 		{"the Manager fails", `{"name":"broke"}`, 500, "EIO", "", "internal error"},
+		{"fork of one not served", `{"name":"f","from":"zz"}`, 404, "ENOENT", "zz", "zz"},
+		{"fork of a bad name", `{"name":"f","from":"Bad"}`, 400, "EINVAL", "Bad", "from: "},
+		{"fork, a checkpoint without from", `{"name":"f","checkpoint":"cp_000000000001"}`, 400, "EINVAL", "", `"checkpoint" is a checkpoint of "from", which is missing`},
+		{"fork, an empty checkpoint", `{"name":"f","from":"a","checkpoint":""}`, 400, "EINVAL", "", `"checkpoint" is empty`},
+		{"fork, an unknown checkpoint", `{"name":"unknown-cp","from":"a","checkpoint":"cp_000000000001"}`, 404, "ENOENT", "unknown-cp", "sandbox a has no checkpoint cp_000000000001"},
+		{"fork, the daemon cannot", `{"name":"f","from":"a"}`, 501, "ENOTSUP", "f", "needs the daemon to run as root"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, prefix := range sandboxesPrefixes {

@@ -218,6 +218,7 @@ func init() {
 		chmodCommand,
 		chownCommand,
 		sandboxCommand,
+		forkCommand,
 		fleetCommand,
 		versionCommand,
 	}

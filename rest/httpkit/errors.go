@@ -57,6 +57,9 @@ const (
 	// The durable journal cannot answer (503, /health says why).
 	KindJournalUnavailable Kind = "journal_unavailable"
 
+	// What this daemon cannot do as it runs (a fork without root: 501).
+	KindNotSupported Kind = "not_supported"
+
 	// Download under change_policy=abort: the file is not the one the
 	// client's If-Match names (409).
 	KindFileChanged Kind = "file_changed"

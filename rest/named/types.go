@@ -141,6 +141,8 @@ func Render(w http.ResponseWriter, k httpkit.ErrKind) {
 			code = "EAGAIN"
 		case http.StatusInsufficientStorage:
 			code = "ENOSPC"
+		case http.StatusNotImplemented:
+			code = "ENOTSUP"
 		default:
 			if k.Status >= 500 {
 				code = "EIO"

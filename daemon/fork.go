@@ -1,0 +1,293 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+	"sandfs/core/checkpoint"
+	"sandfs/internal/overlay"
+	"sandfs/rest"
+)
+
+// A fork is a sandbox whose root is a kernel overlay: beneath, a
+// checkpoint of its parent made whole once (checkpoint.Materialize, its
+// contents read from the parent's store); above, the fork's own writes.
+// Making one costs the same whatever the tree's size, once the checkpoint
+// is made. It lives in STATE/forks/NAME: fork.json (what it was made
+// from), upper/ and work/ (the overlay's), root/ (the mountpoint served).
+// A fork is served only while root/ is its overlay: after a reboot took
+// the mount it is mounted again before it is served, and one that cannot
+// be is not served (an empty root/ served would read as every file
+// removed).
+
+// overlayMagic is statfs's f_type of an overlay (OVERLAYFS_SUPER_MAGIC).
+const overlayMagic = 0x794c7630
+
+// forkRecord is fork.json.
+type forkRecord struct {
+	Name       string    `json:"name"`
+	From       string    `json:"from"`
+	Checkpoint string    `json:"checkpoint"`
+	Lower      string    `json:"lower"` // the made tree (in the parent's state)
+	Data       string    `json:"data"`  // the parent's store
+	Created    time.Time `json:"created"`
+}
+
+// forksDir is STATE/forks.
+func (h *Host) forksDir() string { return filepath.Join(h.cfg.State, "forks") }
+
+// Fork makes the sandbox name from sandbox from at its checkpoint cp (""
+// takes one now) and serves it. It needs the daemon to run as root (the
+// overlay) and from to keep state (its checkpoints).
+func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (rest.ForkMade, error) {
+	if err := core.CheckSandboxName(name); err != nil {
+		return rest.ForkMade{}, fmt.Errorf("%w: %v", fs.ErrInvalid, err)
+	}
+	if h.cfg.State == "" || !h.cfg.History {
+		return rest.ForkMade{}, fmt.Errorf("forks need the daemon's state (--state, history on): %w", errors.ErrUnsupported)
+	}
+	if os.Geteuid() != 0 {
+		return rest.ForkMade{}, fmt.Errorf("a fork is an overlay mount, which needs the daemon to run as root: %w", errors.ErrUnsupported)
+	}
+	if sb, _ := h.Get(name); sb != nil {
+		return rest.ForkMade{}, fmt.Errorf("sandbox %s: %w", name, fs.ErrExist)
+	}
+	parent, _ := h.Get(from)
+	if parent == nil {
+		return rest.ForkMade{}, fmt.Errorf("sandbox %s: %w", from, errNoParent)
+	}
+	if cp == "" {
+		c, err := checkpoint.Create(ctx, parent, checkpoint.Options{Name: "fork " + name})
+		if err != nil {
+			return rest.ForkMade{}, fmt.Errorf("checkpoint of %s: %w", from, err)
+		}
+		cp = c.ID
+	}
+	lower, err := checkpoint.Materialize(ctx, parent, cp)
+	if err != nil {
+		return rest.ForkMade{}, err
+	}
+	base := filepath.Join(h.forksDir(), name)
+	if err := os.MkdirAll(h.forksDir(), 0o700); err != nil {
+		return rest.ForkMade{}, err
+	}
+	if err := unix.Mkdir(base, 0o700); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return rest.ForkMade{}, fmt.Errorf("sandbox %s: %w (a fork of that name is left in %s)", name, fs.ErrExist, base)
+		}
+		return rest.ForkMade{}, err
+	}
+	rec := forkRecord{Name: name, From: from, Checkpoint: cp, Lower: lower.Path, Data: lower.Data, Created: time.Now().UTC()}
+	made := false
+	defer func() {
+		if !made {
+			h.dropFork(name)
+		}
+	}()
+	for _, d := range []string{"upper", "work", "root"} {
+		if err := unix.Mkdir(filepath.Join(base, d), 0o700); err != nil {
+			return rest.ForkMade{}, err
+		}
+	}
+	if err := likeRoot(filepath.Join(base, "upper"), lower.Path); err != nil {
+		return rest.ForkMade{}, err
+	}
+	if err := writeRecord(filepath.Join(base, "fork.json"), rec); err != nil {
+		return rest.ForkMade{}, err
+	}
+	if err := h.mountFork(rec); err != nil {
+		return rest.ForkMade{}, err
+	}
+	if q != (core.Quota{}) {
+		if err := keepQuota(h.cfg.State, name, q); err != nil {
+			return rest.ForkMade{}, err
+		}
+	}
+	if _, err := h.startFork(rec); err != nil {
+		return rest.ForkMade{}, err
+	}
+	made = true
+	h.log.Info("forked sandbox "+name+" from "+from, "sandbox", name, "from", from, "checkpoint", cp)
+	return rest.ForkMade{Token: h.Token(name), Checkpoint: cp, Quota: q}, nil
+}
+
+var errNoParent = fmt.Errorf("no such sandbox to fork: %w", fs.ErrNotExist)
+
+// likeRoot gives the upper directory the mode and owner of the made
+// tree's root: the overlay's root takes the upper's.
+func likeRoot(upper, lower string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(lower, &st); err != nil {
+		return err
+	}
+	if err := unix.Lchown(upper, int(st.Uid), int(st.Gid)); err != nil {
+		return err
+	}
+	if err := unix.Chmod(upper, st.Mode&0o7777); err != nil {
+		return err
+	}
+	return unix.UtimesNano(upper, []unix.Timespec{{Nsec: unix.UTIME_OMIT}, st.Mtim})
+}
+
+func writeRecord(p string, rec forkRecord) error {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := p + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// mountFork mounts rec's overlay on its root/, unless it is mounted.
+func (h *Host) mountFork(rec forkRecord) error {
+	base := filepath.Join(h.forksDir(), rec.Name)
+	if isOverlay(filepath.Join(base, "root")) {
+		return nil
+	}
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	hold := func(p string) (int, error) {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == nil {
+			fds = append(fds, fd)
+		}
+		return fd, err
+	}
+	var l overlay.Layers
+	var target int
+	var err error
+	for _, s := range []struct {
+		p  string
+		to *int
+	}{{filepath.Join(base, "root"), &target}, {filepath.Join(base, "upper"), &l.Upper}, {filepath.Join(base, "work"), &l.Work}} {
+		if *s.to, err = hold(s.p); err != nil {
+			return fmt.Errorf("fork %s: %w", rec.Name, err)
+		}
+	}
+	lower, err := hold(rec.Lower)
+	if err != nil {
+		return fmt.Errorf("fork %s: its checkpoint's tree: %w", rec.Name, err)
+	}
+	data, err := hold(rec.Data)
+	if err != nil {
+		return fmt.Errorf("fork %s: its parent's store: %w", rec.Name, err)
+	}
+	l.Lower, l.Data = []int{lower}, []int{data}
+	return overlay.Mount(target, l)
+}
+
+// isOverlay says whether p is an overlay's root.
+func isOverlay(p string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(p, &st) == nil && st.Type == overlayMagic
+}
+
+// startFork serves the fork of rec, whose root must be its overlay.
+func (h *Host) startFork(rec forkRecord) (*core.Sandbox, error) {
+	root := filepath.Join(h.forksDir(), rec.Name, "root")
+	if !isOverlay(root) {
+		return nil, fmt.Errorf("fork %s: %s is not its overlay: not served", rec.Name, root)
+	}
+	return h.start(rec.Name, rec.Name, OpenPath(rec.Name, root), false, core.Quota{})
+}
+
+// isFork says whether name is a fork of this host's state.
+func (h *Host) isFork(name string) bool {
+	if h.cfg.State == "" || core.CheckSandboxName(name) != nil {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(h.forksDir(), name, "fork.json"))
+	return err == nil
+}
+
+// Discard stops serving the fork name, unmounts it and removes what it
+// wrote, its state and its token. Its parent and the checkpoint's made
+// tree stay.
+func (h *Host) Discard(ctx context.Context, name string) error {
+	if !h.isFork(name) {
+		return fmt.Errorf("sandbox %s is not a fork: %w", name, fs.ErrNotExist)
+	}
+	if _, err := h.Stop(ctx, name, false); err != nil {
+		return err
+	}
+	if err := h.dropFork(name); err != nil {
+		return err
+	}
+	return removeState(h.cfg.State, name)
+}
+
+// dropFork unmounts the fork's overlay and removes its directory.
+func (h *Host) dropFork(name string) error {
+	base := filepath.Join(h.forksDir(), name)
+	root := filepath.Join(base, "root")
+	if isOverlay(root) {
+		if err := unix.Unmount(root, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil {
+			return fmt.Errorf("fork %s: unmounting: %w", name, err)
+		}
+	}
+	fd, err := unix.Open(h.forksDir(), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return core.RemoveAllAt(context.Background(), fd, name)
+}
+
+// StartForks mounts (when a reboot took their mounts) and serves every
+// fork of the state; one that cannot be is logged and left.
+func (h *Host) StartForks() {
+	if h.cfg.State == "" || !h.cfg.History {
+		return
+	}
+	ents, err := os.ReadDir(h.forksDir())
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		b, err := os.ReadFile(filepath.Join(h.forksDir(), name, "fork.json"))
+		var rec forkRecord
+		if err == nil {
+			err = json.Unmarshal(b, &rec)
+		}
+		if err == nil && rec.Name != name {
+			err = fmt.Errorf("fork.json names %q", rec.Name)
+		}
+		if err == nil {
+			err = h.mountFork(rec)
+		}
+		if err == nil {
+			_, err = h.startFork(rec)
+		}
+		if err != nil {
+			h.log.Error("fork not served", "sandbox", name, "err", err)
+		}
+	}
+}
