@@ -76,11 +76,17 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 	if err != nil {
 		return rest.ForkMade{}, err
 	}
+	// The checkpoint outlives the fork that reads its tree: neither a
+	// DELETE nor the schedule's pruning takes it while pinned.
+	if err := checkpoint.Pin(parent, cp, name); err != nil {
+		return rest.ForkMade{}, err
+	}
 	base := filepath.Join(h.forksDir(), name)
 	if err := os.MkdirAll(h.forksDir(), 0o700); err != nil {
 		return rest.ForkMade{}, err
 	}
 	if err := unix.Mkdir(base, 0o700); err != nil {
+		_ = checkpoint.Unpin(parent, cp, name)
 		if errors.Is(err, unix.EEXIST) {
 			return rest.ForkMade{}, fmt.Errorf("sandbox %s: %w (a fork of that name is left in %s)", name, fs.ErrExist, base)
 		}
@@ -91,6 +97,7 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 	defer func() {
 		if !made {
 			h.dropFork(name)
+			_ = checkpoint.Unpin(parent, cp, name)
 		}
 	}()
 	for _, d := range []string{"upper", "work", "root"} {
@@ -220,18 +227,16 @@ func (h *Host) startFork(rec forkRecord) (*core.Sandbox, error) {
 
 // isFork says whether name is a fork of this host's state.
 func (h *Host) isFork(name string) bool {
-	if h.cfg.State == "" || core.CheckSandboxName(name) != nil {
-		return false
-	}
-	_, err := os.Lstat(filepath.Join(h.forksDir(), name, "fork.json"))
+	_, err := h.forkRecord(name)
 	return err == nil
 }
 
 // Discard stops serving the fork name, unmounts it and removes what it
-// wrote, its state and its token. Its parent and the checkpoint's made
-// tree stay.
+// wrote, its state and its token, then takes back its pin of the parent's
+// checkpoint. The parent and the checkpoint's made tree stay.
 func (h *Host) Discard(ctx context.Context, name string) error {
-	if !h.isFork(name) {
+	rec, err := h.forkRecord(name)
+	if err != nil {
 		return fmt.Errorf("sandbox %s is not a fork: %w", name, fs.ErrNotExist)
 	}
 	if _, err := h.Stop(ctx, name, false); err != nil {
@@ -240,8 +245,46 @@ func (h *Host) Discard(ctx context.Context, name string) error {
 	if err := h.dropFork(name); err != nil {
 		return err
 	}
-	return removeState(h.cfg.State, name)
+	if err := removeState(h.cfg.State, name); err != nil {
+		return err
+	}
+	if parent, _ := h.Get(rec.From); parent != nil {
+		return checkpoint.Unpin(parent, rec.Checkpoint, name)
+	}
+	return nil
 }
+
+// forkRecord reads the fork.json of name.
+func (h *Host) forkRecord(name string) (forkRecord, error) {
+	var rec forkRecord
+	if h.cfg.State == "" || core.CheckSandboxName(name) != nil {
+		return rec, fs.ErrNotExist
+	}
+	b, err := os.ReadFile(filepath.Join(h.forksDir(), name, "fork.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &rec)
+	}
+	if err == nil && rec.Name != name {
+		err = fmt.Errorf("fork.json names %q", rec.Name)
+	}
+	return rec, err
+}
+
+// forksOf are the forks made from sandbox name.
+func (h *Host) forksOf(name string) []string {
+	ents, _ := os.ReadDir(h.forksDir())
+	var out []string
+	for _, e := range ents {
+		if rec, err := h.forkRecord(e.Name()); err == nil && rec.From == name {
+			out = append(out, rec.Name)
+		}
+	}
+	return out
+}
+
+// errHasForks refuses to remove a sandbox whose forks read its
+// checkpoints.
+var errHasForks = fmt.Errorf("it has forks: discard them first: %w", unix.EBUSY)
 
 // dropFork unmounts the fork's overlay and removes its directory.
 func (h *Host) dropFork(name string) error {
@@ -272,14 +315,7 @@ func (h *Host) StartForks() {
 	}
 	for _, e := range ents {
 		name := e.Name()
-		b, err := os.ReadFile(filepath.Join(h.forksDir(), name, "fork.json"))
-		var rec forkRecord
-		if err == nil {
-			err = json.Unmarshal(b, &rec)
-		}
-		if err == nil && rec.Name != name {
-			err = fmt.Errorf("fork.json names %q", rec.Name)
-		}
+		rec, err := h.forkRecord(name)
 		if err == nil {
 			err = h.mountFork(rec)
 		}

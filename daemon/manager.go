@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -82,6 +83,9 @@ func (d *Dir) Fork(ctx context.Context, name, from, cp string, q core.Quota) (re
 func (d *Dir) Remove(ctx context.Context, name string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if forks := d.h.forksOf(name); len(forks) > 0 {
+		return fmt.Errorf("sandbox %s: %w (%s)", name, errHasForks, strings.Join(forks, ", "))
+	}
 	if _, ok := d.served[name]; !ok {
 		if d.h.isFork(name) {
 			return d.h.Discard(ctx, name)

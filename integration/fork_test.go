@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -92,6 +93,21 @@ func TestFork(t *testing.T) {
 		t.Fatalf("sandfs sandbox rm: %+v", r)
 	}
 
+	// What try-1 reads stays while it lives: its parent, and its checkpoint.
+	for _, c := range []struct{ what, target string }{
+		{"the parent", "/v1/sandboxes/main"},
+		{"the checkpoint", "/v1/sandboxes/main/checkpoints/" + made.Checkpoint},
+	} {
+		req, _ := http.NewRequest("DELETE", d.URL+c.target, nil)
+		resp, err := d.Client().Do(req)
+		must(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(string(b), "fork") {
+			t.Errorf("DELETE %s while a fork reads it: %d %s, want 409 naming the fork", c.what, resp.StatusCode, b)
+		}
+	}
+
 	req, _ := http.NewRequest("DELETE", d.URL+"/v1/sandboxes/try-1", nil)
 	resp, err := d.Client().Do(req)
 	must(t, err)
@@ -105,6 +121,14 @@ func TestFork(t *testing.T) {
 	waitStatus(t, d, "try-1", http.StatusNotFound)
 	wantFile(t, filepath.Join(main, "a.txt"), "alpha")
 	wantFile(t, filepath.Join(main, "src/b.go"), "package b // parent's\n")
+	// Discarded, it reads nothing: its checkpoint may go.
+	req, _ = http.NewRequest("DELETE", d.URL+"/v1/sandboxes/main/checkpoints/"+made.Checkpoint, nil)
+	resp, err = d.Client().Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("DELETE of the checkpoint after the discard: %d", resp.StatusCode)
+	}
 }
 
 // digestTree is every entry under dir, a line each: its path, type, mode

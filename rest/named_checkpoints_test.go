@@ -55,6 +55,15 @@ func TestNamedCheckpointsCRUD(t *testing.T) {
 			if one != named {
 				t.Errorf("get %+v, want %+v", one, named)
 			}
+			// A fork's base is pinned: refused until the pin goes.
+			sb := h.srv.sandboxOf(context.Background())
+			if err := checkpoint.Pin(sb, first.ID, "a-fork"); err != nil {
+				t.Fatal(err)
+			}
+			wantNamedError(t, h.do(t, req{Method: "DELETE", Target: prefix + "/checkpoints/" + first.ID}), 409, "EBUSY", "")
+			if err := checkpoint.Unpin(sb, first.ID, "a-fork"); err != nil {
+				t.Fatal(err)
+			}
 			del := decodeAs[api.CheckpointDeleted](t, h.do(t, req{Method: "DELETE", Target: prefix + "/checkpoints/" + first.ID}), 200)
 			if del.ID != first.ID || !del.Deleted {
 				t.Errorf("delete %+v", del)

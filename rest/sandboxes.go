@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/julienschmidt/httprouter"
+	"golang.org/x/sys/unix"
 
 	"sandfs/api"
 	"sandfs/core"
@@ -224,6 +225,8 @@ func managerError(op, name string, err error) error {
 		return sandboxExists(name)
 	case errors.Is(err, fs.ErrNotExist):
 		return unknownSandbox(selectPath, name)
+	case errors.Is(err, unix.EBUSY): // a parent of forks
+		return &httpkit.FileError{Kind: httpkit.KindInvalidTarget, Status: http.StatusConflict, Op: op, Path: name, Msg: err.Error(), Errno: unix.EBUSY}
 	case errors.Is(err, fs.ErrPermission):
 		return sandboxRefusal(http.StatusForbidden, httpkit.KindPermissionDenied, op, name,
 			"sandbox "+httpkit.QuoteIfBad(name)+" is not one the daemon made at run time (the default, or a --sandbox): it stays while the daemon runs")

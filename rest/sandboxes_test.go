@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/checkpoint"
@@ -37,6 +39,7 @@ func newFakeManager(t *testing.T) func(*regHarness) Manager {
 			"gone":       fmt.Errorf("sandbox gone: %w", fs.ErrNotExist),
 			"broke":      errors.New("the disk is on fire at /host/secret"),
 			"unknown-cp": fmt.Errorf("materialize: %w", checkpoint.ErrUnknown),
+			"parent":     fmt.Errorf("sandbox parent: it has forks: discard them first: %w (f1)", unix.EBUSY),
 		}}
 	}
 }
@@ -295,7 +298,8 @@ func TestDeleteSandbox(t *testing.T) {
 		wantNamedError(t, rh.do(t, req{Method: "GET", Target: "/v1/sandboxes/" + name + "/fs/read?path=/who"}), 404, "ENOENT", name)
 		wantNamedError(t, rh.do(t, req{Method: "DELETE", Target: prefix + "/" + name}), 404, "ENOENT", name)
 	}
-	rh.reg.Add("gone", rh.reg.Get("a"), "") // served, but the Manager no longer knows it
+	rh.reg.Add("gone", rh.reg.Get("a"), "")   // served, but the Manager no longer knows it
+	rh.reg.Add("parent", rh.reg.Get("a"), "") // served, with forks
 	for _, c := range []struct {
 		name, target string
 		status       int
@@ -306,6 +310,7 @@ func TestDeleteSandbox(t *testing.T) {
 		{"default", "/default", 403, "EACCES", "default", "not one the daemon made at run time"},
 		{"a --sandbox", "/b", 403, "EACCES", "b", "not one the daemon made at run time"},
 		{"unknown to the Manager", "/gone", 404, "ENOENT", "gone", ""},
+		{"a parent of forks", "/parent", 409, "EBUSY", "parent", "it has forks: discard them first"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, prefix := range sandboxesPrefixes {

@@ -153,7 +153,7 @@ func ByID(s *core.Sandbox, id string) (Checkpoint, error) {
 
 // DeleteCheckpoint removes the checkpoint id, its made tree
 // (materialize.go), and from the store every object no other checkpoint
-// names.
+// names. A checkpoint a fork reads is ErrPinned (pin.go).
 func Delete(s *core.Sandbox, id string) error {
 	h, err := byID(s, id)
 	if err != nil {
@@ -163,6 +163,9 @@ func Delete(s *core.Sandbox, id string) error {
 	defer h.mat.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.pinned(id) {
+		return fmt.Errorf("checkpoint %s: %w", id, ErrPinned)
+	}
 	if err := h.delete(id); err != nil {
 		return err
 	}

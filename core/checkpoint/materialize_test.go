@@ -118,3 +118,34 @@ func dirNames(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestPin: a pinned checkpoint is not deleted, by hand or by the
+// schedule's pruning, until its last pin goes.
+func TestPin(t *testing.T) {
+	root, _ := restoreTree(t)
+	s := histSandbox(t, root)
+	cp := mustCheckpoint(t, s, Options{})
+	must(t, Pin(s, cp.ID, "try-1"))
+	must(t, Pin(s, cp.ID, "try-2"))
+	if err := Delete(s, cp.ID); !errors.Is(err, ErrPinned) || !errors.Is(err, unix.EBUSY) {
+		t.Fatalf("delete of a pinned checkpoint: %v", err)
+	}
+	for _, bad := range []string{"", "..", "a/b", "Upper"} {
+		if err := Pin(s, cp.ID, bad); !errors.Is(err, unix.EINVAL) {
+			t.Errorf("pin by %q: %v", bad, err)
+		}
+	}
+	if err := Pin(s, "cp_000000000000", "try-3"); !errors.Is(err, ErrUnknown) {
+		t.Errorf("pin of an unknown checkpoint: %v", err)
+	}
+	must(t, Unpin(s, cp.ID, "try-1"))
+	must(t, Unpin(s, cp.ID, "try-1")) // twice: nothing to do
+	if err := Delete(s, cp.ID); !errors.Is(err, ErrPinned) {
+		t.Fatalf("delete with one pin left: %v", err)
+	}
+	must(t, Unpin(s, cp.ID, "try-2"))
+	must(t, Delete(s, cp.ID))
+	if _, err := ByID(s, cp.ID); !errors.Is(err, ErrUnknown) {
+		t.Errorf("after the delete: %v", err)
+	}
+}

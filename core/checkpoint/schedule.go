@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -54,11 +55,18 @@ func scheduledCheckpoint(ctx context.Context, s *core.Sandbox, keep int) error {
 			scheduled = append(scheduled, cp.ID)
 		}
 	}
-	for len(scheduled) > max(keep, 1) {
-		if err := Delete(s, scheduled[0]); err != nil {
-			return err
+	excess := len(scheduled) - max(keep, 1)
+	for _, id := range scheduled {
+		if excess <= 0 {
+			break
 		}
-		scheduled = scheduled[1:]
+		switch err := Delete(s, id); {
+		case errors.Is(err, ErrPinned): // a fork's base stays; the next oldest goes
+		case err != nil:
+			return err
+		default:
+			excess--
+		}
 	}
 	return nil
 }

@@ -117,6 +117,7 @@ type FileError struct {
 	Status   int
 	Op, Path string
 	Msg      string
+	Errno    unix.Errno // the errno a family that tells one gives; 0: the status's usual one
 }
 
 func (e *FileError) Error() string { return e.Msg }
@@ -190,7 +191,7 @@ func Classify(err error) ErrKind {
 	}
 	var fe *FileError
 	if errors.As(err, &fe) {
-		return ErrKind{Kind: fe.Kind, Status: fe.Status, Op: fe.Op, Path: fe.Path, Detail: fe.Msg, Expected: true}
+		return ErrKind{Kind: fe.Kind, Status: fe.Status, Op: fe.Op, Path: fe.Path, Detail: fe.Msg, Errno: fe.Errno, Expected: true}
 	}
 	var ve *ValidationError
 	if errors.As(err, &ve) {
@@ -381,6 +382,8 @@ func classifyHistory(err error) (ErrKind, bool) {
 		return ErrKind{Kind: KindNoSpace, Status: http.StatusInsufficientStorage, Errno: unix.ENOSPC, Op: "checkpoint", Detail: full.Error(), NoRoom: true}, true
 	case errors.Is(err, checkpoint.ErrUnknown):
 		return ErrKind{Kind: KindNotFound, Status: http.StatusNotFound, Errno: unix.ENOENT, Detail: err.Error()}, true
+	case errors.Is(err, checkpoint.ErrPinned):
+		return ErrKind{Kind: KindInvalidTarget, Status: http.StatusConflict, Errno: unix.EBUSY, Detail: err.Error()}, true
 	case errors.Is(err, checkpoint.ErrNoState):
 		return ErrKind{Kind: KindInvalidTarget, Status: http.StatusConflict, Errno: unix.EOPNOTSUPP,
 			Detail: err.Error() + " (the daemon runs without --state)"}, true
