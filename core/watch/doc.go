@@ -189,11 +189,12 @@
 //     an event is named by its watch only when the notifier handles it,
 //     after the events before it, and a dropped watch's events are dropped.
 //   - Reading in step with claims. A ledger claim opens by reading what is
-//     queued: one non-blocking read under the notifier's lock, at most
-//     what FIONREAD said was there (ledger.go). A channel filled by another
-//     goroutine cannot say what was queued before a given moment, and it
-//     costs a change through the mount two goroutine wake-ups and an epoll
-//     wait on the other core while the caller waits for its reply.
+//     queued: one non-blocking read under the notifier's lock, more only
+//     while reads come back full, up to drainMax (notify.go drain). A
+//     channel filled by another goroutine cannot say what was queued
+//     before a given moment, and it costs a change through the mount two
+//     goroutine wake-ups and an epoll wait on the other core while the
+//     caller waits for its reply.
 //
 // fsnotify stays as an independent judge: a test runs it on the same root
 // as the notifier (core/notify_fsnotify_test.go), and the bench's event-latency
