@@ -118,7 +118,9 @@
 // An operation whose last echo is known ends its claim at that echo, with no
 // sentinel at all ([Watch.ClaimEcho], [Claim.DoneEcho]): the unlink of a
 // file has one echo, its Remove, a file created and left as made has one,
-// its Create, and the last of a WriteFile or an Upload is the Rename of its
+// its Create, a change of one attribute of a file that is not a directory
+// (a mode, an owner, both times) has one, its Chmod (core/setattr.go
+// claimAttrs), and the last of a WriteFile or an Upload is the Rename of its
 // temp file over the target ([Claim.EchoAt]: the temp name, which is the
 // write's alone, not the target's, which two writes share). Since the queue
 // is in order, reading that echo means every echo of the operation was read.
