@@ -115,12 +115,12 @@ func (s *Sandbox) changeAttrsOf(ctx context.Context, ap string, fd int, a SetAtt
 
 // claimAttrs opens the claim of a change of attributes a of ap, and says
 // whether it may end at its own echo. A change of one attribute (a mode,
-// an owner, the times: one syscall, no truncate) of a file that is not a
+// an owner, both times: one syscall, no truncate) of a file that is not a
 // directory makes exactly one echo, the IN_ATTRIB of ap in its parent's
-// watch (both times, for the times), so the claim ends when the reader has read it, with no sentinel:
-// tar and git set an owner, a mode or the times of nearly every file they
-// make, each in a request of its own, and a sentinel costs an fchmodat
-// and one more event for the reader. Two syscalls may make one event or
+// watch, so the claim ends when the reader has read it, with no
+// sentinel: tar and git set an owner, a mode or the times of nearly every
+// file they make, each in a request of its own, and a sentinel costs an
+// fchmodat and one more event for the reader. Two syscalls may make one event or
 // two (inotify merges an event into the same one at the queue's tail), so
 // they end by a sentinel, as does a truncate (its reopen and ftruncate
 // echo as writes). Whether the file is a directory (its own watch hears
