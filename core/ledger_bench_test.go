@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -63,4 +64,71 @@ func BenchmarkMirrorCreateUnlink(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkMirrorSetattr is the mirror's setattr of one attribute of a
+// file, as tar and git send them (a mode, an owner, both times), with the
+// kernel watch running. Besides the time of the call it reports the CPU
+// of the whole process per call (cpu-ns/op), the reader's included: a
+// claim's end costs the reader too (a sentinel's event to read), after
+// the call has returned, so the loop waits for every claim to close.
+func BenchmarkMirrorSetattr(b *testing.B) {
+	mode, uid := uint32(0o640), 0
+	now := unix.Timespec{Nsec: unix.UTIME_NOW}
+	for _, tc := range []struct {
+		name string
+		a    SetAttr
+	}{
+		{"chmod", SetAttr{Mode: &mode}},
+		{"chown", SetAttr{Uid: &uid, Gid: &uid}},
+		{"utimes", SetAttr{Atime: &now, Mtime: &now}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			root, err := os.MkdirTemp(watch.ControlParent(), "sandfs-bench-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer os.RemoveAll(root)
+			const files = 256
+			for i := range files {
+				if err := os.WriteFile(root+"/f"+strconv.Itoa(i), nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			s, err := Open("default", root, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			wctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if err := s.StartWatching(wctx, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+				b.Fatal(err)
+			}
+			<-s.Watch().Ready()
+			ctx := WithActor(context.Background(), Actor{Origin: journal.Mirror, Pid: 1})
+			rd := s.RootDir()
+			cpu0 := processCPU()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if _, err := rd.Setattr(ctx, "f"+strconv.Itoa(i%files), tc.a); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for deadline := time.Now().Add(10 * time.Second); s.watch.OpenClaims() > 0; time.Sleep(100 * time.Microsecond) {
+				if time.Now().After(deadline) {
+					b.Fatal("claims still open")
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// processCPU is the user and system CPU time of the process so far.
+func processCPU() time.Duration {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -47,10 +47,19 @@ func (s *Sandbox) changeAttrs(ctx context.Context, ap string, fd int, a SetAttr)
 
 // changeAttrsOf is changeAttrs on a file whose open inode (core/quota)
 // the caller may have: a size change reserves its growth first.
-func (s *Sandbox) changeAttrsOf(ctx context.Context, ap string, fd int, a SetAttr, oi *quota.Inode) (unix.Stat_t, error) {
+func (s *Sandbox) changeAttrsOf(ctx context.Context, ap string, fd int, a SetAttr, oi *quota.Inode) (_ unix.Stat_t, err error) {
 	var st unix.Stat_t
-	claim := s.watch.Claim(ap)
-	defer claim.Done()
+	claim, echo := s.claimAttrs(ap, a)
+	defer func() {
+		if echo && serrOrDir(err, &st) {
+			claim.NoEcho()
+		}
+		if echo {
+			claim.DoneEcho()
+		} else {
+			claim.Done()
+		}
+	}()
 	if a.Mode != nil {
 		if a.setidDirOnly {
 			if err := unix.Fstat(fd, &st); err != nil {
@@ -102,6 +111,46 @@ func (s *Sandbox) changeAttrsOf(ctx context.Context, ap string, fd int, a SetAtt
 		return st, PathErr(OpSetattr, ap, serr)
 	}
 	return st, nil
+}
+
+// claimAttrs opens the claim of a change of attributes a of ap, and says
+// whether it may end at its own echo. A change of one attribute (a mode,
+// an owner, both times: one syscall, no truncate) of a file that is not a
+// directory makes exactly one echo, the IN_ATTRIB of ap in its parent's
+// watch, so the claim ends when the reader has read it, with no
+// sentinel: tar and git set an owner, a mode or the times of nearly every
+// file they make, each in a request of its own, and a sentinel costs an
+// fchmodat and one more event for the reader. Two syscalls may make one event or
+// two (inotify merges an event into the same one at the queue's tail), so
+// they end by a sentinel, as does a truncate (its reopen and ftruncate
+// echo as writes). Whether the file is a directory (its own watch hears
+// the change too) is known only from the stat after: changeAttrsOf then
+// ends the claim by a sentinel.
+func (s *Sandbox) claimAttrs(ap string, a SetAttr) (*Claim, bool) {
+	calls := 0
+	if a.Mode != nil {
+		calls++
+	}
+	if a.Uid != nil || a.Gid != nil {
+		calls++
+	}
+	if a.Atime != nil || a.Mtime != nil {
+		calls++
+	}
+	// The kernel tells a change of one time alone as IN_MODIFY or
+	// IN_ACCESS (fsnotify_change), not IN_ATTRIB.
+	oneTime := (a.Atime == nil) != (a.Mtime == nil)
+	if calls == 1 && !oneTime && a.Size == nil && !a.setidDirOnly {
+		return s.watch.ClaimEcho(ap, journal.Chmod), true
+	}
+	return s.watch.Claim(ap), false
+}
+
+// serrOrDir reports whether a change of attributes that returned err left
+// no stat of a file other than a directory in st: its echo is not sure to
+// be the one IN_ATTRIB of its name (claimAttrs).
+func serrOrDir(err error, st *unix.Stat_t) bool {
+	return err != nil || st.Mode&unix.S_IFMT == unix.S_IFDIR
 }
 
 // owner is the uid and gid a sets, -1 for those it leaves.

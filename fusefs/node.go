@@ -3,8 +3,6 @@ package fusefs
 import (
 	"context"
 	"os"
-	"slices"
-	"strings"
 	"syscall"
 	"unsafe"
 
@@ -49,7 +47,7 @@ var (
 )
 
 // path is the node's API path.
-func (n *node) path() string { return "/" + n.Path(n.Root()) }
+func (n *node) path() string { return n.pathTo("") }
 
 // namedPath is the node's API path for what an open file tells (Handle's
 // events), "" once the node is orphaned: its name, or a directory above
@@ -57,27 +55,14 @@ func (n *node) path() string { return "/" + n.Path(n.Root()) }
 // names such a node ".go-fuse.N/deleted/…", a name no event may carry;
 // core tells nothing of a path "".
 func (n *node) namedPath() string {
-	root := n.Root()
-	var segs []string
-	for p := &n.Inode; p != root; {
-		name, parent := p.Parent()
-		if parent == nil {
-			return ""
-		}
-		segs = append(segs, name)
-		p = parent
+	p, ok := n.walk("")
+	if !ok {
+		return ""
 	}
-	slices.Reverse(segs)
-	return "/" + strings.Join(segs, "/")
+	return p
 }
 
-func (n *node) childPath(name string) string {
-	p := n.path()
-	if p == "/" {
-		return "/" + name
-	}
-	return p + "/" + name
-}
+func (n *node) childPath(name string) string { return n.pathTo(name) }
 
 // actor stamps ctx with the calling process as the actor of a change: its
 // pid and uid now, its command name and cgroup (proc.go) when core tells a

@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"strings"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -92,3 +93,53 @@ func (n *node) OnForget() {
 // within a budget): open descriptors by design, which a leak check must
 // not count.
 func HeldDirs() int64 { return core.HeldDirs() }
+
+// pathTo is the API path of name in n ("" for n itself). An orphaned node
+// (its name, or a directory above it, gone from the tree) is named as
+// go-fuse's Inode.Path names it, under ".go-fuse.N/deleted".
+func (n *node) pathTo(name string) string {
+	if p, ok := n.walk(name); ok {
+		return p
+	}
+	p := "/" + n.Path(n.Root())
+	if name != "" {
+		p += "/" + name
+	}
+	return p
+}
+
+// walk is the API path of name in n ("" for n itself), found by going up
+// the tree one parent at a time, and false once a node on the way has no
+// parent. Every request names its node at least once (a core.Dir's path,
+// a coverage check), so it is built in one allocation: go-fuse's
+// Inode.Path grows a slice of the names, joins them, and the "/" in front
+// cost a third copy.
+func (n *node) walk(name string) (string, bool) {
+	root := n.Root()
+	var buf [24]string
+	segs := buf[:0]
+	size := 0
+	if name != "" {
+		segs = append(segs, name)
+		size += 1 + len(name)
+	}
+	for p := &n.Inode; p != root; {
+		seg, parent := p.Parent()
+		if parent == nil {
+			return "", false
+		}
+		segs = append(segs, seg)
+		size += 1 + len(seg)
+		p = parent
+	}
+	if len(segs) == 0 {
+		return "/", true
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for i := len(segs) - 1; i >= 0; i-- {
+		b.WriteByte('/')
+		b.WriteString(segs[i])
+	}
+	return b.String(), true
+}

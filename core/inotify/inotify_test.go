@@ -195,3 +195,49 @@ func TestWatchBuffer(t *testing.T) {
 		t.Errorf("the buffer is %d bytes after the burst, want %d", len(k.buf), maxBuf)
 	}
 }
+
+// TestWatchDrain: Drain hands on what is queued, reading on while reads
+// come back full, and stops at its limit.
+func TestWatchDrain(t *testing.T) {
+	k, dir := watchedDir(t)
+	count := 0
+	collect := func(e Event) { count++ }
+	overflow := func() { t.Fatal("overflow") }
+	if err := k.Drain(collect, overflow, 16<<10); err != nil || count != 0 {
+		t.Fatalf("an empty queue: %d events, %v", count, err)
+	}
+	// Creates of 39-byte names: 64 bytes a record.
+	create := func(from, n int) {
+		for i := from; i < from+n; i++ {
+			f, err := os.OpenFile(filepath.Join(dir, "file-"+strings.Repeat("x", 28)+strconv.Itoa(100000+i)), os.O_CREATE|os.O_EXCL, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}
+	}
+	made := 0
+	for _, tc := range []struct {
+		name         string
+		queued, want int
+		limit        int
+	}{
+		{"a few", 3, 3, 16 << 10},
+		{"more than a buffer, less than the limit", 700, 700, 64 << 10}, // 44,800 bytes: three reads
+		{"more than the limit", 700, (16 << 10) / 64, 16 << 10},
+	} {
+		count = 0
+		create(made, tc.queued)
+		made += tc.queued
+		if err := k.Drain(collect, overflow, tc.limit); err != nil {
+			t.Fatal(err)
+		}
+		if count != tc.want {
+			t.Errorf("%s: %d events handed on, want %d", tc.name, count, tc.want)
+		}
+		k.Drain(func(Event) {}, overflow, 1<<20)
+		if q := k.Queued(); q != 0 {
+			t.Fatalf("%s: %d bytes still queued", tc.name, q)
+		}
+	}
+}

@@ -118,7 +118,9 @@
 // An operation whose last echo is known ends its claim at that echo, with no
 // sentinel at all ([Watch.ClaimEcho], [Claim.DoneEcho]): the unlink of a
 // file has one echo, its Remove, a file created and left as made has one,
-// its Create, and the last of a WriteFile or an Upload is the Rename of its
+// its Create, a change of one attribute of a file that is not a directory
+// (a mode, an owner, both times) has one, its Chmod (core/setattr.go
+// claimAttrs), and the last of a WriteFile or an Upload is the Rename of its
 // temp file over the target ([Claim.EchoAt]: the temp name, which is the
 // write's alone, not the target's, which two writes share). Since the queue
 // is in order, reading that echo means every echo of the operation was read.
@@ -189,11 +191,12 @@
 //     an event is named by its watch only when the notifier handles it,
 //     after the events before it, and a dropped watch's events are dropped.
 //   - Reading in step with claims. A ledger claim opens by reading what is
-//     queued: one non-blocking read under the notifier's lock, at most
-//     what FIONREAD said was there (ledger.go). A channel filled by another
-//     goroutine cannot say what was queued before a given moment, and it
-//     costs a change through the mount two goroutine wake-ups and an epoll
-//     wait on the other core while the caller waits for its reply.
+//     queued: one non-blocking read under the notifier's lock, more only
+//     while reads come back full, up to drainMax (notify.go drain). A
+//     channel filled by another goroutine cannot say what was queued
+//     before a given moment, and it costs a change through the mount two
+//     goroutine wake-ups and an epoll wait on the other core while the
+//     caller waits for its reply.
 //
 // fsnotify stays as an independent judge: a test runs it on the same root
 // as the notifier (core/notify_fsnotify_test.go), and the bench's event-latency

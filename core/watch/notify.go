@@ -104,18 +104,21 @@ func (w *Watch) Start(ctx context.Context, log *slog.Logger) (err error) {
 // drain reads and handles what the kernel has queued: the ledger calls it
 // with the lock held to open a claim, so that every event queued before
 // the claim is handled before it exists (never taken for its echo) and
-// told before the operation's own events (outbox). It reads what the
-// kernel held when it began (FIONREAD), up to drainMax: usually nothing
-// (one ioctl), or the echoes of the operations just before, which the
-// reader would have read (a burst's claims each read the one before's), or
-// an outside change to tell. Events queued while it reads are concurrent
-// with the operation, as an outside change made during it is.
+// told before the operation's own events (outbox). It reads until a read
+// comes back short (the queue was empty then), up to drainMax: usually
+// nothing (one read, EAGAIN), or the echoes of the operations just before,
+// which the reader would have read (a burst's claims each read the one
+// before's), or an outside change to tell: one read, where a FIONREAD
+// before it cost a second syscall at every claim. Events queued while it
+// reads are concurrent with the operation, as an outside change made
+// during it is.
 //
 // The bound is what an outside writer who floods the queue may cost each
 // operation: without it a claim read until the queue was empty, which a
-// flood never lets happen (every API operation hung); bounded by FIONREAD
-// alone, each claim handled up to a whole queue (16,384 events), and a
-// flood of renames made every operation 30 times slower. Past drainMax,
+// flood never lets happen (every API operation hung); bounded by what
+// FIONREAD said was queued alone, each claim handled up to a whole queue
+// (16,384 events), and a flood of renames made every operation 30 times
+// slower. Past drainMax,
 // what is queued before the claim is judged with it, as when claims did not drain:
 // an outside change to a claimed path, made just before the operation
 // while more than drainMax of other events waited, may be taken for the
@@ -125,13 +128,7 @@ func (n *notifier) drain() {
 		return
 	}
 	had, hadCookie := n.pending, n.cookie
-	for left := min(n.in.Queued(), drainMax); left > 0; {
-		got, err := n.in.Read(n.handle, n.overflow, left)
-		if err != nil || got == 0 {
-			break
-		}
-		left -= got
-	}
+	n.in.Drain(n.handle, n.overflow, drainMax)
 	if n.w.out.busy() || (n.pending != "" && (n.pending != had || n.cookie != hadCookie)) {
 		n.in.Interrupt() // the reader appends what was told, or waits for the pair
 	}

@@ -26,12 +26,14 @@ func oneName(name string) error {
 
 // Chmod sets the mode of the file fd holds (an O_PATH descriptor too).
 func Chmod(fd int, mode uint32) error {
-	err := unix.Fchmod(fd, mode)
-	if err != unix.EBADF {
+	// fchmodat2 with AT_EMPTY_PATH takes any descriptor, O_PATH too, in one
+	// syscall; fchmod refuses O_PATH (EBADF), and most descriptors changed
+	// here are O_PATH (the mirror's setattr), so it is asked first.
+	if err := fchmodat2(fd, "", mode, unix.AT_EMPTY_PATH); err != unix.ENOSYS {
 		return err
 	}
-	// O_PATH: fchmod refuses it; fchmodat2 takes it with AT_EMPTY_PATH.
-	if err = fchmodat2(fd, "", mode, unix.AT_EMPTY_PATH); err == unix.ENOSYS {
+	err := unix.Fchmod(fd, mode)
+	if err == unix.EBADF { // O_PATH, before fchmodat2 (Linux 6.6)
 		err = unix.Chmod(ProcPath(fd), mode)
 	}
 	return err
