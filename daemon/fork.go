@@ -40,6 +40,9 @@ type forkRecord struct {
 	Lower      string    `json:"lower"` // the made tree (in the parent's state)
 	Data       string    `json:"data"`  // the parent's store
 	Created    time.Time `json:"created"`
+	// Made is set once the fork was served: a record without it is a
+	// fork a crash stopped half made, removed at the next start.
+	Made bool `json:"made"`
 }
 
 // forksDir is STATE/forks.
@@ -76,17 +79,11 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 	if err != nil {
 		return rest.ForkMade{}, err
 	}
-	// The checkpoint outlives the fork that reads its tree: neither a
-	// DELETE nor the schedule's pruning takes it while pinned.
-	if err := checkpoint.Pin(parent, cp, name); err != nil {
-		return rest.ForkMade{}, err
-	}
 	base := filepath.Join(h.forksDir(), name)
 	if err := os.MkdirAll(h.forksDir(), 0o700); err != nil {
 		return rest.ForkMade{}, err
 	}
 	if err := unix.Mkdir(base, 0o700); err != nil {
-		_ = checkpoint.Unpin(parent, cp, name)
 		if errors.Is(err, unix.EEXIST) {
 			return rest.ForkMade{}, fmt.Errorf("sandbox %s: %w (a fork of that name is left in %s)", name, fs.ErrExist, base)
 		}
@@ -100,15 +97,22 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 			_ = checkpoint.Unpin(parent, cp, name)
 		}
 	}()
+	// The record first, unmade: whatever a crash leaves after it, the
+	// next start finds and removes (StartForks).
+	if err := writeRecord(filepath.Join(base, "fork.json"), rec); err != nil {
+		return rest.ForkMade{}, err
+	}
+	// The checkpoint outlives the fork that reads its tree: neither a
+	// DELETE nor the schedule's pruning takes it while pinned.
+	if err := checkpoint.Pin(parent, cp, name); err != nil {
+		return rest.ForkMade{}, err
+	}
 	for _, d := range []string{"upper", "work", "root"} {
 		if err := unix.Mkdir(filepath.Join(base, d), 0o700); err != nil {
 			return rest.ForkMade{}, err
 		}
 	}
 	if err := likeRoot(filepath.Join(base, "upper"), lower.Path); err != nil {
-		return rest.ForkMade{}, err
-	}
-	if err := writeRecord(filepath.Join(base, "fork.json"), rec); err != nil {
 		return rest.ForkMade{}, err
 	}
 	if err := h.mountFork(rec); err != nil {
@@ -120,6 +124,11 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 		}
 	}
 	if _, err := h.startFork(rec); err != nil {
+		return rest.ForkMade{}, err
+	}
+	rec.Made = true
+	if err := writeRecord(filepath.Join(base, "fork.json"), rec); err != nil {
+		h.Stop(context.WithoutCancel(ctx), name, false)
 		return rest.ForkMade{}, err
 	}
 	made = true
@@ -254,6 +263,23 @@ func (h *Host) Discard(ctx context.Context, name string) error {
 	return nil
 }
 
+// abandonFork removes a fork a crash stopped half made: its mount, its
+// directory, its state and its pin of the parent's checkpoint.
+func (h *Host) abandonFork(rec forkRecord) {
+	err := h.dropFork(rec.Name)
+	if err == nil {
+		err = removeState(h.cfg.State, rec.Name)
+	}
+	if parent, _ := h.Get(rec.From); err == nil && parent != nil {
+		err = checkpoint.Unpin(parent, rec.Checkpoint, rec.Name)
+	}
+	if err != nil {
+		h.log.Error("a fork left half made by a crash could not be removed", "sandbox", rec.Name, "err", err)
+		return
+	}
+	h.log.Info("removed a fork left half made by a crash", "sandbox", rec.Name, "from", rec.From)
+}
+
 // forkRecord reads the fork.json of name.
 func (h *Host) forkRecord(name string) (forkRecord, error) {
 	var rec forkRecord
@@ -316,6 +342,10 @@ func (h *Host) StartForks() {
 	for _, e := range ents {
 		name := e.Name()
 		rec, err := h.forkRecord(name)
+		if err == nil && !rec.Made {
+			h.abandonFork(rec)
+			continue
+		}
 		if err == nil {
 			err = h.mountFork(rec)
 		}

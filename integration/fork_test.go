@@ -76,9 +76,26 @@ func TestFork(t *testing.T) {
 	wantFile(t, filepath.Join(forkRoot, "a.txt"), "fork's")
 	d.Stop(t)
 	must(t, unix.Unmount(forkRoot, unix.MNT_DETACH))
+	// A fork a crash stopped half made (its record written, its pin
+	// taken, nothing mounted): removed at the start, its pin too.
+	half := filepath.Join(d.State, "forks", "half")
+	must(t, os.MkdirAll(filepath.Join(half, "upper"), 0o700))
+	must(t, os.WriteFile(filepath.Join(half, "fork.json"),
+		[]byte(`{"name":"half","from":"main","checkpoint":"`+made.Checkpoint+`","made":false}`), 0o600))
+	pins, _ := filepath.Glob(filepath.Join(d.State, "sandboxes", "main", "lower", ".pins", made.Checkpoint))
+	if len(pins) != 1 {
+		t.Fatalf("the pins of %s: %v", made.Checkpoint, pins)
+	}
+	must(t, os.WriteFile(filepath.Join(pins[0], "half"), nil, 0o600))
 	d = startDaemon(t, args...)
 	waitStatus(t, d, "try-1", http.StatusOK)
 	wantFile(t, filepath.Join(forkRoot, "a.txt"), "fork's")
+	if _, err := os.Lstat(half); !os.IsNotExist(err) || !strings.Contains(d.Log(), "removed a fork left half made by a crash") {
+		t.Errorf("the half-made fork after the start: %v\n%s", err, d.Log())
+	}
+	if _, err := os.Lstat(filepath.Join(pins[0], "half")); !os.IsNotExist(err) {
+		t.Errorf("the half-made fork's pin after the start: %v", err)
+	}
 	if st, b := named(t, d, "", "GET", "try-1", "/fs/read?path=/ln", nil); st != http.StatusOK || string(b) != "fork's" {
 		t.Errorf("the fork's symlink after the remount: %d %q", st, b)
 	}
