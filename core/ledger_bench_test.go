@@ -23,22 +23,8 @@ import (
 func BenchmarkMirrorCreateUnlink(b *testing.B) {
 	for _, op := range []string{"create", "unlink"} {
 		b.Run(op, func(b *testing.B) {
-			root, err := os.MkdirTemp(watch.ControlParent(), "sandfs-bench-")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer os.RemoveAll(root)
-			s, err := Open("default", root, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			wctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if err := s.StartWatching(wctx, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
-				b.Fatal(err)
-			}
-			<-s.Watch().Ready()
+			root := benchRoot(b)
+			s := benchWatched(b, root)
 			ctx := WithActor(context.Background(), Actor{Origin: journal.Mirror, Pid: 1})
 			rd := s.RootDir()
 			create := func(i int) {
@@ -84,28 +70,14 @@ func BenchmarkMirrorSetattr(b *testing.B) {
 		{"utimes", SetAttr{Atime: &now, Mtime: &now}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			root, err := os.MkdirTemp(watch.ControlParent(), "sandfs-bench-")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer os.RemoveAll(root)
+			root := benchRoot(b)
 			const files = 256
 			for i := range files {
 				if err := os.WriteFile(root+"/f"+strconv.Itoa(i), nil, 0o644); err != nil {
 					b.Fatal(err)
 				}
 			}
-			s, err := Open("default", root, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			wctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if err := s.StartWatching(wctx, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
-				b.Fatal(err)
-			}
-			<-s.Watch().Ready()
+			s := benchWatched(b, root)
 			ctx := WithActor(context.Background(), Actor{Origin: journal.Mirror, Pid: 1})
 			rd := s.RootDir()
 			cpu0 := processCPU()
@@ -127,6 +99,35 @@ func BenchmarkMirrorSetattr(b *testing.B) {
 }
 
 // processCPU is the user and system CPU time of the process so far.
+// benchRoot is a fresh root on the filesystem of the watch's control
+// directories (tmpfs where there is one), removed after b.
+func benchRoot(b *testing.B) string {
+	b.Helper()
+	root, err := os.MkdirTemp(watch.ControlParent(), "sandfs-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(root) })
+	return root
+}
+
+// benchWatched is a sandbox on root with its kernel watch running and
+// ready, closed after b.
+func benchWatched(b *testing.B, root string) *Sandbox {
+	b.Helper()
+	s, err := Open("default", root, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(func() { cancel(); s.Close() })
+	if err := s.StartWatching(wctx, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		b.Fatal(err)
+	}
+	<-s.Watch().Ready()
+	return s
+}
+
 func processCPU() time.Duration {
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
