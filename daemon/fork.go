@@ -15,6 +15,7 @@ import (
 	"sandfs/core"
 	"sandfs/core/checkpoint"
 	"sandfs/internal/overlay"
+	"sandfs/internal/statedir"
 	"sandfs/rest"
 )
 
@@ -90,10 +91,20 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 		return rest.ForkMade{}, err
 	}
 	rec := forkRecord{Name: name, From: from, Checkpoint: cp, Lower: lower.Path, Data: lower.Data, Created: time.Now().UTC()}
+	// A state left under the name (a sandbox of DIR removed by hand while
+	// the daemon was down) is another's: archived, so the fork gets a
+	// token, a quota and a journal of its own (incarnation.go).
+	if _, err := os.Lstat(filepath.Join(statedir.Sandbox(h.cfg.State, name), statedir.TokenFile)); err == nil {
+		if err := h.archiveState(name); err != nil {
+			unix.Rmdir(base)
+			return rest.ForkMade{}, err
+		}
+	}
 	made := false
 	defer func() {
 		if !made {
 			h.dropFork(name)
+			_ = removeState(h.cfg.State, name)
 			_ = checkpoint.Unpin(parent, cp, name)
 		}
 	}()
