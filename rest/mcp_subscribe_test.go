@@ -113,7 +113,8 @@ func TestMCPSubscriptions(t *testing.T) {
 
 	// The same path in a: a hears it, b hears only b's own change (its
 	// one stream would carry a's notice first had it leaked).
-	call(wa, "write_file", map[string]any{"path": "/shared.txt", "content": "in a"})
+	// The listen's method named in a tool's argument is an argument.
+	call(wa, "write_file", map[string]any{"path": "/shared.txt", "content": `{"method":"subscriptions/listen"}`})
 	if n := a.next(t); n.URI != "file:///shared.txt" || n.Event.Path != "/shared.txt" || n.Event.Type != "create" ||
 		n.Event.Origin != "api" || n.Event.Actor != "writer-a" || n.Event.Seq == 0 {
 		t.Fatalf("a heard %+v", n)

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 
@@ -129,9 +130,7 @@ func (f *Family) serve(w http.ResponseWriter, r *http.Request, _ httprouter.Para
 	if err != nil {
 		return err
 	}
-	// The word anywhere in the body is enough: a request taken for a
-	// listen only gains the stream's ends.
-	if bytes.Contains(body, []byte(methodListen)) {
+	if isListen(body) {
 		// A listen stream lasts until its client leaves, the daemon stops
 		// or the sandbox goes, whichever comes first.
 		ctx, done := f.host.StreamContext(r.Context())
@@ -141,6 +140,32 @@ func (f *Family) serve(w http.ResponseWriter, r *http.Request, _ httprouter.Para
 	rw := &refusalWriter{ResponseWriter: w}
 	f.handler.ServeHTTP(rw, r)
 	return rw.refusal()
+}
+
+// isListen says whether the message (or a message of the batch) body
+// holds is a subscriptions/listen request: it goes to its sandbox's listen
+// server, which has no tools. The word alone is not enough: a tool's
+// argument may hold it.
+func isListen(body []byte) bool {
+	if !bytes.Contains(body, []byte(methodListen)) {
+		return false
+	}
+	type msg struct {
+		Method string `json:"method"`
+	}
+	var one msg
+	if json.Unmarshal(body, &one) == nil {
+		return one.Method == methodListen
+	}
+	var batch []msg
+	if json.Unmarshal(body, &batch) == nil {
+		for _, m := range batch {
+			if m.Method == methodListen {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rpcError is a JSON-RPC error answer with no id: a refusal made before

@@ -63,3 +63,19 @@ func TestFeedLifetime(t *testing.T) {
 		t.Fatal("the feed runs with no subscription")
 	}
 }
+
+// TestIsListen: a listen is told by its method, not by the word anywhere.
+func TestIsListen(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}`:                                     true,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen"}]`:      true,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"content":"subscriptions/listen"}}}`: false,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"method":"subscriptions/listen"}}}`:  false,
+		`not json subscriptions/listen`:            false,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`: false,
+	} {
+		if got := isListen([]byte(body)); got != want {
+			t.Errorf("isListen(%s) = %v, want %v", body, got, want)
+		}
+	}
+}
