@@ -60,8 +60,8 @@ func (d *Dir) Create(ctx context.Context, name string, q core.Quota) (string, er
 }
 
 // Fork makes the sandbox name a fork of from at its checkpoint cp (""
-// takes one now) and serves it (fork.go). A name served, or one of DIR,
-// is fs.ErrExist.
+// takes one now) and serves it (fork.go); a zero q takes --default-quota.
+// A name served, or one of DIR, is fs.ErrExist.
 func (d *Dir) Fork(ctx context.Context, name, from, cp string, q core.Quota) (rest.ForkMade, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -71,6 +71,9 @@ func (d *Dir) Fork(ctx context.Context, name, from, cp string, q core.Quota) (re
 	var st unix.Stat_t
 	if core.CheckSandboxName(name) == nil && unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		return rest.ForkMade{}, fmt.Errorf("sandbox %s: %w (a directory of %s)", name, fs.ErrExist, d.path)
+	}
+	if q == (core.Quota{}) {
+		q = d.def // --default-quota, as for a sandbox made
 	}
 	return d.h.Fork(ctx, name, from, cp, q)
 }
