@@ -33,6 +33,9 @@ import (
 // overlayMagic is statfs's f_type of an overlay (OVERLAYFS_SUPER_MAGIC).
 const overlayMagic = 0x794c7630
 
+// forkFile is a fork's record in its directory.
+const forkFile = "fork.json"
+
 // forkRecord is fork.json.
 type forkRecord struct {
 	Name       string    `json:"name"`
@@ -110,7 +113,7 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 	}()
 	// The record first, unmade: whatever a crash leaves after it, the
 	// next start finds and removes (StartForks).
-	if err := writeRecord(filepath.Join(base, "fork.json"), rec); err != nil {
+	if err := writeRecord(base, rec); err != nil {
 		return rest.ForkMade{}, err
 	}
 	// The checkpoint outlives the fork that reads its tree: neither a
@@ -138,7 +141,7 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 		return rest.ForkMade{}, err
 	}
 	rec.Made = true
-	if err := writeRecord(filepath.Join(base, "fork.json"), rec); err != nil {
+	if err := writeRecord(base, rec); err != nil {
 		h.Stop(context.WithoutCancel(ctx), name, false)
 		return rest.ForkMade{}, err
 	}
@@ -165,27 +168,19 @@ func likeRoot(upper, lower string) error {
 	return unix.UtimesNano(upper, []unix.Timespec{{Nsec: unix.UTIME_OMIT}, st.Mtim})
 }
 
-func writeRecord(p string, rec forkRecord) error {
+// writeRecord replaces the fork.json of dir (synced, then renamed over
+// the old one).
+func writeRecord(dir string, rec forkRecord) error {
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := p + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0) // Replace fsyncs it
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(append(b, '\n')); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, p)
+	defer unix.Close(fd)
+	return statedir.Replace(fd, forkFile, string(b)+"\n")
 }
 
 // mountFork mounts rec's overlay on its root/, unless it is mounted.
@@ -297,7 +292,7 @@ func (h *Host) forkRecord(name string) (forkRecord, error) {
 	if h.cfg.State == "" || core.CheckSandboxName(name) != nil {
 		return rec, fs.ErrNotExist
 	}
-	b, err := os.ReadFile(filepath.Join(h.forksDir(), name, "fork.json"))
+	b, err := os.ReadFile(filepath.Join(h.forksDir(), name, forkFile))
 	if err == nil {
 		err = json.Unmarshal(b, &rec)
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"sandfs/internal/testenv"
 )
 
 // mcpDir holds the pinned reference MCP filesystem server
@@ -63,15 +65,7 @@ func TestMCPSideBySide(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, root := range []string{d.Root, refRoot} {
-		for p, c := range mcpFixture {
-			f := filepath.Join(root, p)
-			if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(f, []byte(c), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		testenv.Mk(t, root, mcpFixture)
 		os.Mkdir(filepath.Join(root, "empty"), 0o755)
 	}
 

@@ -210,17 +210,22 @@ func (b *lowerBuild) parent(p string) (int, string, error) {
 		return b.dirfd, name, nil
 	}
 	b.closeDir()
-	fd := b.rootfd
-	if dir != "" {
-		var err error
-		fd, err = unix.Openat2(b.rootfd, dir[1:], &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
-		if err != nil {
-			return -1, "", err
-		}
-		b.dirfd, b.dir = fd, dir
+	if dir == "" {
+		return b.rootfd, name, nil
 	}
+	fd, err := b.openDir(dir)
+	if err != nil {
+		return -1, "", err
+	}
+	b.dirfd, b.dir = fd, dir
 	return fd, name, nil
+}
+
+// openDir opens the tree's directory of API path p, beneath the tree and
+// through no symlink.
+func (b *lowerBuild) openDir(p string) (int, error) {
+	return unix.Openat2(b.rootfd, p[1:], &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
 }
 
 func (b *lowerBuild) closeDir() {
@@ -271,8 +276,7 @@ func (b *lowerBuild) make(p string, e cpEntry) error {
 }
 
 func (b *lowerBuild) dirAttrs(p string, e cpEntry) error {
-	fd, err := unix.Openat2(b.rootfd, p[1:], &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	fd, err := b.openDir(p)
 	if err != nil {
 		return err
 	}

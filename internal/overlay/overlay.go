@@ -18,8 +18,6 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
-
-	"sandfs/internal/safeat"
 )
 
 // The xattrs of a metacopy file.
@@ -93,10 +91,4 @@ func Mount(target int, l Layers) error {
 		return fmt.Errorf("overlay: move_mount: %w", err)
 	}
 	return nil
-}
-
-// Unmount detaches the mount whose root fd holds (a descriptor opened on
-// the mounted directory, not on the directory beneath it).
-func Unmount(fd int) error {
-	return unix.Unmount(safeat.ProcPath(fd), unix.MNT_DETACH)
 }

@@ -44,6 +44,15 @@ func (f *Family) addResources(s *sdk.Server) {
 	})
 }
 
+// parseFileURI parses uri as a file:///path resource URI (no host).
+func parseFileURI(uri string) (*url.URL, bool) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || u.Host != "" || u.Path == "" {
+		return nil, false
+	}
+	return u, true
+}
+
 // fileURI is the resource URI of API path p, percent-encoded as
 // read_media_file's embedded resources are.
 func fileURI(p string) string { return (&url.URL{Scheme: "file", Path: p}).String() }
@@ -56,8 +65,8 @@ func resourceMeta(info core.Info) sdk.Meta {
 
 func (f *Family) readResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	uri := req.Params.URI
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" || u.Host != "" || u.Path == "" {
+	u, ok := parseFileURI(uri)
+	if !ok {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	sb, err := f.sandbox(ctx)

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,8 +52,8 @@ type pathSet map[string]struct{}
 
 // subscribedPath is the API path a subscription's URI names.
 func subscribedPath(sb *core.Sandbox, uri string) (string, error) {
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" || u.Host != "" || u.Path == "" || u.RawQuery != "" || u.Fragment != "" {
+	u, ok := parseFileURI(uri)
+	if !ok || u.RawQuery != "" || u.Fragment != "" { // a subscription names a path alone
 		return "", subscribeError("%q is not a file:///path URI of this sandbox", uri)
 	}
 	p, err := sb.Clean(u.Path)
