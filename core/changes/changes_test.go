@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sandfs/core/linediff"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +86,7 @@ func TestUnifiedDiff(t *testing.T) {
 		{"crlf", "a\r\nb\r\n", "a\r\nc\r\n", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+c\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := unifiedDiff(ctx, "a/f", "b/f", []byte(tc.a), []byte(tc.b))
+			d, err := linediff.Unified(ctx, "a/f", "b/f", []byte(tc.a), []byte(tc.b))
 			if err != nil {
 				t.Fatal(err)
 			}

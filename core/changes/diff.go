@@ -1,7 +1,6 @@
 package changes
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -39,8 +37,6 @@ const (
 	MaxDiffTotal = 4 << 20
 	// maxDiffInput is the most read of each side of a diff.
 	maxDiffInput = 1 << 20
-	// binarySniff is how much of a side is looked at for a NUL.
-	binarySniff = 8 << 10
 )
 
 // startContent is where the content of the start point is known.
@@ -92,11 +88,11 @@ func diffRow(ctx context.Context, s *core.Sandbox, r *Row, old *startContent, ma
 			return
 		}
 	}
-	if isBinary(a) || isBinary(b) {
+	if linediff.IsBinary(a) || linediff.IsBinary(b) {
 		r.Binary = true
 		return
 	}
-	d, err := unifiedDiff(ctx, "a"+from, "b"+r.Path, a, b)
+	d, err := linediff.Unified(ctx, "a"+from, "b"+r.Path, a, b)
 	switch {
 	case errors.Is(err, linediff.ErrTooLarge):
 		r.DiffUnavailable = "diff too large: the two sides differ in too many places to diff within the bound"
@@ -140,11 +136,6 @@ func readCapped(r io.Reader, when string) ([]byte, string) {
 		return nil, fmt.Sprintf("larger than %d bytes %s", maxDiffInput, when)
 	}
 	return b, ""
-}
-
-// isBinary: a NUL in the first 8 KiB, or not UTF-8.
-func isBinary(b []byte) bool {
-	return bytes.IndexByte(b[:min(len(b), binarySniff)], 0) >= 0 || !utf8.Valid(b)
 }
 
 // startContentOf finds where the start point's content is kept: the

@@ -1,32 +1,31 @@
-package changes
+package linediff
 
 import (
 	"bytes"
 	"context"
 	"strconv"
 	"strings"
-
-	"sandfs/core/linediff"
+	"unicode/utf8"
 )
 
-// unifiedDiff is the unified diff of a against b, as `diff -u` writes it
+// Unified is the unified diff of a against b, as `diff -u` writes it
 // with the headers "--- from" and "+++ to" (no times), three lines of
 // context, and "\ No newline at end of file" after a last line without one;
 // "" when they are equal. The lines are matched by package linediff, at a
 // cost bounded by their length: past its budget the error is
-// linediff.ErrTooLarge, and the end of ctx ends it too.
-func unifiedDiff(ctx context.Context, from, to string, a, b []byte) (string, error) {
+// ErrTooLarge, and the end of ctx ends it too.
+func Unified(ctx context.Context, from, to string, a, b []byte) (string, error) {
 	if bytes.Equal(a, b) {
 		return "", nil
 	}
 	la, lb := splitLines(a), splitLines(b)
-	ops, err := linediff.Ops(ctx, la, lb)
+	ops, err := Ops(ctx, la, lb)
 	if err != nil {
 		return "", err
 	}
 	var w strings.Builder
 	w.WriteString("--- " + from + "\n+++ " + to + "\n")
-	linediff.Hunks(&w, ops, la, lb, hunkRange, writeLines)
+	Hunks(&w, ops, la, lb, hunkRange, writeLines)
 	return w.String(), nil
 }
 
@@ -65,4 +64,13 @@ func hunkRange(start, stop int) string {
 		return strconv.Itoa(start) + ",0"
 	}
 	return strconv.Itoa(start+1) + "," + strconv.Itoa(n)
+}
+
+// binarySniff is how much of a side IsBinary looks at for a NUL.
+const binarySniff = 8 << 10
+
+// IsBinary says whether b is no text to diff: a NUL in its first 8 KiB,
+// or not UTF-8.
+func IsBinary(b []byte) bool {
+	return bytes.IndexByte(b[:min(len(b), binarySniff)], 0) >= 0 || !utf8.Valid(b)
 }
