@@ -101,14 +101,16 @@ func (e *PreconditionError) Is(target error) bool { return target == ErrPrecondi
 
 // ETag is the strong ETag of the file info describes (the format download
 // sends): inode, size and mtime in nanoseconds, in hex, quoted.
-func ETag(info Info) string {
-	return fmt.Sprintf(`"%x-%x-%x"`, info.Inode, info.Size, info.ModTime.UnixNano())
+func ETag(info Info) string { return IdentityETag(info.Inode, info.Size, info.ModTime.UnixNano()) }
+
+// IdentityETag is the ETag of a file of that inode, size and mtime (ns),
+// for who keeps a stat's identity rather than the stat.
+func IdentityETag(ino uint64, size, mtimeNs int64) string {
+	return fmt.Sprintf(`"%x-%x-%x"`, ino, size, mtimeNs)
 }
 
 // statETag is ETag of a stat.
-func statETag(st *unix.Stat_t) string {
-	return fmt.Sprintf(`"%x-%x-%x"`, st.Ino, st.Size, st.Mtim.Nano())
-}
+func statETag(st *unix.Stat_t) string { return IdentityETag(st.Ino, st.Size, st.Mtim.Nano()) }
 
 // checkAt checks pre against the entry name in dirfd (not followed), for
 // the op on API path ap.

@@ -85,6 +85,30 @@
 // is the actor's too. Paths changed by another after the actor are skipped
 // and reported, and a removal of a directory that holds one is skipped.
 //
+// # Merges
+//
+// [Merge] brings a fork's work back into the sandbox it was made from,
+// path by path, three ways: base is the checkpoint the fork was made
+// from; ours the sandbox now, found by the checkpoint the merge takes
+// first (before-merge, the undo), which looks only at what its journal
+// names since its newest checkpoint; theirs the fork now, found the same
+// way from the fork's journal since it was made (a journal that is not
+// complete makes it walk the fork, reading every file), what it wrote
+// read into this store. Only paths the fork changed are decided: the fork
+// left it alike (kind, owner, permission bits, content or target; times
+// are not compared), or both made it alike, changes nothing; ours alike
+// the base takes theirs, unless its directory is gone here or it removes
+// a directory in which ours changed something; anything else is a
+// conflict, which the strategy leaves, gives ours, or gives theirs (with
+// the fork's directories above it). fail, the default, changes nothing
+// when there is a conflict and deletes the undo. The outcome is a target
+// tree that a restore's plan and restorer make, so every write is staged
+// beside its target, made durable, and renamed only if the target's stat
+// identity is still what the checkpoint saw: a writer racing the merge is
+// skipped and reported, never overwritten. Its changes carry the actor
+// merge:<fork>. Conflicts tell each side (with the ETags of ours and
+// theirs) and, for two text files, the diff from ours to theirs.
+//
 // # Made trees
 //
 // [Materialize] makes a checkpoint's tree whole on disk, once, as the
