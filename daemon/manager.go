@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 	"sandfs/rest"
 )
 
@@ -127,4 +128,9 @@ func (d *Dir) SetQuota(ctx context.Context, name string, q core.Quota) error {
 	}
 	sb.Quota().Set(q)
 	return nil
+}
+
+// Merge merges the fork name into its parent (merge.go).
+func (d *Dir) Merge(ctx context.Context, name, into string, o checkpoint.MergeOptions) (string, checkpoint.MergeResult, error) {
+	return d.h.Merge(ctx, name, into, o)
 }

@@ -22,7 +22,8 @@ import (
 //     sandbox), GET /v1/sandboxes (which then lists it alone) and
 //     /openapi.json. Anything else is 403 in the family's shape: another
 //     sandbox (even one that is not served: nothing tells a sandbox token
-//     which names exist), /metrics, POST, PATCH and DELETE /v1/sandboxes.
+//     which names exist), /metrics, POST, PATCH and DELETE /v1/sandboxes,
+//     and a fork's merge (it writes the fork's parent, another sandbox).
 //
 // No valid token at all is 401. Without a daemon token (--no-auth)
 // nothing is checked, and every request acts as the daemon.
@@ -109,6 +110,9 @@ func (s *Server) authorize(r *http.Request, rt Route, sel selectorKind, named st
 	}
 	if named != "" {
 		if sum, ok := s.reg.tokenSum(named); ok && matches(sums, &sum) {
+			if daemonTokenRoute(rt) {
+				return "", errForbidden
+			}
 			return named, nil
 		}
 	}
@@ -118,7 +122,7 @@ func (s *Server) authorize(r *http.Request, rt Route, sel selectorKind, named st
 		return "", httpkit.ErrUnauthorized
 	case named != "" && named != own:
 		return "", errForbidden
-	case sel == selectNone && !sandboxTokenRoute(rt):
+	case sel == selectNone && !sandboxTokenRoute(rt), daemonTokenRoute(rt):
 		return "", errForbidden
 	}
 	return own, nil
@@ -130,6 +134,12 @@ func (s *Server) authorize(r *http.Request, rt Route, sel selectorKind, named st
 func sandboxTokenRoute(rt Route) bool {
 	return rt.Method == http.MethodGet &&
 		(rt.Path == "/v1/sandboxes" || rt.Path == "/v1/sprites" || rt.Path == "/openapi.json")
+}
+
+// daemonTokenRoute is a route on a named sandbox that acts on another
+// too, so that sandbox's own token does not open it: a fork's merge.
+func daemonTokenRoute(rt Route) bool {
+	return rt.Method == http.MethodPost && strings.HasSuffix(rt.Path, "/:name/merge")
 }
 
 type tokenSandboxKey struct{}

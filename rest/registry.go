@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"sandfs/core"
+	"sandfs/core/checkpoint"
 )
 
 // Registry is the live set of sandboxes a Server serves, by name. The
@@ -224,6 +225,12 @@ type Manager interface {
 	// errors.Is(err, fs.ErrExist), an unknown from or checkpoint
 	// fs.ErrNotExist, a daemon that cannot fork errors.ErrUnsupported.
 	Fork(ctx context.Context, name, from, cp string, q core.Quota) (ForkMade, error)
+	// Merge merges the fork name into the sandbox it was made from (into,
+	// when not "", must name it) and answers that sandbox's name. A name
+	// that is no fork, or an into that is not its parent, satisfies
+	// errors.Is(err, fs.ErrInvalid); conflicts under the strategy "fail"
+	// checkpoint.ErrConflicts, with the result naming them.
+	Merge(ctx context.Context, name, into string, o checkpoint.MergeOptions) (string, checkpoint.MergeResult, error)
 }
 
 // ForkMade is what a fork answers.

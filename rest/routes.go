@@ -50,6 +50,9 @@ func (s *Server) table() []httpkit.Line {
 			sandboxes.On("PATCH", "/v1/sprites/:name", authed, s.patchSandbox),     // b: as above → as above
 			sandboxes.On("DELETE", "/v1/sandboxes/:name", authed, s.deleteSandbox), // → {name, removed: true}
 			sandboxes.On("DELETE", "/v1/sprites/:name", authed, s.deleteSandbox),   // → as above
+			// A fork's merge into its parent (merge.go); the daemon's token only.
+			sandboxes.On("POST", "/v1/sandboxes/:name/merge", authed, s.mergeFork), // b: {into?, dry_run?, paths?, strategy?: fail|ours|theirs} → {fork, into, checkpoint, strategy, dryRun, undo, written, removed, conflicts, skipped, count}; conflicts under fail → 409 with the same
+			sandboxes.On("POST", "/v1/sprites/:name/merge", authed, s.mergeFork),   // b: as above → as above
 		},
 		// Named sandboxes (rest/named): /v1/sandboxes/:name/…, /v1/sprites/:name/….
 		s.named.Routes(),

@@ -28,13 +28,16 @@ type fakeManager struct {
 	dir  string
 	fail map[string]error // name → the error every call on it returns
 
-	mu   sync.Mutex
-	made map[string]*core.Sandbox
+	mu    sync.Mutex
+	made  map[string]*core.Sandbox
+	forks map[string]fakeFork // name → what it was made from (merge_test.go)
 }
+
+type fakeFork struct{ from, cp string }
 
 func newFakeManager(t *testing.T) func(*regHarness) Manager {
 	return func(rh *regHarness) Manager {
-		return &fakeManager{rh: rh, dir: t.TempDir(), made: map[string]*core.Sandbox{}, fail: map[string]error{
+		return &fakeManager{rh: rh, dir: t.TempDir(), made: map[string]*core.Sandbox{}, forks: map[string]fakeFork{}, fail: map[string]error{
 			"racy":       fmt.Errorf("mkdir racy: %w", fs.ErrExist),
 			"gone":       fmt.Errorf("sandbox gone: %w", fs.ErrNotExist),
 			"broke":      errors.New("the disk is on fire at /host/secret"),

@@ -110,12 +110,7 @@ const (
 
 // formatChange is a row's line, and its diff (or why none) below it.
 func formatChange(r api.Change, now time.Time, colour bool) string {
-	paint := func(c, s string) string {
-		if !colour || c == "" {
-			return s
-		}
-		return c + s + ansiReset
-	}
+	paint := painter(colour)
 	letter, c := "?", ""
 	switch r.Change {
 	case "added":
@@ -154,26 +149,43 @@ func formatChange(r api.Change, now time.Time, colour bool) string {
 	case r.DiffUnavailable != "":
 		b.WriteString("    (no diff: " + printable(r.DiffUnavailable) + ")\n")
 	case r.Diff != "":
-		for _, l := range strings.SplitAfter(r.Diff, "\n") {
-			switch {
-			case l == "":
-			case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
-				b.WriteString(paint(ansiBold, strings.TrimSuffix(l, "\n")) + "\n")
-			case strings.HasPrefix(l, "@@"):
-				b.WriteString(paint(ansiCyan, strings.TrimSuffix(l, "\n")) + "\n")
-			case strings.HasPrefix(l, "+"):
-				b.WriteString(paint(ansiGreen, strings.TrimSuffix(l, "\n")) + "\n")
-			case strings.HasPrefix(l, "-"):
-				b.WriteString(paint(ansiRed, strings.TrimSuffix(l, "\n")) + "\n")
-			default:
-				b.WriteString(l)
-			}
-		}
-		if r.DiffTruncated {
-			b.WriteString("    (diff cut at its bound)\n")
-		}
+		writeDiff(&b, r.Diff, r.DiffTruncated, colour)
 	}
 	return b.String()
+}
+
+// painter paints with ANSI colours, or not at all.
+func painter(colour bool) func(c, s string) string {
+	return func(c, s string) string {
+		if !colour || c == "" {
+			return s
+		}
+		return c + s + ansiReset
+	}
+}
+
+// writeDiff writes a unified diff, its headers, hunks and lines painted
+// when colour.
+func writeDiff(b *strings.Builder, diff string, truncated, colour bool) {
+	paint := painter(colour)
+	for _, l := range strings.SplitAfter(diff, "\n") {
+		switch {
+		case l == "":
+		case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
+			b.WriteString(paint(ansiBold, strings.TrimSuffix(l, "\n")) + "\n")
+		case strings.HasPrefix(l, "@@"):
+			b.WriteString(paint(ansiCyan, strings.TrimSuffix(l, "\n")) + "\n")
+		case strings.HasPrefix(l, "+"):
+			b.WriteString(paint(ansiGreen, strings.TrimSuffix(l, "\n")) + "\n")
+		case strings.HasPrefix(l, "-"):
+			b.WriteString(paint(ansiRed, strings.TrimSuffix(l, "\n")) + "\n")
+		default:
+			b.WriteString(l)
+		}
+	}
+	if truncated {
+		b.WriteString("    (diff cut at its bound)\n")
+	}
 }
 
 // whoLabel is an actor as the line says it: "agent-1 (api)", "vim (fuse)",

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/url"
@@ -18,11 +16,6 @@ import (
 
 // sandboxRoute is the named family's route of the sandbox name.
 func sandboxRoute(name, rest string) string { return "/v1/sandboxes/" + url.PathEscape(name) + rest }
-
-func jsonBody(method, route string, v any) request {
-	b, _ := json.Marshal(v)
-	return request{method: method, route: route, body: bytes.NewReader(b), length: int64(len(b)), contentType: "application/json"}
-}
 
 func checkpointLine(cp api.Checkpoint) string {
 	name := ""
@@ -73,7 +66,7 @@ printing each id deleted.`,
 			}
 			var cp api.Checkpoint
 			body := api.CheckpointRequest{Name: *name, SkipExcluded: *skip}
-			return cf.callAndPrint(ctx, c, e.stdout, jsonBody("POST", sandboxRoute(*sandbox, "/checkpoints"), body), &cp, func([]byte) error {
+			return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", sandboxRoute(*sandbox, "/checkpoints"), body), &cp, func([]byte) error {
 				_, err := fmt.Fprintln(e.stdout, checkpointLine(cp))
 				return err
 			})
@@ -128,7 +121,7 @@ a dry run, "undo ID": restoring that checkpoint undoes this restore.`,
 		return cf.run(e, nargs{1, 1, "restore takes one checkpoint ID"}, func(ctx context.Context, c *client, args []string) error {
 			body := map[string]any{"checkpoint": args[0], "paths": []string(paths), "actor": *actor, "dry_run": *dry}
 			var res api.Restore
-			return cf.callAndPrint(ctx, c, e.stdout, jsonBody("POST", sandboxRoute(*sandbox, "/restore"), body), &res, func([]byte) error {
+			return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", sandboxRoute(*sandbox, "/restore"), body), &res, func([]byte) error {
 				tw := tabwriter.NewWriter(e.stdout, 0, 8, 1, ' ', 0)
 				for _, p := range res.Written {
 					fmt.Fprintf(tw, "write\t%s\n", printable(p))

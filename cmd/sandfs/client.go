@@ -97,6 +97,9 @@ type request struct {
 	body        io.Reader // nil for none
 	length      int64     // body length, -1 unknown
 	contentType string
+	// bodyOn is a failure status whose body is the route's answer, as
+	// JSON, rather than an error (a merge's 409 names its conflicts).
+	bodyOn int
 }
 
 // do sends r and returns the response of a 2xx or 3xx status; any other
@@ -139,7 +142,7 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 		}
 		return nil, unwrapURLError(err)
 	}
-	if resp.StatusCode >= 400 {
+	if resp.StatusCode >= 400 && resp.StatusCode != r.bodyOn {
 		defer resp.Body.Close()
 		err := decodeError(resp, c.base)
 		if ae, ok := err.(*apiError); ok {

@@ -219,6 +219,7 @@ func init() {
 		chownCommand,
 		sandboxCommand,
 		forkCommand,
+		mergeCommand,
 		fleetCommand,
 		versionCommand,
 	}
