@@ -224,6 +224,9 @@ type Manager interface {
 	// errors.Is(err, fs.ErrExist), an unknown from or checkpoint
 	// fs.ErrNotExist, a daemon that cannot fork errors.ErrUnsupported.
 	Fork(ctx context.Context, name, from, cp string, q core.Quota) (ForkMade, error)
+	// ForkOf is what the sandbox name was forked from: the parent's name
+	// and the parent's checkpoint; false when it is not a fork.
+	ForkOf(name string) (from, checkpoint string, ok bool)
 }
 
 // ForkMade is what a fork answers.

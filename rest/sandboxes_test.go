@@ -28,8 +28,9 @@ type fakeManager struct {
 	dir  string
 	fail map[string]error // name → the error every call on it returns
 
-	mu   sync.Mutex
-	made map[string]*core.Sandbox
+	mu    sync.Mutex
+	made  map[string]*core.Sandbox
+	forks map[string][2]string // a fork's name → its parent's and the checkpoint's, as a test set them
 }
 
 func newFakeManager(t *testing.T) func(*regHarness) Manager {
@@ -50,6 +51,13 @@ func (m *fakeManager) Fork(_ context.Context, name, from, cp string, q core.Quot
 		return ForkMade{}, err
 	}
 	return ForkMade{}, fmt.Errorf("a fork is an overlay mount, which needs the daemon to run as root: %w", errors.ErrUnsupported)
+}
+
+func (m *fakeManager) ForkOf(name string) (from, cp string, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.forks[name]
+	return f[0], f[1], ok
 }
 
 func (m *fakeManager) Create(ctx context.Context, name string, q core.Quota) (string, error) {
