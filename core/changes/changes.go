@@ -84,7 +84,7 @@ type Row struct {
 type Set struct {
 	SinceSeq, UntilSeq uint64 // the events folded are those in (SinceSeq, UntilSeq]
 	SinceTime          time.Time
-	SinceCheckpoint    string // since a fork: the parent's checkpoint it was made from
+	SinceCheckpoint    string // since a checkpoint, its id; since a fork, the parent's it was made from
 	SinceFork          string // since a fork: the parent's name
 	// Lost: events after SinceSeq are no longer kept, so the set may miss
 	// changes.

@@ -122,7 +122,7 @@ func (f *Family) addSandfsTools(s *sdk.Server) {
 		})
 
 	addTool(f, s, &sdk.Tool{Name: "changes_since", Annotations: ro("Changes Since"),
-		Description: "The net change of every path since a point (a journal seq, a time, or a checkpoint id): added, modified, " +
+		Description: "The net change of every path since a point (a journal seq, a time, a checkpoint id, or fork: since this sandbox, a fork, was made): added, modified, " +
 			"deleted or renamed, who changed it, and with diff a unified diff of each text file."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in changesIn) (*sdk.CallToolResult, any, error) {
 			return f.changesSince(ctx, in)
