@@ -17,7 +17,8 @@ type Changes struct {
 type ChangesSince struct {
 	Seq        uint64 `json:"seq"`
 	Time       string `json:"time,omitempty"`
-	Checkpoint string `json:"checkpoint,omitempty"`
+	Checkpoint string `json:"checkpoint,omitempty"` // since a checkpoint; since a fork, the parent's it was made from
+	Fork       string `json:"fork,omitempty"`       // since a fork: the parent it was made from
 }
 
 // Change is one path's net change, with its first and last event.

@@ -286,6 +286,16 @@ func (h *Host) abandonFork(rec forkRecord) {
 	h.log.Info("removed a fork left half made by a crash", "sandbox", rec.Name, "from", rec.From)
 }
 
+// ForkOf is the parent and checkpoint of the fork name, from its record;
+// false when name is no fork, or one a crash left half made.
+func (h *Host) ForkOf(name string) (from, cp string, ok bool) {
+	rec, err := h.forkRecord(name)
+	if err != nil || !rec.Made {
+		return "", "", false
+	}
+	return rec.From, rec.Checkpoint, true
+}
+
 // forkRecord reads the fork.json of name.
 func (h *Host) forkRecord(name string) (forkRecord, error) {
 	var rec forkRecord

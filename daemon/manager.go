@@ -79,6 +79,9 @@ func (d *Dir) Fork(ctx context.Context, name, from, cp string, q core.Quota) (re
 	return d.h.Fork(ctx, name, from, cp, q)
 }
 
+// ForkOf is the parent and checkpoint of the fork name (fork.go).
+func (d *Dir) ForkOf(name string) (from, cp string, ok bool) { return d.h.ForkOf(name) }
+
 // Remove stops serving the sandbox name of DIR (its streams ended, its
 // requests finished, its mirror unmounted, its publisher stopped), empties
 // its tree through the sandbox, closes it, removes DIR/name and its state

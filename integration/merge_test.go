@@ -93,7 +93,9 @@ func TestForkMerge(t *testing.T) {
 
 	// The parent's journal tells the merge's changes as the merge's.
 	st, b = named(t, d, "", "GET", "main", "/events?actor=merge:try", nil)
-	var evs struct{ Events []struct{ Path, Origin string } }
+	var evs struct {
+		Events []struct{ Path, Origin string }
+	}
 	if json.Unmarshal(b, &evs); st != http.StatusOK || len(evs.Events) == 0 {
 		t.Fatalf("the merge's events: %d %s", st, b)
 	}

@@ -51,7 +51,8 @@
 //
 // A family asks what it needs of the Server through httpkit.Host (host.go):
 // the body limits, the request's sandbox, a value kept beside the sandbox
-// (the AIO watchers'), and the context its streams wait under. What the
+// (the AIO watchers'), the context its streams wait under, and what the
+// sandbox was forked from (the Manager's word: changes since a fork). What the
 // families share (the error vocabulary, the query and body helpers,
 // preconditions, the rule for names that are not UTF-8) is rest/httpkit's.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"sandfs/core"
+	"sandfs/core/changes"
 	"sandfs/rest/httpkit"
 )
 
@@ -32,3 +33,17 @@ func (h host) StreamContext(parent context.Context) (context.Context, func()) {
 }
 
 func (h host) EndReason(ctx context.Context) string { return h.s.endReason(ctx) }
+
+// ForkOf asks the Manager, which alone knows the forks; the parent is
+// looked up, not held: a parent with forks is never removed.
+func (h host) ForkOf(ctx context.Context) (changes.Fork, bool) {
+	e := h.s.entryOf(ctx)
+	if e == nil || h.s.manager == nil {
+		return changes.Fork{}, false
+	}
+	from, cp, ok := h.s.manager.ForkOf(e.name)
+	if !ok {
+		return changes.Fork{}, false
+	}
+	return changes.Fork{From: from, Parent: h.s.reg.Get(from), Checkpoint: cp}, true
+}

@@ -77,6 +77,7 @@ func TestMCPSandfsTools(t *testing.T) {
 		{"changes", "changes_since", func() map[string]any { return map[string]any{"since": cpID, "diff": true} },
 			`(?s)"path": "/d".*"change": "deleted".*"path": "/e"`, false},
 		{"changes bad since", "changes_since", func() map[string]any { return map[string]any{"since": "yesterday"} }, `since must be`, true},
+		{"changes since fork of no fork", "changes_since", func() map[string]any { return map[string]any{"since": "fork"} }, `not a fork`, true},
 		{"restore dry", "restore", func() map[string]any {
 			return map[string]any{"checkpoint": cpID, "paths": []string{"/d"}, "dry_run": true}
 		},

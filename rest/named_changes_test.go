@@ -140,6 +140,7 @@ func TestNamedChangesRefusals(t *testing.T) {
 		{d + "?since=2026-13-01T00:00:00Z", 400, "EINVAL", ""},
 		{d + "?since=99999999999999999999999", 400, "EINVAL", ""},
 		{d + "?since=cp_nope", 404, "ENOENT", ""},
+		{d + "?since=fork", 400, "EINVAL", ""}, // a server without a Manager has no forks
 		{d + "?origin=robot", 400, "EINVAL", ""},
 		{d + "?limit=0", 400, "EINVAL", ""},
 		{d + "?limit=abc", 400, "EINVAL", ""},

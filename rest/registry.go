@@ -231,6 +231,9 @@ type Manager interface {
 	// errors.Is(err, fs.ErrInvalid); conflicts under the strategy "fail"
 	// checkpoint.ErrConflicts, with the result naming them.
 	Merge(ctx context.Context, name, into string, o checkpoint.MergeOptions) (string, checkpoint.MergeResult, error)
+	// ForkOf is what the sandbox name was forked from: the parent's name
+	// and the parent's checkpoint; false when it is not a fork.
+	ForkOf(name string) (from, checkpoint string, ok bool)
 }
 
 // ForkMade is what a fork answers.

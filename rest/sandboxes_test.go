@@ -55,6 +55,13 @@ func (m *fakeManager) Fork(_ context.Context, name, from, cp string, q core.Quot
 	return ForkMade{}, fmt.Errorf("a fork is an overlay mount, which needs the daemon to run as root: %w", errors.ErrUnsupported)
 }
 
+func (m *fakeManager) ForkOf(name string) (from, cp string, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.forks[name]
+	return f.from, f.cp, ok
+}
+
 func (m *fakeManager) Create(ctx context.Context, name string, q core.Quota) (string, error) {
 	if err := m.fail[name]; err != nil {
 		return "", err

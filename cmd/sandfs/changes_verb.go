@@ -21,7 +21,7 @@ import (
 var changesCommand = &command{
 	name:     "changes",
 	short:    "list what changed since a point, and who changed it",
-	synopsis: "changes [--since SEQ|TIME|CHECKPOINT] [--path P] [--actor A] [--origin O] [--diff] [--json]",
+	synopsis: "changes [--since SEQ|TIME|CHECKPOINT|fork] [--path P] [--actor A] [--origin O] [--diff] [--json]",
 	about: `List the net change set of the sandbox since a point, one line a path:
 
   M /src/app.go  by agent-1 (api), 2 events, 14:03:02–14:03:09
@@ -29,8 +29,9 @@ var changesCommand = &command{
 (A added, M modified, D deleted, R renamed, shown as "R NEW <- OLD"; who: an
 API request's X-Sandfs-Actor name, COMM (fuse) for a process on the mount,
 external for a process writing the root; the time of the first and last
-event, local). --since is a seq, an RFC 3339 time or a checkpoint id (cp_…);
-without it, since the oldest event the daemon keeps. --diff prints each text
+event, local). --since is a seq, an RFC 3339 time, a checkpoint id (cp_…) or
+fork (on a fork: what it changed since it was made, diffed against the
+parent's checkpoint); without it, since the oldest event the daemon keeps. --diff prints each text
 file's unified diff below its line (a diff patch(1) applies). --actor takes
 a name as listed (an API actor's name, fuse:COMM, external), --origin api,
 fuse or external. Colour only on a terminal (not with NO_COLOR).`,
@@ -38,7 +39,7 @@ fuse or external. Colour only on a terminal (not with NO_COLOR).`,
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
 		var o changesOptions
-		fs.StringVar(&o.since, "since", "", "the start point: a `SEQ`, an RFC 3339 TIME or a CHECKPOINT id (cp_…)")
+		fs.StringVar(&o.since, "since", "", "the start point: a `SEQ`, an RFC 3339 TIME, a CHECKPOINT id (cp_…) or fork")
 		fs.StringVar(&o.path, "path", "", "only changes at or under `P`")
 		fs.StringVar(&o.actor, "actor", "", "only changes by `A` (an API actor's name, fuse:COMM, external)")
 		fs.StringVar(&o.origin, "origin", "", "only changes of origin `O` (api, fuse, external)")

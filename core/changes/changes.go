@@ -39,6 +39,7 @@ type Query struct {
 	SinceSeq        uint64
 	SinceTime       time.Time
 	SinceCheckpoint string
+	SinceFork       *Fork // since the sandbox, a fork, was made: its whole journal
 
 	Path   string         // API path: only rows at or under it (a renamed row also by its old path)
 	Actor  string         // only rows some event of which is by this who-label (Row.Actors)
@@ -47,6 +48,16 @@ type Query struct {
 	Diff         bool // a unified diff of each text file's row
 	MaxDiffBytes int  // per row; 0 DefaultMaxDiffBytes
 	Limit        int  // rows; 0 DefaultLimit
+}
+
+// Fork is where a fork's tree came from. A fork's journal begins when it
+// is made, so its events since seq 0 are its changes; what was there
+// before them is its parent's checkpoint, which the fork never holds:
+// the caller, who knows the forks, names it.
+type Fork struct {
+	From       string        // the parent sandbox's name
+	Parent     *core.Sandbox // nil when the parent is not served: no start content is known
+	Checkpoint string        // the parent's checkpoint the fork was made from
 }
 
 // Row is the net change of one path.
@@ -73,7 +84,8 @@ type Row struct {
 type Set struct {
 	SinceSeq, UntilSeq uint64 // the events folded are those in (SinceSeq, UntilSeq]
 	SinceTime          time.Time
-	SinceCheckpoint    string
+	SinceCheckpoint    string // since a checkpoint, its id; since a fork, the parent's it was made from
+	SinceFork          string // since a fork: the parent's name
 	// Lost: events after SinceSeq are no longer kept, so the set may miss
 	// changes.
 	Lost      bool
@@ -101,6 +113,9 @@ func Since(ctx context.Context, s *core.Sandbox, q Query) (Set, error) {
 		cp, start = &c, c.Seq
 		out.SinceCheckpoint = c.ID
 	}
+	if q.SinceFork != nil {
+		out.SinceCheckpoint, out.SinceFork = q.SinceFork.Checkpoint, q.SinceFork.From
+	}
 	if q.Path != "" {
 		ap, err := s.Clean(q.Path)
 		if err != nil {
@@ -110,7 +125,7 @@ func Since(ctx context.Context, s *core.Sandbox, q Query) (Set, error) {
 	}
 	f := newFolder(&q)
 	byTime := !q.SinceTime.IsZero()
-	oldest := q.SinceSeq == 0 && !byTime && cp == nil
+	oldest := q.SinceSeq == 0 && !byTime && cp == nil && q.SinceFork == nil
 	first, kept, until, tail, n := uint64(0), uint64(0), start, start, 0
 	var err error
 	lost, scanErr := s.Journal().Scan(ctx, start, func(e journal.Event) bool {
@@ -172,7 +187,11 @@ func Since(ctx context.Context, s *core.Sandbox, q Query) (Set, error) {
 	out.Rows, out.Truncated = checkRows(ctx, s, rows, &q)
 	var sc *startContent
 	startOf := func() *startContent {
-		if sc == nil {
+		switch {
+		case sc != nil:
+		case q.SinceFork != nil:
+			sc = forkContentOf(q.SinceFork)
+		default:
 			sc = startContentOf(ctx, s, cp, out.SinceSeq)
 		}
 		return sc
@@ -197,6 +216,9 @@ func (q *Query) check() error {
 		n++
 	}
 	if q.SinceCheckpoint != "" {
+		n++
+	}
+	if q.SinceFork != nil {
 		n++
 	}
 	if n > 1 {

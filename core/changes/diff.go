@@ -25,7 +25,9 @@ import (
 // row; otherwise it is a checkpoint's copy of the path (a renamed row's old
 // path): since a checkpoint, that checkpoint's; since a seq or a time, the
 // newest checkpoint at or before the start point, when no event touched the
-// path between it and the start point (else nothing is known of it). Each
+// path between it and the start point (else nothing is known of it); since
+// a fork, the parent's checkpoint it was made from, read from the parent's
+// store (the fork's own overlay is never looked at). Each
 // side is read up to 1 MiB; a diff is cut at MaxDiffBytes (at a line's
 // end, DiffTruncated), and the diffs of one answer add up to at most
 // MaxDiffTotal: rows past it say so in DiffUnavailable.
@@ -41,7 +43,7 @@ const (
 
 // startContent is where the content of the start point is known.
 type startContent struct {
-	s       *core.Sandbox
+	s       *core.Sandbox          // whose store holds cp: the sandbox, or a fork's parent
 	cp      *checkpoint.Checkpoint // nil: nowhere, why says
 	why     string                 // why nothing is known, when cp is nil
 	touched map[string]bool        // paths an event touched between cp.Seq and the start point
@@ -189,6 +191,22 @@ func startContentOf(ctx context.Context, s *core.Sandbox, cp *checkpoint.Checkpo
 	return c
 }
 
+// forkContentOf is a fork's start content: its parent's checkpoint.
+func forkContentOf(f *Fork) *startContent {
+	c := &startContent{s: f.Parent}
+	if f.Parent == nil {
+		c.why = fmt.Sprintf("no content known at the fork point: its parent %s is not served", f.From)
+		return c
+	}
+	cp, err := checkpoint.ByID(f.Parent, f.Checkpoint)
+	if err != nil {
+		c.why = fmt.Sprintf("no content known at the fork point: checkpoint %s of %s cannot be read", f.Checkpoint, f.From)
+		return c
+	}
+	c.cp = &cp
+	return c
+}
+
 // read is the start point's content of ap; why says why it is not known.
 func (c *startContent) read(ap string) (b []byte, why string) {
 	if c.cp == nil {
@@ -217,12 +235,8 @@ func (c *startContent) existed(ap string) bool {
 	if c.cp == nil || c.touched[ap] || c.underDir(ap) {
 		return false
 	}
-	rc, _, err := checkpoint.OpenFile(c.s, c.cp.ID, ap)
-	if err != nil {
-		return false
-	}
-	rc.Close()
-	return true
+	_, err := checkpoint.Lookup(c.s, c.cp.ID, ap)
+	return err == nil
 }
 
 func (c *startContent) underDir(ap string) bool {

@@ -13,9 +13,16 @@
 // # Changes since a point
 //
 // [Since] is the net change set of the tree between a start
-// point (a seq, a time, a checkpoint) and now, one row per path, folded
-// from the journal (fold.go), checked against the tree as it is,
-// with optional unified diffs (diff.go).
+// point (a seq, a time, a checkpoint, or the making of a fork) and now,
+// one row per path, folded from the journal (fold.go), checked against the
+// tree as it is, with optional unified diffs (diff.go).
+//
+// Since a fork's making ([Fork]), the events are the fork's whole journal,
+// which begins with the fork; what existed then, and the old side of the
+// diffs, is the parent's checkpoint the fork was made from, read through
+// the parent (the caller names it: changes knows no forks). The overlay's
+// upper directory is never read: it would miss nothing the journal tells,
+// but would cost a walk and could not say who changed what.
 //
 // The rules of the fold, per path (a path's state moves with its content
 // on a rename):

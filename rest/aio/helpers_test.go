@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"sandfs/core"
+	"sandfs/core/changes"
 	"sandfs/rest/httpkit"
 )
 
@@ -31,6 +32,8 @@ func (h testHost) StreamContext(parent context.Context) (context.Context, func()
 }
 
 func (h testHost) EndReason(context.Context) string { return "" }
+
+func (h testHost) ForkOf(context.Context) (changes.Fork, bool) { return changes.Fork{}, false }
 
 // newTestFamily is the family on a new sandbox "default"; root is the
 // sandbox's host directory.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"sandfs/core"
+	"sandfs/core/changes"
 )
 
 // Limits bound request bodies. Zero fields take the defaults of api.md §1
@@ -38,6 +39,10 @@ type Host interface {
 	// other than by their client ("" when they do not): the last message's
 	// reason.
 	EndReason(ctx context.Context) string
+	// ForkOf is where the request's sandbox was forked from: its parent
+	// (Parent nil when no longer served) and the parent's checkpoint;
+	// false when it is not a fork.
+	ForkOf(ctx context.Context) (changes.Fork, bool)
 }
 
 // Renderer writes a classified error in a family's shape.

@@ -52,7 +52,7 @@ type grepIn struct {
 }
 
 type changesIn struct {
-	Since string `json:"since,omitempty" jsonschema:"A journal seq, an RFC 3339 time or a checkpoint id (cp_...); empty: the oldest event kept"`
+	Since string `json:"since,omitempty" jsonschema:"A journal seq, an RFC 3339 time, a checkpoint id (cp_...) or fork (since this sandbox, a fork, was made); empty: the oldest event kept"`
 	Path  string `json:"path,omitempty" jsonschema:"Only changes at or under this path"`
 	Diff  bool   `json:"diff,omitempty" jsonschema:"A unified diff of each changed text file"`
 	Limit int    `json:"limit,omitempty" jsonschema:"At most this many paths"`
@@ -122,7 +122,7 @@ func (f *Family) addSandfsTools(s *sdk.Server) {
 		})
 
 	addTool(f, s, &sdk.Tool{Name: "changes_since", Annotations: ro("Changes Since"),
-		Description: "The net change of every path since a point (a journal seq, a time, or a checkpoint id): added, modified, " +
+		Description: "The net change of every path since a point (a journal seq, a time, a checkpoint id, or fork: since this sandbox, a fork, was made): added, modified, " +
 			"deleted or renamed, who changed it, and with diff a unified diff of each text file."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in changesIn) (*sdk.CallToolResult, any, error) {
 			return f.changesSince(ctx, in)
@@ -293,20 +293,26 @@ func (f *Family) changesSince(ctx context.Context, in changesIn) (*sdk.CallToolR
 	case v == "":
 	case strings.HasPrefix(v, "cp_"):
 		q.SinceCheckpoint = v
+	case v == "fork":
+		fk, ok := f.host.ForkOf(ctx)
+		if !ok {
+			return nil, nil, errorf("since: fork: this sandbox is not a fork")
+		}
+		q.SinceFork = &fk
 	case strings.Trim(v, "0123456789") == "":
 		if q.SinceSeq, err = strconv.ParseUint(v, 10, 64); err != nil {
 			return nil, nil, errorf("since: seq %q is out of range", v)
 		}
 	default:
 		if q.SinceTime, err = time.Parse(time.RFC3339Nano, v); err != nil {
-			return nil, nil, errorf("since must be a seq, an RFC 3339 time or a checkpoint id (cp_...), got %q", v)
+			return nil, nil, errorf("since must be a seq, an RFC 3339 time, a checkpoint id (cp_...) or fork, got %q", v)
 		}
 	}
 	cs, err := changes.Since(ctx, sb, q)
 	if err != nil {
 		return nil, nil, err
 	}
-	out := api.Changes{Since: api.ChangesSince{Seq: cs.SinceSeq, Checkpoint: cs.SinceCheckpoint},
+	out := api.Changes{Since: api.ChangesSince{Seq: cs.SinceSeq, Checkpoint: cs.SinceCheckpoint, Fork: cs.SinceFork},
 		UntilSeq: cs.UntilSeq, Lost: cs.Lost, Changes: make([]api.Change, 0, len(cs.Rows)), Truncated: cs.Truncated}
 	if !cs.SinceTime.IsZero() {
 		out.Since.Time = cs.SinceTime.UTC().Format(time.RFC3339Nano)

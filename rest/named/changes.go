@@ -27,7 +27,7 @@ func (s *Family) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httpr
 	if err != nil {
 		return err
 	}
-	cq, err := changesQuery(q)
+	cq, err := changesQuery(q, func() (changes.Fork, bool) { return s.host.ForkOf(r.Context()) })
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (s *Family) namedChangesOf(w http.ResponseWriter, r *http.Request, ps httpr
 	if err != nil {
 		return err
 	}
-	out := api.Changes{Since: api.ChangesSince{Seq: cs.SinceSeq, Checkpoint: cs.SinceCheckpoint},
+	out := api.Changes{Since: api.ChangesSince{Seq: cs.SinceSeq, Checkpoint: cs.SinceCheckpoint, Fork: cs.SinceFork},
 		UntilSeq: cs.UntilSeq, Lost: cs.Lost, Changes: make([]api.Change, 0, len(cs.Rows)), Truncated: cs.Truncated}
 	if !cs.SinceTime.IsZero() {
 		out.Since.Time = cs.SinceTime.UTC().Format(time.RFC3339Nano)
@@ -71,10 +71,11 @@ func changeEvent(e journal.Event) api.ChangeEvent {
 }
 
 // changesQuery reads the query's start point, filters and bounds; the
-// path is the caller's (it needs the sandbox).
-func changesQuery(q url.Values) (changes.Query, error) {
+// path is the caller's (it needs the sandbox), and so is forkOf, what the
+// sandbox was forked from (since=fork).
+func changesQuery(q url.Values, forkOf func() (changes.Fork, bool)) (changes.Query, error) {
 	var cq changes.Query
-	if err := parseSince(q.Get("since"), &cq); err != nil {
+	if err := parseSince(q.Get("since"), &cq, forkOf); err != nil {
 		return cq, err
 	}
 	cq.Actor = q.Get("actor")
@@ -107,11 +108,19 @@ func changesQuery(q url.Values) (changes.Query, error) {
 	return cq, nil
 }
 
-// parseSince reads since: a seq (digits), a checkpoint id (cp_…) or an RFC
-// 3339 time; "" is since the oldest event kept.
-func parseSince(v string, cq *changes.Query) error {
+// parseSince reads since: a seq (digits), a checkpoint id (cp_…), "fork"
+// (since the sandbox, a fork, was made) or an RFC 3339 time; "" is since
+// the oldest event kept.
+func parseSince(v string, cq *changes.Query, forkOf func() (changes.Fork, bool)) error {
 	switch {
 	case v == "":
+		return nil
+	case v == "fork":
+		f, ok := forkOf()
+		if !ok {
+			return httpkit.InvalidRequest("query parameter \"since\": fork: this sandbox is not a fork (POST /v1/sandboxes with \"from\" makes one)")
+		}
+		cq.SinceFork = &f
 		return nil
 	case strings.HasPrefix(v, "cp_"):
 		cq.SinceCheckpoint = v
@@ -130,7 +139,7 @@ func parseSince(v string, cq *changes.Query) error {
 		t, err = time.Parse(time.RFC3339Nano, strings.Replace(v, " ", "+", 1))
 	}
 	if err != nil {
-		return httpkit.InvalidRequest("query parameter \"since\" must be a seq, an RFC 3339 time or a checkpoint id (cp_…), got %q", v)
+		return httpkit.InvalidRequest("query parameter \"since\" must be a seq, an RFC 3339 time, a checkpoint id (cp_…) or fork, got %q", v)
 	}
 	if t.IsZero() {
 		return nil
