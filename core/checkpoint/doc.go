@@ -7,8 +7,8 @@
 //
 // sandfs/core (the Sandbox and the surface core exports for its
 // subpackages, core/subpackages.go: strict resolution beneath the root,
-// the descriptor primitives, the journal's Tell and CatchUp,
-// RecountUsage, and Attachment, which keeps the store open with the
+// the descriptor primitives, the journal's Tell and CatchUp, the quota's
+// state, and Attachment, which keeps the store open with the
 // sandbox and closes it with Sandbox.Close), core/journal, its own
 // content store core/checkpoint/cas, internal/safeat, internal/overlay
 // (the xattrs of a made tree) and the standard library. core does not
@@ -77,7 +77,9 @@
 // is renamed over its target only if the target's stat identity is still
 // what the plan saw; otherwise it is dropped and the path skipped as
 // "changed during the restore". The restore's changes carry the actor
-// restore:<checkpoint> (origin api) and one claim covers them all.
+// restore:<checkpoint> (origin api) and one claim covers them all. It is
+// not bounded by the quota; the usage counts what it changed, from the
+// two trees, and a scan is asked for (restore_usage.go).
 //
 // By actor, the journal after the checkpoint's Seq says which paths the
 // actor changed (its last event on each) and who else changed each after

@@ -121,9 +121,6 @@ func Merge(ctx context.Context, s *core.Sandbox, o MergeOptions) (MergeResult, e
 	if err != nil {
 		return res, err
 	}
-	if !o.DryRun {
-		defer s.Quota().Recount(context.WithoutCancel(ctx))
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	bhd, err := h.header(o.Checkpoint)
@@ -171,7 +168,7 @@ func Merge(ctx context.Context, s *core.Sandbox, o MergeOptions) (MergeResult, e
 		claim := s.Watch().Claim(scopes...)
 		defer claim.Done()
 		r := &restorer{s: s, h: h, ctx: actx, claim: claim, res: &rres}
-		r.apply(p)
+		applyCounted(r, p, m.target, cur.files)
 		sort.Strings(rres.Written)
 		sort.Strings(rres.Removed)
 		sort.Slice(rres.Skipped, func(i, j int) bool { return rres.Skipped[i].Path < rres.Skipped[j].Path })

@@ -13,6 +13,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/journal"
+	"sandfs/core/quota"
 )
 
 // Merging a fork back, three ways. The fork here is a second sandbox whose
@@ -143,6 +144,10 @@ func TestMergeStrategies(t *testing.T) {
 				}
 				return
 			}
+			// The usage counts what the merge changed: what a scan finds.
+			if got, want := m.s.Quota().Usage(), scanUsage(t, m.s); got.Bytes != want.Bytes || got.Entries != want.Entries {
+				t.Errorf("usage after the merge %+v, a scan finds %+v", got, want)
+			}
 			if got := readT(t, filepath.Join(m.root, "a.txt")); got != "alpha, the fork's\n" {
 				t.Errorf("a.txt %q", got)
 			}
@@ -229,4 +234,12 @@ func TestMergePaths(t *testing.T) {
 	if got := readT(t, filepath.Join(m.root, "gone/z")); got != "z" {
 		t.Errorf("gone/z, outside the paths: %q", got)
 	}
+}
+
+// scanUsage is the usage a walk of the tree finds (it sets it, too).
+func scanUsage(t *testing.T, s *core.Sandbox) quota.Usage {
+	t.Helper()
+	u, err := s.Quota().Scan(ctx)
+	must(t, err)
+	return u
 }

@@ -78,11 +78,6 @@ const RestoreActorPrefix = "restore:"
 // (doc.go, "Restore", has the design).
 func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{Checkpoint: o.Checkpoint, DryRun: o.DryRun, Written: []string{}, Removed: []string{}, Skipped: []RestoreSkip{}}
-	if !o.DryRun {
-		// A restore brings back what the checkpoint held, unbounded by the
-		// quota; usage is counted again after it (package quota).
-		defer s.Quota().Recount(context.WithoutCancel(ctx))
-	}
 	h, err := storeOf(s)
 	if err != nil {
 		return res, err
@@ -130,7 +125,9 @@ func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreRes
 	claim := s.Watch().Claim(scopes...)
 	defer claim.Done()
 	r := &restorer{s: s, h: h, ctx: actx, claim: claim, res: &res}
-	r.apply(p)
+	// What the checkpoint held comes back unbounded by the quota; the
+	// usage counts what it changed (restore_usage.go).
+	applyCounted(r, p, target.files, cur.files)
 	sort.Strings(res.Written)
 	sort.Strings(res.Removed)
 	sort.Slice(res.Skipped, func(i, j int) bool { return res.Skipped[i].Path < res.Skipped[j].Path })

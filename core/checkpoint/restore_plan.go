@@ -25,6 +25,7 @@ type restorePlan struct {
 	write   []step // files and symlinks
 	dirs    []step // directory attributes, deepest first
 	skipped []RestoreSkip
+	changed []string // every path the plan changes, those beneath a removed directory too
 }
 
 // plan compares the checkpoint's tree (target) with the tree as it is
@@ -59,6 +60,7 @@ func plan(s *core.Sandbox, scopes []string, target, cur map[string]cpEntry, acto
 				continue
 			}
 		}
+		p.changed = append(p.changed, ap)
 		under := false
 		ancestors(ap, func(d string) bool { under = removedDirs[d]; return !under })
 		st := step{ap: ap, t: t, c: c, inT: inT, inC: inC}

@@ -84,11 +84,15 @@ func TestRestoreWholeTreeAndUndo(t *testing.T) {
 		t.Errorf("a dry run took a checkpoint: %d", len(list))
 	}
 
+	scanUsage(t, s) // the outside changes above counted, as a scan would soon
 	res, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, "after the restore", want, treeDigest(t, root))
+	if got, scan := s.Quota().Usage(), scanUsage(t, s); got.Bytes != scan.Bytes || got.Entries != scan.Entries {
+		t.Errorf("usage after the restore %+v, a scan finds %+v", got, scan)
+	}
 	if fmt.Sprint(res.Written) != fmt.Sprint(wantWritten) || fmt.Sprint(res.Removed) != fmt.Sprint(wantRemoved) || len(res.Skipped) != 0 {
 		t.Errorf("restore: written %v removed %v skipped %v", res.Written, res.Removed, res.Skipped)
 	}

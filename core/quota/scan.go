@@ -71,14 +71,6 @@ func (s *State) Scan(ctx context.Context) (Usage, error) {
 	}
 }
 
-// Recount marks the counts off and scans the tree again now: for an
-// operation that changed the tree by an amount it did not count (a
-// restore brings back what a checkpoint held, unbounded by the quota).
-func (s *State) Recount(ctx context.Context) {
-	s.dirty.Store(true)
-	s.Scan(ctx)
-}
-
 // walk counts the whole tree but the root, on a dup of the root.
 func (s *State) walk(ctx context.Context) (Count, error) {
 	s.scanMu.Lock()
