@@ -45,6 +45,12 @@ type Options struct {
 	Log *slog.Logger
 	// Quota bounds the sandbox (core/quota; zero: no bound).
 	Quota Quota
+	// Upper, set for a sandbox whose root is an overlay (a fork), opens
+	// the overlay's upper directory: usage counts what it holds, the
+	// sandbox's own writes, not the lower it shares (usage.go). It
+	// answers a new descriptor open for reading, never reached through a
+	// symlink; the scan closes it.
+	Upper func() (int, error)
 	// CheckpointMaxSize bounds the sandbox's checkpoint store, in bytes
 	// on disk (core/checkpoint/bound.go): 0 is half the state filesystem's
 	// size, below 0 no bound.
@@ -124,7 +130,7 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 	} else {
 		close(s.reconciled)
 	}
-	s.quota = s.newQuota(o.Quota, s.stateRefusal)
+	s.quota = s.newQuota(o.Quota, o.Upper, s.stateRefusal)
 	s.watch = watch.New(s.watchHost()) // on the journal the events go to
 	s.sweep.watch = s.watch
 	if s.limits.TarEntries <= 0 {

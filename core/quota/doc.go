@@ -56,4 +56,31 @@
 // (passthroughWriters), since the flush would count again what it saw. A
 // scan taken anyway (an outside change waiting, a busy tree) may then be
 // off by those writes until the next one.
+//
+// # Forks
+//
+// A fork's root is an overlay (daemon, fork.go) whose lower, its parent's
+// checkpoint, is shared by every fork of it and counts once, against the
+// state's bound: the fork's usage is what it wrote, its upper. So its scan
+// walks the upper (the Tree core gives it, with the overlay's bookkeeping
+// weighed as core's usage.go says: a whiteout nothing, a metacopy file an
+// entry of no bytes), and a fork just made uses nothing, however large
+// the tree it reads.
+//
+// The Ops see the merged tree, not the upper. What they count is exact
+// for what a fork adds (a new file, a file of its own grown or removed),
+// and what a fork can grow by through the daemon is checked against the
+// bound before it is made. What they cannot see is what the kernel does
+// beneath: a lower file changed is copied up whole (a 5 MiB file with one
+// byte more grows the upper by 5 MiB and a byte, where the Op counts the
+// byte), the directories above a changed name are copied up too, and a
+// lower file removed leaves a whiteout where the Op counts bytes freed.
+// Knowing those per Op would mean asking the upper, by path, around every
+// change of every route and of the mirror; instead the State is Approx:
+// each Op's end marks the counts as after an outside change, so a scan of
+// the upper settles them Intervals.Soon later (coalesced: one scan for a
+// burst of writes). Between the two usage is the Ops' estimate, and a copy
+// up is never refused (the kernel makes it before any Op could ask): a
+// fork may pass its bound by the lower files it changes, once, and the
+// scan that follows counts them, so its next growth is refused.
 package quota
