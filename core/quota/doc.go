@@ -77,9 +77,10 @@
 // lower file removed leaves a whiteout where the Op counts bytes freed.
 // Knowing those per Op would mean asking the upper, by path, around every
 // change of every route and of the mirror; instead the State is Approx:
-// each Op's end marks the counts as after an outside change, so a scan of
-// the upper settles them Intervals.Soon later (coalesced: one scan for a
-// burst of writes). Between the two usage is the Ops' estimate, and a copy
+// each Op's end, and each change that opens no Op but may copy up (an
+// attribute change, an open for writing: MayCopyUp), marks the counts as
+// after an outside change, so a scan of the upper settles them
+// Intervals.Soon later (coalesced: one scan for a burst of writes). Between the two usage is the Ops' estimate, and a copy
 // up is never refused (the kernel makes it before any Op could ask): a
 // fork may pass its bound by the lower files it changes, once, and the
 // scan that follows counts them, so its next growth is refused.
