@@ -28,7 +28,8 @@ import (
 // A fork is served only while root/ is its overlay: after a reboot took
 // the mount it is mounted again before it is served, and one that cannot
 // be is not served (an empty root/ served would read as every file
-// removed).
+// removed). Its usage is its upper's (core.Options.Upper): what it wrote,
+// not the tree it shares.
 
 // overlayMagic is statfs's f_type of an overlay (OVERLAYFS_SUPER_MAGIC).
 const overlayMagic = 0x794c7630
