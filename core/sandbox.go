@@ -72,11 +72,12 @@ type Sandbox struct {
 	hist       *history.Log  // the durable journal; nil without a StateDir
 	reconciled chan struct{} // manifest.go
 	closed     atomic.Bool
-	att        attachments  // subpackages' state, closed with the sandbox (attach.go)
-	cpMax      int64        // Options.CheckpointMaxSize
-	watch      *watch.Watch // the ledger, the outbox and the kernel watch (watch_host.go)
-	sweep      sweep        // the start-up sweep of leftover temps (sweep.go)
-	quota      *quota.State // core/quota, usage.go
+	att        attachments         // subpackages' state, closed with the sandbox (attach.go)
+	cpMax      int64               // Options.CheckpointMaxSize
+	watch      *watch.Watch        // the ledger, the outbox and the kernel watch (watch_host.go)
+	sweep      sweep               // the start-up sweep of leftover temps (sweep.go)
+	quota      *quota.State        // core/quota, usage.go
+	upper      func() (int, error) // Options.Upper (usage_upper.go)
 }
 
 // Open opens the directory dir as the sandbox called name.
@@ -130,7 +131,8 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 	} else {
 		close(s.reconciled)
 	}
-	s.quota = s.newQuota(o.Quota, o.Upper, s.stateRefusal)
+	s.upper = o.Upper
+	s.quota = s.newQuota(o.Quota, s.stateRefusal)
 	s.watch = watch.New(s.watchHost()) // on the journal the events go to
 	s.sweep.watch = s.watch
 	if s.limits.TarEntries <= 0 {

@@ -7,7 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/quota"
-	"sandfs/internal/overlay"
 )
 
 // A sandbox's usage against its bound is the quota package's; core opens
@@ -27,8 +26,8 @@ type QuotaError = quota.Error
 var ErrQuota = quota.ErrQuota
 
 // newQuota is the usage state of s, bounded by q: on its root, or on the
-// overlay's upper when upper opens one (Options.Upper).
-func (s *Sandbox) newQuota(q Quota, upper func() (int, error), refusal func() error) *quota.State {
+// overlay's upper when it has one (Options.Upper).
+func (s *Sandbox) newQuota(q Quota, refusal func() error) *quota.State {
 	t := quota.Tree{
 		Open: func() (int, error) {
 			return unix.Openat(s.root.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -36,11 +35,11 @@ func (s *Sandbox) newQuota(q Quota, upper func() (int, error), refusal func() er
 		Count:   func(ctx context.Context, fd int) (quota.Count, error) { return newMeasurer(ctx).dir(fd) },
 		Refusal: refusal,
 	}
-	if upper != nil {
+	if s.upper != nil {
 		// A fork counts what it wrote: its upper, as the overlay keeps
 		// it. The Ops see the merged tree, so a scan after each settles
 		// what they could not see (core/quota, "Forks").
-		t.Open = upper
+		t.Open = s.upper
 		t.Count = func(ctx context.Context, fd int) (quota.Count, error) {
 			m := newMeasurer(ctx)
 			m.upper = true
@@ -72,7 +71,7 @@ func reserveEntry(uop *quota.Op, dirfd int, name, op, ap string) error {
 type measurer struct {
 	ctx   context.Context
 	seen  map[quota.InoKey]bool
-	upper bool // the tree is an overlay's upper: isWhiteout and isMetacopy weigh its bookkeeping
+	upper bool // the tree is an overlay's upper: its bookkeeping weighs as usage_upper.go says
 }
 
 func newMeasurer(ctx context.Context) *measurer { return &measurer{ctx: ctx} }
@@ -151,43 +150,6 @@ func (m *measurer) dir(fd int) (quota.Count, error) {
 			return u, nil // io.EOF: done
 		}
 	}
-}
-
-// In an overlay's upper (a fork's, counted by Options.Upper) some names
-// are the overlay's bookkeeping rather than content the sandbox wrote:
-//
-//   - A whiteout (a character device 0:0) marks a lower name deleted. It
-//     weighs nothing, no bytes and no entry: it takes a name away from the
-//     sandbox's tree, and there are never more of them than the lower's
-//     names, which count once, against the state's bound.
-//   - A metacopy file (trusted.overlay.metacopy: a chmod, chown or touch
-//     of a lower file copied up its metadata only) is an entry of no
-//     bytes: its data is still the lower's, though its size is the
-//     lower's. Only the xattr tells it from a file the sandbox wrote (its
-//     blocks may be an xattr block's), so the walk asks each regular file
-//     of a size.
-//   - An opaque directory (one the sandbox made where a lower one was
-//     removed) and a directory copied up to hold a changed name are
-//     entries like any directory the upper holds.
-
-// isWhiteout says st is an overlay whiteout.
-func isWhiteout(st *unix.Stat_t) bool {
-	return st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == 0
-}
-
-// isMetacopy says the regular file name in dirfd, of stat st, holds only
-// the metadata of a lower file.
-func isMetacopy(dirfd int, name string, st *unix.Stat_t) bool {
-	if st.Size == 0 {
-		return false // weighs nothing either way
-	}
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	_, err = unix.Fgetxattr(fd, overlay.XattrMetacopy, nil)
-	return err == nil
 }
 
 // measureAt counts name in dirfd and all under it.

@@ -84,21 +84,40 @@ func TestForkQuota(t *testing.T) {
 			// new.bin, big/, big/b.bin, small.txt (metadata only); gone.txt's whiteout no entry.
 		}, map[string][2]int64{"wide": {100<<10 + 2<<20 + 4, 4}, "tight": {0, 0}}},
 		{"under and over a bound", func(t *testing.T) {
-			if st, b := named(t, d, "", "PUT", "tight", "/fs/write?path=/new.bin", newFile); st != http.StatusOK {
-				t.Fatalf("write under the bound: %d %s", st, b)
+			// Rewrites of its own file free what they replace, at once:
+			// three of them stay under a bound two would pass otherwise.
+			for i := range 3 {
+				if st, b := named(t, d, "", "PUT", "tight", "/fs/write?path=/new.bin", newFile); st != http.StatusOK {
+					t.Fatalf("write %d under the bound: %d %s", i, st, b)
+				}
+				if got := sandboxUsage(t, d, "tight"); got[0] != 100<<10 {
+					t.Fatalf("usage after write %d: %v, want 100 KiB at once", i, got)
+				}
+			}
+			// Removing a lower file frees none of the fork's bytes: the
+			// 4 MiB were never its own.
+			if st, b := named(t, d, "", "DELETE", "tight", "/fs/delete?path=/big/a.bin", nil); st != http.StatusOK {
+				t.Fatalf("delete: %d %s", st, b)
+			}
+			if got := sandboxUsage(t, d, "tight"); got[0] != 100<<10 {
+				t.Fatalf("usage after removing a lower file: %v, want 100 KiB still", got)
 			}
 			st, b := named(t, d, "", "PUT", "tight", "/fs/write?path=/more.bin", make([]byte, 200<<10))
 			if st != 507 || !strings.Contains(string(b), `"code":"ENOSPC"`) || !strings.Contains(string(b), "bytes limit 262144") {
 				t.Fatalf("write past the bound: %d %s, want 507 ENOSPC", st, b)
 			}
 			wantBytes(t, filepath.Join(upper("tight"), "new.bin"), newFile)
-		}, map[string][2]int64{"wide": {100<<10 + 2<<20 + 4, 4}, "tight": {100 << 10, 1}}},
+			if _, err := os.Lstat(filepath.Join(upper("tight"), "more.bin")); !os.IsNotExist(err) {
+				t.Errorf("the refused write left more.bin in the upper: %v", err)
+			}
+			// new.bin, and big/ copied up to hold a.bin's whiteout.
+		}, map[string][2]int64{"wide": {100<<10 + 2<<20 + 4, 4}, "tight": {100 << 10, 2}}},
 		{"restarted", func(t *testing.T) {
 			d.Stop(t)
 			d = startDaemon(t, "--sandboxes", dir, "--state", d.State)
 			waitStatus(t, d, "wide", http.StatusOK)
 			waitStatus(t, d, "tight", http.StatusOK)
-		}, map[string][2]int64{"wide": {100<<10 + 2<<20 + 4, 4}, "tight": {100 << 10, 1}}},
+		}, map[string][2]int64{"wide": {100<<10 + 2<<20 + 4, 4}, "tight": {100 << 10, 2}}},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
