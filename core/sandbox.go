@@ -47,9 +47,9 @@ type Options struct {
 	Quota Quota
 	// Upper, set for a sandbox whose root is an overlay (a fork), opens
 	// the overlay's upper directory: usage counts what it holds, the
-	// sandbox's own writes, not the lower it shares (usage.go). It
+	// sandbox's own writes, not the lower it shares (usage_upper.go). It
 	// answers a new descriptor open for reading, never reached through a
-	// symlink; the scan closes it.
+	// symlink, which the caller closes.
 	Upper func() (int, error)
 	// CheckpointMaxSize bounds the sandbox's checkpoint store, in bytes
 	// on disk (core/checkpoint/bound.go): 0 is half the state filesystem's

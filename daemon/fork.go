@@ -246,8 +246,8 @@ func (h *Host) startFork(rec forkRecord) (*core.Sandbox, error) {
 }
 
 // forkUpper opens the upper directory of the fork name for its usage
-// scans: beneath the state directory, through no symlink, at each scan
-// (so the sandbox holds no descriptor of it to close).
+// (core.Options.Upper): beneath the state directory, through no symlink,
+// at each call, so the sandbox holds no descriptor of it to close.
 func (h *Host) forkUpper(name string) func() (int, error) {
 	return func() (int, error) {
 		state, err := unix.Open(h.cfg.State, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
