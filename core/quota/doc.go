@@ -63,7 +63,7 @@
 // checkpoint, is shared by every fork of it and counts once, against the
 // state's bound: the fork's usage is what it wrote, its upper. So its scan
 // walks the upper (the Tree core gives it, with the overlay's bookkeeping
-// weighed as core's usage.go says: a whiteout nothing, a metacopy file an
+// weighed as core's usage_upper.go says: a whiteout nothing, a metacopy file an
 // entry of no bytes), and a fork just made uses nothing, however large
 // the tree it reads.
 //
