@@ -63,9 +63,9 @@
 // checkpoint, is shared by every fork of it and counts once, against the
 // state's bound: the fork's usage is what it wrote, its upper. So its scan
 // walks the upper (the Tree core gives it, with the overlay's bookkeeping
-// weighed as core's usage_upper.go says: a whiteout nothing, a metacopy file an
-// entry of no bytes), and a fork just made uses nothing, however large
-// the tree it reads.
+// weighed as core's usage_upper.go says: a whiteout nothing, a metacopy
+// file an entry of no bytes), and a fork just made uses nothing, however
+// large the tree it reads.
 //
 // The Ops see the merged tree, not the upper. What they add is exact for
 // what a fork adds (a new file, a file of its own grown), and what a fork

@@ -34,9 +34,9 @@ func TreeUsage(dir string) (bytes, entries int64, err error) {
 }
 
 // UpperUsage counts an overlay's upper directory the way a fork's quota
-// does (core/usage_upper.go): as TreeUsage, but a whiteout (a character device
-// 0:0) is no entry, and a metacopy file (trusted.overlay.metacopy) an
-// entry of no bytes.
+// does (core/usage_upper.go): as TreeUsage, but a whiteout (a character
+// device 0:0) is no entry, and a metacopy file (trusted.overlay.metacopy)
+// an entry of no bytes.
 func UpperUsage(dir string) (bytes, entries int64, err error) {
 	seen := map[uint64]bool{}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
