@@ -117,7 +117,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	defer func() { uop.End(grew.Bytes, grew.Entries) }()
 	var old quota.Count
 	if o.Overwrite {
-		old = s.replaced(ctx, tdir, tname)
+		old = s.replaced(ctx, tdir, tname, ta)
 	}
 	src := measureAt(ctx, fdir, fname)
 	if err := uop.Reserve(OpCopy, ta, src.Bytes-old.Bytes, src.Entries-old.Entries); err != nil {
@@ -143,7 +143,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	}
 	var was replacement
 	if err == unix.EEXIST && o.Overwrite {
-		was, err = s.replaceAt(ctx, tdir, tmp, tdir, tname)
+		was, err = s.replaceAt(ctx, tdir, tmp, tdir, tname, ta)
 		old = was.usage
 	}
 	unlock()

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/quota"
 )
 
 // The calls of a Dir (dir.go, dir_ops.go) that change names without
@@ -86,7 +87,8 @@ func (d *Dir) Rename(ctx context.Context, name string, to *Dir, toName string, f
 	var freed, gone int64
 	var old unix.Stat_t
 	if flags&unix.RENAME_EXCHANGE == 0 && unix.Fstatat(tdir, toName, &old, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		freed, gone = d.s.quota.FreedBy(&old), 1
+		c := d.s.freedBy(ctx, ta, &old)
+		freed, gone = c.Bytes, c.Entries
 	}
 	if flags == 0 {
 		err = unix.Renameat(fdir, name, tdir, toName)
@@ -141,17 +143,17 @@ func (d *Dir) remove(ctx context.Context, name string, flags int) error {
 		claim.NoEcho()
 	}
 	uop := d.s.quota.Begin()
-	var freed int64
+	gone := quota.Count{Entries: 1}
 	var old unix.Stat_t
 	if unix.Fstatat(dirfd, name, &old, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		freed = d.s.quota.FreedBy(&old)
+		gone = d.s.freedBy(ctx, ap, &old)
 	}
 	if err := unix.Unlinkat(dirfd, name, flags); err != nil {
 		uop.End(0, 0)
 		claim.Done()
 		return PathErr(OpRemove, ap, err)
 	}
-	uop.End(-freed, -1)
+	uop.End(-gone.Bytes, -gone.Entries)
 	d.s.tellStat(ctx, journal.Remove, ap, "", dir, nil)
 	claim.DoneEcho()
 	return nil

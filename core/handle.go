@@ -47,6 +47,7 @@ func (s *Sandbox) newHandle(ctx context.Context, fd int, ap string, claim *Claim
 	}
 	if claim != nil {
 		h.oi = s.quota.Track(&h.seen)
+		s.quota.MayCopyUp() // opened for writing: a fork's lower file is copied up (core/quota, "Forks")
 	}
 	return h
 }

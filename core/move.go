@@ -68,7 +68,7 @@ func (s *Sandbox) Move(ctx context.Context, from, to string, o MoveOptions) erro
 			return nil // rename(2) of a name onto itself does nothing
 		}
 		var was replacement
-		if was, err = s.replaceAt(ctx, fdir, fname, tdir, tname); err == nil {
+		if was, err = s.replaceAt(ctx, fdir, fname, tdir, tname, ta); err == nil {
 			gone = was.usage
 			if was.found {
 				s.Tell(ctx, journal.Remove, ta, "", was.isDir)
@@ -103,15 +103,16 @@ type replacement struct {
 	usage quota.Count // what it held (core/quota)
 }
 
-// replaceAt renames fname in fdir onto tname in tdir, replacing what is
-// there as rename(2) does and no more: rename(2) itself refuses a
-// non-empty directory, a directory by a file and a file by a directory.
-func (s *Sandbox) replaceAt(ctx context.Context, fdir int, fname string, tdir int, tname string) (replacement, error) {
+// replaceAt renames fname in fdir onto tname in tdir (API path ta),
+// replacing what is there as rename(2) does and no more: rename(2) itself
+// refuses a non-empty directory, a directory by a file and a file by a
+// directory.
+func (s *Sandbox) replaceAt(ctx context.Context, fdir int, fname string, tdir int, tname, ta string) (replacement, error) {
 	var st unix.Stat_t
 	if unix.Fstatat(tdir, tname, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return replacement{}, RenameNoReplace(fdir, fname, tdir, tname) // gone meanwhile
 	}
-	was := replacement{found: true, isDir: st.Mode&unix.S_IFMT == unix.S_IFDIR, usage: s.replaced(ctx, tdir, tname)}
+	was := replacement{found: true, isDir: st.Mode&unix.S_IFMT == unix.S_IFDIR, usage: s.replaced(ctx, tdir, tname, ta)}
 	if err := unix.Renameat(fdir, fname, tdir, tname); err != nil {
 		return replacement{}, err
 	}
@@ -187,15 +188,16 @@ func RenameNoReplace(fdir int, fname string, tdir int, tname string) error {
 	return unix.Renameat(fdir, fname, tdir, tname)
 }
 
-// replaced is what name in dirfd holds, which a move or copy is about to
-// replace: its bytes (as quota.State.FreedBy counts a file) and entries.
-func (s *Sandbox) replaced(ctx context.Context, dirfd int, name string) quota.Count {
+// replaced is what name in dirfd (API path ap) holds, which a move or
+// copy is about to replace: its bytes (as quota.State.FreedBy counts a
+// file; in a fork, its upper's) and entries.
+func (s *Sandbox) replaced(ctx context.Context, dirfd int, name, ap string) quota.Count {
 	var st unix.Stat_t
 	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return quota.Count{}
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return measureAt(ctx, dirfd, name)
+		return s.measureFreed(ctx, dirfd, name, ap)
 	}
-	return quota.Count{Bytes: s.quota.FreedBy(&st), Entries: 1}
+	return s.freedBy(ctx, ap, &st)
 }

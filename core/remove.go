@@ -50,7 +50,7 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 	var gone quota.Count // what the remove frees (core/quota)
 	var st unix.Stat_t
 	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		gone = quota.Count{Bytes: s.quota.FreedBy(&st), Entries: 1}
+		gone = s.freedBy(ctx, ap, &st)
 	}
 	isDir := false
 	err = unix.Unlinkat(dirfd, name, 0)
@@ -59,7 +59,7 @@ func (s *Sandbox) RemoveWith(ctx context.Context, p string, o RemoveOptions) err
 			isDir = true
 			err = unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 			if (err == unix.ENOTEMPTY || err == unix.EEXIST) && recursive {
-				gone = measureAt(ctx, dirfd, name)
+				gone = s.measureFreed(ctx, dirfd, name, ap)
 				err = RemoveAllAt(ctx, dirfd, name)
 				if err != nil {
 					s.quota.OutsideChange() // part of it went: a scan will say how much

@@ -45,6 +45,12 @@ type Options struct {
 	Log *slog.Logger
 	// Quota bounds the sandbox (core/quota; zero: no bound).
 	Quota Quota
+	// Upper, set for a sandbox whose root is an overlay (a fork), opens
+	// the overlay's upper directory: usage counts what it holds, the
+	// sandbox's own writes, not the lower it shares (usage_upper.go). It
+	// answers a new descriptor open for reading, never reached through a
+	// symlink, which the caller closes.
+	Upper func() (int, error)
 	// CheckpointMaxSize bounds the sandbox's checkpoint store, in bytes
 	// on disk (core/checkpoint/bound.go): 0 is half the state filesystem's
 	// size, below 0 no bound.
@@ -66,11 +72,12 @@ type Sandbox struct {
 	hist       *history.Log  // the durable journal; nil without a StateDir
 	reconciled chan struct{} // manifest.go
 	closed     atomic.Bool
-	att        attachments  // subpackages' state, closed with the sandbox (attach.go)
-	cpMax      int64        // Options.CheckpointMaxSize
-	watch      *watch.Watch // the ledger, the outbox and the kernel watch (watch_host.go)
-	sweep      sweep        // the start-up sweep of leftover temps (sweep.go)
-	quota      *quota.State // core/quota, usage.go
+	att        attachments         // subpackages' state, closed with the sandbox (attach.go)
+	cpMax      int64               // Options.CheckpointMaxSize
+	watch      *watch.Watch        // the ledger, the outbox and the kernel watch (watch_host.go)
+	sweep      sweep               // the start-up sweep of leftover temps (sweep.go)
+	quota      *quota.State        // core/quota, usage.go
+	upper      func() (int, error) // Options.Upper (usage_upper.go)
 }
 
 // Open opens the directory dir as the sandbox called name.
@@ -124,6 +131,7 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 	} else {
 		close(s.reconciled)
 	}
+	s.upper = o.Upper
 	s.quota = s.newQuota(o.Quota, s.stateRefusal)
 	s.watch = watch.New(s.watchHost()) // on the journal the events go to
 	s.sweep.watch = s.watch

@@ -49,6 +49,7 @@ func (s *Sandbox) changeAttrs(ctx context.Context, ap string, fd int, a SetAttr)
 // the caller may have: a size change reserves its growth first.
 func (s *Sandbox) changeAttrsOf(ctx context.Context, ap string, fd int, a SetAttr, oi *quota.Inode) (_ unix.Stat_t, err error) {
 	var st unix.Stat_t
+	defer s.quota.MayCopyUp() // it may have copied a fork's lower file up, failed or not (core/quota, "Forks")
 	claim, echo := s.claimAttrs(ap, a)
 	defer func() {
 		if echo && serrOrDir(err, &st) {

@@ -77,7 +77,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 	case err == nil:
 		mode = s.KeptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
-		existed, freed = true, s.quota.FreedBy(&st)
+		existed, freed = true, s.freedBy(ctx, ap, &st).Bytes
 	case err != unix.ENOENT:
 		return "", 0, PathErr(OpUpload, ap, err)
 	}

@@ -25,15 +25,29 @@ type QuotaError = quota.Error
 // ErrQuota is what every quota refusal is (errors.Is); it is ENOSPC too.
 var ErrQuota = quota.ErrQuota
 
-// newQuota is the usage state of s, bounded by q.
+// newQuota is the usage state of s, bounded by q: on its root, or on the
+// overlay's upper when it has one (Options.Upper).
 func (s *Sandbox) newQuota(q Quota, refusal func() error) *quota.State {
-	return quota.New(q, quota.Tree{
+	t := quota.Tree{
 		Open: func() (int, error) {
 			return unix.Openat(s.root.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		},
 		Count:   func(ctx context.Context, fd int) (quota.Count, error) { return newMeasurer(ctx).dir(fd) },
 		Refusal: refusal,
-	})
+	}
+	if s.upper != nil {
+		// A fork counts what it wrote: its upper, as the overlay keeps
+		// it. The Ops see the merged tree, so a scan after each settles
+		// what they could not see (core/quota, "Forks").
+		t.Open = s.upper
+		t.Count = func(ctx context.Context, fd int) (quota.Count, error) {
+			m := newMeasurer(ctx)
+			m.upper = true
+			return m.dir(fd)
+		}
+		t.Approx = true
+	}
+	return quota.New(q, t)
 }
 
 // Quota is the sandbox's bound and usage: what it holds, the scans that
@@ -55,8 +69,9 @@ func reserveEntry(uop *quota.Op, dirfd int, name, op, ap string) error {
 // regular file's inode once (seen holds the inodes with more than one
 // link met so far).
 type measurer struct {
-	ctx  context.Context
-	seen map[quota.InoKey]bool
+	ctx   context.Context
+	seen  map[quota.InoKey]bool
+	upper bool // the tree is an overlay's upper: its bookkeeping weighs as usage_upper.go says
 }
 
 func newMeasurer(ctx context.Context) *measurer { return &measurer{ctx: ctx} }
@@ -70,10 +85,15 @@ func (m *measurer) entry(dirfd int, name string, st *unix.Stat_t) (quota.Count, 
 		}
 		st = &own
 	}
+	if m.upper && isWhiteout(st) {
+		return quota.Count{}, nil
+	}
 	u := quota.Count{Entries: 1}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
-		u.Bytes = m.file(st)
+		if !m.upper || !isMetacopy(dirfd, name, st) {
+			u.Bytes = m.file(st)
+		}
 	case unix.S_IFDIR:
 		fd, err := OpenSubdir(dirfd, name)
 		if err == unix.EXDEV {

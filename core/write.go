@@ -64,7 +64,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		existed = true
 		mode = s.KeptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
-		freed = s.quota.FreedBy(&st)
+		freed = s.freedBy(ctx, ap, &st).Bytes
 	case err != unix.ENOENT:
 		return 0, PathErr(OpWrite, ap, err)
 	}

@@ -105,6 +105,7 @@ func (s *Sandbox) changeXattrFd(ctx context.Context, ap string, fd int, change f
 	if err := change(fd); err != nil {
 		return PathErr(OpXattr, ap, err)
 	}
+	s.quota.MayCopyUp() // it may have copied a fork's lower file up (core/quota, "Forks")
 	s.tellFd(ctx, journal.Chmod, ap, fd)
 	return nil
 }

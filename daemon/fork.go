@@ -28,7 +28,8 @@ import (
 // A fork is served only while root/ is its overlay: after a reboot took
 // the mount it is mounted again before it is served, and one that cannot
 // be is not served (an empty root/ served would read as every file
-// removed).
+// removed). Its usage is its upper's (core.Options.Upper): what it wrote,
+// not the tree it shares.
 
 // overlayMagic is statfs's f_type of an overlay (OVERLAYFS_SUPER_MAGIC).
 const overlayMagic = 0x794c7630
@@ -237,7 +238,28 @@ func (h *Host) startFork(rec forkRecord) (*core.Sandbox, error) {
 	if !isOverlay(root) {
 		return nil, fmt.Errorf("fork %s: %s is not its overlay: not served", rec.Name, root)
 	}
-	return h.start(rec.Name, rec.Name, OpenPath(rec.Name, root), false, core.Quota{})
+	open := func(o core.Options) (*core.Sandbox, error) {
+		o.Upper = h.forkUpper(rec.Name)
+		return core.Open(rec.Name, root, o)
+	}
+	return h.start(rec.Name, rec.Name, open, false, core.Quota{})
+}
+
+// forkUpper opens the upper directory of the fork name for its usage
+// (core.Options.Upper): beneath the state directory, through no symlink,
+// at each call, so the sandbox holds no descriptor of it to close.
+func (h *Host) forkUpper(name string) func() (int, error) {
+	return func() (int, error) {
+		state, err := unix.Open(h.cfg.State, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, err
+		}
+		defer unix.Close(state)
+		return unix.Openat2(state, filepath.Join("forks", name, "upper"), &unix.OpenHow{
+			Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+		})
+	}
 }
 
 // isFork says whether name is a fork of this host's state.

@@ -56,4 +56,39 @@
 // (passthroughWriters), since the flush would count again what it saw. A
 // scan taken anyway (an outside change waiting, a busy tree) may then be
 // off by those writes until the next one.
+//
+// # Forks
+//
+// A fork's root is an overlay (daemon, fork.go) whose lower, its parent's
+// checkpoint, is shared by every fork of it and counts once, against the
+// state's bound: the fork's usage is what it wrote, its upper. So its scan
+// walks the upper (the Tree core gives it, with the overlay's bookkeeping
+// weighed as core's usage_upper.go says: a whiteout nothing, a metacopy
+// file an entry of no bytes), and a fork just made uses nothing, however
+// large the tree it reads.
+//
+// The Ops see the merged tree, not the upper. What they add is exact for
+// what a fork adds (a new file, a file of its own grown), and what a fork
+// can grow by through the daemon is checked against the bound before it
+// is made. What they free core asks the upper (its usage_upper.go): a
+// removal or a replace frees what the upper holds at that name, so a
+// lower file removed frees nothing (a whiteout is left) and a file of the
+// fork's own its size. What they cannot see is what the kernel does
+// beneath: a lower file changed is copied up whole (a 5 MiB file with one
+// byte more grows the upper by 5 MiB and a byte, where the Op counts the
+// byte), and the directories above a changed name are copied up too.
+// Knowing those per Op would mean asking the upper around every change of
+// every route and of the mirror, before and after; instead the State is
+// Approx: each Op's end, and each change that opens no Op but may copy up
+// (an attribute change, an open for writing: MayCopyUp), marks the counts
+// as after an outside change, so a scan of the upper settles them
+// Intervals.Soon later (coalesced: one scan for a burst of writes).
+//
+// Between the change and that scan usage is the Ops' estimate, low by
+// the copy-ups: a file copied up since the last scan frees as after an
+// outside change (FreedBy: nothing while it is newer than the scan), so
+// removing it does not take off bytes the counts never had. A copy-up
+// itself is never refused (the kernel makes it before any Op could ask):
+// a fork may pass its bound by the lower files it changes, once, and the
+// scan that follows counts them, so its next growth is refused.
 package quota

@@ -66,6 +66,11 @@ type Tree struct {
 	// Refusal says why no growth may be recorded now (the journal's disk
 	// full, its directory removed); nil, or a nil answer: none.
 	Refusal func() error
+	// Approx says the Ops' changes are not exactly the counted tree's
+	// (an overlay's upper, which an Op's change may copy a whole lower
+	// file up to): every Op's end then marks the counts for a sooner
+	// scan, as an outside change does (doc.go, "Forks").
+	Approx bool
 }
 
 // State is one sandbox's bound and counts. The zero State is not ready:
@@ -211,6 +216,9 @@ func (o *Op) End(b, e int64) {
 	}
 	o.q.gen.Add(1)
 	o.q.inflight.Add(-1)
+	if o.q.tree.Approx {
+		o.q.OutsideChange()
+	}
 	o.q = nil
 }
 

@@ -3,6 +3,7 @@ package quota
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -179,6 +181,48 @@ func TestScanCorrectsAndWaitsForQuiet(t *testing.T) {
 	}
 	if u, _ := s.Scan(t.Context()); u.Bytes != 1 || u.Entries != 1 || s.Dirty() {
 		t.Fatalf("scan after the outside change %+v (dirty %v), want the walk's (1, 1)", u, s.Dirty())
+	}
+}
+
+// TestApproxSettles: on an Approx tree (a fork's upper) every Op's end
+// and every MayCopyUp marks the counts for a scan, which sets them to the
+// walk's, the copy-up the Op did not count included; elsewhere neither
+// marks anything.
+func TestApproxSettles(t *testing.T) {
+	changes := []struct {
+		name string
+		do   func(s *State)
+	}{
+		{"an op's end", func(s *State) { op := s.Begin(); op.Reserve("write", "/f", 10, 1); op.End(10, 1) }},
+		{"a failed op's end", func(s *State) { op := s.Begin(); op.End(0, 0) }},
+		{"an attribute change", func(s *State) { s.MayCopyUp() }},
+	}
+	for _, approx := range []bool{false, true} {
+		for _, c := range changes {
+			t.Run(fmt.Sprintf("%s approx=%v", c.name, approx), func(t *testing.T) {
+				f := &fixedTree{dir: t.TempDir()}
+				tree := f.tree()
+				tree.Approx = approx
+				s := New(Quota{Bytes: 1 << 20}, tree)
+				s.SetIntervals(Intervals{Every: time.Hour, Soon: time.Hour}) // the test scans
+				t.Cleanup(s.Stop)
+				if _, err := s.Scan(t.Context()); err != nil || s.Dirty() {
+					t.Fatalf("first scan: %v, dirty %v", err, s.Dirty())
+				}
+				s.Ready()
+				c.do(s)
+				if s.Dirty() != approx {
+					t.Fatalf("dirty %v after %s, want %v", s.Dirty(), c.name, approx)
+				}
+				// What the kernel copied up beneath: the walk finds more.
+				f.mu.Lock()
+				f.count = Count{5000, 3}
+				f.mu.Unlock()
+				if u, _ := s.Scan(t.Context()); approx && (u.Bytes != 5000 || u.Entries != 3 || s.Dirty()) {
+					t.Fatalf("scan after %s: %+v (dirty %v), want the walk's 5000 bytes, 3 entries", c.name, u, s.Dirty())
+				}
+			})
+		}
 	}
 }
 

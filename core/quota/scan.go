@@ -98,6 +98,16 @@ func (s *State) OutsideChange() {
 	s.schedule(time.Duration(s.soon.Load()), true)
 }
 
+// MayCopyUp tells a change made without an Op (a change of attributes,
+// an open for writing) that on an Approx tree may have copied a file up:
+// a chmod of a fork's lower file makes it an entry of the upper. It marks
+// the counts there as an Op's end does; elsewhere it does nothing.
+func (s *State) MayCopyUp() {
+	if s.tree.Approx {
+		s.OutsideChange()
+	}
+}
+
 // schedule sets the next scan in d (a sooner one is not put off). A
 // sooner scan waits at least scanBackoff times what the last walk took,
 // so a tree that outside writers keep changing is not walked back to back.

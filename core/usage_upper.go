@@ -1,0 +1,123 @@
+package core
+
+import (
+	"context"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/apipath"
+	"sandfs/core/quota"
+	"sandfs/internal/overlay"
+)
+
+// A fork's usage is its overlay's upper (Options.Upper; core/quota,
+// "Forks"): the scan walks it, and a removal or a replace frees what the
+// upper holds at the name (upperCount), since the merged view would free
+// lower bytes the fork never counted.
+//
+// In an overlay's upper some names
+// are the overlay's bookkeeping rather than content the sandbox wrote:
+//
+//   - A whiteout (a character device 0:0) marks a lower name deleted. It
+//     weighs nothing, no bytes and no entry: it takes a name away from the
+//     sandbox's tree, and there are never more of them than the lower's
+//     names, which count once, against the state's bound.
+//   - A metacopy file (trusted.overlay.metacopy: a chmod, chown or touch
+//     of a lower file copied up its metadata only) is an entry of no
+//     bytes: its data is still the lower's, though its size is the
+//     lower's. Only the xattr tells it from a file the sandbox wrote (its
+//     blocks may be an xattr block's), so the walk asks each regular file
+//     of a size.
+//   - An opaque directory (one the sandbox made where a lower one was
+//     removed) and a directory copied up to hold a changed name are
+//     entries like any directory the upper holds.
+
+// isWhiteout says st is an overlay whiteout.
+func isWhiteout(st *unix.Stat_t) bool {
+	return st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == 0
+}
+
+// isMetacopy says the regular file name in dirfd, of stat st, holds only
+// the metadata of a lower file.
+func isMetacopy(dirfd int, name string, st *unix.Stat_t) bool {
+	if st.Size == 0 {
+		return false // weighs nothing either way
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	_, err = unix.Fgetxattr(fd, overlay.XattrMetacopy, nil)
+	return err == nil
+}
+
+// upperCount is what removing the name at API path ap frees in a fork:
+// what its upper holds there, all under it included, weighed as the scan
+// weighs it (nothing when only the lower has it: the removal leaves a
+// whiteout). ok is false for a sandbox with no upper, and when the upper
+// cannot say (a symlink on the way: the caller then counts as elsewhere,
+// and the scan after the change settles it).
+//
+// A regular file the fork made is counted exactly by the Ops, so it frees
+// its size. One copied up from the lower (the overlay keeps the lower's
+// inode number in the merged stat, merged; the upper's own differs) was
+// counted whole only by a scan after the copy-up: it frees as a file an
+// outside writer changed (quota.State.FreedBy), nothing while a scan is
+// pending and it is newer than the last, so usage does not drop below
+// what was counted.
+func (s *Sandbox) upperCount(ctx context.Context, ap string, merged *unix.Stat_t) (c quota.Count, ok bool) {
+	if s.upper == nil || ap == "/" {
+		return c, false
+	}
+	up, err := s.upper()
+	if err != nil {
+		return c, false
+	}
+	defer unix.Close(up)
+	dir, name := apipath.Split(ap)
+	fd, err := unix.Openat2(up, rel(dir), &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_XDEV})
+	if err == unix.ENOENT || err == unix.ENOTDIR {
+		return c, true // the directory is the lower's alone, so is the name
+	}
+	if err != nil {
+		return c, false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if _, err := LstatAt(fd, name, &st); err == unix.ENOENT {
+		return c, true
+	} else if err != nil {
+		return c, false
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
+		return quota.Count{Entries: 1}, true // one link of several frees no bytes (quota.State.FreedBy)
+	}
+	m := newMeasurer(ctx)
+	m.upper = true
+	c, _ = m.entry(fd, name, &st)
+	if c.Bytes > 0 && merged != nil && merged.Ino != st.Ino && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		c.Bytes = s.quota.FreedBy(&st)
+	}
+	return c, true
+}
+
+// freedBy is what removing the name at API path ap, of stat st, frees:
+// its bytes as quota.State.FreedBy counts them and its entry; in a fork,
+// what its upper holds there.
+func (s *Sandbox) freedBy(ctx context.Context, ap string, st *unix.Stat_t) quota.Count {
+	if c, ok := s.upperCount(ctx, ap, st); ok {
+		return c
+	}
+	return quota.Count{Bytes: s.quota.FreedBy(st), Entries: 1}
+}
+
+// measureFreed is what removing name in dirfd (API path ap) and all under
+// it frees: measureAt's count; in a fork, what its upper holds there.
+func (s *Sandbox) measureFreed(ctx context.Context, dirfd int, name, ap string) quota.Count {
+	if c, ok := s.upperCount(ctx, ap, nil); ok {
+		return c
+	}
+	return measureAt(ctx, dirfd, name)
+}
