@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -90,17 +89,11 @@ func (d *Dir) ForkOf(name string) (from, cp string, ok bool) { return d.h.ForkOf
 func (d *Dir) Remove(ctx context.Context, name string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if forks := d.h.forksOf(name); len(forks) > 0 {
-		return fmt.Errorf("sandbox %s: %w (%s)", name, errHasForks, strings.Join(forks, ", "))
+	if err := d.h.checkNoForks(name); err != nil {
+		return err
 	}
 	if _, ok := d.served[name]; !ok {
-		if d.h.isFork(name) {
-			return d.h.Discard(ctx, name)
-		}
-		if _, fixed := d.h.Get(name); fixed {
-			return fmt.Errorf("sandbox %s is not one of --sandboxes DIR: %w", name, fs.ErrPermission)
-		}
-		return fmt.Errorf("sandbox %s: %w", name, fs.ErrNotExist)
+		return d.h.removeNotMade(ctx, name, "one of --sandboxes DIR")
 	}
 	if err := d.stopServed(name, true); err != nil {
 		return fmt.Errorf("sandbox %s: emptying its tree: %w", name, err)
@@ -117,20 +110,9 @@ func (d *Dir) Remove(ctx context.Context, name string) error {
 // SetQuota sets the sandbox's quota (any sandbox of the host) and keeps it
 // as its quota.json.
 func (d *Dir) SetQuota(ctx context.Context, name string, q core.Quota) error {
-	if q.Bytes < 0 || q.Entries < 0 {
-		return fmt.Errorf("%w: a negative bound", fs.ErrInvalid)
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	sb, _ := d.h.Get(name)
-	if sb == nil {
-		return fmt.Errorf("sandbox %s: %w", name, fs.ErrNotExist)
-	}
-	if err := keepQuota(d.h.cfg.State, d.h.stateKey(name), q); err != nil {
-		return err
-	}
-	sb.Quota().Set(q)
-	return nil
+	return d.h.setQuota(name, q)
 }
 
 // Merge merges the fork name into its parent (merge.go).

@@ -128,6 +128,10 @@ func Run(ctx context.Context, rc RunConfig) error {
 		go dir.Run(ctx)
 		manager = dir
 		log.Info("serving the sandboxes of "+dir.Path(), "sandboxes", dir.Path())
+	} else if rc.Host.State != "" && rc.Host.History {
+		// Forks live in the state: they need no DIR.
+		h.StartForks()
+		manager = &forksOnly{h: h, def: rc.DefaultQuota}
 	}
 	if rc.DebugListen != "" {
 		if err := startDebug(ctx, rc.DebugListen, rc.Token, log); err != nil {

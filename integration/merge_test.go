@@ -152,3 +152,39 @@ func undoOf(t *testing.T, out string) string {
 	t.Fatalf("no undo line in:\n%s", out)
 	return ""
 }
+
+// TestForkWithoutDir: a daemon given no --sandboxes DIR (make run's) still
+// forks its default sandbox, merges the fork back and discards it; a
+// plain sandbox it cannot make (405), nor remove the default (403).
+func TestForkWithoutDir(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, nil, "forks NOT TESTED: an overlay mount needs root")
+	}
+	d := startDaemon(t)
+	must(t, os.WriteFile(filepath.Join(d.Root, "a.txt"), []byte("alpha\n"), 0o644))
+	if st, b := postSandbox(t, d, map[string]any{"name": "plain"}); st != http.StatusMethodNotAllowed || !strings.Contains(string(b), "--sandboxes DIR") {
+		t.Errorf("a plain sandbox without DIR: %d %s", st, b)
+	}
+	if st, b := postSandbox(t, d, map[string]any{"name": "try", "from": "default"}); st != http.StatusCreated {
+		t.Fatalf("fork of default: %d %s", st, b)
+	}
+	if st, b := named(t, d, "", "PUT", "try", "/fs/write?path=/a.txt", []byte("alpha, the fork's\n")); st != http.StatusOK {
+		t.Fatalf("write in the fork: %d %s", st, b)
+	}
+	if st, b := named(t, d, "", "POST", "try", "/merge", []byte(`{}`)); st != http.StatusOK || !strings.Contains(string(b), `"written":["/a.txt"]`) {
+		t.Fatalf("merge: %d %s", st, b)
+	}
+	wantFile(t, filepath.Join(d.Root, "a.txt"), "alpha, the fork's\n")
+	for _, c := range []struct {
+		name string
+		want int
+	}{{"default", http.StatusConflict}, {"try", http.StatusOK}, {"default", http.StatusForbidden}} {
+		req, _ := http.NewRequest("DELETE", d.URL+"/v1/sandboxes/"+c.name, nil)
+		resp, err := d.Client().Do(req)
+		must(t, err)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("DELETE %s: %d, want %d", c.name, resp.StatusCode, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -235,6 +236,11 @@ type Manager interface {
 	// and the parent's checkpoint; false when it is not a fork.
 	ForkOf(name string) (from, checkpoint string, ok bool)
 }
+
+// ErrNoSandboxDir is a Manager's Create where the daemon makes no plain
+// sandboxes (no --sandboxes DIR; it may still make forks): 405, as
+// without a Manager.
+var ErrNoSandboxDir = errors.New("the daemon makes no sandboxes: start it with --sandboxes DIR")
 
 // ForkMade is what a fork answers.
 type ForkMade struct {

@@ -39,8 +39,7 @@ import (
 // 405, the Allow header naming what the path still takes.
 func noManager(w http.ResponseWriter, op, name, allow string) error {
 	w.Header().Set("Allow", allow)
-	return sandboxRefusal(http.StatusMethodNotAllowed, httpkit.KindMethodNotAllowed, op, name,
-		"the daemon makes no sandboxes: start it with --sandboxes DIR")
+	return sandboxRefusal(http.StatusMethodNotAllowed, httpkit.KindMethodNotAllowed, op, name, ErrNoSandboxDir.Error())
 }
 
 func quotaSizes(q core.Quota) api.Sizes { return api.Sizes{Bytes: q.Bytes, Entries: q.Entries} }
@@ -113,6 +112,9 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprou
 		return httpkit.InvalidRequest(`request body: "checkpoint" is a checkpoint of "from", which is missing`)
 	}
 	token, err := s.manager.Create(r.Context(), name, q)
+	if errors.Is(err, ErrNoSandboxDir) {
+		return noManager(w, "create", name, "GET")
+	}
 	if err != nil {
 		return managerError("create", name, err)
 	}
