@@ -32,6 +32,7 @@ func TestForkMerge(t *testing.T) {
 		t.Fatalf("fork: %d %s", st, b)
 	}
 	fork := filepath.Join(d.State, "forks", "try", "root")
+	unmountAtEnd(t, fork)
 
 	// The fork's work: through its routes, and by a process on its root.
 	if st, b := named(t, d, made.Token, "PUT", "try", "/fs/write?path=/a.txt", []byte("alpha, the fork's\n")); st != http.StatusOK {
@@ -122,6 +123,7 @@ func TestForkMerge(t *testing.T) {
 	if st, b := postSandbox(t, d, map[string]any{"name": "try-b", "from": "try"}); st != http.StatusCreated {
 		t.Fatalf("fork of the fork: %d %s", st, b)
 	}
+	unmountAtEnd(t, filepath.Join(d.State, "forks", "try-b", "root"))
 	must(t, os.WriteFile(filepath.Join(d.State, "forks", "try-b", "root", "b.txt"), []byte("beta, try-b's\n"), 0o644))
 	if st, b := named(t, d, "", "POST", "try-b", "/merge", []byte(`{"into":"try"}`)); st != http.StatusOK || !strings.Contains(string(b), `"written":["/b.txt"]`) {
 		t.Fatalf("merge of the fork of the fork: %d %s", st, b)
@@ -168,6 +170,7 @@ func TestForkWithoutDir(t *testing.T) {
 	if st, b := postSandbox(t, d, map[string]any{"name": "try", "from": "default"}); st != http.StatusCreated {
 		t.Fatalf("fork of default: %d %s", st, b)
 	}
+	unmountAtEnd(t, filepath.Join(d.State, "forks", "try", "root"))
 	if st, b := named(t, d, "", "PUT", "try", "/fs/write?path=/a.txt", []byte("alpha, the fork's\n")); st != http.StatusOK {
 		t.Fatalf("write in the fork: %d %s", st, b)
 	}
