@@ -42,8 +42,8 @@ type forkRecord struct {
 	Name       string    `json:"name"`
 	From       string    `json:"from"`
 	Checkpoint string    `json:"checkpoint"`
-	Lower      string    `json:"lower"` // the made tree (in the parent's state)
-	Data       string    `json:"data"`  // the parent's store
+	Lower      string    `json:"lower,omitempty"` // the made tree (in the parent's state); none for a copy
+	Data       string    `json:"data,omitempty"`  // the parent's store; none for a copy
 	Created    time.Time `json:"created"`
 	// Made is set once the fork was served: a record without it is a
 	// fork a crash stopped half made, removed at the next start.

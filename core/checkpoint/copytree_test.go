@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,6 +114,7 @@ func TestCopyTree(t *testing.T) {
 			write(t, s, "/after.txt", "written after the checkpoint")
 			copy := filepath.Join(t.TempDir(), "copy")
 			must(t, os.Mkdir(copy, 0o700))
+			t.Cleanup(func() { writable(root); writable(copy) }) // a read-only directory stops TempDir's removal, but as root
 			fd, err := unix.Open(copy, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			must(t, err)
 			defer unix.Close(fd)
@@ -162,4 +164,14 @@ func TestCopyTreeRefusals(t *testing.T) {
 			t.Errorf("CopyTree of %q: %v", id, err)
 		}
 	}
+}
+
+// writable gives every directory under dir its owner's write permission.
+func writable(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
 }
