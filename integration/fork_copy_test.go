@@ -33,6 +33,13 @@ func TestForkCopy(t *testing.T) {
 		must(t, os.Lchown(filepath.Join(main, "src/b.go"), 65534, 65534))
 	}
 
+	if st, b := postSandbox(t, d, map[string]any{"name": "copy-0", "from": "main", "checkpoint": "cp_000000000000"}); st != http.StatusNotFound {
+		t.Errorf("a copy of an unknown checkpoint: %d %s, want 404", st, b)
+	}
+	if _, err := os.Lstat(filepath.Join(d.State, "forks", "copy-0")); !os.IsNotExist(err) {
+		t.Errorf("a refused copy left its directory: %v", err)
+	}
+
 	st, b := postSandbox(t, d, map[string]any{"name": "copy-1", "from": "main"})
 	var made struct {
 		Name, Token, From, Checkpoint, CopyWhy string

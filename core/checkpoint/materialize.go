@@ -238,10 +238,10 @@ func (b *lowerBuild) parent(p string) (int, string, error) {
 }
 
 // openDir opens the tree's directory of API path p, beneath the tree and
-// through no symlink.
+// through no symlink (core's strict resolution: openat2, or a walk where
+// the kernel has none, as a copy's may not).
 func (b *lowerBuild) openDir(p string) (int, error) {
-	return unix.Openat2(b.rootfd, p[1:], &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	return core.OpenBelow(b.rootfd, p[1:])
 }
 
 func (b *lowerBuild) closeDir() {
