@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,5 +129,37 @@ func TestForkCopy(t *testing.T) {
 	wantFile(t, filepath.Join(main, "src/b.go"), "package b // parent's\n")
 	if st, b := named(t, d, "", "DELETE", "main", "/checkpoints/"+made.Checkpoint, nil); st != http.StatusOK {
 		t.Errorf("DELETE of the checkpoint after the discard: %d %s", st, b)
+	}
+}
+
+// TestForkCopyRefused: a daemon whose root is not the host's (its own
+// user namespace: no trusted.* xattrs, no overlay) is refused the
+// overlay and makes the fork by copy unasked, and says why.
+func TestForkCopyRefused(t *testing.T) {
+	if out, err := exec.Command("unshare", "--user", "--map-root-user", "true").CombinedOutput(); err != nil {
+		testenv.Skip(t, nil, "a fork refused its overlay NOT TESTED: cannot make a user namespace (unshare --user): %v %s", err, out)
+	}
+	wrapper := filepath.Join(t.TempDir(), "userns-sandfs")
+	must(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nexec unshare --user --map-root-user "+sandfsBin(t)+" \"$@\"\n"), 0o755))
+	dir := filepath.Join(t.TempDir(), "sandboxes")
+	must(t, os.Mkdir(dir, 0o755))
+	d := startDaemonWith(t, daemonOptions{Bin: wrapper}, "--sandboxes", dir)
+	createSandbox(t, d, "main")
+	main := filepath.Join(dir, "main")
+	testenv.Mk(t, main, map[string]string{"a.txt": "alpha", "src/b.go": "package b\n", "empty/": "", "ln": "->a.txt"})
+
+	st, b := postSandbox(t, d, map[string]any{"name": "copy-1", "from": "main"})
+	var made struct {
+		CopyWhy string
+		Copy    bool
+	}
+	if json.Unmarshal(b, &made); st != http.StatusCreated || !made.Copy || !strings.Contains(made.CopyWhy, "refused") {
+		t.Fatalf("a fork refused its overlay: %d %s; want a copy saying why", st, b)
+	}
+	if !d.LogHas("forked by copy: " + made.CopyWhy) {
+		t.Errorf("the log does not say why the fork is a copy:\n%s", d.Log())
+	}
+	if got, want := digestTree(t, filepath.Join(d.State, "forks", "copy-1", "root")), digestTree(t, main); got != want {
+		t.Fatalf("the copy's tree:\n%s\nwant the parent's:\n%s", got, want)
 	}
 }
