@@ -34,6 +34,8 @@ type SandboxCreated struct {
 	Quota      Sizes  `json:"quota"`
 	From       string `json:"from,omitempty"`       // a fork: its parent
 	Checkpoint string `json:"checkpoint,omitempty"` // a fork: the parent's checkpoint it starts from
+	Copy       bool   `json:"copy,omitempty"`       // a fork made by copying the checkpoint's tree, not as an overlay
+	CopyWhy    string `json:"copyWhy,omitempty"`    // why it is a copy
 }
 
 // SandboxQuota is the answer of PATCH /v1/sandboxes/{name}.

@@ -19,7 +19,8 @@ import (
 	"sandfs/rest"
 )
 
-// A fork is a sandbox whose root is a kernel overlay: beneath, a
+// A fork is a sandbox whose root is a kernel overlay (or, where none can
+// be, a copy: fork_copy.go): beneath, a
 // checkpoint of its parent made whole once (checkpoint.Materialize, its
 // contents read from the parent's store); above, the fork's own writes.
 // Making one costs the same whatever the tree's size, once the checkpoint
@@ -42,29 +43,31 @@ type forkRecord struct {
 	Name       string    `json:"name"`
 	From       string    `json:"from"`
 	Checkpoint string    `json:"checkpoint"`
-	Lower      string    `json:"lower"` // the made tree (in the parent's state)
-	Data       string    `json:"data"`  // the parent's store
+	Lower      string    `json:"lower,omitempty"` // the made tree (in the parent's state); none for a copy
+	Data       string    `json:"data,omitempty"`  // the parent's store; none for a copy
 	Created    time.Time `json:"created"`
 	// Made is set once the fork was served: a record without it is a
 	// fork a crash stopped half made, removed at the next start.
 	Made bool `json:"made"`
+	// Copy: root/ is a copy of the checkpoint's tree, no overlay (no
+	// Lower, Data, upper/ or work/); CopyWhy says why (fork_copy.go).
+	Copy    bool   `json:"copy,omitempty"`
+	CopyWhy string `json:"copyWhy,omitempty"`
 }
 
 // forksDir is STATE/forks.
 func (h *Host) forksDir() string { return filepath.Join(h.cfg.State, "forks") }
 
 // Fork makes the sandbox name from sandbox from at its checkpoint cp (""
-// takes one now) and serves it. It needs the daemon to run as root (the
-// overlay) and from to keep state (its checkpoints).
+// takes one now) and serves it. It needs from to keep state (its
+// checkpoints); where the overlay cannot be (copyWhy, or its mount
+// refused) the fork is a copy.
 func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (rest.ForkMade, error) {
 	if err := core.CheckSandboxName(name); err != nil {
 		return rest.ForkMade{}, fmt.Errorf("%w: %v", fs.ErrInvalid, err)
 	}
 	if h.cfg.State == "" || !h.cfg.History {
 		return rest.ForkMade{}, fmt.Errorf("forks need the daemon's state (--state, history on): %w", errors.ErrUnsupported)
-	}
-	if os.Geteuid() != 0 {
-		return rest.ForkMade{}, fmt.Errorf("a fork is an overlay mount, which needs the daemon to run as root: %w", errors.ErrUnsupported)
 	}
 	if sb, _ := h.Get(name); sb != nil {
 		return rest.ForkMade{}, fmt.Errorf("sandbox %s: %w", name, fs.ErrExist)
@@ -80,7 +83,7 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 		}
 		cp = c.ID
 	}
-	lower, err := checkpoint.Materialize(ctx, parent, cp)
+	lower, why, err := h.lowerOrWhy(ctx, parent, cp)
 	if err != nil {
 		return rest.ForkMade{}, err
 	}
@@ -94,7 +97,8 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 		}
 		return rest.ForkMade{}, err
 	}
-	rec := forkRecord{Name: name, From: from, Checkpoint: cp, Lower: lower.Path, Data: lower.Data, Created: time.Now().UTC()}
+	rec := forkRecord{Name: name, From: from, Checkpoint: cp, Lower: lower.Path, Data: lower.Data, Created: time.Now().UTC(),
+		Copy: why != "", CopyWhy: why}
 	// A state left under the name (a sandbox of DIR removed by hand while
 	// the daemon was down) is another's: archived, so the fork gets a
 	// token, a quota and a journal of its own (incarnation.go).
@@ -122,15 +126,7 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 	if err := checkpoint.Pin(parent, cp, name); err != nil {
 		return rest.ForkMade{}, err
 	}
-	for _, d := range []string{"upper", "work", "root"} {
-		if err := unix.Mkdir(filepath.Join(base, d), 0o700); err != nil {
-			return rest.ForkMade{}, err
-		}
-	}
-	if err := likeRoot(filepath.Join(base, "upper"), lower.Path); err != nil {
-		return rest.ForkMade{}, err
-	}
-	if err := h.mountFork(rec); err != nil {
+	if err := h.makeRoot(ctx, parent, &rec); err != nil {
 		return rest.ForkMade{}, err
 	}
 	if q != (core.Quota{}) {
@@ -147,8 +143,20 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 		return rest.ForkMade{}, err
 	}
 	made = true
-	h.log.Info("forked sandbox "+name+" from "+from, "sandbox", name, "from", from, "checkpoint", cp)
-	return rest.ForkMade{Token: h.Token(name), Checkpoint: cp, Quota: q}, nil
+	h.log.Info("forked sandbox "+name+" from "+from, "sandbox", name, "from", from, "checkpoint", cp, "copy", rec.Copy)
+	return rest.ForkMade{Token: h.Token(name), Checkpoint: cp, Quota: q, Copy: rec.Copy, CopyWhy: rec.CopyWhy}, nil
+}
+
+// overlayDirs makes the fork's upper/ (given the made tree's root's
+// mode, owner and mtime), work/ and root/, for its overlay.
+func (h *Host) overlayDirs(rec forkRecord) error {
+	base := filepath.Join(h.forksDir(), rec.Name)
+	for _, d := range []string{"upper", "work", "root"} {
+		if err := unix.Mkdir(filepath.Join(base, d), 0o700); err != nil {
+			return err
+		}
+	}
+	return likeRoot(filepath.Join(base, "upper"), rec.Lower)
 }
 
 var errNoParent = fmt.Errorf("no such sandbox to fork: %w", fs.ErrNotExist)
@@ -232,14 +240,21 @@ func isOverlay(p string) bool {
 	return unix.Statfs(p, &st) == nil && st.Type == overlayMagic
 }
 
-// startFork serves the fork of rec, whose root must be its overlay.
+// startFork serves the fork of rec, whose root must be its overlay (a
+// copy's: a directory, no mount).
 func (h *Host) startFork(rec forkRecord) (*core.Sandbox, error) {
 	root := filepath.Join(h.forksDir(), rec.Name, "root")
-	if !isOverlay(root) {
+	if rec.Copy {
+		if err := plainDir(root); err != nil {
+			return nil, fmt.Errorf("fork %s, a copy: %w: not served", rec.Name, err)
+		}
+	} else if !isOverlay(root) {
 		return nil, fmt.Errorf("fork %s: %s is not its overlay: not served", rec.Name, root)
 	}
 	open := func(o core.Options) (*core.Sandbox, error) {
-		o.Upper = h.forkUpper(rec.Name)
+		if !rec.Copy { // a copy's tree is all its own: counted as any root
+			o.Upper = h.forkUpper(rec.Name)
+		}
 		return core.Open(rec.Name, root, o)
 	}
 	return h.start(rec.Name, rec.Name, open, false, core.Quota{})
@@ -368,7 +383,7 @@ func (h *Host) dropFork(name string) error {
 }
 
 // StartForks mounts (when a reboot took their mounts) and serves every
-// fork of the state; one that cannot be is logged and left.
+// fork of the state, a copy as it is; one that cannot be is logged and left.
 func (h *Host) StartForks() {
 	if h.cfg.State == "" || !h.cfg.History {
 		return
@@ -384,7 +399,7 @@ func (h *Host) StartForks() {
 			h.abandonFork(rec)
 			continue
 		}
-		if err == nil {
+		if err == nil && !rec.Copy { // a copy is served as it is
 			err = h.mountFork(rec)
 		}
 		if err == nil {

@@ -37,6 +37,7 @@ type Config struct {
 	Events          *natsout.Publisher // nil: not published (--events)
 	LogEvents       bool               // log every journal event
 	MountAll        string             // mount each sandbox at MountAll/NAME ("" = none)
+	ForkCopy        bool               // make every fork a copy, never an overlay (fork_copy.go)
 	Mount           fusefs.Options     // the mirrors' options
 	Log             *slog.Logger
 }

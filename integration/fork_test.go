@@ -46,8 +46,11 @@ func TestFork(t *testing.T) {
 	}
 
 	st, b := postSandbox(t, d, map[string]any{"name": "try-1", "from": "main"})
-	var made struct{ Name, Token, From, Checkpoint string }
-	if json.Unmarshal(b, &made); st != http.StatusCreated || made.Token == "" || made.From != "main" || !strings.HasPrefix(made.Checkpoint, "cp_") {
+	var made struct {
+		Name, Token, From, Checkpoint string
+		Copy                          bool // an overlay, as root: no copy
+	}
+	if json.Unmarshal(b, &made); st != http.StatusCreated || made.Token == "" || made.From != "main" || !strings.HasPrefix(made.Checkpoint, "cp_") || made.Copy {
 		t.Fatalf("fork: %d %s", st, b)
 	}
 	forkRoot := filepath.Join(d.State, "forks", "try-1", "root")

@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"net/http"
@@ -59,7 +60,9 @@ func TestForkMergeKill9(t *testing.T) {
 		// Its answer never comes: the daemon dies first.
 		resp, err := d.Client().Post(d.URL+"/v1/sandboxes/try/merge", "application/json", strings.NewReader(`{}`))
 		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			t.Logf("the merge answered before the kill: %d %.300s", resp.StatusCode, b)
 		}
 	}()
 	mustWait(t, "the merge's first file", func() bool {

@@ -247,4 +247,6 @@ type ForkMade struct {
 	Token      string
 	Checkpoint string // the parent's checkpoint the fork starts from
 	Quota      core.Quota
+	Copy       bool   // its tree is a copy of the checkpoint's, no overlay
+	CopyWhy    string // why, when Copy
 }

@@ -122,8 +122,9 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprou
 }
 
 // fork answers POST /v1/sandboxes {name, from, checkpoint?, quota?} with
-// 201 {name, token, quota, from, checkpoint}: the new sandbox is from's
-// tree at the checkpoint (daemon/fork.go).
+// 201 {name, token, quota, from, checkpoint, copy?, copyWhy?}: the new
+// sandbox is from's tree at the checkpoint (daemon/fork.go), a copy where
+// no overlay could be (daemon/fork_copy.go).
 func (s *Server) fork(w http.ResponseWriter, r *http.Request, name string, req sandboxCreateRequest, q core.Quota) error {
 	from, cp := *req.From, ""
 	if err := core.CheckSandboxName(from); err != nil {
@@ -147,7 +148,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request, name string, req s
 		return managerError("fork", name, err)
 	}
 	return httpkit.WriteJSON(w, http.StatusCreated, api.SandboxCreated{Name: name, Token: made.Token, Quota: quotaSizes(made.Quota),
-		From: from, Checkpoint: made.Checkpoint})
+		From: from, Checkpoint: made.Checkpoint, Copy: made.Copy, CopyWhy: made.CopyWhy})
 }
 
 // patchSandbox answers PATCH /v1/sandboxes/{name} {quota} with 200 {name,

@@ -16,9 +16,10 @@ var forkCommand = &command{
 	synopsis: "fork FROM NAME [--checkpoint ID]",
 	about: `Make the sandbox NAME from the sandbox FROM (POST /v1/sandboxes with
 "from"): its tree is FROM's at the checkpoint ID, or at one taken now, and
-what it writes stays its own (a kernel overlay: the daemon runs as root,
-with --sandboxes DIR and its state). Prints the fork's token, if any, and
-the checkpoint it starts from. "sandfs sandbox rm NAME" discards it.`,
+what it writes stays its own (a kernel overlay where the daemon runs as
+root, else a copy of the tree; with --sandboxes DIR and its state). Prints
+the fork's token, if any, the checkpoint it starts from, and, for a copy,
+"copy" and why. "sandfs sandbox rm NAME" discards it.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		var cf clientFlags
 		cf.add(fs, e.getenv, true)
@@ -42,7 +43,10 @@ the checkpoint it starts from. "sandfs sandbox rm NAME" discards it.`,
 						return err
 					}
 				}
-				_, err := fmt.Fprintln(e.stdout, "checkpoint", out.Checkpoint)
+				if _, err := fmt.Fprintln(e.stdout, "checkpoint", out.Checkpoint); err != nil || !out.Copy {
+					return err
+				}
+				_, err := fmt.Fprintln(e.stdout, "copy", out.CopyWhy)
 				return err
 			})
 		}

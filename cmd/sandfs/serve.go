@@ -43,6 +43,7 @@ type serveConfig struct {
 	checkpointEvery  time.Duration // --checkpoint-every: automatic checkpoints (0 = off)
 	checkpointKeep   int           // --checkpoint-keep: the scheduled checkpoints kept
 	checkpointMax    sizeFlag      // --checkpoint-max-size: each checkpoint store's bound (0: half the state filesystem)
+	forkCopy         bool          // --fork-copy: every fork a copy of its checkpoint's tree, never an overlay
 
 	// Browser guard (rest/browser.go).
 	allowOrigins multiFlag // --allow-origin ORIGIN: a page that may call the daemon
@@ -122,6 +123,7 @@ T suffixes (powers of 1024); 0 means the default.`,
 		fs.DurationVar(&cfg.checkpointEvery, "checkpoint-every", 0, "take a checkpoint of each sandbox every `DURATION` when its tree changed (0: off)")
 		fs.IntVar(&cfg.checkpointKeep, "checkpoint-keep", 24, "keep the newest `N` scheduled checkpoints of each sandbox")
 		fs.Var(&cfg.checkpointMax, "checkpoint-max-size", "bound each sandbox's checkpoint store to `SIZE` on disk; a checkpoint that could pass it is refused (507) before it copies a byte (default: half the state filesystem)")
+		fs.BoolVar(&cfg.forkCopy, "fork-copy", false, "make every fork a copy of its checkpoint's tree (reflinks where the state's filesystem makes them) instead of an overlay mount; a daemon not root, or refused the overlay, copies anyway")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long (`DURATION`) a signalled daemon waits for requests in flight before closing their connections (the watch streams end first, at once)")
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -214,6 +216,7 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 			CheckpointKeep:  cfg.checkpointKeep,
 			LogEvents:       cfg.logEvents,
 			MountAll:        cfg.mountAll,
+			ForkCopy:        cfg.forkCopy,
 			Log:             log,
 		},
 		Fixed:        fixed,

@@ -128,4 +128,17 @@
 // the store's lock (the tree's entries are copied first). Nothing writes
 // a made tree afterwards; deleting the checkpoint removes it. It needs
 // CAP_SYS_ADMIN (trusted.* xattrs), as the overlay does.
+//
+// # Copies
+//
+// [CopyTree] writes a checkpoint's tree into an empty directory the
+// caller gives (a fork where no overlay can be mounted): the same build
+// as a made tree's, but each file gets the store's bytes, by a reflink
+// (FICLONE) where the filesystem can, else a sparse copy (cas.CopySparse,
+// holes kept), as a restore stages its files (writeObject, the one home
+// of both). It needs no privilege: owners are the checkpoint's where the
+// daemon may set them (as root), its own otherwise. It builds in place,
+// not under a temporary name: on an error the caller removes what the
+// directory holds. It answers how many files were cloned and how many
+// copied.
 package checkpoint

@@ -68,13 +68,7 @@ func Materialize(ctx context.Context, s *core.Sandbox, id string) (Lower, error)
 	defer unix.Close(lfd)
 	out := Lower{Path: path.Join(s.StateDir(), lowerDir, id), Data: path.Join(s.StateDir(), objectsDir)}
 
-	h.mu.Lock()
-	t, err := h.tree(id) // an id of no checkpoint (or not of an id's shape) is ErrUnknown
-	var files map[string]cpEntry
-	if err == nil {
-		files = maps.Clone(t.files) // the store's trees change under its lock; the build runs outside it
-	}
-	h.mu.Unlock()
+	files, err := h.treeFiles(id)
 	if err != nil {
 		return Lower{}, err
 	}
@@ -89,7 +83,7 @@ func Materialize(ctx context.Context, s *core.Sandbox, id string) (Lower, error)
 	if err := unix.Mkdirat(lfd, tmp, 0o700); err != nil {
 		return Lower{}, fmt.Errorf("materialize %s: %w", id, err)
 	}
-	b := &lowerBuild{store: h.store, s: s}
+	b := &lowerBuild{s: s, content: metacopy(h.store)}
 	err = b.build(ctx, lfd, tmp, files)
 	if err == nil {
 		err = unix.Renameat2(lfd, tmp, lfd, id, unix.RENAME_NOREPLACE)
@@ -104,6 +98,19 @@ func Materialize(ctx context.Context, s *core.Sandbox, id string) (Lower, error)
 	}
 	out.Made = true
 	return out, nil
+}
+
+// treeFiles is a copy of the entries of checkpoint id's tree (an id of
+// no checkpoint, or not of an id's shape, is ErrUnknown): the store's
+// trees change under its lock, and a build runs outside it.
+func (h *cpStore) treeFiles(id string) (map[string]cpEntry, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, err := h.tree(id)
+	if err != nil {
+		return nil, err
+	}
+	return maps.Clone(t.files), nil
 }
 
 // removeLower removes the made tree of checkpoint id, if any.
@@ -141,10 +148,13 @@ func randomSuffix() string {
 	return hex.EncodeToString(b[:])
 }
 
-// lowerBuild writes one tree.
+// lowerBuild writes one tree: a made tree (Materialize) or a copy
+// (CopyTree), which differ only in what they put in a file of content.
 type lowerBuild struct {
-	store *cas.Store
-	s     *core.Sandbox
+	s *core.Sandbox
+	// content fills the new, empty file fd with the content of e (its
+	// size above 0); its attributes are set after.
+	content func(fd int, e cpEntry) error
 
 	dir    string // the API path of the directory dirfd holds
 	dirfd  int    // -1 when none
@@ -160,6 +170,12 @@ func (b *lowerBuild) build(ctx context.Context, lfd int, name string, files map[
 		return err
 	}
 	defer unix.Close(rootfd)
+	return b.buildAt(ctx, rootfd, files)
+}
+
+// buildAt is build into the directory rootfd (the caller's to close),
+// ending with one syncfs of its filesystem.
+func (b *lowerBuild) buildAt(ctx context.Context, rootfd int, files map[string]cpEntry) error {
 	b.rootfd, b.dirfd = rootfd, -1
 	defer b.closeDir()
 	paths := make([]string, 0, len(files))
@@ -222,10 +238,10 @@ func (b *lowerBuild) parent(p string) (int, string, error) {
 }
 
 // openDir opens the tree's directory of API path p, beneath the tree and
-// through no symlink.
+// through no symlink (core's strict resolution: openat2, or a walk where
+// the kernel has none, as a copy's may not).
 func (b *lowerBuild) openDir(p string) (int, error) {
-	return unix.Openat2(b.rootfd, p[1:], &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	return core.OpenBelow(b.rootfd, p[1:])
 }
 
 func (b *lowerBuild) closeDir() {
@@ -256,9 +272,19 @@ func (b *lowerBuild) make(p string, e cpEntry) error {
 	}
 	defer unix.Close(fd)
 	if e.Size > 0 {
-		// A metacopy file: its size and attributes here, its bytes the
-		// store's object, which the overlay reads through its data layer.
-		if !b.store.Has(e.Hash) {
+		if err := b.content(fd, e); err != nil {
+			return err
+		}
+	}
+	return setFileAttrs(b.s, fd, e)
+}
+
+// metacopy makes a made tree's file: its size and attributes here, its
+// bytes the store's object, which the overlay reads through its data
+// layer.
+func metacopy(store *cas.Store) func(int, cpEntry) error {
+	return func(fd int, e cpEntry) error {
+		if !store.Has(e.Hash) {
 			return unix.ENOENT
 		}
 		d, n := cas.Split(e.Hash)
@@ -268,11 +294,8 @@ func (b *lowerBuild) make(p string, e cpEntry) error {
 		if err := unix.Fsetxattr(fd, overlay.XattrMetacopy, nil, 0); err != nil {
 			return err
 		}
-		if err := unix.Fsetxattr(fd, overlay.XattrRedirect, []byte("/"+d+"/"+n), 0); err != nil {
-			return err
-		}
+		return unix.Fsetxattr(fd, overlay.XattrRedirect, []byte("/"+d+"/"+n), 0)
 	}
-	return setFileAttrs(b.s, fd, e)
 }
 
 func (b *lowerBuild) dirAttrs(p string, e cpEntry) error {

@@ -2,13 +2,11 @@ package checkpoint
 
 import (
 	"context"
-	"os"
 
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
 	"sandfs/core/apipath"
-	"sandfs/core/checkpoint/cas"
 	"sandfs/core/journal"
 	"sandfs/internal/safeat"
 )
@@ -201,21 +199,13 @@ func (r *restorer) stageLink(sg *staged) error {
 
 func (r *restorer) stageFile(sg *staged) error {
 	t := sg.st.t
-	src, err := r.h.store.OpenObject(t.Hash)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
 	fd, err := unix.Openat(sg.dirfd, sg.tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
 	}
-	f := os.NewFile(uintptr(fd), sg.st.ap)
-	defer f.Close()
-	if unix.IoctlFileClone(fd, int(src.Fd())) != nil {
-		if _, err := cas.CopySparse(f, src, nil); err != nil { // holes stay holes
-			return err
-		}
+	defer unix.Close(fd)
+	if _, err := writeObject(r.h.store, fd, t.Hash); err != nil {
+		return err
 	}
 	return setFileAttrs(r.s, fd, t)
 }

@@ -1,0 +1,91 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+	"sandfs/core/checkpoint/cas"
+)
+
+// A checkpoint's tree copied whole into a directory: what a fork is made
+// of where no overlay can be mounted. It is the made tree's build
+// (lowerBuild) with the store's bytes put in each file instead of a
+// metacopy redirect, so it needs no privilege: a reflink (FICLONE) of the
+// object where the filesystem shares extents, a sparse copy otherwise.
+
+// CopyStats says what CopyTree made.
+type CopyStats struct {
+	Entries int   // entries in the tree, the root included
+	Cloned  int   // files of content given by a reflink of the store's object
+	Copied  int   // files of content copied byte by byte (holes kept)
+	Bytes   int64 // the files' size
+}
+
+// CopyTree writes the tree of checkpoint id into dst, a descriptor of an
+// empty directory: its directories, symlinks and files (their content
+// from the store's objects), with the modes (set-id bits only as
+// s.KeptMode allows), owners (where the daemon may: as root; otherwise
+// they stay its own) and modification times the checkpoint recorded, the
+// symlinks' and the root's (dst's) too; directories get theirs last,
+// deepest first. Every name is made by an *at call beneath dst, and
+// every directory is reached without following a symlink. It ends with
+// one syncfs. It builds in place: on an error (ctx ended, a missing
+// object) the caller removes what dst holds.
+func CopyTree(ctx context.Context, s *core.Sandbox, id string, dst int) (CopyStats, error) {
+	var out CopyStats
+	h, err := storeOf(s)
+	if err != nil {
+		return out, err
+	}
+	files, err := h.treeFiles(id)
+	if err != nil {
+		return out, err
+	}
+	out.Entries = len(files)
+	b := &lowerBuild{s: s, content: func(fd int, e cpEntry) error {
+		if err := ctx.Err(); err != nil { // a file may be large: stop between them
+			return err
+		}
+		cloned, err := writeObject(h.store, fd, e.Hash)
+		if err != nil {
+			return err
+		}
+		if cloned {
+			out.Cloned++
+		} else {
+			out.Copied++
+		}
+		out.Bytes += e.Size
+		return nil
+	}}
+	if err := b.buildAt(ctx, dst, files); err != nil {
+		return out, fmt.Errorf("copy of %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// writeObject puts the store's object hash in the empty file fd (open
+// for writing): a reflink where the filesystem can make one (cloned),
+// else a copy of its data extents, so its holes stay holes.
+func writeObject(store *cas.Store, fd int, hash string) (cloned bool, err error) {
+	src, err := store.OpenObject(hash)
+	if err != nil {
+		return false, err
+	}
+	defer src.Close()
+	if unix.IoctlFileClone(fd, int(src.Fd())) == nil {
+		return true, nil
+	}
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0) // the caller keeps fd
+	if err != nil {
+		return false, err
+	}
+	f := os.NewFile(uintptr(dup), hash)
+	defer f.Close()
+	_, err = cas.CopySparse(f, src, nil)
+	return false, err
+}

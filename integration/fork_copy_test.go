@@ -1,0 +1,169 @@
+package integration
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/internal/testenv"
+)
+
+// TestForkCopy: a daemon started with --fork-copy makes each fork a copy
+// of the checkpoint's tree, no overlay, and says so (the answer's copy
+// and copyWhy, the log, the CLI); the copy is the parent's tree (modes,
+// symlinks, their times, empty directories; owners as root); what either
+// writes after stays its own; it merges back; a restart without the flag
+// serves it as it is; DELETE discards it and leaves the parent whole. It
+// needs no root: the copy is what a daemon that is not root makes.
+func TestForkCopy(t *testing.T) {
+	d, dir := startRegistry(t, "--fork-copy")
+	createSandbox(t, d, "main")
+	main := filepath.Join(dir, "main")
+	testenv.Mk(t, main, map[string]string{"a.txt": "alpha", "src/b.go": "package b\n", "empty/": "", "ln": "->a.txt"})
+	must(t, os.Chmod(filepath.Join(main, "src"), 0o750))
+	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	must(t, unix.Lutimes(filepath.Join(main, "ln"), []unix.Timeval{unix.NsecToTimeval(old.UnixNano()), unix.NsecToTimeval(old.UnixNano())}))
+	if os.Geteuid() == 0 {
+		must(t, os.Lchown(filepath.Join(main, "src/b.go"), 65534, 65534))
+	}
+
+	if st, b := postSandbox(t, d, map[string]any{"name": "copy-0", "from": "main", "checkpoint": "cp_000000000000"}); st != http.StatusNotFound {
+		t.Errorf("a copy of an unknown checkpoint: %d %s, want 404", st, b)
+	}
+	if _, err := os.Lstat(filepath.Join(d.State, "forks", "copy-0")); !os.IsNotExist(err) {
+		t.Errorf("a refused copy left its directory: %v", err)
+	}
+
+	st, b := postSandbox(t, d, map[string]any{"name": "copy-1", "from": "main"})
+	var made struct {
+		Name, Token, From, Checkpoint, CopyWhy string
+		Copy                                   bool
+	}
+	if json.Unmarshal(b, &made); st != http.StatusCreated || made.Token == "" || made.From != "main" ||
+		!strings.HasPrefix(made.Checkpoint, "cp_") || !made.Copy || !strings.Contains(made.CopyWhy, "--fork-copy") {
+		t.Fatalf("fork by copy: %d %s", st, b)
+	}
+	if !d.LogHas("forked by copy: asked for (--fork-copy)") {
+		t.Errorf("the log does not say the fork is a copy:\n%s", d.Log())
+	}
+	// A copy's tree is all its own: its usage is the parent's tree's.
+	if want, got := [2]int64{15, 5}, waitForkUsage(t, d, "copy-1", [2]int64{15, 5}); got != want {
+		t.Errorf("the copy's usage %v, want its whole tree's %v", got, want)
+	}
+	base := filepath.Join(d.State, "forks", "copy-1")
+	forkRoot := filepath.Join(base, "root")
+	var sfs unix.Statfs_t
+	must(t, unix.Statfs(forkRoot, &sfs))
+	if sfs.Type == 0x794c7630 { // overlayfs's magic
+		t.Errorf("the copy's root is an overlay")
+	}
+	for _, sub := range []string{"upper", "work"} {
+		if _, err := os.Lstat(filepath.Join(base, sub)); !os.IsNotExist(err) {
+			t.Errorf("a copy has %s/: %v", sub, err)
+		}
+	}
+	if rec, err := os.ReadFile(filepath.Join(base, "fork.json")); err != nil || !strings.Contains(string(rec), `"copy": true`) {
+		t.Errorf("the copy's record: %s, %v", rec, err)
+	}
+	if got, want := digestTree(t, forkRoot), digestTree(t, main); got != want {
+		t.Fatalf("the copy's tree:\n%s\nwant the parent's:\n%s", got, want)
+	}
+	var a, c unix.Stat_t
+	must(t, unix.Lstat(filepath.Join(main, "ln"), &a))
+	must(t, unix.Lstat(filepath.Join(forkRoot, "ln"), &c))
+	if a.Mtim != c.Mtim {
+		t.Errorf("the copy's symlink mtime %v, want %v", c.Mtim, a.Mtim)
+	}
+	must(t, unix.Lstat(filepath.Join(main, "src/b.go"), &a))
+	must(t, unix.Lstat(filepath.Join(forkRoot, "src/b.go"), &c))
+	if a.Uid != c.Uid || a.Gid != c.Gid || a.Mtim != c.Mtim {
+		t.Errorf("the copy's src/b.go: %d:%d at %v; want %d:%d at %v", c.Uid, c.Gid, c.Mtim, a.Uid, a.Gid, a.Mtim)
+	}
+
+	// Each side's writes stay its own.
+	if st, b := named(t, d, made.Token, "PUT", "copy-1", "/fs/write?path=/a.txt", []byte("fork's")); st != http.StatusOK {
+		t.Fatalf("write in the copy: %d %s", st, b)
+	}
+	must(t, os.WriteFile(filepath.Join(main, "src/b.go"), []byte("package b // parent's\n"), 0o644))
+	wantFile(t, filepath.Join(main, "a.txt"), "alpha")
+	wantFile(t, filepath.Join(forkRoot, "a.txt"), "fork's")
+	wantFile(t, filepath.Join(forkRoot, "src/b.go"), "package b\n")
+	if st, b := named(t, d, made.Token, "GET", "copy-1", "/fs/read?path=/ln", nil); st != http.StatusOK || string(b) != "fork's" {
+		t.Errorf("the copy's symlink through its routes: %d %q", st, b)
+	}
+
+	// The CLI says so too; its fork is discarded by the CLI.
+	r := d.CLI(t, nil, "fork", "main", "copy-2")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "\ncopy asked for (--fork-copy)\n") {
+		t.Fatalf("sandfs fork: %+v", r)
+	}
+	if r := d.CLI(t, nil, "sandbox", "rm", "copy-2"); r.Code != 0 {
+		t.Fatalf("sandfs sandbox rm: %+v", r)
+	}
+
+	// A restart without the flag: the copy is served as it is.
+	d.Stop(t)
+	d = startDaemon(t, "--sandboxes", dir, "--state", d.State)
+	waitStatus(t, d, "copy-1", http.StatusOK)
+	if st, b := named(t, d, made.Token, "GET", "copy-1", "/fs/read?path=/a.txt", nil); st != http.StatusOK || string(b) != "fork's" {
+		t.Errorf("the copy after a restart: %d %q", st, b)
+	}
+
+	// It merges back: its checkpoint, pinned, is the base.
+	if st, b := named(t, d, "", "POST", "copy-1", "/merge", []byte(`{}`)); st != http.StatusOK {
+		t.Fatalf("merge of the copy: %d %s", st, b)
+	}
+	wantFile(t, filepath.Join(main, "a.txt"), "fork's")
+	wantFile(t, filepath.Join(main, "src/b.go"), "package b // parent's\n")
+
+	if st, b := named(t, d, "", "DELETE", "copy-1", "", nil); st != http.StatusOK {
+		t.Fatalf("discard: %d %s", st, b)
+	}
+	if _, err := os.Lstat(base); !os.IsNotExist(err) {
+		t.Errorf("the copy's directory after the discard: %v", err)
+	}
+	waitStatus(t, d, "copy-1", http.StatusNotFound)
+	wantFile(t, filepath.Join(main, "src/b.go"), "package b // parent's\n")
+	if st, b := named(t, d, "", "DELETE", "main", "/checkpoints/"+made.Checkpoint, nil); st != http.StatusOK {
+		t.Errorf("DELETE of the checkpoint after the discard: %d %s", st, b)
+	}
+}
+
+// TestForkCopyRefused: a daemon whose root is not the host's (its own
+// user namespace: no trusted.* xattrs, no overlay) is refused the
+// overlay and makes the fork by copy unasked, and says why.
+func TestForkCopyRefused(t *testing.T) {
+	if out, err := exec.Command("unshare", "--user", "--map-root-user", "true").CombinedOutput(); err != nil {
+		testenv.Skip(t, nil, "a fork refused its overlay NOT TESTED: cannot make a user namespace (unshare --user): %v %s", err, out)
+	}
+	wrapper := filepath.Join(t.TempDir(), "userns-sandfs")
+	must(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nexec unshare --user --map-root-user "+sandfsBin(t)+" \"$@\"\n"), 0o755))
+	dir := filepath.Join(t.TempDir(), "sandboxes")
+	must(t, os.Mkdir(dir, 0o755))
+	d := startDaemonWith(t, daemonOptions{Bin: wrapper}, "--sandboxes", dir)
+	createSandbox(t, d, "main")
+	main := filepath.Join(dir, "main")
+	testenv.Mk(t, main, map[string]string{"a.txt": "alpha", "src/b.go": "package b\n", "empty/": "", "ln": "->a.txt"})
+
+	st, b := postSandbox(t, d, map[string]any{"name": "copy-1", "from": "main"})
+	var made struct {
+		CopyWhy string
+		Copy    bool
+	}
+	if json.Unmarshal(b, &made); st != http.StatusCreated || !made.Copy || !strings.Contains(made.CopyWhy, "refused") {
+		t.Fatalf("a fork refused its overlay: %d %s; want a copy saying why", st, b)
+	}
+	if !d.LogHas("forked by copy: " + made.CopyWhy) {
+		t.Errorf("the log does not say why the fork is a copy:\n%s", d.Log())
+	}
+	if got, want := digestTree(t, filepath.Join(d.State, "forks", "copy-1", "root")), digestTree(t, main); got != want {
+		t.Fatalf("the copy's tree:\n%s\nwant the parent's:\n%s", got, want)
+	}
+}
