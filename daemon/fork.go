@@ -134,8 +134,20 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 			return rest.ForkMade{}, err
 		}
 	}
-	if _, err := h.startFork(rec); err != nil {
+	sb, err := h.startFork(rec)
+	if err != nil {
 		return rest.ForkMade{}, err
+	}
+	// Answered once its kernel watch has walked the tree: a process that
+	// writes the fork's root after the answer is then heard, so the
+	// fork's journal names all it changed (what its merges and changes
+	// since the fork read). Before, a change in a directory not yet
+	// watched would be missed.
+	select {
+	case <-sb.Watch().Ready():
+	case <-ctx.Done():
+	case <-time.After(watchReadyWait):
+		h.log.Warn("the fork's kernel watch is not ready after 30s; answering anyway", "sandbox", name)
 	}
 	rec.Made = true
 	if err := writeRecord(base, rec); err != nil {

@@ -86,6 +86,9 @@ func runHistory(c *cfg, t *table) error {
 	if err := runDiffs(c, t, dir); err != nil {
 		return err
 	}
+	if err := forkRows(c, t, dir); err != nil {
+		return err
+	}
 	t.single("Journal state on disk per 100,000 events (journal.db + WAL)", fmt.Sprintf("%.1f MiB", median(perHundredK)/(1<<20)), "—", "—", true,
 		"events of ~60-byte paths with pid, comm and cgroup; the 32 MiB tail is a fixed, sparse file beside it")
 	return nil
