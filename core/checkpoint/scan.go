@@ -224,6 +224,14 @@ func (b *builder) entry(dirfd int, name, ap string, st *unix.Stat_t) error {
 // stat is the entry of name in dirfd (stat st): a file whose identity
 // matches prev's keeps prev's hash, others are read.
 func (b *builder) stat(dirfd int, name, ap string, st *unix.Stat_t) (cpEntry, bool, error) {
+	return b.statTry(dirfd, name, ap, st, 1)
+}
+
+// statTry is stat's try number try: a symlink swapped for another kind
+// between its lstat and its readlink (EINVAL) is looked at again, up to
+// readTries times, then the checkpoint fails as for a file that kept
+// changing (EAGAIN): the tree changed under it, not the request.
+func (b *builder) statTry(dirfd int, name, ap string, st *unix.Stat_t, try int) (cpEntry, bool, error) {
 	e := cpEntry{Perm: st.Mode & 0o7777, Uid: st.Uid, Gid: st.Gid, Mtime: st.Mtim.Nano(),
 		Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Nano()}
 	switch st.Mode & unix.S_IFMT {
@@ -233,6 +241,16 @@ func (b *builder) stat(dirfd int, name, ap string, st *unix.Stat_t) (cpEntry, bo
 	case unix.S_IFLNK:
 		e.Kind = kindLink
 		t, err := core.Readlinkat(dirfd, name)
+		if errors.Is(err, unix.EINVAL) {
+			if try >= readTries {
+				return e, false, core.PathErr("checkpoint", ap, ErrKeptChanging)
+			}
+			var again unix.Stat_t
+			if _, err := core.LstatAt(dirfd, name, &again); err != nil || core.NotRegular(again.Mode) {
+				return e, false, nilIfGone(ap, err)
+			}
+			return b.statTry(dirfd, name, ap, &again, try+1)
+		}
 		if err != nil {
 			return e, false, nilIfGone(ap, err)
 		}
