@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"sandfs/api"
 	"text/tabwriter"
@@ -123,15 +124,7 @@ a dry run, "undo ID": restoring that checkpoint undoes this restore.`,
 			var res api.Restore
 			return cf.callAndPrint(ctx, c, e.stdout, jsonRequest("POST", sandboxRoute(*sandbox, "/restore"), body), &res, func([]byte) error {
 				tw := tabwriter.NewWriter(e.stdout, 0, 8, 1, ' ', 0)
-				for _, p := range res.Written {
-					fmt.Fprintf(tw, "write\t%s\n", printable(p))
-				}
-				for _, p := range res.Removed {
-					fmt.Fprintf(tw, "remove\t%s\n", printable(p))
-				}
-				for _, s := range res.Skipped {
-					fmt.Fprintf(tw, "skip\t%s: %s\n", printable(s.Path), printable(s.Reason))
-				}
+				writeApplied(tw, res.Written, res.Removed, res.Skipped)
 				if res.Undo != "" {
 					fmt.Fprintf(tw, "undo\t%s\n", res.Undo)
 				}
@@ -139,4 +132,18 @@ a dry run, "undo ID": restoring that checkpoint undoes this restore.`,
 			})
 		})
 	},
+}
+
+// writeApplied writes what a restore or a merge did, a line per path:
+// "write P", "remove P", "skip P: REASON".
+func writeApplied(w io.Writer, written, removed []string, skipped []api.RestoreSkip) {
+	for _, p := range written {
+		fmt.Fprintf(w, "write\t%s\n", printable(p))
+	}
+	for _, p := range removed {
+		fmt.Fprintf(w, "remove\t%s\n", printable(p))
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(w, "skip\t%s: %s\n", printable(s.Path), printable(s.Reason))
+	}
 }

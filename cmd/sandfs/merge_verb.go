@@ -65,15 +65,7 @@ dry run, "undo ID": restoring that checkpoint undoes the merge.`,
 
 func printMerge(e *env, res api.Merge) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 8, 1, ' ', 0)
-	for _, p := range res.Written {
-		fmt.Fprintf(tw, "write\t%s\n", printable(p))
-	}
-	for _, p := range res.Removed {
-		fmt.Fprintf(tw, "remove\t%s\n", printable(p))
-	}
-	for _, s := range res.Skipped {
-		fmt.Fprintf(tw, "skip\t%s: %s\n", printable(s.Path), printable(s.Reason))
-	}
+	writeApplied(tw, res.Written, res.Removed, res.Skipped)
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"sort"
 
 	"golang.org/x/sys/unix"
@@ -127,13 +126,9 @@ func Merge(ctx context.Context, s *core.Sandbox, o MergeOptions) (MergeResult, e
 	if err != nil {
 		return res, err
 	}
-	base, err := h.tree(bhd.ID)
+	base, err := h.treeBefore(bhd.ID)
 	if err != nil {
 		return res, err
-	}
-	if base == h.last || base == h.other {
-		// The checkpoint below changes the newest tree in place.
-		base = &cpTree{hdr: base.hdr, files: maps.Clone(base.files)}
 	}
 	var st *cas.Store
 	if !o.DryRun {

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"sandfs/core"
 )
@@ -87,27 +85,11 @@ func TestMergeConflictKinds(t *testing.T) {
 // the fork's bytes whole or skips the path as raced; the file is never
 // torn and no temp is left.
 func TestMergeRacingWriter(t *testing.T) {
-	big := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i%26)}, 256<<10+i) }
-	s, f, root, _, cp := forkOf(t, map[string]string{"hot": string(big(0))})
-	if _, err := f.WriteFile(ctx, "/hot", bytes.NewReader(big(999)), core.WriteOptions{}); err != nil {
+	s, f, root, _, cp := forkOf(t, map[string]string{"hot": string(hotVersion(0))})
+	if _, err := f.WriteFile(ctx, "/hot", bytes.NewReader(hotVersion(999)), core.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	versions := map[string]bool{string(big(0)): true, string(big(999)): true}
-	const rounds = 100
-	for i := 1; i <= rounds; i++ {
-		versions[string(big(i))] = true
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 1; i <= rounds; i++ {
-			if _, err := s.WriteFile(ctx, "/hot", bytes.NewReader(big(i)), core.WriteOptions{}); err != nil {
-				t.Error(err)
-				return
-			}
-			time.Sleep(time.Duration(i%3) * time.Millisecond)
-		}
-	}()
+	done := raceHot(t, s)
 	written, raced := 0, 0
 	for i := 0; i < 20; i++ {
 		res, err := Merge(ctx, s, MergeOptions{Checkpoint: cp.ID, Fork: f, Name: "race", Strategy: StrategyTheirs})
@@ -121,10 +103,7 @@ func TestMergeRacingWriter(t *testing.T) {
 				t.Errorf("skip %+v", sk)
 			}
 		}
-		b, err := os.ReadFile(filepath.Join(root, "hot"))
-		if err != nil || !versions[string(b)] {
-			t.Fatalf("torn file: %d bytes, %v", len(b), err)
-		}
+		wantWholeHot(t, root, 999)
 	}
 	<-done
 	t.Logf("%d merges wrote, %d were skipped as raced", written, raced)

@@ -98,15 +98,9 @@ func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreRes
 			return res, err
 		}
 	}
-	// The target's tree before the checkpoint below: that one starts from
-	// the newest tree and changes it in place, so a target that is the
-	// newest is copied (cheaper than reading its manifests again).
-	target, err := h.tree(thd.ID)
+	target, err := h.treeBefore(thd.ID)
 	if err != nil {
 		return res, err
-	}
-	if target == h.last || target == h.other {
-		target = &cpTree{hdr: target.hdr, files: maps.Clone(target.files)}
 	}
 	undo, cur, err := h.create(ctx, s, Options{Reason: ReasonBeforeRestore, SkipExcluded: thd.SkipExcluded,
 		Name: "before restore of " + thd.ID}, !o.DryRun)
@@ -202,4 +196,19 @@ func ancestors(ap string, fn func(dir string) bool) {
 			return
 		}
 	}
+}
+
+// treeBefore is the tree of checkpoint id, taken before a checkpoint the
+// caller takes next: that one starts from the newest tree and changes it
+// in place, so a tree that is the newest (or the one kept beside it) is
+// copied, which is cheaper than reading its manifests again. h.mu is held.
+func (h *cpStore) treeBefore(id string) (*cpTree, error) {
+	t, err := h.tree(id)
+	if err != nil {
+		return nil, err
+	}
+	if t == h.last || t == h.other {
+		t = &cpTree{hdr: t.hdr, files: maps.Clone(t.files)}
+	}
+	return t, nil
 }

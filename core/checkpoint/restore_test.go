@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -200,27 +198,10 @@ func TestRestoreDoesNotFollowSymlinks(t *testing.T) {
 
 func TestRestoreRacingWrites(t *testing.T) {
 	root := t.TempDir()
-	versions := map[string]bool{}
-	big := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i%26)}, 256<<10+i) }
-	os.WriteFile(filepath.Join(root, "hot"), big(0), 0o644)
-	versions[string(big(0))] = true
+	os.WriteFile(filepath.Join(root, "hot"), hotVersion(0), 0o644)
 	s := histSandbox(t, root)
 	cp := mustCheckpoint(t, s, Options{})
-	const rounds = 100
-	for i := 1; i <= rounds; i++ {
-		versions[string(big(i))] = true
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 1; i <= rounds; i++ {
-			if _, err := s.WriteFile(ctx, "/hot", bytes.NewReader(big(i)), core.WriteOptions{}); err != nil {
-				t.Error(err)
-				return
-			}
-			time.Sleep(time.Duration(i%3) * time.Millisecond)
-		}
-	}()
+	done := raceHot(t, s)
 	written, raced := 0, 0
 	for i := 0; i < 20; i++ {
 		res, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp.ID, Paths: []string{"/hot"}})
@@ -234,10 +215,7 @@ func TestRestoreRacingWrites(t *testing.T) {
 				t.Errorf("skip %+v", sk)
 			}
 		}
-		b, err := os.ReadFile(filepath.Join(root, "hot"))
-		if err != nil || !versions[string(b)] {
-			t.Fatalf("torn file: %d bytes, %v", len(b), err)
-		}
+		wantWholeHot(t, root)
 	}
 	<-done
 	t.Logf("%d restores wrote, %d were skipped as raced", written, raced)
