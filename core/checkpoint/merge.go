@@ -135,13 +135,19 @@ func Merge(ctx context.Context, s *core.Sandbox, o MergeOptions) (MergeResult, e
 		st = h.store // what the fork wrote is staged from the store, as a restore's files are
 	}
 	theirs, err := h.forkChanges(ctx, o.Fork, base.files, bhd.SkipExcluded, st)
+	var undo Checkpoint
+	var cur *cpTree
 	if err != nil {
-		return res, fmt.Errorf("what the fork changed: %w", err)
+		err = fmt.Errorf("what the fork changed: %w", err)
+	} else if undo, cur, err = h.create(ctx, s, Options{Reason: ReasonBeforeMerge, SkipExcluded: bhd.SkipExcluded,
+		Name: "before merge of " + o.Name}, !o.DryRun); err != nil {
+		err = fmt.Errorf("the checkpoint before the merge: %w", err)
 	}
-	undo, cur, err := h.create(ctx, s, Options{Reason: ReasonBeforeMerge, SkipExcluded: bhd.SkipExcluded,
-		Name: "before merge of " + o.Name}, !o.DryRun)
 	if err != nil {
-		return res, fmt.Errorf("the checkpoint before the merge: %w", err)
+		if st != nil {
+			h.sweep() // what it stored (a full disk, a cancel) no manifest names: it goes
+		}
+		return res, err
 	}
 	m := &merger{base: base.files, cur: cur.files, set: theirs.set, del: theirs.del, strategy: o.Strategy}
 	m.decide(scopes)
