@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -24,6 +25,25 @@ func (l *Log) Failing() (full bool, err error) {
 
 // sqliteFull is SQLite's primary result code SQLITE_FULL.
 const sqliteFull = 13
+
+// sqliteBusy and sqliteLocked are SQLite's primary result codes of a
+// database another connection holds past the busy timeout: the writer's
+// next try may well pass.
+const (
+	sqliteBusy   = 5
+	sqliteLocked = 6
+)
+
+// busyErr reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED.
+func busyErr(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && (coded.Code()&0xff == sqliteBusy || coded.Code()&0xff == sqliteLocked)
+}
+
+// busyPatience is how long a reader waiting for events to be stored waits
+// out a writer refused as busy before it answers that the database is
+// unavailable: a moment's lock (a long prune beside it) is no failure.
+const busyPatience = 30 * time.Second
 
 // outOfSpace reports whether err is a refusal for want of space: a
 // write's SQLITE_FULL or ENOSPC/EDQUOT, or any error of SQLite's while the

@@ -335,9 +335,17 @@ func (l *Log) syncTo(seq uint64) error {
 	if seq == 0 && len(l.pending) > 0 {
 		seq = l.pending[len(l.pending)-1].Seq
 	}
+	var busySince time.Time
 	for l.committed < seq && !l.closed {
 		if l.failed != nil {
-			return l.unavailable(l.failed)
+			if !busyErr(l.failed) {
+				return l.unavailable(l.failed)
+			}
+			if busySince.IsZero() {
+				busySince = time.Now()
+			} else if time.Since(busySince) > busyPatience {
+				return l.unavailable(l.failed)
+			}
 		}
 		l.urgently()
 		l.cond.Wait()
