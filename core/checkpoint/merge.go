@@ -112,20 +112,11 @@ func Merge(ctx context.Context, s *core.Sandbox, o MergeOptions) (MergeResult, e
 	if o.Fork == nil || o.Fork == s {
 		return res, fmt.Errorf("a merge needs a fork other than the sandbox merged into: %w", unix.EINVAL)
 	}
-	h, err := storeOf(s)
+	h, scopes, bhd, err := lockedAt(s, o.Checkpoint, o.Paths)
 	if err != nil {
 		return res, err
 	}
-	scopes, err := restoreScopes(s, o.Paths)
-	if err != nil {
-		return res, err
-	}
-	h.mu.Lock()
 	defer h.mu.Unlock()
-	bhd, err := h.header(o.Checkpoint)
-	if err != nil {
-		return res, err
-	}
 	base, err := h.treeBefore(bhd.ID)
 	if err != nil {
 		return res, err

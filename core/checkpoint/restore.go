@@ -78,20 +78,11 @@ const RestoreActorPrefix = "restore:"
 // (doc.go, "Restore", has the design).
 func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{Checkpoint: o.Checkpoint, DryRun: o.DryRun, Written: []string{}, Removed: []string{}, Skipped: []RestoreSkip{}}
-	h, err := storeOf(s)
+	h, scopes, thd, err := lockedAt(s, o.Checkpoint, o.Paths)
 	if err != nil {
 		return res, err
 	}
-	scopes, err := restoreScopes(s, o.Paths)
-	if err != nil {
-		return res, err
-	}
-	h.mu.Lock()
 	defer h.mu.Unlock()
-	thd, err := h.header(o.Checkpoint)
-	if err != nil {
-		return res, err
-	}
 	var actor *actorChanges
 	if o.Actor != "" {
 		if actor, err = changesBy(ctx, s, o.Actor, thd.Seq); err != nil {
@@ -211,4 +202,25 @@ func (h *cpStore) treeBefore(id string) (*cpTree, error) {
 		t = &cpTree{hdr: t.hdr, files: maps.Clone(t.files)}
 	}
 	return t, nil
+}
+
+// lockedAt is how a restore and a merge start: the store, paths checked
+// (restoreScopes), and the checkpoint id's header, with h.mu held for the
+// caller to unlock (not on an error).
+func lockedAt(s *core.Sandbox, id string, paths []string) (*cpStore, []string, cpHeader, error) {
+	h, err := storeOf(s)
+	if err != nil {
+		return nil, nil, cpHeader{}, err
+	}
+	scopes, err := restoreScopes(s, paths)
+	if err != nil {
+		return nil, nil, cpHeader{}, err
+	}
+	h.mu.Lock()
+	hd, err := h.header(id)
+	if err != nil {
+		h.mu.Unlock()
+		return nil, nil, cpHeader{}, err
+	}
+	return h, scopes, hd, nil
 }
