@@ -70,7 +70,7 @@ func TestSandboxdWatch(t *testing.T) {
 			"create /w/a", "modify /w/a", "attrib /w/a", "rename /w/sub/b <- /w/a", "rename /w/y <- /out/y", "create /w/end"}},
 		{"subdirectory, recursive", "path=w/sub/&recursive=1", "/w/sub/end", []string{
 			"rename /w/sub/b <- /w/a", "modify /w/sub/deep/z", "delete /w/sub/b", "create /w/sub/end"}},
-		{"root by default", "recursive=true", "/w/end", []string{
+		{"root", "path=/&recursive=true", "/w/end", []string{
 			"create /w/a", "modify /w/a", "attrib /w/a", "rename /w/sub/b <- /w/a", "modify /w/sub/deep/z",
 			"delete /w/sub/b", "create /out/x", "rename /w/y <- /out/y", "create /wx", "create /w/sub/end", "create /w/end"}},
 	}
@@ -198,15 +198,16 @@ func TestSandboxdWatchErrors(t *testing.T) {
 		status      int
 		code        string
 	}{
+		{"no path", "recursive=true", nil, 400, "INVALID_ARGUMENT"},
 		{"climbs above the root", "path=/d/../../x", nil, 403, "PERMISSION_DENIED"},
 		{"missing", "path=/nope", nil, 404, "NOT_FOUND"},
 		{"a file", "path=/a.txt", nil, 400, "INVALID_ARGUMENT"},
 		{"a symlink to nothing", "path=/d/broken", nil, 404, "NOT_FOUND"},
 		{"bad recursive", "path=/d&recursive=maybe", nil, 400, "INVALID_ARGUMENT"},
-		{"negative since", "since=-1", nil, 400, "INVALID_ARGUMENT"},
-		{"empty since", "since=", nil, 400, "INVALID_ARGUMENT"},
-		{"word since", "since=latest", nil, 400, "INVALID_ARGUMENT"},
-		{"bad Last-Event-ID", "", map[string]string{"Last-Event-ID": "w_1:5"}, 400, "INVALID_ARGUMENT"},
+		{"negative since", "path=/&since=-1", nil, 400, "INVALID_ARGUMENT"},
+		{"empty since", "path=/&since=", nil, 400, "INVALID_ARGUMENT"},
+		{"word since", "path=/&since=latest", nil, 400, "INVALID_ARGUMENT"},
+		{"bad Last-Event-ID", "path=/", map[string]string{"Last-Event-ID": "w_1:5"}, 400, "INVALID_ARGUMENT"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			wantSandboxdError(t, h.do(t, req{Method: "GET", Target: "/v1/watch?" + c.query, Header: c.header}), c.status, c.code)
@@ -219,7 +220,7 @@ func TestSandboxdWatchErrors(t *testing.T) {
 func TestSandboxdWatchEnds(t *testing.T) {
 	t.Run("sandbox removed", func(t *testing.T) {
 		rh := newRegHarness(t, regOpts{})
-		s, _ := rh.openWatch(t, "/v1/watch?sandbox=a", nil)
+		s, _ := rh.openWatch(t, "/v1/watch?path=/&sandbox=a", nil)
 		go rh.reg.Remove(context.Background(), "a")
 		ev := s.next(t)
 		if sd := decodeJSONString[sandboxd.WatchShutdown](t, ev.Data); ev.Event != "shutdown" || sd.Reason != "the sandbox was removed" {
@@ -228,7 +229,7 @@ func TestSandboxdWatchEnds(t *testing.T) {
 	})
 	t.Run("daemon stops", func(t *testing.T) {
 		h := newHarness(t, harnessOpts{})
-		s, _ := h.openWatch(t, "/v1/watch", nil)
+		s, _ := h.openWatch(t, "/v1/watch?path=/", nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		h.srv.EndStreams(ctx)

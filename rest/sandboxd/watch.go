@@ -171,11 +171,13 @@ func (f *Family) watchRequest(r *http.Request) (watchRequest, error) {
 		}
 		wr.since = &n
 	}
-	ctx := r.Context()
-	p := "/"
-	if q.Has("path") {
-		p = q.Get("path")
+	// path is required, as the KEP's Watch(path) takes one: a stream of the
+	// whole sandbox is asked for with path=/, never by leaving it out.
+	p, err := httpkit.RequiredQuery(q, "path", httpkit.PlainDialect)
+	if err != nil {
+		return wr, err
 	}
+	ctx := r.Context()
 	if wr.scope.dir, err = f.cleanPath(ctx, p); err != nil {
 		return wr, err
 	}
