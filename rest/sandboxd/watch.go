@@ -121,26 +121,11 @@ type watchScope struct {
 	recursive bool
 }
 
-func (w watchScope) covers(p string) bool {
-	if p == "" {
-		return false
-	}
-	if p == w.dir {
-		return true
-	}
-	prefix := w.dir
-	if prefix != "/" {
-		prefix += "/"
-	}
-	if !strings.HasPrefix(p, prefix) {
-		return false
-	}
-	return w.recursive || !strings.Contains(p[len(prefix):], "/")
-}
-
 // matches says whether an event is told: a rename when either end is
 // covered, so a file moved out of the tree is seen to leave it.
-func (w watchScope) matches(e journal.Event) bool { return w.covers(e.Path) || w.covers(e.OldPath) }
+func (w watchScope) matches(e journal.Event) bool {
+	return journal.Covers(e.Path, w.dir, w.recursive) || journal.Covers(e.OldPath, w.dir, w.recursive)
+}
 
 // watchRequest is a watch's parameters, checked before the stream starts.
 type watchRequest struct {
