@@ -36,7 +36,8 @@
 //   - named sandboxes (rest/named): /v1/sandboxes/:name/… and
 //     /v1/sprites/:name/….
 //   - sandboxd (rest/sandboxd): KEP-539.2's /v1/files/*path (GET, HEAD,
-//     PUT, DELETE) and /v1/metadata; its /v1/health is the service route,
+//     PUT, DELETE), /v1/metadata and /v1/watch (SSE, sandfs's proposal
+//     for the KEP's Watch); its /v1/health is the service route,
 //     whose answer carries uptime_seconds and whose 503 carries the
 //     standard's {code, message}.
 //   - MCP (rest/mcp): POST, GET and DELETE /mcp (the token's sandbox, as

@@ -56,7 +56,7 @@ func (s *Server) table() []httpkit.Line {
 		},
 		// Named sandboxes (rest/named): /v1/sandboxes/:name/…, /v1/sprites/:name/….
 		s.named.Routes(),
-		// sandboxd (rest/sandboxd, KEP-539.2): /v1/files/*path, /v1/metadata; its /v1/health is the service line above.
+		// sandboxd (rest/sandboxd, KEP-539.2): /v1/files/*path, /v1/metadata, /v1/watch; its /v1/health is the service line above.
 		s.sandboxd.Routes(),
 		// MCP (rest/mcp): /mcp (the token's sandbox) and /v1/sandboxes/:name/mcp.
 		s.mcp.Routes(),

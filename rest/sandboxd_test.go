@@ -214,7 +214,7 @@ func equalEnts[T comparable](a, b []T) bool {
 // takes, /v1/files without its slash, and the routes in the table.
 func TestSandboxdRouting(t *testing.T) {
 	h, _ := sandboxdFixture(t)
-	want := map[string]bool{"GET /v1/files/*path": true, "HEAD /v1/files/*path": true, "PUT /v1/files/*path": true, "DELETE /v1/files/*path": true, "GET /v1/metadata": true}
+	want := map[string]bool{"GET /v1/files/*path": true, "HEAD /v1/files/*path": true, "PUT /v1/files/*path": true, "DELETE /v1/files/*path": true, "GET /v1/metadata": true, "GET /v1/watch": true}
 	for _, rt := range h.srv.Routes() {
 		if rt.Family == FamilySandboxd {
 			if !want[rt.Method+" "+rt.Path] || !rt.Auth {

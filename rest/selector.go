@@ -18,7 +18,7 @@ import (
 //
 // The named family names its sandbox in the path (/v1/sandboxes/{name}/…).
 // The sandbox-agent (/v1/fs/*), AIO (/v1/file/*, /v2/*) and sandboxd
-// (/v1/files/*, /v1/metadata) families name none: the sandbox selector picks it, the header X-Sandfs-Sandbox: NAME
+// (/v1/files/*, /v1/metadata, /v1/watch) families name none: the sandbox selector picks it, the header X-Sandfs-Sandbox: NAME
 // or the query parameter sandbox=NAME (the same name in both when both are
 // given); without one, a sandbox token selects its own sandbox and the
 // daemon's token (or no auth) selects "default".

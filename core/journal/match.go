@@ -18,6 +18,16 @@ func within(p, dir string) bool {
 	return strings.HasPrefix(p, dir+"/")
 }
 
+// Covers reports whether API path p is dir, or lies beneath it: anywhere
+// with recursive, else as one of its direct entries. It is the scope of a
+// live watch of a directory, as the streams that follow one cut it.
+func Covers(p, dir string, recursive bool) bool {
+	if p == "" || !within(p, dir) {
+		return false
+	}
+	return recursive || !strings.Contains(Rel(p, dir), "/")
+}
+
 // Rel is p relative to the directory dir ("" for dir itself). p must be
 // within dir.
 func Rel(p, dir string) string {

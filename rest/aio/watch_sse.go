@@ -1,13 +1,10 @@
 package aio
 
 import (
-	"bufio"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"sandfs/rest/httpkit"
 )
@@ -42,13 +39,10 @@ import (
 // Memory stays bounded whatever the client does: the handler reads the
 // watcher's own bounded buffer with a cursor, a batch at a time, and blocks
 // in Write while the client does not read; nothing is queued per client. A
-// client that reads nothing for sseWriteTimeout is cut off.
+// client that reads nothing for httpkit.SSEWriteTimeout is cut off.
 
-const (
-	sseBatch        = 1000             // events read from the watcher per write
-	sseHeartbeat    = 15 * time.Second // default heartbeat interval
-	sseWriteTimeout = 30 * time.Second // a batch the client does not drain in this long ends the stream
-)
+// sseBatch is the events read from the watcher per write.
+const sseBatch = 1000
 
 // serveWatchSSE streams watcher id. Errors before the stream starts (an
 // unknown watcher, a bad cursor) are returned to be rendered in the family's
@@ -74,43 +68,38 @@ func (s *Family) serveWatchSSE(w http.ResponseWriter, r *http.Request, id string
 	}
 	base, isFile := wt.Config().Path, s.watchesOf(r.Context()).isFile(id)
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	sw := newSSEWriter(w)
-	sw.arm()
-	sw.event("", "watch_started", SSEStarted{WatcherID: id, Cursor: cursor})
-	if sw.flush() != nil {
+	sw := httpkit.StartSSE(w)
+	sw.Arm()
+	sw.Event("", "watch_started", SSEStarted{WatcherID: id, Cursor: cursor})
+	if sw.Flush() != nil {
 		return nil
 	}
 	ctx, done := s.host.StreamContext(r.Context())
 	defer done()
 	overflowing := false
 	for {
-		b, err := wt.Poll(ctx, cursor, sseBatch, sseHeartbeat)
+		b, err := wt.Poll(ctx, cursor, sseBatch, httpkit.SSEHeartbeat)
 		if err != nil {
 			if reason := s.host.EndReason(r.Context()); r.Context().Err() == nil && reason != "" {
-				sw.arm()
-				sw.event("", "shutdown", SSEShutdown{Reason: reason, Cursor: cursor})
-				sw.flush()
+				sw.Arm()
+				sw.Event("", "shutdown", SSEShutdown{Reason: reason, Cursor: cursor})
+				sw.Flush()
 			}
 			return nil // the client went away, the watcher stopped, the daemon stops or the sandbox goes
 		}
-		sw.arm()
+		sw.Arm()
 		if b.Overflow && !overflowing {
-			sw.event("", "overflow", SSEOverflow{WatcherID: id, Cursor: b.Cursor, Overflow: true})
+			sw.Event("", "overflow", SSEOverflow{WatcherID: id, Cursor: b.Cursor, Overflow: true})
 		}
 		overflowing = b.Overflow
 		if len(b.Events) == 0 && !b.Overflow {
-			sw.comment("keep-alive")
+			sw.Comment("keep-alive")
 		}
 		for _, e := range b.Events {
-			sw.event(id+":"+strconv.FormatUint(e.Seq, 10), "file_change", wireEvent(e, base, isFile))
+			sw.Event(id+":"+strconv.FormatUint(e.Seq, 10), "file_change", wireEvent(e, base, isFile))
 		}
 		cursor = b.Cursor
-		if sw.flush() != nil {
+		if sw.Flush() != nil {
 			return nil
 		}
 	}
@@ -124,54 +113,4 @@ func lastEventSeq(v, id string) (uint64, bool) {
 	}
 	n, err := strconv.ParseUint(seq, 10, 64)
 	return n, err == nil
-}
-
-// sseWriter writes events into a buffer and flushes them to the client with
-// a write deadline, so a client that stops reading ends the stream instead
-// of holding the handler forever.
-type sseWriter struct {
-	rc  *http.ResponseController
-	bw  *bufio.Writer
-	err error
-}
-
-func newSSEWriter(w http.ResponseWriter) *sseWriter {
-	return &sseWriter{rc: http.NewResponseController(w), bw: bufio.NewWriterSize(w, 32<<10)}
-}
-
-func (s *sseWriter) event(id, name string, data any) {
-	if s.err != nil {
-		return
-	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		s.err = err
-		return
-	}
-	if id != "" {
-		s.bw.WriteString("id: " + id + "\n")
-	}
-	s.bw.WriteString("event: " + name + "\ndata: ")
-	s.bw.Write(b)
-	_, s.err = s.bw.WriteString("\n\n")
-}
-
-func (s *sseWriter) comment(text string) {
-	if s.err == nil {
-		_, s.err = s.bw.WriteString(": " + text + "\n\n")
-	}
-}
-
-// arm gives the writes of the next batch sseWriteTimeout to drain (the
-// buffer may spill to the connection before flush).
-func (s *sseWriter) arm() { s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout)) }
-
-func (s *sseWriter) flush() error {
-	if s.err != nil {
-		return s.err
-	}
-	if s.err = s.bw.Flush(); s.err == nil {
-		s.err = s.rc.Flush()
-	}
-	return s.err
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,19 +82,7 @@ type wsPath struct {
 	recursive bool
 }
 
-func (p wsPath) covers(ev string) bool {
-	if ev == p.path {
-		return true
-	}
-	prefix := p.path
-	if prefix != "/" {
-		prefix += "/"
-	}
-	if !strings.HasPrefix(ev, prefix) {
-		return false
-	}
-	return p.recursive || !strings.Contains(ev[len(prefix):], "/")
-}
+func (p wsPath) covers(ev string) bool { return journal.Covers(ev, p.path, p.recursive) }
 
 // namedWatch: GET /fs/watch (websocket). The browser guard and auth were
 // checked on the upgrade request (Origin; header or access_token/api_key

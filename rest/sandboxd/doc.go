@@ -15,6 +15,9 @@
 //     (409 otherwise); the root is emptied, never removed. 204.
 //   - GET /v1/metadata: {env}, the daemon's environment variables named
 //     with EnvPrefix, without those whose name looks like a credential.
+//   - GET /v1/watch?path&recursive&since: the KEP's Watch, which it
+//     names without an HTTP shape: sandfs's proposal, the directory's
+//     changes from the journal as server-sent events (watch.go).
 //
 // GET /v1/health, the standard's probe, is the service route rest already
 // serves: rest's health answer carries uptime_seconds, and its 503 the

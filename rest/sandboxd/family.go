@@ -31,6 +31,7 @@ func (f *Family) Routes() []httpkit.Line {
 		d.On("PUT", "/v1/files/*path", authed, f.put),       // q: mode (^0[0-7]{3}$, default 0644); b: bytes or multipart "file" → 204
 		d.On("DELETE", "/v1/files/*path", authed, f.delete), // q: recursive → 204
 		d.On("GET", "/v1/metadata", authed, f.metadata),     // → {env}
+		d.On("GET", "/v1/watch", authed, f.watch),           // q: path (required), recursive, since; Last-Event-ID → SSE (watch.go)
 	}
 }
 

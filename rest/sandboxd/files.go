@@ -60,7 +60,12 @@ var errEscapes = &httpkit.RequestError{Kind: httpkit.KindPermissionDenied, Statu
 // relative to the sandbox root (it always starts with the "/" the route
 // leaves on it); a ".." that climbs above the root is the standard's 403.
 func (f *Family) apiPath(ctx context.Context, ps httprouter.Params) (string, error) {
-	p := ps.ByName("path")
+	return f.cleanPath(ctx, ps.ByName("path"))
+}
+
+// cleanPath is p, relative to the sandbox root, as an API path: a ".."
+// that climbs above the root is the standard's 403.
+func (f *Family) cleanPath(ctx context.Context, p string) (string, error) {
 	if escapes(p) {
 		return "", errEscapes // first: a climbing path is the standard's 403, whatever its names
 	}
