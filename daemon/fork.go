@@ -139,10 +139,10 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 		return rest.ForkMade{}, err
 	}
 	// Answered once its kernel watch has walked the tree: a process that
-	// writes the fork's root after the answer is then heard, so the
-	// fork's journal names all it changed (what its merges and changes
-	// since the fork read). Before, a change in a directory not yet
-	// watched would be missed.
+	// writes the fork's root after the answer is then heard (until then a
+	// change in a directory not yet watched goes unheard), so the fork's
+	// journal names all it changed, which its merges and its changes
+	// since the fork read.
 	select {
 	case <-sb.Watch().Ready():
 	case <-ctx.Done():
