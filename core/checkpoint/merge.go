@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
 
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
 	"sandfs/core/checkpoint/cas"
-	"sandfs/core/journal"
 )
 
 // MergeOptions shape a Merge of a fork into the sandbox it was made from.
@@ -156,14 +154,7 @@ func Merge(ctx context.Context, s *core.Sandbox, o MergeOptions) (MergeResult, e
 		p.report(&rres)
 	} else {
 		res.Undo = undo.ID
-		actx := core.WithActor(ctx, core.Actor{Origin: journal.API, Name: MergeActorPrefix + o.Name})
-		claim := s.Watch().Claim(scopes...)
-		defer claim.Done()
-		r := &restorer{s: s, h: h, ctx: actx, claim: claim, res: &rres}
-		applyCounted(r, p, m.target, cur.files)
-		sort.Strings(rres.Written)
-		sort.Strings(rres.Removed)
-		sort.Slice(rres.Skipped, func(i, j int) bool { return rres.Skipped[i].Path < rres.Skipped[j].Path })
+		h.carryOut(ctx, s, MergeActorPrefix+o.Name, scopes, p, m.target, cur.files, &rres)
 	}
 	res.Written, res.Removed, res.Skipped = rres.Written, rres.Removed, rres.Skipped
 	return res, nil

@@ -106,17 +106,22 @@ func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreRes
 		p.report(&res)
 		return res, nil
 	}
-	actx := core.WithActor(ctx, core.Actor{Origin: journal.API, Name: RestoreActorPrefix + thd.ID})
+	h.carryOut(ctx, s, RestoreActorPrefix+thd.ID, scopes, p, target.files, cur.files, &res)
+	return res, nil
+}
+
+// carryOut makes plan p (from target and cur) as actor (origin api),
+// under one claim of scopes, and fills res, its lists sorted. What it
+// brings back is unbounded by the quota; the usage counts what it changed
+// (restore_usage.go). A restore and a merge end with it. h.mu is held.
+func (h *cpStore) carryOut(ctx context.Context, s *core.Sandbox, actor string, scopes []string, p *restorePlan, target, cur map[string]cpEntry, res *RestoreResult) {
+	actx := core.WithActor(ctx, core.Actor{Origin: journal.API, Name: actor})
 	claim := s.Watch().Claim(scopes...)
 	defer claim.Done()
-	r := &restorer{s: s, h: h, ctx: actx, claim: claim, res: &res}
-	// What the checkpoint held comes back unbounded by the quota; the
-	// usage counts what it changed (restore_usage.go).
-	applyCounted(r, p, target.files, cur.files)
+	applyCounted(&restorer{s: s, h: h, ctx: actx, claim: claim, res: res}, p, target, cur)
 	sort.Strings(res.Written)
 	sort.Strings(res.Removed)
 	sort.Slice(res.Skipped, func(i, j int) bool { return res.Skipped[i].Path < res.Skipped[j].Path })
-	return res, nil
 }
 
 // maxRestorePaths bounds RestoreOptions.Paths.
