@@ -2,11 +2,14 @@ package rest
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -65,6 +68,9 @@ func callText(t *testing.T, cs *sdk.ClientSession, tool string, args map[string]
 	if err != nil {
 		t.Fatalf("%s: protocol error: %v", tool, err)
 	}
+	if !res.IsError && res.StructuredContent != nil {
+		checkOutput(t, cs, tool, res.StructuredContent)
+	}
 	var parts []string
 	for _, c := range res.Content {
 		if tc, ok := c.(*sdk.TextContent); ok {
@@ -72,4 +78,52 @@ func callText(t *testing.T, cs *sdk.ClientSession, tool string, args map[string]
 		}
 	}
 	return strings.Join(parts, ""), res.IsError
+}
+
+// outputSchemas are the resolved output schemas of the tools a session
+// lists, by session and tool name.
+var outputSchemas sync.Map // *sdk.ClientSession → map[string]*jsonschema.Resolved
+
+// checkOutput fails t unless out, the structured content a call of tool
+// answered, holds to the output schema the tool lists: the daemon marshals
+// its tools' outputs without validating them.
+func checkOutput(t *testing.T, cs *sdk.ClientSession, tool string, out any) {
+	t.Helper()
+	v, ok := outputSchemas.Load(cs)
+	if !ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		m := map[string]*jsonschema.Resolved{}
+		for tl, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
+			if tl.OutputSchema == nil {
+				continue
+			}
+			var s jsonschema.Schema
+			b, _ := json.Marshal(tl.OutputSchema)
+			if err := json.Unmarshal(b, &s); err != nil {
+				t.Fatalf("%s: output schema %s: %v", tl.Name, b, err)
+			}
+			r, err := s.Resolve(nil)
+			if err != nil {
+				t.Fatalf("%s: output schema %s: %v", tl.Name, b, err)
+			}
+			m[tl.Name] = r
+		}
+		v, _ = outputSchemas.LoadOrStore(cs, m)
+	}
+	r := v.(map[string]*jsonschema.Resolved)[tool]
+	if r == nil {
+		return
+	}
+	b, _ := json.Marshal(out)
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s: structured content %s: %v", tool, b, err)
+	}
+	if err := r.Validate(&doc); err != nil {
+		t.Errorf("%s: structured content %s breaks its output schema: %v", tool, b, err)
+	}
 }

@@ -16,12 +16,16 @@
 // # The protocol
 //
 // The protocol itself (JSON-RPC framing, streamable HTTP, version
-// negotiation, schema validation of the arguments) is the official Go SDK's
+// negotiation) is the official Go SDK's
 // (github.com/modelcontextprotocol/go-sdk), in its stateless mode: every
 // POST is a whole exchange, the daemon keeps no session, and GET and DELETE
 // answer 405 as the specification lets a server without streams do. The
 // tool handlers run under the HTTP request's context, so they see the
-// sandbox it holds and the actor of its X-Sandfs-Actor header.
+// sandbox it holds and the actor of its X-Sandfs-Actor header. A tool's
+// schemas are inferred from its Go types and its arguments validated by
+// the SDK's own schema library (github.com/google/jsonschema-go), as the
+// SDK's typed tools are, but wired here (tool.go) at a fraction of the
+// cost per call.
 //
 // # The tools
 //

@@ -18,20 +18,21 @@ import (
 var errToolPanic = errors.New("internal error: the tool failed; the daemon's log has the details")
 
 // safe is h behind a recover.
-func safe[In, Out any](log *slog.Logger, h sdk.ToolHandlerFor[In, Out]) sdk.ToolHandlerFor[In, Out] {
-	return func(ctx context.Context, req *sdk.CallToolRequest, in In) (res *sdk.CallToolResult, out Out, err error) {
+func safe(log *slog.Logger, h sdk.ToolHandler) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
 		defer func() {
 			if p := recover(); p != nil {
 				log.Error("mcp tool panicked", "tool", req.Params.Name, "panic", p, "stack", string(debug.Stack()))
-				var zero Out
-				res, out, err = nil, zero, errToolPanic
+				res, err = toolError(errToolPanic), nil
 			}
 		}()
-		return h(ctx, req, in)
+		return h(ctx, req)
 	}
 }
 
-// addTool is sdk.AddTool of h behind safe.
-func addTool[In, Out any](f *Family, s *sdk.Server, t *sdk.Tool, h sdk.ToolHandlerFor[In, Out]) {
-	sdk.AddTool(s, t, safe(f.log, h))
+// toolError is a tool result that says err, with isError set.
+func toolError(err error) *sdk.CallToolResult {
+	var res sdk.CallToolResult
+	res.SetError(err)
+	return &res
 }

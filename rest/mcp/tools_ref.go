@@ -377,7 +377,7 @@ func (f *Family) readFile(ctx context.Context, p string) (b []byte, info core.In
 	if info.Size > maxReadBytes {
 		return nil, info, errorf("%s is %d bytes; a read answers at most %d (read_text_file with head, tail or offset, or grep, reads a part)", info.Path, info.Size, maxReadBytes)
 	}
-	b, err = io.ReadAll(io.LimitReader(fh, maxReadBytes+1))
+	b, err = readAll(fh, info.Size)
 	if err != nil {
 		return nil, info, toolErr(err, "read")
 	}
@@ -385,6 +385,29 @@ func (f *Family) readFile(ctx context.Context, p string) (b []byte, info core.In
 		return nil, info, errorf("%s grew past %d bytes while it was read", info.Path, maxReadBytes)
 	}
 	return b, info, nil
+}
+
+// readAll reads r to its end, up to one byte more than maxReadBytes, into
+// a buffer sized for the size the open found (io.ReadAll would grow one
+// from 512 bytes, copying as it goes).
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, min(max(size, 0), maxReadBytes)+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) > maxReadBytes {
+			return b, nil
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // readTextRange answers read_text_file's byte range.
