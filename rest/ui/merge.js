@@ -119,7 +119,9 @@ function conflictItem(li, c, dry) {
   li.dataset.path = c.path;
   li.className = 'mgconflict';
   const head = el('div', '', el('span', 'mono', c.path), el('span', 'dim mgwhy', ' ' + c.why));
-  if (c.took) head.append(el('span', 'mgtook', ` took ${c.took === 'ours' && dry ? 'ours (as the dry run asks)' : c.took}`));
+  // The dry run's side is no choice of the user's: the strategy, picked
+  // after it, decides.
+  if (c.took && !dry) head.append(el('span', 'mgtook', ` took ${c.took}`));
   li.append(head);
   if (c.diff) li.append(el('div', 'diffwrap', renderDiff(c.diff)));
   else if (c.diffUnavailable) li.append(el('div', 'dim', `No diff: ${c.diffUnavailable}.`));
