@@ -12,11 +12,15 @@ type SandboxList struct {
 	DefaultExcludes []string  `json:"defaultExcludes"`
 }
 
-// Sandbox is one sandbox of the list.
+// Sandbox is one sandbox of the list. From and Checkpoint are set on a
+// fork only, so that a client (the console's picker) can show forks under
+// their parent without asking each sandbox.
 type Sandbox struct {
-	Name  string `json:"name"`
-	Usage Sizes  `json:"usage"` // what it holds now
-	Quota Sizes  `json:"quota"` // its bound, 0 = none
+	Name       string `json:"name"`
+	Usage      Sizes  `json:"usage"`                // what it holds now
+	Quota      Sizes  `json:"quota"`                // its bound, 0 = none
+	From       string `json:"from,omitempty"`       // a fork: its parent
+	Checkpoint string `json:"checkpoint,omitempty"` // a fork: the parent's checkpoint it starts from
 }
 
 // Sizes is a quota or a usage: bytes (of regular files) and entries

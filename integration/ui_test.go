@@ -53,6 +53,7 @@ type uiResult struct {
 	FragmentURL       string    `json:"fragmentURL"`
 	FragmentSandboxes []string  `json:"fragmentSandboxes"`
 	History           uiHistory `json:"history"` // ui_history_test.go
+	Merge             uiMerge   `json:"merge"`   // ui_merge_test.go
 	uiFollowResult              // ui_follow_test.go
 }
 
@@ -65,10 +66,12 @@ type uiResult struct {
 // opens with what an agent did before the restart and what was written
 // while it was down; the history tab makes and deletes checkpoints, lists
 // what changed since one with the exact diff, and restores one path after
-// dry runs of three scopes (ui_history_test.go). The screenshots
-// (console.png, console-history.png, console-800.png at 800 px,
-// console-restore.png, and console.failed.png when a step fails) stay in the
-// artifacts directory the test logs.
+// dry runs of three scopes (ui_history_test.go). A fork of sandbox proj
+// shows under it in the picker, its change set in its history, and merges
+// into proj from its dialog, the dry run first (ui_merge_test.go). The
+// screenshots (console.png, console-history.png, console-800.png at 800
+// px, console-restore.png, console-merge.png, and console.failed.png when
+// a step fails) stay in the artifacts directory the test logs.
 func TestWebConsole(t *testing.T) {
 	node, dir := requireNode(t, uiDir, "playwright-core", "SANDFS_REQUIRE_UI", "the web console browser test", "/usr/bin/chromium")
 
@@ -80,10 +83,13 @@ func TestWebConsole(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(scratch, "seed.txt"), []byte("seed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	proj := t.TempDir()
+	populateConsoleProj(t, proj)
 	// A first daemon on the same state leaves history: the console must open with it.
-	args := []string{"--token", token, "--root", root, "--sandbox", "scratch=" + scratch, "--state", t.TempDir()}
+	args := []string{"--token", token, "--root", root, "--sandbox", "scratch=" + scratch, "--sandbox", consoleProj + "=" + proj, "--state", t.TempDir()}
 	seedConsoleHistory(t, args, root)
 	d := startDaemon(t, args...)
+	makeConsoleFork(t, d)
 
 	// The screenshot is an artifact: it outlives the test, in
 	// SANDFS_UI_ARTIFACTS or a temp dir of its own, whose path is logged.
@@ -111,7 +117,16 @@ func TestWebConsole(t *testing.T) {
 		"UI_SHOT="+shot,
 		"UI_SCRATCH="+scratch,
 	)
-	out, err := cmd.CombinedOutput()
+	dryChecked := false
+	out, err := runPaused(cmd, func(name string) {
+		if name == "merge-dry-run" {
+			checkConsoleMergeDry(t, proj)
+			dryChecked = true
+		}
+	})
+	if err == nil && !dryChecked {
+		t.Errorf("ui_check.mjs never paused after the merge's dry run: the parent was not checked on disk then")
+	}
 	if err != nil {
 		t.Fatalf("node ui_check.mjs: %v\n%s\n--- daemon log ---\n%s", err, out, d.Log())
 	}
@@ -130,6 +145,7 @@ func TestWebConsole(t *testing.T) {
 	checkConsoleHistory(t, d, res.History)
 	checkConsoleDisk(t, root)
 	checkConsoleFollow(t, res, root)
+	checkConsoleMerge(t, d, res.Merge, proj)
 	if b, err := os.ReadFile(shot); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || len(b) < 10_000 {
 		t.Errorf("screenshot %s: %d bytes, %v; want a PNG of the page", shot, len(b), err)
 	}
@@ -180,12 +196,12 @@ func checkConsoleResult(t *testing.T, res uiResult, token string) {
 		t.Errorf("token: asked %v, kept in sessionStorage %q; want asked and %q", res.TokenAsked, res.TokenStored, token)
 	}
 	if res.FragmentAsked || res.FragmentStored != token || !strings.HasSuffix(res.FragmentURL, "/ui/") ||
-		strings.Join(res.FragmentSandboxes, ",") != "default,scratch" {
+		strings.Join(res.FragmentSandboxes, ",") != "default,proj,proj-try,scratch" {
 		t.Errorf("tab opened with /ui/#token=: asked %v, stored %q, address %q, sandboxes %q; want no dialog, %q stored, the address without the fragment, and the console working",
 			res.FragmentAsked, res.FragmentStored, res.FragmentURL, res.FragmentSandboxes, token)
 	}
-	if strings.Join(res.Sandboxes, ",") != "default,scratch" {
-		t.Errorf("sandbox picker: %q, want [default scratch]", res.Sandboxes)
+	if strings.Join(res.Sandboxes, ",") != "default,proj,proj-try,scratch" {
+		t.Errorf("sandbox picker: %q, want [default proj proj-try scratch]", res.Sandboxes)
 	}
 	if res.Viewed != "hello\nworld" || res.LineNumbers != "1\n2" {
 		t.Errorf("file view: text %q, line numbers %q; want the two lines numbered 1 and 2", res.Viewed, res.LineNumbers)

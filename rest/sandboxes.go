@@ -65,8 +65,9 @@ type sandboxPatchRequest struct {
 }
 
 // listSandboxes answers GET /v1/sandboxes: the sandboxes served, "default"
-// first, then by name, each with its usage and quota; to a sandbox token,
-// its own sandbox only. It names no host path.
+// first, then by name, each with its usage and quota, and a fork with its
+// parent and checkpoint (the Manager alone knows forks); to a sandbox
+// token, its own sandbox only. It names no host path.
 func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	out := api.SandboxList{Sandboxes: []api.Sandbox{}, DefaultExcludes: pathmatch.DefaultExcludes}
 	own := tokenSandbox(r.Context())
@@ -75,7 +76,11 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprou
 			return
 		}
 		u := sb.Quota().Usage()
-		out.Sandboxes = append(out.Sandboxes, api.Sandbox{Name: name, Usage: usageSizes(u), Quota: quotaSizes(u.Quota)})
+		e := api.Sandbox{Name: name, Usage: usageSizes(u), Quota: quotaSizes(u.Quota)}
+		if s.manager != nil {
+			e.From, e.Checkpoint, _ = s.manager.ForkOf(name)
+		}
+		out.Sandboxes = append(out.Sandboxes, e)
 	})
 	out.Count = len(out.Sandboxes)
 	return httpkit.WriteJSON(w, http.StatusOK, out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -208,20 +209,47 @@ func TestCreateSandbox(t *testing.T) {
 }
 
 // TestListSandboxesUsage: GET lists every sandbox with its usage and quota,
-// "default" first, under both prefixes.
+// "default" first, under both prefixes; a fork with its parent and
+// checkpoint, the others with neither field at all.
 func TestListSandboxesUsage(t *testing.T) {
 	rh := newRegHarness(t, regOpts{Manager: newFakeManager(t)})
 	rh.reg.Get("b").Quota().Set(core.Quota{Bytes: 4096, Entries: 3})
+	m := rh.srv.manager.(*fakeManager)
+	m.mu.Lock()
+	m.forks["b"] = fakeFork{from: "a", cp: "cp_000000000007"}
+	m.mu.Unlock()
 	for _, prefix := range sandboxesPrefixes {
-		l := decode[api.SandboxList](t, rh.do(t, req{Method: "GET", Target: prefix}))
+		r := rh.do(t, req{Method: "GET", Target: prefix})
+		l := decode[api.SandboxList](t, r)
 		if l.Count != 3 || len(l.Sandboxes) != 3 {
 			t.Fatalf("%s: got %+v", prefix, l)
 		}
-		for i, want := range []string{"default", "a", "b"} {
+		for i, want := range []struct{ name, from, cp string }{
+			{"default", "", ""},
+			{"a", "", ""},
+			{"b", "a", "cp_000000000007"},
+		} {
 			got := l.Sandboxes[i]
-			u := rh.reg.Get(want).Quota().Usage()
-			if got.Name != want || got.Usage != (api.Sizes{Bytes: u.Bytes, Entries: u.Entries}) {
-				t.Errorf("%s: [%d] got %+v, want %s with usage %+v", prefix, i, got, want, u)
+			u := rh.reg.Get(want.name).Quota().Usage()
+			if got.Name != want.name || got.Usage != (api.Sizes{Bytes: u.Bytes, Entries: u.Entries}) {
+				t.Errorf("%s: [%d] got %+v, want %s with usage %+v", prefix, i, got, want.name, u)
+			}
+			if got.From != want.from || got.Checkpoint != want.cp {
+				t.Errorf("%s: %s is from %q at %q, want %q at %q", prefix, got.Name, got.From, got.Checkpoint, want.from, want.cp)
+			}
+		}
+		var raw struct {
+			Sandboxes []map[string]json.RawMessage `json:"sandboxes"`
+		}
+		if err := json.Unmarshal(r.Body, &raw); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range raw.Sandboxes[:2] {
+			if _, ok := e["from"]; ok {
+				t.Errorf("%s: a sandbox that is no fork has \"from\": %s", prefix, r.Body)
+			}
+			if _, ok := e["checkpoint"]; ok {
+				t.Errorf("%s: a sandbox that is no fork has \"checkpoint\": %s", prefix, r.Body)
 			}
 		}
 		if q := l.Sandboxes[2].Quota; q != (api.Sizes{Bytes: 4096, Entries: 3}) {

@@ -44,7 +44,7 @@ export async function api(method, url, opts = {}) {
       await askToken(state.token ? 'The daemon refused that token.' : '');
       continue;
     }
-    if (!res.ok) throw new APIError(res.status, await errorText(res));
+    if (!res.ok && !(opts.answer || []).includes(res.status)) throw new APIError(res.status, await errorText(res));
     return res;
   }
 }
@@ -67,6 +67,17 @@ const fsURL = (op, q) => sbURL('fs/' + op, q);
 
 // listSandboxes is GET /v1/sandboxes: {sandboxes, count, defaultExcludes}.
 export async function listSandboxes() { return (await api('GET', '/v1/sandboxes')).json(); }
+
+// mergeFork is POST /v1/sandboxes/{fork}/merge: its answer, also that of a
+// 409 (conflicts under strategy "fail"), which has the same body.
+export async function mergeFork(fork, body) {
+  return (await api('POST', `/v1/sandboxes/${enc(fork)}/merge`, { json: body, answer: [409] })).json();
+}
+
+// forkChanges is what the fork changed since it was made (no diffs).
+export async function forkChanges(fork) {
+  return (await api('GET', `/v1/sandboxes/${enc(fork)}/changes?since=fork`)).json();
+}
 
 export const fsapi = {
   async list(dir) {

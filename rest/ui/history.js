@@ -4,8 +4,11 @@
 // api() with the token; nothing the server sent is inserted as markup.
 //
 //   timeline  GET, POST /v1/sandboxes/{name}/checkpoints, DELETE …/{id}
-//   changes   GET /v1/sandboxes/{name}/changes?since=cp_…|SEQ|TIME
+//   changes   GET /v1/sandboxes/{name}/changes?since=cp_…|SEQ|TIME|fork
 //             (&path=P&diff=true for the row clicked)
+//   fork      a fork (GET /v1/sandboxes names its parent) opens on what it
+//             changed since it was made (since=fork), with a button that
+//             merges it into its parent (merge.js)
 //
 // These routes are the named family's only: sandbox "default" is
 // /v1/sandboxes/default/… here too. The change list follows the feed: a
@@ -17,6 +20,8 @@ import { ask, fail, setStatus } from './dialogs.js';
 import { reloadLoadedDirs } from './tree.js';
 import { closeFile, note, openFile, showAside } from './viewer.js';
 import { openRestore, wireRestore } from './restore.js';
+import { openMerge, wireMerge } from './merge.js';
+import { renderDiff } from './diff.js';
 import { cpLabel, fmtSize, fmtStamp } from './fmt.js';
 
 const hist = {
@@ -159,6 +164,7 @@ async function reloadChanges() {
 }
 
 function sinceText(s) {
+  if (s.fork) return `the fork from ${s.fork}`;
   if (s.checkpoint) {
     const cp = hist.checkpoints.find((c) => c.id === s.checkpoint);
     return `checkpoint ${cp ? cpLabel(cp) : s.checkpoint}`;
@@ -229,27 +235,8 @@ async function showDiff(row, li) {
   note(full.diffTruncated ? 'The diff is cut short (too long).' : `Changed since ${sinceText(hist.answer ? hist.answer.since : { seq: since })}.`, acts);
 }
 
-// renderDiff is a unified diff, a span a line, classed by its first
-// character; its textContent is the diff exactly.
-function renderDiff(text) {
-  const pre = el('pre', 'diff');
-  const lines = text.split('\n');
-  const last = lines.length - 1;
-  lines.forEach((ln, i) => {
-    if (i === last && ln === '') return;
-    let cls = 'ctx';
-    if (ln.startsWith('+++') || ln.startsWith('---')) cls = 'hd';
-    else if (ln.startsWith('@@')) cls = 'hunk';
-    else if (ln.startsWith('+')) cls = 'add';
-    else if (ln.startsWith('-')) cls = 'del';
-    else if (ln.startsWith('\\')) cls = 'nonl';
-    pre.appendChild(el('span', cls, i < last ? ln + '\n' : ln));
-  });
-  return pre;
-}
-
-// afterRestore shows again what a restore changed: the timeline (its undo
-// checkpoint), the changes, the tree, the open file, and a diff shown,
+// afterRestore shows again what a restore or a merge changed: the timeline
+// (its undo checkpoint), the changes, the tree, the open file, and a diff shown,
 // which is of the tree before the restore (closed when the path no longer
 // differs).
 async function afterRestore() {
@@ -279,12 +266,25 @@ function showTab(history) {
   if (history) openHistory();
 }
 
-// openHistory loads the timeline and, the first time, lists what changed
-// since the newest checkpoint.
+// openHistory loads the timeline and, the first time, lists what changed:
+// in a fork, since it was made (its change set, what a merge brings
+// over); else since the newest checkpoint.
 async function openHistory() {
+  showForkBar();
   await loadCheckpoints();
-  if (hist.since === null && hist.checkpoints.length) await showChanges(hist.checkpoints[hist.checkpoints.length - 1].id);
+  if (hist.since === null && state.forks.has(state.sandbox)) await showChanges('fork');
+  else if (hist.since === null && hist.checkpoints.length) await showChanges(hist.checkpoints[hist.checkpoints.length - 1].id);
   else await reloadChanges();
+}
+
+// showForkBar shows, in a fork, what it was made from and its merge button.
+function showForkBar() {
+  const f = state.forks.get(state.sandbox);
+  $('forkbar').hidden = !f;
+  if (!f) return;
+  $('forkof').textContent = `of ${f.from} at ${f.checkpoint}`;
+  $('mergebtn').textContent = `Merge into ${f.from}…`;
+  $('mergebtn').dataset.into = f.from;
 }
 
 export function wireHistory() {
@@ -294,6 +294,12 @@ export function wireHistory() {
   $('reloadcp').onclick = () => openHistory();
   $('sinceform').onsubmit = (e) => { e.preventDefault(); showChanges($('since').value.trim()); };
   wireRestore(afterRestore);
+  wireMerge(afterRestore);
+  $('forkchanges').onclick = () => showChanges('fork');
+  $('mergebtn').onclick = () => {
+    const f = state.forks.get(state.sandbox);
+    if (f) openMerge(state.sandbox, f.from);
+  };
   onSwitch.push(() => {
     hist.gen++;
     hist.checkpoints = [];
@@ -301,6 +307,7 @@ export function wireHistory() {
     $('timeline').replaceChildren();
     $('cpcount').textContent = '';
     histNote('');
+    showForkBar();
     if (hist.shown) openHistory();
   });
   onFeed.push(() => {

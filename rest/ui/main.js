@@ -10,16 +10,19 @@
 // sessionStorage (this tab only).
 //
 //   main.js        this: the token, the buttons, the sandbox picker
+//   forks.js       the picker's order: forks under their parent
 //   api.js         every request to the daemon
 //   state.js       what the views share; dom.js builds every node
 //   tree.js        the file tree; viewer.js the file view; editor.js edits
 //   ops.js         move, delete, new, upload, the tree's clicks and drops
 //   feed.js        the change feed's list; feedsource.js its SSE or socket
 //   history.js     checkpoints and changes; restore.js the restore dialog
+//   merge.js       a fork's merge dialog; diff.js a diff as text
 //   usage.js       the usage line
 import { $, el } from './dom.js';
 import { state, onSwitch, SB_KEY, TOKEN_KEY, tokenFromFragment } from './state.js';
 import { listSandboxes } from './api.js';
+import { pickerLabel, pickerOrder } from './forks.js';
 import { fail, setStatus } from './dialogs.js';
 import { reloadLoadedDirs, resetTree, selectedDir } from './tree.js';
 import { closeFile, download, openFile, setButtons } from './viewer.js';
@@ -101,9 +104,15 @@ async function main() {
   }
   showExcludes(list.defaultExcludes);
   const sel = $('sandbox');
-  for (const s of list.sandboxes) {
-    const o = el('option', '', s.name);
-    o.value = s.name;
+  for (const s of list.sandboxes) if (s.from) state.forks.set(s.name, { from: s.from, checkpoint: s.checkpoint || '' });
+  for (const e of pickerOrder(list.sandboxes)) {
+    const o = el('option', '', pickerLabel(e));
+    o.value = e.name;
+    o.dataset.depth = e.depth;
+    if (e.from) {
+      o.dataset.from = e.from;
+      o.title = `a fork of ${e.from}`;
+    }
     sel.appendChild(o);
   }
   const want = sessionStorage.getItem(SB_KEY);

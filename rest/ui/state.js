@@ -23,6 +23,7 @@ export function tokenFromFragment(loc, hist, store) {
 export const state = {
   token: '', // main.js sets it first, from the fragment or the tab's storage
   sandbox: '',
+  forks: new Map(), // fork name -> {from, checkpoint}, from GET /v1/sandboxes
   nodes: new Map(), // API path -> tree node element
   selected: null, // {path, isDir}
   open: null, // {path, kind, text, size, entry}

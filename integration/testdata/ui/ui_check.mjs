@@ -12,7 +12,8 @@
 //   journal's events from before (an agent's, by its X-Sandfs-Actor, and
 //   one found at start). The history tab: checkpoints made and deleted,
 //   "changed since" with a diff, restore's dry runs, a restore
-//   (historySteps).
+//   (historySteps). A fork, proj-try of proj: under its parent in the
+//   picker, its change set, its merge dialog (ui_merge.mjs).
 //
 // It prints one line "RESULT {json}" with what the page showed; the Go test
 // checks that and the files on disk.
@@ -24,6 +25,7 @@ import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
 import { followSteps } from './ui_follow.mjs';
+import { mergeSteps } from './ui_merge.mjs';
 
 const base = process.env.SANDFS_URL;
 const token = process.env.SANDFS_TOKEN;
@@ -304,6 +306,7 @@ try {
   result.screenshot = shot;
 
   await historySteps(page);
+  result.merge = await mergeSteps(page, shot, step);
 
   step('switch to sandbox scratch: its feed comes over the websocket');
   await page.selectOption('#sandbox', 'scratch');
