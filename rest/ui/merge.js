@@ -83,7 +83,7 @@ function mergeLists(m, ans, dry) {
     frag.append(el('div', 'rs mg ' + cls, el('h3', '', `${title} (${items.length})`), ol));
   };
   const applied = ans.written.map((p) => ({ path: p, op: 'write' })).concat(ans.removed.map((p) => ({ path: p, op: 'remove' })));
-  section('applied', dry ? 'would be applied, whatever the strategy' : 'applied', applied, (li, a) => {
+  section('applied', dry ? (ans.conflicts.length ? 'would be applied by ours or theirs (fail merges nothing while a conflict is left)' : 'would be applied') : 'applied', applied, (li, a) => {
     const kind = m.kinds.get(a.path) || (a.op === 'write' ? 'written' : 'removed');
     li.dataset.path = a.path;
     li.dataset.op = a.op;
