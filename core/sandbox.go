@@ -51,6 +51,14 @@ type Options struct {
 	// answers a new descriptor open for reading, never reached through a
 	// symlink, which the caller closes.
 	Upper func() (int, error)
+	// Made, set when the root was made just now from a checkpoint's tree
+	// (a new fork), lists that tree's directories: each one's API path to
+	// the names of the directories it holds (checkpoint.Dirs). A
+	// checkpoint holds no temp file, so no daemon can have left one and
+	// the start-up sweep does not walk the tree; and the kernel watch
+	// places itself from the list instead of reading every directory,
+	// which costs a read of every entry, files included.
+	Made map[string][]string
 	// CheckpointMaxSize bounds the sandbox's checkpoint store, in bytes
 	// on disk (core/checkpoint/bound.go): 0 is half the state filesystem's
 	// size, below 0 no bound.
@@ -132,8 +140,9 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 		close(s.reconciled)
 	}
 	s.upper = o.Upper
+	s.sweep.skip = o.Made != nil
 	s.quota = s.newQuota(o.Quota, s.stateRefusal)
-	s.watch = watch.New(s.watchHost()) // on the journal the events go to
+	s.watch = watch.New(s.watchHost(o.Made)) // on the journal the events go to
 	s.sweep.watch = s.watch
 	if s.limits.TarEntries <= 0 {
 		s.limits.TarEntries = DefaultLimits.TarEntries

@@ -2,15 +2,15 @@ package core
 
 import (
 	"context"
-	"io"
-	"os"
-	"sandfs/core/apipath"
-	"sandfs/core/watch"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/apipath"
+	"sandfs/core/watch"
+	"sandfs/internal/dirent"
 )
 
 // The start-up sweep: a daemon killed mid-write (kill -9, power loss) leaves
@@ -52,6 +52,7 @@ type sweep struct {
 	watch  *watch.Watch  // claims: a live temp is spared, a removal not told
 	done   chan struct{} // closed when it ends
 	swept  atomic.Int64  // temp files and staging directories removed
+	skip   bool          // a fresh root (Options.Fresh): nothing to sweep
 }
 
 // startSweep runs the sweep in the background on a dup of the root fd (so
@@ -68,8 +69,8 @@ func (s *Sandbox) startSweep() {
 	go func() {
 		defer close(w.done)
 		defer unix.Close(fd)
-		if n := w.dir(fd, "/"); n > 0 {
-			w.swept.Add(int64(n))
+		if !w.skip {
+			w.swept.Add(int64(w.dir(fd, "/")))
 		}
 		// The first usage scan, on the tree without leftovers (core/quota).
 		s.quota.Scan(context.Background())
@@ -92,27 +93,33 @@ func (w *sweep) dir(fd int, ap string) int {
 	if err != nil {
 		return 0
 	}
-	dir := os.NewFile(uintptr(dup), ap)
-	defer dir.Close()
+	defer unix.Close(dup)
+	r := dirent.NewReader(dup)
 	removed := 0
 	for {
-		names, rerr := dir.Readdirnames(512)
-		for _, name := range names {
-			child := apipath.Child(ap, name)
-			if IsTempName(name) {
-				if w.one(fd, name, child) {
+		ents, rerr := r.Next(512)
+		for _, e := range ents {
+			child := apipath.Child(ap, e.Name)
+			if IsTempName(e.Name) {
+				if w.one(fd, e.Name, child) {
 					removed++
 				}
 				continue
 			}
-			sub, err := OpenSubdir(fd, name)
+			// Only a directory is opened (its kind from the directory's
+			// own entry): an open per file would cost a lookup each,
+			// through an overlay's layers on a fork.
+			if !e.IsDir() && e.Type != 0 {
+				continue
+			}
+			sub, err := OpenSubdir(fd, e.Name)
 			if err != nil {
 				continue // not a directory, a symlink, another mount (xdev.go), or gone
 			}
 			removed += w.dir(sub, child)
 			unix.Close(sub)
 		}
-		if rerr == io.EOF || len(names) == 0 || rerr != nil {
+		if rerr != nil || len(ents) == 0 {
 			return removed
 		}
 	}

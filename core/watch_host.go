@@ -27,8 +27,9 @@ var ErrWatchStarted = watch.ErrStarted
 // watchHost is what the watch needs of s: its journal and names, and the
 // confined stat, list and open it resolves paths by, each beneath the
 // root fd as every operation does.
-func (s *Sandbox) watchHost() watch.Host {
+func (s *Sandbox) watchHost(made map[string][]string) watch.Host {
 	return watch.Host{
+		Made: made,
 		Name: s.name, HostRoot: s.hostRoot, Journal: s.journal,
 		Describe: func(e *journal.Event) {
 			if info, err := s.root.lstat(e.Path); err == nil {

@@ -134,7 +134,13 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 			return rest.ForkMade{}, err
 		}
 	}
-	sb, err := h.startFork(rec)
+	// The checkpoint's directories, read before the overlay is served:
+	// its kernel watch places itself from them.
+	dirs, err := checkpoint.Dirs(parent, cp)
+	if err != nil {
+		return rest.ForkMade{}, err
+	}
+	sb, err := h.startFork(rec, dirs)
 	if err != nil {
 		return rest.ForkMade{}, err
 	}
@@ -253,8 +259,9 @@ func isOverlay(p string) bool {
 }
 
 // startFork serves the fork of rec, whose root must be its overlay (a
-// copy's: a directory, no mount).
-func (h *Host) startFork(rec forkRecord) (*core.Sandbox, error) {
+// copy's: a directory, no mount); made, for a fork made now, lists its
+// tree's directories (core.Options.Made), nil for one served again.
+func (h *Host) startFork(rec forkRecord, made map[string][]string) (*core.Sandbox, error) {
 	root := filepath.Join(h.forksDir(), rec.Name, "root")
 	if rec.Copy {
 		if err := plainDir(root); err != nil {
@@ -267,6 +274,7 @@ func (h *Host) startFork(rec forkRecord) (*core.Sandbox, error) {
 		if !rec.Copy { // a copy's tree is all its own: counted as any root
 			o.Upper = h.forkUpper(rec.Name)
 		}
+		o.Made = made
 		return core.Open(rec.Name, root, o)
 	}
 	return h.start(rec.Name, rec.Name, open, false, core.Quota{})
@@ -415,7 +423,7 @@ func (h *Host) StartForks() {
 			err = h.mountFork(rec)
 		}
 		if err == nil {
-			_, err = h.startFork(rec)
+			_, err = h.startFork(rec, nil)
 		}
 		if err != nil {
 			h.log.Error("fork not served", "sandbox", name, "err", err)

@@ -68,14 +68,16 @@ func Materialize(ctx context.Context, s *core.Sandbox, id string) (Lower, error)
 	defer unix.Close(lfd)
 	out := Lower{Path: path.Join(s.StateDir(), lowerDir, id), Data: path.Join(s.StateDir(), objectsDir)}
 
+	if out.Entries, err = h.treeLen(id); err != nil {
+		return Lower{}, err
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(lfd, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return out, nil // made before: nothing of the tree is copied
+	}
 	files, err := h.treeFiles(id)
 	if err != nil {
 		return Lower{}, err
-	}
-	out.Entries = len(files)
-	var st unix.Stat_t
-	if unix.Fstatat(lfd, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return out, nil
 	}
 	removeLeftovers(ctx, lfd)
 
@@ -111,6 +113,48 @@ func (h *cpStore) treeFiles(id string) (map[string]cpEntry, error) {
 		return nil, err
 	}
 	return maps.Clone(t.files), nil
+}
+
+// treeLen is how many entries checkpoint id's tree holds.
+func (h *cpStore) treeLen(id string) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, err := h.tree(id)
+	if err != nil {
+		return 0, err
+	}
+	return len(t.files), nil
+}
+
+// Dirs is the directories of checkpoint id's tree: each directory's API
+// path to the names of the directories it holds, read from the
+// checkpoint, not from a disk. A root made now from that tree (a fork's)
+// has exactly these, so its kernel watch places itself from them
+// (core.Options.Made) instead of reading every directory.
+func Dirs(s *core.Sandbox, id string) (map[string][]string, error) {
+	h, err := storeOf(s)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, err := h.tree(id)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{"/": nil}
+	for p, e := range t.files {
+		if e.Kind != kindDir || p == "/" {
+			continue
+		}
+		parent, name := path.Split(p)
+		parent = path.Clean(parent)
+		out[parent] = append(out[parent], name)
+		if _, ok := out[p]; !ok {
+			out[p] = nil
+		}
+	}
+	return out, nil
 }
 
 // removeLower removes the made tree of checkpoint id, if any.

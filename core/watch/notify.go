@@ -150,6 +150,7 @@ func (w *Watch) Ready() <-chan struct{} { return w.ready }
 // ctx ends.
 func (n *notifier) run(ctx context.Context) {
 	n.addQuiet("/", true)
+	n.w.h.Made = nil // the first walk's alone: not kept for the sandbox's life
 	dirs := len(n.dirs)
 	n.mu.Unlock()
 	n.w.out.flush(n.w.h.Journal)

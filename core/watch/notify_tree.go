@@ -2,13 +2,13 @@ package watch
 
 import (
 	"errors"
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/apipath"
 	"sandfs/core/journal"
+	"sandfs/internal/dirent"
 )
 
 // Placing the kernel watch on a tree: a watch per directory, each through
@@ -74,16 +74,34 @@ func (n *notifier) addQuiet(ap string, yield bool) {
 		n.refused(ap, err)
 		return
 	}
-	d := os.NewFile(uintptr(fd), ap)
 	if !n.addWatchFd(ap, fd) {
-		d.Close()
+		unix.Close(fd)
 		return
 	}
-	ents, _ := d.ReadDir(-1)
-	d.Close()
-	for _, e := range ents {
-		if e.IsDir() { // d_type: a symlink is never a directory here
-			n.addQuiet(apipath.Child(ap, e.Name()), yield)
+	subs, known := n.w.h.Made[ap]
+	if !known || !yield { // Made tells the first walk only: later the tree is another
+		subs = subdirs(fd)
+	}
+	unix.Close(fd)
+	for _, name := range subs {
+		n.addQuiet(apipath.Child(ap, name), yield)
+	}
+}
+
+// subdirs reads the names of the directories the directory open at fd
+// holds, by their entries' kinds (d_type), so no entry is stat'ed.
+func subdirs(fd int) []string {
+	var subs []string
+	r := dirent.NewReader(fd)
+	for {
+		ents, err := r.Next(1024)
+		for _, e := range ents {
+			if e.IsDir() { // a symlink is never a directory here
+				subs = append(subs, e.Name)
+			}
+		}
+		if err != nil || len(ents) == 0 {
+			return subs
 		}
 	}
 }

@@ -37,6 +37,12 @@ type Host struct {
 	RootState func() string
 	// Closed reports whether the sandbox was closed.
 	Closed func() bool
+	// Made, when set, lists the directories of a root made just now from
+	// a checkpoint's tree (core.Options.Made): the first walk places
+	// itself from it rather than reading each directory. A directory
+	// made in between is still heard: only the daemon reaches a root
+	// before it is answered, and its own changes are journaled by it.
+	Made map[string][]string
 }
 
 // Entry is one entry of a listing (Host.List).
