@@ -15,6 +15,7 @@ import (
 	"sandfs/core"
 	"sandfs/core/apipath"
 	"sandfs/core/pathmatch"
+	"sandfs/internal/dirent"
 )
 
 const (
@@ -161,22 +162,21 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 	d := &dirRef{fd: fd}
 	d.refs.Store(1)
 	defer d.release()
-	dup, err := unix.Dup(fd)
+	dup, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return core.PathErr(Op, ap, err)
 	}
-	df := os.NewFile(uintptr(dup), ap)
-	ents, err := df.ReadDir(-1)
-	df.Close()
+	ents, err := dirent.All(dup)
+	unix.Close(dup)
 	if err != nil && relPath == "" {
 		return core.PathErr(Op, ap, err)
 	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })
 	for _, e := range ents {
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}
-		name := e.Name()
+		name := e.Name
 		if core.Unreportable(w.ctx, name) {
 			continue // names.go: not reported, not descended
 		}
@@ -188,8 +188,8 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 			continue
 		}
 		child := apipath.Child(ap, name)
-		switch t := e.Type(); {
-		case t.IsDir():
+		switch {
+		case e.IsDir():
 			if w.o.NoRecurse {
 				continue
 			}
@@ -200,7 +200,7 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 			if err := w.dir(sub, child, rp); err != nil {
 				return err
 			}
-		case t.IsRegular():
+		case e.Type == unix.S_IFREG:
 			if len(w.include) > 0 && !pathmatch.BaseOrPath(rp, w.include) {
 				continue
 			}

@@ -2,11 +2,11 @@ package tar
 
 import (
 	"context"
-	"os"
 
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/internal/dirent"
 	"sandfs/internal/safeat"
 )
 
@@ -86,14 +86,13 @@ func forEachEntry(dirfd int, f func(name string, isDir bool) error) error {
 	if err != nil {
 		return err
 	}
-	dir := os.NewFile(uintptr(fd), ".")
-	defer dir.Close()
-	ents, err := dir.ReadDir(-1)
+	ents, err := dirent.All(fd)
+	unix.Close(fd)
 	if err != nil {
 		return err
 	}
 	for _, e := range ents {
-		if err := f(e.Name(), e.IsDir()); err != nil {
+		if err := f(e.Name, e.IsDir()); err != nil {
 			return err
 		}
 	}

@@ -118,3 +118,21 @@ func kind(t uint8) uint32 {
 	}
 	return 0
 }
+
+// All reads every entry of the directory open at fd from its current
+// offset: for a walk that sorts a directory's entries, which must hold
+// them all anyway.
+func All(fd int) ([]Entry, error) {
+	r := NewReader(fd)
+	var all []Entry
+	for {
+		ents, err := r.Next(1024)
+		all = append(all, ents...)
+		if err == io.EOF {
+			return all, nil
+		}
+		if err != nil {
+			return all, err
+		}
+	}
+}
