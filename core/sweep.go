@@ -52,7 +52,7 @@ type sweep struct {
 	watch  *watch.Watch  // claims: a live temp is spared, a removal not told
 	done   chan struct{} // closed when it ends
 	swept  atomic.Int64  // temp files and staging directories removed
-	skip   bool          // a fresh root (Options.Fresh): nothing to sweep
+	skip   bool          // a root made now (Options.Made): nothing to sweep
 }
 
 // startSweep runs the sweep in the background on a dup of the root fd (so

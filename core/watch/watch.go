@@ -39,9 +39,11 @@ type Host struct {
 	Closed func() bool
 	// Made, when set, lists the directories of a root made just now from
 	// a checkpoint's tree (core.Options.Made): the first walk places
-	// itself from it rather than reading each directory. A directory
-	// made in between is still heard: only the daemon reaches a root
-	// before it is answered, and its own changes are journaled by it.
+	// itself from it rather than reading each directory. Until the fork
+	// is answered only the daemon's token reaches it, and what the daemon
+	// changes it journals itself; a directory made through it before the
+	// first walk passed its parent is the one a process writing the root
+	// directly (no mirror, no API) would not be heard in.
 	Made map[string][]string
 }
 
