@@ -96,7 +96,7 @@ func mustSchema(t reflect.Type) schema {
 // check validates args against the schema and answers them as the JSON
 // to unmarshal: absent arguments are {}.
 func (s schema) check(args json.RawMessage) (json.RawMessage, error) {
-	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
+	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
 		args = json.RawMessage("{}")
 	}
 	v := map[string]any{}
