@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -46,23 +47,26 @@ func CopyTree(ctx context.Context, s *core.Sandbox, id string, dst int) (CopySta
 		return out, err
 	}
 	out.Entries = len(files)
+	var cloned, copied, bytes atomic.Int64 // the build's workers count them at once
 	b := &lowerBuild{s: s, content: func(fd int, e cpEntry) error {
 		if err := ctx.Err(); err != nil { // a file may be large: stop between them
 			return err
 		}
-		cloned, err := writeObject(h.store, fd, e.Hash)
+		c, err := writeObject(h.store, fd, e.Hash)
 		if err != nil {
 			return err
 		}
-		if cloned {
-			out.Cloned++
+		if c {
+			cloned.Add(1)
 		} else {
-			out.Copied++
+			copied.Add(1)
 		}
-		out.Bytes += e.Size
+		bytes.Add(e.Size)
 		return nil
 	}}
-	if err := b.buildAt(ctx, dst, files); err != nil {
+	err = b.buildAt(ctx, dst, files)
+	out.Cloned, out.Copied, out.Bytes = int(cloned.Load()), int(copied.Load()), bytes.Load()
+	if err != nil {
 		return out, fmt.Errorf("copy of %s: %w", id, err)
 	}
 	return out, nil

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"os"
 	"path"
-	"sort"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -16,7 +15,6 @@ import (
 	"sandfs/core"
 	"sandfs/core/checkpoint/cas"
 	"sandfs/internal/overlay"
-	"sandfs/internal/safeat"
 )
 
 // A checkpoint's tree made whole on disk, once, in the sandbox's state
@@ -190,137 +188,6 @@ func randomSuffix() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// lowerBuild writes one tree: a made tree (Materialize) or a copy
-// (CopyTree), which differ only in what they put in a file of content.
-type lowerBuild struct {
-	s *core.Sandbox
-	// content fills the new, empty file fd with the content of e (its
-	// size above 0); its attributes are set after.
-	content func(fd int, e cpEntry) error
-
-	dir    string // the API path of the directory dirfd holds
-	dirfd  int    // -1 when none
-	rootfd int
-}
-
-// build makes every entry of files beneath name in lfd: parents before
-// children, then each directory's own mode, owner and times, deepest
-// first (a child made after would move its mtime).
-func (b *lowerBuild) build(ctx context.Context, lfd int, name string, files map[string]cpEntry) error {
-	rootfd, err := unix.Openat(lfd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(rootfd)
-	return b.buildAt(ctx, rootfd, files)
-}
-
-// buildAt is build into the directory rootfd (the caller's to close),
-// ending with one syncfs of its filesystem.
-func (b *lowerBuild) buildAt(ctx context.Context, rootfd int, files map[string]cpEntry) error {
-	b.rootfd, b.dirfd = rootfd, -1
-	defer b.closeDir()
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		if p != "/" {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths) // a parent sorts before what it holds
-	var dirs []string
-	for i, p := range paths {
-		if i%256 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		e := files[p]
-		if err := b.make(p, e); err != nil {
-			return core.PathErr("materialize", p, err)
-		}
-		if e.Kind == kindDir {
-			dirs = append(dirs, p)
-		}
-	}
-	b.closeDir()
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := b.dirAttrs(dirs[i], files[dirs[i]]); err != nil {
-			return core.PathErr("materialize", dirs[i], err)
-		}
-	}
-	if e, ok := files["/"]; ok {
-		if err := setFileAttrs(b.s, rootfd, e); err != nil {
-			return core.PathErr("materialize", "/", err)
-		}
-	}
-	sfd, err := safeat.Reopen(rootfd, unix.O_RDONLY|unix.O_DIRECTORY) // syncfs refuses an O_PATH descriptor
-	if err != nil {
-		return err
-	}
-	defer unix.Close(sfd)
-	return unix.Syncfs(sfd)
-}
-
-// parent holds the directory of API path p (the one held already when p
-// is its sibling's neighbour) and answers p's name in it.
-func (b *lowerBuild) parent(p string) (int, string, error) {
-	dir, name := path.Split(p)
-	dir = strings.TrimSuffix(dir, "/")
-	if b.dirfd >= 0 && dir == b.dir {
-		return b.dirfd, name, nil
-	}
-	b.closeDir()
-	if dir == "" {
-		return b.rootfd, name, nil
-	}
-	fd, err := b.openDir(dir)
-	if err != nil {
-		return -1, "", err
-	}
-	b.dirfd, b.dir = fd, dir
-	return fd, name, nil
-}
-
-// openDir opens the tree's directory of API path p, beneath the tree and
-// through no symlink (core's strict resolution: openat2, or a walk where
-// the kernel has none, as a copy's may not).
-func (b *lowerBuild) openDir(p string) (int, error) {
-	return core.OpenBelow(b.rootfd, p[1:])
-}
-
-func (b *lowerBuild) closeDir() {
-	if b.dirfd >= 0 {
-		unix.Close(b.dirfd)
-		b.dirfd = -1
-	}
-}
-
-func (b *lowerBuild) make(p string, e cpEntry) error {
-	dfd, name, err := b.parent(p)
-	if err != nil {
-		return err
-	}
-	switch e.Kind {
-	case kindDir:
-		return unix.Mkdirat(dfd, name, 0o700)
-	case kindLink:
-		if err := unix.Symlinkat(e.Target, dfd, name); err != nil {
-			return err
-		}
-		_ = safeat.LchownAt(dfd, name, int(e.Uid), int(e.Gid))
-		return safeat.LutimesAt(dfd, name, times(e.Mtime))
-	}
-	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	if e.Size > 0 {
-		if err := b.content(fd, e); err != nil {
-			return err
-		}
-	}
-	return setFileAttrs(b.s, fd, e)
 }
 
 // metacopy makes a made tree's file: its size and attributes here, its

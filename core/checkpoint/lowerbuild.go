@@ -1,0 +1,204 @@
+package checkpoint
+
+import (
+	"context"
+	"path"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+	"sandfs/internal/safeat"
+)
+
+// lowerBuild writes one tree: a made tree (Materialize) or a copy
+// (CopyTree), which differ only in what they put in a file of content.
+type lowerBuild struct {
+	s *core.Sandbox
+	// content fills the new, empty file fd with the content of e (its
+	// size above 0); its attributes are set after.
+	content func(fd int, e cpEntry) error
+
+	dir    string // the API path of the directory dirfd holds
+	dirfd  int    // -1 when none
+	rootfd int
+}
+
+// build makes every entry of files beneath name in lfd: parents before
+// children, then each directory's own mode, owner and times, deepest
+// first (a child made after would move its mtime).
+func (b *lowerBuild) build(ctx context.Context, lfd int, name string, files map[string]cpEntry) error {
+	rootfd, err := unix.Openat(lfd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(rootfd)
+	return b.buildAt(ctx, rootfd, files)
+}
+
+// buildAt is build into the directory rootfd (the caller's to close),
+// ending with one syncfs of its filesystem. The directories are made
+// first, in order; then the other entries, a directory's at a time, by
+// as many workers as the machine has cores (up to buildWorkers): each
+// entry costs several calls (create, size, xattrs, owner, mode, times),
+// and creates in different directories do not wait on one another.
+func (b *lowerBuild) buildAt(ctx context.Context, rootfd int, files map[string]cpEntry) error {
+	b.rootfd, b.dirfd = rootfd, -1
+	defer b.closeDir()
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		if p != "/" {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths) // a parent sorts before what it holds
+	var dirs []string
+	byDir := map[string][]string{} // the other entries, by their directory
+	var order []string             // those directories, in the order met
+	for i, p := range paths {
+		if i%256 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		e := files[p]
+		if e.Kind != kindDir {
+			d := path.Dir(p)
+			if _, ok := byDir[d]; !ok {
+				order = append(order, d)
+			}
+			byDir[d] = append(byDir[d], p)
+			continue
+		}
+		if err := b.make(p, e); err != nil {
+			return core.PathErr("materialize", p, err)
+		}
+		dirs = append(dirs, p)
+	}
+	b.closeDir()
+	if err := b.makeAll(ctx, files, order, byDir); err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := b.dirAttrs(dirs[i], files[dirs[i]]); err != nil {
+			return core.PathErr("materialize", dirs[i], err)
+		}
+	}
+	if e, ok := files["/"]; ok {
+		if err := setFileAttrs(b.s, rootfd, e); err != nil {
+			return core.PathErr("materialize", "/", err)
+		}
+	}
+	sfd, err := safeat.Reopen(rootfd, unix.O_RDONLY|unix.O_DIRECTORY) // syncfs refuses an O_PATH descriptor
+	if err != nil {
+		return err
+	}
+	defer unix.Close(sfd)
+	return unix.Syncfs(sfd)
+}
+
+// buildWorkers bounds the workers of a build: past the cores, they only
+// wait on one another.
+const buildWorkers = 4
+
+// makeAll makes the entries of byDir (files and symlinks, their
+// directories made), a directory's at a time per worker; the first error
+// stops every worker and is answered.
+func (b *lowerBuild) makeAll(ctx context.Context, files map[string]cpEntry, order []string, byDir map[string][]string) error {
+	n := min(runtime.GOMAXPROCS(0), buildWorkers, max(len(order), 1))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan string)
+	var wg sync.WaitGroup
+	for range n {
+		w := &lowerBuild{s: b.s, content: b.content, rootfd: b.rootfd, dirfd: -1}
+		wg.Go(func() {
+			defer w.closeDir()
+			for d := range next {
+				for i, p := range byDir[d] {
+					if i%256 == 0 && ctx.Err() != nil {
+						return
+					}
+					if err := w.make(p, files[p]); err != nil {
+						cancel(core.PathErr("materialize", p, err))
+						return
+					}
+				}
+			}
+		})
+	}
+feed:
+	for _, d := range order {
+		select {
+		case next <- d:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return context.Cause(ctx) // nil unless a worker failed or ctx ended
+}
+
+// parent holds the directory of API path p (the one held already when p
+// is its sibling's neighbour) and answers p's name in it.
+func (b *lowerBuild) parent(p string) (int, string, error) {
+	dir, name := path.Split(p)
+	dir = strings.TrimSuffix(dir, "/")
+	if b.dirfd >= 0 && dir == b.dir {
+		return b.dirfd, name, nil
+	}
+	b.closeDir()
+	if dir == "" {
+		return b.rootfd, name, nil
+	}
+	fd, err := b.openDir(dir)
+	if err != nil {
+		return -1, "", err
+	}
+	b.dirfd, b.dir = fd, dir
+	return fd, name, nil
+}
+
+// openDir opens the tree's directory of API path p, beneath the tree and
+// through no symlink (core's strict resolution: openat2, or a walk where
+// the kernel has none, as a copy's may not).
+func (b *lowerBuild) openDir(p string) (int, error) {
+	return core.OpenBelow(b.rootfd, p[1:])
+}
+
+func (b *lowerBuild) closeDir() {
+	if b.dirfd >= 0 {
+		unix.Close(b.dirfd)
+		b.dirfd = -1
+	}
+}
+
+func (b *lowerBuild) make(p string, e cpEntry) error {
+	dfd, name, err := b.parent(p)
+	if err != nil {
+		return err
+	}
+	switch e.Kind {
+	case kindDir:
+		return unix.Mkdirat(dfd, name, 0o700)
+	case kindLink:
+		if err := unix.Symlinkat(e.Target, dfd, name); err != nil {
+			return err
+		}
+		_ = safeat.LchownAt(dfd, name, int(e.Uid), int(e.Gid))
+		return safeat.LutimesAt(dfd, name, times(e.Mtime))
+	}
+	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if e.Size > 0 {
+		if err := b.content(fd, e); err != nil {
+			return err
+		}
+	}
+	return setFileAttrs(b.s, fd, e)
+}
