@@ -67,6 +67,7 @@ var groups = []group{
 	{"watch-burst", runWatchBurst},
 	{"start", runStart},
 	{"history", runHistory},
+	{"forkio", runForkIO},
 	{"fleet-rps", fleetRPS},
 	{"fleet-memory", fleetMemory},
 	{"fleet-nats", fleetNATS},
