@@ -419,6 +419,16 @@ func (h *Host) StartForks() {
 			h.abandonFork(rec)
 			continue
 		}
+		if errors.Is(err, fs.ErrNotExist) && e.IsDir() && core.CheckSandboxName(name) == nil {
+			// Fork makes the directory, then its record: none there is
+			// a fork a crash stopped before it took a pin or a state.
+			if err := h.dropFork(name); err != nil {
+				h.log.Error("a fork left without its record by a crash could not be removed", "sandbox", name, "err", err)
+			} else {
+				h.log.Info("removed a fork left without its record by a crash", "sandbox", name)
+			}
+			continue
+		}
 		if err == nil && !rec.Copy { // a copy is served as it is
 			err = h.mountFork(rec)
 		}
