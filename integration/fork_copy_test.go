@@ -167,3 +167,84 @@ func TestForkCopyRefused(t *testing.T) {
 		t.Fatalf("the copy's tree:\n%s\nwant the parent's:\n%s", got, want)
 	}
 }
+
+// TestForkCopyMountRefused: a fork whose checkpoint's tree is made but
+// whose overlay mount the kernel refuses is made a copy unasked, and says
+// why; its tree is the checkpoint's and what it writes stays its own. The
+// refusal is the kernel's: the daemon runs as root without CAP_SYS_ADMIN
+// (as in a container that drops it), so the mount is refused (EPERM),
+// while the tree, made by a first fork before, needs no privilege to read.
+func TestForkCopyMountRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, nil, "a fork refused its overlay mount NOT TESTED: an overlay mount needs root")
+	}
+	if out, err := exec.Command("setpriv", "--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin", "true").CombinedOutput(); err != nil {
+		testenv.Skip(t, nil, "a fork refused its overlay mount NOT TESTED: cannot drop CAP_SYS_ADMIN (setpriv): %v %s", err, out)
+	}
+	d, dir := startRegistry(t)
+	createSandbox(t, d, "main")
+	main := filepath.Join(dir, "main")
+	testenv.Mk(t, main, map[string]string{"a.txt": "alpha", "src/b.go": "package b\n", "empty/": "", "ln": "->a.txt"})
+	must(t, os.Chmod(filepath.Join(main, "src"), 0o750))
+	want := digestTree(t, main)
+	// A first fork, by a daemon with every privilege, makes the
+	// checkpoint's tree; it is discarded, the tree stays.
+	st, b := postSandbox(t, d, map[string]any{"name": "first", "from": "main"})
+	var first struct {
+		Checkpoint string
+		Copy       bool
+	}
+	if json.Unmarshal(b, &first); st != http.StatusCreated || first.Copy {
+		t.Fatalf("the first fork, an overlay: %d %s", st, b)
+	}
+	unmountAtEnd(t, filepath.Join(d.State, "forks", "first", "root"))
+	if st, b := named(t, d, "", "DELETE", "first", "", nil); st != http.StatusOK {
+		t.Fatalf("discard of the first fork: %d %s", st, b)
+	}
+	d.Stop(t)
+
+	wrapper := filepath.Join(t.TempDir(), "no-sys-admin-sandfs")
+	must(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nexec setpriv --bounding-set -sys_admin --inh-caps -sys_admin "+sandfsBin(t)+" \"$@\"\n"), 0o755))
+	d = startDaemonWith(t, daemonOptions{Bin: wrapper}, "--sandboxes", dir, "--state", d.State)
+	st, b = postSandbox(t, d, map[string]any{"name": "copy-1", "from": "main", "checkpoint": first.Checkpoint})
+	var made struct {
+		Token, CopyWhy string
+		Copy           bool
+	}
+	if json.Unmarshal(b, &made); st != http.StatusCreated || !made.Copy ||
+		!strings.Contains(made.CopyWhy, "the overlay mount was refused") || !strings.Contains(made.CopyWhy, "not permitted") {
+		t.Fatalf("a fork refused its overlay mount: %d %s; want a copy saying the mount was refused", st, b)
+	}
+	if !d.LogHas("forked by copy: " + made.CopyWhy) {
+		t.Errorf("the log does not say why the fork is a copy:\n%s", d.Log())
+	}
+	base := filepath.Join(d.State, "forks", "copy-1")
+	unmountAtEnd(t, filepath.Join(base, "root"))
+	for _, sub := range []string{"upper", "work"} {
+		if _, err := os.Lstat(filepath.Join(base, sub)); !os.IsNotExist(err) {
+			t.Errorf("a copy has %s/: %v", sub, err)
+		}
+	}
+	if rec, err := os.ReadFile(filepath.Join(base, "fork.json")); err != nil || !strings.Contains(string(rec), `"copy": true`) {
+		t.Errorf("the copy's record: %s, %v", rec, err)
+	}
+	forkRoot := filepath.Join(base, "root")
+	if got := digestTree(t, forkRoot); got != want {
+		t.Fatalf("the copy's tree:\n%s\nwant the checkpoint's:\n%s", got, want)
+	}
+
+	// What the copy writes stays its own.
+	if st, b := named(t, d, made.Token, "PUT", "copy-1", "/fs/write?path=/a.txt", []byte("fork's")); st != http.StatusOK {
+		t.Fatalf("write in the copy: %d %s", st, b)
+	}
+	if st, b := named(t, d, made.Token, "PUT", "copy-1", "/fs/write?path=/src/new.go", []byte("package b // new\n")); st != http.StatusOK {
+		t.Fatalf("a new file in the copy: %d %s", st, b)
+	}
+	wantFile(t, filepath.Join(forkRoot, "a.txt"), "fork's")
+	if st, b := named(t, d, made.Token, "GET", "copy-1", "/fs/read?path=/ln", nil); st != http.StatusOK || string(b) != "fork's" {
+		t.Errorf("the copy's symlink through its routes: %d %q", st, b)
+	}
+	if got := digestTree(t, main); got != want {
+		t.Errorf("the parent after the copy's writes:\n%s\nwant it as it was:\n%s", got, want)
+	}
+}
