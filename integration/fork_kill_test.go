@@ -22,7 +22,7 @@ const lowerTempPrefix = ".tmp-"
 // forkKillFiles is the size of TestForkKill9's tree: its build takes
 // seconds here (each file a create and two xattrs), far longer than the
 // polling that sees it begin, and the test stays within its budget.
-const forkKillFiles = 5000
+const forkKillFiles = 3000
 
 // TestForkKill9: the daemon killed (SIGKILL) while it makes a fork. First
 // while it builds the checkpoint's tree of the first fork (20,000 files:
