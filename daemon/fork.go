@@ -252,10 +252,27 @@ func (h *Host) mountFork(rec forkRecord) error {
 	return overlay.Mount(target, l)
 }
 
-// isOverlay says whether p is an overlay's root.
+// isOverlay says whether p is an overlay's root: an overlay mounted on
+// p, not a directory of an overlay the state itself is on (a container's
+// root), which statfs alone would take for one.
 func isOverlay(p string) bool {
 	var st unix.Statfs_t
-	return unix.Statfs(p, &st) == nil && st.Type == overlayMagic
+	if unix.Statfs(p, &st) != nil || st.Type != overlayMagic {
+		return false
+	}
+	var sx, up unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE, &sx) != nil {
+		return false
+	}
+	if sx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 {
+		return sx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
+	}
+	// A kernel that does not say (before 5.8): a mount's root is on
+	// another device than its parent.
+	if unix.Statx(unix.AT_FDCWD, filepath.Dir(p), unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE, &up) != nil {
+		return false
+	}
+	return sx.Dev_major != up.Dev_major || sx.Dev_minor != up.Dev_minor
 }
 
 // startFork serves the fork of rec, whose root must be its overlay (a
