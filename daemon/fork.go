@@ -252,10 +252,27 @@ func (h *Host) mountFork(rec forkRecord) error {
 	return overlay.Mount(target, l)
 }
 
-// isOverlay says whether p is an overlay's root.
+// isOverlay says whether p is an overlay's root: an overlay mounted on
+// p, not a directory of an overlay the state itself is on (a container's
+// root), which statfs alone would take for one.
 func isOverlay(p string) bool {
 	var st unix.Statfs_t
-	return unix.Statfs(p, &st) == nil && st.Type == overlayMagic
+	if unix.Statfs(p, &st) != nil || st.Type != overlayMagic {
+		return false
+	}
+	var sx, up unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE, &sx) != nil {
+		return false
+	}
+	if sx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 {
+		return sx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
+	}
+	// A kernel that does not say (before 5.8): a mount's root is on
+	// another device than its parent.
+	if unix.Statx(unix.AT_FDCWD, filepath.Dir(p), unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE, &up) != nil {
+		return false
+	}
+	return sx.Dev_major != up.Dev_major || sx.Dev_minor != up.Dev_minor
 }
 
 // startFork serves the fork of rec, whose root must be its overlay (a
@@ -417,6 +434,16 @@ func (h *Host) StartForks() {
 		rec, err := h.forkRecord(name)
 		if err == nil && !rec.Made {
 			h.abandonFork(rec)
+			continue
+		}
+		if errors.Is(err, fs.ErrNotExist) && e.IsDir() && core.CheckSandboxName(name) == nil {
+			// Fork makes the directory, then its record: none there is
+			// a fork a crash stopped before it took a pin or a state.
+			if err := h.dropFork(name); err != nil {
+				h.log.Error("a fork left without its record by a crash could not be removed", "sandbox", name, "err", err)
+			} else {
+				h.log.Info("removed a fork left without its record by a crash", "sandbox", name)
+			}
 			continue
 		}
 		if err == nil && !rec.Copy { // a copy is served as it is

@@ -90,6 +90,10 @@ func TestFork(t *testing.T) {
 		t.Fatalf("the pins of %s: %v", made.Checkpoint, pins)
 	}
 	must(t, os.WriteFile(filepath.Join(pins[0], "half"), nil, 0o600))
+	// One stopped between its directory and its record: removed too, or
+	// its name stays taken.
+	bare := filepath.Join(d.State, "forks", "bare")
+	must(t, os.Mkdir(bare, 0o700))
 	d = startDaemon(t, args...)
 	waitStatus(t, d, "try-1", http.StatusOK)
 	wantFile(t, filepath.Join(forkRoot, "a.txt"), "fork's")
@@ -98,6 +102,9 @@ func TestFork(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(pins[0], "half")); !os.IsNotExist(err) {
 		t.Errorf("the half-made fork's pin after the start: %v", err)
+	}
+	if _, err := os.Lstat(bare); !os.IsNotExist(err) || !strings.Contains(d.Log(), "removed a fork left without its record by a crash") {
+		t.Errorf("the fork left without its record after the start: %v\n%s", err, d.Log())
 	}
 	if st, b := named(t, d, "", "GET", "try-1", "/fs/read?path=/ln", nil); st != http.StatusOK || string(b) != "fork's" {
 		t.Errorf("the fork's symlink after the remount: %d %q", st, b)
