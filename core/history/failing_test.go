@@ -1,11 +1,14 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -233,6 +236,44 @@ func TestDatabaseAndTailGone(t *testing.T) {
 	defer l2.Close()
 	if e := j2.Append(sample(1)); e.Seq != 1 {
 		t.Errorf("a new journal's first seq is %d, want 1", e.Seq)
+	}
+}
+
+// TestEmptyReopen: a journal that numbered nothing, closed and opened
+// again with its database and tail, tells no loss: its mark, raised
+// ahead at its first open, is no sign of lost events. Without its
+// database it does, as the mark says seqs may have been handed out.
+func TestEmptyReopen(t *testing.T) {
+	dir := t.TempDir()
+	var logs bytes.Buffer
+	open := func() (*Log, *journal.Journal) {
+		l, err := Open(dir, Retention{}, slog.New(slog.NewTextHandler(&logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := journal.NewWith(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l, j
+	}
+	l, _ := open()
+	l.Close()
+	l, j := open()
+	seq := j.Seq()
+	l.Close()
+	if strings.Contains(logs.String(), "level=ERROR") || seq != 0 {
+		t.Errorf("an empty journal reopened: seq %d, log %q; want 0 and no error", seq, logs.String())
+	}
+	for _, name := range []string{"journal.db", "journal.db-wal", "journal.db-shm"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	l, j = open()
+	defer l.Close()
+	if !strings.Contains(logs.String(), "both gone") || j.Seq() == 0 {
+		t.Errorf("the database removed: seq %d, log %q; want the loss told and the numbering above the mark", j.Seq(), logs.String())
 	}
 }
 

@@ -322,6 +322,35 @@ func TestRetentionPrunes(t *testing.T) {
 	}
 }
 
+// TestPruneKeepsNewest: retention that would take every event (all
+// older than MaxAge, the manifest at the newest) keeps the newest, so the
+// numbering goes on from it after a restart, with no loss told.
+func TestPruneKeepsNewest(t *testing.T) {
+	dir := t.TempDir()
+	l, j := openJournal(t, dir, Retention{MaxAge: time.Nanosecond})
+	for i := range 20 {
+		j.Append(sample(i))
+	}
+	if err := l.SaveManifest(Manifest{Seq: 20}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Prune(); err != nil {
+		t.Fatal(err)
+	}
+	if o := l.Oldest(); o != 20 {
+		t.Fatalf("oldest after pruning all but the newest = %d, want 20", o)
+	}
+	l.Close()
+	l, j = openJournal(t, dir, Retention{MaxAge: time.Nanosecond})
+	defer l.Close()
+	if j.Seq() != 20 {
+		t.Errorf("seq %d after the restart, want 20", j.Seq())
+	}
+	if got, lost := scanAll(t, j, 19); lost || len(got) != 1 || got[0].Seq != 20 {
+		t.Errorf("from 19: %d events, lost %v; want the newest alone", len(got), lost)
+	}
+}
+
 // Watchers outlive a restart with their ids; a cursor from before it is
 // answered from the store, and one older than retention gets overflow.
 func TestWatcherOutlivesRestart(t *testing.T) {

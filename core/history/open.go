@@ -58,6 +58,8 @@ func (l *Log) open() error {
 			return fmt.Errorf("history: %s/%s is not a regular file; refusing it", l.dir, name)
 		}
 	}
+	var dbst unix.Stat_t
+	dbKept := unix.Fstatat(l.dfd, "journal.db", &dbst, unix.AT_SYMLINK_NOFOLLOW) == nil
 	d, oldest, newest, err := l.openStore()
 	if err != nil {
 		return err
@@ -112,7 +114,10 @@ func (l *Log) open() error {
 	switch {
 	case !clean:
 		newest, err = l.skip(d, newest, newest+mostRecords(end), "the journal's tail was damaged (a power loss, a damaged disk, or a file removed or edited)")
-	case newest == 0 && m.at > 0:
+	case newest == 0 && m.at > 0 && (!dbKept || !tailWhole):
+		// Kept both (a prune never takes the newest event), the journal
+		// numbered nothing yet: the mark is raised ahead at every open,
+		// and is no sign of a loss then.
 		newest, err = l.skip(d, 0, m.at, "the journal's database and tail are both gone (removed, or the database made anew)")
 	}
 	if err != nil {

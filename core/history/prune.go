@@ -26,7 +26,10 @@ func (l *Log) prune() {
 			}
 		}
 	}
-	cut = min(cut, limit)
+	// Never the newest event: the database keeps the numbering's high
+	// point, so an empty one at the next open is one that numbered
+	// nothing (open.go), not one pruned bare.
+	cut = min(cut, limit, newest-min(newest, 1))
 	l.mu.Lock()
 	oldest := l.oldest
 	l.mu.Unlock()
