@@ -1,16 +1,15 @@
 package core
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"sandfs/core/journal"
+	"sandfs/internal/testenv"
 )
 
 // TestOpenMade: a root opened with Options.Made (a fork's, made now from
@@ -39,7 +38,7 @@ func TestOpenMade(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); s.Close() })
-	var logs lockedLog
+	var logs testenv.Buffer
 	if err := s.StartWatching(ctx, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
 		t.Fatal(err)
 	}
@@ -62,23 +61,4 @@ func TestOpenMade(t *testing.T) {
 	if got := fmtEvents(es); !strings.Contains(got, "external create /a/b/c/new.txt") {
 		t.Errorf("events %q: want the outside create deep in the made tree", got)
 	}
-}
-
-// lockedLog is a log's text, written by the daemon's goroutines and read
-// by the test.
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

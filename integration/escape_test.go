@@ -118,7 +118,7 @@ func TestEscapeRaceDaemon(t *testing.T) {
 	go swap("swm", []string{"../../outside", "../../outside/sub"})
 
 	// The mount process.
-	var mountOut syncBuffer
+	var mountOut testenv.Buffer
 	var mountDone chan error
 	stopFile := filepath.Join(t.TempDir(), "stop")
 	if mnt != "" {

@@ -300,7 +300,7 @@ func TestFUSELifecycle(t *testing.T) {
 			"sh", filepath.Join(mnt, "a", "b", "f"), filepath.Join(mnt, "a"))
 		hin, err := holder.StdinPipe()
 		must(t, err)
-		var hout syncBuffer
+		var hout testenv.Buffer
 		holder.Stdout, holder.Stderr = &hout, &hout
 		must(t, holder.Start())
 		hdone := make(chan error, 1)

@@ -1,9 +1,7 @@
 package integration
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -23,22 +21,4 @@ func (d *Daemon) LogHas(s string) bool {
 		}
 	}
 	return true
-}
-
-// syncBuffer is a bytes.Buffer safe for the subprocess's writers and a reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sandfs/internal/testenv"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,7 +61,7 @@ type Daemon struct {
 	// URL is then not dialable: use Client and BaseURL.
 	Socket string
 	cmd    *exec.Cmd
-	log    *syncBuffer
+	log    *testenv.Buffer
 	done   chan error
 }
 
@@ -94,7 +95,7 @@ type daemonOptions struct {
 // startDaemonWith is startDaemon with options.
 func startDaemonWith(t testing.TB, o daemonOptions, args ...string) *Daemon {
 	t.Helper()
-	d := &Daemon{log: &syncBuffer{}, done: make(chan error, 1)}
+	d := &Daemon{log: &testenv.Buffer{}, done: make(chan error, 1)}
 	joined := " " + strings.Join(args, " ")
 	if !o.NoRoot && !strings.Contains(joined, " --root") {
 		d.Root = t.TempDir()

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sandfs/core/history"
+	"sandfs/internal/testenv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,7 +25,7 @@ type watchCLI struct {
 	lines  chan string
 	exited chan error
 	done   chan struct{} // closed when it has exited
-	stderr syncBuffer
+	stderr testenv.Buffer
 }
 
 func (w *watchCLI) Stderr() string { return w.stderr.String() }

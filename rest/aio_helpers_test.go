@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/internal/testenv"
 	"sandfs/rest/aio"
 )
 
@@ -67,7 +68,7 @@ func newHarnessAt(t *testing.T, root string) *harness {
 		t.Fatalf("core.Open: %v", err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	h := &harness{root: root, logs: &syncBuffer{}, served: make(chan struct{}, 64)}
+	h := &harness{root: root, logs: &testenv.Buffer{}, served: make(chan struct{}, 64)}
 	h.srv, err = New(Config{Sandboxes: map[string]*core.Sandbox{"default": sb}, Log: slog.New(slog.NewTextHandler(h.logs, nil))})
 	if err != nil {
 		t.Fatalf("New: %v", err)

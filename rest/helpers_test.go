@@ -11,10 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"sandfs/core"
+	"sandfs/internal/testenv"
 	"sandfs/rest/agentfs"
 )
 
@@ -29,7 +29,7 @@ type harness struct {
 	srv   *Server
 	ts    *httptest.Server
 	token string
-	logs  *syncBuffer
+	logs  *testenv.Buffer
 	// served is signalled each time a request's handler returns, for tests
 	// that must wait for a handler whose client has gone.
 	served chan struct{}
@@ -64,7 +64,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		t.Fatalf("core.Open: %v", err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	h := &harness{root: root, token: o.Token, logs: &syncBuffer{}, served: make(chan struct{}, 64)}
+	h := &harness{root: root, token: o.Token, logs: &testenv.Buffer{}, served: make(chan struct{}, 64)}
 	h.srv, err = New(Config{
 		Sandboxes: map[string]*core.Sandbox{"default": sb},
 		Token:     o.Token,
@@ -312,29 +312,6 @@ func (h *harness) wantTree(t *testing.T, before []string) {
 	if strings.Join(after, "\n") != strings.Join(before, "\n") {
 		t.Errorf("disk changed:\nbefore:\n%s\nafter:\n%s", strings.Join(before, "\n"), strings.Join(after, "\n"))
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Len()
 }
 
 func containsStr(xs []string, x string) bool {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"sandfs/core"
+	"sandfs/internal/testenv"
 )
 
 // The hostile-input table. Its cases are generated from the route
@@ -61,7 +62,7 @@ func hostileHarness(t *testing.T) (*harness, string) {
 		t.Fatalf("core.Open: %v", err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	h := &harness{root: root, logs: &syncBuffer{}, served: make(chan struct{}, 64)}
+	h := &harness{root: root, logs: &testenv.Buffer{}, served: make(chan struct{}, 64)}
 	h.srv, err = New(Config{
 		Sandboxes: map[string]*core.Sandbox{"default": sb},
 		Limits:    Limits{MaxJSONBody: hostileLimits.json, MaxTarBody: hostileLimits.tar},

@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"sandfs/core"
+	"sandfs/internal/testenv"
 	"sandfs/rest/named"
 )
 
@@ -43,7 +44,7 @@ func newNamedHarnessWith(t *testing.T, o core.Options) *namedHarness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { def.Close(); ob.Close() })
-	h := &harness{root: root, logs: &syncBuffer{}, served: make(chan struct{}, 64)}
+	h := &harness{root: root, logs: &testenv.Buffer{}, served: make(chan struct{}, 64)}
 	h.srv, err = New(Config{
 		Sandboxes: map[string]*core.Sandbox{"default": def, "other": ob},
 		Log:       slog.New(slog.NewTextHandler(h.logs, nil)),

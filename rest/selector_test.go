@@ -19,6 +19,7 @@ import (
 
 	"sandfs/api"
 	"sandfs/core"
+	"sandfs/internal/testenv"
 	"sandfs/rest/aio"
 )
 
@@ -43,7 +44,7 @@ func newRegHarness(t *testing.T, o regOpts) *regHarness {
 	for _, name := range []string{"default", "a", "b"} {
 		rh.addSandbox(t, name, o.Tokens[name])
 	}
-	h := &harness{root: rh.roots["default"], token: o.Token, logs: &syncBuffer{}, served: make(chan struct{}, 64)}
+	h := &harness{root: rh.roots["default"], token: o.Token, logs: &testenv.Buffer{}, served: make(chan struct{}, 64)}
 	rh.harness = h
 	cfg := Config{Registry: rh.reg, Token: o.Token, Log: slog.New(slog.NewTextHandler(h.logs, nil))}
 	if o.Manager != nil {

@@ -84,24 +84,11 @@ func fioMountRows(c *cfg, t *table, p *proc, mnt string) error {
 // fioReads opens, reads and closes files [lo, lo+n) of the tree under
 // dir, and gives µs per file.
 func fioReads(dir string, lo, n int) (float64, error) {
-	buf := make([]byte, 8192)
 	paths := make([]string, n)
 	for i := range paths {
 		paths[i] = dir + fioPath(lo+i)
 	}
-	t := time.Now()
-	for _, p := range paths {
-		fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err != nil {
-			return 0, err
-		}
-		k, err := syscall.Read(fd, buf)
-		syscall.Close(fd)
-		if err != nil || k != 4096 {
-			return 0, fmt.Errorf("read %s: %d bytes, %v", p, k, err)
-		}
-	}
-	return float64(time.Since(t).Nanoseconds()) / 1e3 / float64(n), nil
+	return openReadEach(paths)
 }
 
 // fioCreates creates n new files of 4 KiB spread over the tree's

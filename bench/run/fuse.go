@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -278,9 +279,15 @@ func metaRun(f *fsFigures, dir string, nCreate int) error {
 // openRead opens p read-only, reads it whole and closes it n times, and
 // gives µs per round.
 func openRead(p string, n int) (float64, error) {
+	return openReadEach(slices.Repeat([]string{p}, n))
+}
+
+// openReadEach opens each of paths read-only, reads its 4 KiB whole and
+// closes it, and gives µs per path.
+func openReadEach(paths []string) (float64, error) {
 	buf := make([]byte, 8192)
 	t := time.Now()
-	for i := 0; i < n; i++ {
+	for _, p := range paths {
 		fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			return 0, err
@@ -291,7 +298,7 @@ func openRead(p string, n int) (float64, error) {
 			return 0, fmt.Errorf("read %s: %d bytes, %v", p, k, err)
 		}
 	}
-	return float64(time.Since(t).Nanoseconds()) / 1e3 / float64(n), nil
+	return float64(time.Since(t).Nanoseconds()) / 1e3 / float64(len(paths)), nil
 }
 
 func seqWrite(p string, mib int64) (float64, error) {

@@ -246,17 +246,8 @@ func TestDatabaseAndTailGone(t *testing.T) {
 func TestEmptyReopen(t *testing.T) {
 	dir := t.TempDir()
 	var logs bytes.Buffer
-	open := func() (*Log, *journal.Journal) {
-		l, err := Open(dir, Retention{}, slog.New(slog.NewTextHandler(&logs, nil)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		j, err := journal.NewWith(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l, j
-	}
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	open := func() (*Log, *journal.Journal) { return openJournalLog(t, dir, Retention{}, log) }
 	l, _ := open()
 	l.Close()
 	l, j := open()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,7 +20,13 @@ import (
 
 func openJournal(t *testing.T, dir string, keep Retention) (*Log, *journal.Journal) {
 	t.Helper()
-	l, err := Open(dir, keep, nil)
+	return openJournalLog(t, dir, keep, nil)
+}
+
+// openJournalLog is openJournal with the log's messages going to log.
+func openJournalLog(t *testing.T, dir string, keep Retention, log *slog.Logger) (*Log, *journal.Journal) {
+	t.Helper()
+	l, err := Open(dir, keep, log)
 	if err != nil {
 		t.Fatal(err)
 	}
