@@ -141,3 +141,27 @@ func wantOrder(t *testing.T, f *fleet, sandbox string, cps []checkpoint.Checkpoi
 		last = e.Revision()
 	}
 }
+
+// A manifest too big for a KV value sends its entries as an object first,
+// and ReadManifest reads them back from it.
+func TestReplicateLargeManifest(t *testing.T) {
+	b := natstest.Start(t)
+	r := start(t, b)
+	r.maxInline = 1000 // 100 entries take more
+	sb, _ := box(t, "alpha")
+	if err := r.Add("alpha", sb); err != nil {
+		t.Fatal(err)
+	}
+	cp := mkCheckpoint(t, sb)
+	if st := waitSent(t, r, "alpha", 1); st.Objects != 101 {
+		t.Fatalf("sent %d objects, want 100 files and the entries", st.Objects)
+	}
+	f := open(t, b)
+	m := f.wantManifest(t, sb, cp)
+	if m.EntriesObject == "" {
+		t.Fatal("the manifest holds its entries inline, want them an object")
+	}
+	if _, err := f.obs.GetInfo(ctx, m.EntriesObject); err != nil {
+		t.Fatalf("the entries' object %s: %v", m.EntriesObject, err)
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"sandfs/core/checkpoint"
 )
 
+var errNotConnected = errors.New("not connected to the broker")
+
 // sandbox is the replication of one sandbox: the hook's queue, and the
 // goroutine that sends.
 type sandbox struct {
@@ -170,6 +172,11 @@ func (s *sandbox) step(ctx context.Context) (more bool, err error) {
 	}
 	cp := s.todo[0]
 	s.mu.Unlock()
+	if !s.r.nc.IsConnected() {
+		// Not a request that would wait its timeout: the backoff's next
+		// try finds the connection back sooner.
+		return false, errNotConnected
+	}
 	if err := s.send(ctx, cp); err != nil {
 		return false, err
 	}
