@@ -21,6 +21,10 @@ const (
 	opTimeout  = 10 * time.Second // one request to the broker
 	retryFirst = 250 * time.Millisecond
 	retryMax   = 10 * time.Second
+	// rescanEvery is how often an idle replicator lists the store again,
+	// forgetting the ids of deleted checkpoints: what it remembers as sent
+	// stays the size of the store.
+	rescanEvery = 5 * time.Minute
 )
 
 // Config says where to replicate.

@@ -165,3 +165,38 @@ func TestReplicateLargeManifest(t *testing.T) {
 		t.Fatalf("the entries' object %s: %v", m.EntriesObject, err)
 	}
 }
+
+// A replicator started again (a daemon's restart) sends again nothing the
+// fleet has: the manifests are found in the KV, and then only the new
+// checkpoint's one new object goes.
+func TestReplicateRestartSendsNothingAgain(t *testing.T) {
+	b := natstest.Start(t)
+	r := start(t, b)
+	sb, root := box(t, "alpha")
+	if err := r.Add("alpha", sb); err != nil {
+		t.Fatal(err)
+	}
+	cps := []checkpoint.Checkpoint{mkCheckpoint(t, sb)}
+	write(t, root, "f007", content(7, 1))
+	cps = append(cps, mkCheckpoint(t, sb))
+	waitSent(t, r, "alpha", 2)
+	r.Close()
+
+	r2 := start(t, b)
+	if err := r2.Add("alpha", sb); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "f008", content(8, 1))
+	cps = append(cps, mkCheckpoint(t, sb))
+	// Sent in order: the third manifest sent means the first two were
+	// looked at before it.
+	st := waitSent(t, r2, "alpha", 1)
+	if st.Manifests != 1 || st.Objects != 1 || st.ObjectBytes != uint64(len(content(8, 1))) {
+		t.Fatalf("after a restart: stats %+v, want 1 manifest and 1 object (/f008's) sent", st)
+	}
+	f := open(t, b)
+	for _, cp := range cps {
+		f.wantManifest(t, sb, cp)
+	}
+	wantOrder(t, f, "alpha", cps)
+}

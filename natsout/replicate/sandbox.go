@@ -114,7 +114,7 @@ func (s *sandbox) run(ctx context.Context) {
 		default:
 			wait = 0
 		}
-		var after <-chan time.Time
+		after := time.After(rescanEvery)
 		if wait > 0 {
 			after = time.After(wait)
 		}
@@ -122,6 +122,11 @@ func (s *sandbox) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-after:
+			if wait == 0 {
+				s.mu.Lock()
+				s.scan = true
+				s.mu.Unlock()
+			}
 		case <-s.wake:
 			if wait > 0 { // a new checkpoint does not shorten the backoff
 				select {
@@ -155,11 +160,15 @@ func (s *sandbox) step(ctx context.Context) (more bool, err error) {
 			return false, fmt.Errorf("listing the checkpoints: %w", err)
 		}
 		todo := list[:0]
+		sent := make(map[string]bool, len(s.sent))
 		for _, cp := range list {
-			if !s.sent[cp.ID] {
+			if s.sent[cp.ID] {
+				sent[cp.ID] = true // the ids of deleted checkpoints go
+			} else {
 				todo = append(todo, cp)
 			}
 		}
+		s.sent = sent
 		s.mu.Lock()
 		s.todo = todo
 		s.mu.Unlock()
