@@ -38,7 +38,10 @@ type sandbox struct {
 	// unqueued* are the checkpoints the full queue turned away since the
 	// last scan: behind, but not in queue or todo.
 	unqueued, unqueuedBytes uint64
-	st                      Stats // the counters (Behind, BytesBehind computed in stats)
+	// listing* are what was behind when the store's listing began, still
+	// counted until the listing replaces todo.
+	listing, listingBytes uint64
+	st                    Stats // the counters (Behind, BytesBehind computed in stats)
 
 	// Only run's goroutine uses these.
 	sent map[string]bool    // checkpoint ids whose manifest is in the KV
@@ -80,8 +83,8 @@ func (s *sandbox) stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.st
-	st.Behind = uint64(len(s.todo)+len(s.queue)) + s.unqueued
-	st.BytesBehind = s.unqueuedBytes
+	st.Behind = uint64(len(s.todo)+len(s.queue)) + s.unqueued + s.listing
+	st.BytesBehind = s.unqueuedBytes + s.listingBytes
 	for _, l := range [][]checkpoint.Checkpoint{s.todo, s.queue} {
 		for _, cp := range l {
 			st.BytesBehind += uint64(max(cp.NewBytes, 0))
@@ -146,6 +149,10 @@ func (s *sandbox) step(ctx context.Context) (more bool, err error) {
 	if scan {
 		// What is queued now is in the list taken below (the hook runs
 		// after the checkpoint is written, List after the store's lock).
+		s.listing, s.listingBytes = s.unqueued+uint64(len(s.queue)), s.unqueuedBytes
+		for _, cp := range s.queue {
+			s.listingBytes += uint64(max(cp.NewBytes, 0))
+		}
 		s.scan, s.queue, s.unqueued, s.unqueuedBytes = false, nil, 0, 0
 	} else if len(s.todo) == 0 {
 		s.todo, s.queue = s.queue, nil
@@ -156,6 +163,9 @@ func (s *sandbox) step(ctx context.Context) (more bool, err error) {
 		if err != nil {
 			s.mu.Lock()
 			s.scan = true
+			s.unqueued += s.listing
+			s.unqueuedBytes += s.listingBytes
+			s.listing, s.listingBytes = 0, 0
 			s.mu.Unlock()
 			return false, fmt.Errorf("listing the checkpoints: %w", err)
 		}
@@ -171,6 +181,7 @@ func (s *sandbox) step(ctx context.Context) (more bool, err error) {
 		s.sent = sent
 		s.mu.Lock()
 		s.todo = todo
+		s.listing, s.listingBytes = 0, 0
 		s.mu.Unlock()
 	}
 	s.mu.Lock()
