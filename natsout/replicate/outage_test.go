@@ -60,3 +60,45 @@ func TestReplicateBrokerAway(t *testing.T) {
 		t.Fatalf("the KV holds %d manifests (%v), want %d", len(keys), err, len(cps))
 	}
 }
+
+// A checkpoint deleted before its turn is skipped: the ones after it go.
+func TestReplicateSkipsDeleted(t *testing.T) {
+	b := natstest.Start(t)
+	b.Stop()
+	r := start(t, b)
+	sb, root := box(t, "alpha")
+	if err := r.Add("alpha", sb); err != nil {
+		t.Fatal(err)
+	}
+	gone := mkCheckpoint(t, sb)
+	write(t, root, "f001", content(1, 1))
+	kept := mkCheckpoint(t, sb)
+	if err := checkpoint.Delete(sb, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.Restart()
+	st := waitSent(t, r, "alpha", 1)
+	if st.Manifests != 1 || st.Objects != 100 {
+		t.Fatalf("stats %+v, want 1 manifest and its 100 objects", st)
+	}
+	f := open(t, b)
+	f.wantManifest(t, sb, kept)
+	if _, err := f.kv(t, "alpha").Get(ctx, gone.ID); err == nil {
+		t.Fatalf("the deleted checkpoint %s is in the fleet", gone.ID)
+	}
+}
+
+// Every sandbox name gets a bucket KV accepts, and two names never share one.
+func TestBucketOf(t *testing.T) {
+	for name, want := range map[string]string{
+		"default":   "sandfs-cp-default",
+		"web-1":     "sandfs-cp-web-1",
+		"a.b":       "sandfs-cp-a_2Eb",
+		"a_2Eb":     "sandfs-cp-a_5F2Eb",
+		"Ünï/cödé ": "sandfs-cp-_C3_9Cn_C3_AF_2Fc_C3_B6d_C3_A9_20",
+	} {
+		if got := BucketOf(name); got != want {
+			t.Errorf("BucketOf(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
