@@ -16,6 +16,7 @@ import (
 	"sandfs/fusefs"
 	"sandfs/internal/statedir"
 	"sandfs/natsout"
+	"sandfs/natsout/replicate"
 	"sandfs/rest"
 )
 
@@ -34,11 +35,12 @@ type Config struct {
 
 	CheckpointEvery time.Duration // StartCheckpointSchedule's (0: off)
 	CheckpointKeep  int
-	Events          *natsout.Publisher // nil: not published (--events)
-	LogEvents       bool               // log every journal event
-	MountAll        string             // mount each sandbox at MountAll/NAME ("" = none)
-	ForkCopy        bool               // make every fork a copy, never an overlay (fork_copy.go)
-	Mount           fusefs.Options     // the mirrors' options
+	Events          *natsout.Publisher    // nil: not published (--events)
+	Replicator      *replicate.Replicator // nil: checkpoints not replicated (--replicate)
+	LogEvents       bool                  // log every journal event
+	MountAll        string                // mount each sandbox at MountAll/NAME ("" = none)
+	ForkCopy        bool                  // make every fork a copy, never an overlay (fork_copy.go)
+	Mount           fusefs.Options        // the mirrors' options
 	Log             *slog.Logger
 }
 
@@ -61,6 +63,7 @@ type entry struct {
 	cancel  context.CancelFunc // ends its kernel watch and checkpoint schedule
 	stopLog func()             // LogEvents; nil = none
 	events  bool               // published (Config.Events)
+	repl    bool               // its checkpoints replicated (Config.Replicator)
 
 	mu      sync.Mutex
 	mirrors []mirror
@@ -152,6 +155,13 @@ func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Qu
 		}
 		e.events = true
 	}
+	if h.cfg.Replicator != nil && sb.StateDir() != "" {
+		if err := h.cfg.Replicator.Add(name, sb); err != nil {
+			e.close(h)
+			return nil, err
+		}
+		e.repl = true
+	}
 	if h.cfg.LogEvents {
 		e.stopLog = logEvents(name, sb, h.log)
 	}
@@ -236,6 +246,9 @@ const deleteFlushWait = 5 * time.Second
 func (e *entry) close(h *Host) {
 	if e.events {
 		h.cfg.Events.Remove(e.sb.Name())
+	}
+	if e.repl {
+		h.cfg.Replicator.Remove(e.sb.Name())
 	}
 	if e.stopLog != nil {
 		e.stopLog()

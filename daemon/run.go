@@ -14,6 +14,7 @@ import (
 	"sandfs/core"
 	"sandfs/fusefs"
 	"sandfs/natsout"
+	"sandfs/natsout/replicate"
 	"sandfs/rest"
 )
 
@@ -36,6 +37,9 @@ type RunConfig struct {
 	// EventsURL publishes every journal to NATS JetStream under EventsHost
 	// ("" = off).
 	EventsURL, EventsHost string
+	// ReplicateURL replicates every checkpoint to NATS JetStream, its
+	// manifests naming EventsHost as their sender ("" = off).
+	ReplicateURL string
 	// Listen is HOST:PORT or unix:PATH; Token the daemon's ("" = none).
 	Listen string
 	Token  string
@@ -105,8 +109,15 @@ func Run(ctx context.Context, rc RunConfig) error {
 	if events != nil {
 		defer events.Close()
 	}
+	repl, err := startReplicate(ctx, rc)
+	if err != nil {
+		return err
+	}
+	if repl != nil {
+		defer repl.Close()
+	}
 	reg := rest.NewRegistry()
-	rc.Host.Registry, rc.Host.Events = reg, events
+	rc.Host.Registry, rc.Host.Events, rc.Host.Replicator = reg, events, repl
 	m := rc.Mount
 	rc.Host.Mount = fusefs.Options{Log: log, Debug: m.Debug, NoPassthrough: m.NoPassthrough, DirectMount: m.DirectMount, Uring: m.Uring,
 		EntryTimeout: m.Cache, AttrTimeout: m.Cache, NegativeTimeout: m.Cache}
@@ -143,6 +154,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 		MirrorURing: h.MirrorURing,
 		Unmounted:   h.Unmounted,
 		Events:      eventsStats(events),
+		Replication: replicationStats(repl),
 		Registry:    reg,
 		Manager:     manager,
 		Token:       rc.Token,
@@ -237,6 +249,32 @@ func eventsStats(p *natsout.Publisher) func(string) (rest.EventsStats, bool) {
 	return func(name string) (rest.EventsStats, bool) {
 		s, ok := p.Stats()[name]
 		return rest.EventsStats(s), ok
+	}
+}
+
+// startReplicate connects the checkpoints' replicator (nil: --replicate
+// is off); each sandbox is added as it is served.
+func startReplicate(ctx context.Context, rc RunConfig) (*replicate.Replicator, error) {
+	if rc.ReplicateURL == "" {
+		return nil, nil
+	}
+	r, err := replicate.Start(ctx, replicate.Config{URL: rc.ReplicateURL, Host: rc.EventsHost, Log: rc.Host.Log})
+	if err != nil {
+		return nil, err
+	}
+	rc.Host.Log.Info("replicating checkpoints to "+rc.ReplicateURL, "host", rc.EventsHost, "objects", replicate.ObjectsBucket)
+	return r, nil
+}
+
+// replicationStats is a sandbox's replication, for rest.Config.Replication
+// (nil: off).
+func replicationStats(r *replicate.Replicator) func(string) (rest.ReplicationStats, bool) {
+	if r == nil {
+		return nil
+	}
+	return func(name string) (rest.ReplicationStats, bool) {
+		s, ok := r.Stats(name)
+		return rest.ReplicationStats(s), ok
 	}
 }
 

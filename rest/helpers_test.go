@@ -42,9 +42,10 @@ type harnessOpts struct {
 
 	AllowOrigins, AllowHosts []string // browser.go
 
-	MirrorOps   func(sandbox string) map[string]uint64   // metrics.go
-	MirrorURing func(sandbox string) (uint64, bool)      // metrics.go
-	Events      func(sandbox string) (EventsStats, bool) // metrics_events.go
+	MirrorOps   func(sandbox string) map[string]uint64        // metrics.go
+	MirrorURing func(sandbox string) (uint64, bool)           // metrics.go
+	Events      func(sandbox string) (EventsStats, bool)      // metrics_events.go
+	Replication func(sandbox string) (ReplicationStats, bool) // metrics_replication.go
 
 	State bool // sandbox "default" keeps state (checkpoints) in a temp dir
 }
@@ -76,6 +77,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		MirrorOps:    o.MirrorOps,
 		MirrorURing:  o.MirrorURing,
 		Events:       o.Events,
+		Replication:  o.Replication,
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -96,7 +96,7 @@ var (
 type collector struct{ s *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range append([]*prometheus.Desc{descRequests, descBytesIn, descBytesOut, descEvents, descWatchers, descDropped, descOverflows, descHistory, descFUSE, descURing}, natsDescs...) {
+	for _, d := range append([]*prometheus.Desc{descRequests, descBytesIn, descBytesOut, descEvents, descWatchers, descDropped, descOverflows, descHistory, descFUSE, descURing}, append(natsDescs, replicationDescs...)...) {
 		ch <- d
 	}
 	for _, d := range quotaDescs {
@@ -132,6 +132,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descHistory, prometheus.GaugeValue, gauge(full), name, "state_full")
 		ch <- prometheus.MustNewConstMetric(descHistory, prometheus.GaugeValue, gauge(failing && !full), name, "error")
 		c.collectEvents(ch, name)
+		c.collectReplication(ch, name)
 		collectQuota(ch, name, sb)
 		if c.s.mirrorURing != nil {
 			if n, on := c.s.mirrorURing(name); on {

@@ -54,6 +54,20 @@ type Config struct {
 	// Events reports, at each scrape, a sandbox's publishing to NATS
 	// JetStream (--events; nil, or false: not published).
 	Events func(sandbox string) (EventsStats, bool)
+	// Replication reports, at each scrape, a sandbox's replication of its
+	// checkpoints to NATS JetStream (--replicate; nil, or false: off).
+	Replication func(sandbox string) (ReplicationStats, bool)
+}
+
+// ReplicationStats is one sandbox's replication of its checkpoints.
+type ReplicationStats struct {
+	Behind      uint64 // checkpoints made and not yet in the fleet
+	BytesBehind uint64 // the content those checkpoints added to the local store
+	Objects     uint64 // objects sent since start
+	ObjectBytes uint64 // their bytes
+	Manifests   uint64 // manifests sent since start
+	Unqueued    uint64 // checkpoints the full queue did not hold (caught up from the store)
+	Failed      uint64 // sends that failed (tried again)
 }
 
 // EventsStats is one sandbox's publishing to the fleet's stream.
@@ -94,6 +108,7 @@ type Server struct {
 	mirrorURing    func(sandbox string) (uint64, bool)
 	unmounted      func(sandbox string) []string
 	events         func(sandbox string) (EventsStats, bool)
+	replication    func(sandbox string) (ReplicationStats, bool)
 }
 
 // New builds a Server from cfg. Without cfg.Registry it fails when sandbox
@@ -120,6 +135,7 @@ func New(cfg Config) (*Server, error) {
 		mirrorURing: cfg.MirrorURing,
 		unmounted:   cfg.Unmounted,
 		events:      cfg.Events,
+		replication: cfg.Replication,
 		log:         cfg.Log,
 		streams:     streamStop{ch: make(chan struct{})},
 		started:     time.Now(),

@@ -19,6 +19,11 @@ func TestEventsFlagsCheck(t *testing.T) {
 		{"given host", eventsFlags{url: "nats://127.0.0.1:4222", host: "h1"}, false, "", "h1"},
 		{"dotted host kept", eventsFlags{url: "nats://broker:4222", host: "h1.example"}, false, "", "h1.example"},
 		{"host without events", eventsFlags{host: "h1"}, false, "--events-host needs --events", ""},
+		{"replicate", eventsFlags{replicate: "nats://broker:4222", host: "h1"}, false, "", "h1"},
+		{"replicate the events broker", eventsFlags{url: "nats://broker:4222", replicate: "events", host: "h1"}, false, "", "h1"},
+		{"replicate events without events", eventsFlags{replicate: "events", host: "h1"}, false, "--replicate events needs --events", ""},
+		{"replicate not nats", eventsFlags{replicate: "http://broker", host: "h1"}, false, "want nats://HOST:PORT", ""},
+		{"replicate without history", eventsFlags{replicate: "nats://broker:4222", host: "h1"}, true, "--replicate needs the durable journal", ""},
 		{"not nats", eventsFlags{url: "http://127.0.0.1:4222", host: "h"}, false, "want nats://HOST:PORT", ""},
 		{"no host part", eventsFlags{url: "nats://", host: "h"}, false, "want nats://HOST:PORT", ""},
 		{"no history", eventsFlags{url: "nats://127.0.0.1:4222", host: "h"}, true, "needs the durable journal", ""},
@@ -41,6 +46,10 @@ func TestEventsFlagsCheck(t *testing.T) {
 				t.Fatalf("error %v, want one with %q", err, tc.err)
 			}
 		})
+	}
+	r := eventsFlags{url: "nats://127.0.0.1:4222", replicate: "events"}
+	if err := r.check(false); err != nil || r.replicate != r.url {
+		t.Fatalf("--replicate events: %q, %v; want the --events URL", r.replicate, err)
 	}
 	f := eventsFlags{url: "nats://127.0.0.1:4222"}
 	if err := f.check(false); err != nil || f.host == "" {

@@ -19,7 +19,7 @@ type serveConfig struct {
 	listen           string
 	auth             authFlags    // --token, --token-file, --state, --no-auth, --insecure-no-token (auth.go)
 	history          historyFlags // --no-history, --history-max-* (history.go)
-	events           eventsFlags  // --events, --events-host (events_flags.go)
+	events           eventsFlags  // --events, --events-host, --replicate (events_flags.go)
 	workdir          string
 	maxJSONBody      sizeFlag
 	maxTarBody       sizeFlag
@@ -225,11 +225,12 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 		Mounts:       cfg.mounts,
 		Mount: daemon.MountConfig{Debug: cfg.fuseDebug, NoPassthrough: cfg.noPassthrough, DirectMount: cfg.directMount,
 			Uring: cfg.fuseURing, Cache: cfg.mountCache},
-		EventsURL:   cfg.events.url,
-		EventsHost:  cfg.events.host,
-		Listen:      cfg.listen,
-		Token:       auth.token,
-		DebugListen: cfg.debugListen,
+		EventsURL:    cfg.events.url,
+		EventsHost:   cfg.events.host,
+		ReplicateURL: cfg.events.replicate,
+		Listen:       cfg.listen,
+		Token:        auth.token,
+		DebugListen:  cfg.debugListen,
 		REST: daemon.RESTConfig{
 			MaxJSONBody:  int64(cfg.maxJSONBody),
 			MaxTarBody:   int64(cfg.maxTarBody),

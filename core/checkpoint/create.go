@@ -111,6 +111,7 @@ func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store 
 		return Checkpoint{}, nil, err
 	}
 	h.last = t
+	created(s, cp)
 	if hd.Depth >= compactEvery {
 		h.compacting.Add(1)
 		go h.compact(hd.ID)

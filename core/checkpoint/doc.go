@@ -1,7 +1,9 @@
 // Package checkpoint records checkpoints of a sandbox's tree in its state
 // directory and restores them (api.md §5a): [Create], [List], [ByID],
 // [Delete], [Lookup], [OpenFile], [Restore], and the schedule
-// ([StartSchedule]).
+// ([StartSchedule]). A replicator (natsout/replicate) reads it through
+// [OnCreate] (told of each checkpoint written, under the store's lock, so
+// it only queues), [Entries] and [OpenObject] (replica.go).
 //
 // # What it may import
 //

@@ -1,0 +1,88 @@
+package checkpoint
+
+import (
+	"io"
+	"os"
+	"sort"
+	"sync"
+
+	"sandfs/core"
+)
+
+// What a replicator (natsout/replicate) reads of the store: a hook told
+// of each checkpoint written, a checkpoint's whole tree, and an object by
+// its hash. The hook runs with the store locked, so it must not block and
+// must not call back into this package: it is meant to queue and return.
+
+// hooks are the OnCreate functions of one sandbox (an attachment, so
+// they go with it).
+type hooks struct {
+	mu   sync.Mutex
+	next int
+	fns  map[int]func(Checkpoint)
+}
+
+func (*hooks) Close() error { return nil }
+
+type hooksKey struct{}
+
+func hooksOf(s *core.Sandbox) *hooks {
+	return s.Attachment(hooksKey{}, func() io.Closer { return &hooks{fns: map[int]func(Checkpoint){}} }).(*hooks)
+}
+
+// OnCreate calls fn after each checkpoint of s is written (asked,
+// scheduled, before a restore or a merge), in the order they are made.
+// fn runs with the store locked: it must return at once. remove stops it.
+func OnCreate(s *core.Sandbox, fn func(Checkpoint)) (remove func()) {
+	hs := hooksOf(s)
+	hs.mu.Lock()
+	id := hs.next
+	hs.next++
+	hs.fns[id] = fn
+	hs.mu.Unlock()
+	return func() {
+		hs.mu.Lock()
+		delete(hs.fns, id)
+		hs.mu.Unlock()
+	}
+}
+
+// created tells the hooks of s that cp was written.
+func created(s *core.Sandbox, cp Checkpoint) {
+	hs := hooksOf(s)
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	for _, fn := range hs.fns {
+		fn(cp)
+	}
+}
+
+// Entries is every path of the checkpoint id, sorted by path.
+func Entries(s *core.Sandbox, id string) ([]Entry, error) {
+	h, err := byID(s, id)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, err := h.tree(id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(t.files))
+	for p, e := range t.files {
+		out = append(out, e.public(p))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// OpenObject opens the content whose SHA-256 is hash (fs.ErrNotExist once
+// no checkpoint names it and the store swept it).
+func OpenObject(s *core.Sandbox, hash string) (*os.File, error) {
+	h, err := storeOf(s)
+	if err != nil {
+		return nil, err
+	}
+	return h.store.OpenObject(hash)
+}

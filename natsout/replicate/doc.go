@@ -1,0 +1,29 @@
+// Package replicate pushes every checkpoint of every sandbox to the
+// fleet's NATS JetStream, so another host can take the sandbox up from it.
+//
+// The rule: a checkpoint never waits on the broker. checkpoint.OnCreate's
+// hook only appends the checkpoint to a bounded queue (one per sandbox)
+// and returns; one goroutine per sandbox sends, in the order the
+// checkpoints were made:
+//
+//  1. each object the checkpoint names, to the one Object Store bucket
+//     ObjectsBucket, named by its SHA-256, and only when the bucket lacks
+//     it (its info is asked first; the objects of the previous checkpoint
+//     sent are known there), so content shared by checkpoints and
+//     sandboxes is stored and sent once;
+//  2. then its manifest (Manifest, versioned JSON) to the sandbox's KV
+//     bucket (BucketOf), keyed by checkpoint id, by a create that refuses
+//     a key already there. The manifest goes last: a manifest present
+//     means every object it names is in the bucket.
+//
+// A broker away or slow leaves the queue waiting; a send that fails is
+// tried again with backoff from the checkpoint it stopped at. A hook that
+// finds the queue full is counted and logged, and the sandbox's
+// checkpoints are then listed from the store and each one the KV lacks is
+// sent, in order: the store is the queue of last resort. Nothing is sent
+// twice: an object in the bucket and a manifest in the KV are skipped. A
+// checkpoint deleted before its turn (the schedule keeps a few) is skipped.
+//
+// The package imports core/checkpoint and nats.go, never rest, fusefs,
+// daemon or cmd; the daemon wires it (serve --replicate).
+package replicate

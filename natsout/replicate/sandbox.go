@@ -1,0 +1,343 @@
+package replicate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"sandfs/core"
+	"sandfs/core/checkpoint"
+)
+
+var errNotConnected = errors.New("not connected to the broker")
+
+// sandbox is the replication of one sandbox: the hook's queue, and the
+// goroutine that sends.
+type sandbox struct {
+	r      *Replicator
+	name   string
+	sb     *core.Sandbox
+	log    *slog.Logger
+	wake   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{} // closed when run returned
+
+	mu    sync.Mutex
+	queue []checkpoint.Checkpoint // from the hook, in the order made, at most queueMax
+	todo  []checkpoint.Checkpoint // being sent, in order
+	scan  bool                    // list the store (at start, and after the queue overflowed)
+	// unqueued* are the checkpoints the full queue turned away since the
+	// last scan: behind, but not in queue or todo.
+	unqueued, unqueuedBytes uint64
+	// listing* are what was behind when the store's listing began, still
+	// counted until the listing replaces todo.
+	listing, listingBytes uint64
+	st                    Stats // the counters (Behind, BytesBehind computed in stats)
+
+	// Only run's goroutine uses these.
+	sent map[string]bool    // checkpoint ids whose manifest is in the KV
+	prev map[string]bool    // the objects of the last manifest sent: in the bucket
+	kv   jetstream.KeyValue // nil until made or found
+	down bool               // the last send failed (said once in the log)
+}
+
+func newSandbox(r *Replicator, name string, sb *core.Sandbox, cancel context.CancelFunc) *sandbox {
+	return &sandbox{r: r, name: name, sb: sb, log: r.cfg.Log.With("sandbox", name), wake: make(chan struct{}, 1),
+		cancel: cancel, done: make(chan struct{}), scan: true, sent: map[string]bool{}}
+}
+
+// hook queues cp (checkpoint.OnCreate: the store is locked, so it only
+// appends and wakes).
+func (s *sandbox) hook(cp checkpoint.Checkpoint) {
+	s.mu.Lock()
+	if len(s.queue) < s.r.queueMax {
+		s.queue = append(s.queue, cp)
+	} else {
+		if s.unqueued == 0 {
+			// Logged from a goroutine: the hook must not wait on the log's writer.
+			go s.log.Warn("replicate: the queue of checkpoints to send is full; the ones that follow are sent from the store later",
+				"queued", s.r.queueMax, "checkpoint", cp.ID)
+		}
+		s.scan = true
+		s.unqueued++
+		s.unqueuedBytes += uint64(max(cp.NewBytes, 0))
+		s.st.Unqueued++
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *sandbox) stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st
+	st.Behind = uint64(len(s.todo)+len(s.queue)) + s.unqueued + s.listing
+	st.BytesBehind = s.unqueuedBytes + s.listingBytes
+	for _, l := range [][]checkpoint.Checkpoint{s.todo, s.queue} {
+		for _, cp := range l {
+			st.BytesBehind += uint64(max(cp.NewBytes, 0))
+		}
+	}
+	return st
+}
+
+func (s *sandbox) run(ctx context.Context) {
+	remove := checkpoint.OnCreate(s.sb, s.hook)
+	defer remove()
+	var wait time.Duration
+	for ctx.Err() == nil {
+		more, err := s.step(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.mu.Lock()
+			s.st.Failed++
+			s.mu.Unlock()
+			if !s.down {
+				s.log.Warn("replicate: sending a checkpoint failed; trying again", "err", err)
+				s.down = true
+			}
+			wait = min(max(2*wait, retryFirst), retryMax)
+		case err != nil:
+			return
+		case more:
+			wait = 0
+			continue
+		default:
+			wait = 0
+		}
+		after := time.After(rescanEvery)
+		if wait > 0 {
+			after = time.After(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-after:
+			if wait == 0 {
+				s.mu.Lock()
+				s.scan = true
+				s.mu.Unlock()
+			}
+		case <-s.wake:
+			if wait > 0 { // a new checkpoint does not shorten the backoff
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
+		}
+	}
+}
+
+// step sends the oldest checkpoint waiting; more is whether others wait.
+func (s *sandbox) step(ctx context.Context) (more bool, err error) {
+	s.mu.Lock()
+	scan := s.scan
+	if scan {
+		// What is queued now is in the list taken below (the hook runs
+		// after the checkpoint is written, List after the store's lock).
+		s.listing, s.listingBytes = s.unqueued+uint64(len(s.queue)), s.unqueuedBytes
+		for _, cp := range s.queue {
+			s.listingBytes += uint64(max(cp.NewBytes, 0))
+		}
+		s.scan, s.queue, s.unqueued, s.unqueuedBytes = false, nil, 0, 0
+	} else if len(s.todo) == 0 {
+		s.todo, s.queue = s.queue, nil
+	}
+	s.mu.Unlock()
+	if scan {
+		list, err := checkpoint.List(s.sb)
+		if err != nil {
+			s.mu.Lock()
+			s.scan = true
+			s.unqueued += s.listing
+			s.unqueuedBytes += s.listingBytes
+			s.listing, s.listingBytes = 0, 0
+			s.mu.Unlock()
+			return false, fmt.Errorf("listing the checkpoints: %w", err)
+		}
+		todo := list[:0]
+		sent := make(map[string]bool, len(s.sent))
+		for _, cp := range list {
+			if s.sent[cp.ID] {
+				sent[cp.ID] = true // the ids of deleted checkpoints go
+			} else {
+				todo = append(todo, cp)
+			}
+		}
+		s.sent = sent
+		s.mu.Lock()
+		s.todo = todo
+		s.listing, s.listingBytes = 0, 0
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	if len(s.todo) == 0 {
+		more = len(s.queue) > 0 || s.scan
+		s.mu.Unlock()
+		return more, nil
+	}
+	cp := s.todo[0]
+	s.mu.Unlock()
+	if !s.r.nc.IsConnected() {
+		// Not a request that would wait its timeout: the backoff's next
+		// try finds the connection back sooner.
+		return false, errNotConnected
+	}
+	if err := s.send(ctx, cp); err != nil {
+		return false, err
+	}
+	if s.down {
+		s.log.Info("replicate: sending again", "checkpoint", cp.ID)
+		s.down = false
+	}
+	s.mu.Lock()
+	s.todo = s.todo[1:]
+	more = len(s.todo) > 0 || len(s.queue) > 0 || s.scan
+	s.mu.Unlock()
+	return more, nil
+}
+
+// send sends cp's objects the bucket lacks, then its manifest.
+func (s *sandbox) send(ctx context.Context, cp checkpoint.Checkpoint) error {
+	if s.sent[cp.ID] {
+		return nil
+	}
+	if s.kv == nil {
+		kv, err := s.r.manifests(ctx, s.name)
+		if err != nil {
+			return fmt.Errorf("the manifests' bucket: %w", err)
+		}
+		s.kv = kv
+	}
+	gctx, cancel := context.WithTimeout(ctx, opTimeout)
+	_, err := s.kv.Get(gctx, cp.ID)
+	cancel()
+	if err == nil {
+		s.sent[cp.ID] = true // sent before (another run of this host)
+		return nil
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return err
+	}
+	entries, err := checkpoint.Entries(s.sb, cp.ID)
+	if errors.Is(err, checkpoint.ErrUnknown) {
+		return nil // deleted before its turn: nothing to send
+	} else if err != nil {
+		return err
+	}
+	obs, err := s.r.objects(ctx)
+	if err != nil {
+		return fmt.Errorf("the objects' bucket: %w", err)
+	}
+	m := Manifest{Version: ManifestVersion, Sandbox: s.name, Host: s.r.cfg.Host, Checkpoint: header(cp),
+		Entries: make([]Entry, 0, len(entries))}
+	objs := map[string]bool{}
+	for _, e := range entries {
+		m.Entries = append(m.Entries, EntryOf(e))
+		if e.Type != "file" || objs[e.Hash] {
+			continue
+		}
+		objs[e.Hash] = true
+		if s.prev[e.Hash] {
+			continue
+		}
+		if err := s.sendObject(ctx, obs, e.Hash); errors.Is(err, fs.ErrNotExist) {
+			if _, err := checkpoint.ByID(s.sb, cp.ID); errors.Is(err, checkpoint.ErrUnknown) {
+				return nil // deleted meanwhile, and its objects swept
+			}
+			return fmt.Errorf("object %s of %s: %w", e.Hash, e.Path, err)
+		} else if err != nil {
+			return fmt.Errorf("object %s of %s: %w", e.Hash, e.Path, err)
+		}
+	}
+	data, err := s.encode(ctx, obs, m)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	if _, err := s.kv.Create(pctx, cp.ID, data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("manifest %s: %w", cp.ID, err)
+	} else if err == nil {
+		s.mu.Lock()
+		s.st.Manifests++
+		s.mu.Unlock()
+	}
+	s.sent[cp.ID] = true
+	s.prev = objs
+	return nil
+}
+
+// encode is the manifest's KV value: its entries inline when they fit a
+// message, else sent as an object first and named.
+func (s *sandbox) encode(ctx context.Context, obs jetstream.ObjectStore, m Manifest) ([]byte, error) {
+	data, err := json.Marshal(m)
+	if err != nil || len(data) <= s.r.inlineMax() {
+		return data, err
+	}
+	ents, err := json.Marshal(m.Entries)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(ents)
+	name := hex.EncodeToString(sum[:])
+	if err := s.putObject(ctx, obs, name, func() (int64, error) {
+		_, err := obs.PutBytes(ctx, name, ents)
+		return int64(len(ents)), err
+	}); err != nil {
+		return nil, fmt.Errorf("the entries of manifest %s: %w", m.Checkpoint.ID, err)
+	}
+	m.Entries, m.EntriesObject = nil, name
+	return json.Marshal(m)
+}
+
+// sendObject sends the store's object hash unless the bucket has it.
+func (s *sandbox) sendObject(ctx context.Context, obs jetstream.ObjectStore, hash string) error {
+	return s.putObject(ctx, obs, hash, func() (int64, error) {
+		f, err := checkpoint.OpenObject(s.sb, hash)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return 0, err
+		}
+		_, err = obs.Put(ctx, jetstream.ObjectMeta{Name: hash}, f)
+		return fi.Size(), err
+	})
+}
+
+// putObject runs put unless the bucket has an object name, and counts it.
+func (s *sandbox) putObject(ctx context.Context, obs jetstream.ObjectStore, name string, put func() (int64, error)) error {
+	ictx, cancel := context.WithTimeout(ctx, opTimeout)
+	_, err := obs.GetInfo(ictx, name)
+	cancel()
+	if err == nil {
+		return nil // sent before, by this host or another
+	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return err
+	}
+	n, err := put()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.st.Objects++
+	s.st.ObjectBytes += uint64(n)
+	s.mu.Unlock()
+	return nil
+}
