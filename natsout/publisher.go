@@ -81,20 +81,8 @@ func Start(ctx context.Context, cfg Config, srcs []Source) (*Publisher, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	// No reconnect buffer: a publish while the connection is down fails at
-	// once instead of waiting in nats.go's buffer to be sent on reconnect.
-	// Buffered, a window's last messages (sent after the socket died but
-	// before the client knew) reached the stream on reconnect ahead of the
-	// earlier ones the next drain sends again from the cursor: out of seq
-	// order (TestPublishExactlyOnce caught it under load).
-	nc, err := nats.Connect(cfg.URL, nats.Name("sandfs "+cfg.Host), nats.RetryOnFailedConnect(true),
-		nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.ReconnectBufSize(-1))
+	nc, js, err := Dial(cfg.URL, "sandfs "+cfg.Host, jetstream.WithPublishAsyncMaxPending(inFlight), jetstream.WithPublishAsyncTimeout(ackTimeout))
 	if err != nil {
-		return nil, fmt.Errorf("events: %w", err)
-	}
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(inFlight), jetstream.WithPublishAsyncTimeout(ackTimeout))
-	if err != nil {
-		nc.Close()
 		return nil, fmt.Errorf("events: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -3,8 +3,6 @@
 package dirent
 
 import (
-	"os"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -15,7 +13,11 @@ func Names(fd int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := os.NewFile(uintptr(dup), ".")
-	defer f.Close()
-	return f.Readdirnames(-1)
+	defer unix.Close(dup)
+	ents, err := All(dup)
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name
+	}
+	return names, err
 }

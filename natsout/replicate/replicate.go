@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"sandfs/core"
+	"sandfs/natsout"
 )
 
 const (
@@ -69,14 +70,8 @@ func Start(ctx context.Context, cfg Config) (*Replicator, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	nc, err := nats.Connect(cfg.URL, nats.Name("sandfs replicate "+cfg.Host), nats.RetryOnFailedConnect(true),
-		nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.ReconnectBufSize(-1))
+	nc, js, err := natsout.Dial(cfg.URL, "sandfs replicate "+cfg.Host)
 	if err != nil {
-		return nil, fmt.Errorf("replicate: %w", err)
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
 		return nil, fmt.Errorf("replicate: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
