@@ -122,7 +122,14 @@
 // overlay metacopy file whose redirect names the store's object, so an
 // overlay with objects/ as its data-only layer (internal/overlay) reads
 // the checkpoint's bytes from the store: nothing is copied, nothing kept
-// twice, and the build costs metadata alone. Directories get their
+// twice, and the build costs metadata alone. A file or symlink whose
+// record equals that of the same path in the tree of the newest
+// checkpoint already made is a hard link to that tree's inode (one call
+// instead of several; a made tree is never written, so the inode is what
+// the record says), except a setuid or setgid file, whose bits depend on
+// the options of the day it was made: a checkpoint taken after a few
+// changes (a fork of a live sandbox) costs about a `cp -al` of the tree
+// (lowerlink.go). Directories get their
 // attributes deepest first, after what they hold. It is built as
 // lower/.tmp-<id>-<random> and renamed into place after one syncfs, so a
 // crash leaves nothing or the whole tree; the next build removes the

@@ -25,6 +25,13 @@ type lowerBuild struct {
 	dir    string // the API path of the directory dirfd holds
 	dirfd  int    // -1 when none
 	rootfd int
+
+	// from is a tree made before whose unchanged entries are linked
+	// (lowerlink.go), nil when none; fromDirfd holds its directory
+	// fromDir (-1 when none).
+	from      *madeTree
+	fromDir   string
+	fromDirfd int
 }
 
 // build makes every entry of files beneath name in lfd: parents before
@@ -46,7 +53,7 @@ func (b *lowerBuild) build(ctx context.Context, lfd int, name string, files map[
 // entry costs several calls (create, size, xattrs, owner, mode, times),
 // and creates in different directories do not wait on one another.
 func (b *lowerBuild) buildAt(ctx context.Context, rootfd int, files map[string]cpEntry) error {
-	b.rootfd, b.dirfd = rootfd, -1
+	b.rootfd, b.dirfd, b.fromDirfd = rootfd, -1, -1
 	defer b.closeDir()
 	paths := make([]string, 0, len(files))
 	for p := range files {
@@ -112,9 +119,10 @@ func (b *lowerBuild) makeAll(ctx context.Context, files map[string]cpEntry, orde
 	next := make(chan string)
 	var wg sync.WaitGroup
 	for range n {
-		w := &lowerBuild{s: b.s, content: b.content, rootfd: b.rootfd, dirfd: -1}
+		w := &lowerBuild{s: b.s, content: b.content, rootfd: b.rootfd, dirfd: -1, from: b.from, fromDirfd: -1}
 		wg.Go(func() {
 			defer w.closeDir()
+			defer w.closeFromDir()
 			for d := range next {
 				for i, p := range byDir[d] {
 					if i%256 == 0 && ctx.Err() != nil {
@@ -179,6 +187,9 @@ func (b *lowerBuild) make(p string, e cpEntry) error {
 	dfd, name, err := b.parent(p)
 	if err != nil {
 		return err
+	}
+	if e.Kind != kindDir && b.linkFrom(p, e, dfd, name) {
+		return nil
 	}
 	switch e.Kind {
 	case kindDir:
