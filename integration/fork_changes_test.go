@@ -33,14 +33,7 @@ func TestForkChanges(t *testing.T) {
 	if json.Unmarshal(b, &made); st != http.StatusCreated || made.Token == "" {
 		t.Fatalf("fork: %d %s", st, b)
 	}
-	t.Cleanup(func() { // discarded, so the temp dir holds no overlay mount
-		req, _ := http.NewRequest("DELETE", d.URL+"/v1/sandboxes/try-1", nil)
-		if resp, err := d.Client().Do(req); err != nil || resp.StatusCode != http.StatusOK {
-			t.Errorf("discarding the fork: %v %v", resp, err)
-		} else {
-			resp.Body.Close()
-		}
-	})
+	discardAtCleanup(t, d, "try-1")
 	// The parent moves on: a diff against its tree now would show this.
 	must(t, os.WriteFile(filepath.Join(main, "m.txt"), []byte("the parent's later\n"), 0o644))
 

@@ -80,6 +80,19 @@ func postSandbox(t testing.TB, d *Daemon, body any) (int, []byte) {
 	return resp.StatusCode, b
 }
 
+// discardAtCleanup discards the fork name when the test ends, so its
+// temp directory holds no overlay mount.
+func discardAtCleanup(t testing.TB, d *Daemon, name string) {
+	t.Cleanup(func() {
+		req, _ := http.NewRequest("DELETE", d.URL+"/v1/sandboxes/"+name, nil)
+		if resp, err := d.Client().Do(req); err != nil || resp.StatusCode != http.StatusOK {
+			t.Errorf("discarding the fork %s: %v %v", name, resp, err)
+		} else {
+			resp.Body.Close()
+		}
+	})
+}
+
 // waitStatus waits up to appearWithin for the sandbox's root listing to
 // answer want (200: served; 404: not).
 func waitStatus(t testing.TB, d *Daemon, name string, want int) time.Duration {
