@@ -86,6 +86,7 @@ type Sandbox struct {
 	sweep      sweep               // the start-up sweep of leftover temps (sweep.go)
 	quota      *quota.State        // core/quota, usage.go
 	upper      func() (int, error) // Options.Upper (usage_upper.go)
+	upperDir   upperHeld           // the upper, opened once for upperCount
 }
 
 // Open opens the directory dir as the sandbox called name.
@@ -139,7 +140,7 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 	} else {
 		close(s.reconciled)
 	}
-	s.upper = o.Upper
+	s.upper, s.upperDir.fd = o.Upper, -1
 	s.sweep.skip = o.Made != nil
 	s.quota = s.newQuota(o.Quota, s.stateRefusal)
 	s.watch = watch.New(s.watchHost(o.Made)) // on the journal the events go to
@@ -175,6 +176,7 @@ func (s *Sandbox) Close() error {
 		s.hist.Close()
 	}
 	s.closeAttachments()
+	s.upperDir.close()
 	if s.rootLock >= 0 {
 		unix.Close(s.rootLock)
 	}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -70,11 +71,13 @@ func (s *Sandbox) upperCount(ctx context.Context, ap string, merged *unix.Stat_t
 	if s.upper == nil || ap == "/" {
 		return c, false
 	}
-	up, err := s.upper()
-	if err != nil {
-		return c, false
-	}
-	defer unix.Close(up)
+	s.upperDir.with(s.upper, func(up int) {
+		c, ok = s.upperCountIn(ctx, up, ap, merged)
+	})
+	return c, ok
+}
+
+func (s *Sandbox) upperCountIn(ctx context.Context, up int, ap string, merged *unix.Stat_t) (c quota.Count, ok bool) {
 	dir, name := apipath.Split(ap)
 	fd, err := unix.Openat2(up, rel(dir), &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_XDEV})
@@ -101,6 +104,48 @@ func (s *Sandbox) upperCount(ctx context.Context, ap string, merged *unix.Stat_t
 		c.Bytes = s.quota.FreedBy(&st)
 	}
 	return c, true
+}
+
+// upperHeld is a fork's upper directory opened once: every replace and
+// removal in a fork asks upperCount, and opening the upper by its path
+// each time cost each of them two opens. The descriptor is used under the
+// read lock and closed under the write lock, so Close never closes it
+// under a user (its number, reused, would be another directory).
+type upperHeld struct {
+	mu     sync.RWMutex
+	fd     int // -1 until opened, and once closed
+	closed bool
+}
+
+// with runs f on the upper's descriptor, opened by open the first time
+// (and again after a failed open); it does nothing when the upper cannot
+// be opened or the sandbox is closed.
+func (u *upperHeld) with(open func() (int, error), f func(up int)) {
+	u.mu.RLock()
+	if u.fd < 0 && !u.closed {
+		u.mu.RUnlock()
+		u.mu.Lock()
+		if u.fd < 0 && !u.closed {
+			if fd, err := open(); err == nil {
+				u.fd = fd
+			}
+		}
+		u.mu.Unlock()
+		u.mu.RLock()
+	}
+	defer u.mu.RUnlock()
+	if u.fd >= 0 {
+		f(u.fd)
+	}
+}
+
+func (u *upperHeld) close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.fd >= 0 {
+		unix.Close(u.fd)
+	}
+	u.fd, u.closed = -1, true
 }
 
 // freedBy is what removing the name at API path ap, of stat st, frees:

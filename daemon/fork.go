@@ -299,7 +299,8 @@ func (h *Host) startFork(rec forkRecord, made map[string][]string) (*core.Sandbo
 
 // forkUpper opens the upper directory of the fork name for its usage
 // (core.Options.Upper): beneath the state directory, through no symlink,
-// at each call, so the sandbox holds no descriptor of it to close.
+// at each call (a usage scan's walk takes its own; the sandbox holds one
+// for what a removal frees, closed with it).
 func (h *Host) forkUpper(name string) func() (int, error) {
 	return func() (int, error) {
 		state, err := unix.Open(h.cfg.State, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
