@@ -71,6 +71,7 @@ var groups = []group{
 	{"fleet-rps", fleetRPS},
 	{"fleet-memory", fleetMemory},
 	{"fleet-nats", fleetNATS},
+	{"fleet-replicate", fleetReplicate},
 	{"mcp", runMCP},
 }
 
