@@ -31,7 +31,7 @@ func startHost(t *testing.T, b *natstest.Broker, name string) *host {
 	t.Helper()
 	h := &host{lost: make(chan lostCall, 8)}
 	l, err := Start(context.Background(), Config{URL: b.URL(), Host: name, Self: "http://" + name + ":7420", TTL: testTTL,
-		Log: slog.New(slog.NewTextHandler(tlog{t}, nil)),
+		Log:  slog.New(slog.NewTextHandler(tlog{t}, nil)),
 		Lost: func(n string, why Loss) { h.lost <- lostCall{n, why} }})
 	if err != nil {
 		t.Fatal(err)
