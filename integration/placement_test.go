@@ -174,3 +174,25 @@ func TestPlacementTwoHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestPlacementBrokerAway: with the broker gone, a host keeps serving its
+// sandbox until the lease would expire, then stops and says so; with the
+// broker back, it serves it again.
+func TestPlacementBrokerAway(t *testing.T) {
+	b := natstest.Start(t)
+	h1 := startPlaced(t, b, "h1", map[string]map[string]string{"shared": {"a.txt": "from h1"}})
+	read := h1.URL + "/v1/sandboxes/shared/fs/read?path=/a.txt"
+	waitPlaced(t, h1, "GET", read, "", 200)
+	b.Stop()
+	if !h1.LogHas("placement: renewing the lease failed; the sandbox stays served until the lease would expire") {
+		t.Fatalf("no failed renewal logged:\n%s", h1.Log())
+	}
+	if !h1.LogHas("placement: the lease was not renewed in time") {
+		t.Fatalf("the lease was not given up:\n%s", h1.Log())
+	}
+	waitPlaced(t, h1, "GET", read, "", 404)
+	b.Restart()
+	if _, got := waitPlaced(t, h1, "GET", read, "", 200); got != "from h1" {
+		t.Fatalf("served again with %q", got)
+	}
+}
