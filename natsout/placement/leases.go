@@ -221,9 +221,19 @@ func (l *Leases) Release(ctx context.Context, name string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	err = kv.Delete(ctx, ls.key, jetstream.LastRevision(ls.rev))
+	ls.mu.Lock()
+	rev, id := ls.rev, ls.rec.Lease
+	ls.mu.Unlock()
+	err = kv.Delete(ctx, ls.key, jetstream.LastRevision(rev))
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return nil // not ours any more
+		// A renewal cut short by the stop may have landed: still this
+		// holding's, it is deleted on that revision; another's stays.
+		e, gerr := kv.Get(ctx, ls.key)
+		var cur Record
+		if gerr != nil || json.Unmarshal(e.Value(), &cur) != nil || cur.Lease == "" || cur.Lease != id {
+			return nil
+		}
+		err = kv.Delete(ctx, ls.key, jetstream.LastRevision(e.Revision()))
 	}
 	if err != nil {
 		return brokerErr("release", name, err)
