@@ -188,7 +188,11 @@ func Run(ctx context.Context, rc RunConfig) error {
 	// The mirrors are up before the daemon answers /health.
 	defer h.UnmountAll()
 	for _, spec := range rc.Mounts {
-		if err := mountMirror(h, spec); err != nil {
+		if err := mountMirror(h, spec, rc.Fixed); err != nil {
+			if leases != nil && errors.Is(err, errNotServed) {
+				log.Warn("placement: --mount of a sandbox not served here (another host holds it, or the broker is away): not mounted", "mount", spec, "err", err)
+				continue
+			}
 			return err
 		}
 	}
@@ -340,11 +344,17 @@ func prepareRoot(dir string) (created bool, err error) {
 }
 
 // mountMirror mounts the FUSE mirror one --mount (MNT or NAME=MNT) asks
-// for (Mount: once the sandbox's kernel watch walked the tree).
-func mountMirror(h *Host, spec string) error {
+// for (Mount: once the sandbox's kernel watch walked the tree); NAME is a
+// sandbox served or a fixed one, else the whole spec is MNT.
+func mountMirror(h *Host, spec string, fixed []Fixed) error {
 	name, mnt := core.DefaultSandbox, spec
 	if n, m, ok := strings.Cut(spec, "="); ok {
-		if sb, _ := h.Get(n); sb != nil {
+		sb, _ := h.Get(n)
+		named := sb != nil
+		for _, f := range fixed {
+			named = named || f.Name == n // a fixed sandbox, served or not (placement.go)
+		}
+		if named {
 			name, mnt = n, m
 		}
 	}
