@@ -41,6 +41,9 @@ func startPlacement(ctx context.Context, rc RunConfig, lost func(string, placeme
 	if rc.PlacementURL == "" {
 		return nil, nil
 	}
+	if rc.EventsHost == "" || rc.Advertise == "" {
+		return nil, errors.New("placement: the host needs a name (--events-host) and a URL (--advertise)")
+	}
 	l, err := placement.Start(ctx, placement.Config{URL: rc.PlacementURL, Host: rc.EventsHost, Self: rc.Advertise,
 		TTL: rc.LeaseTTL, Log: rc.Host.Log, Lost: lost})
 	if err != nil {
