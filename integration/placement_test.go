@@ -86,8 +86,9 @@ func waitPlaced(t *testing.T, d *Daemon, method, url, body string, status int) (
 // holds it and sends requests there (307, the path and query kept, the
 // CLI following with its token and body); a POST of a held name is 409
 // naming the holder; the holder killed, the other host takes its lease
-// once the TTL ran out; a lease "moving" is 503 with Retry-After; a
-// daemon stopped releases its leases.
+// once the TTL ran out; a lease "moving" is 503 with Retry-After; a lease
+// another holding wrote stops the sandbox here; a daemon stopped releases
+// its leases.
 func TestPlacementTwoHosts(t *testing.T) {
 	b := natstest.Start(t)
 	h1 := startPlaced(t, b, "h1", map[string]map[string]string{"shared": {"a.txt": "from h1"}})
@@ -164,6 +165,23 @@ func TestPlacementTwoHosts(t *testing.T) {
 	var e struct{ Error, Code string }
 	if res.Header.Get("Retry-After") == "" || json.Unmarshal([]byte(got), &e) != nil || e.Code != "EAGAIN" || !strings.Contains(e.Error, "moving") {
 		t.Fatalf("moving: Retry-After %q, %s", res.Header.Get("Retry-After"), got)
+	}
+
+	// Another holding writes a lease h2 holds: h2 stops serving it and
+	// sends its requests to the new holder.
+	if res, got := placedDo(t, "POST", h2.URL+"/v1/sandboxes", `{"name":"taken"}`); res.StatusCode != 201 {
+		t.Fatalf("POST taken on h2: %d %s", res.StatusCode, got)
+	}
+	rec, _ = json.Marshal(placement.Record{Name: "taken", Host: "h3", URL: "http://127.0.0.1:9", State: placement.Serving, Lease: "h3's"})
+	if _, err := kv.Put(ctx, placement.KeyOf("taken"), rec); err != nil {
+		t.Fatal(err)
+	}
+	if !h2.LogHas(`msg="placement: another host took the lease; the sandbox is no longer served here" sandbox=taken holder=h3`) {
+		t.Fatalf("h2 does not log the lease taken:\n%s", h2.Log())
+	}
+	res, _ = waitPlaced(t, h2, "GET", h2.URL+"/v1/sandboxes/taken/fs/stat?path=/", "", http.StatusTemporaryRedirect)
+	if loc := res.Header.Get("Location"); loc != "http://127.0.0.1:9/v1/sandboxes/taken/fs/stat?path=/" {
+		t.Fatalf("307 Location %q", loc)
 	}
 
 	// A daemon stopped gives its leases back.
