@@ -55,7 +55,7 @@ func (c *client) checkRedirect(req *http.Request, via []*http.Request) error {
 	fromSandfs := resp != nil && resp.StatusCode == http.StatusTemporaryRedirect && resp.Header.Get(holderHeader) != ""
 	if c.unix {
 		if fromSandfs {
-			return fmt.Errorf("the sandbox is served by host %s: run the verb with --server %s", resp.Header.Get(holderHeader), redactURL(req.URL.String()))
+			return &elsewhereError{host: resp.Header.Get(holderHeader), url: req.URL.Scheme + "://" + req.URL.Host}
 		}
 		return errors.New("a redirect over a unix socket is not followed")
 	}
@@ -168,6 +168,10 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.hc.Do(req)
+	var elsewhere *elsewhereError
+	if errors.As(err, &elsewhere) {
+		return nil, elsewhere
+	}
 	if err != nil {
 		// Not even HTTP: an answer that is no HTTP response, or bytes sent
 		// before the request was (an HTTP server never speaks first; Go's
@@ -180,8 +184,11 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusTemporaryRedirect && resp.Header.Get(holderHeader) != "" {
 		// Not followed: a body read from a pipe cannot be sent again.
 		resp.Body.Close()
-		return nil, fmt.Errorf("the sandbox is served by host %s, and this request's body cannot be sent there again: run the verb with --server %s",
-			resp.Header.Get(holderHeader), redactURL(resp.Header.Get("Location")))
+		e := &elsewhereError{host: resp.Header.Get(holderHeader), url: redactURL(resp.Header.Get("Location")), body: true}
+		if u, err := url.Parse(e.url); err == nil && u.Host != "" {
+			e.url = u.Scheme + "://" + u.Host
+		}
+		return nil, e
 	}
 	if resp.StatusCode >= 400 && resp.StatusCode != r.bodyOn {
 		defer resp.Body.Close()
@@ -197,6 +204,22 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 		return nil, &notSandfsError{base: c.base, why: "a web page for " + r.route}
 	}
 	return resp, nil
+}
+
+// elsewhereError is a daemon's 307 to the sandbox's holder the client
+// could not follow: over a unix socket, or with a body it cannot send
+// again (a pipe).
+type elsewhereError struct {
+	host, url string
+	body      bool
+}
+
+func (e *elsewhereError) Error() string {
+	why := ""
+	if e.body {
+		why = ", and this request's body cannot be sent there again"
+	}
+	return "the sandbox is served by host " + e.host + why + ": run the verb with --server " + e.url
 }
 
 // bodyAgain is a request's GetBody when its body can be read again from

@@ -66,7 +66,7 @@ func TestClientFollowsHolderRedirect(t *testing.T) {
 	go func() { pw.Write(body); pw.Close() }()
 	defer pr.Close()
 	_, err = c.call(ctx, request{method: "PUT", route: "/v1/sandboxes/web/fs/write", body: pr, length: -1})
-	if err == nil || !strings.Contains(err.Error(), "served by host beta") || !strings.Contains(err.Error(), "--server "+holderURL) {
+	if err == nil || !strings.Contains(err.Error(), "served by host beta") || !strings.HasSuffix(err.Error(), "--server "+holderURL) {
 		t.Fatalf("a pipe's body redirected: %v", err)
 	}
 }
