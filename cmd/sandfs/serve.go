@@ -79,7 +79,10 @@ is given too. --sandboxes DIR serves every subdirectory of DIR named by a
 DNS label as the sandbox of that name, live (made, removed or renamed in
 DIR, or by POST and DELETE /v1/sandboxes); each sandbox, the fixed ones
 too, has its own token in STATE/sandboxes/NAME/token, and --mount-all
-MNTDIR mounts each at MNTDIR/NAME while it is served. Sizes take K, M, G,
+MNTDIR mounts each at MNTDIR/NAME while it is served. --placement
+serves a sandbox only while this host holds its lease in the fleet's
+JetStream, and sends requests for one another host holds there (307;
+docs/fleet.md, "Placement"). Sizes take K, M, G,
 T suffixes (powers of 1024); 0 means the default.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		cfg := serveConfig{
