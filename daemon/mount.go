@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,10 +31,13 @@ func (h *Host) Mount(name, mnt string) (*fusefs.Mirror, error) {
 	e := h.m[name]
 	h.mu.Unlock()
 	if e == nil {
-		return nil, fmt.Errorf("no sandbox %s", name)
+		return nil, fmt.Errorf("sandbox %s: %w", name, errNotServed)
 	}
 	return h.mount(name, e, mnt, false)
 }
+
+// errNotServed is a mount of a sandbox the host does not serve.
+var errNotServed = errors.New("not served")
 
 // mount mounts e's sandbox at mnt once its kernel watch has walked the
 // tree: the mirror learns of outside changes from it.

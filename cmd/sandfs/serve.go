@@ -19,7 +19,7 @@ type serveConfig struct {
 	listen           string
 	auth             authFlags    // --token, --token-file, --state, --no-auth, --insecure-no-token (auth.go)
 	history          historyFlags // --no-history, --history-max-* (history.go)
-	events           eventsFlags  // --events, --events-host, --replicate (events_flags.go)
+	events           eventsFlags  // --events, --events-host, --replicate, --placement, --advertise, --lease-ttl (events_flags.go)
 	workdir          string
 	maxJSONBody      sizeFlag
 	maxTarBody       sizeFlag
@@ -79,7 +79,10 @@ is given too. --sandboxes DIR serves every subdirectory of DIR named by a
 DNS label as the sandbox of that name, live (made, removed or renamed in
 DIR, or by POST and DELETE /v1/sandboxes); each sandbox, the fixed ones
 too, has its own token in STATE/sandboxes/NAME/token, and --mount-all
-MNTDIR mounts each at MNTDIR/NAME while it is served. Sizes take K, M, G,
+MNTDIR mounts each at MNTDIR/NAME while it is served. --placement
+serves a sandbox only while this host holds its lease in the fleet's
+JetStream, and sends requests for one another host holds there (307;
+docs/fleet.md, "Placement"). Sizes take K, M, G,
 T suffixes (powers of 1024); 0 means the default.`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		cfg := serveConfig{
@@ -190,6 +193,10 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err := cfg.events.check(cfg.history.off); err != nil {
 		return err
 	}
+	advertise, err := cfg.events.advertiseURL(cfg.listen)
+	if err != nil {
+		return err
+	}
 	state, err := sandboxesState(cfg, auth, noToken, getenv, roots, log)
 	if err != nil {
 		return err
@@ -228,6 +235,9 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 		EventsURL:    cfg.events.url,
 		EventsHost:   cfg.events.host,
 		ReplicateURL: cfg.events.replicate,
+		PlacementURL: cfg.events.placement,
+		Advertise:    advertise,
+		LeaseTTL:     cfg.events.leaseTTL,
 		Listen:       cfg.listen,
 		Token:        auth.token,
 		DebugListen:  cfg.debugListen,
