@@ -64,7 +64,7 @@ func fleetReplicate(c *cfg, t *table) error {
 	// interval) until the checkpoint that ends it is in the fleet.
 	for now := time.Now(); now.Before(end.Add(interval)); now = time.Now() {
 		if !now.Before(nextPoll) {
-			behind, manifests, err := replicationMetrics(d.base)
+			behind, manifests, err := replicationOf(d.base, "default")
 			if err != nil {
 				return err
 			}
@@ -114,9 +114,9 @@ func fileBody(i, v int) []byte {
 	return []byte(head + strings.Repeat("x", 4096-len(head)))
 }
 
-// replicationMetrics reads the sandbox default's checkpoints behind and
-// manifests sent from /metrics.
-func replicationMetrics(base string) (behind, sent int, err error) {
+// replicationOf reads sandbox name's checkpoints behind and manifests
+// sent from /metrics.
+func replicationOf(base, name string) (behind, sent int, err error) {
 	resp, err := client.Get(base + "/metrics")
 	if err != nil {
 		return 0, 0, err
@@ -124,12 +124,12 @@ func replicationMetrics(base string) (behind, sent int, err error) {
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), `{sandbox="default"} `)
+		metric, value, ok := strings.Cut(sc.Text(), `{sandbox="`+name+`"} `)
 		if !ok {
 			continue
 		}
 		n, _ := strconv.Atoi(value)
-		switch name {
+		switch metric {
 		case "sandfs_replication_checkpoints_behind":
 			behind = n
 		case "sandfs_replication_manifests_sent_total":
