@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"sandfs/core"
 	"sandfs/core/journal"
 	"sandfs/internal/testenv"
@@ -36,7 +38,7 @@ func TestMarkedCopyKeepsState(t *testing.T) {
 	}
 	seq := sb.Journal().Seq()
 	dir := filepath.Join(th.dir, "alice")
-	if rootMarkAt(-100, dir) != sb.Identity() { // AT_FDCWD
+	if rootMarkAt(unix.AT_FDCWD, dir) != sb.Identity() {
 		testenv.Skip(t, nil, "the root was not marked (trusted xattrs refused here)")
 	}
 	// The daemon stops; the directory is replaced by a copy of it, changed.
