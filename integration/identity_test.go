@@ -140,3 +140,31 @@ func TestRootIdentityTravels(t *testing.T) {
 		})
 	}
 }
+
+// TestMirrorHidesMark: the mark on the root is the daemon's: the mirror
+// neither lists nor reads it, and a process on the mount, root too,
+// cannot set or remove it.
+func TestMirrorHidesMark(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, nil, "the root's mark is a trusted.* xattr: the test must run as root")
+	}
+	d, mnt := startMirror(t)
+	buf := make([]byte, 4096)
+	if _, err := unix.Lgetxattr(d.Root, "trusted.sandfs.id", buf); err != nil {
+		testenv.Skip(t, nil, "the root was not marked (trusted xattrs: %v)", err)
+	}
+	n, err := unix.Listxattr(mnt, buf)
+	must(t, err)
+	if strings.Contains(string(buf[:n]), "trusted.sandfs.id") {
+		t.Errorf("the mount lists the mark: %q", buf[:n])
+	}
+	if _, err := unix.Getxattr(mnt, "trusted.sandfs.id", buf); err != unix.ENODATA {
+		t.Errorf("reading the mark on the mount: %v, want ENODATA", err)
+	}
+	if err := unix.Setxattr(mnt, "trusted.sandfs.id", []byte(strings.Repeat("ab", 32)), 0); err != unix.EPERM {
+		t.Errorf("setting the mark on the mount: %v, want EPERM", err)
+	}
+	if err := unix.Removexattr(mnt, "trusted.sandfs.id"); err != unix.EPERM {
+		t.Errorf("removing the mark on the mount: %v, want EPERM", err)
+	}
+}
