@@ -115,8 +115,8 @@ func copyXattrs(sfd, dfd int) error {
 		return err
 	}
 	for _, name := range names {
-		if name == "" {
-			continue
+		if name == "" || reservedXattr(name) {
+			continue // a copy of the root is not the root
 		}
 		val, err := safeat.XattrValue(sfd, name)
 		if err != nil {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 
 	"golang.org/x/sys/unix"
@@ -360,6 +361,9 @@ func (d *Dir) xattrAt(name string, read func(dirfd int) (int, bool, error)) (int
 // Getxattr reads the extended attribute attr of name in d into dest (its
 // size when dest is empty).
 func (d *Dir) Getxattr(name, attr string, dest []byte) (int, error) {
+	if reservedXattr(attr) {
+		return 0, PathErr(OpXattr, d.child(name), unix.ENODATA)
+	}
 	if n, ok, err := d.xattrAt(name, func(dirfd int) (int, bool, error) {
 		return safeat.GetxattrAt(dirfd, name, attr, dest)
 	}); ok {
@@ -373,29 +377,59 @@ func (d *Dir) Getxattr(name, attr string, dest []byte) (int, error) {
 	return n, err
 }
 
-// Listxattr lists the extended attribute names of name in d into dest.
+// Listxattr lists the extended attribute names of name in d into dest,
+// but the daemon's own (MarkXattr; the size asked for with an empty dest
+// may count it).
 func (d *Dir) Listxattr(name string, dest []byte) (int, error) {
 	if n, ok, err := d.xattrAt(name, func(dirfd int) (int, bool, error) {
 		return safeat.ListxattrAt(dirfd, name, dest)
 	}); ok {
-		return n, err
+		return dropReserved(dest, n, err)
 	}
 	var n int
 	err := d.xattr(name, func(fd int) (err error) {
 		n, err = safeat.Listxattr(fd, dest)
 		return err
 	})
-	return n, err
+	return dropReserved(dest, n, err)
+}
+
+// dropReserved takes the daemon's own attribute out of the list of n
+// bytes in dest (names each ended by a NUL), moving the rest down.
+func dropReserved(dest []byte, n int, err error) (int, error) {
+	if err != nil || len(dest) == 0 || n > len(dest) {
+		return n, err
+	}
+	mark := MarkXattr + "\x00"
+	for i := 0; i < n; {
+		end := bytes.IndexByte(dest[i:n], 0)
+		if end < 0 {
+			break
+		}
+		if string(dest[i:i+end+1]) == mark {
+			copy(dest[i:], dest[i+end+1:n])
+			n -= end + 1
+			continue
+		}
+		i += end + 1
+	}
+	return n, nil
 }
 
 // Setxattr sets the extended attribute attr of name in d; told as chmod.
 func (d *Dir) Setxattr(ctx context.Context, name, attr string, data []byte, flags int) error {
+	if reservedXattr(attr) {
+		return PathErr(OpXattr, d.child(name), unix.EPERM)
+	}
 	return d.changeXattr(ctx, name, func(fd int) error { return safeat.Setxattr(fd, attr, data, flags) })
 }
 
 // Removexattr removes the extended attribute attr of name in d; told as
 // chmod.
 func (d *Dir) Removexattr(ctx context.Context, name, attr string) error {
+	if reservedXattr(attr) {
+		return PathErr(OpXattr, d.child(name), unix.EPERM)
+	}
 	return d.changeXattr(ctx, name, func(fd int) error { return safeat.Removexattr(fd, attr) })
 }
 

@@ -141,6 +141,17 @@
 // vocabulary (tell, emit, observe, report, append); core opens one Watch
 // per sandbox and gives it what it needs (watch_host.go).
 //
+// # The sandbox's identity
+//
+// A sandbox that keeps state has an identity (its state directory's
+// identity file) and marks its root directory with it, the trusted.*
+// xattr MarkXattr, which only CAP_SYS_ADMIN reads or writes: a process in
+// the sandbox cannot forge it, and the API and the mirror hide it and
+// refuse to change it. The comparison at start (manifest.go) runs on a
+// root that carries the manifest's identity even where its device and
+// inode are another directory's; MarkRoot and RootMark are what a take-up
+// elsewhere uses (identity.go).
+//
 // # Client patterns
 //
 // Every glob a client sends is checked by [CheckGlob] (pattern.go), at

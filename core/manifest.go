@@ -26,15 +26,25 @@ import (
 // while the walk ran is left to that event. Then the walk is the new
 // manifest, and one is written again every ManifestEvery while events come.
 //
+// The manifest records the root it describes: its device and inode, and
+// the sandbox identity the root was marked with (identity.go). A root
+// whose device and inode are the manifest's, or whose mark is the
+// manifest's identity (a copy or a move of the root, on another
+// filesystem or host), is compared; on such a copy the inodes are all new,
+// so a file is a change when its size or mtime differ, not its inode.
 // A first start (no manifest) tells nothing and writes the first manifest;
-// so does a root that is another directory than the one the manifest
-// describes (its device and inode differ): that is logged. Names that are
-// not UTF-8 are not compared (the walk skips them, names.go).
+// so does a root that is another directory (neither holds): that is
+// logged. Names that are not UTF-8 are not compared (the walk skips them,
+// names.go).
 
 // ManifestEvery is how often a manifest is written while the tree changes.
 var ManifestEvery = 10 * time.Minute
 
-const metaRoot = "root"
+// The manifest's root: its device and inode, and its mark.
+const (
+	metaRoot     = "root"
+	metaIdentity = "identity"
+)
 
 // reconcile runs the comparison at start and then keeps the manifest
 // fresh until ctx ends.
@@ -86,9 +96,18 @@ func (s *Sandbox) findChangesAtStart(ctx context.Context, log *slog.Logger) (int
 	if err != nil {
 		return 0, err
 	}
-	if prev, _ := h.Meta(metaRoot); ok && prev != "" && prev != rootID {
+	s.id.logRefused(log, s.name, s.hostRoot)
+	prev, _ := h.Meta(metaRoot)
+	prevID, _ := h.Meta(metaIdentity)
+	sameDir := prev == "" || prev == rootID
+	sameMark := prevID != "" && s.id.found == prevID
+	if ok && !sameDir && !sameMark {
 		log.Warn("the root is another directory than the journal's manifest describes; not comparing", "sandbox", s.name, "root", s.hostRoot)
 		ok = false
+	}
+	if ok && !sameDir {
+		log.Info("the root carries the sandbox's identity, moved or copied (its device and inode are not the manifest's): comparing it",
+			"sandbox", s.name, "root", s.hostRoot)
 	}
 	known := old.Entries
 	from := old.Seq
@@ -110,12 +129,19 @@ func (s *Sandbox) findChangesAtStart(ctx context.Context, log *slog.Logger) (int
 		}); err != nil {
 			return 0, err
 		}
-		for _, e := range diffManifest(known, now, heard) {
+		for _, e := range diffManifest(known, now, heard, sameDir) {
 			s.journal.Append(e)
 			told++
 		}
 	}
 	if err := h.SetMeta(metaRoot, rootID); err != nil {
+		return told, err
+	}
+	mark := ""
+	if s.id.marked {
+		mark = s.id.id
+	}
+	if err := h.SetMeta(metaIdentity, mark); err != nil {
 		return told, err
 	}
 	return told, h.SaveManifest(history.Manifest{Seq: seq, Entries: now})
@@ -190,8 +216,10 @@ func moveTree(m map[string]history.Entry, from, to string) {
 
 // diffManifest is the events that take known to now, in an order a reader
 // can apply: removes deepest first, then creates parents first, then
-// writes and chmods.
-func diffManifest(known, now map[string]history.Entry, heard map[string]bool) []journal.Event {
+// writes and chmods. inodes is false when now is a copy of the tree known
+// describes (every inode new): a file is then written when its size or
+// mtime differ.
+func diffManifest(known, now map[string]history.Entry, heard map[string]bool, inodes bool) []journal.Event {
 	var removes, creates, changes []journal.Event
 	ev := func(t journal.Type, p string, e history.Entry) journal.Event {
 		return journal.Event{Type: t, Path: p, IsDir: e.IsDir, Size: e.Size, Mtime: e.Mtime, Inode: e.Inode, Mode: e.Mode,
@@ -214,7 +242,7 @@ func diffManifest(known, now map[string]history.Entry, heard map[string]bool) []
 		switch {
 		case !ok || n.Mode.Type() != k.Mode.Type() && k.Mode != 0:
 			creates = append(creates, ev(journal.Create, p, n))
-		case !n.IsDir && (k.Inode != 0 && k.Inode != n.Inode || k.Inode != 0 && k.Size != n.Size || !k.Mtime.IsZero() && !k.Mtime.Equal(n.Mtime)):
+		case !n.IsDir && (inodes && k.Inode != 0 && k.Inode != n.Inode || k.Inode != 0 && k.Size != n.Size || !k.Mtime.IsZero() && !k.Mtime.Equal(n.Mtime)):
 			changes = append(changes, ev(journal.Write, p, n))
 		case k.Mode != 0 && permBits(k.Mode) != permBits(n.Mode):
 			changes = append(changes, ev(journal.Chmod, p, n))

@@ -77,6 +77,7 @@ type Sandbox struct {
 	allowSetid bool // setid.go
 	journal    *journal.Journal
 	stateDir   string        // Options.StateDir
+	id         identity      // the sandbox's identity and the root's mark (identity.go)
 	hist       *history.Log  // the durable journal; nil without a StateDir
 	reconciled chan struct{} // manifest.go
 	closed     atomic.Bool
@@ -134,6 +135,12 @@ func openFD(name, dir string, fd int, o Options) (*Sandbox, error) {
 			unix.Close(lock)
 			unix.Close(fd)
 			return nil, fmt.Errorf("history: %w", err)
+		}
+		if s.id, err = openIdentity(fd, o.StateDir); err != nil {
+			h.Close()
+			unix.Close(lock)
+			unix.Close(fd)
+			return nil, err
 		}
 		s.rootLock = lock
 		s.hist = h

@@ -18,7 +18,8 @@ const maxXattrValue = 64 << 10
 // that one (ENODATA when it is missing). The xattr calls of internal/safeat
 // take the O_PATH descriptor and reach the very file it holds through its
 // /proc/self/fd magic link, never a host path, so no rename racing the
-// request can redirect them.
+// request can redirect them. The daemon's own attribute (MarkXattr) is
+// neither listed nor read, nor changed by SetXattr and RemoveXattr (EPERM).
 func (s *Sandbox) Xattrs(ctx context.Context, p, name string) (string, map[string][]byte, error) {
 	ap, err := s.Clean(p)
 	if err != nil {
@@ -30,6 +31,9 @@ func (s *Sandbox) Xattrs(ctx context.Context, p, name string) (string, map[strin
 	}
 	defer unix.Close(fd)
 	out := map[string][]byte{}
+	if reservedXattr(name) {
+		return ap, nil, PathErr(OpXattr, ap, unix.ENODATA)
+	}
 	if name != "" {
 		v, err := safeat.XattrValue(fd, name)
 		if err != nil {
@@ -43,6 +47,9 @@ func (s *Sandbox) Xattrs(ctx context.Context, p, name string) (string, map[strin
 		return ap, nil, PathErr(OpXattr, ap, err)
 	}
 	for _, n := range names {
+		if reservedXattr(n) {
+			continue
+		}
 		v, err := safeat.XattrValue(fd, n)
 		if err == unix.ENODATA {
 			continue // removed meanwhile
@@ -68,6 +75,9 @@ func (s *Sandbox) SetXattr(ctx context.Context, p, name string, value []byte) (s
 	if len(value) > maxXattrValue {
 		return ap, PathErr(OpXattr, ap, unix.E2BIG)
 	}
+	if reservedXattr(name) {
+		return ap, PathErr(OpXattr, ap, unix.EPERM)
+	}
 	return ap, s.changeXattr(ctx, ap, true, func(fd int) error { return safeat.Setxattr(fd, name, value, 0) })
 }
 
@@ -80,6 +90,9 @@ func (s *Sandbox) RemoveXattr(ctx context.Context, p, name string) (string, erro
 	}
 	if name == "" || strings.IndexByte(name, 0) >= 0 {
 		return ap, PathErr(OpXattr, ap, unix.EINVAL)
+	}
+	if reservedXattr(name) {
+		return ap, PathErr(OpXattr, ap, unix.EPERM)
 	}
 	return ap, s.changeXattr(ctx, ap, true, func(fd int) error { return safeat.Removexattr(fd, name) })
 }

@@ -256,7 +256,7 @@ func (d *Dir) stat(name string) (rootID, bool) {
 func (d *Dir) start(name string) (*core.Sandbox, error) {
 	host := filepath.Join(d.path, name)
 	if id, err := dirIdentity(d.fd, name); err == nil {
-		if err := d.h.adoptState(name, id); err != nil { // incarnation.go
+		if err := d.h.adoptState(name, id, rootMarkAt(d.fd, name)); err != nil { // incarnation.go
 			return nil, err
 		}
 	}

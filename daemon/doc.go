@@ -29,6 +29,10 @@
 //     also the daemon's STATE/token's code: one writer (temp file, fsync,
 //     link, so a reader never sees half a token), one reader (O_NOFOLLOW,
 //     a regular file of this user, not open to others).
+//   - identity: the sandbox's identity, 256 random bits in hex, written
+//     like the token by core at the first start; the root is marked with
+//     it (core.MarkRoot). A root carrying the identity its state keeps is
+//     that state's own, wherever its device and inode are (rootkey.go).
 //   - quota.json: {"bytes":N,"entries":N}, mode 0600, written when a quota
 //     is set (POST with a quota, PATCH); at start a sandbox takes it, else
 //     --default-quota for a sandbox of DIR, else none.
@@ -44,7 +48,11 @@
 // directory whatever DIR's path names later). Every event names one entry;
 // reconcile makes what is served under the name match what DIR holds: a
 // directory not served is started, a served one gone, renamed away or
-// replaced by another directory (its dev and inode differ) is stopped. A
+// replaced by another directory (its dev and inode differ) is stopped
+// (its state archived). A directory that appears, at start or later, and
+// carries the mark of the state kept under its name keeps that state (a
+// sandbox moved here while no daemon served it); one without the mark is
+// a new sandbox (incarnation.go). A
 // symlink or a file is not a sandbox; a name that is not a DNS label
 // (core.CheckSandboxName) or that a fixed sandbox has is skipped with one
 // log line. Rescan reconciles every name at start and after an overflow.

@@ -16,7 +16,8 @@ import (
 // made again under the same name (by hand, or by POST /v1/sandboxes) is a
 // new sandbox, never the old one's heir. Its state directory records the
 // directory's identity (rootkey.go's dirIdentity, in the file "root"): a
-// sandbox that finds another identity there archives the old state
+// sandbox that finds another identity there, and whose directory is not
+// marked with the state's sandbox identity (rootkey.go), archives the old state
 // (STATE/archive/NAME-TIME:
 // its token, journal and checkpoints, for a person, never served again)
 // and starts with a new token, no checkpoints and an empty journal. The
@@ -26,20 +27,21 @@ import (
 // (HOST/SANDBOX/SEQ) never repeat.
 
 // adoptState makes the state of sandbox name the directory's whose
-// identity is want (dirIdentity), archiving what another directory left
-// there.
-func (h *Host) adoptState(name, want string) error {
+// identity is want (dirIdentity) and mark is mark (rootMarkAt: a root
+// marked with the state's sandbox identity is its own, moved or copied),
+// archiving what another directory left there.
+func (h *Host) adoptState(name, want, mark string) error {
 	if h.cfg.State == "" {
 		return nil
 	}
-	owner, err := h.claimState(name, want)
+	owner, err := h.claimState(name, want, mark)
 	if err != nil || owner == want {
 		return err
 	}
 	if err := h.archiveState(name); err != nil {
 		return err
 	}
-	_, err = h.claimState(name, want)
+	_, err = h.claimState(name, want, "")
 	return err
 }
 

@@ -41,7 +41,7 @@ func (d *Dir) Create(ctx context.Context, name string, q core.Quota) (string, er
 		return "", fmt.Errorf("sandbox %s: %w", name, err)
 	}
 	if id, err := dirIdentity(d.fd, name); err == nil {
-		if err := d.h.adoptState(name, id); err != nil { // the new directory's state, before its quota
+		if err := d.h.adoptState(name, id, rootMarkAt(d.fd, name)); err != nil { // the new directory's state, before its quota
 			unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR)
 			return "", err
 		}

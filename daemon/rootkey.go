@@ -18,7 +18,12 @@ import (
 // first root served under a name keeps STATE/sandboxes/NAME, which records
 // the root's identity (dirIdentity, in the file "root"); another root
 // under that name keeps its own beside it, STATE/sandboxes/NAME.root-ID.
-// A root moved (renamed in place) is the same root; a copy is another.
+// A root moved (renamed in place) is the same root. So is a root marked
+// with the identity the state directory keeps (core.RootMark against
+// statedir.IdentityFile), wherever its device and inode are: a root
+// copied with its xattrs or rebuilt from a checkpoint on another
+// filesystem or host. The state then records its new dirIdentity. A copy
+// without the mark is another root.
 
 // dirIdentity is what tells the directory name of dirfd from every other,
 // over time too: its device and inode, and its birth time where the
@@ -59,8 +64,9 @@ func (h *Host) fixedStateKey(name, dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("sandbox %s: root %s: %w", name, dir, err)
 	}
+	mark := rootMarkAt(unix.AT_FDCWD, dir)
 	for _, key := range []string{name, name + ".root-" + id} {
-		owner, err := h.claimState(key, id)
+		owner, err := h.claimState(key, id, mark)
 		if err != nil {
 			return "", fmt.Errorf("sandbox %s: %w", name, err)
 		}
@@ -75,10 +81,23 @@ func (h *Host) fixedStateKey(name, dir string) (string, error) {
 	return "", fmt.Errorf("sandbox %s: the state directory for root %s belongs to another root", name, dir)
 }
 
+// rootMarkAt is the identity the directory name of dirfd is marked with
+// (core.RootMark), "" when it has none or it cannot be read.
+func rootMarkAt(dirfd int, name string) string {
+	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(fd)
+	mark, _ := core.RootMark(fd)
+	return mark
+}
+
 // claimState records id as the owner of the state directory key when it
-// has none, and returns its owner.
-func (h *Host) claimState(key, id string) (string, error) {
-	fd, _, err := openSandboxState(h.cfg.State, key)
+// has none, and returns its owner. A root marked (mark) with the identity
+// the state keeps is its owner whatever its id: id is recorded.
+func (h *Host) claimState(key, id, mark string) (string, error) {
+	fd, path, err := openSandboxState(h.cfg.State, key)
 	if err != nil {
 		return "", err
 	}
@@ -88,7 +107,18 @@ func (h *Host) claimState(key, id string) (string, error) {
 		n, _ := unix.Read(f, buf)
 		unix.Close(f)
 		if n > 0 {
-			return strings.TrimSpace(string(buf[:n])), nil
+			owner := strings.TrimSpace(string(buf[:n]))
+			if owner == id || mark == "" {
+				return owner, nil
+			}
+			if kept, _ := statedir.ReadIdentity(fd); kept != mark {
+				return owner, nil
+			}
+			if err := statedir.Replace(fd, rootIDFile, id+"\n"); err != nil {
+				return "", fmt.Errorf("recording the root of its state: %w", err)
+			}
+			h.log.Info("the root carries the sandbox's identity: it keeps its state, though moved or copied", "state", path)
+			return id, nil
 		}
 	}
 	f, err := unix.Openat(fd, rootIDFile, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)

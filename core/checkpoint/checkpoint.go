@@ -29,6 +29,11 @@ type Checkpoint struct {
 	NewBytes int64 // content bytes this checkpoint added to the store (0 when all were known)
 	// SkipExcluded: the default excludes were left out.
 	SkipExcluded bool
+	// Identity is the sandbox's (core.Sandbox.Identity) when it was
+	// taken: a root rebuilt from it elsewhere is marked with it
+	// (core.MarkRoot) to be the sandbox's root again. "" in a checkpoint
+	// of before identities.
+	Identity string
 }
 
 // Entry is one path as a checkpoint recorded it.

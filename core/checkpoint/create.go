@@ -83,7 +83,7 @@ func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store 
 	apply(files, body)
 
 	cp := Checkpoint{Name: o.Name, Reason: o.Reason, Seq: seq, Created: time.Now().UTC(),
-		NewBytes: b.newBytes, SkipExcluded: o.SkipExcluded}
+		NewBytes: b.newBytes, SkipExcluded: o.SkipExcluded, Identity: s.Identity()}
 	for cp.ID = newCheckpointID(); ; cp.ID = newCheckpointID() {
 		if _, taken := h.hdrs[cp.ID]; !taken {
 			break

@@ -47,6 +47,11 @@
 //
 // # What a checkpoint looks at
 //
+// A checkpoint records the sandbox's identity (Checkpoint.Identity, core's
+// Sandbox.Identity): a root rebuilt from it on another host is marked with
+// it (core.MarkRoot) to be the sandbox's root again. A checkpoint holds no
+// xattrs and a restore sets no xattr, so a restore leaves the root's mark.
+//
 // An entry records type, permission bits, owner, mtime, symlink target,
 // content hash, and the stat identity (device, inode, size, mtime, ctime)
 // a later checkpoint compares: a file whose identity is unchanged keeps

@@ -184,6 +184,9 @@ func (a *Attacker) Stop() int {
 //	                       DIR/NAME and a symlink to TARGET trade places
 //	                       (renameat2 RENAME_EXCHANGE) again and again
 //	creates DIR -          files f0, f1, ... are made in DIR (createLoop)
+//	mark DIR VALUE         sets the xattrs user.sandfs.id and then
+//	                       trusted.sandfs.id of DIR to VALUE, printing
+//	                       "set NAME: RESULT" for each (ok or the error)
 //
 // It ends when its stdin closes, printing "swaps N".
 func AttackerMain() {
@@ -271,6 +274,15 @@ func AttackerMain() {
 		}
 	case "creates":
 		swaps = createLoop(args[1], isStopped)
+	case "mark":
+		for _, name := range []string{"user.sandfs.id", "trusted.sandfs.id"} {
+			res := "ok"
+			if err := unix.Lsetxattr(args[1], name, []byte(args[2]), 0); err != nil {
+				res = err.Error()
+			}
+			fmt.Printf("set %s: %s\n", name, res)
+		}
+		<-stopped
 	default:
 		fmt.Fprintln(os.Stderr, "attacker: unknown attack", args[0])
 		os.Exit(2)

@@ -46,6 +46,9 @@ type Checkpoint struct {
 	Symlinks     int64     `json:"symlinks"`
 	Bytes        int64     `json:"bytes"`
 	SkipExcluded bool      `json:"skipExcluded,omitempty"`
+	// Identity is the sandbox's identity: a host that rebuilds the root
+	// from this checkpoint marks it with it (core.MarkRoot).
+	Identity string `json:"identity,omitempty"`
 }
 
 // Entry is one path of a checkpoint.
@@ -63,7 +66,7 @@ type Entry struct {
 
 func header(cp checkpoint.Checkpoint) Checkpoint {
 	return Checkpoint{ID: cp.ID, Name: cp.Name, Reason: cp.Reason, Seq: cp.Seq, Created: cp.Created,
-		Files: cp.Files, Dirs: cp.Dirs, Symlinks: cp.Symlinks, Bytes: cp.Bytes, SkipExcluded: cp.SkipExcluded}
+		Files: cp.Files, Dirs: cp.Dirs, Symlinks: cp.Symlinks, Bytes: cp.Bytes, SkipExcluded: cp.SkipExcluded, Identity: cp.Identity}
 }
 
 // EntryOf is the manifest's form of a checkpoint's entry.
