@@ -30,7 +30,7 @@ import (
 // the sandbox (or not the one asked for).
 var ErrNoCheckpoint = fmt.Errorf("the fleet holds no such checkpoint: %w", fs.ErrNotExist)
 
-// maxManifests bounds the manifests Newest reads of one sandbox.
+// maxManifests bounds the manifests newest reads of one sandbox.
 const maxManifests = 100_000
 
 // Fleet reads what the hosts replicated, on one connection.
@@ -63,16 +63,58 @@ func (f *Fleet) bucket(ctx context.Context, name string) (jetstream.KeyValue, er
 	return kv, err
 }
 
-// Newest is the id of the newest checkpoint of the sandbox the fleet holds
-// (by its seq, then its time), ErrNoCheckpoint when it holds none.
-func (f *Fleet) Newest(ctx context.Context, name string) (string, error) {
+// Header is the header of the fleet's checkpoint id of the sandbox ("":
+// the newest, by its seq, then its time), ErrNoCheckpoint when it holds
+// none (or not that one).
+func (f *Fleet) Header(ctx context.Context, name, id string) (Checkpoint, error) {
+	if id == "" {
+		return f.newest(ctx, name)
+	}
 	kv, err := f.bucket(ctx, name)
 	if err != nil {
-		return "", err
+		return Checkpoint{}, err
+	}
+	if !checkpoint.ValidID(id) {
+		return Checkpoint{}, fmt.Errorf("checkpoint %q: %w", id, ErrNoCheckpoint)
+	}
+	gctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	e, err := kv.Get(gctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return Checkpoint{}, fmt.Errorf("sandbox %s, checkpoint %s: %w", name, id, ErrNoCheckpoint)
+	} else if err != nil {
+		return Checkpoint{}, err
+	}
+	h, ok := headerOf(e.Value(), id)
+	if !ok {
+		return Checkpoint{}, fmt.Errorf("manifest %s of sandbox %s: not one this host reads", id, name)
+	}
+	return h, nil
+}
+
+// headerOf is the checkpoint header of the manifest data of key id.
+func headerOf(data []byte, id string) (Checkpoint, bool) {
+	var h struct {
+		Version    int        `json:"version"`
+		Checkpoint Checkpoint `json:"checkpoint"`
+	}
+	if json.Unmarshal(data, &h) != nil || h.Version != ManifestVersion || h.Checkpoint.ID != id {
+		return Checkpoint{}, false
+	}
+	return h.Checkpoint, true
+}
+
+// newest is the header of the newest checkpoint of the sandbox.
+func (f *Fleet) newest(ctx context.Context, name string) (Checkpoint, error) {
+	kv, err := f.bucket(ctx, name)
+	if err != nil {
+		return Checkpoint{}, err
 	}
 	l, err := kv.ListKeys(ctx)
-	if err != nil {
-		return "", err
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return Checkpoint{}, fmt.Errorf("sandbox %s: %w", name, ErrNoCheckpoint)
+	} else if err != nil {
+		return Checkpoint{}, err
 	}
 	defer l.Stop()
 	var keys []string
@@ -82,7 +124,7 @@ func (f *Fleet) Newest(ctx context.Context, name string) (string, error) {
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return Checkpoint{}, err
 	}
 	var best *Checkpoint
 	for _, k := range keys {
@@ -90,24 +132,20 @@ func (f *Fleet) Newest(ctx context.Context, name string) (string, error) {
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue
 		} else if err != nil {
-			return "", err
+			return Checkpoint{}, err
 		}
-		var h struct {
-			Version    int        `json:"version"`
-			Checkpoint Checkpoint `json:"checkpoint"`
-		}
-		if json.Unmarshal(e.Value(), &h) != nil || h.Version != ManifestVersion || h.Checkpoint.ID != k {
+		c, ok := headerOf(e.Value(), k)
+		if !ok {
 			continue // not a manifest this host can read
 		}
-		c := h.Checkpoint
 		if best == nil || c.Seq > best.Seq || c.Seq == best.Seq && c.Created.After(best.Created) {
 			best = &c
 		}
 	}
 	if best == nil {
-		return "", fmt.Errorf("sandbox %s: %w", name, ErrNoCheckpoint)
+		return Checkpoint{}, fmt.Errorf("sandbox %s: %w", name, ErrNoCheckpoint)
 	}
-	return best.ID, nil
+	return *best, nil
 }
 
 // Fetch brings the fleet's checkpoint id of the sandbox name ("": the
@@ -117,10 +155,11 @@ func (f *Fleet) Newest(ctx context.Context, name string) (string, error) {
 func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (Fetched, error) {
 	var out Fetched
 	if id == "" {
-		var err error
-		if id, err = f.Newest(ctx, name); err != nil {
+		h, err := f.newest(ctx, name)
+		if err != nil {
 			return out, err
 		}
+		id = h.ID
 	}
 	if !checkpoint.ValidID(id) {
 		return out, fmt.Errorf("checkpoint %q: %w", id, ErrNoCheckpoint)
@@ -248,3 +287,7 @@ func (e Entry) local() checkpoint.Entry {
 	return checkpoint.Entry{Path: e.Path, Type: e.Type, Mode: m, Uid: e.Uid, Gid: e.Gid, Mtime: e.Mtime,
 		Size: e.Size, Target: e.Target, Hash: e.Hash}
 }
+
+// JetStream is the fleet's connection, for a reader of the stream on the
+// same broker (natsout.After).
+func (f *Fleet) JetStream() jetstream.JetStream { return f.js }
