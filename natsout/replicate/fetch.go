@@ -28,7 +28,12 @@ import (
 
 // ErrNoCheckpoint is Fetch's error when the fleet holds no checkpoint of
 // the sandbox (or not the one asked for).
-var ErrNoCheckpoint = fmt.Errorf("the fleet holds no such checkpoint: %w", fs.ErrNotExist)
+var ErrNoCheckpoint error = noCheckpoint{}
+
+type noCheckpoint struct{}
+
+func (noCheckpoint) Error() string        { return "the fleet holds no such checkpoint" }
+func (noCheckpoint) Is(target error) bool { return target == fs.ErrNotExist }
 
 // maxManifests bounds the manifests newest reads of one sandbox.
 const maxManifests = 100_000
