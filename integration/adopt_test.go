@@ -98,6 +98,11 @@ func TestAdoptFromTheFleet(t *testing.T) {
 		t.Fatalf("B's tree is not the checkpoint's:\n%s\nwant\n%s", gotTree, want)
 	}
 
+	// The checkpoint is B's too: listed, and the base of changes since it.
+	if st, body := named(t, bd, tok, "GET", "s1", "/checkpoints", nil); st != 200 || !strings.Contains(string(body), `"`+cp.ID+`"`) {
+		t.Fatalf("B's checkpoints of s1: %d %s, want %s listed", st, body, cp.ID)
+	}
+
 	// s1's own token opens it on B; B numbers after what the fleet heard.
 	if st, body := named(t, bd, tok, "PUT", "s1", "/fs/write?path=/on-b", []byte("b")); st != 200 {
 		t.Fatalf("write on B with s1's token: %d %s", st, body)
