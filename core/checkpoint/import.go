@@ -60,6 +60,22 @@ func PutObject(s *core.Sandbox, hash string, r io.Reader, max int64) (cas.Object
 	return o, err
 }
 
+// CheckRoom refuses (StoreFullError) need more bytes in the store when
+// they would take it past its bound: what a checkpoint from elsewhere
+// brings is bounded as a checkpoint made here is.
+func CheckRoom(s *core.Sandbox, need int64) error {
+	h, err := storeOf(s)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if stored := h.stored(); h.maxBytes > 0 && stored+need > h.maxBytes {
+		return &StoreFullError{Limit: h.maxBytes, Stored: stored, Need: need}
+	}
+	return nil
+}
+
 // CheckEntries says what is wrong with a tree from elsewhere (nil: nothing).
 func CheckEntries(entries []Entry) error {
 	kinds := make(map[string]string, len(entries))

@@ -209,14 +209,22 @@ func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (F
 		hashes = append(hashes, h)
 	}
 	sort.Strings(hashes)
+	missing := hashes[:0]
+	var need int64
 	for _, h := range hashes {
 		has, err := checkpoint.HasObject(sb, h)
 		if err != nil {
 			return out, err
 		}
-		if has {
-			continue
+		if !has {
+			missing = append(missing, h)
+			need += sizes[h]
 		}
+	}
+	if err := checkpoint.CheckRoom(sb, need); err != nil {
+		return out, fmt.Errorf("manifest %s: %w", id, err)
+	}
+	for _, h := range missing {
 		n, err := f.fetchObject(ctx, obs, sb, h, sizes[h])
 		if err != nil {
 			return out, err

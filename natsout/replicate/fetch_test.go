@@ -252,3 +252,27 @@ func TestFetchRefusesMismatchedObject(t *testing.T) {
 		t.Fatalf("the store holds %s after a refused object", e.Name())
 	}
 }
+
+// What a checkpoint would bring past the store's bound is refused before
+// anything is fetched, as a checkpoint made here would be.
+func TestFetchBoundedByTheStore(t *testing.T) {
+	b := natstest.Start(t)
+	h := openHostile(t, b, "big")
+	body := bytes.Repeat([]byte("x"), 64<<10)
+	if _, err := h.obs.PutBytes(ctx, sum(body), body); err != nil {
+		t.Fatal(err)
+	}
+	h.put(t, "big", "cp_000000000001", []Entry{{Path: "/", Type: "dir", Mode: 0o755},
+		{Path: "/f", Type: "file", Mode: 0o644, Size: int64(len(body)), Hash: sum(body)}})
+	dst, err := core.Open("big", t.TempDir(), core.Options{StateDir: t.TempDir(), CheckpointMaxSize: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	if _, err := h.f.Fetch(ctx, "big", "cp_000000000001", dst); !errors.Is(err, unix.ENOSPC) {
+		t.Fatalf("a fetch past the store's bound: %v, want ENOSPC", err)
+	}
+	if has, _ := checkpoint.HasObject(dst, sum(body)); has {
+		t.Fatal("the object was fetched past the bound")
+	}
+}
