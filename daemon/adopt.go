@@ -54,6 +54,14 @@ const lostBefore = time.Hour
 // maxLost bounds the lost changes answered.
 const maxLost = 10_000
 
+// maxSeq and maxSeqJump bound the seqs the fleet's messages may make the
+// new journal number after: what a broker claims is checked, and a seq
+// near the top would leave the journal no numbers.
+const (
+	maxSeq     = 1 << 62
+	maxSeqJump = 1 << 40
+)
+
 // Claim takes the placement of the sandbox name for this host before it
 // is taken up (nil: the daemon keeps none); undo gives it back when the
 // adoption fails.
@@ -99,6 +107,9 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 	hd, err := fleet.Header(ctx, name, cp)
 	if err != nil {
 		return out, err
+	}
+	if hd.Seq > maxSeq {
+		return out, fmt.Errorf("sandbox %s: the fleet's checkpoint %s claims seq %d: refused", name, hd.ID, hd.Seq)
 	}
 	info, hasInfo, err := fleet.Info(ctx, name)
 	if err != nil {
@@ -167,6 +178,9 @@ func (h *Host) lostAfter(ctx context.Context, fleet *replicate.Fleet, name strin
 	after := hd.Seq
 	lost := make([]api.Lost, 0, len(msgs))
 	for _, m := range msgs {
+		if m.Seq-hd.Seq > maxSeqJump {
+			continue // no host hands out that many seqs: a forged event would spend the numbering
+		}
 		after = max(after, m.Seq)
 		lost = append(lost, api.Lost{Seq: m.Seq, Type: m.Type, Path: m.Path, OldPath: m.OldPath, Host: m.Host, Time: m.Timestamp})
 	}
@@ -178,10 +192,15 @@ func (h *Host) lostAfter(ctx context.Context, fleet *replicate.Fleet, name strin
 // journal that numbers on after seq. It answers the directory's path.
 func (h *Host) newState(name string, info replicate.Info, hasInfo bool, seq uint64) (string, error) {
 	path := statedir.Sandbox(h.cfg.State, name)
-	var st unix.Stat_t
-	if unix.Lstat(path, &st) == nil {
-		if err := h.archiveState(name); err != nil {
-			return path, err
+	for _, f := range []string{statedir.TokenFile, "journal.db", "checkpoints"} {
+		var st unix.Stat_t
+		if unix.Lstat(filepath.Join(path, f), &st) == nil {
+			// Another sandbox's of the name (removed by hand): kept aside,
+			// its seq mark carried over for history.Begin to number above.
+			if err := h.archiveState(name); err != nil {
+				return path, err
+			}
+			break
 		}
 	}
 	fd, path, err := openSandboxState(h.cfg.State, name)

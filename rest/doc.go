@@ -14,7 +14,8 @@
 // the families as httpkit.Host.SandboxOf).
 // Registry.Remove ends the sandbox's streams at once (streams.go) and
 // waits for its holds. sandboxes.go serves GET, POST, PATCH and DELETE
-// /v1/sandboxes over the daemon's Manager.
+// /v1/sandboxes over the daemon's Manager; adopt.go, POST with adopt, over
+// its Adopter, when the Manager is one (the daemon's --sandboxes DIR).
 //
 // # Route table
 //
