@@ -32,13 +32,16 @@ import (
 //     as a fork's): the token and quota, and a journal begun after the
 //     checkpoint's seq and every lost change's (history.Begin: no seq the
 //     fleet heard of is numbered again);
-//  4. DIR/NAME, empty, opened as a sandbox that is not served yet: the
-//     checkpoint is fetched into its store (replicate's Fetch: only the
-//     objects it lacks, each checked), and its tree written into the root
-//     (checkpoint.CopyTree: modes, owners, times, symlinks, empty
-//     directories), unjournaled, since nothing serves it;
-//  5. then it is served as any sandbox of DIR, its kernel watch placed
-//     from the checkpoint's directories (core.Options.Made).
+//  4. DIR/.adopt-NAME (no DNS label: DIR never serves it), empty, opened
+//     as the sandbox but not served: the checkpoint is fetched into its
+//     store (replicate's Fetch: only the objects it lacks, each checked),
+//     and its tree written into the root (checkpoint.CopyTree: modes,
+//     owners, times, symlinks, empty directories), unjournaled, since
+//     nothing serves it;
+//  5. then it is renamed DIR/NAME whole (a crash before leaves no half
+//     tree served; the next adoption of the name removes it) and served
+//     as any sandbox of DIR, its kernel watch placed from the checkpoint's
+//     directories (core.Options.Made).
 //
 // A failure undoes it all: the root and the state go, the claim is given
 // back.
@@ -120,9 +123,16 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 		return out, err
 	}
 
+	// The tree is made under a name DIR never serves (not a DNS label)
+	// and renamed into place whole: a crash leaves no half tree served.
+	staging, renamed := stagingPrefix+name, false
 	defer func() {
 		if !done {
-			_ = core.RemoveAllAt(context.WithoutCancel(ctx), d.fd, name)
+			bg := context.WithoutCancel(ctx)
+			_ = core.RemoveAllAt(bg, d.fd, staging)
+			if renamed {
+				_ = core.RemoveAllAt(bg, d.fd, name)
+			}
 			_ = removeState(h.cfg.State, name)
 		}
 	}()
@@ -130,19 +140,30 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 	if err != nil {
 		return out, err
 	}
-	if err := unix.Mkdirat(d.fd, name, 0o700); err != nil {
+	if err := core.RemoveAllAt(ctx, d.fd, staging); err != nil { // a crashed adoption's
+		return out, err
+	}
+	if err := unix.Mkdirat(d.fd, staging, 0o700); err != nil {
 		return out, fmt.Errorf("sandbox %s: %w", name, err)
 	}
-	id, err := dirIdentity(d.fd, name)
+	id, err := dirIdentity(d.fd, staging) // a rename keeps it
 	if err == nil {
 		err = h.adoptState(name, id)
 	}
 	if err != nil {
 		return out, err
 	}
-	fetched, dirs, err := d.writeTree(ctx, name, statePath, hd.ID)
+	fetched, dirs, err := d.writeTree(ctx, name, staging, statePath, hd.ID)
 	if err != nil {
 		return out, err
+	}
+	if err := unix.Renameat2(d.fd, staging, d.fd, name, unix.RENAME_NOREPLACE); err != nil {
+		return out, fmt.Errorf("sandbox %s: %w", name, err)
+	}
+	renamed = true
+	if dfd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		_ = unix.Fsync(dfd) // the rename, kept
+		unix.Close(dfd)
 	}
 	sb, err := d.startMade(name, dirs)
 	if err != nil {
@@ -224,15 +245,19 @@ func (h *Host) newState(name string, info replicate.Info, hasInfo bool, seq uint
 	return path, nil
 }
 
+// stagingPrefix starts the name in DIR a sandbox's tree is made under
+// before it is renamed into place (a '.' is no DNS label: never served).
+const stagingPrefix = ".adopt-"
+
 // writeTree fetches the fleet's checkpoint id of name into its store and
-// writes its tree into DIR/name, through the sandbox opened on it but not
-// served (so nothing is journaled); it answers the tree's directories.
-// Called with mu held.
-func (d *Dir) writeTree(ctx context.Context, name, statePath, id string) (replicate.Fetched, map[string][]string, error) {
+// writes its tree into DIR/staging, through the sandbox name opened on it
+// but not served (so nothing is journaled); it answers the tree's
+// directories. Called with mu held.
+func (d *Dir) writeTree(ctx context.Context, name, staging, statePath, id string) (replicate.Fetched, map[string][]string, error) {
 	o := d.h.cfg.Options
 	o.StateDir = statePath
 	o.Made = map[string][]string{"/": nil} // an empty root: nothing to sweep
-	sb, err := core.OpenAt(d.fd, name, filepath.Join(d.path, name), name, o)
+	sb, err := core.OpenAt(d.fd, staging, filepath.Join(d.path, staging), name, o)
 	if err != nil {
 		return replicate.Fetched{}, nil, err
 	}
@@ -241,7 +266,7 @@ func (d *Dir) writeTree(ctx context.Context, name, statePath, id string) (replic
 	if err != nil {
 		return fetched, nil, err
 	}
-	rfd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	rfd, err := unix.Openat(d.fd, staging, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fetched, nil, err
 	}
