@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -13,9 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"sandfs/api"
 	"sandfs/natsout"
 	"sandfs/natsout/natstest"
+	"sandfs/natsout/replicate"
 )
 
 // TestAdoptFromTheFleet: host A serves s1, checkpoints it (replicated),
@@ -126,6 +131,23 @@ func TestAdoptFromTheFleet(t *testing.T) {
 	if st, body := postSandbox(t, bd, map[string]any{"name": "Bad_Name", "adopt": true}); st != 400 {
 		t.Fatalf("adopt of a bad name: %d %s, want 400", st, body)
 	}
+	// A manifest the fleet holds that is refused leaves nothing behind.
+	putManifest(t, b, "evil", `{"version":1,"sandbox":"evil","host":"x","checkpoint":{"id":"cp_000000000001","seq":3,"created":"2026-01-01T00:00:00Z"},`+
+		`"entries":[{"path":"/","type":"dir","mode":493},{"path":"../x","type":"dir","mode":493}]}`)
+	if st, body := postSandbox(t, bd, map[string]any{"name": "evil", "adopt": true}); st != 500 || !strings.Contains(bd.Log(), `entry \"../x\": not a clean path`) {
+		t.Fatalf("adopt of a bad manifest: %d %s, want 500 and the entry named in the log:\n%s", st, body, bd.Log())
+	}
+	ents, err := os.ReadDir(dirB)
+	must(t, err)
+	if len(ents) != 1 || ents[0].Name() != "s1" {
+		t.Fatalf("DIR after a refused adoption holds %v, want s1 alone", ents)
+	}
+	for _, f := range []string{"token", "journal.db", "checkpoints"} {
+		if _, err := os.Lstat(filepath.Join(bd.State, "sandboxes", "evil", f)); err == nil {
+			t.Fatalf("a refused adoption left its state's %s", f)
+		}
+	}
+
 	req, _ := http.NewRequest("POST", bd.URL+"/v1/sandboxes", strings.NewReader(`{"name":"s2","adopt":true}`))
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Content-Type", "application/json")
@@ -135,6 +157,26 @@ func TestAdoptFromTheFleet(t *testing.T) {
 	if res.StatusCode != 403 {
 		t.Fatalf("adopt with a sandbox's token: %d, want 403", res.StatusCode)
 	}
+}
+
+// putManifest puts a manifest into the sandbox's KV as a host would.
+func putManifest(t *testing.T, b *natstest.Broker, sandbox, manifest string) {
+	t.Helper()
+	nc, err := nats.Connect(b.URL())
+	must(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	must(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: replicate.BucketOf(sandbox)})
+	must(t, err)
+	var m struct {
+		Checkpoint struct{ ID string } `json:"checkpoint"`
+	}
+	must(t, json.Unmarshal([]byte(manifest), &m))
+	_, err = kv.Put(ctx, m.Checkpoint.ID, []byte(manifest))
+	must(t, err)
 }
 
 // waitReplicated waits until the sandbox's checkpoints are all in the fleet.
