@@ -122,6 +122,27 @@ func TestAdoptFromTheFleet(t *testing.T) {
 		return false
 	})
 
+	// After a restart of B, s1 is B's as any sandbox of DIR: its tree, its
+	// token, its journal numbering on.
+	bd.Stop(t)
+	bd = startDaemon(t, append([]string{"--sandboxes", dirB, "--state", bd.State}, fleet("hb")...)...)
+	waitStatus(t, bd, "s1", 200)
+	if st, body := named(t, bd, tok, "PUT", "s1", "/fs/write?path=/on-b-again", []byte("b")); st != 200 {
+		t.Fatalf("write on B, restarted, with s1's token: %d %s", st, body)
+	}
+	waitMessage(t, b, func(m natsout.Message) bool {
+		if m.Host == "hb" && m.Sandbox == "s1" && m.Path == "/on-b-again" {
+			if m.Seq <= lastLost {
+				t.Fatalf("B's change after its restart has seq %d, want it above %d", m.Seq, lastLost)
+			}
+			return true
+		}
+		return false
+	})
+	if fi, err := os.Stat(filepath.Join(dirB, "s1", "d", "b.txt")); err != nil || !fi.ModTime().Equal(old) {
+		t.Fatalf("s1's d/b.txt after B's restart: %v, %v; want it as the checkpoint had it", fi, err)
+	}
+
 	if st, body := postSandbox(t, bd, map[string]any{"name": "s1", "adopt": true}); st != 409 {
 		t.Fatalf("a second adopt of s1: %d %s, want 409", st, body)
 	}
