@@ -35,7 +35,13 @@ func TestAdoptFromTheFleet(t *testing.T) {
 		return []string{"--events", b.URL(), "--events-host", host, "--replicate", "events"}
 	}
 	a, dirA := startRegistry(t, fleet("ha")...)
-	tok := createSandbox(t, a, "s1")
+	st, body := postSandbox(t, a, map[string]any{"name": "s1", "quota": map[string]int64{"bytes": 1 << 30, "entries": 1000}})
+	if st != 201 {
+		t.Fatalf("POST s1: %d %s", st, body)
+	}
+	var made api.SandboxCreated
+	must(t, json.Unmarshal(body, &made))
+	tok := made.Token
 	rootA := filepath.Join(dirA, "s1")
 	writeFiles(t, rootA, map[string]string{"a.txt": "alpha", "d/b.txt": "beta", "run.sh": "#!/bin/sh\necho hi\n", "owned": "mine"})
 	must(t, os.Chmod(filepath.Join(rootA, "run.sh"), 0o750))
@@ -48,7 +54,7 @@ func TestAdoptFromTheFleet(t *testing.T) {
 	must(t, os.Chtimes(filepath.Join(rootA, "d/b.txt"), old, old))
 	must(t, os.Chtimes(filepath.Join(rootA, "d"), old, old))
 
-	st, body := named(t, a, "", "POST", "s1", "/checkpoints", []byte(`{}`))
+	st, body = named(t, a, "", "POST", "s1", "/checkpoints", []byte(`{}`))
 	if st != 201 {
 		t.Fatalf("checkpoint: %d %s", st, body)
 	}
@@ -79,8 +85,9 @@ func TestAdoptFromTheFleet(t *testing.T) {
 	}
 	var got api.SandboxAdopted
 	must(t, json.Unmarshal([]byte(r.Stdout), &got))
-	if got.Checkpoint != cp.ID || got.Seq != cp.Seq || got.Token != tok || got.From != "ha" || got.Fetched.Objects == 0 {
-		t.Fatalf("adopted %+v; want checkpoint %s at seq %d from ha, s1's token, objects fetched", got, cp.ID, cp.Seq)
+	if got.Checkpoint != cp.ID || got.Seq != cp.Seq || got.Token != tok || got.From != "ha" || got.Fetched.Objects != 4 ||
+		got.Quota != (api.Sizes{Bytes: 1 << 30, Entries: 1000}) {
+		t.Fatalf("adopted %+v; want checkpoint %s at seq %d from ha, s1's token and quota, 4 objects fetched", got, cp.ID, cp.Seq)
 	}
 	lostPaths := map[string]bool{}
 	var lastLost uint64
