@@ -153,7 +153,7 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 	if err != nil {
 		return out, err
 	}
-	fetched, dirs, err := d.writeTree(ctx, name, staging, statePath, hd.ID)
+	fetched, dirs, err := d.writeTree(ctx, name, staging, statePath, hd.ID, hd.Seq)
 	if err != nil {
 		return out, err
 	}
@@ -251,9 +251,9 @@ const stagingPrefix = ".adopt-"
 
 // writeTree fetches the fleet's checkpoint id of name into its store and
 // writes its tree into DIR/staging, through the sandbox name opened on it
-// but not served (so nothing is journaled); it answers the tree's
-// directories. Called with mu held.
-func (d *Dir) writeTree(ctx context.Context, name, staging, statePath, id string) (replicate.Fetched, map[string][]string, error) {
+// but not served (so nothing is journaled); seq is the checkpoint's, as
+// its header said. It answers the tree's directories. Called with mu held.
+func (d *Dir) writeTree(ctx context.Context, name, staging, statePath, id string, seq uint64) (replicate.Fetched, map[string][]string, error) {
 	o := d.h.cfg.Options
 	o.StateDir = statePath
 	o.Made = map[string][]string{"/": nil} // an empty root: nothing to sweep
@@ -265,6 +265,11 @@ func (d *Dir) writeTree(ctx context.Context, name, staging, statePath, id string
 	fetched, err := d.h.cfg.Replicator.Fleet().Fetch(ctx, name, id, sb)
 	if err != nil {
 		return fetched, nil, err
+	}
+	if fetched.Checkpoint.Seq != seq {
+		// The journal was begun after the header's seq: a manifest that
+		// changed since it was read is not the one the journal follows.
+		return fetched, nil, fmt.Errorf("checkpoint %s: its manifest changed in the fleet while it was taken up (seq %d, then %d): refused", id, seq, fetched.Checkpoint.Seq)
 	}
 	rfd, err := unix.Openat(d.fd, staging, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -38,6 +38,9 @@ func (noCheckpoint) Is(target error) bool { return target == fs.ErrNotExist }
 // maxManifests bounds the manifests newest reads of one sandbox.
 const maxManifests = 100_000
 
+// maxObject bounds the size a manifest may claim for one file (16 TiB).
+const maxObject = 1 << 44
+
 // Fleet reads what the hosts replicated, on one connection.
 type Fleet struct {
 	js jetstream.JetStream
@@ -196,6 +199,9 @@ func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (F
 		if e.Type != "file" {
 			continue
 		}
+		if e.Size > maxObject {
+			return out, fmt.Errorf("manifest %s: entry %q: size %d: refused", id, e.Path, e.Size)
+		}
 		if s, ok := sizes[e.Hash]; ok && s != e.Size {
 			return out, fmt.Errorf("manifest %s: object %s named with two sizes: refused", id, e.Hash)
 		}
@@ -218,7 +224,7 @@ func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (F
 		}
 		if !has {
 			missing = append(missing, h)
-			need += sizes[h]
+			need = min(need+sizes[h], maxObject*maxManifests) // no overflow: past any bound anyway
 		}
 	}
 	if err := checkpoint.CheckRoom(sb, need); err != nil {
