@@ -12,8 +12,8 @@ import (
 
 // What a host taking the sandbox up needs beside its trees: its own token
 // and quota, kept in the sandbox's KV bucket under InfoKey (JSON Info),
-// put when the sandbox is first replicated and again when they change
-// (Describe). The token is a secret the broker then holds: the fleet's
+// put each time the daemon starts replicating the sandbox and when they
+// change (Describe). The token is a secret the broker then holds: the fleet's
 // broker is as trusted as the state directory, which holds it too.
 
 // InfoKey is the key of the sandbox's Info in its KV bucket (no
