@@ -14,9 +14,10 @@
 // the families as httpkit.Host.SandboxOf).
 // Registry.Remove ends the sandbox's streams at once (streams.go) and
 // waits for its holds. sandboxes.go serves GET, POST, PATCH and DELETE
-// /v1/sandboxes over the daemon's Manager. With a Placement (the fleet's,
-// placement.go), a sandbox another host holds is 307 there and one moving
-// 503, before the registry is asked.
+// /v1/sandboxes over the daemon's Manager; adopt.go, POST with adopt, over
+// its Adopter, when the Manager is one (the daemon's --sandboxes DIR).
+// With a Placement (the fleet's, placement.go), a sandbox another host
+// holds is 307 there and one moving 503, before the registry is asked.
 //
 // # Route table
 //
