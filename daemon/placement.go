@@ -102,6 +102,20 @@ func (h *Host) acquire(name string, retry func() error) error {
 	return fmt.Errorf("sandbox %s: %w", name, err)
 }
 
+// heldElsewhere is the placement's claim before a sandbox is taken up
+// from the fleet (Config.Claim): refused, naming the holder, while another
+// host holds its lease, so nothing is fetched for it. The lease itself is
+// taken when the sandbox starts (acquire): of two hosts taking it up at
+// once, the second's start is refused and its adoption undone.
+func heldElsewhere(l *placement.Leases) Claim {
+	return func(ctx context.Context, name string) (func(), error) {
+		if r, ok := l.Lookup(name); ok && r.Host != l.Host() {
+			return nil, &rest.HeldError{Name: name, Host: r.Host, URL: r.URL}
+		}
+		return func() {}, nil
+	}
+}
+
 // release gives the lease of name back (placement off: nothing).
 func (h *Host) release(name string) {
 	if h.cfg.Placement == nil {

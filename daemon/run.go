@@ -134,6 +134,9 @@ func Run(ctx context.Context, rc RunConfig) error {
 	}
 	reg := rest.NewRegistry()
 	rc.Host.Registry, rc.Host.Events, rc.Host.Replicator, rc.Host.Placement = reg, events, repl, leases
+	if leases != nil && rc.Host.Claim == nil {
+		rc.Host.Claim = heldElsewhere(leases)
+	}
 	m := rc.Mount
 	rc.Host.Mount = fusefs.Options{Log: log, Debug: m.Debug, NoPassthrough: m.NoPassthrough, DirectMount: m.DirectMount, Uring: m.Uring,
 		EntryTimeout: m.Cache, AttrTimeout: m.Cache, NegativeTimeout: m.Cache}

@@ -148,7 +148,11 @@ func wantMetricsUsage(t *testing.T, d *Daemon, bytes, entries int64) {
 
 func metricsText(t *testing.T, d *Daemon) string {
 	t.Helper()
-	res, err := d.Client().Get(d.URL + "/metrics")
+	req, _ := http.NewRequest("GET", d.URL+"/metrics", nil)
+	if d.Token != "" && d.Socket == "" {
+		req.Header.Set("Authorization", "Bearer "+d.Token) // a daemon of the fleet's token
+	}
+	res, err := d.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
