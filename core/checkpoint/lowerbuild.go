@@ -32,6 +32,8 @@ type lowerBuild struct {
 	from      *madeTree
 	fromDir   string
 	fromDirfd int
+
+	creds createCreds // what a create gives (lowercreds.go)
 }
 
 // build makes every entry of files beneath name in lfd: parents before
@@ -54,6 +56,7 @@ func (b *lowerBuild) build(ctx context.Context, lfd int, name string, files map[
 // and creates in different directories do not wait on one another.
 func (b *lowerBuild) buildAt(ctx context.Context, rootfd int, files map[string]cpEntry) error {
 	b.rootfd, b.dirfd, b.fromDirfd = rootfd, -1, -1
+	b.creds = probeCreds(rootfd)
 	defer b.closeDir()
 	paths := make([]string, 0, len(files))
 	for p := range files {
@@ -119,7 +122,7 @@ func (b *lowerBuild) makeAll(ctx context.Context, files map[string]cpEntry, orde
 	next := make(chan string)
 	var wg sync.WaitGroup
 	for range n {
-		w := &lowerBuild{s: b.s, content: b.content, rootfd: b.rootfd, dirfd: -1, from: b.from, fromDirfd: -1}
+		w := &lowerBuild{s: b.s, content: b.content, rootfd: b.rootfd, dirfd: -1, from: b.from, fromDirfd: -1, creds: b.creds}
 		wg.Go(func() {
 			defer w.closeDir()
 			defer w.closeFromDir()
@@ -198,10 +201,11 @@ func (b *lowerBuild) make(p string, e cpEntry) error {
 		if err := unix.Symlinkat(e.Target, dfd, name); err != nil {
 			return err
 		}
-		_ = safeat.LchownAt(dfd, name, int(e.Uid), int(e.Gid))
+		b.lchown(dfd, name, e)
 		return safeat.LutimesAt(dfd, name, times(e.Mtime))
 	}
-	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	mode := b.creds.createMode(e)
+	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
 		return err
 	}
@@ -211,5 +215,5 @@ func (b *lowerBuild) make(p string, e cpEntry) error {
 			return err
 		}
 	}
-	return setFileAttrs(b.s, fd, e)
+	return b.setAttrs(fd, e, mode)
 }

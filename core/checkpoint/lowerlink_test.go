@@ -68,3 +68,30 @@ func TestMaterializeLinks(t *testing.T) {
 	}
 	sameTree(t, "the linked tree once the first is gone", want, treeDigest(t, readOnlyOverlay(t, b)))
 }
+
+// TestMaterializeCreds: a made tree's owners and modes are the
+// checkpoint's whatever a create in the state gives (a set-gid directory
+// of another group, a umask that cuts bits the files keep).
+func TestMaterializeCreds(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, nil, "checkpoint materialization NOT TESTED: it needs root (trusted.* xattrs, an overlay mount)")
+	}
+	root, _ := restoreTree(t)
+	mk(t, root, map[string]string{"open.txt": "o", "sub/nobody.txt": "n"})
+	must(t, os.Chmod(filepath.Join(root, "open.txt"), 0o666))
+	must(t, os.Lchown(filepath.Join(root, "sub/nobody.txt"), 65534, 65534))
+	s := histSandbox(t, root)
+	cp := mustCheckpoint(t, s, Options{})
+	want := treeDigest(t, root)
+
+	lowers := filepath.Join(s.StateDir(), lowerDir)
+	must(t, os.Mkdir(lowers, 0o700))
+	must(t, os.Chown(lowers, 0, 65534))
+	must(t, os.Chmod(lowers, 0o700|os.ModeSetgid))
+	old := unix.Umask(0o077)
+	defer unix.Umask(old)
+	l, err := Materialize(ctx, s, cp.ID)
+	must(t, err)
+	unix.Umask(old)
+	sameTree(t, "a tree made under a set-gid directory and umask 077", want, treeDigest(t, readOnlyOverlay(t, l)))
+}
