@@ -66,8 +66,7 @@ func (b *lowerBuild) buildAt(ctx context.Context, rootfd int, files map[string]c
 	}
 	sort.Strings(paths) // a parent sorts before what it holds
 	var dirs []string
-	byDir := map[string][]string{} // the other entries, by their directory
-	var order []string             // those directories, in the order met
+	var groups []*entryGroup // the other entries, a run of one directory's in each
 	for i, p := range paths {
 		if i%256 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -75,10 +74,11 @@ func (b *lowerBuild) buildAt(ctx context.Context, rootfd int, files map[string]c
 		e := files[p]
 		if e.Kind != kindDir {
 			d := path.Dir(p)
-			if _, ok := byDir[d]; !ok {
-				order = append(order, d)
+			if len(groups) == 0 || groups[len(groups)-1].dir != d {
+				groups = append(groups, &entryGroup{dir: d})
 			}
-			byDir[d] = append(byDir[d], p)
+			g := groups[len(groups)-1]
+			g.items = append(g.items, groupItem{p, e})
 			continue
 		}
 		if err := b.make(p, e); err != nil {
@@ -87,7 +87,7 @@ func (b *lowerBuild) buildAt(ctx context.Context, rootfd int, files map[string]c
 		dirs = append(dirs, p)
 	}
 	b.closeDir()
-	if err := b.makeAll(ctx, files, order, byDir); err != nil {
+	if err := b.makeAll(ctx, groups); err != nil {
 		return err
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
@@ -112,27 +112,40 @@ func (b *lowerBuild) buildAt(ctx context.Context, rootfd int, files map[string]c
 // wait on one another.
 const buildWorkers = 4
 
-// makeAll makes the entries of byDir (files and symlinks, their
-// directories made), a directory's at a time per worker; the first error
-// stops every worker and is answered.
-func (b *lowerBuild) makeAll(ctx context.Context, files map[string]cpEntry, order []string, byDir map[string][]string) error {
-	n := min(runtime.GOMAXPROCS(0), buildWorkers, max(len(order), 1))
+// entryGroup is a run of entries of one directory (files and symlinks,
+// in path order): what a worker makes at a time. A directory whose
+// entries sort apart (a subdirectory's between them) has several.
+type entryGroup struct {
+	dir   string
+	items []groupItem
+}
+
+type groupItem struct {
+	p string
+	e cpEntry
+}
+
+// makeAll makes the entries of groups (their directories made), a group
+// at a time per worker; the first error stops every worker and is
+// answered.
+func (b *lowerBuild) makeAll(ctx context.Context, groups []*entryGroup) error {
+	n := min(runtime.GOMAXPROCS(0), buildWorkers, max(len(groups), 1))
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	next := make(chan string)
+	next := make(chan *entryGroup)
 	var wg sync.WaitGroup
 	for range n {
 		w := &lowerBuild{s: b.s, content: b.content, rootfd: b.rootfd, dirfd: -1, from: b.from, fromDirfd: -1, creds: b.creds}
 		wg.Go(func() {
 			defer w.closeDir()
 			defer w.closeFromDir()
-			for d := range next {
-				for i, p := range byDir[d] {
+			for g := range next {
+				for i, it := range g.items {
 					if i%256 == 0 && ctx.Err() != nil {
 						return
 					}
-					if err := w.make(p, files[p]); err != nil {
-						cancel(core.PathErr("materialize", p, err))
+					if err := w.make(it.p, it.e); err != nil {
+						cancel(core.PathErr("materialize", it.p, err))
 						return
 					}
 				}
@@ -140,9 +153,9 @@ func (b *lowerBuild) makeAll(ctx context.Context, files map[string]cpEntry, orde
 		})
 	}
 feed:
-	for _, d := range order {
+	for _, g := range groups {
 		select {
-		case next <- d:
+		case next <- g:
 		case <-ctx.Done():
 			break feed
 		}
