@@ -9,11 +9,13 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/natsout/placement"
 )
 
 // Dir is --sandboxes DIR: every subdirectory of DIR whose name is a DNS
@@ -35,6 +37,7 @@ type Dir struct {
 	mu      sync.Mutex
 	served  map[string]rootID // the names of DIR served, by their root
 	skipped map[string]bool   // names logged once as not served
+	waiting map[string]bool   // names whose lease waits for the broker (placement.go)
 }
 
 // rootID names a root directory: the same name may be another directory
@@ -66,8 +69,12 @@ func OpenDir(h *Host, path string, def core.Quota) (*Dir, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("--sandboxes %s: watch: %w", path, err)
 	}
-	return &Dir{h: h, path: path, fd: fd, def: def, w: w, done: make(chan struct{}),
-		served: map[string]rootID{}, skipped: map[string]bool{}}, nil
+	d := &Dir{h: h, path: path, fd: fd, def: def, w: w, done: make(chan struct{}),
+		served: map[string]rootID{}, skipped: map[string]bool{}, waiting: map[string]bool{}}
+	h.mu.Lock()
+	h.dirLost = d.leaseLost
+	h.mu.Unlock()
+	return d, nil
 }
 
 // Path is DIR.
@@ -78,10 +85,18 @@ func (d *Dir) Path() string { return d.path }
 func (d *Dir) Run(ctx context.Context) {
 	d.ran.Store(true)
 	defer close(d.done)
+	var retry <-chan time.Time // the leases waiting for the broker (placement.go)
+	if l := d.h.cfg.Placement; l != nil {
+		t := time.NewTicker(l.TTL() / 3)
+		defer t.Stop()
+		retry = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-retry:
+			d.retryWaiting()
 		case ev, ok := <-d.w.Events:
 			if !ok {
 				return
@@ -185,8 +200,37 @@ func (d *Dir) reconcile(name string) {
 		return
 	}
 	if _, err := d.start(name); err != nil {
+		if errors.Is(err, placement.ErrBroker) {
+			d.waiting[name] = true
+		}
 		d.h.log.Warn("--sandboxes: cannot serve the directory", "sandbox", name, "err", err)
 	}
+}
+
+// retryWaiting reconciles each name whose lease waited for the broker.
+func (d *Dir) retryWaiting() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	names := d.waiting
+	d.waiting = map[string]bool{}
+	for n := range names {
+		d.reconcile(n)
+	}
+}
+
+// leaseLost stops serving name of DIR, its lease lost; again: its start
+// waits for the broker (placement.go). false: not a sandbox of DIR.
+func (d *Dir) leaseLost(name string, again bool) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.served[name]; !ok {
+		return false
+	}
+	d.stopServed(name, false)
+	if again {
+		d.waiting[name] = true
+	}
+	return true
 }
 
 // skip logs once that name is not served.

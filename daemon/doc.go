@@ -5,6 +5,9 @@
 //
 // # One sandbox's life
 //
+// With --placement, Host.Start first takes the sandbox's lease in the
+// fleet's bucket, and is refused when another host holds it; Host.Stop
+// releases it last (placement.go says what a broker away does). Then
 // Host.Start opens the root (core.Open by path for a fixed sandbox,
 // core.OpenAt beneath DIR's fd, never following a symlink, for one of
 // DIR), with the daemon's options and the sandbox's state directory

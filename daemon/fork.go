@@ -294,7 +294,7 @@ func (h *Host) startFork(rec forkRecord, made map[string][]string) (*core.Sandbo
 		o.Made = made
 		return core.Open(rec.Name, root, o)
 	}
-	return h.start(rec.Name, rec.Name, open, false, core.Quota{})
+	return h.start(rec.Name, rec.Name, open, false, core.Quota{}, true)
 }
 
 // forkUpper opens the upper directory of the fork name for its usage

@@ -16,6 +16,7 @@ import (
 	"sandfs/fusefs"
 	"sandfs/internal/statedir"
 	"sandfs/natsout"
+	"sandfs/natsout/placement"
 	"sandfs/natsout/replicate"
 	"sandfs/rest"
 )
@@ -37,6 +38,7 @@ type Config struct {
 	CheckpointKeep  int
 	Events          *natsout.Publisher    // nil: not published (--events)
 	Replicator      *replicate.Replicator // nil: checkpoints not replicated (--replicate)
+	Placement       *placement.Leases     // nil: no fleet placement (--placement; placement.go)
 	LogEvents       bool                  // log every journal event
 	MountAll        string                // mount each sandbox at MountAll/NAME ("" = none)
 	ForkCopy        bool                  // make every fork a copy, never an overlay (fork_copy.go)
@@ -52,6 +54,11 @@ type Host struct {
 
 	mu sync.Mutex
 	m  map[string]*entry
+	// The placement's (placement.go): starts waiting for the broker, by
+	// name; whether their loop runs; the Dir's own stop of a lost lease.
+	waiting  map[string]func() error
+	retrying bool
+	dirLost  func(name string, again bool) bool
 }
 
 // entry is one sandbox served, and what was started for it.
@@ -64,6 +71,9 @@ type entry struct {
 	stopLog func()             // LogEvents; nil = none
 	events  bool               // published (Config.Events)
 	repl    bool               // its checkpoints replicated (Config.Replicator)
+	// restart starts it again after its lease expired with the broker
+	// away (placement.go); nil for a sandbox of DIR, which the Dir starts.
+	restart func() error
 
 	mu      sync.Mutex
 	mirrors []mirror
@@ -75,7 +85,7 @@ func New(ctx context.Context, cfg Config) *Host {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Host{cfg: cfg, ctx: ctx, log: cfg.Log, m: map[string]*entry{}}
+	return &Host{cfg: cfg, ctx: ctx, log: cfg.Log, m: map[string]*entry{}, waiting: map[string]func() error{}}
 }
 
 // Opener opens a sandbox's root with the options the host chose.
@@ -91,17 +101,34 @@ func OpenPath(name, dir string) Opener {
 // mount under MountAll. def is its quota when none is kept. A name served
 // already is an error.
 func (h *Host) Start(name string, open Opener, fixed bool, def core.Quota) (*core.Sandbox, error) {
-	return h.start(name, name, open, fixed, def)
+	return h.start(name, name, open, fixed, def, false)
 }
 
-// start is Start with the state directory's key (rootkey.go).
-func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Quota) (*core.Sandbox, error) {
+// start is Start with the state directory's key (rootkey.go). again: the
+// host itself starts it again when its lease waits for the broker
+// (placement.go); a sandbox of DIR is the Dir's to start again.
+func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Quota, again bool) (_ *core.Sandbox, failed error) {
 	h.mu.Lock()
 	_, taken := h.m[name]
 	h.mu.Unlock()
 	if taken {
 		return nil, fmt.Errorf("sandbox %s is served already", name)
 	}
+	var restart func() error
+	if again {
+		restart = func() error {
+			_, err := h.start(name, stateKey, open, fixed, def, true)
+			return err
+		}
+	}
+	if err := h.acquire(name, restart); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if failed != nil {
+			h.release(name)
+		}
+	}()
 	o := h.cfg.Options
 	o.Quota = def
 	token := ""
@@ -122,7 +149,7 @@ func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Qu
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", name, err)
 	}
-	e := &entry{sb: sb, fixed: fixed, token: token, state: stateKey}
+	e := &entry{sb: sb, fixed: fixed, token: token, state: stateKey, restart: restart}
 	ctx, cancel := context.WithCancel(h.ctx)
 	e.cancel = cancel
 	if err := sb.StartWatching(ctx, h.log); err != nil {
@@ -217,6 +244,7 @@ func (h *Host) Stop(ctx context.Context, name string, purge bool) (bool, error) 
 	h.mu.Lock()
 	e := h.m[name]
 	delete(h.m, name)
+	delete(h.waiting, name)
 	h.mu.Unlock()
 	if e == nil {
 		return false, nil
@@ -235,6 +263,7 @@ func (h *Host) Stop(ctx context.Context, name string, purge bool) (bool, error) 
 		}
 	}
 	e.close(h)
+	h.release(name)
 	return true, err
 }
 

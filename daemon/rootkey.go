@@ -45,7 +45,7 @@ func (h *Host) StartFixed(name, dir string, def core.Quota) (*core.Sandbox, erro
 	if err != nil {
 		return nil, err
 	}
-	return h.start(name, key, OpenPath(name, dir), true, def)
+	return h.start(name, key, OpenPath(name, dir), true, def, true)
 }
 
 // fixedStateKey is the name of the state directory of root dir served as

@@ -14,6 +14,7 @@ import (
 	"sandfs/core"
 	"sandfs/fusefs"
 	"sandfs/natsout"
+	"sandfs/natsout/placement"
 	"sandfs/natsout/replicate"
 	"sandfs/rest"
 )
@@ -40,6 +41,13 @@ type RunConfig struct {
 	// ReplicateURL replicates every checkpoint to NATS JetStream, its
 	// manifests naming EventsHost as their sender ("" = off).
 	ReplicateURL string
+	// PlacementURL serves a sandbox only while this host holds its lease
+	// in the fleet's bucket there (placement.go; "" = off), renewed within
+	// LeaseTTL; Advertise is the URL the lease gives clients of another
+	// host (a 307's Location).
+	PlacementURL string
+	Advertise    string
+	LeaseTTL     time.Duration
 	// Listen is HOST:PORT or unix:PATH; Token the daemon's ("" = none).
 	Listen string
 	Token  string
@@ -116,12 +124,20 @@ func Run(ctx context.Context, rc RunConfig) error {
 	if repl != nil {
 		defer repl.Close()
 	}
+	var h *Host
+	leases, err := startPlacement(ctx, rc, func(name string, why placement.Loss) { h.leaseLost(name, why) })
+	if err != nil {
+		return err
+	}
+	if leases != nil {
+		defer leases.Close() // after h.Close: what is still held is released
+	}
 	reg := rest.NewRegistry()
-	rc.Host.Registry, rc.Host.Events, rc.Host.Replicator = reg, events, repl
+	rc.Host.Registry, rc.Host.Events, rc.Host.Replicator, rc.Host.Placement = reg, events, repl, leases
 	m := rc.Mount
 	rc.Host.Mount = fusefs.Options{Log: log, Debug: m.Debug, NoPassthrough: m.NoPassthrough, DirectMount: m.DirectMount, Uring: m.Uring,
 		EntryTimeout: m.Cache, AttrTimeout: m.Cache, NegativeTimeout: m.Cache}
-	h := New(ctx, rc.Host)
+	h = New(ctx, rc.Host)
 	defer h.Close()
 	fixed, err := startFixed(h, rc.Fixed)
 	if err != nil {
@@ -157,6 +173,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 		Replication: replicationStats(repl),
 		Registry:    reg,
 		Manager:     manager,
+		Placement:   restPlacement(leases),
 		Token:       rc.Token,
 		Limits:      rest.Limits{MaxJSONBody: rc.REST.MaxJSONBody, MaxTarBody: rc.REST.MaxTarBody},
 		Log:         log,
@@ -196,6 +213,9 @@ func Run(ctx context.Context, rc RunConfig) error {
 	go func() { served <- srv.Serve(srvREST.WrapListener(l)) }()
 	for _, d := range rc.Fixed {
 		sb := fixed[d.Name]
+		if sb == nil {
+			continue // not served: placement.go
+		}
 		log.Info(fmt.Sprintf("serving sandbox %s (%s) on %s", d.Name, d.Dir, where),
 			"sandbox", d.Name, "root", d.Dir, "listen", where, "workdir", sb.Workdir(), "openat2", sb.Root().Openat2())
 	}
@@ -290,6 +310,9 @@ func startFixed(h *Host, dirs []Fixed) (map[string]*core.Sandbox, error) {
 			h.log.Info("created sandbox root", "sandbox", d.Name, "root", d.Dir)
 		}
 		sb, err := h.StartFixed(d.Name, d.Dir, d.Quota)
+		if errors.As(err, new(*rest.HeldError)) || errors.Is(err, placement.ErrBroker) {
+			continue // another host serves it, or the broker is away: logged (placement.go)
+		}
 		if err != nil {
 			return nil, err
 		}

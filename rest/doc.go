@@ -14,7 +14,9 @@
 // the families as httpkit.Host.SandboxOf).
 // Registry.Remove ends the sandbox's streams at once (streams.go) and
 // waits for its holds. sandboxes.go serves GET, POST, PATCH and DELETE
-// /v1/sandboxes over the daemon's Manager.
+// /v1/sandboxes over the daemon's Manager. With a Placement (the fleet's,
+// placement.go), a sandbox another host holds is 307 there and one moving
+// 503, before the registry is asked.
 //
 // # Route table
 //

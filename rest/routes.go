@@ -101,8 +101,9 @@ func (s *Server) handle(rt httpkit.Line) httprouter.Handle {
 
 // serve is a request past the browser guard: the sandbox it names
 // (selector.go), auth and the token's scope (auth.go), the actor header
-// (httpkit/actor.go), the sandbox it acts on, held until the handler returns, then
-// the handler.
+// (httpkit/actor.go), the placement's answer for a sandbox another host
+// holds or one moving (placement.go), the sandbox it acts on, held until
+// the handler returns, then the handler.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt httpkit.Line, sel selectorKind, ps httprouter.Params) error {
 	named, nameErr := namedSandbox(sel, r, ps)
 	own, err := s.authorize(r, rt.Route, sel, named)
@@ -120,7 +121,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt httpkit.Line, 
 	if r, err = httpkit.WithActor(r); err != nil {
 		return err
 	}
-	r, held, err := s.withSandbox(r, sel, actsOn(sel, named, own))
+	name := actsOn(sel, named, own)
+	if sel == selectNone {
+		name = ps.ByName("name") // PATCH and DELETE /v1/sandboxes/{name}
+	}
+	if done, err := s.routePlaced(w, r, name); done || err != nil {
+		return err
+	}
+	r, held, err := s.withSandbox(r, sel, name)
 	if err != nil {
 		return err
 	}

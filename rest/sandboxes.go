@@ -107,6 +107,9 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprou
 	if s.reg.Get(name) != nil {
 		return sandboxExists(name)
 	}
+	if err := s.heldElsewhere(name); err != nil {
+		return err
+	}
 	if s.manager == nil {
 		return noManager(w, "create", name, "GET")
 	}
@@ -141,6 +144,10 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request, name string, req s
 		}
 	}
 	if s.reg.Get(from) == nil {
+		if p, ok := s.placed(from); ok && !p.Here {
+			return sandboxRefusal(http.StatusConflict, httpkit.KindInvalidTarget, "fork", name,
+				(&HeldError{Name: from, Host: p.Host, URL: p.URL}).Error()+": fork it there")
+		}
 		return unknownSandbox(selectPath, from)
 	}
 	made, err := s.manager.Fork(r.Context(), name, from, cp, q)
@@ -225,10 +232,13 @@ func (q *quotaRequest) apply(cur core.Quota) (core.Quota, error) {
 }
 
 // managerError is a failure of the Manager in the named family's shape:
-// fs.ErrExist 409, fs.ErrNotExist 404, fs.ErrPermission (a sandbox the
+// a *HeldError (another host holds the name) and fs.ErrExist 409, fs.ErrNotExist 404, fs.ErrPermission (a sandbox the
 // daemon did not make at run time) 403; anything else as httpkit.Classify says.
 func managerError(op, name string, err error) error {
+	var held *HeldError
 	switch {
+	case errors.As(err, &held):
+		return sandboxRefusal(http.StatusConflict, httpkit.KindAlreadyExists, op, name, held.Error())
 	case errors.Is(err, fs.ErrExist):
 		return sandboxExists(name)
 	case errors.Is(err, fs.ErrNotExist):

@@ -33,9 +33,10 @@ type regHarness struct {
 }
 
 type regOpts struct {
-	Token   string            // the daemon's token
-	Tokens  map[string]string // sandbox → its own token
-	Manager func(*regHarness) Manager
+	Token     string            // the daemon's token
+	Tokens    map[string]string // sandbox → its own token
+	Manager   func(*regHarness) Manager
+	Placement Placement // placement_test.go
 }
 
 func newRegHarness(t *testing.T, o regOpts) *regHarness {
@@ -46,7 +47,7 @@ func newRegHarness(t *testing.T, o regOpts) *regHarness {
 	}
 	h := &harness{root: rh.roots["default"], token: o.Token, logs: &testenv.Buffer{}, served: make(chan struct{}, 64)}
 	rh.harness = h
-	cfg := Config{Registry: rh.reg, Token: o.Token, Log: slog.New(slog.NewTextHandler(h.logs, nil))}
+	cfg := Config{Registry: rh.reg, Token: o.Token, Placement: o.Placement, Log: slog.New(slog.NewTextHandler(h.logs, nil))}
 	if o.Manager != nil {
 		cfg.Manager = o.Manager(rh)
 	}

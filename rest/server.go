@@ -30,9 +30,12 @@ type Config struct {
 	// POST, PATCH and DELETE /v1/sandboxes (nil: none made at run time).
 	Registry *Registry
 	Manager  Manager
-	Token    string // "" = no auth: the daemon's token, which may do everything
-	Limits   Limits
-	Log      *slog.Logger // nil = slog.Default()
+	// Placement, when set, is the fleet's: a sandbox another host holds is
+	// 307 there, one moving 503 (placement.go).
+	Placement Placement
+	Token     string // "" = no auth: the daemon's token, which may do everything
+	Limits    Limits
+	Log       *slog.Logger // nil = slog.Default()
 
 	// Browser guard (browser.go): the pages and Host names allowed beside
 	// the daemon's own (--allow-origin, --allow-host).
@@ -84,23 +87,24 @@ var DefaultLimits = Limits{MaxJSONBody: 64 << 20, MaxTarBody: 4 << 30}
 
 // Server serves the route families over the sandboxes of a Registry.
 type Server struct {
-	reg      *Registry // every request looks its sandbox up here (selector.go)
-	manager  Manager   // nil: no sandbox made at run time
-	auth     tokenCheck
-	browser  browserGuard      // browser.go: Host and Origin
-	families map[string]string // static route path → family, for requests no route handled
-	limits   Limits
-	log      *slog.Logger
-	routes   []httpkit.Line
-	shapes   map[string]httpkit.Shape // family name → its error shape, from the table
-	handler  http.Handler
-	streams  streamStop       // streams.go: ended by EndStreams before shutdown
-	agent    *agentfs.Family  // the sandbox-agent family (rest/agentfs)
-	aio      *aio.Family      // the AIO family (rest/aio)
-	named    *named.Family    // the named-sandbox family (rest/named)
-	sandboxd *sandboxd.Family // the KEP-539.2 family (rest/sandboxd)
-	started  time.Time        // GET /v1/health's uptime_seconds
-	mcp      *mcp.Family      // MCP over streamable HTTP (rest/mcp)
+	reg       *Registry // every request looks its sandbox up here (selector.go)
+	manager   Manager   // nil: no sandbox made at run time
+	placement Placement // nil: no fleet placement (placement.go)
+	auth      tokenCheck
+	browser   browserGuard      // browser.go: Host and Origin
+	families  map[string]string // static route path → family, for requests no route handled
+	limits    Limits
+	log       *slog.Logger
+	routes    []httpkit.Line
+	shapes    map[string]httpkit.Shape // family name → its error shape, from the table
+	handler   http.Handler
+	streams   streamStop       // streams.go: ended by EndStreams before shutdown
+	agent     *agentfs.Family  // the sandbox-agent family (rest/agentfs)
+	aio       *aio.Family      // the AIO family (rest/aio)
+	named     *named.Family    // the named-sandbox family (rest/named)
+	sandboxd  *sandboxd.Family // the KEP-539.2 family (rest/sandboxd)
+	started   time.Time        // GET /v1/health's uptime_seconds
+	mcp       *mcp.Family      // MCP over streamable HTTP (rest/mcp)
 
 	stats          []*routeStats // metrics.go: one per route, in table order
 	metricsHandler http.Handler
@@ -129,6 +133,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		reg:         reg,
 		manager:     cfg.Manager,
+		placement:   cfg.Placement,
 		auth:        newTokenCheck(cfg.Token),
 		limits:      cfg.Limits,
 		mirrorOps:   cfg.MirrorOps,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -29,7 +30,39 @@ type client struct {
 	base  string // scheme://host[/prefix], no trailing slash
 	token string
 	local bool // the daemon is on this machine: a unix socket or a loopback host
+	unix  bool // over a unix socket: every dial goes to it, so no redirect is followed
 	hc    *http.Client
+}
+
+// maxRedirects bounds the hops a request follows: a daemon sends a
+// request for a sandbox another host of the fleet holds there (307), and
+// that host, were the sandbox moved meanwhile, once more.
+const maxRedirects = 4
+
+// holderHeader names the fleet's host a daemon's 307 sends the client to
+// (rest.HolderHeader): the sign the redirect is a sandfs daemon's.
+const holderHeader = "X-Sandfs-Holder"
+
+// checkRedirect follows at most maxRedirects hops. Go's client drops the
+// Authorization header on a redirect to another host; a 307 of a sandfs
+// daemon to the sandbox's holder gets the token back (the fleet's hosts
+// share it), no other redirect does.
+func (c *client) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	resp := req.Response
+	fromSandfs := resp != nil && resp.StatusCode == http.StatusTemporaryRedirect && resp.Header.Get(holderHeader) != ""
+	if c.unix {
+		if fromSandfs {
+			return fmt.Errorf("the sandbox is served by host %s: run the verb with --server %s", resp.Header.Get(holderHeader), redactURL(req.URL.String()))
+		}
+		return errors.New("a redirect over a unix socket is not followed")
+	}
+	if fromSandfs && c.token != "" && req.Header.Get("Authorization") == "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return nil
 }
 
 // newClient understands "http://host:port[/prefix]", "https://…",
@@ -38,6 +71,7 @@ func newClient(server, token string) (*client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.ResponseHeaderTimeout = 0 // uploads and extraction may take a while
 	c := &client{token: token, hc: &http.Client{Transport: tr}}
+	c.hc.CheckRedirect = c.checkRedirect
 	switch {
 	case strings.HasPrefix(server, "unix:"):
 		sock := strings.TrimPrefix(strings.TrimPrefix(server, "unix:"), "//")
@@ -50,7 +84,7 @@ func newClient(server, token string) (*client, error) {
 			return d.DialContext(ctx, "unix", sock)
 		}
 		c.base = "http://sandfs"
-		c.local = true
+		c.local, c.unix = true, true
 	default:
 		s := server
 		if !strings.Contains(s, "://") {
@@ -124,6 +158,7 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 		if r.length == 0 {
 			req.Body = http.NoBody
 		}
+		req.GetBody = bodyAgain(r.body)
 	}
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)
@@ -142,6 +177,12 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 		}
 		return nil, unwrapURLError(err)
 	}
+	if resp.StatusCode == http.StatusTemporaryRedirect && resp.Header.Get(holderHeader) != "" {
+		// Not followed: a body read from a pipe cannot be sent again.
+		resp.Body.Close()
+		return nil, fmt.Errorf("the sandbox is served by host %s, and this request's body cannot be sent there again: run the verb with --server %s",
+			resp.Header.Get(holderHeader), redactURL(resp.Header.Get("Location")))
+	}
 	if resp.StatusCode >= 400 && resp.StatusCode != r.bodyOn {
 		defer resp.Body.Close()
 		err := decodeError(resp, c.base)
@@ -156,6 +197,26 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 		return nil, &notSandfsError{base: c.base, why: "a web page for " + r.route}
 	}
 	return resp, nil
+}
+
+// bodyAgain is a request's GetBody when its body can be read again from
+// where it starts (a file, a buffer: it seeks back there), so a redirect
+// sends it whole; nil for a pipe.
+func bodyAgain(body io.Reader) func() (io.ReadCloser, error) {
+	sk, ok := body.(io.Seeker)
+	if !ok {
+		return nil
+	}
+	start, err := sk.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil // a pipe, a terminal
+	}
+	return func() (io.ReadCloser, error) {
+		if _, err := sk.Seek(start, io.SeekStart); err != nil {
+			return nil, err
+		}
+		return io.NopCloser(struct{ io.Reader }{body}), nil
+	}
 }
 
 // call sends r and returns the answer's body, which is JSON on success.

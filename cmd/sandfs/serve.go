@@ -19,7 +19,7 @@ type serveConfig struct {
 	listen           string
 	auth             authFlags    // --token, --token-file, --state, --no-auth, --insecure-no-token (auth.go)
 	history          historyFlags // --no-history, --history-max-* (history.go)
-	events           eventsFlags  // --events, --events-host, --replicate (events_flags.go)
+	events           eventsFlags  // --events, --events-host, --replicate, --placement, --advertise, --lease-ttl (events_flags.go)
 	workdir          string
 	maxJSONBody      sizeFlag
 	maxTarBody       sizeFlag
@@ -190,6 +190,10 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 	if err := cfg.events.check(cfg.history.off); err != nil {
 		return err
 	}
+	advertise, err := cfg.events.advertiseURL(cfg.listen)
+	if err != nil {
+		return err
+	}
 	state, err := sandboxesState(cfg, auth, noToken, getenv, roots, log)
 	if err != nil {
 		return err
@@ -228,6 +232,9 @@ func serve(ctx context.Context, cfg serveConfig, getenv func(string) string, log
 		EventsURL:    cfg.events.url,
 		EventsHost:   cfg.events.host,
 		ReplicateURL: cfg.events.replicate,
+		PlacementURL: cfg.events.placement,
+		Advertise:    advertise,
+		LeaseTTL:     cfg.events.leaseTTL,
 		Listen:       cfg.listen,
 		Token:        auth.token,
 		DebugListen:  cfg.debugListen,

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"sandfs/core/checkpoint"
+	"sandfs/natsout"
 )
 
 // ObjectsBucket is the one Object Store bucket every host sends content to.
@@ -82,22 +82,10 @@ func EntryOf(e checkpoint.Entry) Entry {
 		Size: e.Size, Target: e.Target, Hash: e.Hash}
 }
 
-// BucketOf is the KV bucket of the sandbox's manifests: sandfs-cp-NAME, a
-// byte outside KV's [A-Za-z0-9_-] written as _XX (hex), so two names
-// never share a bucket.
-func BucketOf(sandbox string) string {
-	var b strings.Builder
-	b.WriteString("sandfs-cp-")
-	for i := 0; i < len(sandbox); i++ {
-		c := sandbox[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "_%02X", c)
-		}
-	}
-	return b.String()
-}
+// BucketOf is the KV bucket of the sandbox's manifests: sandfs-cp-NAME,
+// the name as natsout.EncodeName writes it (KV allows [A-Za-z0-9_-]), so
+// two names never share a bucket.
+func BucketOf(sandbox string) string { return "sandfs-cp-" + natsout.EncodeName(sandbox) }
 
 // ReadManifest reads the manifest of checkpoint id from kv, its entries
 // from obs when they were sent as an object.

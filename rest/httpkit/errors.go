@@ -57,6 +57,10 @@ const (
 	// The durable journal cannot answer (503, /health says why).
 	KindJournalUnavailable Kind = "journal_unavailable"
 
+	// The sandbox is moving between hosts of the fleet: nobody serves it
+	// until the move ends (503 with Retry-After, rest/placement.go).
+	KindSandboxMoving Kind = "sandbox_moving"
+
 	// What this daemon cannot do as it runs (a fork without root: 501).
 	KindNotSupported Kind = "not_supported"
 

@@ -143,6 +143,12 @@ func Render(w http.ResponseWriter, k httpkit.ErrKind) {
 			code = "ENOSPC"
 		case http.StatusNotImplemented:
 			code = "ENOTSUP"
+		case http.StatusServiceUnavailable:
+			if k.Kind == httpkit.KindSandboxMoving {
+				code = "EAGAIN" // try again once the move ends
+			} else {
+				code = "EIO"
+			}
 		default:
 			if k.Status >= 500 {
 				code = "EIO"
