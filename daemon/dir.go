@@ -253,7 +253,12 @@ func (d *Dir) stat(name string) (rootID, bool) {
 }
 
 // start serves DIR/name. Called with mu held.
-func (d *Dir) start(name string) (*core.Sandbox, error) {
+func (d *Dir) start(name string) (*core.Sandbox, error) { return d.startMade(name, nil) }
+
+// startMade serves DIR/name; made, for a root just made from a
+// checkpoint's tree, lists its directories (core.Options.Made). Called
+// with mu held.
+func (d *Dir) startMade(name string, made map[string][]string) (*core.Sandbox, error) {
 	host := filepath.Join(d.path, name)
 	if id, err := dirIdentity(d.fd, name); err == nil {
 		if err := d.h.adoptState(name, id); err != nil { // incarnation.go
@@ -261,6 +266,7 @@ func (d *Dir) start(name string) (*core.Sandbox, error) {
 		}
 	}
 	sb, err := d.h.Start(name, func(o core.Options) (*core.Sandbox, error) {
+		o.Made = made
 		return core.OpenAt(d.fd, name, host, name, o)
 	}, false, d.def)
 	if err != nil {

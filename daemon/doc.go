@@ -58,4 +58,17 @@
 // (unlinkat on DIR's fd) and its state directory. A directory removed from
 // DIR by hand stops being served, and its state directory is kept (made
 // again, it has its token back). SetQuota sets the bound and keeps it.
+//
+// # Taking a sandbox up from the fleet (adopt.go)
+//
+// Dir is also a rest.Adopter: Adopt makes DIR/NAME from the fleet's
+// replicated checkpoint of it (--replicate), under DIR's lock: the
+// placement's claim first when Config.Claim is set, then a new state
+// directory (a state left under the name archived) with the fleet's token
+// and quota and a journal begun above the checkpoint's seq and every lost
+// change's (history.Begin); the checkpoint fetched into a sandbox opened
+// on the empty root but not served, its tree written there by
+// checkpoint.CopyTree (unjournaled), then the root served as any of DIR.
+// The answer lists the changes the fleet's stream heard after the
+// checkpoint (natsout.After). A failure removes the root and the state.
 package daemon

@@ -91,5 +91,8 @@ func (h *Host) setQuota(name string, q core.Quota) error {
 		return err
 	}
 	sb.Quota().Set(q)
+	if h.cfg.Replicator != nil {
+		h.describe(name, h.Token(name), q)
+	}
 	return nil
 }

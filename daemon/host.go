@@ -42,6 +42,7 @@ type Config struct {
 	LogEvents       bool                  // log every journal event
 	MountAll        string                // mount each sandbox at MountAll/NAME ("" = none)
 	ForkCopy        bool                  // make every fork a copy, never an overlay (fork_copy.go)
+	Claim           Claim                 // the placement's claim before a sandbox is taken up (adopt.go); nil: none
 	Mount           fusefs.Options        // the mirrors' options
 	Log             *slog.Logger
 }
@@ -188,6 +189,7 @@ func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Qu
 			return nil, err
 		}
 		e.repl = true
+		h.describe(name, token, o.Quota)
 	}
 	if h.cfg.LogEvents {
 		e.stopLog = logEvents(name, sb, h.log)
@@ -208,6 +210,12 @@ func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Qu
 		}
 	}
 	return sb, nil
+}
+
+// describe has the replicator keep the sandbox's token and quota in the
+// fleet, for a host that takes it up (adopt.go).
+func (h *Host) describe(name, token string, q core.Quota) {
+	h.cfg.Replicator.Describe(name, replicate.Info{Token: token, Quota: replicate.InfoQuota{Bytes: q.Bytes, Entries: q.Entries}})
 }
 
 // stateOf reads (making them at the first start) the sandbox's token and

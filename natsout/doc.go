@@ -19,5 +19,11 @@
 // retention: a cursor older than the oldest kept event logs a warning with
 // how many events were lost and resumes at the oldest kept.
 //
+// After reads the stream back for a host taking a sandbox up: the events
+// of one sandbox, from any host, after a seq, in one bounded pass (an
+// ephemeral consumer, each fetch with a deadline, a bound on what it
+// looks at and on what it answers), every message decoded and checked,
+// never believed.
+//
 // The package imports core and nats.go, never rest, fusefs or cmd.
 package natsout

@@ -219,3 +219,7 @@ func (p *Publisher) ensureStream(ctx context.Context) error {
 	}
 	return err
 }
+
+// JetStream is the publisher's connection to the fleet's broker, for a
+// reader of the stream on the same broker (After).
+func (p *Publisher) JetStream() jetstream.JetStream { return p.js }

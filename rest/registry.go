@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/checkpoint"
 )
@@ -249,4 +250,14 @@ type ForkMade struct {
 	Quota      core.Quota
 	Copy       bool   // its tree is a copy of the checkpoint's, no overlay
 	CopyWhy    string // why, when Copy
+}
+
+// Adopter takes a sandbox up on this host from the fleet's checkpoints
+// (POST /v1/sandboxes {name, adopt: true}); a Manager that is one can.
+type Adopter interface {
+	// Adopt makes the sandbox name from the fleet's checkpoint cp of it
+	// ("": the newest) and serves it. A name served or of DIR satisfies
+	// errors.Is(err, fs.ErrExist); no such checkpoint in the fleet
+	// fs.ErrNotExist; a daemon not in a fleet errors.ErrUnsupported.
+	Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, error)
 }

@@ -57,7 +57,8 @@ type sandboxCreateRequest struct {
 	Name       *string       `json:"name"`
 	Quota      *quotaRequest `json:"quota"`
 	From       *string       `json:"from"`       // a fork of this sandbox
-	Checkpoint *string       `json:"checkpoint"` // at this checkpoint of it (none: one taken now)
+	Checkpoint *string       `json:"checkpoint"` // at this checkpoint of it (none: one taken now); of the fleet's, with adopt
+	Adopt      *bool         `json:"adopt"`      // taken up from the fleet's checkpoints (adopt.go)
 }
 
 type sandboxPatchRequest struct {
@@ -87,7 +88,8 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, _ httprou
 }
 
 // createSandbox answers POST /v1/sandboxes {name, quota?} with 201 {name,
-// token, quota}.
+// token, quota}; with from, a fork; with adopt, a sandbox taken up from
+// the fleet.
 func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req sandboxCreateRequest
 	if err := decodeStrict(w, r, s.limits.MaxJSONBody, &req); err != nil {
@@ -112,6 +114,9 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, _ httprou
 	}
 	if s.manager == nil {
 		return noManager(w, "create", name, "GET")
+	}
+	if req.Adopt != nil && *req.Adopt {
+		return s.adopt(w, r, name, req)
 	}
 	if req.From != nil {
 		return s.fork(w, r, name, req, q)

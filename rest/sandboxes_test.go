@@ -185,6 +185,12 @@ func TestCreateSandbox(t *testing.T) {
 		{"fork, an empty checkpoint", `{"name":"f","from":"a","checkpoint":""}`, 400, "EINVAL", "", `"checkpoint" is empty`},
 		{"fork, an unknown checkpoint", `{"name":"unknown-cp","from":"a","checkpoint":"cp_000000000001"}`, 404, "ENOENT", "unknown-cp", "sandbox a has no checkpoint cp_000000000001"},
 		{"fork, the daemon cannot", `{"name":"f","from":"a"}`, 501, "ENOTSUP", "f", "needs the daemon to run as root"},
+		{"adopt with from", `{"name":"f","adopt":true,"from":"a"}`, 400, "EINVAL", "", "not both"},
+		{"adopt with a quota", `{"name":"f","adopt":true,"quota":{"bytes":1}}`, 400, "EINVAL", "", `leave "quota" out`},
+		{"adopt, an empty checkpoint", `{"name":"f","adopt":true,"checkpoint":""}`, 400, "EINVAL", "", `"checkpoint" is empty`},
+		{"adopt, taken", `{"name":"a","adopt":true}`, 409, "EEXIST", "a", "sandbox a exists"},
+		{"adopt, a bad name", `{"name":"A","adopt":true}`, 400, "EINVAL", "A", "DNS label"},
+		{"adopt, the daemon cannot", `{"name":"f","adopt":true}`, 501, "ENOTSUP", "f", "takes no sandbox up from the fleet"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, prefix := range sandboxesPrefixes {

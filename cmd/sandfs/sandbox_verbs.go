@@ -18,13 +18,19 @@ import (
 
 var sandboxCommand = &command{
 	name:     "sandbox",
-	short:    "list, create and remove sandboxes; set a quota; print a token",
-	synopsis: "sandbox ls | create NAME [--quota-bytes SIZE] [--quota-entries N] | rm NAME | quota NAME SIZE[,ENTRIES] | token NAME",
+	short:    "list, create, adopt and remove sandboxes; set a quota; print a token",
+	synopsis: "sandbox ls | create NAME [--quota-bytes SIZE] [--quota-entries N] | adopt NAME [--checkpoint ID] | rm NAME | quota NAME SIZE[,ENTRIES] | token NAME",
 	about: `The daemon's sandboxes (its --sandboxes DIR):
   ls           one line each: name, bytes used and the quota, entries used
                and the quota ("-": no bound) (GET /v1/sandboxes)
   create NAME  make DIR/NAME and serve it; prints its token, if any (POST
                /v1/sandboxes); NAME is a DNS label (a-z, 0-9, inner '-')
+  adopt NAME   take the sandbox up on this daemon from the fleet's newest
+               replicated checkpoint of it (or --checkpoint ID), whatever
+               became of the host that served it; prints its token, the
+               checkpoint, and the changes the fleet heard of after it,
+               which the tree lacks: the lost changes (POST /v1/sandboxes
+               {name, adopt: true}; docs/fleet.md)
   rm NAME      unmount, stop and remove the sandbox and its tree (DELETE
                /v1/sandboxes/NAME); the fixed ones (--root, --sandbox) stay
   quota NAME SIZE[,ENTRIES]
@@ -39,12 +45,13 @@ var sandboxCommand = &command{
 		var qBytes sizeFlag
 		fs.Var(&qBytes, "quota-bytes", "create: the quota in bytes (`SIZE`, K/M/G/T; 0: --default-quota)")
 		qEntries := fs.Int64("quota-entries", 0, "create: the quota in entries (`N`; 0: --default-quota)")
-		const usage = "sandbox takes ls, create NAME, rm NAME, quota NAME SIZE[,ENTRIES] or token NAME"
+		cp := fs.String("checkpoint", "", "adopt: the fleet's checkpoint `ID` to take up (default: the newest)")
+		const usage = "sandbox takes ls, create NAME, adopt NAME, rm NAME, quota NAME SIZE[,ENTRIES] or token NAME"
 		return func(ctx context.Context, args []string) error {
 			if len(args) == 0 {
 				return usagef(usage)
 			}
-			want := map[string]int{"ls": 1, "create": 2, "rm": 2, "quota": 3, "token": 2}[args[0]]
+			want := map[string]int{"ls": 1, "create": 2, "rm": 2, "quota": 3, "token": 2, "adopt": 2}[args[0]]
 			if want == 0 || len(args) != want {
 				return usagef(usage)
 			}
@@ -74,6 +81,8 @@ var sandboxCommand = &command{
 					_, err := fmt.Fprintln(e.stdout, out.Token)
 					return err
 				})
+			case "adopt":
+				return sandboxAdopt(ctx, &cf, c, e, args[1], *cp)
 			case "rm":
 				return cf.callAndPrint(ctx, c, e.stdout, request{method: "DELETE", route: sandboxRoute(args[1], "")}, nil, nil)
 			default: // quota

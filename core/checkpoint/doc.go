@@ -1,7 +1,9 @@
 // Package checkpoint records checkpoints of a sandbox's tree in its state
 // directory and restores them (api.md §5a): [Create], [List], [ByID],
 // [Delete], [Lookup], [OpenFile], [Restore], and the schedule
-// ([StartSchedule]). A replicator (natsout/replicate) reads it through
+// ([StartSchedule]). A checkpoint made elsewhere comes in through
+// [PutObject] (each object checked against its name as it is written),
+// [CheckEntries] and [Import] (import.go). A replicator (natsout/replicate) reads it through
 // [OnCreate] (told of each checkpoint written, under the store's lock, so
 // it only queues), [Entries] and [OpenObject] (replica.go).
 //

@@ -196,6 +196,9 @@ func FilesRead(s *core.Sandbox) int64 {
 
 func newCheckpointID() string { return fmt.Sprintf("cp_%012x", rand.Uint64()&(1<<48-1)) }
 
+// ValidID reports whether id has the shape of a checkpoint id.
+func ValidID(id string) bool { return validID(id) }
+
 // validID reports whether id has the shape of a checkpoint id (it names a
 // file in checkpoints/: nothing else may reach openat).
 func validID(id string) bool {

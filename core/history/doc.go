@@ -31,4 +31,11 @@
 // its database, whose connection then closes); never past the newest
 // manifest's seq, since the next start replays the events after it. A cursor older than what is kept is
 // told overflow (journal.Watcher.Read), never a silent gap.
+//
+// # A journal begun elsewhere
+//
+// Begin makes a new journal that numbers on after a seq another journal
+// handed out (a sandbox taken up on another host from a checkpoint): one
+// loss marker stands at that seq, so a cursor from before it is told
+// overflow, never shown a gap as if nothing had happened (begin.go).
 package history

@@ -24,6 +24,19 @@
 // twice: an object in the bucket and a manifest in the KV are skipped. A
 // checkpoint deleted before its turn (the schedule keeps a few) is skipped.
 //
+// Beside the manifests, the sandbox's KV holds its token and quota under
+// InfoKey (Describe puts them, queued as checkpoints are), for the host
+// that takes it up.
+//
+// The way back (fetch.go): Fleet reads what the hosts replicated. Header
+// names a sandbox's checkpoint (the newest by seq, then time), Info its
+// token and quota, and Fetch brings a checkpoint into a local sandbox's
+// store: every entry checked before anything is fetched
+// (checkpoint.CheckEntries), only the objects the store lacks fetched,
+// each refused unless its bytes hash to its name (cas.Store.PutNamed),
+// then the checkpoint recorded (checkpoint.Import). What the broker sends
+// is checked as if it were hostile.
+//
 // The package imports core/checkpoint and nats.go, never rest, fusefs,
 // daemon or cmd; the daemon wires it (serve --replicate).
 package replicate

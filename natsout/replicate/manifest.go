@@ -2,6 +2,8 @@ package replicate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,10 @@ import (
 	"sandfs/core/checkpoint"
 	"sandfs/natsout"
 )
+
+// maxEntriesObject bounds the entries of a manifest sent as an object
+// that a reader takes in (some 2.5 million entries).
+const maxEntriesObject = 512 << 20
 
 // ObjectsBucket is the one Object Store bucket every host sends content to.
 const ObjectsBucket = "sandfs-objects"
@@ -107,9 +113,19 @@ func ReadManifest(ctx context.Context, kv jetstream.KeyValue, obs jetstream.Obje
 	if obs == nil {
 		return m, errors.New("manifest " + id + ": its entries are an object, and no objects bucket was given")
 	}
+	info, err := obs.GetInfo(ctx, m.EntriesObject)
+	if err != nil {
+		return m, fmt.Errorf("manifest %s: its entries: %w", id, err)
+	}
+	if info.Size > maxEntriesObject {
+		return m, fmt.Errorf("manifest %s: its entries are %d bytes, more than %d: refused", id, info.Size, maxEntriesObject)
+	}
 	b, err := obs.GetBytes(ctx, m.EntriesObject)
 	if err != nil {
 		return m, fmt.Errorf("manifest %s: its entries: %w", id, err)
+	}
+	if sum := sha256.Sum256(b); len(b) > maxEntriesObject || hex.EncodeToString(sum[:]) != m.EntriesObject {
+		return m, fmt.Errorf("manifest %s: its entries do not hash to their name: refused", id)
 	}
 	if err := json.Unmarshal(b, &m.Entries); err != nil {
 		return m, fmt.Errorf("manifest %s: its entries: %w", id, err)

@@ -42,6 +42,7 @@ type sandbox struct {
 	// counted until the listing replaces todo.
 	listing, listingBytes uint64
 	st                    Stats // the counters (Behind, BytesBehind computed in stats)
+	info                  *Info // to put in the KV (Describe), nil when put
 
 	// Only run's goroutine uses these.
 	sent map[string]bool    // checkpoint ids whose manifest is in the KV
@@ -144,6 +145,9 @@ func (s *sandbox) run(ctx context.Context) {
 
 // step sends the oldest checkpoint waiting; more is whether others wait.
 func (s *sandbox) step(ctx context.Context) (more bool, err error) {
+	if err := s.sendInfo(ctx); err != nil {
+		return false, err
+	}
 	s.mu.Lock()
 	scan := s.scan
 	if scan {
@@ -216,12 +220,8 @@ func (s *sandbox) send(ctx context.Context, cp checkpoint.Checkpoint) error {
 	if s.sent[cp.ID] {
 		return nil
 	}
-	if s.kv == nil {
-		kv, err := s.r.manifests(ctx, s.name)
-		if err != nil {
-			return fmt.Errorf("the manifests' bucket: %w", err)
-		}
-		s.kv = kv
+	if _, err := s.bucket(ctx); err != nil {
+		return err
 	}
 	gctx, cancel := context.WithTimeout(ctx, opTimeout)
 	_, err := s.kv.Get(gctx, cp.ID)
@@ -279,6 +279,18 @@ func (s *sandbox) send(ctx context.Context, cp checkpoint.Checkpoint) error {
 	s.sent[cp.ID] = true
 	s.prev = objs
 	return nil
+}
+
+// bucket is the sandbox's KV, made when missing.
+func (s *sandbox) bucket(ctx context.Context) (jetstream.KeyValue, error) {
+	if s.kv == nil {
+		kv, err := s.r.manifests(ctx, s.name)
+		if err != nil {
+			return nil, fmt.Errorf("the manifests' bucket: %w", err)
+		}
+		s.kv = kv
+	}
+	return s.kv, nil
 }
 
 // encode is the manifest's KV value: its entries inline when they fit a

@@ -161,6 +161,11 @@ func (s *Store) Put(src *os.File) (Object, error) {
 		return Object{}, ErrChanged
 	}
 	o.Hash = hex.EncodeToString(h.Sum(nil))
+	return s.name(tmp, f, o)
+}
+
+// name makes the temp tmp (f) the object o.Hash, unless the store has it.
+func (s *Store) name(tmp string, f *os.File, o Object) (Object, error) {
 	if s.Has(o.Hash) {
 		return o, nil
 	}
@@ -185,6 +190,35 @@ func (s *Store) Put(src *os.File) (Object, error) {
 		return Object{}, err
 	}
 	return o, nil
+}
+
+// ErrMismatch is PutNamed's error for bytes that do not hash to the name
+// they came under.
+var ErrMismatch = errors.New("the object's bytes do not hash to its name")
+
+// PutNamed stores what r gives as the object hash, hashing on the way:
+// bytes that hash to anything else (or that pass max bytes) are
+// ErrMismatch, and nothing of them is kept. It is how objects from
+// elsewhere (another host's store, through the fleet) come in: their name
+// is a claim, checked here.
+func (s *Store) PutNamed(hash string, r io.Reader, max int64) (Object, error) {
+	if !ValidHash(hash) {
+		return Object{}, &os.PathError{Op: "put object", Path: hash, Err: unix.EINVAL}
+	}
+	tmp, f, err := s.temp()
+	if err != nil {
+		return Object{}, err
+	}
+	defer s.drop(tmp, f)
+	h := sha256.New()
+	n, err := copyBig(io.MultiWriter(f, h), io.LimitReader(r, max+1))
+	if err != nil {
+		return Object{}, err
+	}
+	if n > max || hex.EncodeToString(h.Sum(nil)) != hash {
+		return Object{}, fmt.Errorf("object %s: %w", hash, ErrMismatch)
+	}
+	return s.name(tmp, f, Object{Hash: hash, Size: n})
 }
 
 // Hash is the hex SHA-256 and size of the regular file src (read from

@@ -1,0 +1,185 @@
+package checkpoint
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+	"sandfs/core/checkpoint/cas"
+)
+
+// A checkpoint made elsewhere (another host's, read from the fleet:
+// natsout/replicate's Fetch) comes into the store in two steps: its
+// objects, each checked against its name as it is written (PutObject),
+// then its record (Import), which refuses a tree whose objects are not
+// all in the store. The record is written as Create writes one (temp,
+// fsync, rename, after one syncfs of the objects), as a base: it has no
+// parent here. Its entries carry no stat identity, so the next checkpoint
+// of the sandbox reads each file once again.
+//
+// Everything in an imported tree is a claim of the sender, checked
+// before anything is written (CheckEntries): every path clean and
+// absolute beneath the root ("/" itself a directory), held by a
+// directory of the tree, named once; every kind known; permission bits
+// within 07777; a file's hash of SHA-256's hex shape and a size not
+// negative; a symlink's target not empty. Between the two steps the
+// objects are named by no record: only a failed Create or a Delete of
+// this sandbox sweeps the store meanwhile, so the caller imports into a
+// sandbox nothing else uses yet.
+
+// HasObject reports whether the sandbox's store holds the object hash.
+func HasObject(s *core.Sandbox, hash string) (bool, error) {
+	h, err := storeOf(s)
+	if err != nil {
+		return false, err
+	}
+	return h.store.Has(hash), nil
+}
+
+// PutObject stores what r gives as the object hash, at most max bytes;
+// bytes that do not hash to hash are refused (cas.ErrMismatch) and
+// nothing of them kept.
+func PutObject(s *core.Sandbox, hash string, r io.Reader, max int64) (cas.Object, error) {
+	h, err := storeOf(s)
+	if err != nil {
+		return cas.Object{}, err
+	}
+	o, err := h.store.PutNamed(hash, r, max)
+	if err == nil && o.Added {
+		h.mu.Lock()
+		if h.size >= 0 {
+			h.size += o.Disk
+		}
+		h.mu.Unlock()
+	}
+	return o, err
+}
+
+// CheckRoom refuses (StoreFullError) need more bytes in the store when
+// they would take it past its bound: what a checkpoint from elsewhere
+// brings is bounded as a checkpoint made here is.
+func CheckRoom(s *core.Sandbox, need int64) error {
+	h, err := storeOf(s)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if stored := h.stored(); h.maxBytes > 0 && stored+need > h.maxBytes {
+		return &StoreFullError{Limit: h.maxBytes, Stored: stored, Need: need}
+	}
+	return nil
+}
+
+// CheckEntries says what is wrong with a tree from elsewhere (nil: nothing).
+func CheckEntries(entries []Entry) error {
+	kinds := make(map[string]string, len(entries))
+	for _, e := range entries {
+		p := e.Path
+		if p == "" || p[0] != '/' || path.Clean(p) != p || strings.ContainsRune(p, 0) {
+			return fmt.Errorf("entry %q: not a clean path beneath the root", p)
+		}
+		for _, c := range strings.Split(p[1:], "/") {
+			if c == ".." || c == "." {
+				return fmt.Errorf("entry %q: not a clean path beneath the root", p)
+			}
+		}
+		if _, dup := kinds[p]; dup {
+			return fmt.Errorf("entry %q: named twice", p)
+		}
+		if e.Mode&^(fs.ModeType|fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 {
+			return fmt.Errorf("entry %q: mode %v", p, e.Mode)
+		}
+		switch e.Type {
+		case "file":
+			if !cas.ValidHash(e.Hash) || e.Size < 0 {
+				return fmt.Errorf("entry %q: a file needs a hash of 64 lowercase hex digits and a size", p)
+			}
+		case "dir":
+		case "symlink":
+			if e.Target == "" || strings.ContainsRune(e.Target, 0) {
+				return fmt.Errorf("entry %q: a symlink's target is empty or holds a NUL", p)
+			}
+		default:
+			return fmt.Errorf("entry %q: unknown type %q", p, e.Type)
+		}
+		kinds[p] = e.Type
+	}
+	if kinds["/"] != "dir" {
+		return fmt.Errorf("the tree has no root directory")
+	}
+	for p := range kinds {
+		if p != "/" && kinds[path.Dir(p)] != "dir" {
+			return fmt.Errorf("entry %q: its directory is not a directory of the tree", p)
+		}
+	}
+	return nil
+}
+
+// Import records cp (its id, name, reason, seq and time kept) with the
+// tree entries, whose objects must all be in the store (PutObject). An
+// id the store has is fs.ErrExist; a tree CheckEntries refuses, or whose
+// id is not of a checkpoint id's shape, fs.ErrInvalid.
+func Import(s *core.Sandbox, cp Checkpoint, entries []Entry) (Checkpoint, error) {
+	if !validID(cp.ID) {
+		return Checkpoint{}, fmt.Errorf("checkpoint id %q: %w", cp.ID, fs.ErrInvalid)
+	}
+	if err := CheckEntries(entries); err != nil {
+		return Checkpoint{}, fmt.Errorf("checkpoint %s: %v: %w", cp.ID, err, fs.ErrInvalid)
+	}
+	h, err := storeOf(s)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hdrs, err := h.headers()
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if _, taken := hdrs[cp.ID]; taken {
+		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", cp.ID, fs.ErrExist)
+	}
+	files := make(map[string]cpEntry, len(entries))
+	for _, e := range entries {
+		c := cpEntry{Perm: uint32(e.Mode.Perm()), Uid: e.Uid, Gid: e.Gid, Mtime: e.Mtime.UnixNano(), Size: e.Size}
+		for _, b := range []struct {
+			m   fs.FileMode
+			bit uint32
+		}{{fs.ModeSetuid, unix.S_ISUID}, {fs.ModeSetgid, unix.S_ISGID}, {fs.ModeSticky, unix.S_ISVTX}} {
+			if e.Mode&b.m != 0 {
+				c.Perm |= b.bit
+			}
+		}
+		switch e.Type {
+		case "file":
+			if !h.store.Has(e.Hash) {
+				return Checkpoint{}, core.PathErr("import", e.Path, unix.ENOENT)
+			}
+			c.Kind, c.Hash = kindFile, e.Hash
+		case "dir":
+			c.Kind, c.Size = kindDir, 0
+		case "symlink":
+			c.Kind, c.Target = kindLink, e.Target
+		}
+		files[e.Path] = c
+	}
+	out := cp
+	out.Files, out.Dirs, out.Symlinks, out.Bytes = 0, 0, 0, 0
+	countTree(files, &out)
+	out.Created = cp.Created.UTC()
+	hd := cpHeader{Checkpoint: out}
+	if err := h.store.Sync(); err != nil {
+		return Checkpoint{}, err
+	}
+	if err := h.write(hd, cpBody{Set: files}); err != nil {
+		return Checkpoint{}, err
+	}
+	h.last = nil // the newest tree is read back when next asked: it may be this one
+	return out, nil
+}

@@ -1,0 +1,59 @@
+package history
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core/journal"
+)
+
+// Begin makes a new journal in dir that numbers on after seq: the events
+// through seq are another journal's (the sandbox's on the host it was
+// taken up from), so one loss marker stands for them at seq, and a cursor
+// before it is told overflow, never a gap. A seq mark already in dir (a
+// sandbox of the name before, whose state was archived) is kept to: the
+// numbering goes on above the higher of the two. A dir that holds a
+// journal already is refused.
+func Begin(dir string, seq uint64, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("history: %s: %w", dir, err)
+	}
+	defer unix.Close(dfd)
+	for _, name := range []string{"journal.db", "tail"} {
+		var st unix.Stat_t
+		if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			return fmt.Errorf("history: %s holds a journal already", dir)
+		}
+	}
+	m, err := openMark(dfd)
+	if err != nil {
+		return err
+	}
+	seq = max(seq, m.at)
+	m.close()
+	// The marker below stands for every seq the mark covered: the mark
+	// itself would make Open tell them lost a second time.
+	if err := unix.Unlinkat(dfd, "seqmark", 0); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	l, err := Open(dir, Retention{}, log)
+	if err != nil {
+		return err
+	}
+	if n := l.Newest(); n != 0 {
+		l.Close()
+		return fmt.Errorf("history: %s holds a journal already (through seq %d)", dir, n)
+	}
+	if seq > 0 {
+		l.Append(journal.Event{Seq: seq, Time: time.Now(), Path: "/"})
+	}
+	return l.Close()
+}

@@ -1,0 +1,59 @@
+package history
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sandfs/core/journal"
+)
+
+// A journal begun after a seq numbers on after it, tells a scan from
+// before it that events were lost there, and a second Begin is refused.
+func TestBeginNumbersAfter(t *testing.T) {
+	dir := t.TempDir()
+	if err := Begin(dir, 41, nil); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(dir, Retention{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.NewWith(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := j.Append(journal.Event{Type: journal.Create, Path: "/a"}); e.Seq != 42 {
+		t.Fatalf("the first event after Begin(41) has seq %d, want 42", e.Seq)
+	}
+	var seen []uint64
+	lost, err := j.Scan(context.Background(), 0, func(e journal.Event) bool { seen = append(seen, e.Seq); return true })
+	if err != nil || !lost || len(seen) != 1 || seen[0] != 42 {
+		t.Fatalf("scan from 0: events %v, lost %v, %v; want [42], lost", seen, lost, err)
+	}
+	l.Close()
+	if err := Begin(dir, 7, nil); err == nil {
+		t.Fatal("Begin on a journal that holds events: no error")
+	}
+}
+
+// A seq mark left by an earlier sandbox of the name, above the seq asked
+// for, is numbered above.
+func TestBeginKeepsTheMark(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "seqmark"), []byte("00000000000000000100\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Begin(dir, 41, nil); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(dir, Retention{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.Newest() != 100 {
+		t.Fatalf("begun after 41 over a mark at 100: numbers on after %d, want 100", l.Newest())
+	}
+}

@@ -1,0 +1,306 @@
+package replicate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"sandfs/core"
+	"sandfs/core/checkpoint"
+)
+
+// Reading a checkpoint back from the fleet, on a host taking the sandbox
+// up: Fetch reads its manifest from the sandbox's KV, checks every entry
+// (checkpoint.CheckEntries) before anything is fetched, brings into the
+// local store only the objects it lacks, each checked against its name
+// while it is written (a bad one is refused and nothing of it kept), and
+// imports the checkpoint (checkpoint.Import). The broker is as trusted as
+// the state directory for what it holds (the sandbox's token: InfoKey),
+// but what it sends is checked as if it were not: a manifest is never
+// taken for more than its entries' shape allows, an object never for
+// more than its bytes hash to.
+
+// ErrNoCheckpoint is Fetch's error when the fleet holds no checkpoint of
+// the sandbox (or not the one asked for).
+var ErrNoCheckpoint error = noCheckpoint{}
+
+type noCheckpoint struct{}
+
+func (noCheckpoint) Error() string        { return "the fleet holds no such checkpoint" }
+func (noCheckpoint) Is(target error) bool { return target == fs.ErrNotExist }
+
+// maxManifests bounds the manifests newest reads of one sandbox.
+const maxManifests = 100_000
+
+// Fleet reads what the hosts replicated, on one connection.
+type Fleet struct {
+	js jetstream.JetStream
+}
+
+// NewFleet reads the fleet through js.
+func NewFleet(js jetstream.JetStream) *Fleet { return &Fleet{js: js} }
+
+// Fleet is a reader of the fleet on the replicator's connection.
+func (r *Replicator) Fleet() *Fleet { return NewFleet(r.js) }
+
+// Fetched is what Fetch brought.
+type Fetched struct {
+	Checkpoint checkpoint.Checkpoint // as imported
+	Host       string                // the host that sent the manifest
+	Objects    int64                 // objects fetched (the store lacked them)
+	Bytes      int64                 // their bytes
+}
+
+// bucket is the sandbox's KV (ErrNoCheckpoint when there is none).
+func (f *Fleet) bucket(ctx context.Context, name string) (jetstream.KeyValue, error) {
+	cctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	kv, err := f.js.KeyValue(cctx, BucketOf(name))
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, fmt.Errorf("sandbox %s: %w", name, ErrNoCheckpoint)
+	}
+	return kv, err
+}
+
+// Header is the header of the fleet's checkpoint id of the sandbox ("":
+// the newest, by its seq, then its time), ErrNoCheckpoint when it holds
+// none (or not that one).
+func (f *Fleet) Header(ctx context.Context, name, id string) (Checkpoint, error) {
+	if id == "" {
+		return f.newest(ctx, name)
+	}
+	kv, err := f.bucket(ctx, name)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if !checkpoint.ValidID(id) {
+		return Checkpoint{}, fmt.Errorf("checkpoint %q: %w", id, ErrNoCheckpoint)
+	}
+	gctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	e, err := kv.Get(gctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return Checkpoint{}, fmt.Errorf("sandbox %s, checkpoint %s: %w", name, id, ErrNoCheckpoint)
+	} else if err != nil {
+		return Checkpoint{}, err
+	}
+	h, ok := headerOf(e.Value(), id)
+	if !ok {
+		return Checkpoint{}, fmt.Errorf("manifest %s of sandbox %s: not one this host reads", id, name)
+	}
+	return h, nil
+}
+
+// headerOf is the checkpoint header of the manifest data of key id.
+func headerOf(data []byte, id string) (Checkpoint, bool) {
+	var h struct {
+		Version    int        `json:"version"`
+		Checkpoint Checkpoint `json:"checkpoint"`
+	}
+	if json.Unmarshal(data, &h) != nil || h.Version != ManifestVersion || h.Checkpoint.ID != id {
+		return Checkpoint{}, false
+	}
+	return h.Checkpoint, true
+}
+
+// newest is the header of the newest checkpoint of the sandbox.
+func (f *Fleet) newest(ctx context.Context, name string) (Checkpoint, error) {
+	kv, err := f.bucket(ctx, name)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	l, err := kv.ListKeys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return Checkpoint{}, fmt.Errorf("sandbox %s: %w", name, ErrNoCheckpoint)
+	} else if err != nil {
+		return Checkpoint{}, err
+	}
+	defer l.Stop()
+	var keys []string
+	for k := range l.Keys() {
+		if checkpoint.ValidID(k) && len(keys) < maxManifests {
+			keys = append(keys, k)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return Checkpoint{}, err
+	}
+	var best *Checkpoint
+	for _, k := range keys {
+		e, err := kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		} else if err != nil {
+			return Checkpoint{}, err
+		}
+		c, ok := headerOf(e.Value(), k)
+		if !ok {
+			continue // not a manifest this host can read
+		}
+		if best == nil || c.Seq > best.Seq || c.Seq == best.Seq && c.Created.After(best.Created) {
+			best = &c
+		}
+	}
+	if best == nil {
+		return Checkpoint{}, fmt.Errorf("sandbox %s: %w", name, ErrNoCheckpoint)
+	}
+	return *best, nil
+}
+
+// Fetch brings the fleet's checkpoint id of the sandbox name ("": the
+// newest) into sb's checkpoint store: the objects it lacks, then the
+// checkpoint itself. sb must be a sandbox nothing else uses yet
+// (checkpoint/import.go says why).
+func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (Fetched, error) {
+	var out Fetched
+	if id == "" {
+		h, err := f.newest(ctx, name)
+		if err != nil {
+			return out, err
+		}
+		id = h.ID
+	}
+	if !checkpoint.ValidID(id) {
+		return out, fmt.Errorf("checkpoint %q: %w", id, ErrNoCheckpoint)
+	}
+	kv, err := f.bucket(ctx, name)
+	if err != nil {
+		return out, err
+	}
+	obs, err := f.objects(ctx)
+	if err != nil {
+		return out, err
+	}
+	m, err := ReadManifest(ctx, kv, obs, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return out, fmt.Errorf("sandbox %s, checkpoint %s: %w", name, id, ErrNoCheckpoint)
+	} else if err != nil {
+		return out, err
+	}
+	if m.Sandbox != name || m.Checkpoint.ID != id {
+		return out, fmt.Errorf("manifest %s of sandbox %s names checkpoint %q of sandbox %q: refused", id, name, m.Checkpoint.ID, m.Sandbox)
+	}
+	entries := make([]checkpoint.Entry, len(m.Entries))
+	sizes := map[string]int64{}
+	for i, e := range m.Entries {
+		if e.Mode > 0o7777 {
+			return out, fmt.Errorf("manifest %s: entry %q: mode %o: refused", id, e.Path, e.Mode)
+		}
+		entries[i] = e.local()
+		if e.Type != "file" {
+			continue
+		}
+		if s, ok := sizes[e.Hash]; ok && s != e.Size {
+			return out, fmt.Errorf("manifest %s: object %s named with two sizes: refused", id, e.Hash)
+		}
+		sizes[e.Hash] = e.Size
+	}
+	if err := checkpoint.CheckEntries(entries); err != nil {
+		return out, fmt.Errorf("manifest %s: %w: refused", id, err)
+	}
+	hashes := make([]string, 0, len(sizes))
+	for h := range sizes {
+		hashes = append(hashes, h)
+	}
+	sort.Strings(hashes)
+	missing := hashes[:0]
+	var need int64
+	for _, h := range hashes {
+		has, err := checkpoint.HasObject(sb, h)
+		if err != nil {
+			return out, err
+		}
+		if !has {
+			missing = append(missing, h)
+			need += sizes[h]
+		}
+	}
+	if err := checkpoint.CheckRoom(sb, need); err != nil {
+		return out, fmt.Errorf("manifest %s: %w", id, err)
+	}
+	for _, h := range missing {
+		n, err := f.fetchObject(ctx, obs, sb, h, sizes[h])
+		if err != nil {
+			return out, err
+		}
+		out.Objects++
+		out.Bytes += n
+	}
+	c := m.Checkpoint
+	cp := checkpoint.Checkpoint{ID: c.ID, Name: c.Name, Reason: c.Reason, Seq: c.Seq, Created: c.Created,
+		NewBytes: out.Bytes, SkipExcluded: c.SkipExcluded}
+	if out.Checkpoint, err = checkpoint.Import(sb, cp, entries); err != nil {
+		return out, err
+	}
+	out.Host = m.Host
+	return out, nil
+}
+
+// fetchObject brings the object hash of size bytes into sb's store.
+func (f *Fleet) fetchObject(ctx context.Context, obs jetstream.ObjectStore, sb *core.Sandbox, hash string, size int64) (int64, error) {
+	// A large object is given time by its size (at 1 MiB/s at worst),
+	// beyond one request's.
+	if obs == nil {
+		return 0, fmt.Errorf("object %s: the fleet has no objects bucket: %w", hash, fs.ErrNotExist)
+	}
+	octx, cancel := context.WithTimeout(ctx, opTimeout+time.Duration(size>>20)*time.Second)
+	defer cancel()
+	r, err := obs.Get(octx, hash)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return 0, fmt.Errorf("object %s: not in the fleet's bucket: %w", hash, fs.ErrNotExist)
+	} else if err != nil {
+		return 0, fmt.Errorf("object %s: %w", hash, err)
+	}
+	defer r.Close()
+	o, err := checkpoint.PutObject(sb, hash, r, size)
+	if err != nil {
+		return 0, fmt.Errorf("object %s: %w", hash, err)
+	}
+	if o.Size != size {
+		return 0, fmt.Errorf("object %s: %d bytes, the manifest says %d: refused", hash, o.Size, size)
+	}
+	return o.Size, nil
+}
+
+// objects is the fleet's objects bucket (nil when there is none yet: a
+// manifest naming no file needs none).
+func (f *Fleet) objects(ctx context.Context) (jetstream.ObjectStore, error) {
+	cctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	obs, err := f.js.ObjectStore(cctx, ObjectsBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil
+	}
+	return obs, err
+}
+
+// local is the checkpoint's form of a manifest's entry.
+func (e Entry) local() checkpoint.Entry {
+	m := fs.FileMode(e.Mode & 0o777)
+	for _, b := range []struct {
+		bit uint32
+		m   fs.FileMode
+	}{{0o4000, fs.ModeSetuid}, {0o2000, fs.ModeSetgid}, {0o1000, fs.ModeSticky}} {
+		if e.Mode&b.bit != 0 {
+			m |= b.m
+		}
+	}
+	switch e.Type {
+	case "dir":
+		m |= fs.ModeDir
+	case "symlink":
+		m |= fs.ModeSymlink
+	}
+	return checkpoint.Entry{Path: e.Path, Type: e.Type, Mode: m, Uid: e.Uid, Gid: e.Gid, Mtime: e.Mtime,
+		Size: e.Size, Target: e.Target, Hash: e.Hash}
+}
+
+// JetStream is the fleet's connection, for a reader of the stream on the
+// same broker (natsout.After).
+func (f *Fleet) JetStream() jetstream.JetStream { return f.js }
