@@ -19,9 +19,10 @@ import (
 // Dir.Move runs on the host serving the sandbox (A); the new host (B)
 // pulls it from the fleet, so the hosts need no token of each other's:
 //
-//  1. B is asked first whether it takes sandboxes in (placement.Ping):
-//     no daemon of that name, or one without --sandboxes and
-//     --replicate, refuses the move before anything changed.
+//  1. B is asked first whether it takes the sandbox in (placement.Ping):
+//     no daemon of that name (400), or one without --replicate, or whose
+//     --sandboxes DIR holds the name already (409), refuses the move
+//     before anything changed.
 //  2. A marks the lease "moving" (other hosts answer 503), refuses every
 //     write to the sandbox (rest.Registry.GateWrites: 503 Retry-After,
 //     reads still served) and waits for the writes let in, unmounts its
@@ -73,8 +74,11 @@ func (d *Dir) Move(ctx context.Context, name, to string) (api.SandboxMoved, erro
 		return out, err
 	}
 	defer d.endMove(name)
-	if err := l.Ping(ctx, to); errors.Is(err, placement.ErrNoHost) {
-		return out, moveErr(http.StatusBadRequest, "no daemon answers as host %s on the placement's broker (its --events-host, with --placement); nothing was changed", to)
+	var refused *placement.RefusedError
+	if err := l.Ping(ctx, to, name); errors.Is(err, placement.ErrNoHost) {
+		return out, moveErr(http.StatusBadRequest, "no daemon answers as host %s on the placement's broker (its --events-host, with --placement and --sandboxes DIR); nothing was changed", to)
+	} else if errors.As(err, &refused) {
+		return out, moveErr(http.StatusConflict, "%v; nothing was changed", err)
 	} else if err != nil {
 		return out, moveErr(http.StatusBadRequest, "%v; nothing was changed", err)
 	}

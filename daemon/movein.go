@@ -3,8 +3,12 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
 	"sandfs/natsout/placement"
 )
 
@@ -20,9 +24,11 @@ import (
 // writes what it fetched in the lease, which the old host answers with.
 // A take-up that fails writes why in the lease (placement.Refuse).
 //
-// A directory of the name in DIR already (the sandbox moved back to a
-// host that served it before) is refused: Adopt makes a new root. Move
-// the old one out of DIR first (its state is archived at the take-up).
+// A name served here, or a directory of the name in DIR already (the
+// sandbox moved back to a host that served it before), is refused when
+// the old host asks, before anything changed: Adopt makes a new root.
+// Move the old one out of DIR first (its state is archived at the
+// take-up).
 
 // noteTries bounds the writes of what was fetched (a broker hiccup).
 const noteTries = 5
@@ -30,7 +36,7 @@ const noteTries = 5
 // takeMovesIn answers the Ping and starts hearing the handoffs to this
 // host (Run, with --placement and --sandboxes).
 func (d *Dir) takeMovesIn(l *placement.Leases) error {
-	if err := l.AnswerPings(d.takesIn); err != nil {
+	if err := l.AnswerPings(d.takesNameIn); err != nil {
 		return err
 	}
 	l.WatchMoves(d.movedIn)
@@ -42,6 +48,34 @@ func (d *Dir) takesIn() error {
 	h := d.h
 	if h.cfg.Replicator == nil || h.cfg.State == "" || !h.cfg.History {
 		return errors.New("it needs --replicate and the daemon's state (the journal kept)")
+	}
+	return nil
+}
+
+// takesNameIn says why this host does not take the sandbox name in.
+func (d *Dir) takesNameIn(name string) error {
+	if err := d.takesIn(); err != nil {
+		return err
+	}
+	if err := core.CheckSandboxName(name); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var st unix.Stat_t
+	switch {
+	case d.fd < 0:
+		return errors.New("the daemon is stopping")
+	case d.moving[name]:
+		return fmt.Errorf("sandbox %s is moving here already", name)
+	case d.h.isFork(name):
+		return fmt.Errorf("a sandbox %s is served here", name)
+	case unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil:
+		return fmt.Errorf("its --sandboxes DIR holds %s already (an old root of it, or another sandbox): "+
+			"a move into an existing directory is not done; move that directory out of DIR first", name)
+	}
+	if sb, _ := d.h.Get(name); sb != nil {
+		return fmt.Errorf("a sandbox %s is served here", name)
 	}
 	return nil
 }

@@ -18,10 +18,11 @@ import (
 // A move hands a lease from the host serving the sandbox to another (the
 // daemon's move.go says the whole of it). Here are the placement's parts:
 //
-//   - Ping asks a host, by name, whether it takes sandboxes in, before
-//     anything changes: a request on HostSubject(host), answered by that
-//     host's AnswerPings. No host of that name: ErrNoHost at once (the
-//     broker knows no one listens).
+//   - Ping asks a host, by name, whether it takes a sandbox in, before
+//     anything changes: a request on HostSubject(host) naming the
+//     sandbox, answered by that host's AnswerPings (nothing, or why not:
+//     *RefusedError). No host of that name: ErrNoHost at once (the broker
+//     knows no one listens).
 //   - Handoff(..., with) writes the new holder "moving" with the
 //     checkpoint handed over (Record.Checkpoint, Seq, From) and no lease.
 //   - WatchMoves tells this host of every such record naming it, from a
@@ -31,8 +32,10 @@ import (
 //     then Note writes what it fetched; a host that cannot take it up
 //     writes why (Refuse), and the old host answers with it.
 
-// HostSubject is where a host answers Ping.
-func HostSubject(host string) string { return "sandfs.placement.host." + natsout.EncodeName(host) }
+// HostSubject is where a host answers Ping: outside the stream's
+// subjects (natsout.StreamSubjects), so that no ping is stored and only a
+// host answers.
+func HostSubject(host string) string { return "sandfs-placement.host." + natsout.EncodeName(host) }
 
 // ErrNoHost is a Ping no host of that name answered.
 var ErrNoHost = errors.New("placement: no daemon answers as that host")
@@ -40,29 +43,34 @@ var ErrNoHost = errors.New("placement: no daemon answers as that host")
 // pingWait bounds a Ping.
 const pingWait = 5 * time.Second
 
-// Ping asks host whether it takes a sandbox in: nil when it does, its
-// refusal, ErrNoHost, or ErrBroker.
-func (l *Leases) Ping(ctx context.Context, host string) error {
+// RefusedError is a host's answer that it does not take the sandbox in.
+type RefusedError struct{ Host, Why string }
+
+func (e *RefusedError) Error() string { return "host " + e.Host + " does not take the sandbox in: " + e.Why }
+
+// Ping asks host whether it takes the sandbox name in: nil when it does,
+// *RefusedError, ErrNoHost, or ErrBroker.
+func (l *Leases) Ping(ctx context.Context, host, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, pingWait)
 	defer cancel()
-	m, err := l.nc.RequestWithContext(ctx, HostSubject(host), []byte(l.cfg.Host))
+	m, err := l.nc.RequestWithContext(ctx, HostSubject(host), []byte(name))
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return fmt.Errorf("%w: %s", ErrNoHost, host)
 	case err != nil:
 		return brokerErr("ping", host, err)
 	case len(m.Data) > 0:
-		return fmt.Errorf("host %s takes no sandbox in: %s", host, m.Data)
+		return &RefusedError{Host: host, Why: string(m.Data)}
 	}
 	return nil
 }
 
-// AnswerPings answers Ping for this host: refuse, when not nil, says why
-// it takes no sandbox in (nil: it does).
-func (l *Leases) AnswerPings(refuse func() error) error {
+// AnswerPings answers Ping for this host: refuse says why it does not
+// take the sandbox named in (nil: it does).
+func (l *Leases) AnswerPings(refuse func(name string) error) error {
 	_, err := l.nc.Subscribe(HostSubject(l.cfg.Host), func(m *nats.Msg) {
 		var data []byte
-		if err := refuse(); err != nil {
+		if err := refuse(string(m.Data)); err != nil {
 			data = []byte(err.Error())
 		}
 		_ = m.Respond(data)
