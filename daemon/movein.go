@@ -117,7 +117,9 @@ func (d *Dir) takeUp(r placement.Record) {
 		refuse(err)
 		return
 	}
+	keep := l.KeepHanded(name, r.Checkpoint) // a take-up longer than the TTL keeps the handoff
 	made, err := d.Adopt(h.ctx, name, r.Checkpoint)
+	keep()
 	if err != nil {
 		refuse(err)
 		return

@@ -100,7 +100,7 @@ func streamOf(t *testing.T, b *natstest.Broker, name string) []natsout.Message {
 // the checkpoint, and a reader's cursor goes on without a gap; the
 // stream holds each seq once. Bad moves change nothing: an unknown
 // sandbox 404, to itself 400, to no host 400, a sandbox token 403, a move
-// back into the old root 409.
+// back into the old root 409, a daemon without --placement 501.
 func TestMoveTwoHosts(t *testing.T) {
 	b := natstest.Start(t)
 	ha, dirA := startMovable(t, b, "ha")
@@ -340,5 +340,12 @@ func TestMoveTwoHosts(t *testing.T) {
 	}
 	if res, got := placedDo(t, "PUT", hb.URL+"/v1/sandboxes/s1/fs/write?path=/after-refusal", "b"); res.StatusCode != 200 {
 		t.Fatalf("a write on hb after the refused move back: %d %s", res.StatusCode, got)
+	}
+
+	// A daemon without the fleet's parts moves nothing.
+	lone, _ := startRegistry(t)
+	createSandbox(t, lone, "s9")
+	if st, got := named(t, lone, "", "POST", "s9", "/move", []byte(`{"to":"hb"}`)); st != 501 || !strings.Contains(string(got), "--placement") {
+		t.Fatalf("move on a daemon without --placement: %d %s, want 501", st, got)
 	}
 }

@@ -28,6 +28,9 @@ import (
 //   - WatchMoves tells this host of every such record naming it, from a
 //     watch of the bucket of its own (a restart replays the bucket, so a
 //     handoff made while this host was down is heard at its start).
+//   - While the new holder takes the sandbox up, KeepHanded writes the
+//     handed record again every TTL/3, so a take-up longer than the TTL
+//     does not let the key expire.
 //   - The new holder's Acquire takes the key over (it names this host),
 //     then Note writes what it fetched; a host that cannot take it up
 //     writes why (Refuse), and the old host answers with it.
@@ -46,7 +49,9 @@ const pingWait = 5 * time.Second
 // RefusedError is a host's answer that it does not take the sandbox in.
 type RefusedError struct{ Host, Why string }
 
-func (e *RefusedError) Error() string { return "host " + e.Host + " does not take the sandbox in: " + e.Why }
+func (e *RefusedError) Error() string {
+	return "host " + e.Host + " does not take the sandbox in: " + e.Why
+}
 
 // Ping asks host whether it takes the sandbox name in: nil when it does,
 // *RefusedError, ErrNoHost, or ErrBroker.
@@ -171,4 +176,56 @@ func (l *Leases) Refuse(ctx context.Context, name, cp, why string) error {
 		return brokerErr("refuse", name, err)
 	}
 	return nil
+}
+
+// KeepHanded keeps the record handed to this host at checkpoint cp
+// written (every TTL/3) while this host takes the sandbox up, so the key
+// does not expire under a take-up longer than the TTL (other hosts go on
+// answering 503). It ends at stop, or once the record is no longer that
+// handoff (this host's Acquire took it over, or it was refused).
+func (l *Leases) KeepHanded(name, cp string) (stop func()) {
+	ctx, cancel := context.WithCancel(l.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(l.TTL() / 3):
+			}
+			if !l.rewriteHanded(ctx, name, cp) {
+				return
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// rewriteHanded writes the handed record again on its revision: false
+// when it is no longer the handoff to this host at cp.
+func (l *Leases) rewriteHanded(ctx context.Context, name, cp string) bool {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	kv, err := l.kv(ctx)
+	if err != nil {
+		return true // the broker away: tried again
+	}
+	e, err := kv.Get(ctx, KeyOf(name))
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return false
+	} else if err != nil {
+		return true
+	}
+	var r Record
+	if json.Unmarshal(e.Value(), &r) != nil || r.Host != l.cfg.Host || r.Lease != "" || r.Checkpoint != cp || r.Error != "" {
+		return false
+	}
+	r.Renewed = time.Now().UTC()
+	data, _ := json.Marshal(r)
+	_, _ = kv.Update(ctx, KeyOf(name), data, e.Revision()) // a mismatch: the next look says whose it is
+	return true
 }
