@@ -16,7 +16,9 @@
 // waits for its holds. sandboxes.go serves GET, POST, PATCH and DELETE
 // /v1/sandboxes over the daemon's Manager. With a Placement (the fleet's,
 // placement.go), a sandbox another host holds is 307 there and one moving
-// 503, before the registry is asked.
+// 503, before the registry is asked. move.go serves POST
+// /v1/sandboxes/{name}/move over the daemon's Mover; while it runs, the
+// sandbox's writes are refused 503 on this host too (gate.go).
 //
 // # Route table
 //
