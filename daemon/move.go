@@ -130,6 +130,9 @@ func (d *Dir) beginMove(name string) error {
 	if d.moving[name] {
 		return moveErr(http.StatusConflict, "sandbox %s is being moved already", name)
 	}
+	if err := d.h.checkNoForks(name); err != nil {
+		return moveErr(http.StatusConflict, "%v: its forks live on this host; merge or delete them first", err)
+	}
 	if !d.h.cfg.Placement.Holds(name) {
 		return moveErr(http.StatusConflict, "this host does not hold the lease of sandbox %s", name)
 	}

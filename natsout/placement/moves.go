@@ -80,6 +80,11 @@ func (l *Leases) AnswerPings(refuse func(name string) error) error {
 		}
 		_ = m.Respond(data)
 	})
+	if err == nil {
+		// The broker knows of the subscription before this returns (a
+		// broker away hears of it when it is back).
+		_ = l.nc.FlushTimeout(opTimeout)
+	}
 	return err
 }
 
