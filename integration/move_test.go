@@ -100,7 +100,9 @@ func streamOf(t *testing.T, b *natstest.Broker, name string) []natsout.Message {
 // the checkpoint, and a reader's cursor goes on without a gap; the
 // stream holds each seq once. Bad moves change nothing: an unknown
 // sandbox 404, to itself 400, to no host 400, a sandbox token 403, a move
-// back into the old root 409, a daemon without --placement 501.
+// back into the old root 409, a daemon without --placement 501. With the
+// old root moved out of ha's DIR, s1 moves back after 100 files changed
+// on hb, and hb sends only their objects.
 func TestMoveTwoHosts(t *testing.T) {
 	b := natstest.Start(t)
 	ha, dirA := startMovable(t, b, "ha")
@@ -340,6 +342,30 @@ func TestMoveTwoHosts(t *testing.T) {
 	}
 	if res, got := placedDo(t, "PUT", hb.URL+"/v1/sandboxes/s1/fs/write?path=/after-refusal", "b"); res.StatusCode != 200 {
 		t.Fatalf("a write on hb after the refused move back: %d %s", res.StatusCode, got)
+	}
+
+	// With ha's old root moved out of its DIR, s1 moves back, 100 files
+	// changed on hb: what hb sent is those files' objects (and /on-b's),
+	// the rest being in the fleet already.
+	must(t, os.Rename(rootA, filepath.Join(t.TempDir(), "s1-old")))
+	changed := map[string]string{}
+	for i := range 100 {
+		changed[fmt.Sprintf("c/%03d", i)] = fmt.Sprintf("changed-%03d", i)
+	}
+	writeFiles(t, rootB, changed)
+	res, body = placedDo(t, "POST", hb.URL+"/v1/sandboxes/s1/move", `{"to":"ha"}`)
+	if res.StatusCode != 200 {
+		t.Fatalf("move back to ha: %d %s\n--- ha\n%s\n--- hb\n%s", res.StatusCode, body, ha.Log(), hb.Log())
+	}
+	var back api.SandboxMoved
+	must(t, json.Unmarshal([]byte(body), &back))
+	t.Logf("moved back %+v", back)
+	if back.From != "hb" || back.To != "ha" || back.Seq <= moved.Seq ||
+		back.Sent != (api.Fetched{Objects: 101, Bytes: int64(100*len("changed-000") + len("b"))}) || back.Fetched.Objects < back.Sent.Objects {
+		t.Fatalf("moved back %+v; want 101 objects sent (the changed files' and /on-b's)", back)
+	}
+	if got, want := snapshot(t, rootA), snapshot(t, rootB); got != want {
+		t.Fatalf("ha's tree after the move back:\n%s\nwant hb's\n%s", got, want)
 	}
 
 	// A daemon without the fleet's parts moves nothing.
