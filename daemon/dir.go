@@ -38,6 +38,7 @@ type Dir struct {
 	served  map[string]rootID // the names of DIR served, by their root
 	skipped map[string]bool   // names logged once as not served
 	waiting map[string]bool   // names whose lease waits for the broker (placement.go)
+	moving  map[string]bool   // names moving away or being taken in (move.go, movein.go)
 }
 
 // rootID names a root directory: the same name may be another directory
@@ -70,7 +71,7 @@ func OpenDir(h *Host, path string, def core.Quota) (*Dir, error) {
 		return nil, fmt.Errorf("--sandboxes %s: watch: %w", path, err)
 	}
 	d := &Dir{h: h, path: path, fd: fd, def: def, w: w, done: make(chan struct{}),
-		served: map[string]rootID{}, skipped: map[string]bool{}, waiting: map[string]bool{}}
+		served: map[string]rootID{}, skipped: map[string]bool{}, waiting: map[string]bool{}, moving: map[string]bool{}}
 	h.mu.Lock()
 	h.dirLost = d.leaseLost
 	h.mu.Unlock()

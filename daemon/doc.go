@@ -79,4 +79,15 @@
 // checkpoint.CopyTree (unjournaled), then the root served as any of DIR.
 // The answer lists the changes the fleet's stream heard after the
 // checkpoint (natsout.After). A failure removes the root and the state.
+//
+// # Moving a sandbox to another host (move.go, movein.go)
+//
+// Dir is also a rest.Mover: Move, on the host serving a sandbox of DIR,
+// asks the new host whether it takes it in, refuses the sandbox's writes
+// (rest.Registry.GateWrites), unmounts its mirrors, takes a last
+// checkpoint and waits until the fleet holds it and every event, hands
+// the lease over with the checkpoint (placement.Handoff) and stops
+// serving it (its root and state stay), then waits until the new host
+// serves it. The new host's Dir hears the handoff (placement.WatchMoves)
+// and takes the sandbox up with Adopt, whose start takes the lease over.
 package daemon

@@ -156,6 +156,11 @@ func Run(ctx context.Context, rc RunConfig) error {
 		dir.Rescan()
 		h.StartForks() // after DIR's: a name of DIR is DIR's
 		go dir.Run(ctx)
+		if leases != nil {
+			if err := dir.takeMovesIn(leases); err != nil { // movein.go
+				return err
+			}
+		}
 		manager = dir
 		log.Info("serving the sandboxes of "+dir.Path(), "sandboxes", dir.Path())
 	} else if rc.Host.State != "" && rc.Host.History {

@@ -136,10 +136,11 @@ func sandboxTokenRoute(rt Route) bool {
 		(rt.Path == "/v1/sandboxes" || rt.Path == "/v1/sprites" || rt.Path == "/openapi.json")
 }
 
-// daemonTokenRoute is a route on a named sandbox that acts on another
-// too, so that sandbox's own token does not open it: a fork's merge.
+// daemonTokenRoute is a route on a named sandbox that acts on another,
+// or on the fleet, so that sandbox's own token does not open it: a fork's
+// merge, a move to another host.
 func daemonTokenRoute(rt Route) bool {
-	return rt.Method == http.MethodPost && strings.HasSuffix(rt.Path, "/:name/merge")
+	return rt.Method == http.MethodPost && (strings.HasSuffix(rt.Path, "/:name/merge") || strings.HasSuffix(rt.Path, "/:name/move"))
 }
 
 type tokenSandboxKey struct{}

@@ -135,6 +135,7 @@ func guardCases(t *testing.T, ids map[string]string) []guardCase {
 			js("PATCH", p+"/default", `{"quota":{"bytes":1}}`, false),
 			guardCase{method: "DELETE", target: p + "/nope"},
 			js("POST", p+"/default/merge", `{"strategy":"theirs"}`, false),
+			js("POST", p+"/default/move", `{"to":"elsewhere"}`, false),
 		)
 	}
 	// History: the guard harness keeps no state, so these answer 409 once

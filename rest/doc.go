@@ -18,6 +18,9 @@
 // its Adopter, when the Manager is one (the daemon's --sandboxes DIR).
 // With a Placement (the fleet's, placement.go), a sandbox another host
 // holds is 307 there and one moving 503, before the registry is asked.
+// move.go serves POST /v1/sandboxes/{name}/move over the daemon's Mover;
+// while it runs, the sandbox's writes are refused 503 on this host too
+// (gate.go).
 //
 // # Route table
 //

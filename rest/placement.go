@@ -70,7 +70,7 @@ func (s *Server) routePlaced(w http.ResponseWriter, r *http.Request, name string
 	if !ok {
 		return false, nil
 	}
-	if p.Moving {
+	if p.Moving && !(p.Here && s.reg.Get(name) != nil) { // moving away from here: gate.go refuses the writes only
 		w.Header().Set("Retry-After", strconv.Itoa(movingRetryAfter))
 		return false, &httpkit.RequestError{Kind: httpkit.KindSandboxMoving, Status: http.StatusServiceUnavailable,
 			Msg: "sandbox " + name + " is moving between hosts; try again shortly"}

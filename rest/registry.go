@@ -46,6 +46,8 @@ type regEntry struct {
 	removed  atomic.Bool
 	drained  chan struct{}
 	drain    sync.Once
+
+	gate writeGate // a move's: writes refused 503 (gate.go)
 }
 
 func (e *regEntry) closeDrained() { e.drain.Do(func() { close(e.drained) }) }

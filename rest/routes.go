@@ -53,6 +53,9 @@ func (s *Server) table() []httpkit.Line {
 			// A fork's merge into its parent (merge.go); the daemon's token only.
 			sandboxes.On("POST", "/v1/sandboxes/:name/merge", authed, s.mergeFork), // b: {into?, dry_run?, paths?, strategy?: fail|ours|theirs} → {fork, into, checkpoint, strategy, dryRun, undo, written, removed, conflicts, skipped, count}; conflicts under fail → 409 with the same
 			sandboxes.On("POST", "/v1/sprites/:name/merge", authed, s.mergeFork),   // b: as above → as above
+			// A move to another host of the fleet (move.go); the daemon's token only.
+			sandboxes.On("POST", "/v1/sandboxes/:name/move", authed, s.moveSandbox), // b: {to} → {name, from, to, url, checkpoint, seq, seconds, sent: {objects, bytes}, fetched: {objects, bytes}}
+			sandboxes.On("POST", "/v1/sprites/:name/move", authed, s.moveSandbox),   // b: as above → as above
 		},
 		// Named sandboxes (rest/named): /v1/sandboxes/:name/…, /v1/sprites/:name/….
 		s.named.Routes(),
@@ -135,5 +138,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt httpkit.Line, 
 	if held != nil {
 		defer held.release()
 	}
+	if held == nil && name != "" && mayWrite(r) && s.reg.gated(name) {
+		return errMovingHere(w, name) // PATCH, DELETE, a move of a sandbox moving (gate.go)
+	}
+	done, err := enterWrite(w, r, held)
+	if err != nil {
+		return err
+	}
+	defer done()
 	return rt.Handle(w, r, ps)
 }

@@ -50,6 +50,10 @@ const (
 
 func routeSelector(rt Route) selectorKind {
 	switch {
+	case strings.HasSuffix(rt.Path, "/:name/move"):
+		// A move stops serving the sandbox: it holds none, or it would
+		// wait for itself (move.go).
+		return selectNone
 	case rt.Family == FamilyAgent || rt.Family == FamilyAIOv1 || rt.Family == FamilyAIOv2 || rt.Family == FamilySandboxd:
 		return selectImplicit
 	case (rt.Family == FamilyNamed || rt.Family == FamilyMCP) && strings.Contains(rt.Path, "/:name/"):

@@ -18,8 +18,8 @@ import (
 
 var sandboxCommand = &command{
 	name:     "sandbox",
-	short:    "list, create, adopt and remove sandboxes; set a quota; print a token",
-	synopsis: "sandbox ls | create NAME [--quota-bytes SIZE] [--quota-entries N] | adopt NAME [--checkpoint ID] | rm NAME | quota NAME SIZE[,ENTRIES] | token NAME",
+	short:    "list, create, adopt, move and remove sandboxes; set a quota; print a token",
+	synopsis: "sandbox ls | create NAME [--quota-bytes SIZE] [--quota-entries N] | adopt NAME [--checkpoint ID] | move NAME HOST | rm NAME | quota NAME SIZE[,ENTRIES] | token NAME",
 	about: `The daemon's sandboxes (its --sandboxes DIR):
   ls           one line each: name, bytes used and the quota, entries used
                and the quota ("-": no bound) (GET /v1/sandboxes)
@@ -31,6 +31,14 @@ var sandboxCommand = &command{
                checkpoint, and the changes the fleet heard of after it,
                which the tree lacks: the lost changes (POST /v1/sandboxes
                {name, adopt: true}; docs/fleet.md)
+  move NAME HOST
+               move the sandbox to the fleet's host HOST (its --events-host;
+               both with --placement and --replicate): its writes are
+               refused (503) meanwhile, its last checkpoint goes through
+               the fleet, HOST serves it, and its root and state stay on
+               this host's disk; prints the checkpoint and what was sent
+               and fetched (POST /v1/sandboxes/NAME/move {to};
+               docs/fleet.md "Moving a sandbox")
   rm NAME      unmount, stop and remove the sandbox and its tree (DELETE
                /v1/sandboxes/NAME); the fixed ones (--root, --sandbox) stay
   quota NAME SIZE[,ENTRIES]
@@ -46,12 +54,12 @@ var sandboxCommand = &command{
 		fs.Var(&qBytes, "quota-bytes", "create: the quota in bytes (`SIZE`, K/M/G/T; 0: --default-quota)")
 		qEntries := fs.Int64("quota-entries", 0, "create: the quota in entries (`N`; 0: --default-quota)")
 		cp := fs.String("checkpoint", "", "adopt: the fleet's checkpoint `ID` to take up (default: the newest)")
-		const usage = "sandbox takes ls, create NAME, adopt NAME, rm NAME, quota NAME SIZE[,ENTRIES] or token NAME"
+		const usage = "sandbox takes ls, create NAME, adopt NAME, move NAME HOST, rm NAME, quota NAME SIZE[,ENTRIES] or token NAME"
 		return func(ctx context.Context, args []string) error {
 			if len(args) == 0 {
 				return usagef(usage)
 			}
-			want := map[string]int{"ls": 1, "create": 2, "rm": 2, "quota": 3, "token": 2, "adopt": 2}[args[0]]
+			want := map[string]int{"ls": 1, "create": 2, "rm": 2, "quota": 3, "token": 2, "adopt": 2, "move": 3}[args[0]]
 			if want == 0 || len(args) != want {
 				return usagef(usage)
 			}
@@ -83,6 +91,8 @@ var sandboxCommand = &command{
 				})
 			case "adopt":
 				return sandboxAdopt(ctx, &cf, c, e, args[1], *cp)
+			case "move":
+				return sandboxMove(ctx, &cf, c, e, args[1], args[2])
 			case "rm":
 				return cf.callAndPrint(ctx, c, e.stdout, request{method: "DELETE", route: sandboxRoute(args[1], "")}, nil, nil)
 			default: // quota

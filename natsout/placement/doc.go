@@ -32,7 +32,9 @@
 //     path: a broker away never blocks one.
 //   - Release deletes the key on the revision last written (a host that
 //     lost it deletes nothing); SetMoving marks it "moving", Handoff writes
-//     another host as its holder, "moving", for that host's Acquire.
+//     another host as its holder, "moving", for that host's Acquire (with
+//     the checkpoint handed over: moves.go, which also holds Ping, the
+//     watch of the handoffs to this host, Note and Refuse).
 //   - Lookup answers from memory: a WatchAll of the bucket kept in a map
 //     (expired and deleted keys removed as their markers arrive; an entry
 //     not written again within 1.5 TTL is ignored as well, for a broker

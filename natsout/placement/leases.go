@@ -269,8 +269,9 @@ func (l *Leases) SetMoving(ctx context.Context, name string, moving bool, to str
 
 // Handoff writes host toHost (at toURL) as the holder of name, "moving",
 // and stops renewing it: toHost's Acquire takes it over within the TTL,
-// or it expires. The caller has stopped serving the sandbox first.
-func (l *Leases) Handoff(ctx context.Context, name, toHost, toURL string) error {
+// or it expires. The caller has stopped serving the sandbox first. with
+// fills the record's move fields (moves.go).
+func (l *Leases) Handoff(ctx context.Context, name, toHost, toURL string, with ...func(*Record)) error {
 	l.mu.Lock()
 	ls := l.held[name]
 	l.mu.Unlock()
@@ -279,6 +280,9 @@ func (l *Leases) Handoff(ctx context.Context, name, toHost, toURL string) error 
 	}
 	err := ls.write(ctx, func(r *Record) {
 		*r = Record{Name: name, Host: toHost, URL: toURL, State: Moving, Since: time.Now().UTC(), To: toHost}
+		for _, f := range with {
+			f(r)
+		}
 	})
 	if err != nil {
 		return err

@@ -37,6 +37,19 @@ type Record struct {
 	Renewed time.Time `json:"renewed"`
 	Lease   string    `json:"lease"`        // this holding's random id ("" after a handoff)
 	To      string    `json:"to,omitempty"` // moving: the host it goes to
+	// A move's (moves.go): the checkpoint handed over, its seq, the host
+	// it came from, what the new holder fetched, or why it refused.
+	Checkpoint string   `json:"checkpoint,omitempty"`
+	Seq        uint64   `json:"seq,omitempty"`
+	From       string   `json:"from,omitempty"`
+	Fetched    *Fetched `json:"fetched,omitempty"`
+	Error      string   `json:"error,omitempty"`
+}
+
+// Fetched is what the new holder of a moved sandbox fetched from the fleet.
+type Fetched struct {
+	Objects int64 `json:"objects"`
+	Bytes   int64 `json:"bytes"`
 }
 
 // KeyOf is the sandbox's key in Bucket.
