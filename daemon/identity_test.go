@@ -33,6 +33,7 @@ func TestMarkedCopyKeepsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb, _ := th.h.Get("alice")
+	<-sb.Reconciled() // the first manifest written, so the write below is the journal's to tell
 	if _, err := sb.WriteFile(ctx, "/kept", strings.NewReader("work"), core.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -42,20 +43,23 @@ func TestMarkedCopyKeepsState(t *testing.T) {
 		testenv.Skip(t, nil, "the root was not marked (trusted xattrs refused here)")
 	}
 	// The daemon stops; the directory is replaced by a copy of it, changed.
+	// The copy is made beside it (so it cannot get the inode number the
+	// old one had, which would make it the same directory by its device
+	// and inode) and renamed into its place.
 	th.d.Close()
 	th.h.Close()
-	saved := filepath.Join(t.TempDir(), "alice")
+	saved := filepath.Join(th.dir, ".copy")
 	if out, err := exec.Command("cp", "-a", dir, saved).CombinedOutput(); err != nil {
 		t.Fatalf("cp -a: %v\n%s", err, out)
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(saved, "down"), []byte("while away"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("cp", "-a", saved, dir).CombinedOutput(); err != nil {
-		t.Fatalf("cp -a back: %v\n%s", err, out)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(saved, dir); err != nil {
+		t.Fatal(err)
 	}
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
