@@ -44,7 +44,9 @@ import (
 //     handed seq: the next checkpoint starts from what the journal says,
 //     and a reader sees which paths the take-up rewrote (each to what the
 //     other host had at that seq). Its undo checkpoint keeps the old
-//     root's tree;
+//     root's tree, and a checkpoint of the root as restored (reason
+//     move) follows it, so that the newest checkpoint, here and in the
+//     fleet, is the tree served;
 //  5. then it is served as any sandbox of DIR.
 //
 // A failure before the restore changes nothing of the root; one after
@@ -228,6 +230,12 @@ func (d *Dir) restoreRoot(ctx context.Context, name, statePath string, hd replic
 		s := res.Skipped[0]
 		return fetched, res, fmt.Errorf("restoring the old root to checkpoint %s left %d paths as they were (%s: %s); checkpoint %s holds the root as it was before",
 			hd.ID, n, s.Path, s.Reason, res.Undo)
+	}
+	// The undo is the newest checkpoint now, at the handed seq: the fleet
+	// would take the sandbox up again from the old root's tree. One of
+	// the root as restored, after the restore's events, is newer.
+	if _, err := checkpoint.Create(ctx, sb, checkpoint.Options{Reason: ReasonMove, Name: "taken up from checkpoint " + hd.ID}); err != nil {
+		return fetched, res, fmt.Errorf("the checkpoint after the restore: %w", err)
 	}
 	return fetched, res, nil
 }
