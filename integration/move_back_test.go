@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"sandfs/api"
 	"sandfs/natsout/natstest"
@@ -50,6 +51,8 @@ func TestMoveBackInPlace(t *testing.T) {
 	if res.StatusCode != 200 {
 		t.Fatalf("move to hb: %d %s\n--- ha\n%s\n--- hb\n%s", res.StatusCode, body, ha.Log(), hb.Log())
 	}
+	var moved api.SandboxMoved
+	must(t, json.Unmarshal([]byte(body), &moved))
 	keptIno := inodeOf(t, filepath.Join(rootA, "f/110"))
 
 	// On hb: 100 files changed, one added, one removed.
@@ -125,6 +128,31 @@ func TestMoveBackInPlace(t *testing.T) {
 	}
 	if !sawWrite {
 		t.Fatalf("ha's events since %d lack the write of /on-a: %s", hbLast, body)
+	}
+
+	// The stream holds each seq of s1 once: ha's before the first move,
+	// hb's up to its move back, ha's above them.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		seen := map[uint64]string{}
+		onA := false
+		for _, m := range streamOf(t, b, "s1") {
+			if h, dup := seen[m.Seq]; dup {
+				t.Fatalf("seq %d of s1 is in the stream twice (%s, %s)", m.Seq, h, m.Host)
+			}
+			seen[m.Seq] = m.Host
+			if m.Host == "hb" && m.Seq > back.Seq || m.Host == "ha" && m.Seq > moved.Seq && m.Seq <= hbLast {
+				t.Fatalf("seq %d of s1 from %s; ha moved it at %d, hb at %d, hb's last %d", m.Seq, m.Host, moved.Seq, back.Seq, hbLast)
+			}
+			onA = onA || m.Host == "ha" && m.Path == "/on-a"
+		}
+		if onA {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ha's write of /on-a is not in the stream\n%s", ha.Log())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 
 	// s1's own token works on ha.
