@@ -91,6 +91,7 @@ func (d *Dir) movedIn(r placement.Record) {
 		return
 	}
 	d.moving[r.Name] = true
+	delete(d.heldBack, r.Name) // handed again: taken up again
 	d.mu.Unlock()
 	go func() {
 		defer d.endMove(r.Name)

@@ -52,6 +52,8 @@ import (
 // A failure before the restore changes nothing of the root; one after
 // it leaves the root as the restore left it (the undo names the old
 // tree) and the name served by no host, the old host's answer saying why.
+// Either way this host holds the root back (Dir.heldBack): the lease
+// names it, and DIR's next event would serve the root as it is.
 
 // oldRootOf says why DIR/name is not the old root of the sandbox of
 // identity id (nil: it is). Called with mu held.
@@ -120,6 +122,13 @@ func (d *Dir) takeUpInPlace(ctx context.Context, name, cp string) (api.SandboxAd
 		return out, fmt.Errorf("its --sandboxes DIR holds %s, not this sandbox's old root (%v): %w", name, err, fs.ErrExist)
 	}
 	done := false
+	defer func() {
+		if !done {
+			// The lease names this host: DIR's next event would serve the
+			// root as it is, neither the checkpoint nor the other host's.
+			d.heldBack[name] = true
+		}
+	}()
 	if h.cfg.Claim != nil {
 		undo, err := h.cfg.Claim(ctx, name)
 		if err != nil {
