@@ -110,8 +110,9 @@ func TestMoveBackInPlace(t *testing.T) {
 	res, body = placedDo(t, "GET", ha.URL+"/v1/sandboxes/s1/events?since="+fmt.Sprint(hbLast), "")
 	var page struct {
 		Events []struct {
-			Seq  uint64 `json:"seq"`
-			Path string `json:"path"`
+			Seq   uint64 `json:"seq"`
+			Path  string `json:"path"`
+			Actor string `json:"actor"`
 		} `json:"events"`
 		Overflow bool `json:"overflow"`
 	}
@@ -119,15 +120,20 @@ func TestMoveBackInPlace(t *testing.T) {
 	if res.StatusCode != 200 || page.Overflow || len(page.Events) == 0 {
 		t.Fatalf("ha's events since hb's last seq %d: %d %s; want them, no overflow", hbLast, res.StatusCode, body)
 	}
-	sawWrite := false
+	sawWrite, restored := false, map[string]bool{}
 	for i, e := range page.Events {
 		if e.Seq <= hbLast || i > 0 && e.Seq != page.Events[i-1].Seq+1 {
 			t.Fatalf("ha's events since %d: %s; want seqs above it, without a gap", hbLast, body)
 		}
 		sawWrite = sawWrite || e.Path == "/on-a"
+		if e.Actor == "restore:"+back.Checkpoint {
+			restored[e.Path] = true
+		}
 	}
-	if !sawWrite {
-		t.Fatalf("ha's events since %d lack the write of /on-a: %s", hbLast, body)
+	// The take-up's restore is journaled: the paths it rewrote, each to
+	// what hb had.
+	if !sawWrite || !restored["/f/000"] || !restored["/added.txt"] || !restored["/f/119"] || restored["/f/110"] {
+		t.Fatalf("ha's events since %d: want the restore's of /f/000, /added.txt, /f/119 (none of /f/110), and the write of /on-a: %s", hbLast, body)
 	}
 
 	// The stream holds each seq of s1 once: ha's before the first move,
