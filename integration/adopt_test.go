@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/pkg/xattr"
 
@@ -199,11 +198,7 @@ func TestAdoptFromTheFleet(t *testing.T) {
 // putManifest puts a manifest into the sandbox's KV as a host would.
 func putManifest(t *testing.T, b *natstest.Broker, sandbox, manifest string) {
 	t.Helper()
-	nc, err := nats.Connect(b.URL())
-	must(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	must(t, err)
+	js := b.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: replicate.BucketOf(sandbox)})

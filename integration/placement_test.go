@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"sandfs/natsout/natstest"
@@ -145,12 +144,7 @@ func TestPlacementTwoHosts(t *testing.T) {
 	}
 
 	// A sandbox moving between hosts: 503, Retry-After, the named shape.
-	nc, err := nats.Connect(b.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js := b.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	kv, err := js.KeyValue(ctx, placement.Bucket)

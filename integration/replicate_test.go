@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"sandfs/natsout/natstest"
 	"sandfs/natsout/replicate"
 )
@@ -48,12 +45,7 @@ func TestReplicateCheckpoints(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	nc, err := nats.Connect(b.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js := b.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	kv, err := js.KeyValue(ctx, replicate.BucketOf("default"))

@@ -72,6 +72,7 @@ var groups = []group{
 	{"fleet-memory", fleetMemory},
 	{"fleet-nats", fleetNATS},
 	{"fleet-replicate", fleetReplicate},
+	{"fleet-move", fleetMove},
 	{"mcp", runMCP},
 }
 

@@ -22,6 +22,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:PORT
 	mnt    string // FUSE mountpoint, if any
+	host   string // its --events-host, if any
 	mu     sync.Mutex
 	stderr bytes.Buffer
 	lines  chan string // stderr lines, for waiting on a log message

@@ -100,6 +100,21 @@ type Msg struct {
 	Data        []byte
 }
 
+// JetStream is a client of the broker for the test (closed at its end).
+func (b *Broker) JetStream(t testing.TB) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(b.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
 // Decode unmarshals the message's JSON into v.
 func (m Msg) Decode(v any) error { return json.Unmarshal(m.Data, v) }
 

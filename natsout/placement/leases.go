@@ -96,19 +96,13 @@ func (l *Leases) kv(ctx context.Context) (jetstream.KeyValue, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	kv, err := l.js.KeyValue(ctx, Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		cfg := jetstream.KeyValueConfig{Bucket: Bucket, Description: "sandfs placement: which host holds each sandbox",
-			TTL: l.cfg.TTL, LimitMarkerTTL: l.cfg.TTL, Storage: jetstream.FileStorage}
-		kv, err = l.js.CreateKeyValue(ctx, cfg)
-		if errors.Is(err, jetstream.ErrLimitMarkerTTLNotSupported) {
-			l.cfg.Log.Warn("placement: the broker writes no markers when a key expires (nats-server before 2.11); an expired lease is forgotten after 1.5 TTL")
-			cfg.LimitMarkerTTL = 0
-			kv, err = l.js.CreateKeyValue(ctx, cfg)
-		}
-		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			kv, err = l.js.KeyValue(ctx, Bucket) // another host made it meanwhile
-		}
+	cfg := jetstream.KeyValueConfig{Bucket: Bucket, Description: "sandfs placement: which host holds each sandbox",
+		TTL: l.cfg.TTL, LimitMarkerTTL: l.cfg.TTL, Storage: jetstream.FileStorage}
+	kv, err := natsout.KeyValue(ctx, l.js, cfg)
+	if errors.Is(err, jetstream.ErrLimitMarkerTTLNotSupported) {
+		l.cfg.Log.Warn("placement: the broker writes no markers when a key expires (nats-server before 2.11); an expired lease is forgotten after 1.5 TTL")
+		cfg.LimitMarkerTTL = 0
+		kv, err = natsout.KeyValue(ctx, l.js, cfg)
 	}
 	if err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"sandfs/natsout/natstest"
@@ -246,12 +245,7 @@ func TestAcquireBrokerAway(t *testing.T) {
 
 func rawKV(t *testing.T, b *natstest.Broker) jetstream.KeyValue {
 	t.Helper()
-	nc, err := nats.Connect(b.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
+	js := b.JetStream(t)
 	kv, err := js.KeyValue(context.Background(), Bucket)
 	if err != nil {
 		t.Fatal(err)

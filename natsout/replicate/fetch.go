@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"sandfs/core"
 	"sandfs/core/checkpoint"
+	"sandfs/internal/parallel"
 )
 
 // Reading a checkpoint back from the fleet, on a host taking the sandbox
@@ -230,14 +232,11 @@ func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (F
 	if err := checkpoint.CheckRoom(sb, need); err != nil {
 		return out, fmt.Errorf("manifest %s: %w", id, err)
 	}
-	for _, h := range missing {
-		n, err := f.fetchObject(ctx, obs, sb, h, sizes[h])
-		if err != nil {
-			return out, err
-		}
-		out.Objects++
-		out.Bytes += n
+	n, err := f.fetchAll(ctx, obs, sb, missing, sizes)
+	if err != nil {
+		return out, err
 	}
+	out.Objects, out.Bytes = int64(len(missing)), n
 	c := m.Checkpoint
 	cp := checkpoint.Checkpoint{ID: c.ID, Name: c.Name, Reason: c.Reason, Seq: c.Seq, Created: c.Created,
 		NewBytes: out.Bytes, SkipExcluded: c.SkipExcluded}
@@ -246,6 +245,25 @@ func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (F
 	}
 	out.Host = m.Host
 	return out, nil
+}
+
+// fetchWorkers is how many objects a fetch asks for at once: each Get of
+// the Object Store is several round trips to the broker (its info, a
+// consumer, the chunks), so one at a time a tree of small files waits on
+// latency, not bytes.
+const fetchWorkers = 16
+
+// fetchAll brings the objects hashes (of sizes) into sb's store, several
+// at once; the first error stops the others and is answered. It answers
+// the bytes fetched.
+func (f *Fleet) fetchAll(ctx context.Context, obs jetstream.ObjectStore, sb *core.Sandbox, hashes []string, sizes map[string]int64) (int64, error) {
+	var total atomic.Int64
+	err := parallel.Each(ctx, fetchWorkers, hashes, func(ctx context.Context, h string) error {
+		n, err := f.fetchObject(ctx, obs, sb, h, sizes[h])
+		total.Add(n)
+		return err
+	})
+	return total.Load(), err
 }
 
 // fetchObject brings the object hash of size bytes into sb's store.

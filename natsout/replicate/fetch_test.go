@@ -148,7 +148,7 @@ func openHostile(t *testing.T, b *natstest.Broker, name string) *hostile {
 func open2(t *testing.T, b *natstest.Broker) *fleet {
 	t.Helper()
 	r := start(t, b)
-	return &fleet{nc: r.nc, js: r.js}
+	return &fleet{js: r.js}
 }
 
 func (h *hostile) put(t *testing.T, name, id string, entries []Entry) {

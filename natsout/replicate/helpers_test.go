@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"sandfs/core"
@@ -89,27 +88,18 @@ func waitSent(t *testing.T, r *Replicator, name string, n uint64) Stats {
 
 // fleet is a reader's view of the buckets.
 type fleet struct {
-	nc  *nats.Conn
 	obs jetstream.ObjectStore
 	js  jetstream.JetStream
 }
 
 func open(t *testing.T, b *natstest.Broker) *fleet {
 	t.Helper()
-	nc, err := nats.Connect(b.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := b.JetStream(t)
 	obs, err := js.ObjectStore(ctx, ObjectsBucket)
 	if err != nil {
 		t.Fatalf("objects bucket: %v", err)
 	}
-	return &fleet{nc: nc, obs: obs, js: js}
+	return &fleet{obs: obs, js: js}
 }
 
 // objects is every object name in the bucket, failing on a name twice.

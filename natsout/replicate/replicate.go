@@ -2,7 +2,6 @@ package replicate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -144,14 +143,8 @@ func (r *Replicator) objects(ctx context.Context) (jetstream.ObjectStore, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	obs, err := r.js.ObjectStore(ctx, ObjectsBucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		obs, err = r.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ObjectsBucket,
-			Description: "sandfs checkpoint contents, each named by its SHA-256", Storage: jetstream.FileStorage})
-		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			obs, err = r.js.ObjectStore(ctx, ObjectsBucket) // another host made it meanwhile
-		}
-	}
+	obs, err := natsout.ObjectStore(ctx, r.js, jetstream.ObjectStoreConfig{Bucket: ObjectsBucket,
+		Description: "sandfs checkpoint contents, each named by its SHA-256", Storage: jetstream.FileStorage})
 	if err != nil {
 		return nil, err
 	}
@@ -165,16 +158,8 @@ func (r *Replicator) objects(ctx context.Context) (jetstream.ObjectStore, error)
 func (r *Replicator) manifests(ctx context.Context, name string) (jetstream.KeyValue, error) {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	b := BucketOf(name)
-	kv, err := r.js.KeyValue(ctx, b)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = r.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: b,
-			Description: "sandfs checkpoint manifests of sandbox " + name, Storage: jetstream.FileStorage})
-		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			kv, err = r.js.KeyValue(ctx, b)
-		}
-	}
-	return kv, err
+	return natsout.KeyValue(ctx, r.js, jetstream.KeyValueConfig{Bucket: BucketOf(name),
+		Description: "sandfs checkpoint manifests of sandbox " + name, Storage: jetstream.FileStorage})
 }
 
 // inlineMax is the largest manifest kept whole in its KV value: the

@@ -16,6 +16,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/checkpoint"
+	"sandfs/internal/parallel"
 )
 
 var errNotConnected = errors.New("not connected to the broker")
@@ -245,23 +246,24 @@ func (s *sandbox) send(ctx context.Context, cp checkpoint.Checkpoint) error {
 	m := Manifest{Version: ManifestVersion, Sandbox: s.name, Host: s.r.cfg.Host, Checkpoint: header(cp),
 		Entries: make([]Entry, 0, len(entries))}
 	objs := map[string]bool{}
+	var send []checkpoint.Entry // a file of each object the fleet may lack
 	for _, e := range entries {
 		m.Entries = append(m.Entries, EntryOf(e))
 		if e.Type != "file" || objs[e.Hash] {
 			continue
 		}
 		objs[e.Hash] = true
-		if s.prev[e.Hash] {
-			continue
+		if !s.prev[e.Hash] {
+			send = append(send, e)
 		}
-		if err := s.sendObject(ctx, obs, e.Hash); errors.Is(err, fs.ErrNotExist) {
-			if _, err := checkpoint.ByID(s.sb, cp.ID); errors.Is(err, checkpoint.ErrUnknown) {
-				return nil // deleted meanwhile, and its objects swept
-			}
-			return fmt.Errorf("object %s of %s: %w", e.Hash, e.Path, err)
-		} else if err != nil {
-			return fmt.Errorf("object %s of %s: %w", e.Hash, e.Path, err)
+	}
+	if err := s.sendObjects(ctx, obs, send); errors.Is(err, fs.ErrNotExist) {
+		if _, err := checkpoint.ByID(s.sb, cp.ID); errors.Is(err, checkpoint.ErrUnknown) {
+			return nil // deleted meanwhile, and its objects swept
 		}
+		return err
+	} else if err != nil {
+		return err
 	}
 	data, err := s.encode(ctx, obs, m)
 	if err != nil {
@@ -314,6 +316,22 @@ func (s *sandbox) encode(ctx context.Context, obs jetstream.ObjectStore, m Manif
 	}
 	m.Entries, m.EntriesObject = nil, name
 	return json.Marshal(m)
+}
+
+// sendWorkers is how many objects a send puts at once: each put asks the
+// bucket for the object's info first and is several round trips, so one
+// at a time a tree of small files waits on latency, not bytes.
+const sendWorkers = 16
+
+// sendObjects sends the objects of files, several at once; the first error
+// stops the others and is answered.
+func (s *sandbox) sendObjects(ctx context.Context, obs jetstream.ObjectStore, files []checkpoint.Entry) error {
+	return parallel.Each(ctx, sendWorkers, files, func(ctx context.Context, e checkpoint.Entry) error {
+		if err := s.sendObject(ctx, obs, e.Hash); err != nil {
+			return fmt.Errorf("object %s of %s: %w", e.Hash, e.Path, err)
+		}
+		return nil
+	})
 }
 
 // sendObject sends the store's object hash unless the bucket has it.
