@@ -110,6 +110,15 @@ func (d *Dir) takeUpInPlace(ctx context.Context, name, cp string) (api.SandboxAd
 	if d.fd < 0 {
 		return out, errors.New("the daemon is stopping")
 	}
+	done := false
+	defer func() {
+		if !done {
+			// The lease names this host: DIR's next event would serve
+			// what DIR holds under the name as it is, neither the
+			// checkpoint's tree nor, maybe, this sandbox's.
+			d.heldBack[name] = true
+		}
+	}()
 	fleet := h.cfg.Replicator.Fleet()
 	hd, err := fleet.Header(ctx, name, cp)
 	if err != nil {
@@ -121,14 +130,6 @@ func (d *Dir) takeUpInPlace(ctx context.Context, name, cp string) (api.SandboxAd
 	if err := d.oldRootOf(name, hd.Identity); err != nil {
 		return out, fmt.Errorf("its --sandboxes DIR holds %s, not this sandbox's old root (%v): %w", name, err, fs.ErrExist)
 	}
-	done := false
-	defer func() {
-		if !done {
-			// The lease names this host: DIR's next event would serve the
-			// root as it is, neither the checkpoint nor the other host's.
-			d.heldBack[name] = true
-		}
-	}()
 	if h.cfg.Claim != nil {
 		undo, err := h.cfg.Claim(ctx, name)
 		if err != nil {
