@@ -39,6 +39,10 @@ type Dir struct {
 	skipped map[string]bool   // names logged once as not served
 	waiting map[string]bool   // names whose lease waits for the broker (placement.go)
 	moving  map[string]bool   // names moving away or being taken in (move.go, movein.go)
+	// heldBack: names whose take-up on their old root failed; that root
+	// is not served (the lease names this host) until the sandbox is
+	// handed here again or the daemon restarts (movein_inplace.go).
+	heldBack map[string]bool
 }
 
 // rootID names a root directory: the same name may be another directory
@@ -71,7 +75,7 @@ func OpenDir(h *Host, path string, def core.Quota) (*Dir, error) {
 		return nil, fmt.Errorf("--sandboxes %s: watch: %w", path, err)
 	}
 	d := &Dir{h: h, path: path, fd: fd, def: def, w: w, done: make(chan struct{}),
-		served: map[string]rootID{}, skipped: map[string]bool{}, waiting: map[string]bool{}, moving: map[string]bool{}}
+		served: map[string]rootID{}, skipped: map[string]bool{}, waiting: map[string]bool{}, moving: map[string]bool{}, heldBack: map[string]bool{}}
 	h.mu.Lock()
 	h.dirLost = d.leaseLost
 	h.mu.Unlock()
@@ -198,6 +202,10 @@ func (d *Dir) reconcile(name string) {
 	}
 	if _, fixed := d.h.Get(name); fixed {
 		d.skip(name, "--sandboxes: the name is a fixed sandbox's (--root, --sandbox); not served")
+		return
+	}
+	if d.heldBack[name] {
+		d.skip(name, "--sandboxes: taking the sandbox up on this old root failed; not served until it is handed here again or the daemon restarts")
 		return
 	}
 	if _, err := d.start(name); err != nil {

@@ -90,4 +90,15 @@
 // serving it (its root and state stay), then waits until the new host
 // serves it. The new host's Dir hears the handoff (placement.WatchMoves)
 // and takes the sandbox up with Adopt, whose start takes the lease over.
+//
+// A host that kept the sandbox's old root (moved away from it before:
+// DIR/NAME not served, its state keeping the handed checkpoint's
+// identity, the root marked with it) takes it up there instead
+// (movein_inplace.go): the fleet's token and quota kept, the journal
+// numbered on above the handed seq (history.NumberAbove), only the
+// objects its store lacks fetched, the root restored to the checkpoint
+// (checkpoint.Restore: only what differs written, journaled as the
+// restore's), a checkpoint of the result taken, then served. Anything
+// else of the name in DIR refuses the move (409) at the old host's Ping,
+// which names the sandbox's identity, and is left as it is.
 package daemon

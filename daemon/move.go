@@ -21,8 +21,9 @@ import (
 //
 //  1. B is asked first whether it takes the sandbox in (placement.Ping):
 //     no daemon of that name (400), or one without --replicate, or whose
-//     --sandboxes DIR holds the name already (409), refuses the move
-//     before anything changed.
+//     --sandboxes DIR holds the name already as anything but this
+//     sandbox's old root (409: the Ping names the sandbox's identity),
+//     refuses the move before anything changed.
 //  2. A marks the lease "moving" (other hosts answer 503), refuses every
 //     write to the sandbox (rest.Registry.GateWrites: 503 Retry-After,
 //     reads still served) and waits for the writes let in, unmounts its
@@ -35,7 +36,8 @@ import (
 //     and A stops serving the sandbox; its root and state stay on A's
 //     disk, untouched (its lease being B's now, the stop deletes nothing).
 //  4. B hears of it (movein.go), takes the sandbox up from that
-//     checkpoint (Dir.Adopt), serves it, and notes what it fetched in the
+//     checkpoint (Dir.Adopt; or, on the old root it kept,
+//     takeUpInPlace), serves it, and notes what it fetched in the
 //     lease; A answers once the lease says B serves it (at most moveWait;
 //     a refusal of B is 502, the bound passed 504: the lease then stays
 //     "moving" to B, for the operator).
@@ -74,8 +76,12 @@ func (d *Dir) Move(ctx context.Context, name, to string) (api.SandboxMoved, erro
 		return out, err
 	}
 	defer d.endMove(name)
+	e := h.entryOf(name)
+	if e == nil {
+		return out, moveErr(http.StatusNotFound, "sandbox %s is not served here", name)
+	}
 	var refused *placement.RefusedError
-	if err := l.Ping(ctx, to, name); errors.Is(err, placement.ErrNoHost) {
+	if err := l.Ping(ctx, to, name, e.sb.Identity()); errors.Is(err, placement.ErrNoHost) {
 		return out, moveErr(http.StatusBadRequest, "no daemon answers as host %s on the placement's broker (its --events-host, with --placement and --sandboxes DIR); nothing was changed", to)
 	} else if errors.As(err, &refused) {
 		return out, moveErr(http.StatusConflict, "%v; nothing was changed", err)
@@ -83,10 +89,6 @@ func (d *Dir) Move(ctx context.Context, name, to string) (api.SandboxMoved, erro
 		return out, moveErr(http.StatusBadRequest, "%v; nothing was changed", err)
 	}
 	start := time.Now()
-	e := h.entryOf(name)
-	if e == nil {
-		return out, moveErr(http.StatusNotFound, "sandbox %s is not served here", name)
-	}
 	cp, sent, err := d.freeze(ctx, name, to, e)
 	if err != nil {
 		return out, err

@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"sandfs/api"
 	"sandfs/core"
 	"sandfs/natsout/placement"
 )
@@ -24,11 +23,12 @@ import (
 // writes what it fetched in the lease, which the old host answers with.
 // A take-up that fails writes why in the lease (placement.Refuse).
 //
-// A name served here, or a directory of the name in DIR already (the
-// sandbox moved back to a host that served it before), is refused when
-// the old host asks, before anything changed: Adopt makes a new root.
-// Move the old one out of DIR first (its state is archived at the
-// take-up).
+// A name served here, or anything of the name in DIR already but the
+// sandbox's own old root (the old host's Ping names the sandbox's
+// identity: movein_inplace.go's oldRootOf), is refused when the old host
+// asks, before anything changed. The sandbox's old root is taken up in
+// place (takeUpInPlace): only what changed meanwhile is fetched and
+// written.
 
 // noteTries bounds the writes of what was fetched (a broker hiccup).
 const noteTries = 5
@@ -52,8 +52,9 @@ func (d *Dir) takesIn() error {
 	return nil
 }
 
-// takesNameIn says why this host does not take the sandbox name in.
-func (d *Dir) takesNameIn(name string) error {
+// takesNameIn says why this host does not take the sandbox name, of
+// identity id, in.
+func (d *Dir) takesNameIn(name, id string) error {
 	if err := d.takesIn(); err != nil {
 		return err
 	}
@@ -62,7 +63,6 @@ func (d *Dir) takesNameIn(name string) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var st unix.Stat_t
 	switch {
 	case d.fd < 0:
 		return errors.New("the daemon is stopping")
@@ -70,9 +70,11 @@ func (d *Dir) takesNameIn(name string) error {
 		return fmt.Errorf("sandbox %s is moving here already", name)
 	case d.h.isFork(name):
 		return fmt.Errorf("a sandbox %s is served here", name)
-	case unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil:
-		return fmt.Errorf("its --sandboxes DIR holds %s already (an old root of it, or another sandbox): "+
-			"a move into an existing directory is not done; move that directory out of DIR first", name)
+	case d.holdsName(name):
+		if err := d.oldRootOf(name, id); err != nil {
+			return fmt.Errorf("its --sandboxes DIR holds %s already, and not as this sandbox's old root: %v", name, err)
+		}
+		return nil // taken up in place
 	}
 	if sb, _ := d.h.Get(name); sb != nil {
 		return fmt.Errorf("a sandbox %s is served here", name)
@@ -89,6 +91,7 @@ func (d *Dir) movedIn(r placement.Record) {
 		return
 	}
 	d.moving[r.Name] = true
+	delete(d.heldBack, r.Name) // handed again: taken up again
 	d.mu.Unlock()
 	go func() {
 		defer d.endMove(r.Name)
@@ -118,7 +121,21 @@ func (d *Dir) takeUp(r placement.Record) {
 		return
 	}
 	keep := l.KeepHanded(name, r.Checkpoint) // a take-up longer than the TTL keeps the handoff
-	made, err := d.Adopt(h.ctx, name, r.Checkpoint)
+	if err := waitHanded(h.ctx, l, name); err != nil {
+		keep()
+		refuse(err)
+		return
+	}
+	d.mu.Lock()
+	inPlace := d.fd >= 0 && d.holdsName(name)
+	d.mu.Unlock()
+	var made api.SandboxAdopted
+	var err error
+	if inPlace {
+		made, err = d.takeUpInPlace(h.ctx, name, r.Checkpoint)
+	} else {
+		made, err = d.Adopt(h.ctx, name, r.Checkpoint)
+	}
 	keep()
 	if err != nil {
 		refuse(err)
@@ -141,4 +158,23 @@ func (d *Dir) takeUp(r placement.Record) {
 	}
 	log.Info("move: serving sandbox "+name+" moved from host "+r.From, "seq", made.Seq,
 		"objects", made.Fetched.Objects, "bytes", made.Fetched.Bytes, "lost", len(made.Lost))
+}
+
+// waitHanded waits until this host's lookup of the placement (a watch of
+// its own, which may hear the handoff after the watch of moves did) says
+// name is handed to this host: the claim before the take-up reads it.
+func waitHanded(ctx context.Context, l *placement.Leases, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, fleetWait)
+	defer cancel()
+	for {
+		r, ok := l.Lookup(name)
+		if ok && r.Host == l.Host() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the placement's lookup does not say sandbox %s is handed to this host after %v (it says %q)", name, fleetWait, r.Host)
+		case <-time.After(movePoll):
+		}
+	}
 }

@@ -170,7 +170,7 @@ func TestAdoptFromTheFleet(t *testing.T) {
 	// A manifest the fleet holds that is refused leaves nothing behind.
 	putManifest(t, b, "evil", `{"version":1,"sandbox":"evil","host":"x","checkpoint":{"id":"cp_000000000001","seq":3,"created":"2026-01-01T00:00:00Z"},`+
 		`"entries":[{"path":"/","type":"dir","mode":493},{"path":"../x","type":"dir","mode":493}]}`)
-	if st, body := postSandbox(t, bd, map[string]any{"name": "evil", "adopt": true}); st != 500 || !strings.Contains(bd.Log(), `entry \"../x\": not a clean path`) {
+	if st, body := postSandbox(t, bd, map[string]any{"name": "evil", "adopt": true}); st != 500 || !bd.LogHas(`entry \"../x\": not a clean path`) {
 		t.Fatalf("adopt of a bad manifest: %d %s, want 500 and the entry named in the log:\n%s", st, body, bd.Log())
 	}
 	ents, err := os.ReadDir(dirB)

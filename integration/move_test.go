@@ -100,9 +100,10 @@ func streamOf(t *testing.T, b *natstest.Broker, name string) []natsout.Message {
 // the checkpoint, and a reader's cursor goes on without a gap; the
 // stream holds each seq once. Bad moves change nothing: an unknown
 // sandbox 404, to itself 400, to no host 400, a sandbox token 403, a move
-// back into the old root 409, a daemon without --placement 501. With the
-// old root moved out of ha's DIR, s1 moves back after 100 files changed
-// on hb, and hb sends only their objects.
+// back into another sandbox's directory 409, a daemon without
+// --placement 501. With ha's old root moved out of its DIR, s1 moves back
+// after 100 files changed on hb, and hb sends only their objects
+// (move_back_test.go moves back onto the old root).
 func TestMoveTwoHosts(t *testing.T) {
 	b := natstest.Start(t)
 	ha, dirA := startMovable(t, b, "ha")
@@ -334,23 +335,32 @@ func TestMoveTwoHosts(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	// A move back into ha's old root is refused by ha before anything
-	// changes: hb still serves s1. (The CLI pointed at ha follows its 307
-	// to hb, the move's body sent again.)
+	// With ha's old root moved out of its DIR and another directory of
+	// the name there (no mark: not s1's), a move back is refused by ha
+	// before anything changes: hb still serves s1, and the directory is
+	// as it was. (The CLI pointed at ha follows its 307 to hb, the move's
+	// body sent again.)
+	must(t, os.Rename(rootA, filepath.Join(t.TempDir(), "s1-old")))
+	writeFiles(t, rootA, map[string]string{"other.txt": "another sandbox's"})
+	otherBefore := snapshot(t, rootA)
 	if r := runSandfs(t, envA, nil, "sandbox", "move", "s1", "ha"); r.Code == 0 || !strings.Contains(r.Stderr, "holds s1 already") {
 		t.Fatalf("move back to ha through ha: %s, want refused by ha", r)
 	}
 	if res, got := placedDo(t, "POST", hb.URL+"/v1/sandboxes/s1/move", `{"to":"ha"}`); res.StatusCode != 409 {
 		t.Fatalf("move back to ha: %d %s, want 409", res.StatusCode, got)
 	}
+	if got := snapshot(t, rootA); got != otherBefore {
+		t.Fatalf("the other directory s1 on ha after the refused move:\n%s\nwant\n%s", got, otherBefore)
+	}
 	if res, got := placedDo(t, "PUT", hb.URL+"/v1/sandboxes/s1/fs/write?path=/after-refusal", "b"); res.StatusCode != 200 {
 		t.Fatalf("a write on hb after the refused move back: %d %s", res.StatusCode, got)
 	}
 
-	// With ha's old root moved out of its DIR, s1 moves back, 100 files
-	// changed on hb: what hb sent is those files' objects (and /on-b's),
-	// the rest being in the fleet already.
-	must(t, os.Rename(rootA, filepath.Join(t.TempDir(), "s1-old")))
+	// With that directory gone too, s1 moves back, 100 files changed on
+	// hb: what hb sent is those files' objects (and /on-b's), the rest
+	// being in the fleet already; ha, holding no old root, fetches the
+	// whole tree's.
+	must(t, os.Rename(rootA, filepath.Join(t.TempDir(), "other")))
 	changed := map[string]string{}
 	for i := range 100 {
 		changed[fmt.Sprintf("c/%03d", i)] = fmt.Sprintf("changed-%03d", i)

@@ -34,7 +34,9 @@
 // A manifest is two gob values: a header (the Checkpoint, its parent, its
 // depth) and a body. A base's body holds every entry; a delta's holds what
 // changed since its parent (entries set, paths deleted). Each checkpoint
-// is a delta of the newest one of the same SkipExcluded, and the one at
+// is a delta of the newest one of the same SkipExcluded (the newest made
+// here, when the store has one: an imported tree is another journal's,
+// and not what the root holds until a restore wrote it), and the one at
 // depth compactEvery (32) is rewritten whole in the background once it has
 // answered (compact), so a checkpoint of 100 changes in a 100,000-entry
 // tree writes 100 entries, not 100,000, and reading any tree back costs

@@ -20,7 +20,8 @@ import (
 // all in the store. The record is written as Create writes one (temp,
 // fsync, rename, after one syncfs of the objects), as a base: it has no
 // parent here. Its entries carry no stat identity, so the next checkpoint
-// of the sandbox reads each file once again.
+// of the sandbox reads each file once again; and it is that checkpoint's
+// base only when the store holds none made here (store.go's newest).
 //
 // Everything in an imported tree is a claim of the sender, checked
 // before anything is written (CheckEntries): every path clean and
@@ -173,7 +174,7 @@ func Import(s *core.Sandbox, cp Checkpoint, entries []Entry) (Checkpoint, error)
 	out.Files, out.Dirs, out.Symlinks, out.Bytes = 0, 0, 0, 0
 	countTree(files, &out)
 	out.Created = cp.Created.UTC()
-	hd := cpHeader{Checkpoint: out}
+	hd := cpHeader{Checkpoint: out, Imported: true}
 	if err := h.store.Sync(); err != nil {
 		return Checkpoint{}, err
 	}

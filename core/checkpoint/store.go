@@ -68,6 +68,11 @@ type cpHeader struct {
 	Checkpoint
 	Parent string // "" for a base, which holds every entry
 	Depth  int    // deltas between it and its base
+	// Imported is a checkpoint made elsewhere (Import): its seq is
+	// another journal's and its entries carry no stat identity, so it is
+	// the next checkpoint's base only in a store holding none of its own
+	// (newest).
+	Imported bool
 }
 
 // cpBody is the second: every entry (a base), or what changed since the
@@ -352,24 +357,38 @@ func apply(files map[string]cpEntry, b cpBody) {
 }
 
 // newest is the newest checkpoint whose SkipExcluded is skip, nil when
-// none: the one the next checkpoint is a delta of.
+// none: the one the next checkpoint is a delta of. One made here wins
+// over any imported: a tree imported into a store that has its own (a
+// sandbox taken up again on a host that kept its old root) is not what
+// the root holds until a restore wrote it, and the restore's own
+// checkpoint must find the root from the tree last seen there.
 func (h *cpStore) newest(skip bool) (*cpTree, error) {
 	if h.last != nil && h.last.hdr.SkipExcluded == skip {
-		return h.last, nil
+		return h.last, nil // made here: create sets it
 	}
 	hdrs, err := h.headers()
 	if err != nil {
 		return nil, err
 	}
-	var best *cpHeader
+	var best, own *cpHeader
+	newer := func(hd cpHeader, than *cpHeader) bool {
+		return than == nil || hd.Seq > than.Seq || hd.Seq == than.Seq && hd.Created.After(than.Created)
+	}
 	for _, hd := range hdrs {
 		if hd.SkipExcluded != skip {
 			continue
 		}
-		if best == nil || hd.Seq > best.Seq || hd.Seq == best.Seq && hd.Created.After(best.Created) {
+		if newer(hd, best) {
 			hd := hd
 			best = &hd
 		}
+		if !hd.Imported && newer(hd, own) {
+			hd := hd
+			own = &hd
+		}
+	}
+	if own != nil {
+		best = own
 	}
 	if best == nil {
 		return nil, nil

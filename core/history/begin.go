@@ -57,3 +57,26 @@ func Begin(dir string, seq uint64, log *slog.Logger) error {
 	}
 	return l.Close()
 }
+
+// NumberAbove makes the journal in dir (not open) number on above seq:
+// the events after its newest through seq were another journal's (the
+// sandbox served on another host meanwhile, and taken up again here on
+// the state it left), so one loss marker stands for them at seq, and a
+// cursor before it is told overflow; a cursor at seq reads on. A journal
+// already past seq is left as it is. It answers the seq the journal
+// numbers after.
+func NumberAbove(dir string, seq uint64, log *slog.Logger) (uint64, error) {
+	l, err := Open(dir, Retention{}, log)
+	if err != nil {
+		return 0, err
+	}
+	n := l.Newest()
+	if n < seq {
+		l.Append(journal.Event{Seq: seq, Time: time.Now(), Path: "/"})
+		n = seq
+	}
+	if err := l.Close(); err != nil {
+		return 0, err
+	}
+	return n, nil
+}

@@ -57,3 +57,54 @@ func TestBeginKeepsTheMark(t *testing.T) {
 		t.Fatalf("begun after 41 over a mark at 100: numbers on after %d, want 100", l.Newest())
 	}
 }
+
+// A journal numbered above a seq another host handed out keeps its own
+// events, numbers on after the seq, tells a cursor before it the loss,
+// and reads on from a cursor at it; one already past it is left alone.
+func TestNumberAbove(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, Retention{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.NewWith(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/a", "/b"} {
+		j.Append(journal.Event{Type: journal.Create, Path: p})
+	}
+	l.Close()
+	if n, err := NumberAbove(dir, 40, nil); err != nil || n != 40 {
+		t.Fatalf("NumberAbove(40) over seqs 1-2: %d, %v; want 40", n, err)
+	}
+	if n, err := NumberAbove(dir, 7, nil); err != nil || n != 40 {
+		t.Fatalf("NumberAbove(7) over a journal at 40: %d, %v; want 40 (left alone)", n, err)
+	}
+	l, err = Open(dir, Retention{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	j, err = journal.NewWith(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := j.Append(journal.Event{Type: journal.Create, Path: "/c"}); e.Seq != 41 {
+		t.Fatalf("the first event after NumberAbove(40) has seq %d, want 41", e.Seq)
+	}
+	scan := func(from uint64) ([]string, bool) {
+		var seen []string
+		lost, err := j.Scan(context.Background(), from, func(e journal.Event) bool { seen = append(seen, e.Path); return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seen, lost
+	}
+	if seen, lost := scan(0); !lost || len(seen) != 3 || seen[2] != "/c" {
+		t.Fatalf("scan from 0: %v, lost %v; want /a /b /c, lost", seen, lost)
+	}
+	if seen, lost := scan(40); lost || len(seen) != 1 || seen[0] != "/c" {
+		t.Fatalf("scan from 40: %v, lost %v; want /c, nothing lost", seen, lost)
+	}
+}

@@ -38,4 +38,7 @@
 // handed out (a sandbox taken up on another host from a checkpoint): one
 // loss marker stands at that seq, so a cursor from before it is told
 // overflow, never shown a gap as if nothing had happened (begin.go).
+// NumberAbove does the same for a journal kept (a sandbox taken up again
+// on the host and state it left): its own events stay, one loss marker
+// at the seq stands for those the other host numbered.
 package history

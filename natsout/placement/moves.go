@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -20,7 +21,7 @@ import (
 //
 //   - Ping asks a host, by name, whether it takes a sandbox in, before
 //     anything changes: a request on HostSubject(host) naming the
-//     sandbox, answered by that host's AnswerPings (nothing, or why not:
+//     sandbox and its identity, answered by that host's AnswerPings (nothing, or why not:
 //     *RefusedError). No host of that name: ErrNoHost at once (the broker
 //     knows no one listens).
 //   - Handoff(..., with) writes the new holder "moving" with the
@@ -53,12 +54,18 @@ func (e *RefusedError) Error() string {
 	return "host " + e.Host + " does not take the sandbox in: " + e.Why
 }
 
-// Ping asks host whether it takes the sandbox name in: nil when it does,
-// *RefusedError, ErrNoHost, or ErrBroker.
-func (l *Leases) Ping(ctx context.Context, host, name string) error {
+// Ping asks host whether it takes the sandbox name, of identity (its
+// root's mark; "" when it has none), in: nil when it does, *RefusedError,
+// ErrNoHost, or ErrBroker. The identity lets a host that kept an old root
+// of the sandbox say it takes it up there.
+func (l *Leases) Ping(ctx context.Context, host, name, identity string) error {
 	ctx, cancel := context.WithTimeout(ctx, pingWait)
 	defer cancel()
-	m, err := l.nc.RequestWithContext(ctx, HostSubject(host), []byte(name))
+	body := name
+	if identity != "" {
+		body += " " + identity // a name is a DNS label: no space in it
+	}
+	m, err := l.nc.RequestWithContext(ctx, HostSubject(host), []byte(body))
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return fmt.Errorf("%w: %s", ErrNoHost, host)
@@ -71,11 +78,12 @@ func (l *Leases) Ping(ctx context.Context, host, name string) error {
 }
 
 // AnswerPings answers Ping for this host: refuse says why it does not
-// take the sandbox named in (nil: it does).
-func (l *Leases) AnswerPings(refuse func(name string) error) error {
+// take the sandbox named in, of that identity (nil: it does).
+func (l *Leases) AnswerPings(refuse func(name, identity string) error) error {
 	_, err := l.nc.Subscribe(HostSubject(l.cfg.Host), func(m *nats.Msg) {
 		var data []byte
-		if err := refuse(string(m.Data)); err != nil {
+		name, identity, _ := strings.Cut(string(m.Data), " ")
+		if err := refuse(name, identity); err != nil {
 			data = []byte(err.Error())
 		}
 		_ = m.Respond(data)

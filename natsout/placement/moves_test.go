@@ -18,7 +18,7 @@ func TestMoveHandoff(t *testing.T) {
 	b := natstest.Start(t)
 	h1, h2 := startHost(t, b, "h1"), startHost(t, b, "h2")
 	ctx := context.Background()
-	if err := h1.Ping(ctx, "nobody", "x"); !errors.Is(err, ErrNoHost) {
+	if err := h1.Ping(ctx, "nobody", "x", ""); !errors.Is(err, ErrNoHost) {
 		t.Fatalf("ping of no host: %v", err)
 	}
 	must := func(err error) {
@@ -27,17 +27,24 @@ func TestMoveHandoff(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(h2.AnswerPings(func(name string) error {
+	must(h2.AnswerPings(func(name, identity string) error {
 		if name == "taken" {
 			return errors.New("served here")
+		}
+		if name == "kept" && identity != "id1" {
+			return errors.New("another sandbox's root is here: " + identity)
 		}
 		return nil
 	}))
 	var refused *RefusedError
-	if err := h1.Ping(ctx, "h2", "taken"); !errors.As(err, &refused) || refused.Why != "served here" {
+	if err := h1.Ping(ctx, "h2", "taken", ""); !errors.As(err, &refused) || refused.Why != "served here" {
 		t.Fatalf("ping of a refusing host: %v", err)
 	}
-	must(h1.Ping(ctx, "h2", "x"))
+	if err := h1.Ping(ctx, "h2", "kept", "id2"); !errors.As(err, &refused) || refused.Why != "another sandbox's root is here: id2" {
+		t.Fatalf("ping with another identity: %v", err)
+	}
+	must(h1.Ping(ctx, "h2", "x", ""))
+	must(h1.Ping(ctx, "h2", "kept", "id1"))
 
 	heard := make(chan Record, 8)
 	h2.WatchMoves(func(r Record) { heard <- r })
