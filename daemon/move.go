@@ -43,8 +43,10 @@ import (
 //     "moving" to B, for the operator).
 
 const (
-	// moveWait bounds the wait for the new host to serve the sandbox.
-	moveWait = 2 * time.Minute
+	// moveWait bounds the wait for the new host to serve the sandbox: as
+	// long as its take-up may run (adoptWait: a large tree's fetch and
+	// write take minutes), and a minute more.
+	moveWait = adoptWait + time.Minute
 	// writesWait bounds the wait for the writes let in before the gate.
 	writesWait = 30 * time.Second
 	// fleetWait bounds each wait on the broker: the replicator, the
