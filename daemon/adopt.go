@@ -95,33 +95,23 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 		return out, fmt.Errorf("sandbox %s: %w", name, fs.ErrExist)
 	}
 	done := false
-	if h.cfg.Claim != nil {
-		undo, err := h.cfg.Claim(ctx, name)
-		if err != nil {
-			return out, fmt.Errorf("sandbox %s: its placement: %w", name, err)
+	undo, err := h.claim(ctx, name)
+	if err != nil {
+		return out, err
+	}
+	defer func() {
+		if !done {
+			undo()
 		}
-		defer func() {
-			if !done && undo != nil {
-				undo()
-			}
-		}()
-	}
-	fleet := h.cfg.Replicator.Fleet()
-	hd, err := fleet.Header(ctx, name, cp)
+	}()
+	w, err := h.fleetHeader(ctx, name, cp)
 	if err != nil {
 		return out, err
 	}
-	if hd.Seq > maxSeq {
-		return out, fmt.Errorf("sandbox %s: the fleet's checkpoint %s claims seq %d: refused", name, hd.ID, hd.Seq)
-	}
-	info, hasInfo, err := fleet.Info(ctx, name)
-	if err != nil {
+	if err := h.readRest(ctx, &w, name); err != nil {
 		return out, err
 	}
-	lost, truncated, after, err := h.lostAfter(ctx, fleet, name, hd)
-	if err != nil {
-		return out, err
-	}
+	hd := w.hd
 
 	// The tree is made under a name DIR never serves (not a DNS label)
 	// and renamed into place whole: a crash leaves no half tree served.
@@ -136,7 +126,7 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 			_ = removeState(h.cfg.State, name)
 		}
 	}()
-	statePath, err := h.newState(name, hd.Identity, info, hasInfo, after)
+	statePath, err := h.newState(name, w)
 	if err != nil {
 		return out, err
 	}
@@ -169,19 +159,11 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 	if err != nil {
 		return out, err
 	}
-	select { // as a fork's: answered once its kernel watch hears the whole tree
-	case <-sb.Watch().Ready():
-	case <-ctx.Done():
-	case <-time.After(watchReadyWait):
-		h.log.Warn("the adopted sandbox's kernel watch is not ready after 30s; answering anyway", "sandbox", name)
-	}
+	h.waitWatched(ctx, sb, name, "the adopted sandbox") // as a fork's
 	done = true
 	h.log.Info("took sandbox "+name+" up from the fleet", "sandbox", name, "checkpoint", hd.ID, "seq", hd.Seq,
-		"from", fetched.Host, "objects", fetched.Objects, "bytes", fetched.Bytes, "lost", len(lost), "numbering_after", after)
-	q := sb.Quota().Bound()
-	return api.SandboxAdopted{Name: name, Token: h.Token(name), Quota: api.Sizes{Bytes: q.Bytes, Entries: q.Entries},
-		Checkpoint: hd.ID, Seq: hd.Seq, From: fetched.Host, Fetched: api.Fetched{Objects: fetched.Objects, Bytes: fetched.Bytes},
-		Lost: lost, Truncated: truncated}, nil
+		"from", fetched.Host, "objects", fetched.Objects, "bytes", fetched.Bytes, "lost", len(w.lost), "numbering_after", w.after)
+	return h.adopted(name, sb, w, fetched), nil
 }
 
 // lostAfter reads the stream's events of name after the checkpoint hd
@@ -213,7 +195,7 @@ func (h *Host) lostAfter(ctx context.Context, fleet *replicate.Fleet, name strin
 // the root is marked with it, so it is the same sandbox's wherever it
 // goes next), the fleet's token and quota kept, and a journal that
 // numbers on after seq. It answers the directory's path.
-func (h *Host) newState(name, identity string, info replicate.Info, hasInfo bool, seq uint64) (string, error) {
+func (h *Host) newState(name string, w fleetWord) (string, error) {
 	path := statedir.Sandbox(h.cfg.State, name)
 	for _, f := range []string{statedir.TokenFile, "journal.db", "checkpoints"} {
 		var st unix.Stat_t
@@ -231,22 +213,15 @@ func (h *Host) newState(name, identity string, info replicate.Info, hasInfo bool
 		return path, err
 	}
 	defer unix.Close(fd)
-	if statedir.IsIdentity(identity) {
-		if err := statedir.Publish(fd, statedir.IdentityFile, identity+"\n"); err != nil {
+	if statedir.IsIdentity(w.hd.Identity) {
+		if err := statedir.Publish(fd, statedir.IdentityFile, w.hd.Identity+"\n"); err != nil {
 			return path, fmt.Errorf("sandbox %s: its identity: %w", name, err)
 		}
 	}
-	if hasInfo && info.Token != "" && h.cfg.Tokens {
-		if err := statedir.Publish(fd, statedir.TokenFile, info.Token+"\n"); err != nil {
-			return path, fmt.Errorf("sandbox %s: its token: %w", name, err)
-		}
+	if err := h.writeFleetInfo(fd, name, w, statedir.Publish); err != nil {
+		return path, err
 	}
-	if hasInfo && info.Quota != (replicate.InfoQuota{}) {
-		if err := writeQuota(fd, core.Quota{Bytes: info.Quota.Bytes, Entries: info.Quota.Entries}); err != nil {
-			return path, fmt.Errorf("sandbox %s: %w", name, err)
-		}
-	}
-	if err := history.Begin(path, seq, h.log); err != nil {
+	if err := history.Begin(path, w.after, h.log); err != nil {
 		return path, fmt.Errorf("sandbox %s: %w", name, err)
 	}
 	return path, nil

@@ -149,12 +149,7 @@ func (h *Host) Fork(ctx context.Context, name, from, cp string, q core.Quota) (r
 	// change in a directory not yet watched goes unheard), so the fork's
 	// journal names all it changed, which its merges and its changes
 	// since the fork read.
-	select {
-	case <-sb.Watch().Ready():
-	case <-ctx.Done():
-	case <-time.After(watchReadyWait):
-		h.log.Warn("the fork's kernel watch is not ready after 30s; answering anyway", "sandbox", name)
-	}
+	h.waitWatched(ctx, sb, name, "the fork")
 	rec.Made = true
 	if err := writeRecord(base, rec); err != nil {
 		h.Stop(context.WithoutCancel(ctx), name, false)

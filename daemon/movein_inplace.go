@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -119,37 +118,27 @@ func (d *Dir) takeUpInPlace(ctx context.Context, name, cp string) (api.SandboxAd
 			d.heldBack[name] = true
 		}
 	}()
-	fleet := h.cfg.Replicator.Fleet()
-	hd, err := fleet.Header(ctx, name, cp)
+	w, err := h.fleetHeader(ctx, name, cp)
 	if err != nil {
 		return out, err
 	}
-	if hd.Seq > maxSeq {
-		return out, fmt.Errorf("sandbox %s: the fleet's checkpoint %s claims seq %d: refused", name, hd.ID, hd.Seq)
-	}
+	hd := w.hd
 	if err := d.oldRootOf(name, hd.Identity); err != nil {
 		return out, fmt.Errorf("its --sandboxes DIR holds %s, not this sandbox's old root (%v): %w", name, err, fs.ErrExist)
 	}
-	if h.cfg.Claim != nil {
-		undo, err := h.cfg.Claim(ctx, name)
-		if err != nil {
-			return out, fmt.Errorf("sandbox %s: its placement: %w", name, err)
+	undo, err := h.claim(ctx, name)
+	if err != nil {
+		return out, err
+	}
+	defer func() {
+		if !done {
+			undo()
 		}
-		defer func() {
-			if !done && undo != nil {
-				undo()
-			}
-		}()
-	}
-	info, hasInfo, err := fleet.Info(ctx, name)
-	if err != nil {
+	}()
+	if err := h.readRest(ctx, &w, name); err != nil {
 		return out, err
 	}
-	lost, truncated, after, err := h.lostAfter(ctx, fleet, name, hd)
-	if err != nil {
-		return out, err
-	}
-	statePath, numbered, err := h.keepState(name, info, hasInfo, after)
+	statePath, numbered, err := h.keepState(name, w)
 	if err != nil {
 		return out, err
 	}
@@ -161,43 +150,28 @@ func (d *Dir) takeUpInPlace(ctx context.Context, name, cp string) (api.SandboxAd
 	if err != nil {
 		return out, err
 	}
-	select { // as an adoption's: answered once its kernel watch hears the whole tree
-	case <-sb.Watch().Ready():
-	case <-ctx.Done():
-	case <-time.After(watchReadyWait):
-		h.log.Warn("the sandbox's kernel watch is not ready after 30s; answering anyway", "sandbox", name)
-	}
+	h.waitWatched(ctx, sb, name, "the sandbox") // as an adoption's
 	done = true
 	h.log.Info("took sandbox "+name+" up on its old root", "sandbox", name, "checkpoint", hd.ID, "seq", hd.Seq,
 		"from", fetched.Host, "objects", fetched.Objects, "bytes", fetched.Bytes, "written", len(res.Written),
-		"removed", len(res.Removed), "undo", res.Undo, "lost", len(lost), "numbering_after", numbered)
-	q := sb.Quota().Bound()
-	return api.SandboxAdopted{Name: name, Token: h.Token(name), Quota: api.Sizes{Bytes: q.Bytes, Entries: q.Entries},
-		Checkpoint: hd.ID, Seq: hd.Seq, From: fetched.Host, Fetched: api.Fetched{Objects: fetched.Objects, Bytes: fetched.Bytes},
-		Lost: lost, Truncated: truncated}, nil
+		"removed", len(res.Removed), "undo", res.Undo, "lost", len(w.lost), "numbering_after", numbered)
+	return h.adopted(name, sb, w, fetched), nil
 }
 
 // keepState keeps the state of the sandbox name taken up on its old
 // root: the fleet's token and quota written over its own, its journal
 // numbered on above seq. It answers the state's path and the seq the
 // journal numbers after.
-func (h *Host) keepState(name string, info replicate.Info, hasInfo bool, seq uint64) (string, uint64, error) {
+func (h *Host) keepState(name string, w fleetWord) (string, uint64, error) {
 	fd, path, err := openSandboxState(h.cfg.State, name)
 	if err != nil {
 		return path, 0, err
 	}
 	defer unix.Close(fd)
-	if hasInfo && info.Token != "" && h.cfg.Tokens {
-		if err := statedir.Replace(fd, statedir.TokenFile, info.Token+"\n"); err != nil {
-			return path, 0, fmt.Errorf("sandbox %s: its token: %w", name, err)
-		}
+	if err := h.writeFleetInfo(fd, name, w, statedir.Replace); err != nil {
+		return path, 0, err
 	}
-	if hasInfo && info.Quota != (replicate.InfoQuota{}) {
-		if err := writeQuota(fd, core.Quota{Bytes: info.Quota.Bytes, Entries: info.Quota.Entries}); err != nil {
-			return path, 0, fmt.Errorf("sandbox %s: %w", name, err)
-		}
-	}
-	n, err := history.NumberAbove(path, seq, h.log)
+	n, err := history.NumberAbove(path, w.after, h.log)
 	if err != nil {
 		return path, 0, fmt.Errorf("sandbox %s: %w", name, err)
 	}
