@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"sandfs/api"
-	"sandfs/natsout/natstest"
 )
 
 // inodeOf is the inode of the file at p.
@@ -30,15 +29,7 @@ func inodeOf(t *testing.T, p string) uint64 {
 // what differs was written); ha numbers above every seq hb gave, and a
 // reader's cursor on hb's last seq reads on at ha; s1's token works there.
 func TestMoveBackInPlace(t *testing.T) {
-	b := natstest.Start(t)
-	ha, dirA := startMovable(t, b, "ha")
-	hb, dirB := startMovable(t, b, "hb")
-	res, body := placedDo(t, "POST", ha.URL+"/v1/sandboxes", `{"name":"s1"}`)
-	if res.StatusCode != 201 {
-		t.Fatalf("POST s1: %d %s", res.StatusCode, body)
-	}
-	var made api.SandboxCreated
-	must(t, json.Unmarshal([]byte(body), &made))
+	b, ha, dirA, hb, dirB, made := movableS1(t)
 	rootA, rootB := filepath.Join(dirA, "s1"), filepath.Join(dirB, "s1")
 	files := map[string]string{"keep.txt": "kept as it was"}
 	for i := range 120 {
@@ -47,7 +38,7 @@ func TestMoveBackInPlace(t *testing.T) {
 	writeFiles(t, rootA, files)
 	waitPlaced(t, ha, "GET", ha.URL+"/v1/sandboxes/s1/fs/read?path=%2Ff%2F119", "", 200)
 
-	res, body = placedDo(t, "POST", ha.URL+"/v1/sandboxes/s1/move", `{"to":"hb"}`)
+	res, body := placedDo(t, "POST", ha.URL+"/v1/sandboxes/s1/move", `{"to":"hb"}`)
 	if res.StatusCode != 200 {
 		t.Fatalf("move to hb: %d %s\n--- ha\n%s\n--- hb\n%s", res.StatusCode, body, ha.Log(), hb.Log())
 	}

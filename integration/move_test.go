@@ -105,15 +105,7 @@ func streamOf(t *testing.T, b *natstest.Broker, name string) []natsout.Message {
 // after 100 files changed on hb, and hb sends only their objects
 // (move_back_test.go moves back onto the old root).
 func TestMoveTwoHosts(t *testing.T) {
-	b := natstest.Start(t)
-	ha, dirA := startMovable(t, b, "ha")
-	hb, dirB := startMovable(t, b, "hb")
-	res, body := placedDo(t, "POST", ha.URL+"/v1/sandboxes", `{"name":"s1"}`)
-	if res.StatusCode != 201 {
-		t.Fatalf("POST s1: %d %s", res.StatusCode, body)
-	}
-	var made api.SandboxCreated
-	must(t, json.Unmarshal([]byte(body), &made))
+	b, ha, dirA, hb, dirB, made := movableS1(t)
 	rootA := filepath.Join(dirA, "s1")
 	writeFiles(t, rootA, map[string]string{"a.txt": "alpha", "d/b.txt": "beta", "run.sh": "#!/bin/sh\necho hi\n"})
 	must(t, os.Chmod(filepath.Join(rootA, "run.sh"), 0o750))
@@ -260,7 +252,7 @@ func TestMoveTwoHosts(t *testing.T) {
 	}
 
 	// ha sends s1's requests to hb; the CLI pointed at ha follows.
-	res, _ = waitPlaced(t, ha, "GET", readA, "", http.StatusTemporaryRedirect)
+	res, _ := waitPlaced(t, ha, "GET", readA, "", http.StatusTemporaryRedirect)
 	if loc := res.Header.Get("Location"); !strings.HasPrefix(loc, hb.URL+"/") || res.Header.Get("X-Sandfs-Holder") != "hb" {
 		t.Fatalf("ha's 307: Location %q holder %q", loc, res.Header.Get("X-Sandfs-Holder"))
 	}
@@ -366,7 +358,7 @@ func TestMoveTwoHosts(t *testing.T) {
 		changed[fmt.Sprintf("c/%03d", i)] = fmt.Sprintf("changed-%03d", i)
 	}
 	writeFiles(t, rootB, changed)
-	res, body = placedDo(t, "POST", hb.URL+"/v1/sandboxes/s1/move", `{"to":"ha"}`)
+	res, body := placedDo(t, "POST", hb.URL+"/v1/sandboxes/s1/move", `{"to":"ha"}`)
 	if res.StatusCode != 200 {
 		t.Fatalf("move back to ha: %d %s\n--- ha\n%s\n--- hb\n%s", res.StatusCode, body, ha.Log(), hb.Log())
 	}
@@ -387,4 +379,19 @@ func TestMoveTwoHosts(t *testing.T) {
 	if st, got := named(t, lone, "", "POST", "s9", "/move", []byte(`{"to":"hb"}`)); st != 501 || !strings.Contains(string(got), "--placement") {
 		t.Fatalf("move on a daemon without --placement: %d %s, want 501", st, got)
 	}
+}
+
+// movableS1 starts hosts ha and hb of one broker (startMovable) and makes
+// the sandbox s1 on ha.
+func movableS1(t *testing.T) (b *natstest.Broker, ha *Daemon, dirA string, hb *Daemon, dirB string, made api.SandboxCreated) {
+	t.Helper()
+	b = natstest.Start(t)
+	ha, dirA = startMovable(t, b, "ha")
+	hb, dirB = startMovable(t, b, "hb")
+	res, body := placedDo(t, "POST", ha.URL+"/v1/sandboxes", `{"name":"s1"}`)
+	if res.StatusCode != 201 {
+		t.Fatalf("POST s1: %d %s", res.StatusCode, body)
+	}
+	must(t, json.Unmarshal([]byte(body), &made))
+	return b, ha, dirA, hb, dirB, made
 }
