@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/checkpoint/cas"
 	"sandfs/internal/safeat"
 )
 
@@ -34,6 +35,10 @@ type lowerBuild struct {
 	fromDirfd int
 
 	creds createCreds // what a create gives (lowercreds.go)
+
+	// objects is the store whose objects a made tree's files may be
+	// (lowerobject.go); nil for a copy, whose files are written.
+	objects *cas.Store
 }
 
 // build makes every entry of files beneath name in lfd: parents before
@@ -67,6 +72,7 @@ func (b *lowerBuild) buildAt(ctx context.Context, rootfd int, files map[string]c
 	sort.Strings(paths) // a parent sorts before what it holds
 	var dirs []string
 	var groups []*entryGroup // the other entries, a run of one directory's in each
+	claim := b.objectClaims()
 	for i, p := range paths {
 		if i%256 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -78,10 +84,10 @@ func (b *lowerBuild) buildAt(ctx context.Context, rootfd int, files map[string]c
 				groups = append(groups, &entryGroup{dir: d})
 			}
 			g := groups[len(groups)-1]
-			g.items = append(g.items, groupItem{p, e})
+			g.items = append(g.items, groupItem{p, e, claim(e)})
 			continue
 		}
-		if err := b.make(p, e); err != nil {
+		if err := b.make(p, e, false); err != nil {
 			return core.PathErr("materialize", p, err)
 		}
 		dirs = append(dirs, p)
@@ -121,8 +127,9 @@ type entryGroup struct {
 }
 
 type groupItem struct {
-	p string
-	e cpEntry
+	p   string
+	e   cpEntry
+	obj bool // e's file may be its object (lowerobject.go)
 }
 
 // makeAll makes the entries of groups (their directories made), a group
@@ -135,7 +142,7 @@ func (b *lowerBuild) makeAll(ctx context.Context, groups []*entryGroup) error {
 	next := make(chan *entryGroup)
 	var wg sync.WaitGroup
 	for range n {
-		w := &lowerBuild{s: b.s, content: b.content, rootfd: b.rootfd, dirfd: -1, from: b.from, fromDirfd: -1, creds: b.creds}
+		w := &lowerBuild{s: b.s, content: b.content, rootfd: b.rootfd, dirfd: -1, from: b.from, fromDirfd: -1, creds: b.creds, objects: b.objects}
 		wg.Go(func() {
 			defer w.closeDir()
 			defer w.closeFromDir()
@@ -144,7 +151,7 @@ func (b *lowerBuild) makeAll(ctx context.Context, groups []*entryGroup) error {
 					if i%256 == 0 && ctx.Err() != nil {
 						return
 					}
-					if err := w.make(it.p, it.e); err != nil {
+					if err := w.make(it.p, it.e, it.obj); err != nil {
 						cancel(core.PathErr("materialize", it.p, err))
 						return
 					}
@@ -199,12 +206,16 @@ func (b *lowerBuild) closeDir() {
 	}
 }
 
-func (b *lowerBuild) make(p string, e cpEntry) error {
+// make makes entry e at p; obj: its file may be its object.
+func (b *lowerBuild) make(p string, e cpEntry, obj bool) error {
 	dfd, name, err := b.parent(p)
 	if err != nil {
 		return err
 	}
 	if e.Kind != kindDir && b.linkFrom(p, e, dfd, name) {
+		return nil
+	}
+	if obj && b.linkObject(e, dfd, name) {
 		return nil
 	}
 	switch e.Kind {

@@ -83,7 +83,7 @@ func Materialize(ctx context.Context, s *core.Sandbox, id string) (Lower, error)
 	if err := unix.Mkdirat(lfd, tmp, 0o700); err != nil {
 		return Lower{}, fmt.Errorf("materialize %s: %w", id, err)
 	}
-	b := &lowerBuild{s: s, content: metacopy(h.store), from: h.newestMade(lfd, id)}
+	b := &lowerBuild{s: s, content: metacopy(h.store), from: h.newestMade(lfd, id), objects: h.store}
 	defer b.from.close()
 	err = b.build(ctx, lfd, tmp, files)
 	if err == nil {

@@ -54,7 +54,8 @@ var ErrChanged = errors.New("file changed while it was read")
 
 // Store is one objects directory.
 type Store struct {
-	fd int // O_RDONLY directory fd of objects/
+	fd   int  // O_RDONLY directory fd of objects/
+	keep bool // new objects take their source's attributes (attrs.go)
 }
 
 // Object is what Put stored.
@@ -78,7 +79,7 @@ func Open(dirfd int, name string) (*Store, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
-	return &Store{fd: fd}, nil
+	return &Store{fd: fd, keep: os.Geteuid() == 0}, nil
 }
 
 // Close releases the store's fd.
@@ -129,8 +130,12 @@ func same(a, b *unix.Stat_t) bool {
 	return a.Ino == b.Ino && a.Dev == b.Dev && a.Size == b.Size && a.Mtim == b.Mtim && a.Ctim == b.Ctim
 }
 
-// Put stores the bytes of the regular file src (read from its start).
-func (s *Store) Put(src *os.File) (Object, error) {
+// Put stores the bytes of the regular file src (read from its start). A
+// new object takes src's owner, mode and mtime where the store keeps them
+// (attrs.go).
+func (s *Store) Put(src *os.File) (Object, error) { return s.put(src, true) }
+
+func (s *Store) put(src *os.File, keep bool) (Object, error) {
 	var before unix.Stat_t
 	if err := unix.Fstat(int(src.Fd()), &before); err != nil {
 		return Object{}, err
@@ -161,15 +166,20 @@ func (s *Store) Put(src *os.File) (Object, error) {
 		return Object{}, ErrChanged
 	}
 	o.Hash = hex.EncodeToString(h.Sum(nil))
-	return s.name(tmp, f, o)
+	var from *unix.Stat_t
+	if keep {
+		from = &before
+	}
+	return s.name(tmp, f, o, from)
 }
 
-// name makes the temp tmp (f) the object o.Hash, unless the store has it.
-func (s *Store) name(tmp string, f *os.File, o Object) (Object, error) {
+// name makes the temp tmp (f) the object o.Hash, unless the store has it,
+// with the attributes of from (nil: none, attrs.go).
+func (s *Store) name(tmp string, f *os.File, o Object, from *unix.Stat_t) (Object, error) {
 	if s.Has(o.Hash) {
 		return o, nil
 	}
-	if err := unix.Fchmod(int(f.Fd()), 0o400); err != nil {
+	if err := s.setAttrs(int(f.Fd()), from); err != nil {
 		return Object{}, err
 	}
 	d, n := Split(o.Hash)
@@ -218,7 +228,7 @@ func (s *Store) PutNamed(hash string, r io.Reader, max int64) (Object, error) {
 	if n > max || hex.EncodeToString(h.Sum(nil)) != hash {
 		return Object{}, fmt.Errorf("object %s: %w", hash, ErrMismatch)
 	}
-	return s.name(tmp, f, Object{Hash: hash, Size: n})
+	return s.name(tmp, f, Object{Hash: hash, Size: n}, nil)
 }
 
 // Hash is the hex SHA-256 and size of the regular file src (read from
@@ -252,7 +262,7 @@ func (s *Store) PutBytes(b []byte) (Object, error) {
 	if _, err := f.Write(b); err != nil {
 		return Object{}, err
 	}
-	return s.Put(f)
+	return s.put(f, false)
 }
 
 func hashAll(h hash.Hash, f *os.File) (int64, error) {
