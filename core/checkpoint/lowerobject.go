@@ -37,11 +37,8 @@ func (b *lowerBuild) objectClaims() func(cpEntry) bool {
 // has e's attributes; false when it did not (other attributes, or the
 // link failed: another filesystem, too many links): e is then made anew.
 func (b *lowerBuild) linkObject(e cpEntry, dfd int, name string) bool {
-	var st unix.Stat_t
-	if b.objects.Stat(e.Hash, &st) != nil || !objectIs(&st, e) {
-		return false
-	}
-	return b.objects.LinkInto(e.Hash, dfd, name) == nil
+	linked, _ := b.objects.LinkIf(e.Hash, dfd, name, func(st *unix.Stat_t) bool { return objectIs(st, e) })
+	return linked
 }
 
 // objectIs reports whether an object of stat st is the file e records.

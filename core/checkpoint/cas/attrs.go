@@ -37,22 +37,24 @@ func (s *Store) setAttrs(fd int, from *unix.Stat_t) error {
 	return safeat.Utimes(fd, []unix.Timespec{{Nsec: unix.UTIME_OMIT}, from.Mtim})
 }
 
-// Stat is the lstat of object h.
-func (s *Store) Stat(h string, st *unix.Stat_t) error {
+// LinkIf makes name in dirfd a hard link to object h (a made tree's
+// file) when ok holds of the object's lstat; it never replaces name. It
+// answers whether it linked, and why not when it tried and failed.
+func (s *Store) LinkIf(h string, dirfd int, name string, ok func(*unix.Stat_t) bool) (bool, error) {
 	if !ValidHash(h) {
-		return unix.EINVAL
+		return false, unix.EINVAL
 	}
 	d, n := Split(h)
-	return unix.Fstatat(s.fd, d+"/"+n, st, unix.AT_SYMLINK_NOFOLLOW)
-}
-
-// LinkInto makes name in dirfd a hard link to object h: a made tree's file
-// (the caller's to have compared its attributes, Stat). It never replaces
-// name.
-func (s *Store) LinkInto(h string, dirfd int, name string) error {
-	if !ValidHash(h) {
-		return unix.EINVAL
+	obj := d + "/" + n
+	var st unix.Stat_t
+	if err := unix.Fstatat(s.fd, obj, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return false, err
 	}
-	d, n := Split(h)
-	return unix.Linkat(s.fd, d+"/"+n, dirfd, name, 0)
+	if !ok(&st) {
+		return false, nil
+	}
+	if err := unix.Linkat(s.fd, obj, dirfd, name, 0); err != nil {
+		return false, err
+	}
+	return true, nil
 }

@@ -19,7 +19,7 @@ func TestObjectAttrs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, nil, "objects' attributes NOT TESTED: only a root daemon's store keeps them")
 	}
-	s, _ := open(t)
+	s, dir := open(t)
 	src := t.TempDir()
 	mtime := time.Date(2011, 1, 2, 3, 4, 5, 6, time.UTC)
 	for _, c := range []struct {
@@ -57,10 +57,7 @@ func TestObjectAttrs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var st unix.Stat_t
-		if err := s.Stat(o.Hash, &st); err != nil {
-			t.Fatal(err)
-		}
+		st := objectStat(t, dir, o.Hash)
 		if st.Mode&0o7777 != c.wantPerm || st.Uid != c.wantUID || (st.Mtim.Nano() == mtime.UnixNano()) != c.wantMtime {
 			t.Errorf("%s: object mode %o uid %d mtime %v; want mode %o uid %d, the file's mtime: %v",
 				c.name, st.Mode&0o7777, st.Uid, time.Unix(0, st.Mtim.Nano()), c.wantPerm, c.wantUID, c.wantMtime)
@@ -71,9 +68,9 @@ func TestObjectAttrs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st unix.Stat_t
-	if err := s.Stat(o.Hash, &st); err != nil || st.Mode&0o7777 != 0o400 {
-		t.Errorf("an object put from bytes: mode %o, %v; want 0400", st.Mode&0o7777, err)
+	st := objectStat(t, dir, o.Hash)
+	if st.Mode&0o7777 != 0o400 {
+		t.Errorf("an object put from bytes: mode %o; want 0400", st.Mode&0o7777)
 	}
 
 	tree := t.TempDir()
@@ -82,20 +79,31 @@ func TestObjectAttrs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(tfd)
-	if err := s.LinkInto(o.Hash, tfd, "f"); err != nil {
-		t.Fatal(err)
+	if linked, err := s.LinkIf(o.Hash, tfd, "f", func(*unix.Stat_t) bool { return false }); linked || err != nil {
+		t.Fatalf("a link the caller refused: %v, %v", linked, err)
+	}
+	if linked, err := s.LinkIf(o.Hash, tfd, "f", func(got *unix.Stat_t) bool { return got.Ino == st.Ino }); !linked || err != nil {
+		t.Fatalf("a link the caller took: %v, %v", linked, err)
 	}
 	var lt unix.Stat_t
 	if err := unix.Lstat(filepath.Join(tree, "f"), &lt); err != nil || lt.Ino != st.Ino {
 		t.Errorf("the linked name: ino %d, %v; want the object's %d", lt.Ino, err, st.Ino)
 	}
-	if err := s.LinkInto(o.Hash, tfd, "f"); err != unix.EEXIST {
-		t.Errorf("a second link onto the same name: %v, want EEXIST", err)
+	yes := func(*unix.Stat_t) bool { return true }
+	if linked, err := s.LinkIf(o.Hash, tfd, "f", yes); linked || err != unix.EEXIST {
+		t.Errorf("a second link onto the same name: %v, %v; want EEXIST", linked, err)
 	}
-	if err := s.LinkInto("../../x", tfd, "g"); err != unix.EINVAL {
-		t.Errorf("a link of a name that is no hash: %v, want EINVAL", err)
+	if linked, err := s.LinkIf("../../x", tfd, "g", yes); linked || err != unix.EINVAL {
+		t.Errorf("a link of a name that is no hash: %v, %v; want EINVAL", linked, err)
 	}
-	if err := s.Stat("zz", &st); err != unix.EINVAL {
-		t.Errorf("a stat of a name that is no hash: %v, want EINVAL", err)
+}
+
+// objectStat is the lstat of object h in the store at dir.
+func objectStat(t *testing.T, dir, h string) unix.Stat_t {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(dir, h[:2], h[2:]), &st); err != nil {
+		t.Fatal(err)
 	}
+	return st
 }
