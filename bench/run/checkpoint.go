@@ -226,7 +226,7 @@ func materializeRows(c *cfg, t *table, sb *core.Sandbox, id, root, dir string) e
 		cpal = append(cpal, ms)
 	}
 	t.pair("First materialization of a checkpoint of a 100,000-file tree (the lower of a fork), ms: checkpoint.Materialize vs cp -al of the root", "ms",
-		mat, cpal, atMost, 1.0, fmt.Sprintf("%d runs taking turns, each made tree removed first; tmpfs; the made tree holds metadata only (its files are overlay metacopy files whose content stays in the store)", c.runs))
+		mat, cpal, atMost, 1.0, fmt.Sprintf("%d runs taking turns, each made tree removed first; tmpfs; the made tree copies no content (its files are the store's objects, hard-linked, where an object has the file's mode, owner and mtime, else overlay metacopy files)", c.runs))
 	return linkedRows(c, t, sb, root, links)
 }
 

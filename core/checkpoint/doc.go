@@ -126,12 +126,15 @@
 //
 // [Materialize] makes a checkpoint's tree whole on disk, once, as the
 // state directory's lower/<id>: what a fork's overlay reads beneath its
-// own writes. Its directories and symlinks are themselves; its files hold
-// only their size (sparse), mode, owner and mtime, and the xattrs of an
-// overlay metacopy file whose redirect names the store's object, so an
-// overlay with objects/ as its data-only layer (internal/overlay) reads
-// the checkpoint's bytes from the store: nothing is copied, nothing kept
-// twice, and the build costs metadata alone. A file or symlink whose
+// own writes. Its directories and symlinks are themselves; a file is the
+// store's object itself (a hard link) where the object has the file's
+// mode, owner and mtime (a new object takes those of the file it was
+// stored from, lowerobject.go), else it holds only its size (sparse),
+// mode, owner and mtime, and the xattrs of an overlay metacopy file whose
+// redirect names the store's object, so an overlay with objects/ as its
+// data-only layer (internal/overlay) reads the checkpoint's bytes from
+// the store: nothing is copied, nothing kept twice, and the build costs
+// links and metadata alone. A file or symlink whose
 // record equals that of the same path in the tree of the newest
 // checkpoint already made is a hard link to that tree's inode (one call
 // instead of several; a made tree is never written, so the inode is what

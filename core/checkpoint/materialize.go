@@ -19,10 +19,11 @@ import (
 
 // A checkpoint's tree made whole on disk, once, in the sandbox's state
 // directory (lower/<id>): what a fork's overlay reads beneath its own
-// writes. Its files hold metadata only (size, mode, owner, mtime) and the
-// overlay xattrs that send their reads to the store's object (the store's
-// objects/ is the overlay's data-only layer), so no content is copied and
-// none is kept twice. It is built under a temporary name and renamed into
+// writes. Its files are the store's objects (lowerobject.go), or hold
+// metadata only (size, mode, owner, mtime) and the overlay xattrs that
+// send their reads to the store's object (the store's objects/ is the
+// overlay's data-only layer), so no content is copied and none is kept
+// twice. It is built under a temporary name and renamed into
 // place, so a crash leaves either nothing or the whole tree, never half of
 // one; the leftovers of a build that did not finish are removed by the
 // next. Nothing writes a made tree again: an overlay copies a file up
@@ -45,7 +46,7 @@ type Lower struct {
 
 // Materialize makes the tree of checkpoint id whole in the sandbox's
 // state directory, unless it already is, and answers where it is:
-// directories, symlinks and metacopy files with the modes, owners and
+// directories, symlinks, objects and metacopy files with the modes, owners and
 // modification times the checkpoint recorded (package overlay). It needs
 // CAP_SYS_ADMIN (trusted.* xattrs). ctx ends a build (what was built is
 // removed).
