@@ -120,8 +120,8 @@
 // its parent with O_NOFOLLOW, symlinks reported (with whether they point at
 // a directory) and never descended; the caller stops it with fs.SkipAll at
 // its limit. Path patterns live in package pathmatch, with the names
-// skipped by default: [Glob] (pathmatch.Glob) matches slash-separated
-// relative paths with "**", grep's globs match the base name or the path.
+// skipped by default: pathmatch.Glob matches slash-separated relative
+// paths with "**", grep's globs match the base name or the path.
 // Walk, List and grep leave out a name that is not valid UTF-8 (and do not
 // descend such a directory), counting it in the [SkippedNames] of the
 // context: no boundary could report it without aliasing another file
@@ -154,10 +154,10 @@
 //
 // # Client patterns
 //
-// Every glob a client sends is checked by [CheckGlob] (pattern.go), at
-// most [MaxGlobLen] bytes; regular expressions are package grep's, under
-// its bounds. A refusal is a *PatternError saying which bound and by how
-// much.
+// Every glob a client sends is checked by pathmatch.CheckGlob
+// (core/pathmatch/check.go), at most pathmatch.MaxGlobLen bytes; regular
+// expressions are package grep's, under its bounds. A refusal is a
+// *pathmatch.PatternError saying which bound and by how much.
 //
 // # Abandoned work
 //

@@ -18,6 +18,7 @@ import (
 	"sandfs/core/changes"
 	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
+	"sandfs/core/pathmatch"
 	coretar "sandfs/core/tar"
 )
 
@@ -239,7 +240,7 @@ func Classify(err error) ErrKind {
 	if k, ok := classifyHistory(err); ok {
 		return k
 	}
-	var pate *core.PatternError
+	var pate *pathmatch.PatternError
 	if errors.As(err, &pate) {
 		return ErrKind{Kind: KindInvalidRequest, Status: http.StatusBadRequest, Op: oe.opName(), Detail: pate.Error()}
 	}
