@@ -19,6 +19,7 @@ import (
 	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
 	"sandfs/core/pathmatch"
+	"sandfs/core/precond"
 	coretar "sandfs/core/tar"
 )
 
@@ -228,7 +229,7 @@ func Classify(err error) ErrKind {
 		// The client went away; nobody reads this answer.
 		return ErrKind{Kind: KindInvalidRequest, Status: http.StatusBadRequest, Detail: "request canceled"}
 	}
-	var pce *core.PreconditionError
+	var pce *precond.Error
 	if errors.As(err, &pce) {
 		op := oe.opName()
 		if op == "" {
