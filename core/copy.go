@@ -10,6 +10,7 @@ import (
 
 	"sandfs/core/apipath"
 	"sandfs/core/journal"
+	"sandfs/core/precond"
 	"sandfs/core/quota"
 	"sandfs/internal/safeat"
 )
@@ -23,7 +24,7 @@ type CopyOptions struct {
 	MkdirParents bool // create the destination's missing parents
 	// Pre is what the destination must be, checked before the copy starts
 	// and again just before the rename (precondition.go).
-	Pre Precondition
+	Pre precond.Precondition
 }
 
 // CopyStats says what a Copy made.
@@ -147,7 +148,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 		old = was.usage
 	}
 	unlock()
-	if errors.Is(err, ErrPrecondition) {
+	if errors.Is(err, precond.ErrFailed) {
 		RemoveAllAt(context.WithoutCancel(ctx), tdir, tmp)
 		return CopyStats{}, err
 	}

@@ -91,19 +91,19 @@
 // # Conditional changes
 //
 // WriteFile, WriteInPlace, Upload, Copy (its destination), Move (its
-// source) and RemoveWith take a [Precondition]: the [ETag]s the target may
+// source) and RemoveWith take a [precond.Precondition]: the [ETag]s the target may
 // have, or that it must be absent. It is checked on the target as it is
 // right before the change (after the temp file is written and synced, just
 // before the rename or unlink; by stat beneath the held directory fd, no
 // symlink followed), under a per-path stripe lock every one of these calls
 // takes for its final step, so two API writers holding one ETag never both
-// win. A mismatch is a *[PreconditionError] (errors.Is [ErrPrecondition])
+// win. A mismatch is a *[precond.Error] (errors.Is [precond.ErrFailed])
 // with the current ETag; the temp file is removed and nothing changes. The
 // one window left is a writer outside these calls (a process in the
 // sandbox, a FUSE handle) between the stat and the rename, two syscalls
 // with no I/O between: the kernel has no rename conditional on a file's
 // state, and no lock binds writers that do not take it, so it is as small
-// as it can be without one (precondition.go).
+// as it can be without one (precondition.go, package precond).
 //
 // # Ownership
 //
@@ -120,8 +120,8 @@
 // its parent with O_NOFOLLOW, symlinks reported (with whether they point at
 // a directory) and never descended; the caller stops it with fs.SkipAll at
 // its limit. Path patterns live in package pathmatch, with the names
-// skipped by default: [Glob] (pathmatch.Glob) matches slash-separated
-// relative paths with "**", grep's globs match the base name or the path.
+// skipped by default: pathmatch.Glob matches slash-separated relative
+// paths with "**", grep's globs match the base name or the path.
 // Walk, List and grep leave out a name that is not valid UTF-8 (and do not
 // descend such a directory), counting it in the [SkippedNames] of the
 // context: no boundary could report it without aliasing another file
@@ -154,10 +154,10 @@
 //
 // # Client patterns
 //
-// Every glob a client sends is checked by [CheckGlob] (pattern.go), at
-// most [MaxGlobLen] bytes; regular expressions are package grep's, under
-// its bounds. A refusal is a *PatternError saying which bound and by how
-// much.
+// Every glob a client sends is checked by pathmatch.CheckGlob
+// (core/pathmatch/check.go), at most pathmatch.MaxGlobLen bytes; regular
+// expressions are package grep's, under its bounds. A refusal is a
+// *pathmatch.PatternError saying which bound and by how much.
 //
 // # Abandoned work
 //

@@ -5,10 +5,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"path"
-	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"sandfs/core/history"
 	"sandfs/core/journal"
@@ -129,7 +127,7 @@ func (s *Sandbox) findChangesAtStart(ctx context.Context, log *slog.Logger) (int
 		}); err != nil {
 			return 0, err
 		}
-		for _, e := range diffManifest(known, now, heard, sameDir) {
+		for _, e := range history.DiffManifest(known, now, heard, sameDir, underTemp) {
 			s.journal.Append(e)
 			told++
 		}
@@ -178,10 +176,10 @@ func (s *Sandbox) replay(ctx context.Context, known map[string]history.Entry, se
 		last = e.Seq
 		switch e.Type {
 		case journal.Remove:
-			dropTree(known, e.Path)
+			history.DropTree(known, e.Path)
 		case journal.Rename:
 			if e.OldPath != "" {
-				moveTree(known, e.OldPath, e.Path)
+				history.MoveTree(known, e.OldPath, e.Path)
 			}
 			fallthrough
 		default:
@@ -190,68 +188,6 @@ func (s *Sandbox) replay(ctx context.Context, known map[string]history.Entry, se
 		return true
 	})
 	return last, err
-}
-
-func dropTree(m map[string]history.Entry, p string) {
-	delete(m, p)
-	prefix := strings.TrimSuffix(p, "/") + "/"
-	for k := range m {
-		if strings.HasPrefix(k, prefix) {
-			delete(m, k)
-		}
-	}
-}
-
-func moveTree(m map[string]history.Entry, from, to string) {
-	dropTree(m, to)
-	prefix := strings.TrimSuffix(from, "/") + "/"
-	for k, v := range m {
-		if strings.HasPrefix(k, prefix) {
-			delete(m, k)
-			m[to+"/"+k[len(prefix):]] = v
-		}
-	}
-	delete(m, from)
-}
-
-// diffManifest is the events that take known to now, in an order a reader
-// can apply: removes deepest first, then creates parents first, then
-// writes and chmods. inodes is false when now is a copy of the tree known
-// describes (every inode new): a file is then written when its size or
-// mtime differ.
-func diffManifest(known, now map[string]history.Entry, heard map[string]bool, inodes bool) []journal.Event {
-	var removes, creates, changes []journal.Event
-	ev := func(t journal.Type, p string, e history.Entry) journal.Event {
-		return journal.Event{Type: t, Path: p, IsDir: e.IsDir, Size: e.Size, Mtime: e.Mtime, Inode: e.Inode, Mode: e.Mode,
-			Origin: journal.External, FoundAtStart: true}
-	}
-	for p, k := range known {
-		if heard[p] || !utf8.ValidString(p) || underTemp(p) {
-			continue
-		}
-		n, ok := now[p]
-		if !ok || n.Mode.Type() != k.Mode.Type() && k.Mode != 0 {
-			removes = append(removes, ev(journal.Remove, p, k))
-		}
-	}
-	for p, n := range now {
-		if heard[p] {
-			continue
-		}
-		k, ok := known[p]
-		switch {
-		case !ok || n.Mode.Type() != k.Mode.Type() && k.Mode != 0:
-			creates = append(creates, ev(journal.Create, p, n))
-		case !n.IsDir && (inodes && k.Inode != 0 && k.Inode != n.Inode || k.Inode != 0 && k.Size != n.Size || !k.Mtime.IsZero() && !k.Mtime.Equal(n.Mtime)):
-			changes = append(changes, ev(journal.Write, p, n))
-		case k.Mode != 0 && permBits(k.Mode) != permBits(n.Mode):
-			changes = append(changes, ev(journal.Chmod, p, n))
-		}
-	}
-	sort.Slice(removes, func(i, j int) bool { return removes[i].Path > removes[j].Path })
-	sort.Slice(creates, func(i, j int) bool { return creates[i].Path < creates[j].Path })
-	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
-	return append(append(removes, creates...), changes...)
 }
 
 // underTemp reports whether API path p is one of the daemon's temp names
@@ -264,8 +200,4 @@ func underTemp(p string) bool {
 		}
 	}
 	return false
-}
-
-func permBits(m fs.FileMode) fs.FileMode {
-	return m & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 }

@@ -9,6 +9,7 @@ import (
 
 	"sandfs/core/apipath"
 	"sandfs/core/journal"
+	"sandfs/core/precond"
 	"sandfs/core/quota"
 )
 
@@ -18,7 +19,7 @@ type MoveOptions struct {
 	MkdirParents bool // create the destination's missing parents
 	// Pre is what the source must be, checked just before the rename
 	// (precondition.go).
-	Pre Precondition
+	Pre precond.Precondition
 }
 
 // Move renames from to to. Neither final component is followed: a symlink

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/apipath"
 )
 
 // Clean turns a client path into a canonical absolute API path. A relative
@@ -28,60 +30,15 @@ func (s *Sandbox) CleanIn(workdir, p string) (string, error) {
 	return cleanAPI(wd, p)
 }
 
-// nameMax is the longest name a Linux filesystem takes (NAME_MAX).
-const nameMax = 255
-
-// PathProblem is why a client path is refused, in words an answer may
-// carry. Every check of a client path's shape is here (CheckPath), and
-// Clean is built on it: no route or subpackage keeps its own copy.
-type PathProblem string
-
-const (
-	PathOK          PathProblem = ""
-	PathEmpty       PathProblem = "empty"
-	PathNUL         PathProblem = "contains a NUL byte"
-	PathTooLong     PathProblem = "longer than 4096 bytes"
-	PathNameTooLong PathProblem = "has a name longer than 255 bytes"
-	PathDotDot      PathProblem = `has a ".." component`
-)
-
-// CheckPath says what is wrong with the client path p as given (PathOK:
-// nothing). strict refuses a ".." component too, for the callers whose
-// paths must not climb (restore's scopes, an archive's member names);
-// Clean resolves one lexically instead.
-func CheckPath(p string, strict bool) PathProblem {
-	switch {
-	case p == "":
-		return PathEmpty
-	case strings.IndexByte(p, 0) >= 0:
-		return PathNUL
-	case len(p) >= unix.PathMax:
-		return PathTooLong
-	}
-	for rest := p; rest != ""; {
-		name, next, _ := strings.Cut(rest, "/")
-		if len(name) > nameMax {
-			// No such name can exist: refused here like the kernel would,
-			// also where no system call follows (a watch wait).
-			return PathNameTooLong
-		}
-		if strict && name == ".." {
-			return PathDotDot
-		}
-		rest = next
-	}
-	return PathOK
-}
-
 func cleanAPI(workdir, p string) (string, error) {
-	if why := CheckPath(p, false); why == PathEmpty || why == PathNUL {
+	if why := apipath.Check(p, false); why == apipath.Empty || why == apipath.NUL {
 		return "", PathErr("resolve", sanitize(p), unix.EINVAL)
 	}
 	if !strings.HasPrefix(p, "/") {
 		p = workdir + "/" + p
 	}
 	p = path.Clean(p)
-	if CheckPath(p, false) != PathOK {
+	if apipath.Check(p, false) != apipath.OK {
 		return "", PathErr("resolve", p[:min(len(p), 64)]+"…", unix.ENAMETOOLONG)
 	}
 	return p, nil

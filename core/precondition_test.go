@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"sandfs/core/precond"
 )
 
 // etagOf is the ETag of root/rel as Stat (followed) gives it, "" if absent.
@@ -22,34 +24,34 @@ func etagOf(t *testing.T, s *Sandbox, rel string) string {
 
 // TestPreconditionOps: every conditional change refuses a stale ETag, a
 // "*" on a missing target and If-None-Match on an existing one with a
-// *PreconditionError naming the current ETag, and changes nothing; with
+// *precond.Error naming the current ETag, and changes nothing; with
 // the right ETag it changes the target.
 func TestPreconditionOps(t *testing.T) {
 	ops := []struct {
 		name   string
 		target string // the path the precondition is on
-		do     func(s *Sandbox, pre Precondition) error
+		do     func(s *Sandbox, pre precond.Precondition) error
 		after  map[string]string // root-relative file → content after success ("" absent)
 	}{
-		{"WriteFile", "f", func(s *Sandbox, pre Precondition) error {
+		{"WriteFile", "f", func(s *Sandbox, pre precond.Precondition) error {
 			_, err := s.WriteFile(ctx, "f", strings.NewReader("NEW"), WriteOptions{Pre: pre})
 			return err
 		}, map[string]string{"f": "NEW"}},
-		{"WriteInPlace", "f", func(s *Sandbox, pre Precondition) error {
+		{"WriteInPlace", "f", func(s *Sandbox, pre precond.Precondition) error {
 			_, err := s.WriteInPlace(ctx, "f", strings.NewReader("NEW"), InPlaceOptions{Pre: pre})
 			return err
 		}, map[string]string{"f": "NEW"}},
-		{"Upload", "f", func(s *Sandbox, pre Precondition) error {
+		{"Upload", "f", func(s *Sandbox, pre precond.Precondition) error {
 			_, _, err := s.Upload(ctx, "f", strings.NewReader("NEW"), UploadOptions{Pre: pre})
 			return err
 		}, map[string]string{"f": "NEW"}},
-		{"Move", "f", func(s *Sandbox, pre Precondition) error {
+		{"Move", "f", func(s *Sandbox, pre precond.Precondition) error {
 			return s.Move(ctx, "f", "g", MoveOptions{Pre: pre})
 		}, map[string]string{"f": "", "g": "OLD"}},
-		{"Remove", "f", func(s *Sandbox, pre Precondition) error {
+		{"Remove", "f", func(s *Sandbox, pre precond.Precondition) error {
 			return s.RemoveWith(ctx, "f", RemoveOptions{Pre: pre})
 		}, map[string]string{"f": ""}},
-		{"Copy", "f", func(s *Sandbox, pre Precondition) error {
+		{"Copy", "f", func(s *Sandbox, pre precond.Precondition) error {
 			_, err := s.Copy(ctx, "src", "f", CopyOptions{Overwrite: true, Pre: pre})
 			return err
 		}, map[string]string{"f": "SRC"}},
@@ -62,22 +64,22 @@ func TestPreconditionOps(t *testing.T) {
 				}
 				mk(t, root, map[string]string{"f": "OLD", "src": "SRC"})
 				cur := etagOf(t, s, op.target)
-				refuse := func(what string, pre Precondition, want string) {
+				refuse := func(what string, pre precond.Precondition, want string) {
 					t.Helper()
 					before := snapshot(t, root)
 					err := op.do(s, pre)
-					var pe *PreconditionError
-					if !errors.As(err, &pe) || !errors.Is(err, ErrPrecondition) {
-						t.Fatalf("%s: err = %v, want a *PreconditionError", what, err)
+					var pe *precond.Error
+					if !errors.As(err, &pe) || !errors.Is(err, precond.ErrFailed) {
+						t.Fatalf("%s: err = %v, want a *precond.Error", what, err)
 					}
 					if pe.Current != want {
 						t.Errorf("%s: Current = %q, want %q", what, pe.Current, want)
 					}
 					sameSnapshot(t, what, before, snapshot(t, root))
 				}
-				refuse("stale", Precondition{IfMatch: []string{`"1-2-3"`}}, cur)
-				refuse("if-none-match", Precondition{IfNoneMatch: true}, cur)
-				if err := op.do(s, Precondition{IfMatch: []string{`"0-0-0"`, "W/" + cur}}); err != nil {
+				refuse("stale", precond.Precondition{IfMatch: []string{`"1-2-3"`}}, cur)
+				refuse("if-none-match", precond.Precondition{IfNoneMatch: true}, cur)
+				if err := op.do(s, precond.Precondition{IfMatch: []string{`"0-0-0"`, "W/" + cur}}); err != nil {
 					t.Fatalf("matching ETag: %v", err)
 				}
 				for rel, want := range op.after {
@@ -93,12 +95,12 @@ func TestPreconditionOps(t *testing.T) {
 		}
 		t.Run("missing", func(t *testing.T) {
 			os.Remove(filepath.Join(root, "nope"))
-			_, err := s.WriteFile(ctx, "nope", strings.NewReader("x"), WriteOptions{Pre: Precondition{IfMatch: []string{"*"}}})
-			var pe *PreconditionError
+			_, err := s.WriteFile(ctx, "nope", strings.NewReader("x"), WriteOptions{Pre: precond.Precondition{IfMatch: []string{"*"}}})
+			var pe *precond.Error
 			if !errors.As(err, &pe) || pe.Current != "" {
 				t.Fatalf("* on a missing file: %v", err)
 			}
-			_, err = s.WriteInPlace(ctx, "nope", strings.NewReader("x"), InPlaceOptions{Pre: Precondition{IfMatch: []string{"*"}}})
+			_, err = s.WriteInPlace(ctx, "nope", strings.NewReader("x"), InPlaceOptions{Pre: precond.Precondition{IfMatch: []string{"*"}}})
 			if !errors.As(err, &pe) || pe.Current != "" {
 				t.Fatalf("in place, * on a missing file: %v", err)
 			}
@@ -106,7 +108,7 @@ func TestPreconditionOps(t *testing.T) {
 				t.Fatal("a refused write created the file")
 			}
 			var etag string
-			if _, err := s.WriteInPlace(ctx, "nope", strings.NewReader("x"), InPlaceOptions{Pre: Precondition{IfNoneMatch: true}, ETag: &etag}); err != nil {
+			if _, err := s.WriteInPlace(ctx, "nope", strings.NewReader("x"), InPlaceOptions{Pre: precond.Precondition{IfNoneMatch: true}, ETag: &etag}); err != nil {
 				t.Fatalf("If-None-Match on a missing file: %v", err)
 			}
 			if got := etagOf(t, s, "nope"); etag != got {
@@ -117,7 +119,7 @@ func TestPreconditionOps(t *testing.T) {
 }
 
 // TestPreconditionRace: two writers holding the same ETag race; exactly
-// one wins, the other gets ErrPrecondition, and the file holds the
+// one wins, the other gets precond.ErrFailed, and the file holds the
 // winner's bytes.
 func TestPreconditionRace(t *testing.T) {
 	root := t.TempDir()
@@ -126,12 +128,12 @@ func TestPreconditionRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	writers := map[string]func(body string, pre Precondition) error{
-		"WriteFile": func(body string, pre Precondition) error {
+	writers := map[string]func(body string, pre precond.Precondition) error{
+		"WriteFile": func(body string, pre precond.Precondition) error {
 			_, err := s.WriteFile(ctx, "f", strings.NewReader(body), WriteOptions{Pre: pre})
 			return err
 		},
-		"WriteInPlace": func(body string, pre Precondition) error {
+		"WriteInPlace": func(body string, pre precond.Precondition) error {
 			_, err := s.WriteInPlace(ctx, "f", strings.NewReader(body), InPlaceOptions{Pre: pre})
 			return err
 		},
@@ -142,7 +144,7 @@ func TestPreconditionRace(t *testing.T) {
 				if err := os.WriteFile(filepath.Join(root, "f"), []byte("base"), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				pre := Precondition{IfMatch: []string{etagOf(t, s, "f")}}
+				pre := precond.Precondition{IfMatch: []string{etagOf(t, s, "f")}}
 				var wg sync.WaitGroup
 				errs := make([]error, 2)
 				for w := range 2 {
@@ -158,7 +160,7 @@ func TestPreconditionRace(t *testing.T) {
 						if want := fmt.Sprintf("writer %d of round %d", w, i); string(b) != want {
 							t.Fatalf("round %d: the file holds %q, the winner wrote %q", i, b, want)
 						}
-					case !errors.Is(err, ErrPrecondition):
+					case !errors.Is(err, precond.ErrFailed):
 						t.Fatalf("round %d: writer %d: %v", i, w, err)
 					}
 				}
@@ -188,7 +190,7 @@ func BenchmarkWriteFilePrecondition(b *testing.B) {
 				if cond {
 					info, _ := s.Stat(ctx, "f")
 					var etag string
-					o.Pre, o.ETag = Precondition{IfMatch: []string{ETag(info)}}, &etag
+					o.Pre, o.ETag = precond.Precondition{IfMatch: []string{ETag(info)}}, &etag
 				}
 				if _, err := s.WriteFile(ctx, "f", strings.NewReader("hello"), o); err != nil {
 					b.Fatal(err)

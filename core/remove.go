@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/precond"
 	"sandfs/core/quota"
 )
 
@@ -16,7 +17,7 @@ type RemoveOptions struct {
 	Recursive bool // a non-empty directory with all under it
 	// Pre is what the entry (not followed) must be, checked just before
 	// the unlink (precondition.go).
-	Pre Precondition
+	Pre precond.Precondition
 }
 
 // Remove deletes p, never following a final symlink (the link goes, not its

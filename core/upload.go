@@ -12,6 +12,7 @@ import (
 
 	"sandfs/core/apipath"
 	"sandfs/core/journal"
+	"sandfs/core/precond"
 	"sandfs/core/quota"
 )
 
@@ -26,7 +27,7 @@ const UploadPrefix = TempPrefix + "upload-"
 type UploadOptions struct {
 	// Pre is what the target must be, checked before the body is read and
 	// again just before the rename (precondition.go).
-	Pre Precondition
+	Pre precond.Precondition
 	// ETag, when not nil, receives the ETag of the file written.
 	ETag *string
 }

@@ -12,6 +12,7 @@ import (
 
 	"sandfs/core/apipath"
 	"sandfs/core/journal"
+	"sandfs/core/precond"
 	"sandfs/core/quota"
 )
 
@@ -25,8 +26,8 @@ type WriteOptions struct {
 	Mode fs.FileMode
 	// Pre is what the target must be for the write to happen, checked
 	// before the body is read and again just before the rename
-	// (precondition.go); a mismatch is a *PreconditionError.
-	Pre Precondition
+	// (precondition.go); a mismatch is a *precond.Error.
+	Pre precond.Precondition
 	// ETag, when not nil, receives the ETag of the file written.
 	ETag *string
 }
@@ -142,7 +143,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 // renameChecked renames tmp over name in dirfd (the file at API path ap)
 // when pre holds, holding ap's stripe lock across the check and the rename
 // (precondition.go).
-func renameChecked(op, ap string, pre Precondition, dirfd int, tmp, name string) error {
+func renameChecked(op, ap string, pre precond.Precondition, dirfd int, tmp, name string) error {
 	unlock := locks.lock(ap)
 	defer unlock()
 	if err := checkAt(op, ap, pre, dirfd, name); err != nil {

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/journal"
+	"sandfs/core/precond"
 	"sandfs/core/quota"
 )
 
@@ -20,7 +21,7 @@ type InPlaceOptions struct {
 	// Pre is what the target must be, checked on the opened file before
 	// its first byte changes (precondition.go): IfNoneMatch only creates
 	// (O_EXCL), IfMatch never creates.
-	Pre  Precondition
+	Pre  precond.Precondition
 	ETag *string // when not nil, receives the ETag of the file written
 }
 
@@ -74,7 +75,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 			fd, err = unix.Openat(dirfd, name, flags|unix.O_NOFOLLOW, 0) // (flags has it: said again for .ci/syscheck)
 		}
 		if err == unix.ENOENT && len(o.Pre.IfMatch) > 0 {
-			return 0, &PreconditionError{Op: OpWrite, Path: ap}
+			return 0, &precond.Error{Op: OpWrite, Path: ap}
 		}
 		if err != unix.ENOENT || tries >= 8 {
 			break
@@ -116,7 +117,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 		return 0, PathErr(OpWrite, ap, unix.EINVAL)
 	}
 	if cur := statETag(&st); !created && !o.Pre.Holds(cur) {
-		return 0, &PreconditionError{Op: OpWrite, Path: ap, Current: cur}
+		return 0, &precond.Error{Op: OpWrite, Path: ap, Current: cur}
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		return 0, PathErr(OpWrite, ap, err)

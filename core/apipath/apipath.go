@@ -1,7 +1,8 @@
 // Package apipath takes API paths apart and puts them together: the
 // clean, absolute, slash-separated paths core names files by ("/" is the
 // sandbox root; core/doc.go, "Path model"). Its functions never clean,
-// unlike path.Split and path.Join: they take a path already clean. It is
+// unlike path.Split and path.Join: they take a path already clean; Check
+// says what is wrong with a client's path before it is (check.go). It is
 // a leaf that core and its subpackages share, so neither keeps a copy;
 // it imports nothing of sandfs.
 package apipath

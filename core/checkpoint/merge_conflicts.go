@@ -9,6 +9,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/linediff"
+	"sandfs/core/precond"
 )
 
 // The diffs of a merge's conflicts: from ours to theirs, for two text
@@ -58,7 +59,7 @@ func side(ap string, e cpEntry, ok, etag bool) *MergeSide {
 	pe := e.public(ap)
 	s := &MergeSide{Type: pe.Type, Mode: pe.Mode, Uid: e.Uid, Gid: e.Gid, Size: e.Size, Hash: e.Hash, Target: e.Target}
 	if etag {
-		s.ETag = core.IdentityETag(e.Ino, e.Size, e.Mtime)
+		s.ETag = precond.IdentityETag(e.Ino, e.Size, e.Mtime)
 	}
 	return s
 }

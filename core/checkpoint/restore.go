@@ -140,7 +140,7 @@ func restoreScopes(s *core.Sandbox, paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
 		bad := func(why string) error { return &RestorePathError{Path: quoteIfOdd(p), Why: why} }
-		if why := core.CheckPath(p, true); why != core.PathOK {
+		if why := apipath.Check(p, true); why != apipath.OK {
 			return nil, bad(string(why))
 		}
 		if s.HostRoot() != "/" && (p == s.HostRoot() || strings.HasPrefix(p, s.HostRoot()+"/")) {

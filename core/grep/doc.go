@@ -25,9 +25,9 @@
 // Every regular expression a client sends is compiled in pattern.go, under
 // one set of bounds: a regex's program is at most [MaxPatternInsts]
 // instructions, one search scans at most [MaxInputFor] bytes of a file
-// (the product is [PatternWork]). Globs are checked by core.CheckGlob
-// (at most core.MaxGlobLen bytes). A refusal is a *core.PatternError
-// saying which bound and by how much. A line search rewrites its regex so
+// (the product is [PatternWork]). Globs are checked by
+// pathmatch.CheckGlob (at most pathmatch.MaxGlobLen bytes). A refusal is a
+// *pathmatch.PatternError saying which bound and by how much. A line search rewrites its regex so
 // no match holds a newline, which makes one pass over the data enough and
 // lets it scan in windows that end at line ends.
 //

@@ -144,7 +144,7 @@ func Run(ctx context.Context, s *core.Sandbox, p string, o Options) (Result, err
 		for _, t := range strings.Split(o.Type, ",") {
 			g, ok := grepTypes[strings.TrimSpace(t)]
 			if !ok {
-				return Result{}, &core.PatternError{Pattern: o.Type, Err: errors.New("unknown file type; known types: " + strings.Join(Types(), ", "))}
+				return Result{}, &pathmatch.PatternError{Pattern: o.Type, Err: errors.New("unknown file type; known types: " + strings.Join(Types(), ", "))}
 			}
 			typeGlobs = append(typeGlobs, g...)
 		}
@@ -164,7 +164,7 @@ func Run(ctx context.Context, s *core.Sandbox, p string, o Options) (Result, err
 	}
 	for _, list := range [][]string{o.Include, excludes} {
 		for _, g := range list {
-			if err := core.CheckGlob(g); err != nil {
+			if err := pathmatch.CheckGlob(g); err != nil {
 				return Result{}, err
 			}
 		}
@@ -190,8 +190,8 @@ func Run(ctx context.Context, s *core.Sandbox, p string, o Options) (Result, err
 		case o.MaxFileSize > 0 && info.Size > o.MaxFileSize:
 			return Result{}, core.PathErr(Op, ap, unix.EFBIG)
 		case maxFile >= 0 && info.Size > maxFile:
-			return Result{}, &core.PatternError{Pattern: o.Pattern, Err: fmt.Errorf("%w: a pattern of %d instructions may search at most %d bytes of one file, and %s has %d",
-				core.ErrPatternTooComplex, m.insts, maxFile, ap, info.Size)}
+			return Result{}, &pathmatch.PatternError{Pattern: o.Pattern, Err: fmt.Errorf("%w: a pattern of %d instructions may search at most %d bytes of one file, and %s has %d",
+				pathmatch.ErrPatternTooComplex, m.insts, maxFile, ap, info.Size)}
 		}
 	}
 	o.MaxFileSize = maxFile

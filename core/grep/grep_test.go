@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/pathmatch"
 )
 
 // lines renders matches as "file:line:text" for comparison.
@@ -117,12 +118,12 @@ func TestGrep(t *testing.T) {
 			}
 		})
 		t.Run("errors", func(t *testing.T) {
-			var pe *core.PatternError
+			var pe *pathmatch.PatternError
 			if _, err := Run(ctx, s, "/src", Options{Pattern: "a(b"}); !errors.As(err, &pe) {
-				t.Errorf("bad regex: got %v, want *core.PatternError", err)
+				t.Errorf("bad regex: got %v, want *pathmatch.PatternError", err)
 			}
 			if _, err := Run(ctx, s, "/src", Options{Pattern: "a", Type: "nope"}); !errors.As(err, &pe) {
-				t.Errorf("unknown type: got %v, want *core.PatternError", err)
+				t.Errorf("unknown type: got %v, want *pathmatch.PatternError", err)
 			}
 			if _, err := Run(ctx, s, "/missing", Options{Pattern: "a"}); !errors.Is(err, unix.ENOENT) {
 				t.Errorf("missing: got %v, want ENOENT", err)

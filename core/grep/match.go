@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"sandfs/core"
+	"sandfs/core/pathmatch"
 )
 
 const (
@@ -32,7 +32,7 @@ type matcher struct {
 
 func newMatcher(o Options) (*matcher, error) {
 	if o.Pattern == "" {
-		return nil, &core.PatternError{Pattern: o.Pattern, Err: errors.New("pattern is empty")}
+		return nil, &pathmatch.PatternError{Pattern: o.Pattern, Err: errors.New("pattern is empty")}
 	}
 	m := &matcher{multiline: o.Multiline}
 	lit := o.FixedStrings || regexp.QuoteMeta(o.Pattern) == o.Pattern

@@ -8,12 +8,12 @@ import (
 	"slices"
 	"strings"
 
-	"sandfs/core"
+	"sandfs/core/pathmatch"
 )
 
 // Regular expressions from clients. One a client sends is compiled here
 // and nowhere else, so one set of bounds holds for grep and the one-file
-// search; a glob is checked by core.CheckGlob, for every route that takes
+// search; a glob is checked by pathmatch.CheckGlob, for every route that takes
 // one.
 //
 // Go's regexp runs in time linear in its input, but the factor is the size
@@ -39,7 +39,7 @@ const PatternWork = 1 << 30
 // compileRegexp compiles a client's regular expression (Perl syntax, as
 // regexp.Compile) and returns it with its program's size in instructions.
 // A malformed pattern or one whose program is over MaxPatternInsts is a
-// *core.PatternError whose message says why; the one shown is orig, the
+// *pathmatch.PatternError whose message says why; the one shown is orig, the
 // client's own text (expr may carry flags added by the caller).
 //
 // With lineMode, the pattern is rewritten so that no match contains a
@@ -52,7 +52,7 @@ const PatternWork = 1 << 30
 func compileRegexp(orig, expr string, lineMode bool) (*regexp.Regexp, int, error) {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
-		return nil, 0, &core.PatternError{Pattern: orig, Err: asTyped(err, orig)}
+		return nil, 0, &pathmatch.PatternError{Pattern: orig, Err: asTyped(err, orig)}
 	}
 	if lineMode {
 		withoutNewline(re)
@@ -60,15 +60,15 @@ func compileRegexp(orig, expr string, lineMode bool) (*regexp.Regexp, int, error
 	}
 	prog, err := syntax.Compile(re.Simplify())
 	if err != nil {
-		return nil, 0, &core.PatternError{Pattern: orig, Err: err}
+		return nil, 0, &pathmatch.PatternError{Pattern: orig, Err: err}
 	}
 	if n := len(prog.Inst); n > MaxPatternInsts {
-		return nil, 0, &core.PatternError{Pattern: orig, Err: fmt.Errorf("%w: it compiles to %d instructions, more than the limit of %d "+
-			"(counted repetitions of groups, such as (.*){1,1000}, multiply a pattern's size)", core.ErrPatternTooComplex, n, MaxPatternInsts)}
+		return nil, 0, &pathmatch.PatternError{Pattern: orig, Err: fmt.Errorf("%w: it compiles to %d instructions, more than the limit of %d "+
+			"(counted repetitions of groups, such as (.*){1,1000}, multiply a pattern's size)", pathmatch.ErrPatternTooComplex, n, MaxPatternInsts)}
 	}
 	rx, err := regexp.Compile(expr)
 	if err != nil {
-		return nil, 0, &core.PatternError{Pattern: orig, Err: err}
+		return nil, 0, &pathmatch.PatternError{Pattern: orig, Err: err}
 	}
 	return rx, len(prog.Inst), nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"sandfs/core"
+	"sandfs/core/pathmatch"
 	"sandfs/internal/testenv"
 )
 
@@ -48,9 +49,9 @@ func TestGrepRefusesCostlyPatterns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
 			_, err := Run(ctx, s, tc.path, Options{Pattern: tc.pattern, OneFile: tc.oneFile, MaxFileSize: 16 << 20})
-			var pe *core.PatternError
+			var pe *pathmatch.PatternError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %v, want a core.PatternError saying %q", err, tc.want)
+				t.Fatalf("got %v, want a pathmatch.PatternError saying %q", err, tc.want)
 			}
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("refusal took %v", d)
@@ -63,11 +64,11 @@ func TestGrepRefusesCostlyPatterns(t *testing.T) {
 		t.Errorf("tree: got %d files searched, %d matches, %v; want only small.txt searched", res.FilesSearched, len(res.Matches), err)
 	}
 	// Globs are bounded too.
-	if _, err := Run(ctx, s, "/tree", Options{Pattern: "x", Include: []string{strings.Repeat("*a", 600)}}); !errors.Is(err, core.ErrPatternTooComplex) {
-		t.Errorf("long include glob: got %v, want core.ErrPatternTooComplex", err)
+	if _, err := Run(ctx, s, "/tree", Options{Pattern: "x", Include: []string{strings.Repeat("*a", 600)}}); !errors.Is(err, pathmatch.ErrPatternTooComplex) {
+		t.Errorf("long include glob: got %v, want pathmatch.ErrPatternTooComplex", err)
 	}
-	if _, err := core.CompileGlob(strings.Repeat("**/a/", 300)); !errors.Is(err, core.ErrPatternTooComplex) {
-		t.Errorf("long glob: got %v, want core.ErrPatternTooComplex", err)
+	if _, err := pathmatch.CompileGlob(strings.Repeat("**/a/", 300)); !errors.Is(err, pathmatch.ErrPatternTooComplex) {
+		t.Errorf("long glob: got %v, want pathmatch.ErrPatternTooComplex", err)
 	}
 }
 

@@ -16,8 +16,10 @@
 // a person can open with sqlite3. A daemon killed at any point loses no
 // event it appended: at the next open the tail's whole records that the
 // database lacks are given to it. The database also keeps the manifest
-// (the tree as the journal knew it, for the comparison at start), the
-// watchers (so their ids survive a restart) and a few facts (meta).
+// (the tree as the journal knew it, for the comparison at start, whose
+// pure part, replaying events over it and diffing it with a walk, is
+// diff.go), the watchers (so their ids survive a restart) and a few facts
+// (meta).
 // Beside them: seqmark, a number no seq handed out has reached (mark.go),
 // and a 1 MiB ballast a start on a full disk drops (ballast.go). When the
 // database refuses events, failing.go says what holds and what is given

@@ -25,6 +25,11 @@
 // only under BaseOrPath, and "**/a/*.go" matches "a/x.go" under BaseOrPath,
 // "b/a/x.go" under BaseOrPathLoose (pathmatch_test.go lists them).
 //
+// A client's glob is checked before any of them: [CheckGlob] (well formed,
+// at most [MaxGlobLen] bytes) and [CompileGlob] (checked, then compiled).
+// A refusal is a *[PatternError], the type package core/grep gives a
+// regular expression it refuses too (check.go).
+//
 // [DefaultExcludes] are the names a watcher or a grep skips unless the
 // client gives its own list (which then replaces it).
 package pathmatch

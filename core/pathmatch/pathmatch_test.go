@@ -109,7 +109,7 @@ func TestBaseOrPath(t *testing.T) {
 	}
 }
 
-// TestGlob adds to core's TestGlob (aio_ops_test.go), which matches the
+// TestGlob adds to TestCompileGlob (check_test.go), which matches the
 // usual globs through CompileGlob: the slashes Compile trims and folds.
 func TestGlob(t *testing.T) {
 	cases := []struct {

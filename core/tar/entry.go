@@ -102,7 +102,7 @@ func entryName(n string) (string, error) {
 	if strings.HasPrefix(n, "/") {
 		return "", refuse(n, "absolute name")
 	}
-	if why := core.CheckPath(n, true); why != core.PathOK && why != core.PathEmpty {
+	if why := apipath.Check(n, true); why != apipath.OK && why != apipath.Empty {
 		return "", refuse(n, "member name "+string(why))
 	}
 	c := path.Clean(n)

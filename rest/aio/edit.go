@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/precond"
 	"sandfs/rest/httpkit"
 )
 
@@ -86,7 +87,7 @@ func (s *Family) edit(w http.ResponseWriter, r *http.Request, v1 bool) error {
 	if err != nil {
 		return httpkit.WithOp(cmd, err)
 	}
-	var pre core.Precondition
+	var pre precond.Precondition
 	if cmd != "view" {
 		if pre, err = s.editPrecondition(ctx, r, ap, req.ExpectedETag); err != nil {
 			return httpkit.WithOp(cmd, err)
@@ -177,7 +178,7 @@ func toEOL(s, eol string) string {
 // saveEdit writes content over ap atomically (mode and owner kept) when
 // pre holds right before the rename, records prev in the undo history, and
 // returns the new file's ETag.
-func (s *Family) saveEdit(ctx context.Context, ap, content string, prev undoStep, pre core.Precondition) (string, error) {
+func (s *Family) saveEdit(ctx context.Context, ap, content string, prev undoStep, pre precond.Precondition) (string, error) {
 	var etag string
 	o := core.WriteOptions{MkdirParents: !prev.existed, Pre: pre, ETag: &etag}
 	if _, err := s.fileFS(ctx).WriteFile(ctx, ap, strings.NewReader(content), o); err != nil {
@@ -187,7 +188,7 @@ func (s *Family) saveEdit(ctx context.Context, ap, content string, prev undoStep
 	return etag, nil
 }
 
-func (s *Family) editReplace(ctx context.Context, ap, old, repl, mode string, pre core.Precondition) (EditResult, int, error) {
+func (s *Family) editReplace(ctx context.Context, ap, old, repl, mode string, pre precond.Precondition) (EditResult, int, error) {
 	if old == "" {
 		return EditResult{}, 0, httpkit.InvalidRequest("old_str must not be empty")
 	}
@@ -229,7 +230,7 @@ func (s *Family) editReplace(ctx context.Context, ap, old, repl, mode string, pr
 	return EditResult{Output: out, Path: ap, PrevExist: true, OldContent: &content, NewContent: &updated, etag: etag}, count, nil
 }
 
-func (s *Family) editInsert(ctx context.Context, ap string, line *int, text *string, pre core.Precondition) (EditResult, error) {
+func (s *Family) editInsert(ctx context.Context, ap string, line *int, text *string, pre precond.Precondition) (EditResult, error) {
 	if line == nil {
 		return EditResult{}, httpkit.InvalidRequest("Parameter `insert_line` is required for command: insert")
 	}
@@ -268,7 +269,7 @@ func (s *Family) editInsert(ctx context.Context, ap string, line *int, text *str
 	return EditResult{Output: out, Path: ap, PrevExist: true, OldContent: &content, NewContent: &updated, etag: etag}, nil
 }
 
-func (s *Family) editCreate(ctx context.Context, ap string, text *string, pre core.Precondition) (EditResult, error) {
+func (s *Family) editCreate(ctx context.Context, ap string, text *string, pre precond.Precondition) (EditResult, error) {
 	if text == nil {
 		return EditResult{}, httpkit.InvalidRequest("Parameter `file_text` is required for command: create")
 	}
@@ -282,7 +283,7 @@ func (s *Family) editCreate(ctx context.Context, ap string, text *string, pre co
 	return EditResult{Output: "File created successfully at: " + ap, Path: ap, PrevExist: false, NewContent: text, etag: etag}, nil
 }
 
-func (s *Family) editUndo(ctx context.Context, ap string, pre core.Precondition) (EditResult, error) {
+func (s *Family) editUndo(ctx context.Context, ap string, pre precond.Precondition) (EditResult, error) {
 	h := s.files().undo
 	st, ok := h.pop(ap)
 	if !ok {
@@ -396,7 +397,7 @@ func catN(text string, first, last int) string {
 // against the file as it is (followed, as the edit reads it), so a stale
 // ETag is 412 before old_str is looked for; the write checks it again right
 // before its rename.
-func (s *Family) editPrecondition(ctx context.Context, r *http.Request, ap string, field *string) (core.Precondition, error) {
+func (s *Family) editPrecondition(ctx context.Context, r *http.Request, ap string, field *string) (precond.Precondition, error) {
 	pre, err := httpkit.ReadPrecondition(r, field, "expected_etag")
 	if err != nil || !pre.Set() {
 		return pre, err
@@ -410,7 +411,7 @@ func (s *Family) editPrecondition(ctx context.Context, r *http.Request, ap strin
 		return pre, err
 	}
 	if !pre.Holds(cur) {
-		return pre, &core.PreconditionError{Op: "edit", Path: ap, Current: cur}
+		return pre, &precond.Error{Op: "edit", Path: ap, Current: cur}
 	}
 	return pre, nil
 }

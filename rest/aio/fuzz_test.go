@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"sandfs/core"
+	"sandfs/core/precond"
 	"sandfs/rest/httpkit"
 	"sandfs/rest/httpkit/httpkittest"
 )
@@ -67,9 +67,9 @@ func FuzzEditor(f *testing.F) {
 		mode := modes[int(sel)%len(modes)]
 		insert := sel >= 128
 		if insert {
-			res, err = s.editInsert(ctx, "/e.txt", &line, &repl, core.Precondition{})
+			res, err = s.editInsert(ctx, "/e.txt", &line, &repl, precond.Precondition{})
 		} else {
-			res, _, err = s.editReplace(ctx, "/e.txt", old, repl, mode, core.Precondition{})
+			res, _, err = s.editReplace(ctx, "/e.txt", old, repl, mode, precond.Precondition{})
 		}
 		if err != nil {
 			if k := httpkit.Classify(err); k.Status >= 500 {
@@ -101,7 +101,7 @@ func FuzzEditor(f *testing.F) {
 				t.Fatalf("%q: got %q, want %q", mode, got, want)
 			}
 		}
-		if _, err := s.editUndo(ctx, "/e.txt", core.Precondition{}); err != nil {
+		if _, err := s.editUndo(ctx, "/e.txt", precond.Precondition{}); err != nil {
 			t.Fatalf("undo: %v", err)
 		}
 		if back := onDisk(); back != content {

@@ -235,16 +235,16 @@ func (s *Family) findV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 }
 
 // compileGlob compiles a client's glob; a malformed one is a 400.
-func compileGlob(field, pattern string) (*core.Glob, error) {
+func compileGlob(field, pattern string) (*pathmatch.Glob, error) {
 	return compileGlobAs(field, pattern, pattern)
 }
 
 // compileGlobAs compiles pattern, which sandfs made of the client's typed
 // one ("*.go" becomes "**/*.go"); a refusal quotes typed.
-func compileGlobAs(field, pattern, typed string) (*core.Glob, error) {
-	g, err := core.CompileGlob(pattern)
+func compileGlobAs(field, pattern, typed string) (*pathmatch.Glob, error) {
+	g, err := pathmatch.CompileGlob(pattern)
 	if err != nil {
-		var pe *core.PatternError
+		var pe *pathmatch.PatternError
 		if errors.As(err, &pe) {
 			if pe.Pattern == pattern { // whole, not cut for length
 				pe.Pattern = typed
@@ -314,7 +314,7 @@ func (s *Family) globV1(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		return httpkit.WithOp("glob", err)
 	}
 	for _, ex := range req.Exclude {
-		if err := core.CheckGlob(strings.Trim(ex, "/")); err != nil {
+		if err := pathmatch.CheckGlob(strings.Trim(ex, "/")); err != nil {
 			return httpkit.WithOp("glob", httpkit.InvalidRequest("exclude: %v", err))
 		}
 	}

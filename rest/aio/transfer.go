@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
+	"sandfs/core/precond"
 	"sandfs/core/tar"
 	"sandfs/rest/httpkit"
 )
@@ -263,7 +264,7 @@ func (s *Family) download(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	if policy == "ignore" {
 		return downloadRefused(h, httpkit.ServeContent(w, r, info.ModTime, f))
 	}
-	if im := r.Header.Get("If-Match"); im != "" && !(core.Precondition{IfMatch: httpkit.ETagList(im)}).Holds(etag) {
+	if im := r.Header.Get("If-Match"); im != "" && !(precond.Precondition{IfMatch: httpkit.ETagList(im)}).Holds(etag) {
 		h.Del("ETag")
 		h.Del("Content-Disposition")
 		return httpkit.WithOp("download", errFileChanged)

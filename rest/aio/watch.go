@@ -13,6 +13,7 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/journal"
+	"sandfs/core/pathmatch"
 	"sandfs/rest/httpkit"
 )
 
@@ -145,7 +146,7 @@ func watchConfig(req watchCreateRequest) (journal.Config, error) {
 		pats []string
 	}{{"exclude", cfg.Exclude}, {"include_patterns", req.IncludePatterns}} {
 		for _, p := range list.pats {
-			if err := core.CheckGlob(strings.Trim(p, "/")); err != nil {
+			if err := pathmatch.CheckGlob(strings.Trim(p, "/")); err != nil {
 				return cfg, httpkit.InvalidRequest("%s: %v", list.name, err)
 			}
 		}

@@ -18,6 +18,8 @@ import (
 	"sandfs/core/changes"
 	"sandfs/core/checkpoint"
 	"sandfs/core/journal"
+	"sandfs/core/pathmatch"
+	"sandfs/core/precond"
 	coretar "sandfs/core/tar"
 )
 
@@ -227,7 +229,7 @@ func Classify(err error) ErrKind {
 		// The client went away; nobody reads this answer.
 		return ErrKind{Kind: KindInvalidRequest, Status: http.StatusBadRequest, Detail: "request canceled"}
 	}
-	var pce *core.PreconditionError
+	var pce *precond.Error
 	if errors.As(err, &pce) {
 		op := oe.opName()
 		if op == "" {
@@ -239,7 +241,7 @@ func Classify(err error) ErrKind {
 	if k, ok := classifyHistory(err); ok {
 		return k
 	}
-	var pate *core.PatternError
+	var pate *pathmatch.PatternError
 	if errors.As(err, &pate) {
 		return ErrKind{Kind: KindInvalidRequest, Status: http.StatusBadRequest, Op: oe.opName(), Detail: pate.Error()}
 	}

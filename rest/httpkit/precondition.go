@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"sandfs/core"
+	"sandfs/core/precond"
 )
 
 // Conditional writes (api.md §1 "Preconditions"). Every write, edit, move
@@ -18,14 +18,14 @@ import (
 //
 // Header and field both given and different is 400. core checks the
 // precondition against the target right before the change
-// (core/precondition.go); a mismatch is 412 in the family's shape, with the
+// (core/precondition.go, core/precond); a mismatch is 412 in the family's shape, with the
 // target's current ETag in the ETag header and the body (errors.go). A
 // successful write, edit or upload answers the ETag of what it wrote.
 
 // precondition reads the request's precondition; field is the family's
 // body field (nil when the body has none), named name in a refusal.
-func ReadPrecondition(r *http.Request, field *string, name string) (core.Precondition, error) {
-	var pre core.Precondition
+func ReadPrecondition(r *http.Request, field *string, name string) (precond.Precondition, error) {
+	var pre precond.Precondition
 	im := strings.TrimSpace(r.Header.Get("If-Match"))
 	if field != nil && *field != "" {
 		f := strings.TrimSpace(*field)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/text/language"
 
 	"sandfs/core"
+	"sandfs/core/precond"
 )
 
 // The file work of the reference tools, each a few calls into core.
@@ -95,8 +96,8 @@ func (f *Family) editFile(ctx context.Context, in editIn) (string, string, error
 		return "", "", err
 	}
 	read := core.ETag(info)
-	if in.ExpectedETag != "" && !(core.Precondition{IfMatch: []string{in.ExpectedETag}}).Holds(read) {
-		return "", "", &core.PreconditionError{Op: "edit", Path: info.Path, Current: read}
+	if in.ExpectedETag != "" && !(precond.Precondition{IfMatch: []string{in.ExpectedETag}}).Holds(read) {
+		return "", "", &precond.Error{Op: "edit", Path: info.Path, Current: read}
 	}
 	content := normalizeEOL(toText(b))
 	modified, err := applyEdits(content, in.Edits)
@@ -111,7 +112,7 @@ func (f *Family) editFile(ctx context.Context, in editIn) (string, string, error
 		return fencedDiff(diff), read, nil
 	}
 	var etag string
-	o := core.WriteOptions{Pre: core.Precondition{IfMatch: []string{read}}, ETag: &etag}
+	o := core.WriteOptions{Pre: precond.Precondition{IfMatch: []string{read}}, ETag: &etag}
 	if _, err := sb.WriteFile(ctx, info.Path, strings.NewReader(modified), o); err != nil {
 		return "", "", toolErr(err, "open")
 	}

@@ -17,6 +17,7 @@ import (
 	"sandfs/api"
 	"sandfs/core"
 	"sandfs/core/journal"
+	"sandfs/core/pathmatch"
 	"sandfs/rest/httpkit"
 )
 
@@ -196,10 +197,10 @@ func (s *Family) namedList(w http.ResponseWriter, r *http.Request, ps httprouter
 	if err != nil {
 		return err
 	}
-	var g *core.Glob
+	var g *pathmatch.Glob
 	if pat := q.Get("pattern"); pat != "" {
-		if g, err = core.CompileGlob(pat); err != nil {
-			var pe *core.PatternError
+		if g, err = pathmatch.CompileGlob(pat); err != nil {
+			var pe *pathmatch.PatternError
 			if errors.As(err, &pe) {
 				return httpkit.InvalidRequest("pattern: %v", err)
 			}

@@ -1,4 +1,4 @@
-package core
+package pathmatch
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestGlob(t *testing.T) {
+func TestCompileGlob(t *testing.T) {
 	cases := []struct {
 		pat, rel string
 		want     bool

@@ -1,17 +1,20 @@
-package core
+package pathmatch
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
 // Globs from clients. Every glob a client sends (grep's includes and
 // excludes, find, glob, the named listing, the watch filters) is checked
-// here, under one bound; a regular expression is compiled by package grep,
-// under its own. A refusal of either is a *PatternError.
+// here, under one bound; a regular expression is compiled by package
+// core/grep, under its own. A refusal of either is a *PatternError.
 
 // MaxGlobLen is the longest glob a client may send: no path is longer than
 // PATH_MAX, and path.Match costs the product of the glob's and the name's
@@ -50,7 +53,28 @@ type PatternError struct {
 }
 
 func (e *PatternError) Error() string {
-	return "invalid pattern " + quote(e.Pattern) + ": " + e.Err.Error()
+	return "invalid pattern " + strconv.Quote(e.Pattern) + ": " + e.Err.Error()
 }
 
 func (e *PatternError) Unwrap() error { return e.Err }
+
+// CompileGlob checks a client's glob (CheckGlob's bounds) and compiles it;
+// a malformed one is EINVAL (an *fs.PathError of op "glob", as core's
+// PathErr makes one).
+func CompileGlob(pattern string) (*Glob, error) {
+	if err := CheckGlob(pattern); err != nil {
+		return nil, err
+	}
+	g, err := Compile(pattern)
+	if err != nil {
+		return nil, &fs.PathError{Op: "glob", Path: strings.ReplaceAll(pattern, "\x00", `\x00`), Err: unix.EINVAL}
+	}
+	return g, nil
+}
+
+// MatchGlob compiles pattern and matches rel; a malformed pattern matches
+// nothing.
+func MatchGlob(pattern, rel string) bool {
+	g, err := CompileGlob(pattern)
+	return err == nil && g.Match(rel)
+}
