@@ -294,7 +294,7 @@ func startReplicate(ctx context.Context, rc RunConfig) (*replicate.Replicator, e
 	if err != nil {
 		return nil, err
 	}
-	rc.Host.Log.Info("replicating checkpoints to "+rc.ReplicateURL, "host", rc.EventsHost, "objects", replicate.ObjectsBucket)
+	rc.Host.Log.Info("replicating checkpoints to "+rc.ReplicateURL, "host", rc.EventsHost, "objects", replicate.SmallBucket+" and "+replicate.ObjectsBucket)
 	return r, nil
 }
 

@@ -63,7 +63,7 @@ func TestReplicateCheckpoints(t *testing.T) {
 	got := map[string]string{}
 	for _, e := range m.Entries {
 		if e.Type == "file" {
-			body, err := obs.GetBytes(ctx, e.Hash)
+			body, err := replicate.NewFleet(js).ObjectBytes(ctx, e.Hash, e.Size)
 			if err != nil {
 				t.Fatalf("object of %s: %v", e.Path, err)
 			}

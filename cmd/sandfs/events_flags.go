@@ -32,7 +32,7 @@ func (f *eventsFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.placement, "placement", "", "serve a sandbox only while this host holds its lease in the fleet's KV bucket sandfs-placement at `nats://HOST:PORT`, or \"events\" for the --events broker; requests for a sandbox another host holds are sent there (307)")
 	fs.StringVar(&f.advertise, "advertise", "", "the `URL` other hosts send clients to for this daemon's sandboxes, with --placement (default: http://<--listen>, the hostname for an unspecified address)")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", placement.DefaultTTL, "how long (`DURATION`) a sandbox's lease lives unrenewed, with --placement (renewed every third of it; the fleet's bucket keeps the first host's)")
-	fs.StringVar(&f.replicate, "replicate", "", "replicate every checkpoint to JetStream (objects bucket sandfs-objects, manifests in sandfs-cp-NAME) at `nats://HOST:PORT`, or \"events\" for the --events broker (needs the durable journal)")
+	fs.StringVar(&f.replicate, "replicate", "", "replicate every checkpoint to JetStream (objects in sandfs-small and sandfs-objects, manifests in sandfs-cp-NAME) at `nats://HOST:PORT`, or \"events\" for the --events broker (needs the durable journal)")
 }
 
 // check refuses a bad URL or host before anything starts.

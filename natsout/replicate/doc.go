@@ -6,11 +6,13 @@
 // and returns; one goroutine per sandbox sends, in the order the
 // checkpoints were made:
 //
-//  1. each object the checkpoint names, to the one Object Store bucket
-//     ObjectsBucket, named by its SHA-256, and only when the bucket lacks
-//     it (its info is asked first; the objects of the previous checkpoint
-//     sent are known there), so content shared by checkpoints and
-//     sandboxes is stored and sent once;
+//  1. each object the checkpoint names, named by its SHA-256: one of at
+//     most SmallMax bytes to the KV bucket SmallBucket, by a create the
+//     broker refuses when the bucket has it (small.go says why), a larger
+//     one to the one Object Store bucket ObjectsBucket, only when the
+//     bucket lacks it (its info is asked first); the objects of the
+//     previous checkpoint sent are known and not offered again, so content
+//     shared by checkpoints and sandboxes is stored once;
 //  2. then its manifest (Manifest, versioned JSON) to the sandbox's KV
 //     bucket (BucketOf), keyed by checkpoint id, by a create that refuses
 //     a key already there. The manifest goes last: a manifest present

@@ -1,12 +1,15 @@
 package replicate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,7 +48,9 @@ const maxObject = 1 << 44
 
 // Fleet reads what the hosts replicated, on one connection.
 type Fleet struct {
-	js jetstream.JetStream
+	js      jetstream.JetStream
+	mu      sync.Mutex
+	smallKV jetstream.KeyValue // found once (small.go)
 }
 
 // NewFleet reads the fleet through js.
@@ -268,18 +273,22 @@ func (f *Fleet) fetchAll(ctx context.Context, obs jetstream.ObjectStore, sb *cor
 
 // fetchObject brings the object hash of size bytes into sb's store.
 func (f *Fleet) fetchObject(ctx context.Context, obs jetstream.ObjectStore, sb *core.Sandbox, hash string, size int64) (int64, error) {
-	// A large object is given time by its size (at 1 MiB/s at worst),
-	// beyond one request's.
-	if obs == nil {
-		return 0, fmt.Errorf("object %s: the fleet has no objects bucket: %w", hash, fs.ErrNotExist)
+	var r io.ReadCloser
+	if size <= SmallMax {
+		data, ok, err := f.getSmall(ctx, hash)
+		if err != nil {
+			return 0, fmt.Errorf("object %s: %w", hash, err)
+		}
+		if ok {
+			r = io.NopCloser(bytes.NewReader(data))
+		}
 	}
-	octx, cancel := context.WithTimeout(ctx, opTimeout+time.Duration(size>>20)*time.Second)
-	defer cancel()
-	r, err := obs.Get(octx, hash)
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return 0, fmt.Errorf("object %s: not in the fleet's bucket: %w", hash, fs.ErrNotExist)
-	} else if err != nil {
-		return 0, fmt.Errorf("object %s: %w", hash, err)
+	if r == nil {
+		or, err := f.getLarge(ctx, obs, hash, size)
+		if err != nil {
+			return 0, err
+		}
+		r = or
 	}
 	defer r.Close()
 	o, err := checkpoint.PutObject(sb, hash, r, size)
@@ -290,6 +299,37 @@ func (f *Fleet) fetchObject(ctx context.Context, obs jetstream.ObjectStore, sb *
 		return 0, fmt.Errorf("object %s: %d bytes, the manifest says %d: refused", hash, o.Size, size)
 	}
 	return o.Size, nil
+}
+
+// getLarge opens object hash of size bytes in the Object Store.
+func (f *Fleet) getLarge(ctx context.Context, obs jetstream.ObjectStore, hash string, size int64) (io.ReadCloser, error) {
+	// A large object is given time by its size (at 1 MiB/s at worst),
+	// beyond one request's.
+	if obs == nil {
+		return nil, fmt.Errorf("object %s: not in the fleet's buckets: %w", hash, fs.ErrNotExist)
+	}
+	octx, cancel := context.WithTimeout(ctx, opTimeout+time.Duration(size>>20)*time.Second)
+	r, err := obs.Get(octx, hash)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		cancel()
+		return nil, fmt.Errorf("object %s: not in the fleet's buckets: %w", hash, fs.ErrNotExist)
+	} else if err != nil {
+		cancel()
+		return nil, fmt.Errorf("object %s: %w", hash, err)
+	}
+	return cancelOnClose{r, cancel}, nil
+}
+
+// cancelOnClose is a reader whose context ends when it is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 // objects is the fleet's objects bucket (nil when there is none yet: a

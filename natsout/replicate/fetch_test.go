@@ -222,34 +222,53 @@ func TestFetchRefusesBadManifests(t *testing.T) {
 }
 
 // An object whose bytes do not hash to its name is refused, and nothing
-// of it is kept.
+// of it is kept, from either bucket it may come from (small.go).
 func TestFetchRefusesMismatchedObject(t *testing.T) {
-	b := natstest.Start(t)
-	h := openHostile(t, b, "evil")
 	claimed := []byte("what the manifest names\n")
 	served := []byte("other bytes, same length!")[:len(claimed)]
-	if _, err := h.obs.PutBytes(ctx, sum(claimed), served); err != nil {
-		t.Fatal(err)
-	}
-	h.put(t, "evil", "cp_000000000001", []Entry{{Path: "/", Type: "dir", Mode: 0o755},
-		{Path: "/f", Type: "file", Mode: 0o644, Size: int64(len(claimed)), Hash: sum(claimed)}})
-	dst := target(t, "evil")
-	_, err := h.f.Fetch(ctx, "evil", "cp_000000000001", dst)
-	if !errors.Is(err, cas.ErrMismatch) {
-		t.Fatalf("fetch of an object of the wrong bytes: %v, want cas.ErrMismatch", err)
-	}
-	if has, _ := checkpoint.HasObject(dst, sum(claimed)); has {
-		t.Fatal("the mismatched object was kept")
-	}
-	if has, _ := checkpoint.HasObject(dst, sum(served)); has {
-		t.Fatal("the mismatched bytes were kept under their own name")
-	}
-	if cps, _ := checkpoint.List(dst); len(cps) != 0 {
-		t.Fatalf("a refused fetch left checkpoints %+v", cps)
-	}
-	ents, _ := os.ReadDir(filepath.Join(dst.StateDir(), "objects"))
-	for _, e := range ents {
-		t.Fatalf("the store holds %s after a refused object", e.Name())
+	for _, c := range []struct {
+		bucket string
+		put    func(h *hostile) error
+	}{
+		{"the Object Store", func(h *hostile) error {
+			_, err := h.obs.PutBytes(ctx, sum(claimed), served)
+			return err
+		}},
+		{"the small objects' KV", func(h *hostile) error {
+			kv, err := h.f.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: SmallBucket})
+			if err == nil {
+				_, err = kv.Put(ctx, sum(claimed), served)
+			}
+			return err
+		}},
+	} {
+		t.Run(c.bucket, func(t *testing.T) {
+			b := natstest.Start(t)
+			h := openHostile(t, b, "evil")
+			if err := c.put(h); err != nil {
+				t.Fatal(err)
+			}
+			h.put(t, "evil", "cp_000000000001", []Entry{{Path: "/", Type: "dir", Mode: 0o755},
+				{Path: "/f", Type: "file", Mode: 0o644, Size: int64(len(claimed)), Hash: sum(claimed)}})
+			dst := target(t, "evil")
+			_, err := h.f.Fetch(ctx, "evil", "cp_000000000001", dst)
+			if !errors.Is(err, cas.ErrMismatch) {
+				t.Fatalf("fetch of an object of the wrong bytes: %v, want cas.ErrMismatch", err)
+			}
+			if has, _ := checkpoint.HasObject(dst, sum(claimed)); has {
+				t.Fatal("the mismatched object was kept")
+			}
+			if has, _ := checkpoint.HasObject(dst, sum(served)); has {
+				t.Fatal("the mismatched bytes were kept under their own name")
+			}
+			if cps, _ := checkpoint.List(dst); len(cps) != 0 {
+				t.Fatalf("a refused fetch left checkpoints %+v", cps)
+			}
+			ents, _ := os.ReadDir(filepath.Join(dst.StateDir(), "objects"))
+			for _, e := range ents {
+				t.Fatalf("the store holds %s after a refused object", e.Name())
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package replicate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -102,11 +103,13 @@ func open(t *testing.T, b *natstest.Broker) *fleet {
 	return &fleet{obs: obs, js: js}
 }
 
-// objects is every object name in the bucket, failing on a name twice.
+// objects is every object name in the fleet's two buckets (small.go) with
+// its size, failing on a name twice, or a small object in the Object
+// Store and a large one in the KV.
 func (f *fleet) objects(t *testing.T) map[string]uint64 {
 	t.Helper()
 	list, err := f.obs.List(ctx)
-	if err != nil {
+	if err != nil && !errors.Is(err, jetstream.ErrNoObjectsFound) {
 		t.Fatal(err)
 	}
 	out := map[string]uint64{}
@@ -114,7 +117,30 @@ func (f *fleet) objects(t *testing.T) map[string]uint64 {
 		if _, dup := out[o.Name]; dup {
 			t.Fatalf("object %s listed twice", o.Name)
 		}
+		if len(o.Name) == 64 && o.Size <= SmallMax { // not a manifest's entries
+			t.Fatalf("object %s of %d bytes is in the Object Store, not the small objects' bucket", o.Name, o.Size)
+		}
 		out[o.Name] = o.Size
+	}
+	kv, err := f.js.KeyValue(ctx, SmallBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return out
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := kv.ListKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range keys.Keys() {
+		e, err := kv.Get(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, dup := out[k]; dup {
+			t.Fatalf("object %s in both buckets", k)
+		}
+		out[k] = uint64(len(e.Value()))
 	}
 	return out
 }

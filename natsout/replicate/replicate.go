@@ -58,9 +58,10 @@ type Replicator struct {
 	maxInline int // tests: the largest manifest kept inline (0: by the broker's max payload)
 	queueMax  int // the bound of each sandbox's queue (queueMax; tests lower it)
 
-	mu   sync.Mutex
-	obs  jetstream.ObjectStore // nil until made or found
-	reps map[string]*sandbox
+	mu      sync.Mutex
+	obs     jetstream.ObjectStore // nil until made or found
+	smallKV jetstream.KeyValue    // nil until made or found (small.go)
+	reps    map[string]*sandbox
 }
 
 // Start connects (retrying in the background while the broker is down: it

@@ -65,12 +65,13 @@ func TestReplicateSendsWhatIsNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hash string
+	var size int64
 	for _, e := range m2.Entries {
 		if e.Path == "/f050" {
-			hash = e.Hash
+			hash, size = e.Hash, e.Size
 		}
 	}
-	back, err := f.obs.GetBytes(ctx, hash)
+	back, err := NewFleet(f.js).ObjectBytes(ctx, hash, size)
 	if err != nil || !bytes.Equal(back, file) {
 		t.Fatalf("object %s of /f050: %d bytes (%v), want the file's %d", hash, len(back), err, len(file))
 	}

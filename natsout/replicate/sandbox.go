@@ -327,7 +327,13 @@ const sendWorkers = 16
 // stops the others and is answered.
 func (s *sandbox) sendObjects(ctx context.Context, obs jetstream.ObjectStore, files []checkpoint.Entry) error {
 	return parallel.Each(ctx, sendWorkers, files, func(ctx context.Context, e checkpoint.Entry) error {
-		if err := s.sendObject(ctx, obs, e.Hash); err != nil {
+		var err error
+		if e.Size <= SmallMax {
+			err = s.sendSmall(ctx, e.Hash) // small.go
+		} else {
+			err = s.sendObject(ctx, obs, e.Hash)
+		}
+		if err != nil {
 			return fmt.Errorf("object %s of %s: %w", e.Hash, e.Path, err)
 		}
 		return nil
