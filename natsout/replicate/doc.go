@@ -18,6 +18,14 @@
 //     a key already there. The manifest goes last: a manifest present
 //     means every object it names is in the bucket.
 //
+// A manifest is a delta when it can be (delta.go): the paths added,
+// changed and removed since the manifest sent before it (its Base), not
+// the whole tree again, so a checkpoint that changed a few files of a
+// large tree sends about their bytes. The first manifest after a start,
+// the one after 16 deltas, and one a delta would not shrink are full. A reader
+// (ReadManifest) applies the chain back to the full tree, refusing a
+// chain past 64, a cycle, a missing base or a malformed delta.
+//
 // A broker away or slow leaves the queue waiting; a send that fails is
 // tried again with backoff from the checkpoint it stopped at. A hook that
 // finds the queue full is counted and logged, and the sandbox's

@@ -113,7 +113,7 @@ func headerOf(data []byte, id string) (Checkpoint, bool) {
 		Version    int        `json:"version"`
 		Checkpoint Checkpoint `json:"checkpoint"`
 	}
-	if json.Unmarshal(data, &h) != nil || h.Version != ManifestVersion || h.Checkpoint.ID != id {
+	if json.Unmarshal(data, &h) != nil || !knownVersion(h.Version) || h.Checkpoint.ID != id {
 		return Checkpoint{}, false
 	}
 	return h.Checkpoint, true

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -23,8 +24,10 @@ const maxEntriesObject = 512 << 20
 // ObjectsBucket is the one Object Store bucket every host sends content to.
 const ObjectsBucket = "sandfs-objects"
 
-// ManifestVersion is Manifest.Version: a reader refuses one it does not know.
-const ManifestVersion = 1
+// ManifestVersion is Manifest.Version: a reader refuses one it does not
+// know. Version 1 is a full manifest; version 2 adds Base and Removed (a
+// delta), and its entries object holds Removed beside Entries.
+const ManifestVersion = 2
 
 // Manifest is one checkpoint as the fleet keeps it: what another host
 // needs to rebuild the tree from the objects bucket.
@@ -38,6 +41,19 @@ type Manifest struct {
 	// instead, named EntriesObject (its SHA-256), sent before the manifest.
 	Entries       []Entry `json:"entries,omitempty"`
 	EntriesObject string  `json:"entriesObject,omitempty"`
+	// Base, when set, makes the manifest a delta: the checkpoint id of an
+	// earlier manifest of the same sandbox in the same KV, Entries then
+	// only the paths added or changed since it and Removed (sorted) the
+	// paths gone. ReadManifest answers the applied, full manifest.
+	Base    string   `json:"base,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+}
+
+// body is a version 2 entries object: what the manifest does not hold
+// inline when it would not fit a message.
+type body struct {
+	Entries []Entry  `json:"entries,omitempty"`
+	Removed []string `json:"removed,omitempty"`
 }
 
 // Checkpoint is the checkpoint's header.
@@ -97,8 +113,47 @@ func EntryOf(e checkpoint.Entry) Entry {
 func BucketOf(sandbox string) string { return "sandfs-cp-" + natsout.EncodeName(sandbox) }
 
 // ReadManifest reads the manifest of checkpoint id from kv, its entries
-// from obs when they were sent as an object.
+// from obs when they were sent as an object. A delta is answered applied
+// to its base, read the same way: the full manifest, Base cleared.
 func ReadManifest(ctx context.Context, kv jetstream.KeyValue, obs jetstream.ObjectStore, id string) (Manifest, error) {
+	return readManifest(ctx, kv, obs, id, nil)
+}
+
+// readManifest is ReadManifest below the deltas of chain, whose bases
+// led to id.
+func readManifest(ctx context.Context, kv jetstream.KeyValue, obs jetstream.ObjectStore, id string, chain []string) (Manifest, error) {
+	m, err := readOne(ctx, kv, obs, id)
+	if err != nil || m.Base == "" {
+		return m, err
+	}
+	chain = append(chain, id)
+	switch {
+	case len(chain) > maxReadChain:
+		return m, fmt.Errorf("manifest %s: a chain of more than %d deltas: refused", chain[0], maxReadChain)
+	case slices.Contains(chain, m.Base):
+		return m, fmt.Errorf("manifest %s: its base %s is a delta of it (a cycle): refused", id, m.Base)
+	case !checkpoint.ValidID(m.Base):
+		return m, fmt.Errorf("manifest %s: base %q: not a checkpoint id: refused", id, m.Base)
+	}
+	base, err := readManifest(ctx, kv, obs, m.Base, chain)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		// Not the caller's "no such checkpoint": id is there, broken.
+		return m, fmt.Errorf("manifest %s: its base %s is not in the KV: refused", id, m.Base)
+	} else if err != nil {
+		return m, err
+	}
+	if base.Sandbox != m.Sandbox || base.Checkpoint.ID != m.Base {
+		return m, fmt.Errorf("manifest %s: its base %s names checkpoint %q of sandbox %q: refused", id, m.Base, base.Checkpoint.ID, base.Sandbox)
+	}
+	if m.Entries, err = apply(base.Entries, m.Entries, m.Removed); err != nil {
+		return m, fmt.Errorf("manifest %s, a delta of %s: %w: refused", id, m.Base, err)
+	}
+	m.Base, m.Removed = "", nil
+	return m, nil
+}
+
+// readOne reads the manifest of key id as it is stored: a delta unapplied.
+func readOne(ctx context.Context, kv jetstream.KeyValue, obs jetstream.ObjectStore, id string) (Manifest, error) {
 	var m Manifest
 	e, err := kv.Get(ctx, id)
 	if err != nil {
@@ -107,14 +162,20 @@ func ReadManifest(ctx context.Context, kv jetstream.KeyValue, obs jetstream.Obje
 	if err := json.Unmarshal(e.Value(), &m); err != nil {
 		return m, fmt.Errorf("manifest %s: %w", id, err)
 	}
-	if m.Version != ManifestVersion {
-		return m, fmt.Errorf("manifest %s: version %d, want %d", id, m.Version, ManifestVersion)
+	if !knownVersion(m.Version) {
+		return m, fmt.Errorf("manifest %s: version %d, this host reads 1 to %d", id, m.Version, ManifestVersion)
+	}
+	if m.Version == 1 && (m.Base != "" || m.Removed != nil) {
+		return m, fmt.Errorf("manifest %s: version 1 names a base or removals: refused", id)
 	}
 	if m.EntriesObject == "" {
-		return m, nil
+		return m, checkShape(id, m)
 	}
 	if obs == nil {
 		return m, errors.New("manifest " + id + ": its entries are an object, and no objects bucket was given")
+	}
+	if m.Entries != nil || m.Removed != nil {
+		return m, fmt.Errorf("manifest %s: entries both inline and an object: refused", id)
 	}
 	info, err := obs.GetInfo(ctx, m.EntriesObject)
 	if err != nil {
@@ -130,8 +191,25 @@ func ReadManifest(ctx context.Context, kv jetstream.KeyValue, obs jetstream.Obje
 	if sum := sha256.Sum256(b); len(b) > maxEntriesObject || hex.EncodeToString(sum[:]) != m.EntriesObject {
 		return m, fmt.Errorf("manifest %s: its entries do not hash to their name: refused", id)
 	}
-	if err := json.Unmarshal(b, &m.Entries); err != nil {
+	if m.Version == 1 {
+		err = json.Unmarshal(b, &m.Entries)
+	} else {
+		var bd body
+		err = json.Unmarshal(b, &bd)
+		m.Entries, m.Removed = bd.Entries, bd.Removed
+	}
+	if err != nil {
 		return m, fmt.Errorf("manifest %s: its entries: %w", id, err)
 	}
-	return m, nil
+	return m, checkShape(id, m)
+}
+
+func knownVersion(v int) bool { return v >= 1 && v <= ManifestVersion }
+
+// checkShape refuses removals in a manifest that is not a delta.
+func checkShape(id string, m Manifest) error {
+	if m.Base == "" && m.Removed != nil {
+		return fmt.Errorf("manifest %s: removals and no base: refused", id)
+	}
+	return nil
 }

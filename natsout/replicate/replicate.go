@@ -57,6 +57,7 @@ type Replicator struct {
 
 	maxInline int // tests: the largest manifest kept inline (0: by the broker's max payload)
 	queueMax  int // the bound of each sandbox's queue (queueMax; tests lower it)
+	maxChain  int // tests: the deltas sent after a full manifest (0: deltaChain)
 
 	mu      sync.Mutex
 	obs     jetstream.ObjectStore // nil until made or found
@@ -161,6 +162,14 @@ func (r *Replicator) manifests(ctx context.Context, name string) (jetstream.KeyV
 	defer cancel()
 	return natsout.KeyValue(ctx, r.js, jetstream.KeyValueConfig{Bucket: BucketOf(name),
 		Description: "sandfs checkpoint manifests of sandbox " + name, Storage: jetstream.FileStorage})
+}
+
+// chainMax is how many deltas a sandbox sends after a full manifest.
+func (r *Replicator) chainMax() int {
+	if r.maxChain > 0 {
+		return r.maxChain
+	}
+	return deltaChain
 }
 
 // inlineMax is the largest manifest kept whole in its KV value: the

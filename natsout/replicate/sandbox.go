@@ -46,10 +46,17 @@ type sandbox struct {
 	info                  *Info // to put in the KV (Describe), nil when put
 
 	// Only run's goroutine uses these.
-	sent map[string]bool    // checkpoint ids whose manifest is in the KV
-	prev map[string]bool    // the objects of the last manifest sent: in the bucket
-	kv   jetstream.KeyValue // nil until made or found
-	down bool               // the last send failed (said once in the log)
+	sent map[string]bool // checkpoint ids whose manifest is in the KV
+	prev map[string]bool // the objects of the last manifest sent: in the bucket
+	// last are the entries (by path) of the manifest sent last, lastID its
+	// checkpoint: the base of the next delta; nil after a start, so the
+	// first manifest sent is full. chain counts the deltas since the last
+	// full manifest.
+	last   map[string]Entry
+	lastID string
+	chain  int
+	kv     jetstream.KeyValue // nil until made or found
+	down   bool               // the last send failed (said once in the log)
 }
 
 func newSandbox(r *Replicator, name string, sb *core.Sandbox, cancel context.CancelFunc) *sandbox {
@@ -265,7 +272,8 @@ func (s *sandbox) send(ctx context.Context, cp checkpoint.Checkpoint) error {
 	} else if err != nil {
 		return err
 	}
-	data, err := s.encode(ctx, obs, m)
+	byPath, delta := s.delta(m)
+	data, err := s.encode(ctx, obs, delta)
 	if err != nil {
 		return err
 	}
@@ -277,10 +285,32 @@ func (s *sandbox) send(ctx context.Context, cp checkpoint.Checkpoint) error {
 		s.mu.Lock()
 		s.st.Manifests++
 		s.mu.Unlock()
+		s.last, s.lastID = byPath, cp.ID
+		if delta.Base != "" {
+			s.chain++
+		} else {
+			s.chain = 0
+		}
+	} else {
+		// The KV's value is not the one encoded here: no base for a delta.
+		s.last, s.lastID, s.chain = nil, "", 0
 	}
 	s.sent[cp.ID] = true
 	s.prev = objs
 	return nil
+}
+
+// delta is m (full) as a delta against the manifest sent last when one
+// may be sent (see delta.go) and names fewer paths than m (a removal
+// costs less than an entry, so it is then the smaller), else m; and m's
+// entries by path.
+func (s *sandbox) delta(m Manifest) (map[string]Entry, Manifest) {
+	byPath, changed, removed := diff(s.last, m.Entries)
+	if s.last == nil || s.chain >= s.r.chainMax() || len(changed)+len(removed) >= len(m.Entries) {
+		return byPath, m
+	}
+	m.Base, m.Entries, m.Removed = s.lastID, changed, removed
+	return byPath, m
 }
 
 // bucket is the sandbox's KV, made when missing.
@@ -295,14 +325,14 @@ func (s *sandbox) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	return s.kv, nil
 }
 
-// encode is the manifest's KV value: its entries inline when they fit a
-// message, else sent as an object first and named.
+// encode is the manifest's KV value: its entries (and removals) inline
+// when they fit a message, else sent as an object first and named.
 func (s *sandbox) encode(ctx context.Context, obs jetstream.ObjectStore, m Manifest) ([]byte, error) {
 	data, err := json.Marshal(m)
 	if err != nil || len(data) <= s.r.inlineMax() {
 		return data, err
 	}
-	ents, err := json.Marshal(m.Entries)
+	ents, err := json.Marshal(body{Entries: m.Entries, Removed: m.Removed})
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +344,7 @@ func (s *sandbox) encode(ctx context.Context, obs jetstream.ObjectStore, m Manif
 	}); err != nil {
 		return nil, fmt.Errorf("the entries of manifest %s: %w", m.Checkpoint.ID, err)
 	}
-	m.Entries, m.EntriesObject = nil, name
+	m.Entries, m.Removed, m.EntriesObject = nil, nil, name
 	return json.Marshal(m)
 }
 

@@ -1,0 +1,103 @@
+package replicate
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+)
+
+// Manifests as deltas: a checkpoint that changed a few paths of a large
+// tree sends those paths, not the tree again. The sender keeps the entries
+// of the manifest it sent last and sends a delta against it (Base) while
+// the chain of deltas since the last full manifest is shorter than
+// deltaChain; a reader applies the chain back to a full manifest, so the
+// chain's length bounds what one read costs. A sender that lost what it
+// sent last (a restart) starts again from a full manifest.
+
+// deltaChain is how many deltas a sender sends after a full manifest
+// before the next full one.
+const deltaChain = 16
+
+// maxReadChain bounds the deltas a reader follows to a full manifest:
+// past it the chain is refused, not read (a hostile or broken KV).
+const maxReadChain = 64
+
+// sameEntry is whether a and b record a path alike.
+func sameEntry(a, b Entry) bool {
+	return a.Path == b.Path && a.Type == b.Type && a.Mode == b.Mode && a.Uid == b.Uid && a.Gid == b.Gid &&
+		a.Mtime.Equal(b.Mtime) && a.Size == b.Size && a.Target == b.Target && a.Hash == b.Hash
+}
+
+// diff is the delta from last (the entries of the manifest sent last, by
+// path) to entries (every path now, sorted), and entries by path: the
+// changed and added entries, sorted, and the paths removed, sorted.
+func diff(last map[string]Entry, entries []Entry) (byPath map[string]Entry, changed []Entry, removed []string) {
+	byPath = make(map[string]Entry, len(entries))
+	for _, e := range entries {
+		byPath[e.Path] = e
+		if old, ok := last[e.Path]; !ok || !sameEntry(old, e) {
+			changed = append(changed, e)
+		}
+	}
+	for p := range last {
+		if _, ok := byPath[p]; !ok {
+			removed = append(removed, p)
+		}
+	}
+	sort.Strings(removed)
+	return byPath, changed, removed
+}
+
+// cleanPath is whether p is a clean path beneath the root, as
+// checkpoint.CheckEntries wants every entry's.
+func cleanPath(p string) bool {
+	return p != "" && p[0] == '/' && path.Clean(p) == p && !strings.ContainsRune(p, 0)
+}
+
+// errDelta is a delta that cannot be applied to its base.
+var errDelta = errors.New("a malformed delta")
+
+// apply is the tree of base (every path) with removed taken out and
+// changed put in, sorted by path. A path named twice, out of order, not
+// clean, or removed though the base lacks it, is errDelta.
+func apply(base, changed []Entry, removed []string) ([]Entry, error) {
+	tree := make(map[string]Entry, len(base)+len(changed))
+	for _, e := range base {
+		if _, dup := tree[e.Path]; dup {
+			return nil, fmt.Errorf("its base names %q twice: %w", e.Path, errDelta)
+		}
+		tree[e.Path] = e
+	}
+	for i, p := range removed {
+		if !cleanPath(p) {
+			return nil, fmt.Errorf("removed %q: not a clean path beneath the root: %w", p, errDelta)
+		}
+		if i > 0 && removed[i-1] >= p {
+			return nil, fmt.Errorf("removed %q: out of order or twice: %w", p, errDelta)
+		}
+		if _, ok := tree[p]; !ok {
+			return nil, fmt.Errorf("removed %q, which its base does not have: %w", p, errDelta)
+		}
+		delete(tree, p)
+	}
+	for i, e := range changed {
+		if !cleanPath(e.Path) {
+			return nil, fmt.Errorf("entry %q: not a clean path beneath the root: %w", e.Path, errDelta)
+		}
+		if i > 0 && changed[i-1].Path >= e.Path {
+			return nil, fmt.Errorf("entry %q: out of order or twice: %w", e.Path, errDelta)
+		}
+		if j := sort.SearchStrings(removed, e.Path); j < len(removed) && removed[j] == e.Path {
+			return nil, fmt.Errorf("entry %q: both removed and changed: %w", e.Path, errDelta)
+		}
+		tree[e.Path] = e
+	}
+	out := make([]Entry, 0, len(tree))
+	for _, e := range tree {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
