@@ -187,7 +187,13 @@ func (d *Dir) freeze(ctx context.Context, name, to string, e *entry) (checkpoint
 	if err != nil {
 		return fail(err)
 	}
-	sent = api.Fetched{Objects: int64(after.Objects - before.Objects), Bytes: int64(after.ObjectBytes - before.ObjectBytes)}
+	// What the fleet lacked of the tree: the files' objects, not the
+	// manifest's entries sent as an object (a large tree's), which the new
+	// host reads but does not fetch into its store.
+	sent = api.Fetched{
+		Objects: int64((after.Objects - after.EntriesObjects) - (before.Objects - before.EntriesObjects)),
+		Bytes:   int64((after.ObjectBytes - after.EntriesBytes) - (before.ObjectBytes - before.EntriesBytes)),
+	}
 	if h.cfg.Events != nil {
 		if left := h.cfg.Events.Flush(name, fleetWait); left > 0 {
 			return fail(fmt.Errorf("%d events of the journal not published after %v", left, fleetWait))
