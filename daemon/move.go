@@ -49,7 +49,8 @@ const (
 	moveWait = adoptWait + time.Minute
 	// writesWait bounds the wait for the writes let in before the gate.
 	writesWait = 30 * time.Second
-	// fleetWait bounds each wait on the broker: the replicator, the
+	// fleetWait bounds each wait on the broker: the replicator (while it
+	// sends nothing: a large tree's first send takes longer), the
 	// publisher.
 	fleetWait = time.Minute
 	// movePoll is how often a wait looks again.
@@ -187,7 +188,13 @@ func (d *Dir) freeze(ctx context.Context, name, to string, e *entry) (checkpoint
 	if err != nil {
 		return fail(err)
 	}
-	sent = api.Fetched{Objects: int64(after.Objects - before.Objects), Bytes: int64(after.ObjectBytes - before.ObjectBytes)}
+	// What the fleet lacked of the tree: the files' objects, not the
+	// manifest's entries sent as an object (a large tree's), which the new
+	// host reads but does not fetch into its store.
+	sent = api.Fetched{
+		Objects: int64((after.Objects - after.EntriesObjects) - (before.Objects - before.EntriesObjects)),
+		Bytes:   int64((after.ObjectBytes - after.EntriesBytes) - (before.ObjectBytes - before.EntriesBytes)),
+	}
 	if h.cfg.Events != nil {
 		if left := h.cfg.Events.Flush(name, fleetWait); left > 0 {
 			return fail(fmt.Errorf("%d events of the journal not published after %v", left, fleetWait))
@@ -198,11 +205,17 @@ func (d *Dir) freeze(ctx context.Context, name, to string, e *entry) (checkpoint
 
 // replicated waits until the replicator has sent every checkpoint of
 // name made, and the fleet holds the manifest of id ("": none asked),
-// and answers its counters then.
+// and answers its counters then. A large tree never replicated takes
+// longer to send than a wait on the broker may: the wait fails once the
+// replicator sent nothing for fleetWait (the broker away), or after
+// adoptWait whatever it sent (as long as the new host may take to fetch
+// it).
 func (d *Dir) replicated(ctx context.Context, name, id string) (replicate.Stats, error) {
 	r := d.h.cfg.Replicator
-	ctx, cancel := context.WithTimeout(ctx, fleetWait)
+	ctx, cancel := context.WithTimeout(ctx, adoptWait)
 	defer cancel()
+	var sent uint64
+	stalled := time.Now().Add(fleetWait)
 	for {
 		st, ok := r.Stats(name)
 		if !ok {
@@ -212,14 +225,24 @@ func (d *Dir) replicated(ctx context.Context, name, id string) (replicate.Stats,
 			if id == "" {
 				return st, nil
 			}
-			if _, err := r.Fleet().Header(ctx, name, id); err == nil {
+			hctx, hcancel := context.WithTimeout(ctx, fleetWait)
+			_, err := r.Fleet().Header(hctx, name, id)
+			hcancel()
+			if err == nil {
 				return st, nil
 			}
+		}
+		if n := st.Objects + st.Manifests; n != sent {
+			sent, stalled = n, time.Now().Add(fleetWait)
+		}
+		if time.Now().After(stalled) {
+			return replicate.Stats{}, fmt.Errorf("the replicator has not sent checkpoint %q of sandbox %s to the fleet: nothing sent for %v (%d checkpoints behind)",
+				id, name, fleetWait, st.Behind)
 		}
 		select {
 		case <-ctx.Done():
 			return replicate.Stats{}, fmt.Errorf("the replicator has not sent checkpoint %q of sandbox %s to the fleet after %v (%d checkpoints behind)",
-				id, name, fleetWait, st.Behind)
+				id, name, adoptWait, st.Behind)
 		case <-time.After(movePoll):
 		}
 	}

@@ -306,7 +306,8 @@ func replicationStats(r *replicate.Replicator) func(string) (rest.ReplicationSta
 	}
 	return func(name string) (rest.ReplicationStats, bool) {
 		s, ok := r.Stats(name)
-		return rest.ReplicationStats(s), ok
+		return rest.ReplicationStats{Behind: s.Behind, BytesBehind: s.BytesBehind, Objects: s.Objects, ObjectBytes: s.ObjectBytes,
+			Manifests: s.Manifests, Unqueued: s.Unqueued, Failed: s.Failed}, ok
 	}
 }
 

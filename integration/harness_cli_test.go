@@ -50,7 +50,13 @@ func cliEnv(env ...string) []string {
 // It fails the test if the binary cannot run or takes over a minute.
 func runSandfs(t testing.TB, env []string, stdin []byte, args ...string) cliResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	return runSandfsWithin(t, time.Minute, env, stdin, args...)
+}
+
+// runSandfsWithin is runSandfs with another bound than a minute.
+func runSandfsWithin(t testing.TB, bound time.Duration, env []string, stdin []byte, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, sandfsBin(t), args...)
 	cmd.Env = cliEnv(env...)
@@ -65,7 +71,7 @@ func runSandfs(t testing.TB, env []string, stdin []byte, args ...string) cliResu
 	case errors.As(err, &ee) && ee.Exited():
 		res.Code = ee.ExitCode()
 	default:
-		t.Fatalf("sandfs %s: %v\n%s", strings.Join(args, " "), err, res)
+		t.Fatalf("sandfs %s (bound %v): %v\n%s", strings.Join(args, " "), bound, err, res)
 	}
 	return res
 }

@@ -29,7 +29,7 @@ func inodeOf(t *testing.T, p string) uint64 {
 // what differs was written); ha numbers above every seq hb gave, and a
 // reader's cursor on hb's last seq reads on at ha; s1's token works there.
 func TestMoveBackInPlace(t *testing.T) {
-	b, ha, dirA, hb, dirB, made := movableS1(t)
+	b, ha, dirA, hb, dirB, made := movableS1(t, nil)
 	rootA, rootB := filepath.Join(dirA, "s1"), filepath.Join(dirB, "s1")
 	files := map[string]string{"keep.txt": "kept as it was"}
 	for i := range 120 {

@@ -19,11 +19,16 @@ import (
 
 // startMovable starts a host of the fleet on broker b with everything a
 // move needs: its own --sandboxes DIR, the journal published, checkpoints
-// replicated, placement (lease TTL 3 s).
-func startMovable(t *testing.T, b *natstest.Broker, host string) (*Daemon, string) {
+// replicated, placement (lease TTL 3 s). Trees are directories of DIR,
+// written before the daemon starts.
+func startMovable(t *testing.T, b *natstest.Broker, host string, trees map[string]map[string]string) (*Daemon, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "sandboxes")
 	must(t, os.Mkdir(dir, 0o755))
+	for name, files := range trees {
+		must(t, os.Mkdir(filepath.Join(dir, name), 0o755))
+		writeFiles(t, filepath.Join(dir, name), files)
+	}
 	d := startDaemon(t, "--token", fleetToken, "--events", b.URL(), "--events-host", host,
 		"--replicate", "events", "--placement", "events", "--lease-ttl", "3s", "--sandboxes", dir)
 	return d, dir
@@ -92,8 +97,10 @@ func streamOf(t *testing.T, b *natstest.Broker, name string) []natsout.Message {
 	return out
 }
 
-// TestMoveTwoHosts: s1, served by ha, is moved to hb (sandfs sandbox move
-// s1 hb) while a writer writes to ha. Every write answered 200 is on hb;
+// TestMoveTwoHosts: s1, served by ha, holding 10,000 small files
+// (seedFiles, on ha's disk before s1 is served), is moved to hb (sandfs
+// sandbox move s1 hb) while a reader polls its journal and a writer
+// writes to ha. Every write answered 200 is on hb;
 // the others were 503 with Retry-After (the move) or 307 (after); hb's
 // tree is the move's checkpoint's, byte for byte; ha then sends s1's
 // requests to hb (307; the CLI follows); hb's journal numbers on above
@@ -105,7 +112,8 @@ func streamOf(t *testing.T, b *natstest.Broker, name string) []natsout.Message {
 // after 100 files changed on hb, and hb sends only their objects
 // (move_back_test.go moves back onto the old root).
 func TestMoveTwoHosts(t *testing.T) {
-	b, ha, dirA, hb, dirB, made := movableS1(t)
+	seeded := seedFiles()
+	b, ha, dirA, hb, dirB, made := movableS1(t, seeded)
 	rootA := filepath.Join(dirA, "s1")
 	writeFiles(t, rootA, map[string]string{"a.txt": "alpha", "d/b.txt": "beta", "run.sh": "#!/bin/sh\necho hi\n"})
 	must(t, os.Chmod(filepath.Join(rootA, "run.sh"), 0o750))
@@ -163,7 +171,7 @@ func TestMoveTwoHosts(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for i := 0; i < 2000; i++ {
+		for i := 0; i < 100_000; i++ { // until the move ends (stop), however long it takes
 			select {
 			case <-stop:
 				return
@@ -198,9 +206,13 @@ func TestMoveTwoHosts(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
+	stopPolling := sync.OnceFunc(func() { close(pollDone); pwg.Wait() })
+	t.Cleanup(stopPolling) // a failure below: no poll of the daemons stopped
 
 	<-started
-	r := runSandfs(t, []string{"SANDFS_URL=" + ha.URL, "SANDFS_TOKEN=" + fleetToken}, nil, "sandbox", "move", "s1", "hb", "--json")
+	// The move of 10,000 files takes up to a minute under -race on a busy
+	// machine: the CLI is given 5.
+	r := runSandfsWithin(t, 5*time.Minute, []string{"SANDFS_URL=" + ha.URL, "SANDFS_TOKEN=" + fleetToken}, nil, "sandbox", "move", "s1", "hb", "--json")
 	close(stop)
 	wg.Wait()
 	if r.Code != 0 {
@@ -220,8 +232,12 @@ func TestMoveTwoHosts(t *testing.T) {
 	// hb's tree is the checkpoint's: ha's root, untouched since (it stays
 	// on ha's disk).
 	rootB := filepath.Join(dirB, "s1")
-	if got, want := snapshot(t, rootB), snapshot(t, rootA); got != want {
-		t.Fatalf("hb's tree:\n%s\nwant ha's\n%s", got, want)
+	treeA := snapshot(t, rootA)
+	if got := snapshot(t, rootB); got != treeA {
+		t.Fatalf("hb's tree:\n%s\nwant ha's\n%s", got, treeA)
+	}
+	if n := strings.Count(treeA, " \"seed-"); n != len(seeded) {
+		t.Fatalf("ha's tree at the move holds %d of the %d seeded files", n, len(seeded))
 	}
 
 	// Each write was 200 before the move and 503 (Retry-After) or 307
@@ -282,8 +298,7 @@ func TestMoveTwoHosts(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	close(pollDone)
-	pwg.Wait()
+	stopPolling()
 	deadline = time.Now().Add(60 * time.Second)
 	for poller.c < last {
 		if time.Now().After(deadline) {
@@ -381,13 +396,39 @@ func TestMoveTwoHosts(t *testing.T) {
 	}
 }
 
+// seedFiles is 10,000 small files (100 directories of 100), each with its
+// own few bytes.
+func seedFiles() map[string]string {
+	files := make(map[string]string, 10_000)
+	for d := range 100 {
+		for f := range 100 {
+			files[fmt.Sprintf("seed/%02d/%02d", d, f)] = fmt.Sprintf("seed-%02d-%02d", d, f)
+		}
+	}
+	return files
+}
+
 // movableS1 starts hosts ha and hb of one broker (startMovable) and makes
-// the sandbox s1 on ha.
-func movableS1(t *testing.T) (b *natstest.Broker, ha *Daemon, dirA string, hb *Daemon, dirB string, made api.SandboxCreated) {
+// the sandbox s1 on ha: POST /v1/sandboxes, or, with seed, a directory of
+// ha's DIR holding seed's files before ha starts (a large tree is then on
+// disk before s1 is served, not 2 journal events a file), its token read
+// from ha's state.
+func movableS1(t *testing.T, seed map[string]string) (b *natstest.Broker, ha *Daemon, dirA string, hb *Daemon, dirB string, made api.SandboxCreated) {
 	t.Helper()
 	b = natstest.Start(t)
-	ha, dirA = startMovable(t, b, "ha")
-	hb, dirB = startMovable(t, b, "hb")
+	if seed != nil {
+		ha, dirA = startMovable(t, b, "ha", map[string]map[string]string{"s1": seed})
+		hb, dirB = startMovable(t, b, "hb", nil)
+		waitPlaced(t, ha, "GET", ha.URL+"/v1/sandboxes/s1/fs/stat?path=%2F", "", http.StatusOK)
+		tok, err := os.ReadFile(filepath.Join(ha.State, "sandboxes", "s1", "token"))
+		if err != nil {
+			t.Fatalf("s1's token in ha's state: %v\n%s", err, ha.Log())
+		}
+		made.Name, made.Token = "s1", strings.TrimSpace(string(tok))
+		return b, ha, dirA, hb, dirB, made
+	}
+	ha, dirA = startMovable(t, b, "ha", nil)
+	hb, dirB = startMovable(t, b, "hb", nil)
 	res, body := placedDo(t, "POST", ha.URL+"/v1/sandboxes", `{"name":"s1"}`)
 	if res.StatusCode != 201 {
 		t.Fatalf("POST s1: %d %s", res.StatusCode, body)

@@ -40,9 +40,14 @@ type Stats struct {
 	BytesBehind uint64 // the content those checkpoints added to the local store
 	Objects     uint64 // objects sent since start
 	ObjectBytes uint64 // their bytes
-	Manifests   uint64 // manifests sent since start
-	Unqueued    uint64 // checkpoints the full queue did not hold (caught up from the store)
-	Failed      uint64 // sends that failed (tried again)
+	// EntriesObjects and EntriesBytes are the part of Objects and
+	// ObjectBytes that are manifests' entries sent as an object (a
+	// manifest too large for its KV value), not a file's content.
+	EntriesObjects uint64
+	EntriesBytes   uint64
+	Manifests      uint64 // manifests sent since start
+	Unqueued       uint64 // checkpoints the full queue did not hold (caught up from the store)
+	Failed         uint64 // sends that failed (tried again)
 }
 
 // Replicator replicates the checkpoints of some sandboxes on one

@@ -154,7 +154,8 @@ func TestReplicateLargeManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp := mkCheckpoint(t, sb)
-	if st := waitSent(t, r, "alpha", 1); st.Objects != 101 {
+	st := waitSent(t, r, "alpha", 1)
+	if st.Objects != 101 {
 		t.Fatalf("sent %d objects, want 100 files and the entries", st.Objects)
 	}
 	f := open(t, b)
@@ -162,8 +163,12 @@ func TestReplicateLargeManifest(t *testing.T) {
 	if m.EntriesObject == "" {
 		t.Fatal("the manifest holds its entries inline, want them an object")
 	}
-	if _, err := f.obs.GetInfo(ctx, m.EntriesObject); err != nil {
+	info, err := f.obs.GetInfo(ctx, m.EntriesObject)
+	if err != nil {
 		t.Fatalf("the entries' object %s: %v", m.EntriesObject, err)
+	}
+	if st.EntriesObjects != 1 || st.EntriesBytes != info.Size {
+		t.Fatalf("counted %d entries objects, %d bytes; want the one, %d bytes", st.EntriesObjects, st.EntriesBytes, info.Size)
 	}
 }
 

@@ -338,7 +338,7 @@ func (s *sandbox) encode(ctx context.Context, obs jetstream.ObjectStore, m Manif
 	}
 	sum := sha256.Sum256(ents)
 	name := hex.EncodeToString(sum[:])
-	if err := s.putObject(ctx, obs, name, func() (int64, error) {
+	if err := s.putObject(ctx, obs, name, true, func() (int64, error) {
 		_, err := obs.PutBytes(ctx, name, ents)
 		return int64(len(ents)), err
 	}); err != nil {
@@ -372,7 +372,7 @@ func (s *sandbox) sendObjects(ctx context.Context, obs jetstream.ObjectStore, fi
 
 // sendObject sends the store's object hash unless the bucket has it.
 func (s *sandbox) sendObject(ctx context.Context, obs jetstream.ObjectStore, hash string) error {
-	return s.putObject(ctx, obs, hash, func() (int64, error) {
+	return s.putObject(ctx, obs, hash, false, func() (int64, error) {
 		f, err := checkpoint.OpenObject(s.sb, hash)
 		if err != nil {
 			return 0, err
@@ -387,8 +387,9 @@ func (s *sandbox) sendObject(ctx context.Context, obs jetstream.ObjectStore, has
 	})
 }
 
-// putObject runs put unless the bucket has an object name, and counts it.
-func (s *sandbox) putObject(ctx context.Context, obs jetstream.ObjectStore, name string, put func() (int64, error)) error {
+// putObject runs put unless the bucket has an object name, and counts it
+// (entries: a manifest's entries, counted apart too).
+func (s *sandbox) putObject(ctx context.Context, obs jetstream.ObjectStore, name string, entries bool, put func() (int64, error)) error {
 	ictx, cancel := context.WithTimeout(ctx, opTimeout)
 	_, err := obs.GetInfo(ictx, name)
 	cancel()
@@ -404,6 +405,10 @@ func (s *sandbox) putObject(ctx context.Context, obs jetstream.ObjectStore, name
 	s.mu.Lock()
 	s.st.Objects++
 	s.st.ObjectBytes += uint64(n)
+	if entries {
+		s.st.EntriesObjects++
+		s.st.EntriesBytes += uint64(n)
+	}
 	s.mu.Unlock()
 	return nil
 }
