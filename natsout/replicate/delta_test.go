@@ -112,9 +112,10 @@ func TestReplicateDelta(t *testing.T) {
 	}
 }
 
-// A manifest is full on the first send, after a restart, once the chain
-// reaches its bound, and when the delta would not be smaller; a delta
-// otherwise.
+// A manifest is full on the first send, once the chain reaches its bound,
+// and when the delta would not be smaller; a delta otherwise, after a
+// restart too: the restarted replicator learns the last manifest the
+// fleet has (seed.go), at its depth.
 func TestReplicateDeltaWhenFull(t *testing.T) {
 	b := natstest.Start(t)
 	r := start(t, b)
@@ -140,6 +141,7 @@ func TestReplicateDeltaWhenFull(t *testing.T) {
 	waitSent(t, r, "alpha", uint64(len(cps)))
 	r.Close()
 	r2 := start(t, b)
+	r2.maxChain = 3
 	if err := r2.Add("alpha", sb); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,13 @@ func TestReplicateDeltaWhenFull(t *testing.T) {
 		write(t, root, "f004", content(4, v+1))
 		cps = append(cps, mkCheckpoint(t, sb))
 	}
-	waitSent(t, r2, "alpha", 2)
+	st := waitSent(t, r2, "alpha", 2)
+	if st.Objects != 2 {
+		t.Fatalf("the restarted replicator sent %d objects, want f004's 2 (the rest is the fleet's)", st.Objects)
+	}
+	write(t, root, "f005", content(5, 1))
+	cps = append(cps, mkCheckpoint(t, sb))
+	waitSent(t, r2, "alpha", 3)
 
 	f := open(t, b)
 	// The base of each, "" for a full manifest.
@@ -155,8 +163,9 @@ func TestReplicateDeltaWhenFull(t *testing.T) {
 		"", cps[4].ID,
 		"",        // every file changed
 		cps[6].ID, //
-		"",        // restarted
-		cps[8].ID}
+		cps[7].ID, // restarted: a delta of the last sent, chain 2
+		cps[8].ID, // chain 3
+		""}        // the bound
 	for i, cp := range cps {
 		m := f.raw(t, "alpha", cp.ID)
 		if m.Base != want[i] {

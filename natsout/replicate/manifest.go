@@ -47,6 +47,9 @@ type Manifest struct {
 	// paths gone. ReadManifest answers the applied, full manifest.
 	Base    string   `json:"base,omitempty"`
 	Removed []string `json:"removed,omitempty"`
+	// Depth is how many deltas ReadManifest applied to answer it (not
+	// sent): a sender basing deltas on it keeps the chain bounded.
+	Depth int `json:"-"`
 }
 
 // body is a version 2 entries object: what the manifest does not hold
@@ -148,7 +151,7 @@ func readManifest(ctx context.Context, kv jetstream.KeyValue, obs jetstream.Obje
 	if m.Entries, err = apply(base.Entries, m.Entries, m.Removed); err != nil {
 		return m, fmt.Errorf("manifest %s, a delta of %s: %w: refused", id, m.Base, err)
 	}
-	m.Base, m.Removed = "", nil
+	m.Base, m.Removed, m.Depth = "", nil, base.Depth+1
 	return m, nil
 }
 

@@ -252,6 +252,9 @@ func (s *sandbox) send(ctx context.Context, cp checkpoint.Checkpoint) error {
 	}
 	m := Manifest{Version: ManifestVersion, Sandbox: s.name, Host: s.r.cfg.Host, Checkpoint: header(cp),
 		Entries: make([]Entry, 0, len(entries))}
+	if s.prev == nil {
+		s.seed(ctx, obs, cp) // seed.go
+	}
 	objs := map[string]bool{}
 	var send []checkpoint.Entry // a file of each object the fleet may lack
 	for _, e := range entries {
