@@ -213,14 +213,7 @@ func TestReplicateLargeDelta(t *testing.T) {
 // a cycle, a chain past the bound, a removal of a path the base lacks, a
 // path not clean, a version 1 naming a base.
 func TestFetchRefusesBadDeltas(t *testing.T) {
-	b := natstest.Start(t)
-	h := openHostile(t, b, "evil")
-	good := []byte("good bytes\n")
-	if _, err := h.obs.PutBytes(ctx, sum(good), good); err != nil {
-		t.Fatal(err)
-	}
-	root := Entry{Path: "/", Type: "dir", Mode: 0o755}
-	file := Entry{Path: "/ok", Type: "file", Mode: 0o644, Size: int64(len(good)), Hash: sum(good)}
+	h, root, file := hostileGood(t)
 	other := Entry{Path: "/other", Type: "file", Mode: 0o644, Size: int64(len(good)), Hash: sum(good)}
 	const base = "cp_000000000b00"
 	h.put(t, "evil", base, []Entry{root, file})

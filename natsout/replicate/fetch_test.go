@@ -164,14 +164,7 @@ func (h *hostile) put(t *testing.T, name, id string, entries []Entry) {
 // A manifest whose entries break the tree's shape is refused before any
 // object is fetched, and nothing of it is imported.
 func TestFetchRefusesBadManifests(t *testing.T) {
-	b := natstest.Start(t)
-	h := openHostile(t, b, "evil")
-	good := []byte("good bytes\n")
-	if _, err := h.obs.PutBytes(ctx, sum(good), good); err != nil {
-		t.Fatal(err)
-	}
-	root := Entry{Path: "/", Type: "dir", Mode: 0o755}
-	file := Entry{Path: "/ok", Type: "file", Mode: 0o644, Size: int64(len(good)), Hash: sum(good)}
+	h, root, file := hostileGood(t)
 	cases := map[string][]Entry{
 		"dotdot":       {root, file, {Path: "../x", Type: "file", Mode: 0o644, Hash: sum(good), Size: int64(len(good))}},
 		"dotdot-in":    {root, file, {Path: "/a/../../x", Type: "dir", Mode: 0o755}},
@@ -294,4 +287,19 @@ func TestFetchBoundedByTheStore(t *testing.T) {
 	if has, _ := checkpoint.HasObject(dst, sum(body)); has {
 		t.Fatal("the object was fetched past the bound")
 	}
+}
+
+// good is the one good object of hostileGood's fleet.
+var good = []byte("good bytes\n")
+
+// hostileGood is a hostile fleet of sandbox "evil" holding one good
+// object, with a root entry and a file entry naming it.
+func hostileGood(t *testing.T) (*hostile, Entry, Entry) {
+	t.Helper()
+	h := openHostile(t, natstest.Start(t), "evil")
+	if _, err := h.obs.PutBytes(ctx, sum(good), good); err != nil {
+		t.Fatal(err)
+	}
+	return h, Entry{Path: "/", Type: "dir", Mode: 0o755},
+		Entry{Path: "/ok", Type: "file", Mode: 0o644, Size: int64(len(good)), Hash: sum(good)}
 }
