@@ -88,7 +88,7 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.fd < 0 {
-		return out, errors.New("the daemon is stopping")
+		return out, errStopping
 	}
 	var st unix.Stat_t
 	if sb, _ := h.Get(name); sb != nil || h.isFork(name) || unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {

@@ -18,6 +18,10 @@ import (
 // in flight.
 const removeWait = 10 * time.Second
 
+// errStopping is what a call that would make or take up a sandbox answers
+// once DIR is closed (the daemon stopping).
+var errStopping = errors.New("the daemon is stopping")
+
 // Create makes DIR/name (0755) and serves it before it returns, so that a
 // request right after the answer finds it; the watch's event that follows
 // finds it served. q, when not zero, is kept as its quota.json; a zero q
@@ -29,7 +33,7 @@ func (d *Dir) Create(ctx context.Context, name string, q core.Quota) (string, er
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.fd < 0 {
-		return "", errors.New("the daemon is stopping")
+		return "", errStopping
 	}
 	if sb, _ := d.h.Get(name); sb != nil {
 		return "", fmt.Errorf("sandbox %s: %w", name, fs.ErrExist)
@@ -66,7 +70,7 @@ func (d *Dir) Fork(ctx context.Context, name, from, cp string, q core.Quota) (re
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.fd < 0 {
-		return rest.ForkMade{}, errors.New("the daemon is stopping")
+		return rest.ForkMade{}, errStopping
 	}
 	var st unix.Stat_t
 	if core.CheckSandboxName(name) == nil && unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {

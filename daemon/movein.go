@@ -65,7 +65,7 @@ func (d *Dir) takesNameIn(name, id string) error {
 	defer d.mu.Unlock()
 	switch {
 	case d.fd < 0:
-		return errors.New("the daemon is stopping")
+		return errStopping
 	case d.moving[name]:
 		return fmt.Errorf("sandbox %s is moving here already", name)
 	case d.h.isFork(name):

@@ -107,7 +107,7 @@ func (d *Dir) takeUpInPlace(ctx context.Context, name, cp string) (api.SandboxAd
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.fd < 0 {
-		return out, errors.New("the daemon is stopping")
+		return out, errStopping
 	}
 	done := false
 	defer func() {

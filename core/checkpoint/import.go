@@ -77,18 +77,27 @@ func CheckRoom(s *core.Sandbox, need int64) error {
 	return nil
 }
 
+// CleanPath reports whether p is an entry's path of a tree from elsewhere:
+// absolute, clean, no "." or ".." component, no NUL.
+func CleanPath(p string) bool {
+	if p == "" || p[0] != '/' || path.Clean(p) != p || strings.ContainsRune(p, 0) {
+		return false
+	}
+	for _, c := range strings.Split(p[1:], "/") {
+		if c == ".." || c == "." {
+			return false
+		}
+	}
+	return true
+}
+
 // CheckEntries says what is wrong with a tree from elsewhere (nil: nothing).
 func CheckEntries(entries []Entry) error {
 	kinds := make(map[string]string, len(entries))
 	for _, e := range entries {
 		p := e.Path
-		if p == "" || p[0] != '/' || path.Clean(p) != p || strings.ContainsRune(p, 0) {
+		if !CleanPath(p) {
 			return fmt.Errorf("entry %q: not a clean path beneath the root", p)
-		}
-		for _, c := range strings.Split(p[1:], "/") {
-			if c == ".." || c == "." {
-				return fmt.Errorf("entry %q: not a clean path beneath the root", p)
-			}
 		}
 		if _, dup := kinds[p]; dup {
 			return fmt.Errorf("entry %q: named twice", p)

@@ -3,9 +3,9 @@ package replicate
 import (
 	"errors"
 	"fmt"
-	"path"
 	"sort"
-	"strings"
+
+	"sandfs/core/checkpoint"
 )
 
 // Manifests as deltas: a checkpoint that changed a few paths of a large
@@ -13,8 +13,9 @@ import (
 // of the manifest it sent last and sends a delta against it (Base) while
 // the chain of deltas since the last full manifest is shorter than
 // deltaChain; a reader applies the chain back to a full manifest, so the
-// chain's length bounds what one read costs. A sender that lost what it
-// sent last (a restart) starts again from a full manifest.
+// chain's length bounds what one read costs. A sender that has sent
+// nothing yet (a restart, a take-up) bases its first delta on what the
+// fleet holds (seed.go).
 
 // deltaChain is how many deltas a sender sends after a full manifest
 // before the next full one.
@@ -34,9 +35,8 @@ func sameEntry(a, b Entry) bool {
 // path) to entries (every path now, sorted), and entries by path: the
 // changed and added entries, sorted, and the paths removed, sorted.
 func diff(last map[string]Entry, entries []Entry) (byPath map[string]Entry, changed []Entry, removed []string) {
-	byPath = make(map[string]Entry, len(entries))
+	byPath = entriesByPath(entries)
 	for _, e := range entries {
-		byPath[e.Path] = e
 		if old, ok := last[e.Path]; !ok || !sameEntry(old, e) {
 			changed = append(changed, e)
 		}
@@ -48,12 +48,6 @@ func diff(last map[string]Entry, entries []Entry) (byPath map[string]Entry, chan
 	}
 	sort.Strings(removed)
 	return byPath, changed, removed
-}
-
-// cleanPath is whether p is a clean path beneath the root, as
-// checkpoint.CheckEntries wants every entry's.
-func cleanPath(p string) bool {
-	return p != "" && p[0] == '/' && path.Clean(p) == p && !strings.ContainsRune(p, 0)
 }
 
 // errDelta is a delta that cannot be applied to its base.
@@ -71,7 +65,7 @@ func apply(base, changed []Entry, removed []string) ([]Entry, error) {
 		tree[e.Path] = e
 	}
 	for i, p := range removed {
-		if !cleanPath(p) {
+		if !checkpoint.CleanPath(p) {
 			return nil, fmt.Errorf("removed %q: not a clean path beneath the root: %w", p, errDelta)
 		}
 		if i > 0 && removed[i-1] >= p {
@@ -83,7 +77,7 @@ func apply(base, changed []Entry, removed []string) ([]Entry, error) {
 		delete(tree, p)
 	}
 	for i, e := range changed {
-		if !cleanPath(e.Path) {
+		if !checkpoint.CleanPath(e.Path) {
 			return nil, fmt.Errorf("entry %q: not a clean path beneath the root: %w", e.Path, errDelta)
 		}
 		if i > 0 && changed[i-1].Path >= e.Path {
@@ -100,4 +94,14 @@ func apply(base, changed []Entry, removed []string) ([]Entry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// entriesByPath is entries keyed by path: what a sender keeps of the
+// manifest it sent last.
+func entriesByPath(entries []Entry) map[string]Entry {
+	m := make(map[string]Entry, len(entries))
+	for _, e := range entries {
+		m[e.Path] = e
+	}
+	return m
 }

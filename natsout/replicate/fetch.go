@@ -48,9 +48,10 @@ const maxObject = 1 << 44
 
 // Fleet reads what the hosts replicated, on one connection.
 type Fleet struct {
-	js      jetstream.JetStream
-	mu      sync.Mutex
-	smallKV jetstream.KeyValue // found once (small.go)
+	js          jetstream.JetStream
+	mu          sync.Mutex
+	smallKV     jetstream.KeyValue // looked up once (small.go)
+	smallLooked bool
 }
 
 // NewFleet reads the fleet through js.

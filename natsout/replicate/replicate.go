@@ -142,23 +142,32 @@ func (r *Replicator) Stats(name string) (Stats, bool) {
 
 // objects is the objects bucket, made when missing.
 func (r *Replicator) objects(ctx context.Context) (jetstream.ObjectStore, error) {
+	return held(r, &r.obs, ctx, func(ctx context.Context) (jetstream.ObjectStore, error) {
+		return natsout.ObjectStore(ctx, r.js, jetstream.ObjectStoreConfig{Bucket: ObjectsBucket,
+			Description: "sandfs checkpoint contents, each named by its SHA-256", Storage: jetstream.FileStorage})
+	})
+}
+
+// held is the fleet's bucket in *slot, found or made by mk the first time
+// (r.mu guards the slot, not the broker's round trip).
+func held[T comparable](r *Replicator, slot *T, ctx context.Context, mk func(context.Context) (T, error)) (T, error) {
 	r.mu.Lock()
-	obs := r.obs
+	v := *slot
 	r.mu.Unlock()
-	if obs != nil {
-		return obs, nil
+	var none T
+	if v != none {
+		return v, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	obs, err := natsout.ObjectStore(ctx, r.js, jetstream.ObjectStoreConfig{Bucket: ObjectsBucket,
-		Description: "sandfs checkpoint contents, each named by its SHA-256", Storage: jetstream.FileStorage})
+	v, err := mk(ctx)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	r.mu.Lock()
-	r.obs = obs
+	*slot = v
 	r.mu.Unlock()
-	return obs, nil
+	return v, nil
 }
 
 // manifests is the sandbox's KV bucket, made when missing.

@@ -49,9 +49,9 @@ type sandbox struct {
 	sent map[string]bool // checkpoint ids whose manifest is in the KV
 	prev map[string]bool // the objects of the last manifest sent: in the bucket
 	// last are the entries (by path) of the manifest sent last, lastID its
-	// checkpoint: the base of the next delta; nil after a start, so the
-	// first manifest sent is full. chain counts the deltas since the last
-	// full manifest.
+	// checkpoint: the base of the next delta; after a start, what the
+	// fleet holds (seed.go), or nil (the first manifest sent is full).
+	// chain counts the deltas since the last full manifest.
 	last   map[string]Entry
 	lastID string
 	chain  int
@@ -308,8 +308,11 @@ func (s *sandbox) send(ctx context.Context, cp checkpoint.Checkpoint) error {
 // costs less than an entry, so it is then the smaller), else m; and m's
 // entries by path.
 func (s *sandbox) delta(m Manifest) (map[string]Entry, Manifest) {
+	if s.last == nil || s.chain >= s.r.chainMax() {
+		return entriesByPath(m.Entries), m
+	}
 	byPath, changed, removed := diff(s.last, m.Entries)
-	if s.last == nil || s.chain >= s.r.chainMax() || len(changed)+len(removed) >= len(m.Entries) {
+	if len(changed)+len(removed) >= len(m.Entries) {
 		return byPath, m
 	}
 	m.Base, m.Entries, m.Removed = s.lastID, changed, removed

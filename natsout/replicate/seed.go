@@ -50,14 +50,12 @@ func (s *sandbox) seed(ctx context.Context, obs jetstream.ObjectStore, cp checkp
 			s.log.Info("replicate: not learning what the fleet holds", "checkpoint", c.ID, "err", err)
 			return
 		}
-		last := make(map[string]Entry, len(m.Entries))
 		for _, e := range m.Entries {
-			last[e.Path] = e
 			if e.Type == "file" {
 				s.prev[e.Hash] = true
 			}
 		}
-		s.last, s.lastID, s.chain = last, c.ID, m.Depth
+		s.last, s.lastID, s.chain = entriesByPath(m.Entries), c.ID, m.Depth
 		return
 	}
 }

@@ -34,24 +34,11 @@ const SmallMax = 128 << 10
 
 // small is the small objects' bucket, made when missing.
 func (r *Replicator) small(ctx context.Context) (jetstream.KeyValue, error) {
-	r.mu.Lock()
-	kv := r.smallKV
-	r.mu.Unlock()
-	if kv != nil {
-		return kv, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, opTimeout)
-	defer cancel()
-	kv, err := natsout.KeyValue(ctx, r.js, jetstream.KeyValueConfig{Bucket: SmallBucket,
-		Description: "sandfs checkpoint contents of at most 128 KiB, each keyed by its SHA-256",
-		Storage:     jetstream.FileStorage}) // a value is bounded by the broker's max payload
-	if err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	r.smallKV = kv
-	r.mu.Unlock()
-	return kv, nil
+	return held(r, &r.smallKV, ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return natsout.KeyValue(ctx, r.js, jetstream.KeyValueConfig{Bucket: SmallBucket,
+			Description: "sandfs checkpoint contents of at most 128 KiB, each keyed by its SHA-256",
+			Storage:     jetstream.FileStorage}) // a value is bounded by the broker's max payload
+	})
 }
 
 // sendSmall offers the store's object hash to the small objects' bucket.
@@ -102,22 +89,24 @@ func (f *Fleet) getSmall(ctx context.Context, hash string) (data []byte, ok bool
 	return e.Value(), true, nil
 }
 
-// smallBucket is the fleet's small objects' bucket, found once (nil when
-// there is none yet).
+// smallBucket is the fleet's small objects' bucket (nil when there is
+// none), looked up once per Fleet, found or not: a fetch of objects sent
+// to the Object Store asks it for each object. A Fleet reads what was
+// sent before its manifest, so a bucket made later holds nothing it needs.
 func (f *Fleet) smallBucket(ctx context.Context) (jetstream.KeyValue, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.smallKV != nil {
+	if f.smallLooked {
 		return f.smallKV, nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	kv, err := f.js.KeyValue(cctx, SmallBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, nil
+		kv, err = nil, nil
 	}
 	if err == nil {
-		f.smallKV = kv
+		f.smallKV, f.smallLooked = kv, true
 	}
 	return kv, err
 }
