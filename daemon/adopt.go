@@ -35,7 +35,7 @@ import (
 //  4. DIR/.adopt-NAME (no DNS label: DIR never serves it), empty, opened
 //     as the sandbox but not served: the checkpoint is fetched into its
 //     store (replicate's Fetch: only the objects it lacks, each checked),
-//     and its tree written into the root (checkpoint.CopyTree: modes,
+//     and its tree written into the root (checkpoint.WriteRoot: modes,
 //     owners, times, symlinks, empty directories), unjournaled, since
 //     nothing serves it;
 //  5. then it is renamed DIR/NAME whole (a crash before leaves no half
@@ -258,7 +258,7 @@ func (d *Dir) writeTree(ctx context.Context, name, staging, statePath, id string
 		return fetched, nil, err
 	}
 	defer unix.Close(rfd)
-	if _, err := checkpoint.CopyTree(ctx, sb, id, rfd); err != nil {
+	if _, err := checkpoint.WriteRoot(ctx, sb, id, rfd); err != nil {
 		return fetched, nil, err
 	}
 	dirs, err := checkpoint.Dirs(sb, id)

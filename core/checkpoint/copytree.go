@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -37,11 +38,51 @@ type CopyStats struct {
 // one syncfs. It builds in place: on an error (ctx ended, a missing
 // object) the caller removes what dst holds.
 func CopyTree(ctx context.Context, s *core.Sandbox, id string, dst int) (CopyStats, error) {
-	var out CopyStats
 	h, err := storeOf(s)
+	if err != nil {
+		return CopyStats{}, err
+	}
+	return h.copyTree(ctx, s, id, dst, nil)
+}
+
+// WriteRoot is CopyTree into dst, the sandbox s's own root (empty), of
+// an imported checkpoint id (a tree from the fleet): the files it makes
+// are then id's, so id's record takes each one's stat identity (device,
+// inode, change time), which an import cannot know. A checkpoint that
+// walks the root after (a restore's; one after a restart, or taking the
+// sandbox up on this root again) then reads none of them again, nor does
+// any checkpoint built on it since.
+func WriteRoot(ctx context.Context, s *core.Sandbox, id string, dst int) (CopyStats, error) {
+	h, err := storeOf(s)
+	if err != nil {
+		return CopyStats{}, err
+	}
+	h.mu.Lock()
+	_, err = h.importedBase(id)
+	h.mu.Unlock()
+	if err != nil {
+		return CopyStats{}, err
+	}
+	var mu sync.Mutex
+	ids := map[string]cpEntry{}
+	out, err := h.copyTree(ctx, s, id, dst, func(p string, e cpEntry, fd int) {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Size != e.Size || st.Mtim.Nano() != e.Mtime {
+			return // not known as id's: read by the next walk
+		}
+		mu.Lock()
+		ids[p] = cpEntry{Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Nano()}
+		mu.Unlock()
+	})
 	if err != nil {
 		return out, err
 	}
+	return out, h.identify(id, ids)
+}
+
+// copyTree is CopyTree; made, when set, is told each file made.
+func (h *cpStore) copyTree(ctx context.Context, s *core.Sandbox, id string, dst int, made func(string, cpEntry, int)) (CopyStats, error) {
+	var out CopyStats
 	files, err := h.treeFiles(id)
 	if err != nil {
 		return out, err
@@ -63,7 +104,7 @@ func CopyTree(ctx context.Context, s *core.Sandbox, id string, dst int) (CopySta
 		}
 		bytes.Add(e.Size)
 		return nil
-	}}
+	}, made: made}
 	err = b.buildAt(ctx, dst, files)
 	out.Cloned, out.Copied, out.Bytes = int(cloned.Load()), int(copied.Load()), bytes.Load()
 	if err != nil {

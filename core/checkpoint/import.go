@@ -19,9 +19,11 @@ import (
 // then its record (Import), which refuses a tree whose objects are not
 // all in the store. The record is written as Create writes one (temp,
 // fsync, rename, after one syncfs of the objects), as a base: it has no
-// parent here. Its entries carry no stat identity, so the next checkpoint
-// of the sandbox reads each file once again; and it is that checkpoint's
-// base only when the store holds none made here (store.go's newest).
+// parent here. Its entries carry no stat identity, so a walk of the root
+// reads each file once again, unless the tree was written from it
+// (WriteRoot: the record then takes the files' identities); and it is
+// the next checkpoint's base only when the store holds none made here
+// (store.go's newest).
 //
 // Everything in an imported tree is a claim of the sender, checked
 // before anything is written (CheckEntries): every path clean and
@@ -192,4 +194,41 @@ func Import(s *core.Sandbox, cp Checkpoint, entries []Entry) (Checkpoint, error)
 	}
 	h.last = nil // the newest tree is read back when next asked: it may be this one
 	return out, nil
+}
+
+// identify writes the imported base id's record again with each file's
+// stat identity that ids gives (only Dev, Ino and Ctime of its entries
+// are read); every other field, and the checkpoint's header, stay.
+func (h *cpStore) identify(id string, ids map[string]cpEntry) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hd, err := h.importedBase(id)
+	if err != nil {
+		return err
+	}
+	t, err := h.tree(id)
+	if err != nil {
+		return err
+	}
+	files := make(map[string]cpEntry, len(t.files))
+	for p, e := range t.files {
+		if i, ok := ids[p]; ok && e.Kind == kindFile {
+			e.Dev, e.Ino, e.Ctime = i.Dev, i.Ino, i.Ctime
+		}
+		files[p] = e
+	}
+	if err := h.write(hd, cpBody{Set: files}); err != nil {
+		return err
+	}
+	h.last, h.other = nil, nil // read back when next asked
+	return nil
+}
+
+// importedBase is the header of id, an imported tree; h.mu is held.
+func (h *cpStore) importedBase(id string) (cpHeader, error) {
+	hd, err := h.header(id)
+	if err == nil && (!hd.Imported || hd.Parent != "") {
+		err = fmt.Errorf("checkpoint %s: not a tree from elsewhere (Import)", id)
+	}
+	return hd, err
 }

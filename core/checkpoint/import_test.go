@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -142,5 +143,102 @@ func TestImportedIsNoBaseOverOwn(t *testing.T) {
 	must(t, err)
 	if got := base(fresh); got != cp.ID {
 		t.Fatalf("the next checkpoint's base in a store holding only an imported one: %s, want %s", got, cp.ID)
+	}
+}
+
+// A tree from elsewhere written into a sandbox's empty root by WriteRoot
+// is known there: a checkpoint that walks the root after reads none of
+// its files (CopyTree, which knows nothing of the root, leaves each one
+// to be read), its entries are the imported ones, and a file changed
+// since is read, alone. WriteRoot refuses a checkpoint made here.
+func TestWriteRootKnowsItsFiles(t *testing.T) {
+	from := t.TempDir()
+	mk(t, from, map[string]string{"a.txt": "alpha", "d/b.txt": "beta", "d/e/c.txt": "gamma", "empty": ""})
+	must(t, os.Symlink("d/b.txt", filepath.Join(from, "link")))
+	src, err := core.Open("src", from, core.Options{StateDir: t.TempDir()})
+	must(t, err)
+	defer src.Close()
+	cp, err := Create(ctx, src, Options{})
+	must(t, err)
+	ents, err := Entries(src, cp.ID)
+	must(t, err)
+	byPath := map[string]Entry{}
+	for _, e := range ents {
+		byPath[e.Path] = e
+	}
+
+	take := func(write func(context.Context, *core.Sandbox, string, int) (CopyStats, error)) (*core.Sandbox, string) {
+		root := t.TempDir()
+		dst, err := core.Open("dst", root, core.Options{StateDir: t.TempDir()})
+		must(t, err)
+		t.Cleanup(func() { dst.Close() })
+		for _, e := range ents {
+			if e.Type == "file" {
+				f, err := OpenObject(src, e.Hash)
+				must(t, err)
+				_, err = PutObject(dst, e.Hash, f, e.Size)
+				f.Close()
+				must(t, err)
+			}
+		}
+		_, err = Import(dst, cp, ents)
+		must(t, err)
+		rfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		must(t, err)
+		defer unix.Close(rfd)
+		_, err = write(ctx, dst, cp.ID, rfd)
+		must(t, err)
+		return dst, root
+	}
+
+	copied, _ := take(CopyTree)
+	if _, err := Create(ctx, copied, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if r := FilesRead(copied); r != int64(cp.Files) {
+		t.Fatalf("a walk after CopyTree read %d files, want all %d (nothing knows them)", r, cp.Files)
+	}
+
+	dst, root := take(WriteRoot)
+	for p, want := range map[string]string{"a.txt": "alpha", "d/b.txt": "beta", "d/e/c.txt": "gamma", "empty": ""} {
+		if b, err := os.ReadFile(filepath.Join(root, p)); err != nil || string(b) != want {
+			t.Fatalf("%s written: %q, %v; want %q", p, b, err, want)
+		}
+	}
+	next, err := Create(ctx, dst, Options{})
+	must(t, err)
+	if r := FilesRead(dst); r != 0 {
+		t.Fatalf("a walk after WriteRoot read %d files, want 0", r)
+	}
+	got, err := Entries(dst, next.ID)
+	must(t, err)
+	if len(got) != len(ents) {
+		t.Fatalf("the walk's checkpoint has %d entries, want the imported %d", len(got), len(ents))
+	}
+	for _, e := range got {
+		w := byPath[e.Path]
+		if e.Type != w.Type || e.Hash != w.Hash || e.Size != w.Size || e.Target != w.Target || !e.Mtime.Equal(w.Mtime) {
+			t.Fatalf("entry %s after the walk: %+v, want the imported %+v", e.Path, e, w)
+		}
+	}
+	must(t, os.WriteFile(filepath.Join(root, "d/b.txt"), []byte("changed"), 0o644))
+	after, err := Create(ctx, dst, Options{})
+	must(t, err)
+	if r := FilesRead(dst); r != 1 {
+		t.Fatalf("a walk after one file changed read %d files, want 1", r)
+	}
+	ae, err := Entries(dst, after.ID)
+	must(t, err)
+	for _, e := range ae {
+		if e.Path == "/d/b.txt" && e.Size != int64(len("changed")) {
+			t.Fatalf("/d/b.txt in the next checkpoint: %+v", e)
+		}
+	}
+
+	rfd, err := unix.Open(t.TempDir(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	must(t, err)
+	defer unix.Close(rfd)
+	if _, err := WriteRoot(ctx, dst, next.ID, rfd); err == nil {
+		t.Fatal("WriteRoot of a checkpoint made here: no error")
 	}
 }

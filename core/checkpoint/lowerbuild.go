@@ -39,6 +39,10 @@ type lowerBuild struct {
 	// objects is the store whose objects a made tree's files may be
 	// (lowerobject.go); nil for a copy, whose files are written.
 	objects *cas.Store
+
+	// made, when set, is told each file made anew (path, entry, and fd
+	// open on it with its attributes set); workers call it at once.
+	made func(p string, e cpEntry, fd int)
 }
 
 // build makes every entry of files beneath name in lfd: parents before
@@ -142,7 +146,7 @@ func (b *lowerBuild) makeAll(ctx context.Context, groups []*entryGroup) error {
 	next := make(chan *entryGroup)
 	var wg sync.WaitGroup
 	for range n {
-		w := &lowerBuild{s: b.s, content: b.content, rootfd: b.rootfd, dirfd: -1, from: b.from, fromDirfd: -1, creds: b.creds, objects: b.objects}
+		w := &lowerBuild{s: b.s, content: b.content, rootfd: b.rootfd, dirfd: -1, from: b.from, fromDirfd: -1, creds: b.creds, objects: b.objects, made: b.made}
 		wg.Go(func() {
 			defer w.closeDir()
 			defer w.closeFromDir()
@@ -239,5 +243,11 @@ func (b *lowerBuild) make(p string, e cpEntry, obj bool) error {
 			return err
 		}
 	}
-	return b.setAttrs(fd, e, mode)
+	if err := b.setAttrs(fd, e, mode); err != nil {
+		return err
+	}
+	if b.made != nil {
+		b.made(p, e, fd)
+	}
+	return nil
 }

@@ -69,9 +69,9 @@ type cpHeader struct {
 	Parent string // "" for a base, which holds every entry
 	Depth  int    // deltas between it and its base
 	// Imported is a checkpoint made elsewhere (Import): its seq is
-	// another journal's and its entries carry no stat identity, so it is
-	// the next checkpoint's base only in a store holding none of its own
-	// (newest).
+	// another journal's and its entries carry no stat identity (unless
+	// its tree was written here: WriteRoot), so it is the next
+	// checkpoint's base only in a store holding none of its own (newest).
 	Imported bool
 }
 
