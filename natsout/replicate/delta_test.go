@@ -348,3 +348,67 @@ func TestReadManifestVersions(t *testing.T) {
 		}
 	}
 }
+
+// A delta names its depth (Chain). A reader given its store's trees
+// (ReadManifestLocal) takes a checkpoint the store holds from there: a
+// full manifest whose entries object the fleet lost reads as the
+// store's tree, a chain based on it is applied to that tree at the
+// depth the chain gives, and without the store the read fails.
+func TestReadManifestLocal(t *testing.T) {
+	b := natstest.Start(t)
+	r := start(t, b)
+	sb, root := box(t, "alpha")
+	if err := r.Add("alpha", sb); err != nil {
+		t.Fatal(err)
+	}
+	cp1 := mkCheckpoint(t, sb)
+	write(t, root, "f003", content(3, 1))
+	cp2 := mkCheckpoint(t, sb)
+	write(t, root, "f004", content(4, 1))
+	cp3 := mkCheckpoint(t, sb)
+	waitSent(t, r, "alpha", 3)
+
+	f := open(t, b)
+	for i, cp := range []checkpoint.Checkpoint{cp2, cp3} {
+		if m := f.raw(t, "alpha", cp.ID); m.Base == "" || m.Chain != i+1 {
+			t.Fatalf("manifest %d: base %q, chain %d; want a delta, chain %d", i+2, m.Base, m.Chain, i+1)
+		}
+	}
+	// The fleet's full manifest now names entries it does not hold.
+	lost, _ := json.Marshal(Manifest{Version: ManifestVersion, Sandbox: "alpha", Checkpoint: Checkpoint{ID: cp1.ID, Seq: cp1.Seq},
+		EntriesObject: strings.Repeat("0", 64)})
+	if _, err := f.kv(t, "alpha").Put(ctx, cp1.ID, lost); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadManifest(ctx, f.kv(t, "alpha"), f.obs, cp3.ID); err == nil {
+		t.Fatal("a chain whose full manifest lost its entries read without the store")
+	}
+	store := StoreOf(sb)
+	asked := map[string]int{}
+	onlyFirst := func(id string) ([]Entry, bool) {
+		asked[id]++
+		if id != cp1.ID {
+			return nil, false
+		}
+		return store(id)
+	}
+	want, _ := checkpoint.Entries(sb, cp3.ID)
+	wj, _ := json.Marshal(entriesOf(want))
+	for _, c := range []struct {
+		name  string
+		local Local
+		depth int
+	}{{"the chain's base from the store", onlyFirst, 2}, {"the checkpoint from the store", store, 2}} {
+		m, err := ReadManifestLocal(ctx, f.kv(t, "alpha"), f.obs, cp3.ID, c.local)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		gj, _ := json.Marshal(entriesByPath(m.Entries))
+		if string(gj) != string(wj) || m.Depth != c.depth || m.Base != "" || m.Checkpoint.ID != cp3.ID {
+			t.Fatalf("%s: depth %d, base %q, id %s, entries\n%s\nwant depth %d, the store's\n%s", c.name, m.Depth, m.Base, m.Checkpoint.ID, gj, c.depth, wj)
+		}
+	}
+	if asked[cp3.ID] != 1 || asked[cp2.ID] != 1 || asked[cp1.ID] != 1 {
+		t.Fatalf("the store was asked for %v, want each of the chain once", asked)
+	}
+}

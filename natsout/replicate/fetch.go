@@ -188,7 +188,7 @@ func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (F
 	if err != nil {
 		return out, err
 	}
-	m, err := ReadManifest(ctx, kv, obs, id)
+	m, err := ReadManifestLocal(ctx, kv, obs, id, StoreOf(sb))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return out, fmt.Errorf("sandbox %s, checkpoint %s: %w", name, id, ErrNoCheckpoint)
 	} else if err != nil {

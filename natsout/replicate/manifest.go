@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"sandfs/core"
 	"sandfs/core/checkpoint"
 	"sandfs/natsout"
 )
@@ -47,6 +48,11 @@ type Manifest struct {
 	// paths gone. ReadManifest answers the applied, full manifest.
 	Base    string   `json:"base,omitempty"`
 	Removed []string `json:"removed,omitempty"`
+	// Chain is, in a delta, the deltas between it and the full manifest
+	// its chain starts from, as its sender counted them (1 for a delta
+	// of a full one). A reader that takes the tree from its own store
+	// (Local) learns the depth from it without reading the chain.
+	Chain int `json:"chain,omitempty"`
 	// Depth is how many deltas ReadManifest applied to answer it (not
 	// sent): a sender basing deltas on it keeps the chain bounded.
 	Depth int `json:"-"`
@@ -119,14 +125,56 @@ func BucketOf(sandbox string) string { return "sandfs-cp-" + natsout.EncodeName(
 // from obs when they were sent as an object. A delta is answered applied
 // to its base, read the same way: the full manifest, Base cleared.
 func ReadManifest(ctx context.Context, kv jetstream.KeyValue, obs jetstream.ObjectStore, id string) (Manifest, error) {
-	return readManifest(ctx, kv, obs, id, nil)
+	return readManifest(ctx, kv, obs, id, nil, nil)
+}
+
+// Local answers the tree of a checkpoint the reader's own store holds
+// (ok false when it holds none of that id), every path sorted: what it
+// sent to the fleet, or imported from it, so the fleet's manifest of
+// that id names the same tree. A reader given one (ReadManifestLocal)
+// reads such a manifest's header alone from the KV: its entries object,
+// or the chain of deltas to its full base (a 100,000-file tree's entries
+// are some 19 MB of JSON), are not read.
+type Local func(id string) (entries []Entry, ok bool)
+
+// ReadManifestLocal is ReadManifest, each manifest of the chain whose
+// checkpoint local holds taken from there.
+func ReadManifestLocal(ctx context.Context, kv jetstream.KeyValue, obs jetstream.ObjectStore, id string, local Local) (Manifest, error) {
+	return readManifest(ctx, kv, obs, id, nil, local)
+}
+
+// StoreOf is the Local of the sandbox sb's checkpoint store.
+func StoreOf(sb *core.Sandbox) Local {
+	return func(id string) ([]Entry, bool) {
+		entries, err := checkpoint.Entries(sb, id)
+		if err != nil {
+			return nil, false
+		}
+		out := make([]Entry, len(entries))
+		for i, e := range entries {
+			out[i] = EntryOf(e)
+		}
+		return out, true
+	}
 }
 
 // readManifest is ReadManifest below the deltas of chain, whose bases
 // led to id.
-func readManifest(ctx context.Context, kv jetstream.KeyValue, obs jetstream.ObjectStore, id string, chain []string) (Manifest, error) {
-	m, err := readOne(ctx, kv, obs, id)
-	if err != nil || m.Base == "" {
+func readManifest(ctx context.Context, kv jetstream.KeyValue, obs jetstream.ObjectStore, id string, chain []string, local Local) (Manifest, error) {
+	m, err := readHead(ctx, kv, id)
+	if err != nil {
+		return m, err
+	}
+	if local != nil {
+		if entries, ok := local(id); ok {
+			if m.Base != "" {
+				m.Depth = min(max(m.Chain, 1), maxReadChain)
+			}
+			m.Entries, m.EntriesObject, m.Base, m.Removed = entries, "", "", nil
+			return m, nil
+		}
+	}
+	if err := readBody(ctx, obs, id, &m); err != nil || m.Base == "" {
 		return m, err
 	}
 	chain = append(chain, id)
@@ -138,7 +186,7 @@ func readManifest(ctx context.Context, kv jetstream.KeyValue, obs jetstream.Obje
 	case !checkpoint.ValidID(m.Base):
 		return m, fmt.Errorf("manifest %s: base %q: not a checkpoint id: refused", id, m.Base)
 	}
-	base, err := readManifest(ctx, kv, obs, m.Base, chain)
+	base, err := readManifest(ctx, kv, obs, m.Base, chain, local)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		// Not the caller's "no such checkpoint": id is there, broken.
 		return m, fmt.Errorf("manifest %s: its base %s is not in the KV: refused", id, m.Base)
@@ -157,6 +205,16 @@ func readManifest(ctx context.Context, kv jetstream.KeyValue, obs jetstream.Obje
 
 // readOne reads the manifest of key id as it is stored: a delta unapplied.
 func readOne(ctx context.Context, kv jetstream.KeyValue, obs jetstream.ObjectStore, id string) (Manifest, error) {
+	m, err := readHead(ctx, kv, id)
+	if err == nil {
+		err = readBody(ctx, obs, id, &m)
+	}
+	return m, err
+}
+
+// readHead reads the KV's value of key id: the manifest, its entries
+// only when they are inline.
+func readHead(ctx context.Context, kv jetstream.KeyValue, id string) (Manifest, error) {
 	var m Manifest
 	e, err := kv.Get(ctx, id)
 	if err != nil {
@@ -171,28 +229,34 @@ func readOne(ctx context.Context, kv jetstream.KeyValue, obs jetstream.ObjectSto
 	if m.Version == 1 && (m.Base != "" || m.Removed != nil) {
 		return m, fmt.Errorf("manifest %s: version 1 names a base or removals: refused", id)
 	}
+	return m, nil
+}
+
+// readBody reads into m, read by readHead, the entries it holds as an
+// object, and checks its shape.
+func readBody(ctx context.Context, obs jetstream.ObjectStore, id string, m *Manifest) error {
 	if m.EntriesObject == "" {
-		return m, checkShape(id, m)
+		return checkShape(id, *m)
 	}
 	if obs == nil {
-		return m, errors.New("manifest " + id + ": its entries are an object, and no objects bucket was given")
+		return errors.New("manifest " + id + ": its entries are an object, and no objects bucket was given")
 	}
 	if m.Entries != nil || m.Removed != nil {
-		return m, fmt.Errorf("manifest %s: entries both inline and an object: refused", id)
+		return fmt.Errorf("manifest %s: entries both inline and an object: refused", id)
 	}
 	info, err := obs.GetInfo(ctx, m.EntriesObject)
 	if err != nil {
-		return m, fmt.Errorf("manifest %s: its entries: %w", id, err)
+		return fmt.Errorf("manifest %s: its entries: %w", id, err)
 	}
 	if info.Size > maxEntriesObject {
-		return m, fmt.Errorf("manifest %s: its entries are %d bytes, more than %d: refused", id, info.Size, maxEntriesObject)
+		return fmt.Errorf("manifest %s: its entries are %d bytes, more than %d: refused", id, info.Size, maxEntriesObject)
 	}
 	b, err := obs.GetBytes(ctx, m.EntriesObject)
 	if err != nil {
-		return m, fmt.Errorf("manifest %s: its entries: %w", id, err)
+		return fmt.Errorf("manifest %s: its entries: %w", id, err)
 	}
 	if sum := sha256.Sum256(b); len(b) > maxEntriesObject || hex.EncodeToString(sum[:]) != m.EntriesObject {
-		return m, fmt.Errorf("manifest %s: its entries do not hash to their name: refused", id)
+		return fmt.Errorf("manifest %s: its entries do not hash to their name: refused", id)
 	}
 	if m.Version == 1 {
 		err = json.Unmarshal(b, &m.Entries)
@@ -202,9 +266,9 @@ func readOne(ctx context.Context, kv jetstream.KeyValue, obs jetstream.ObjectSto
 		m.Entries, m.Removed = bd.Entries, bd.Removed
 	}
 	if err != nil {
-		return m, fmt.Errorf("manifest %s: its entries: %w", id, err)
+		return fmt.Errorf("manifest %s: its entries: %w", id, err)
 	}
-	return m, checkShape(id, m)
+	return checkShape(id, *m)
 }
 
 func knownVersion(v int) bool { return v >= 1 && v <= ManifestVersion }

@@ -315,7 +315,7 @@ func (s *sandbox) delta(m Manifest) (map[string]Entry, Manifest) {
 	if len(changed)+len(removed) >= len(m.Entries) {
 		return byPath, m
 	}
-	m.Base, m.Entries, m.Removed = s.lastID, changed, removed
+	m.Base, m.Entries, m.Removed, m.Chain = s.lastID, changed, removed, s.chain+1
 	return byPath, m
 }
 

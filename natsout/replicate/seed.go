@@ -16,7 +16,8 @@ import (
 // object of its first checkpoint again (a small one whole, small.go) and
 // send that checkpoint's manifest full. So the first send of a run reads
 // the manifest of the newest checkpoint of the store, older than the one
-// sent, that the fleet has: its objects are in the buckets (a manifest is
+// sent, that the fleet has (its header from the KV, its tree from the
+// store: ReadManifestLocal): its objects are in the buckets (a manifest is
 // written after them), and the manifest is the base of the next delta,
 // at the depth it has (the chain stays within the sender's bound).
 
@@ -42,7 +43,7 @@ func (s *sandbox) seed(ctx context.Context, obs jetstream.ObjectStore, cp checkp
 			return
 		}
 		rctx, cancel := context.WithTimeout(ctx, opTimeout)
-		m, err := ReadManifest(rctx, s.kv, obs, c.ID)
+		m, err := ReadManifestLocal(rctx, s.kv, obs, c.ID, StoreOf(s.sb))
 		cancel()
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue
