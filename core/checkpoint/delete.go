@@ -101,7 +101,12 @@ func (h *cpStore) sweep() error {
 			}
 		}
 	}
-	_, _, err := h.store.Sweep(func(hash string) bool { return marked[hash] })
-	h.size = -1 // walked again when next asked
+	_, _, disk, err := h.store.Sweep(func(hash string) bool { return marked[hash] })
+	if err != nil {
+		h.size = -1 // walked again when next asked
+	} else if h.size >= 0 {
+		h.size = max(h.size-disk, 0)
+	}
+	h.named(nil, true, err == nil)
 	return err
 }

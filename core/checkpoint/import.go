@@ -44,6 +44,16 @@ func HasObject(s *core.Sandbox, hash string) (bool, error) {
 	return h.store.Has(hash), nil
 }
 
+// MissingObjects answers the hashes of hashes the sandbox's store lacks,
+// in their order.
+func MissingObjects(s *core.Sandbox, hashes []string) ([]string, error) {
+	h, err := storeOf(s)
+	if err != nil {
+		return nil, err
+	}
+	return h.store.Missing(hashes)
+}
+
 // PutObject stores what r gives as the object hash, at most max bytes;
 // bytes that do not hash to hash are refused (cas.ErrMismatch) and
 // nothing of them kept.
@@ -52,8 +62,12 @@ func PutObject(s *core.Sandbox, hash string, r io.Reader, max int64) (cas.Object
 	if err != nil {
 		return cas.Object{}, err
 	}
+	if err := h.dirty(); err != nil {
+		return cas.Object{}, err
+	}
 	o, err := h.store.PutNamed(hash, r, max)
 	if err == nil && o.Added {
+		h.putLoose(hash) // named once imported
 		h.mu.Lock()
 		if h.size >= 0 {
 			h.size += o.Disk
@@ -157,6 +171,20 @@ func Import(s *core.Sandbox, cp Checkpoint, entries []Entry) (Checkpoint, error)
 	if _, taken := hdrs[cp.ID]; taken {
 		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", cp.ID, fs.ErrExist)
 	}
+	var hashes []string
+	for _, e := range entries {
+		if e.Type == "file" {
+			hashes = append(hashes, e.Hash)
+		}
+	}
+	missing, err := h.store.Missing(hashes) // under mu: no sweep meanwhile
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	lacks := map[string]bool{}
+	for _, m := range missing {
+		lacks[m] = true
+	}
 	files := make(map[string]cpEntry, len(entries))
 	for _, e := range entries {
 		c := cpEntry{Perm: uint32(e.Mode.Perm()), Uid: e.Uid, Gid: e.Gid, Mtime: e.Mtime.UnixNano(), Size: e.Size}
@@ -170,7 +198,7 @@ func Import(s *core.Sandbox, cp Checkpoint, entries []Entry) (Checkpoint, error)
 		}
 		switch e.Type {
 		case "file":
-			if !h.store.Has(e.Hash) {
+			if lacks[e.Hash] {
 				return Checkpoint{}, core.PathErr("import", e.Path, unix.ENOENT)
 			}
 			c.Kind, c.Hash = kindFile, e.Hash
@@ -192,6 +220,7 @@ func Import(s *core.Sandbox, cp Checkpoint, entries []Entry) (Checkpoint, error)
 	if err := h.write(hd, cpBody{Set: files}); err != nil {
 		return Checkpoint{}, err
 	}
+	h.named(files, false, false)
 	h.last = nil // the newest tree is read back when next asked: it may be this one
 	return out, nil
 }

@@ -108,6 +108,9 @@ func (b *builder) read(dirfd int, name, ap string, e cpEntry) (cpEntry, int64, b
 			e.Hash, _, err = cas.Hash(f)
 		} else {
 			var o cas.Object
+			if err = b.h.dirty(); err != nil {
+				return e, 0, false, err
+			}
 			if o, err = b.store.Put(f); err == nil {
 				e.Hash = o.Hash
 				if o.Added {

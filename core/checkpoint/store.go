@@ -103,10 +103,16 @@ type cpStore struct {
 	other      *cpTree        // the last other tree read back (Entry of one checkpoint, path after path)
 	compacting sync.WaitGroup // compact goroutines (close waits for them)
 	closed     bool
-	maxBytes   int64        // the store's bound (bound.go); 0 or less: none
-	size       int64        // the store's size on disk, -1 until walked again
-	reads      atomic.Int64 // files read (content hashed)
-	walks      atomic.Int64 // checkpoints that walked the whole tree
+	maxBytes   int64 // the store's bound (bound.go); 0 or less: none
+	size       int64 // the store's size on disk, -1 until walked again
+	// clean: the store was opened clean and nothing was put since;
+	// loose: objects put that no manifest names yet; unswept: a sweep
+	// failed (clean.go).
+	cleanMu        sync.Mutex
+	clean, unswept bool
+	loose          map[string]bool
+	reads          atomic.Int64 // files read (content hashed)
+	walks          atomic.Int64 // checkpoints that walked the whole tree
 }
 
 // cpStoreRef opens a Sandbox's cpStore on first use. It is the sandbox's
@@ -151,6 +157,7 @@ func (r *cpStoreRef) Close() error {
 		h.compacting.Wait()
 		h.mu.Lock()
 		defer h.mu.Unlock()
+		h.closeClean()
 		h.store.Close()
 		unix.Close(h.cps)
 		unix.Close(h.state)
@@ -184,8 +191,13 @@ func openCpStore(dir string, maxBytes int64) (*cpStore, error) {
 		return nil, fmt.Errorf("open the content store: %w", err)
 	}
 	// What a daemon killed in the middle of a checkpoint stored is named
-	// by no manifest: swept at the store's first use.
-	h.sweep()
+	// by no manifest: swept at the store's first use, unless it was
+	// closed clean (clean.go).
+	if size, ok := readClean(state); ok {
+		h.size, h.clean = size, true
+	} else {
+		h.sweep()
+	}
 	return h, nil
 }
 

@@ -223,17 +223,13 @@ func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (F
 		hashes = append(hashes, h)
 	}
 	sort.Strings(hashes)
-	missing := hashes[:0]
+	missing, err := checkpoint.MissingObjects(sb, hashes)
+	if err != nil {
+		return out, err
+	}
 	var need int64
-	for _, h := range hashes {
-		has, err := checkpoint.HasObject(sb, h)
-		if err != nil {
-			return out, err
-		}
-		if !has {
-			missing = append(missing, h)
-			need = min(need+sizes[h], maxObject*maxManifests) // no overflow: past any bound anyway
-		}
+	for _, h := range missing {
+		need = min(need+sizes[h], maxObject*maxManifests) // no overflow: past any bound anyway
 	}
 	if err := checkpoint.CheckRoom(sb, need); err != nil {
 		return out, fmt.Errorf("manifest %s: %w", id, err)

@@ -308,11 +308,12 @@ func (s *Store) drop(tmp string, f *os.File) {
 func (s *Store) Sync() error { return unix.Syncfs(s.fd) }
 
 // Sweep removes every object whose hash keep does not hold, and any temp
-// a crashed Put left; it returns the objects and bytes removed.
-func (s *Store) Sweep(keep func(hash string) bool) (n int, bytes int64, err error) {
+// a crashed Put left; it returns the objects removed, their bytes, and
+// what they took on disk (as Bytes counts it).
+func (s *Store) Sweep(keep func(hash string) bool) (n int, bytes, disk int64, err error) {
 	names, err := readNames(s.fd, ".")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	for _, d := range names {
 		if strings.HasPrefix(d, tempPrefix) {
@@ -324,7 +325,7 @@ func (s *Store) Sweep(keep func(hash string) bool) (n int, bytes int64, err erro
 		}
 		objs, err := readNames(s.fd, d)
 		if err != nil {
-			return n, bytes, err
+			return n, bytes, disk, err
 		}
 		for _, o := range objs {
 			if keep(d + o) {
@@ -334,10 +335,11 @@ func (s *Store) Sweep(keep func(hash string) bool) (n int, bytes int64, err erro
 			if unix.Fstatat(s.fd, d+"/"+o, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && unix.Unlinkat(s.fd, d+"/"+o, 0) == nil {
 				n++
 				bytes += st.Size
+				disk += st.Blocks * 512
 			}
 		}
 	}
-	return n, bytes, nil
+	return n, bytes, disk, nil
 }
 
 // Bytes is what every object in the store takes on disk (its allocated

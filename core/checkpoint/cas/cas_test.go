@@ -57,9 +57,11 @@ func TestPutDedupOpenSweep(t *testing.T) {
 		}
 	}
 	other, _ := s.PutBytes([]byte("other"))
-	n, bytes, err := s.Sweep(func(h string) bool { return h == want })
-	if err != nil || n != 1 || bytes != 5 || s.Has(other.Hash) || !s.Has(want) {
-		t.Errorf("sweep: %d %d %v", n, bytes, err)
+	before, _ := s.Bytes()
+	n, bytes, disk, err := s.Sweep(func(h string) bool { return h == want })
+	after, _ := s.Bytes()
+	if err != nil || n != 1 || bytes != 5 || disk != before-after || s.Has(other.Hash) || !s.Has(want) {
+		t.Errorf("sweep: %d objects, %d bytes, %d on disk (the store's size went from %d to %d), %v", n, bytes, disk, before, after, err)
 	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
