@@ -217,8 +217,11 @@ func (d *Dir) restoreRoot(ctx context.Context, name, statePath string, hd replic
 	}
 	// The undo is the newest checkpoint now, at the handed seq: the fleet
 	// would take the sandbox up again from the old root's tree. One of
-	// the root as restored, after the restore's events, is newer.
-	if _, err := checkpoint.Create(ctx, sb, checkpoint.Options{Reason: ReasonMove, Name: "taken up from checkpoint " + hd.ID}); err != nil {
+	// the root as restored, after the restore's events, is newer: built
+	// from the undo and those events (the restore's writes are all that
+	// changed since its walk; what an outside writer did meanwhile, the
+	// start's comparison journals after it).
+	if _, err := checkpoint.Create(ctx, sb, checkpoint.Options{Reason: ReasonMove, Name: "taken up from checkpoint " + hd.ID, FromJournal: true}); err != nil {
 		return fetched, res, fmt.Errorf("the checkpoint after the restore: %w", err)
 	}
 	return fetched, res, nil

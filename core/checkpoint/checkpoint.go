@@ -81,6 +81,12 @@ type Options struct {
 	// SkipExcluded leaves out the default excludes (.git, node_modules,
 	// ...); by default they are kept.
 	SkipExcluded bool
+	// FromJournal: the caller vouches that every change since the newest
+	// checkpoint went through the sandbox's own calls, each in its
+	// journal (a restore of a root no kernel watch covers yet, nothing
+	// else writing it), so only the paths the journal names are looked at
+	// again, as when the watch runs; what else changed is the next walk's.
+	FromJournal bool
 }
 
 // maxCheckpointName bounds a checkpoint's name.

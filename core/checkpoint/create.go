@@ -48,7 +48,7 @@ func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store 
 	}
 	b := newBuilder(ctx, s, h, pfiles, o.SkipExcluded, st)
 	done := false
-	if prev != nil && prev.hdr.Seq <= seq && journalComplete(s) {
+	if prev != nil && prev.hdr.Seq <= seq && (o.FromJournal || journalComplete(s)) {
 		if done, err = b.since(prev.hdr.Seq, seq); err != nil {
 			return Checkpoint{}, nil, err
 		}

@@ -177,3 +177,53 @@ func TestCheckpointDeleteInChain(t *testing.T) {
 	}
 	sameTree(t, "restore of c", want, treeDigest(t, root))
 }
+
+// On a root no kernel watch covers, a checkpoint walks the whole tree;
+// one made FromJournal looks again only at what the journal names since
+// the newest checkpoint (the sandbox's own writes): no walk, only the
+// written file read, and an outside write it was not told of is not in
+// it (the next walk finds it).
+func TestCheckpointFromJournal(t *testing.T) {
+	root := t.TempDir()
+	for i := range 20 {
+		mk(t, root, map[string]string{fmt.Sprintf("d%d/f%d", i%4, i): fmt.Sprintf("file %d", i)})
+	}
+	s := histSandbox(t, root) // no watch started
+	mustCheckpoint(t, s, Options{})
+	h, _ := storeOf(s)
+	walks, reads := h.walks.Load(), FilesRead(s)
+	write(t, s, "/d1/f1", "through the sandbox")
+	write(t, s, "/d2/new", "made through the sandbox")
+	if err := s.Remove(ctx, "/d3/f3", false); err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.WriteFile(filepath.Join(root, "d0", "f0"), []byte("outside"), 0o644))
+	cp := mustCheckpoint(t, s, Options{FromJournal: true})
+	if w, r := h.walks.Load()-walks, FilesRead(s)-reads; w != 0 || r != 2 {
+		t.Fatalf("FromJournal: %d walks, %d files read; want 0 and 2", w, r)
+	}
+	got := map[string]string{}
+	ents, err := Entries(s, cp.ID)
+	must(t, err)
+	for _, e := range ents {
+		got[e.Path] = e.Hash
+	}
+	sum := func(b string) string { return hashOf(t, []byte(b)) }
+	if got["/d1/f1"] != sum("through the sandbox") || got["/d2/new"] != sum("made through the sandbox") {
+		t.Fatalf("the written files: %s %s", got["/d1/f1"], got["/d2/new"])
+	}
+	if _, ok := got["/d3/f3"]; ok || got["/d0/f0"] != sum("file 0") || len(ents) != 1+4+20 {
+		t.Fatalf("FromJournal: /d3/f3 kept %v, /d0/f0 %s (want the checkpoint's before), %d entries", ok, got["/d0/f0"], len(ents))
+	}
+	next := mustCheckpoint(t, s, Options{})
+	if h.walks.Load()-walks != 1 {
+		t.Fatal("a checkpoint of an unwatched root did not walk it")
+	}
+	nents, err := Entries(s, next.ID)
+	must(t, err)
+	for _, e := range nents {
+		if e.Path == "/d0/f0" && e.Hash != sum("outside") {
+			t.Fatalf("the walk after: /d0/f0 %s, want the outside write's", e.Hash)
+		}
+	}
+}
