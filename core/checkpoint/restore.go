@@ -96,6 +96,9 @@ func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreRes
 	undo, cur, err := h.create(ctx, s, Options{Reason: ReasonBeforeRestore, SkipExcluded: thd.SkipExcluded,
 		Name: "before restore of " + thd.ID}, !o.DryRun)
 	if err != nil {
+		if !o.DryRun {
+			h.sweep() // what it stored (a full disk, a cancel) no manifest names: it goes
+		}
 		return res, fmt.Errorf("the checkpoint before the restore: %w", err)
 	}
 	if !o.DryRun {
