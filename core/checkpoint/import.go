@@ -221,7 +221,7 @@ func Import(s *core.Sandbox, cp Checkpoint, entries []Entry) (Checkpoint, error)
 		return Checkpoint{}, err
 	}
 	h.named(files, false, false)
-	h.last = nil // the newest tree is read back when next asked: it may be this one
+	h.cache(&cpTree{hdr: hd, files: files}) // a restore to it reads it next
 	return out, nil
 }
 

@@ -103,6 +103,7 @@ type cpStore struct {
 	other      *cpTree        // the last other tree read back (Entry of one checkpoint, path after path)
 	compacting sync.WaitGroup // compact goroutines (close waits for them)
 	closed     bool
+	parking    bool  // Park: Close hands the newest tree on (park.go)
 	maxBytes   int64 // the store's bound (bound.go); 0 or less: none
 	size       int64 // the store's size on disk, -1 until walked again
 	// clean: the store was opened clean and nothing was put since;
@@ -158,6 +159,7 @@ func (r *cpStoreRef) Close() error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.closeClean()
+		h.park()
 		h.store.Close()
 		unix.Close(h.cps)
 		unix.Close(h.state)
@@ -198,6 +200,7 @@ func openCpStore(dir string, maxBytes int64) (*cpStore, error) {
 	} else {
 		h.sweep()
 	}
+	h.unpark()
 	return h, nil
 }
 
@@ -355,8 +358,24 @@ func (h *cpStore) tree(id string) (*cpTree, error) {
 		}
 		apply(files, b)
 	}
-	h.other = &cpTree{hdr: hd, files: files}
-	return h.other, nil
+	t := &cpTree{hdr: hd, files: files}
+	h.cache(t)
+	return t, nil
+}
+
+// cache keeps t, just read or written: as the newest tree when it is the
+// tree the next checkpoint of its kind starts from and was made here
+// (an imported tree is that only while none made here is), else as the
+// other tree. So a take-up that reads the tree it sent, imports the
+// fleet's and restores to it reads neither back. h.mu is held.
+func (h *cpStore) cache(t *cpTree) {
+	if !t.hdr.Imported {
+		if nh, err := h.newestHeader(t.hdr.SkipExcluded); err == nil && nh != nil && nh.ID == t.hdr.ID {
+			h.last = t
+			return
+		}
+	}
+	h.other = t
 }
 
 func apply(files map[string]cpEntry, b cpBody) {
@@ -378,6 +397,15 @@ func (h *cpStore) newest(skip bool) (*cpTree, error) {
 	if h.last != nil && h.last.hdr.SkipExcluded == skip {
 		return h.last, nil // made here: create sets it
 	}
+	best, err := h.newestHeader(skip)
+	if err != nil || best == nil {
+		return nil, err
+	}
+	return h.tree(best.ID)
+}
+
+// newestHeader is the header of newest's tree (nil: none).
+func (h *cpStore) newestHeader(skip bool) (*cpHeader, error) {
 	hdrs, err := h.headers()
 	if err != nil {
 		return nil, err
@@ -400,10 +428,7 @@ func (h *cpStore) newest(skip bool) (*cpTree, error) {
 		}
 	}
 	if own != nil {
-		best = own
+		return own, nil
 	}
-	if best == nil {
-		return nil, nil
-	}
-	return h.tree(best.ID)
+	return best, nil
 }
