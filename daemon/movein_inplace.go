@@ -45,7 +45,8 @@ import (
 //     other host had at that seq). Its undo checkpoint keeps the old
 //     root's tree, and a checkpoint of the root as restored (reason
 //     move) follows it, so that the newest checkpoint, here and in the
-//     fleet, is the tree served;
+//     fleet, is the tree served; its tree is handed to the sandbox
+//     served next (checkpoint.Park), which would read it back otherwise;
 //  5. then it is served as any sandbox of DIR.
 //
 // A failure before the restore changes nothing of the root; one after
@@ -224,5 +225,6 @@ func (d *Dir) restoreRoot(ctx context.Context, name, statePath string, hd replic
 	if _, err := checkpoint.Create(ctx, sb, checkpoint.Options{Reason: ReasonMove, Name: "taken up from checkpoint " + hd.ID, FromJournal: true}); err != nil {
 		return fetched, res, fmt.Errorf("the checkpoint after the restore: %w", err)
 	}
+	checkpoint.Park(sb) // the sandbox served next starts from that tree
 	return fetched, res, nil
 }
