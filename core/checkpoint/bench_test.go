@@ -172,3 +172,25 @@ func BenchmarkRestore100Files(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckpointWalk: a checkpoint of a 100,000-file tree no watch
+// covered since the last one (a sandbox opened again on its root): every
+// entry is looked at, none read.
+func BenchmarkCheckpointWalk(b *testing.B) {
+	dir := benchDir(b)
+	s := benchSandbox(b, dir, false)
+	fillTree(b, s.HostRoot(), 100_000, 64)
+	if _, err := Create(context.Background(), s, Options{}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cp, err := Create(context.Background(), s, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if cp.Files != 100_000 {
+			b.Fatalf("%d files", cp.Files)
+		}
+	}
+}
