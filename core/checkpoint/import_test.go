@@ -18,16 +18,7 @@ import (
 // sender's, and a restore to it brings the sender's tree back. An object
 // missing, or an id taken, is refused.
 func TestImportIsRestorable(t *testing.T) {
-	from := t.TempDir()
-	mk(t, from, map[string]string{"a.txt": "alpha", "d/b.txt": "beta"})
-	must(t, os.Symlink("d/b.txt", filepath.Join(from, "link")))
-	src, err := core.Open("src", from, core.Options{StateDir: t.TempDir()})
-	must(t, err)
-	defer src.Close()
-	cp, err := Create(ctx, src, Options{})
-	must(t, err)
-	ents, err := Entries(src, cp.ID)
-	must(t, err)
+	src, cp, ents := sourceCheckpoint(t, map[string]string{"a.txt": "alpha", "d/b.txt": "beta"})
 
 	root := t.TempDir()
 	dst, err := core.Open("dst", root, core.Options{StateDir: t.TempDir()})
@@ -36,16 +27,7 @@ func TestImportIsRestorable(t *testing.T) {
 	if _, err := Import(dst, cp, ents); !errors.Is(err, unix.ENOENT) {
 		t.Fatalf("import before its objects: %v, want ENOENT", err)
 	}
-	for _, e := range ents {
-		if e.Type != "file" {
-			continue
-		}
-		f, err := OpenObject(src, e.Hash)
-		must(t, err)
-		_, err = PutObject(dst, e.Hash, f, e.Size)
-		f.Close()
-		must(t, err)
-	}
+	putObjects(t, src, dst, ents)
 	got, err := Import(dst, cp, ents)
 	must(t, err)
 	if got.ID != cp.ID || got.Seq != cp.Seq || got.Files != cp.Files || got.Dirs != cp.Dirs || got.Symlinks != cp.Symlinks || got.Bytes != cp.Bytes {
@@ -81,17 +63,6 @@ func TestImportedIsNoBaseOverOwn(t *testing.T) {
 	must(t, err)
 	ents, err := Entries(src, cp.ID)
 	must(t, err)
-	put := func(dst *core.Sandbox) {
-		for _, e := range ents {
-			if e.Type == "file" {
-				f, err := OpenObject(src, e.Hash)
-				must(t, err)
-				_, err = PutObject(dst, e.Hash, f, e.Size)
-				f.Close()
-				must(t, err)
-			}
-		}
-	}
 	base := func(dst *core.Sandbox) string {
 		h, err := storeOf(dst)
 		must(t, err)
@@ -109,7 +80,7 @@ func TestImportedIsNoBaseOverOwn(t *testing.T) {
 	defer dst.Close()
 	own, err := Create(ctx, dst, Options{})
 	must(t, err)
-	put(dst)
+	putObjects(t, src, dst, ents)
 	far := cp
 	far.Seq = own.Seq + 1000
 	_, err = Import(dst, far, ents)
@@ -138,7 +109,7 @@ func TestImportedIsNoBaseOverOwn(t *testing.T) {
 	fresh, err := core.Open("fresh", t.TempDir(), core.Options{StateDir: t.TempDir()})
 	must(t, err)
 	defer fresh.Close()
-	put(fresh)
+	putObjects(t, src, fresh, ents)
 	_, err = Import(fresh, cp, ents)
 	must(t, err)
 	if got := base(fresh); got != cp.ID {
@@ -152,16 +123,7 @@ func TestImportedIsNoBaseOverOwn(t *testing.T) {
 // to be read), its entries are the imported ones, and a file changed
 // since is read, alone. WriteRoot refuses a checkpoint made here.
 func TestWriteRootKnowsItsFiles(t *testing.T) {
-	from := t.TempDir()
-	mk(t, from, map[string]string{"a.txt": "alpha", "d/b.txt": "beta", "d/e/c.txt": "gamma", "empty": ""})
-	must(t, os.Symlink("d/b.txt", filepath.Join(from, "link")))
-	src, err := core.Open("src", from, core.Options{StateDir: t.TempDir()})
-	must(t, err)
-	defer src.Close()
-	cp, err := Create(ctx, src, Options{})
-	must(t, err)
-	ents, err := Entries(src, cp.ID)
-	must(t, err)
+	src, cp, ents := sourceCheckpoint(t, map[string]string{"a.txt": "alpha", "d/b.txt": "beta", "d/e/c.txt": "gamma", "empty": ""})
 	byPath := map[string]Entry{}
 	for _, e := range ents {
 		byPath[e.Path] = e
@@ -172,15 +134,7 @@ func TestWriteRootKnowsItsFiles(t *testing.T) {
 		dst, err := core.Open("dst", root, core.Options{StateDir: t.TempDir()})
 		must(t, err)
 		t.Cleanup(func() { dst.Close() })
-		for _, e := range ents {
-			if e.Type == "file" {
-				f, err := OpenObject(src, e.Hash)
-				must(t, err)
-				_, err = PutObject(dst, e.Hash, f, e.Size)
-				f.Close()
-				must(t, err)
-			}
-		}
+		putObjects(t, src, dst, ents)
 		_, err = Import(dst, cp, ents)
 		must(t, err)
 		rfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -240,5 +194,37 @@ func TestWriteRootKnowsItsFiles(t *testing.T) {
 	defer unix.Close(rfd)
 	if _, err := WriteRoot(ctx, dst, next.ID, rfd); err == nil {
 		t.Fatal("WriteRoot of a checkpoint made here: no error")
+	}
+}
+
+// sourceCheckpoint is a sandbox on a root holding tree and a symlink
+// link -> d/b.txt, its one checkpoint and that checkpoint's entries.
+func sourceCheckpoint(t *testing.T, tree map[string]string) (*core.Sandbox, Checkpoint, []Entry) {
+	t.Helper()
+	from := t.TempDir()
+	mk(t, from, tree)
+	must(t, os.Symlink("d/b.txt", filepath.Join(from, "link")))
+	src, err := core.Open("src", from, core.Options{StateDir: t.TempDir()})
+	must(t, err)
+	t.Cleanup(func() { src.Close() })
+	cp, err := Create(ctx, src, Options{})
+	must(t, err)
+	ents, err := Entries(src, cp.ID)
+	must(t, err)
+	return src, cp, ents
+}
+
+// putObjects puts into dst's store the objects of ents' files, from src's.
+func putObjects(t *testing.T, src, dst *core.Sandbox, ents []Entry) {
+	t.Helper()
+	for _, e := range ents {
+		if e.Type != "file" {
+			continue
+		}
+		f, err := OpenObject(src, e.Hash)
+		must(t, err)
+		_, err = PutObject(dst, e.Hash, f, e.Size)
+		f.Close()
+		must(t, err)
 	}
 }

@@ -48,10 +48,7 @@ func paths(es []Entry) []string {
 func TestReplicateDelta(t *testing.T) {
 	b := natstest.Start(t)
 	r := start(t, b)
-	sb, root := box(t, "alpha")
-	if err := r.Add("alpha", sb); err != nil {
-		t.Fatal(err)
-	}
+	sb, root := added(t, r, "alpha")
 	cp1 := mkCheckpoint(t, sb)
 	write(t, root, "f003", content(3, 1))
 	write(t, root, "new", content(200, 0))
@@ -120,10 +117,7 @@ func TestReplicateDeltaWhenFull(t *testing.T) {
 	b := natstest.Start(t)
 	r := start(t, b)
 	r.maxChain = 3
-	sb, root := box(t, "alpha")
-	if err := r.Add("alpha", sb); err != nil {
-		t.Fatal(err)
-	}
+	sb, root := added(t, r, "alpha")
 	var cps []checkpoint.Checkpoint
 	for v := 0; v < 6; v++ {
 		write(t, root, "f001", content(1, v+1))
@@ -181,10 +175,7 @@ func TestReplicateLargeDelta(t *testing.T) {
 	b := natstest.Start(t)
 	r := start(t, b)
 	r.maxInline = 1000
-	sb, root := box(t, "alpha")
-	if err := r.Add("alpha", sb); err != nil {
-		t.Fatal(err)
-	}
+	sb, root := added(t, r, "alpha")
 	mkCheckpoint(t, sb)
 	for i := 0; i < 20; i++ {
 		write(t, root, fmt.Sprintf("f%03d", i), content(i, 1))
@@ -357,10 +348,7 @@ func TestReadManifestVersions(t *testing.T) {
 func TestReadManifestLocal(t *testing.T) {
 	b := natstest.Start(t)
 	r := start(t, b)
-	sb, root := box(t, "alpha")
-	if err := r.Add("alpha", sb); err != nil {
-		t.Fatal(err)
-	}
+	sb, root := added(t, r, "alpha")
 	cp1 := mkCheckpoint(t, sb)
 	write(t, root, "f003", content(3, 1))
 	cp2 := mkCheckpoint(t, sb)

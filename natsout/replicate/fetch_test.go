@@ -45,10 +45,7 @@ func sum(b []byte) string {
 func TestFetchOnlyMissing(t *testing.T) {
 	b := natstest.Start(t)
 	r := start(t, b)
-	sb, root := box(t, "alpha")
-	if err := r.Add("alpha", sb); err != nil {
-		t.Fatal(err)
-	}
+	sb, root := added(t, r, "alpha")
 	r.Describe("alpha", Info{Token: "tok-alpha-1", Quota: InfoQuota{Bytes: 1 << 30, Entries: 500}})
 	mkCheckpoint(t, sb)
 	for _, i := range []int{3, 50, 97} {

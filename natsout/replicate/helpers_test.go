@@ -35,6 +35,16 @@ func box(t *testing.T, name string) (*core.Sandbox, string) {
 	return sb, root
 }
 
+// added is box(t, name) replicated by r.
+func added(t *testing.T, r *Replicator, name string) (*core.Sandbox, string) {
+	t.Helper()
+	sb, root := box(t, name)
+	if err := r.Add(name, sb); err != nil {
+		t.Fatal(err)
+	}
+	return sb, root
+}
+
 // content is file i's bytes at version v: distinct for every (i, v).
 func content(i, v int) []byte {
 	b := make([]byte, 1000+37*i)

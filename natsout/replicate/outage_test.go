@@ -16,10 +16,7 @@ func TestReplicateBrokerAway(t *testing.T) {
 	b := natstest.Start(t)
 	r := start(t, b)
 	r.queueMax = 2 // before Add: the overflow is caught up from the store
-	sb, root := box(t, "alpha")
-	if err := r.Add("alpha", sb); err != nil {
-		t.Fatal(err)
-	}
+	sb, root := added(t, r, "alpha")
 	cps := []checkpoint.Checkpoint{mkCheckpoint(t, sb)}
 	b.Stop() // likely while cps[0]'s 100 objects are on their way
 	for v := 1; v <= 5; v++ {
@@ -66,10 +63,7 @@ func TestReplicateSkipsDeleted(t *testing.T) {
 	b := natstest.Start(t)
 	b.Stop()
 	r := start(t, b)
-	sb, root := box(t, "alpha")
-	if err := r.Add("alpha", sb); err != nil {
-		t.Fatal(err)
-	}
+	sb, root := added(t, r, "alpha")
 	gone := mkCheckpoint(t, sb)
 	write(t, root, "f001", content(1, 1))
 	kept := mkCheckpoint(t, sb)

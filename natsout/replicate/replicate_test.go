@@ -17,10 +17,7 @@ import (
 func TestReplicateSendsWhatIsNew(t *testing.T) {
 	b := natstest.Start(t)
 	r := start(t, b)
-	sb, root := box(t, "alpha")
-	if err := r.Add("alpha", sb); err != nil {
-		t.Fatal(err)
-	}
+	sb, root := added(t, r, "alpha")
 	cp1 := mkCheckpoint(t, sb)
 	st1 := waitSent(t, r, "alpha", 1)
 	var all uint64
@@ -149,10 +146,7 @@ func TestReplicateLargeManifest(t *testing.T) {
 	b := natstest.Start(t)
 	r := start(t, b)
 	r.maxInline = 1000 // 100 entries take more
-	sb, _ := box(t, "alpha")
-	if err := r.Add("alpha", sb); err != nil {
-		t.Fatal(err)
-	}
+	sb, _ := added(t, r, "alpha")
 	cp := mkCheckpoint(t, sb)
 	st := waitSent(t, r, "alpha", 1)
 	if st.Objects != 101 {
@@ -178,10 +172,7 @@ func TestReplicateLargeManifest(t *testing.T) {
 func TestReplicateRestartSendsNothingAgain(t *testing.T) {
 	b := natstest.Start(t)
 	r := start(t, b)
-	sb, root := box(t, "alpha")
-	if err := r.Add("alpha", sb); err != nil {
-		t.Fatal(err)
-	}
+	sb, root := added(t, r, "alpha")
 	cps := []checkpoint.Checkpoint{mkCheckpoint(t, sb)}
 	write(t, root, "f007", content(7, 1))
 	cps = append(cps, mkCheckpoint(t, sb))

@@ -16,10 +16,7 @@ import (
 func TestObjectsBySize(t *testing.T) {
 	b := natstest.Start(t)
 	r := start(t, b)
-	sb, root := box(t, "sizes")
-	if err := r.Add("sizes", sb); err != nil {
-		t.Fatal(err)
-	}
+	sb, root := added(t, r, "sizes")
 	small := bytes.Repeat([]byte("s"), SmallMax)
 	large := bytes.Repeat([]byte("l"), SmallMax+1)
 	write(t, root, "small", small)
