@@ -369,7 +369,9 @@ func (h *cpStore) tree(id string) (*cpTree, error) {
 // other tree. So a take-up that reads the tree it sent, imports the
 // fleet's and restores to it reads neither back. h.mu is held.
 func (h *cpStore) cache(t *cpTree) {
-	if !t.hdr.Imported {
+	// h.last holds one kind: a tree of the other kind does not push out
+	// the newest of the kind checkpoints are taken of.
+	if !t.hdr.Imported && (h.last == nil || h.last.hdr.SkipExcluded == t.hdr.SkipExcluded) {
 		if nh, err := h.newestHeader(t.hdr.SkipExcluded); err == nil && nh != nil && nh.ID == t.hdr.ID {
 			h.last = t
 			return
