@@ -10,8 +10,8 @@ import (
 )
 
 // What a replicator (natsout/replicate) reads of the store: a hook told
-// of each checkpoint written, a checkpoint's whole tree, and an object by
-// its hash. The hook runs with the store locked, so it must not block and
+// of each checkpoint written, a checkpoint's whole tree or what it changed
+// since its parent, and an object by its hash. The hook runs with the store locked, so it must not block and
 // must not call back into this package: it is meant to queue and return.
 
 // hooks are the OnCreate functions of one sandbox (an attachment, so
@@ -75,6 +75,40 @@ func Entries(s *core.Sandbox, id string) ([]Entry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// Delta is what the checkpoint id changed since its parent, as its
+// manifest keeps it: the entries set (sorted by path) and the paths
+// deleted (sorted), for a sender that holds the parent's tree to send
+// about the changes instead of the tree. parent is "" for a base (every
+// entry, nothing else returned). A delta may set an entry as its parent
+// had it (only its stat identity changed) and, once a checkpoint between
+// was deleted and folded in, delete a path its parent lacks: a sender
+// compares both with the tree it holds.
+func Delta(s *core.Sandbox, id string) (parent string, set []Entry, del []string, err error) {
+	h, err := byID(s, id)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, err := h.header(id); err != nil {
+		return "", nil, nil, err
+	}
+	// One read of one file: a compaction or a fold replaces it whole
+	// (rename), so the header and body read are of one version.
+	hd, b, err := h.read(id, true)
+	if err != nil || hd.Parent == "" {
+		return "", nil, nil, err
+	}
+	set = make([]Entry, 0, len(b.Set))
+	for p, e := range b.Set {
+		set = append(set, e.public(p))
+	}
+	sort.Slice(set, func(i, j int) bool { return set[i].Path < set[j].Path })
+	del = append([]string(nil), b.Del...)
+	sort.Strings(del)
+	return hd.Parent, set, del, nil
 }
 
 // OpenObject opens the content whose SHA-256 is hash (fs.ErrNotExist once

@@ -13,9 +13,11 @@ import (
 // of the manifest it sent last and sends a delta against it (Base) while
 // the chain of deltas since the last full manifest is shorter than
 // deltaChain; a reader applies the chain back to a full manifest, so the
-// chain's length bounds what one read costs. A sender that has sent
-// nothing yet (a restart, a take-up) bases its first delta on what the
-// fleet holds (seed.go).
+// chain's length bounds what one read costs. The sender makes the delta
+// from the store's own delta of the checkpoint when its parent is the
+// manifest sent last (fromDelta), else by comparing the trees (diff). A
+// sender that has sent nothing yet (a restart, a take-up) bases its first
+// delta on what the fleet holds (seed.go).
 
 // deltaChain is how many deltas a sender sends after a full manifest
 // before the next full one.
@@ -48,6 +50,86 @@ func diff(last map[string]Entry, entries []Entry) (byPath map[string]Entry, chan
 	}
 	sort.Strings(removed)
 	return byPath, changed, removed
+}
+
+// delta is m (full) as a delta against the manifest sent last when one
+// may be sent (see delta.go) and names fewer paths than m (a removal
+// costs less than an entry, so it is then the smaller), else m; and m's
+// entries by path.
+func (s *sandbox) delta(m Manifest) (map[string]Entry, Manifest) {
+	if s.last == nil || s.chain >= s.r.chainMax() {
+		return entriesByPath(m.Entries), m
+	}
+	byPath, changed, removed := diff(s.last, m.Entries)
+	if len(changed)+len(removed) >= len(m.Entries) {
+		return byPath, m
+	}
+	m.Base, m.Entries, m.Removed, m.Chain = s.lastID, changed, removed, s.chain+1
+	return byPath, m
+}
+
+// fromDelta is cp's manifest as a delta of the manifest sent last, made
+// from the store's own delta of cp (checkpoint.Delta) when cp's parent is
+// that manifest's checkpoint: it costs about the changes, where comparing
+// the trees (fromTree) costs about the tree. ok is false when it cannot
+// be made so (no base, the chain at its bound, another parent, a base in
+// the store, or a delta no smaller than the tree).
+func (s *sandbox) fromDelta(cp checkpoint.Checkpoint) (out outgoing, ok bool, err error) {
+	if s.last == nil || s.chain >= s.r.chainMax() {
+		return out, false, nil
+	}
+	parent, set, del, err := checkpoint.Delta(s.sb, cp.ID)
+	if err != nil || parent == "" || parent != s.lastID {
+		return out, false, err
+	}
+	m := Manifest{Version: ManifestVersion, Sandbox: s.name, Host: s.r.cfg.Host, Checkpoint: header(cp),
+		Base: s.lastID, Chain: s.chain + 1}
+	added := map[string]bool{} // objects offered the fleet
+	size := len(s.last)
+	for _, e := range set {
+		ent := EntryOf(e)
+		old, had := s.last[e.Path]
+		if had && sameEntry(old, ent) {
+			continue // only its stat identity changed: the fleet's entry holds
+		}
+		if !had {
+			size++
+		}
+		m.Entries = append(m.Entries, ent)
+		if e.Type == "file" && !s.prev[e.Hash] && !added[e.Hash] {
+			added[e.Hash] = true
+			out.files = append(out.files, e)
+		}
+	}
+	for _, p := range del {
+		i := sort.Search(len(set), func(i int) bool { return set[i].Path >= p })
+		if _, had := s.last[p]; !had || i < len(set) && set[i].Path == p {
+			continue // not in the base, or set again after
+		}
+		m.Removed = append(m.Removed, p)
+		size--
+	}
+	if len(m.Entries)+len(m.Removed) >= size {
+		return outgoing{}, false, nil
+	}
+	out.m = m
+	out.done = func(ours bool) {
+		for h := range added {
+			s.prev[h] = true // in the bucket now
+		}
+		if !ours {
+			s.last, s.lastID, s.chain = nil, "", 0
+			return
+		}
+		for _, p := range m.Removed {
+			delete(s.last, p)
+		}
+		for _, e := range m.Entries {
+			s.last[e.Path] = e
+		}
+		s.lastID, s.chain = cp.ID, m.Chain
+	}
+	return out, true, nil
 }
 
 // errDelta is a delta that cannot be applied to its base.

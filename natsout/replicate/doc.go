@@ -21,7 +21,9 @@
 // A manifest is a delta when it can be (delta.go): the paths added,
 // changed and removed since the manifest sent before it (its Base), not
 // the whole tree again, so a checkpoint that changed a few files of a
-// large tree sends about their bytes. The first manifest after a start,
+// large tree sends about their bytes; when the checkpoint is, in the
+// store, a delta of the one sent last, the manifest is made from that
+// delta, so making it costs about the changes too, not the tree. The first manifest after a start,
 // the one after 16 deltas, and one a delta would not shrink are full. A reader
 // (ReadManifest) applies the chain back to the full tree, refusing a
 // chain past 64, a cycle, a missing base or a malformed delta.

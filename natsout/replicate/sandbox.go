@@ -47,7 +47,9 @@ type sandbox struct {
 
 	// Only run's goroutine uses these.
 	sent map[string]bool // checkpoint ids whose manifest is in the KV
-	prev map[string]bool // the objects of the last manifest sent: in the bucket
+	// prev are objects known in the bucket: those of the last tree
+	// compared (fromTree) and of the deltas sent after it (fromDelta).
+	prev map[string]bool
 	// last are the entries (by path) of the manifest sent last, lastID its
 	// checkpoint: the base of the next delta; after a start, what the
 	// fleet holds (seed.go), or nil (the first manifest sent is full).
@@ -240,34 +242,23 @@ func (s *sandbox) send(ctx context.Context, cp checkpoint.Checkpoint) error {
 	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return err
 	}
-	entries, err := checkpoint.Entries(s.sb, cp.ID)
+	obs, err := s.r.objects(ctx)
+	if err != nil {
+		return fmt.Errorf("the objects' bucket: %w", err)
+	}
+	if s.prev == nil {
+		s.seed(ctx, obs, cp) // seed.go
+	}
+	out, ok, err := s.fromDelta(cp) // delta.go
+	if err == nil && !ok {
+		out, err = s.fromTree(cp)
+	}
 	if errors.Is(err, checkpoint.ErrUnknown) {
 		return nil // deleted before its turn: nothing to send
 	} else if err != nil {
 		return err
 	}
-	obs, err := s.r.objects(ctx)
-	if err != nil {
-		return fmt.Errorf("the objects' bucket: %w", err)
-	}
-	m := Manifest{Version: ManifestVersion, Sandbox: s.name, Host: s.r.cfg.Host, Checkpoint: header(cp),
-		Entries: make([]Entry, 0, len(entries))}
-	if s.prev == nil {
-		s.seed(ctx, obs, cp) // seed.go
-	}
-	objs := map[string]bool{}
-	var send []checkpoint.Entry // a file of each object the fleet may lack
-	for _, e := range entries {
-		m.Entries = append(m.Entries, EntryOf(e))
-		if e.Type != "file" || objs[e.Hash] {
-			continue
-		}
-		objs[e.Hash] = true
-		if !s.prev[e.Hash] {
-			send = append(send, e)
-		}
-	}
-	if err := s.sendObjects(ctx, obs, send); errors.Is(err, fs.ErrNotExist) {
+	if err := s.sendObjects(ctx, obs, out.files); errors.Is(err, fs.ErrNotExist) {
 		if _, err := checkpoint.ByID(s.sb, cp.ID); errors.Is(err, checkpoint.ErrUnknown) {
 			return nil // deleted meanwhile, and its objects swept
 		}
@@ -275,48 +266,69 @@ func (s *sandbox) send(ctx context.Context, cp checkpoint.Checkpoint) error {
 	} else if err != nil {
 		return err
 	}
-	byPath, delta := s.delta(m)
-	data, err := s.encode(ctx, obs, delta)
+	data, err := s.encode(ctx, obs, out.m)
 	if err != nil {
 		return err
 	}
 	pctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	if _, err := s.kv.Create(pctx, cp.ID, data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+	_, err = s.kv.Create(pctx, cp.ID, data)
+	if err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return fmt.Errorf("manifest %s: %w", cp.ID, err)
-	} else if err == nil {
+	}
+	if err == nil {
 		s.mu.Lock()
 		s.st.Manifests++
 		s.mu.Unlock()
-		s.last, s.lastID = byPath, cp.ID
-		if delta.Base != "" {
-			s.chain++
-		} else {
-			s.chain = 0
-		}
-	} else {
-		// The KV's value is not the one encoded here: no base for a delta.
-		s.last, s.lastID, s.chain = nil, "", 0
 	}
+	// Else the KV's value is not the one encoded here: no base for a delta.
+	out.done(err == nil)
 	s.sent[cp.ID] = true
-	s.prev = objs
 	return nil
 }
 
-// delta is m (full) as a delta against the manifest sent last when one
-// may be sent (see delta.go) and names fewer paths than m (a removal
-// costs less than an entry, so it is then the smaller), else m; and m's
-// entries by path.
-func (s *sandbox) delta(m Manifest) (map[string]Entry, Manifest) {
-	if s.last == nil || s.chain >= s.r.chainMax() {
-		return entriesByPath(m.Entries), m
+// outgoing is one manifest to send and what sending it changes.
+type outgoing struct {
+	m     Manifest           // as sent: a delta, or full
+	files []checkpoint.Entry // a file of each object the fleet may lack
+	// done records it sent: ours, the KV holds this manifest (the base of
+	// the next delta); else another value was there.
+	done func(ours bool)
+}
+
+// fromTree is cp's manifest made from its whole tree: full, or a delta of
+// the manifest sent last (s.delta) found by comparing the trees.
+func (s *sandbox) fromTree(cp checkpoint.Checkpoint) (outgoing, error) {
+	entries, err := checkpoint.Entries(s.sb, cp.ID)
+	if err != nil {
+		return outgoing{}, err
 	}
-	byPath, changed, removed := diff(s.last, m.Entries)
-	if len(changed)+len(removed) >= len(m.Entries) {
-		return byPath, m
+	m := Manifest{Version: ManifestVersion, Sandbox: s.name, Host: s.r.cfg.Host, Checkpoint: header(cp),
+		Entries: make([]Entry, 0, len(entries))}
+	objs := map[string]bool{}
+	var files []checkpoint.Entry
+	for _, e := range entries {
+		m.Entries = append(m.Entries, EntryOf(e))
+		if e.Type != "file" || objs[e.Hash] {
+			continue
+		}
+		objs[e.Hash] = true
+		if !s.prev[e.Hash] {
+			files = append(files, e)
+		}
 	}
-	m.Base, m.Entries, m.Removed, m.Chain = s.lastID, changed, removed, s.chain+1
-	return byPath, m
+	byPath, delta := s.delta(m)
+	chain := s.chain
+	return outgoing{m: delta, files: files, done: func(ours bool) {
+		s.last, s.lastID, s.chain = nil, "", 0
+		if ours {
+			s.last, s.lastID = byPath, cp.ID
+			if delta.Base != "" {
+				s.chain = chain + 1
+			}
+		}
+		s.prev = objs
+	}}, nil
 }
 
 // bucket is the sandbox's KV, made when missing.
