@@ -58,7 +58,7 @@ func WriteRoot(ctx context.Context, s *core.Sandbox, id string, dst int) (CopySt
 		return CopyStats{}, err
 	}
 	h.mu.Lock()
-	_, err = h.importedBase(id)
+	_, err = h.importedHeader(id)
 	h.mu.Unlock()
 	if err != nil {
 		return CopyStats{}, err

@@ -122,7 +122,7 @@ func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store 
 	if prev == nil {
 		body = cpBody{Set: files}
 	} else {
-		hd.Parent, hd.Depth = prev.hdr.ID, prev.hdr.Depth+1
+		hd.Parent, hd.Depth, hd.Exact = prev.hdr.ID, prev.hdr.Depth+1, true // gone() deletes only what prev has
 	}
 	t := &cpTree{hdr: hd, files: files}
 	if !store {

@@ -39,7 +39,7 @@ func (h *cpStore) delete(id string) error {
 		if err != nil {
 			return err
 		}
-		chd.Parent, chd.Depth = hd.Parent, max(chd.Depth-1, 1)
+		chd.Parent, chd.Depth, chd.Exact = hd.Parent, max(chd.Depth-1, 1), false
 		if err := h.write(chd, fold(mine, cb)); err != nil {
 			return err
 		}

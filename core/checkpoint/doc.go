@@ -3,9 +3,11 @@
 // [Delete], [Lookup], [OpenFile], [Restore], and the schedule
 // ([StartSchedule]). A checkpoint made elsewhere comes in through
 // [PutObject] (each object checked against its name as it is written),
-// [CheckEntries] and [Import] (import.go). A replicator (natsout/replicate) reads it through
+// [CheckEntries] and [Import] (import.go), or, as the changes to a
+// checkpoint the store holds, [CheckChanges] and [ImportDelta]
+// (import_delta.go). A replicator (natsout/replicate) reads it through
 // [OnCreate] (told of each checkpoint written, under the store's lock, so
-// it only queues), [Entries] and [OpenObject] (replica.go).
+// it only queues), [Entries], [Delta] and [OpenObject] (replica.go).
 //
 // # What it may import
 //

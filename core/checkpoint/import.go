@@ -111,30 +111,13 @@ func CleanPath(p string) bool {
 func CheckEntries(entries []Entry) error {
 	kinds := make(map[string]string, len(entries))
 	for _, e := range entries {
-		p := e.Path
-		if !CleanPath(p) {
-			return fmt.Errorf("entry %q: not a clean path beneath the root", p)
+		if err := checkEntry(e); err != nil {
+			return err
 		}
-		if _, dup := kinds[p]; dup {
-			return fmt.Errorf("entry %q: named twice", p)
+		if _, dup := kinds[e.Path]; dup {
+			return fmt.Errorf("entry %q: named twice", e.Path)
 		}
-		if e.Mode&^(fs.ModeType|fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 {
-			return fmt.Errorf("entry %q: mode %v", p, e.Mode)
-		}
-		switch e.Type {
-		case "file":
-			if !cas.ValidHash(e.Hash) || e.Size < 0 {
-				return fmt.Errorf("entry %q: a file needs a hash of 64 lowercase hex digits and a size", p)
-			}
-		case "dir":
-		case "symlink":
-			if e.Target == "" || strings.ContainsRune(e.Target, 0) {
-				return fmt.Errorf("entry %q: a symlink's target is empty or holds a NUL", p)
-			}
-		default:
-			return fmt.Errorf("entry %q: unknown type %q", p, e.Type)
-		}
-		kinds[p] = e.Type
+		kinds[e.Path] = e.Type
 	}
 	if kinds["/"] != "dir" {
 		return fmt.Errorf("the tree has no root directory")
@@ -143,6 +126,31 @@ func CheckEntries(entries []Entry) error {
 		if p != "/" && kinds[path.Dir(p)] != "dir" {
 			return fmt.Errorf("entry %q: its directory is not a directory of the tree", p)
 		}
+	}
+	return nil
+}
+
+// checkEntry says what is wrong with one entry from elsewhere, alone.
+func checkEntry(e Entry) error {
+	p := e.Path
+	if !CleanPath(p) {
+		return fmt.Errorf("entry %q: not a clean path beneath the root", p)
+	}
+	if e.Mode&^(fs.ModeType|fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 {
+		return fmt.Errorf("entry %q: mode %v", p, e.Mode)
+	}
+	switch e.Type {
+	case "file":
+		if !cas.ValidHash(e.Hash) || e.Size < 0 {
+			return fmt.Errorf("entry %q: a file needs a hash of 64 lowercase hex digits and a size", p)
+		}
+	case "dir":
+	case "symlink":
+		if e.Target == "" || strings.ContainsRune(e.Target, 0) {
+			return fmt.Errorf("entry %q: a symlink's target is empty or holds a NUL", p)
+		}
+	default:
+		return fmt.Errorf("entry %q: unknown type %q", p, e.Type)
 	}
 	return nil
 }
@@ -187,27 +195,10 @@ func Import(s *core.Sandbox, cp Checkpoint, entries []Entry) (Checkpoint, error)
 	}
 	files := make(map[string]cpEntry, len(entries))
 	for _, e := range entries {
-		c := cpEntry{Perm: uint32(e.Mode.Perm()), Uid: e.Uid, Gid: e.Gid, Mtime: e.Mtime.UnixNano(), Size: e.Size}
-		for _, b := range []struct {
-			m   fs.FileMode
-			bit uint32
-		}{{fs.ModeSetuid, unix.S_ISUID}, {fs.ModeSetgid, unix.S_ISGID}, {fs.ModeSticky, unix.S_ISVTX}} {
-			if e.Mode&b.m != 0 {
-				c.Perm |= b.bit
-			}
+		if e.Type == "file" && lacks[e.Hash] {
+			return Checkpoint{}, core.PathErr("import", e.Path, unix.ENOENT)
 		}
-		switch e.Type {
-		case "file":
-			if lacks[e.Hash] {
-				return Checkpoint{}, core.PathErr("import", e.Path, unix.ENOENT)
-			}
-			c.Kind, c.Hash = kindFile, e.Hash
-		case "dir":
-			c.Kind, c.Size = kindDir, 0
-		case "symlink":
-			c.Kind, c.Target = kindLink, e.Target
-		}
-		files[e.Path] = c
+		files[e.Path] = entryFrom(e)
 	}
 	out := cp
 	out.Files, out.Dirs, out.Symlinks, out.Bytes = 0, 0, 0, 0
@@ -225,13 +216,36 @@ func Import(s *core.Sandbox, cp Checkpoint, entries []Entry) (Checkpoint, error)
 	return out, nil
 }
 
-// identify writes the imported base id's record again with each file's
+// entryFrom is the manifest's record of e, a checked entry from
+// elsewhere: no stat identity.
+func entryFrom(e Entry) cpEntry {
+	c := cpEntry{Perm: uint32(e.Mode.Perm()), Uid: e.Uid, Gid: e.Gid, Mtime: e.Mtime.UnixNano(), Size: e.Size}
+	for _, b := range []struct {
+		m   fs.FileMode
+		bit uint32
+	}{{fs.ModeSetuid, unix.S_ISUID}, {fs.ModeSetgid, unix.S_ISGID}, {fs.ModeSticky, unix.S_ISVTX}} {
+		if e.Mode&b.m != 0 {
+			c.Perm |= b.bit
+		}
+	}
+	switch e.Type {
+	case "file":
+		c.Kind, c.Hash = kindFile, e.Hash
+	case "dir":
+		c.Kind, c.Size = kindDir, 0
+	case "symlink":
+		c.Kind, c.Target = kindLink, e.Target
+	}
+	return c
+}
+
+// identify writes the imported id's record again, whole, with each file's
 // stat identity that ids gives (only Dev, Ino and Ctime of its entries
 // are read); every other field, and the checkpoint's header, stay.
 func (h *cpStore) identify(id string, ids map[string]cpEntry) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	hd, err := h.importedBase(id)
+	hd, err := h.importedHeader(id)
 	if err != nil {
 		return err
 	}
@@ -246,6 +260,7 @@ func (h *cpStore) identify(id string, ids map[string]cpEntry) error {
 		}
 		files[p] = e
 	}
+	hd.Parent, hd.Depth = "", 0 // whole now, even when it came as a delta (ImportDelta)
 	if err := h.write(hd, cpBody{Set: files}); err != nil {
 		return err
 	}
@@ -253,10 +268,10 @@ func (h *cpStore) identify(id string, ids map[string]cpEntry) error {
 	return nil
 }
 
-// importedBase is the header of id, an imported tree; h.mu is held.
-func (h *cpStore) importedBase(id string) (cpHeader, error) {
+// importedHeader is the header of id, an imported tree; h.mu is held.
+func (h *cpStore) importedHeader(id string) (cpHeader, error) {
 	hd, err := h.header(id)
-	if err == nil && (!hd.Imported || hd.Parent != "") {
+	if err == nil && !hd.Imported {
 		err = fmt.Errorf("checkpoint %s: not a tree from elsewhere (Import)", id)
 	}
 	return hd, err

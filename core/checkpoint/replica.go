@@ -82,24 +82,25 @@ func Entries(s *core.Sandbox, id string) ([]Entry, error) {
 // deleted (sorted), for a sender that holds the parent's tree to send
 // about the changes instead of the tree. parent is "" for a base (every
 // entry, nothing else returned). A delta may set an entry as its parent
-// had it (only its stat identity changed) and, once a checkpoint between
-// was deleted and folded in, delete a path its parent lacks: a sender
-// compares both with the tree it holds.
-func Delta(s *core.Sandbox, id string) (parent string, set []Entry, del []string, err error) {
+// had it (only its stat identity changed); unless exact, it may also
+// delete a path its parent lacks (a checkpoint between was deleted and
+// folded in).
+func Delta(s *core.Sandbox, id string) (parent string, set []Entry, del []string, exact bool, err error) {
 	h, err := byID(s, id)
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, nil, false, err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, err := h.header(id); err != nil {
-		return "", nil, nil, err
-	}
-	// One read of one file: a compaction or a fold replaces it whole
-	// (rename), so the header and body read are of one version.
-	hd, b, err := h.read(id, true)
+	hd, err := h.header(id)
 	if err != nil || hd.Parent == "" {
-		return "", nil, nil, err
+		return "", nil, nil, false, err // a base's body, the whole tree, is not read
+	}
+	// Under mu, the file is the version the header is of: a compaction
+	// or a fold rewrites both together.
+	_, b, err := h.read(id, true)
+	if err != nil {
+		return "", nil, nil, false, err
 	}
 	set = make([]Entry, 0, len(b.Set))
 	for p, e := range b.Set {
@@ -108,7 +109,7 @@ func Delta(s *core.Sandbox, id string) (parent string, set []Entry, del []string
 	sort.Slice(set, func(i, j int) bool { return set[i].Path < set[j].Path })
 	del = append([]string(nil), b.Del...)
 	sort.Strings(del)
-	return hd.Parent, set, del, nil
+	return hd.Parent, set, del, hd.Exact, nil
 }
 
 // OpenObject opens the content whose SHA-256 is hash (fs.ErrNotExist once

@@ -68,7 +68,12 @@ type cpHeader struct {
 	Checkpoint
 	Parent string // "" for a base, which holds every entry
 	Depth  int    // deltas between it and its base
-	// Imported is a checkpoint made elsewhere (Import): its seq is
+	// Exact: a delta whose Del names only paths its parent has, as a
+	// checkpoint or an import writes one; a delta folded into its
+	// grandparent (delete.go) may name a path neither had.
+	Exact bool
+	// Imported is a checkpoint made elsewhere (Import, or ImportDelta:
+	// then a delta of a checkpoint this store holds): its seq is
 	// another journal's and its entries carry no stat identity (unless
 	// its tree was written here: WriteRoot), so it is the next
 	// checkpoint's base only in a store holding none of its own (newest).

@@ -68,77 +68,16 @@ func (s *sandbox) delta(m Manifest) (map[string]Entry, Manifest) {
 	return byPath, m
 }
 
-// fromDelta is cp's manifest as a delta of the manifest sent last, made
-// from the store's own delta of cp (checkpoint.Delta) when cp's parent is
-// that manifest's checkpoint: it costs about the changes, where comparing
-// the trees (fromTree) costs about the tree. ok is false when it cannot
-// be made so (no base, the chain at its bound, another parent, a base in
-// the store, or a delta no smaller than the tree).
-func (s *sandbox) fromDelta(cp checkpoint.Checkpoint) (out outgoing, ok bool, err error) {
-	if s.last == nil || s.chain >= s.r.chainMax() {
-		return out, false, nil
-	}
-	parent, set, del, err := checkpoint.Delta(s.sb, cp.ID)
-	if err != nil || parent == "" || parent != s.lastID {
-		return out, false, err
-	}
-	m := Manifest{Version: ManifestVersion, Sandbox: s.name, Host: s.r.cfg.Host, Checkpoint: header(cp),
-		Base: s.lastID, Chain: s.chain + 1}
-	added := map[string]bool{} // objects offered the fleet
-	size := len(s.last)
-	for _, e := range set {
-		ent := EntryOf(e)
-		old, had := s.last[e.Path]
-		if had && sameEntry(old, ent) {
-			continue // only its stat identity changed: the fleet's entry holds
-		}
-		if !had {
-			size++
-		}
-		m.Entries = append(m.Entries, ent)
-		if e.Type == "file" && !s.prev[e.Hash] && !added[e.Hash] {
-			added[e.Hash] = true
-			out.files = append(out.files, e)
-		}
-	}
-	for _, p := range del {
-		i := sort.Search(len(set), func(i int) bool { return set[i].Path >= p })
-		if _, had := s.last[p]; !had || i < len(set) && set[i].Path == p {
-			continue // not in the base, or set again after
-		}
-		m.Removed = append(m.Removed, p)
-		size--
-	}
-	if len(m.Entries)+len(m.Removed) >= size {
-		return outgoing{}, false, nil
-	}
-	out.m = m
-	out.done = func(ours bool) {
-		for h := range added {
-			s.prev[h] = true // in the bucket now
-		}
-		if !ours {
-			s.last, s.lastID, s.chain = nil, "", 0
-			return
-		}
-		for _, p := range m.Removed {
-			delete(s.last, p)
-		}
-		for _, e := range m.Entries {
-			s.last[e.Path] = e
-		}
-		s.lastID, s.chain = cp.ID, m.Chain
-	}
-	return out, true, nil
-}
-
 // errDelta is a delta that cannot be applied to its base.
 var errDelta = errors.New("a malformed delta")
 
 // apply is the tree of base (every path) with removed taken out and
-// changed put in, sorted by path. A path named twice, out of order, not
-// clean, or removed though the base lacks it, is errDelta.
+// changed put in, sorted by path. A delta checkDelta refuses, or that
+// removes a path the base lacks, is errDelta.
 func apply(base, changed []Entry, removed []string) ([]Entry, error) {
+	if err := checkDelta(changed, removed); err != nil {
+		return nil, err
+	}
 	tree := make(map[string]Entry, len(base)+len(changed))
 	for _, e := range base {
 		if _, dup := tree[e.Path]; dup {
@@ -146,28 +85,13 @@ func apply(base, changed []Entry, removed []string) ([]Entry, error) {
 		}
 		tree[e.Path] = e
 	}
-	for i, p := range removed {
-		if !checkpoint.CleanPath(p) {
-			return nil, fmt.Errorf("removed %q: not a clean path beneath the root: %w", p, errDelta)
-		}
-		if i > 0 && removed[i-1] >= p {
-			return nil, fmt.Errorf("removed %q: out of order or twice: %w", p, errDelta)
-		}
+	for _, p := range removed {
 		if _, ok := tree[p]; !ok {
 			return nil, fmt.Errorf("removed %q, which its base does not have: %w", p, errDelta)
 		}
 		delete(tree, p)
 	}
-	for i, e := range changed {
-		if !checkpoint.CleanPath(e.Path) {
-			return nil, fmt.Errorf("entry %q: not a clean path beneath the root: %w", e.Path, errDelta)
-		}
-		if i > 0 && changed[i-1].Path >= e.Path {
-			return nil, fmt.Errorf("entry %q: out of order or twice: %w", e.Path, errDelta)
-		}
-		if j := sort.SearchStrings(removed, e.Path); j < len(removed) && removed[j] == e.Path {
-			return nil, fmt.Errorf("entry %q: both removed and changed: %w", e.Path, errDelta)
-		}
+	for _, e := range changed {
 		tree[e.Path] = e
 	}
 	out := make([]Entry, 0, len(tree))
@@ -176,6 +100,31 @@ func apply(base, changed []Entry, removed []string) ([]Entry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// checkDelta is errDelta for a delta that names a path twice, out of
+// order, not clean, or both removed and changed.
+func checkDelta(changed []Entry, removed []string) error {
+	for i, p := range removed {
+		if !checkpoint.CleanPath(p) {
+			return fmt.Errorf("removed %q: not a clean path beneath the root: %w", p, errDelta)
+		}
+		if i > 0 && removed[i-1] >= p {
+			return fmt.Errorf("removed %q: out of order or twice: %w", p, errDelta)
+		}
+	}
+	for i, e := range changed {
+		if !checkpoint.CleanPath(e.Path) {
+			return fmt.Errorf("entry %q: not a clean path beneath the root: %w", e.Path, errDelta)
+		}
+		if i > 0 && changed[i-1].Path >= e.Path {
+			return fmt.Errorf("entry %q: out of order or twice: %w", e.Path, errDelta)
+		}
+		if j := sort.SearchStrings(removed, e.Path); j < len(removed) && removed[j] == e.Path {
+			return fmt.Errorf("entry %q: both removed and changed: %w", e.Path, errDelta)
+		}
+	}
+	return nil
 }
 
 // entriesByPath is entries keyed by path: what a sender keeps of the

@@ -226,6 +226,8 @@ func TestFetchRefusesBadDeltas(t *testing.T) {
 		{"entry-unclean", []Manifest{delta("cp_000000000c07", base, []Entry{{Path: "/a/../../x", Type: "dir", Mode: 0o755}})}, "not a clean path"},
 		{"entry-orphan", []Manifest{delta("cp_000000000c08", base, []Entry{{Path: "/no/such", Type: "dir", Mode: 0o755}})}, "not a directory of the tree"},
 		{"remove-and-change", []Manifest{delta("cp_000000000c09", base, []Entry{file}, "/ok")}, "both removed and changed"},
+		{"dir-removed-file-left", []Manifest{delta("cp_000000000c10", base, []Entry{{Path: "/dd", Type: "dir", Mode: 0o755}, {Path: "/dd/x", Type: "dir", Mode: 0o755}}),
+			delta("cp_000000000c11", "cp_000000000c10", nil, "/dd")}, "not a directory of the tree"},
 		{"removals-no-base", []Manifest{delta("cp_000000000c0a", "", []Entry{root, file}, "/ok")}, "removals and no base"},
 		{"version-1-base", []Manifest{func() Manifest {
 			m := delta("cp_000000000c0b", base, []Entry{other})
@@ -248,14 +250,14 @@ func TestFetchRefusesBadDeltas(t *testing.T) {
 		want string
 	}{"chain-too-long", long, "more than 64 deltas"})
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			for _, m := range c.ms {
-				data, _ := json.Marshal(m)
-				if _, err := h.kv.Put(ctx, m.Checkpoint.ID, data); err != nil {
-					t.Fatal(err)
-				}
+		for _, m := range c.ms {
+			data, _ := json.Marshal(m)
+			if _, err := h.kv.Put(ctx, m.Checkpoint.ID, data); err != nil {
+				t.Fatal(err)
 			}
-			id := c.ms[len(c.ms)-1].Checkpoint.ID
+		}
+		id := c.ms[len(c.ms)-1].Checkpoint.ID
+		t.Run(c.name, func(t *testing.T) {
 			dst := target(t, "evil")
 			_, err := h.f.Fetch(ctx, "evil", id, dst)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -266,6 +268,30 @@ func TestFetchRefusesBadDeltas(t *testing.T) {
 			}
 			if has, _ := checkpoint.HasObject(dst, sum(good)); has {
 				t.Fatal("a refused delta's object was fetched")
+			}
+		})
+		// Into a store holding the base, the chain's deltas alone are
+		// read and imported as a delta of it (fetch_delta.go): refused
+		// alike, but for a removal of what the base lacks, which is
+		// nothing to take out there.
+		t.Run(c.name+"-base-held", func(t *testing.T) {
+			dst := target(t, "evil")
+			if _, err := h.f.Fetch(ctx, "evil", base, dst); err != nil {
+				t.Fatal(err)
+			}
+			_, err := h.f.Fetch(ctx, "evil", id, dst)
+			cps, _ := checkpoint.List(dst)
+			if c.name == "remove-unknown" {
+				if err != nil || len(cps) != 2 {
+					t.Fatalf("fetch of %s: %v, %d checkpoints; want it imported", c.name, err, len(cps))
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("fetch of %s: %v, want it refused with %q", c.name, err, c.want)
+			}
+			if len(cps) != 1 || cps[0].ID != base {
+				t.Fatalf("a refused delta left checkpoints %+v, want the base alone", cps)
 			}
 		})
 	}

@@ -46,8 +46,11 @@
 // store: every entry checked before anything is fetched
 // (checkpoint.CheckEntries), only the objects the store lacks fetched,
 // each refused unless its bytes hash to its name (cas.Store.PutNamed),
-// then the checkpoint recorded (checkpoint.Import). What the broker sends
-// is checked as if it were hostile.
+// then the checkpoint recorded (checkpoint.Import). Into a store that
+// holds a checkpoint of the manifest's chain of deltas, only the deltas
+// above it are read, and the checkpoint is recorded as a delta of it
+// (fetch_delta.go, checkpoint.ImportDelta). What the broker sends is
+// checked as if it were hostile.
 //
 // The package imports core/checkpoint and nats.go, never rest, fusefs,
 // daemon or cmd; the daemon wires it (serve --replicate).

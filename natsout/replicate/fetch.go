@@ -188,35 +188,72 @@ func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (F
 	if err != nil {
 		return out, err
 	}
+	if d, ok, err := readDelta(ctx, kv, obs, name, id, holds(sb)); err != nil {
+		return out, fetchErr(name, id, err)
+	} else if ok {
+		return f.fetchDelta(ctx, obs, sb, d) // fetch_delta.go
+	}
 	m, err := ReadManifestLocal(ctx, kv, obs, id, StoreOf(sb))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return out, fmt.Errorf("sandbox %s, checkpoint %s: %w", name, id, ErrNoCheckpoint)
-	} else if err != nil {
-		return out, err
+	if err != nil {
+		return out, fetchErr(name, id, err)
 	}
 	if m.Sandbox != name || m.Checkpoint.ID != id {
 		return out, fmt.Errorf("manifest %s of sandbox %s names checkpoint %q of sandbox %q: refused", id, name, m.Checkpoint.ID, m.Sandbox)
 	}
-	entries := make([]checkpoint.Entry, len(m.Entries))
+	entries, err := f.bring(ctx, obs, sb, id, m.Entries, checkpoint.CheckEntries, &out)
+	if err != nil {
+		return out, err
+	}
+	if out.Checkpoint, err = checkpoint.Import(sb, imported(m, out), entries); err != nil {
+		return out, err
+	}
+	out.Host = m.Host
+	return out, nil
+}
+
+// fetchErr is err of reading the manifest id of name, ErrNoCheckpoint
+// when the KV lacks it.
+func fetchErr(name, id string, err error) error {
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("sandbox %s, checkpoint %s: %w", name, id, ErrNoCheckpoint)
+	}
+	return err
+}
+
+// imported is the checkpoint of m as the store records it, its new bytes
+// those fetched.
+func imported(m Manifest, out Fetched) checkpoint.Checkpoint {
+	c := m.Checkpoint
+	return checkpoint.Checkpoint{ID: c.ID, Name: c.Name, Reason: c.Reason, Seq: c.Seq, Created: c.Created,
+		NewBytes: out.Bytes, SkipExcluded: c.SkipExcluded}
+}
+
+// bring checks the entries ents of manifest id (each alone, then with
+// check, before anything is fetched) and fetches the objects they name
+// that sb's store lacks, counting them in out; it answers the entries in
+// the store's form.
+func (f *Fleet) bring(ctx context.Context, obs jetstream.ObjectStore, sb *core.Sandbox, id string, ents []Entry,
+	check func([]checkpoint.Entry) error, out *Fetched) ([]checkpoint.Entry, error) {
+	entries := make([]checkpoint.Entry, len(ents))
 	sizes := map[string]int64{}
-	for i, e := range m.Entries {
+	for i, e := range ents {
 		if e.Mode > 0o7777 {
-			return out, fmt.Errorf("manifest %s: entry %q: mode %o: refused", id, e.Path, e.Mode)
+			return nil, fmt.Errorf("manifest %s: entry %q: mode %o: refused", id, e.Path, e.Mode)
 		}
 		entries[i] = e.local()
 		if e.Type != "file" {
 			continue
 		}
 		if e.Size > maxObject {
-			return out, fmt.Errorf("manifest %s: entry %q: size %d: refused", id, e.Path, e.Size)
+			return nil, fmt.Errorf("manifest %s: entry %q: size %d: refused", id, e.Path, e.Size)
 		}
 		if s, ok := sizes[e.Hash]; ok && s != e.Size {
-			return out, fmt.Errorf("manifest %s: object %s named with two sizes: refused", id, e.Hash)
+			return nil, fmt.Errorf("manifest %s: object %s named with two sizes: refused", id, e.Hash)
 		}
 		sizes[e.Hash] = e.Size
 	}
-	if err := checkpoint.CheckEntries(entries); err != nil {
-		return out, fmt.Errorf("manifest %s: %w: refused", id, err)
+	if err := check(entries); err != nil {
+		return nil, fmt.Errorf("manifest %s: %w: refused", id, err)
 	}
 	hashes := make([]string, 0, len(sizes))
 	for h := range sizes {
@@ -225,28 +262,21 @@ func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (F
 	sort.Strings(hashes)
 	missing, err := checkpoint.MissingObjects(sb, hashes)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
 	var need int64
 	for _, h := range missing {
 		need = min(need+sizes[h], maxObject*maxManifests) // no overflow: past any bound anyway
 	}
 	if err := checkpoint.CheckRoom(sb, need); err != nil {
-		return out, fmt.Errorf("manifest %s: %w", id, err)
+		return nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
 	n, err := f.fetchAll(ctx, obs, sb, missing, sizes)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
 	out.Objects, out.Bytes = int64(len(missing)), n
-	c := m.Checkpoint
-	cp := checkpoint.Checkpoint{ID: c.ID, Name: c.Name, Reason: c.Reason, Seq: c.Seq, Created: c.Created,
-		NewBytes: out.Bytes, SkipExcluded: c.SkipExcluded}
-	if out.Checkpoint, err = checkpoint.Import(sb, cp, entries); err != nil {
-		return out, err
-	}
-	out.Host = m.Host
-	return out, nil
+	return entries, nil
 }
 
 // fetchWorkers is how many objects a fetch asks for at once: each Get of

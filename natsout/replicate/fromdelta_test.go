@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"sandfs/core"
 	"sandfs/core/checkpoint"
 )
 
@@ -87,11 +88,40 @@ func TestFromDeltaIsFromTree(t *testing.T) {
 			for _, e := range e1 {
 				s.prev[e.Hash] = e.Type == "file"
 			}
-			fd, ok, err := s.fromDelta(cp)
-			if err != nil || !ok {
-				t.Fatalf("fromDelta: ok %v, %v; want a delta", ok, err)
+			d := storeDeltaOf(t, sb, cp)
+			// With no tree kept (a seed that read none), an exact delta
+			// goes as the store has it, and applies to the base; a
+			// folded one does not go.
+			lazy := &sandbox{r: &Replicator{}, name: "alpha", sb: sb, lastID: cp1.ID, chain: 2, prev: map[string]bool{}}
+			if ld, ok := lazy.fromDelta(cp, d); ok != d.exact || d.exact != (c.fold == nil) {
+				t.Fatalf("no tree kept: a delta made %v, exact %v; want made when exact, exact unless folded", ok, d.exact)
+			} else if ok {
+				e, _ := checkpoint.Entries(sb, cp.ID)
+				got, err := apply(func() []Entry {
+					var es []Entry
+					for _, x := range e1 {
+						es = append(es, EntryOf(x))
+					}
+					return es
+				}(), ld.m.Entries, ld.m.Removed)
+				if err != nil || len(got) != len(e) {
+					t.Fatalf("no tree kept: the delta applied to the base: %d entries, %v; want the %d of the tree", len(got), err, len(e))
+				}
+				for i := range got {
+					if !sameEntry(got[i], EntryOf(e[i])) {
+						t.Fatalf("no tree kept: the delta applied gives %+v, want %+v", got[i], EntryOf(e[i]))
+					}
+				}
+				ld.done(true)
+				if lazy.last != nil || lazy.lastID != cp.ID || lazy.chain != 3 {
+					t.Fatalf("no tree kept: after it, a tree of %d, %s at chain %d; want none, %s at 3", len(lazy.last), lazy.lastID, lazy.chain, cp.ID)
+				}
 			}
-			ft, err := s.fromTree(cp)
+			fd, ok := s.fromDelta(cp, d)
+			if !ok {
+				t.Fatal("fromDelta declined; want a delta")
+			}
+			ft, err := s.fromTree(ctx, nil, cp)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,8 +186,8 @@ func TestFromDeltaDeclines(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := &sandbox{r: &Replicator{}, name: "alpha", sb: sb, last: entriesOf(e1), lastID: c.lastID, chain: c.chain, prev: map[string]bool{}}
-			if _, ok, err := s.fromDelta(c.cp); ok || err != nil {
-				t.Fatalf("fromDelta: ok %v, %v; want declined", ok, err)
+			if _, ok := s.fromDelta(c.cp, storeDeltaOf(t, sb, c.cp)); ok {
+				t.Fatal("fromDelta made a delta; want it declined")
 			}
 		})
 	}
@@ -169,10 +199,22 @@ func TestFromDeltaDeclines(t *testing.T) {
 		cp3 := mkCheckpoint(t, sb)
 		e2, _ := checkpoint.Entries(sb, cp2.ID)
 		s := &sandbox{r: &Replicator{}, name: "alpha", sb: sb, last: entriesOf(e2), lastID: cp2.ID, prev: map[string]bool{}}
-		if _, ok, err := s.fromDelta(cp3); ok || err != nil {
-			t.Fatalf("fromDelta: ok %v, %v; want declined", ok, err)
+		if _, ok := s.fromDelta(cp3, storeDeltaOf(t, sb, cp3)); ok {
+			t.Fatal("fromDelta made a delta; want it declined")
 		}
 	})
+}
+
+// storeDeltaOf is the store's delta of cp, as send reads it.
+func storeDeltaOf(t *testing.T, sb *core.Sandbox, cp checkpoint.Checkpoint) storeDelta {
+	t.Helper()
+	var d storeDelta
+	var err error
+	d.parent, d.set, d.del, d.exact, err = checkpoint.Delta(sb, cp.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func rm(t *testing.T, root, name string) {

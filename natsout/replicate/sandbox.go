@@ -246,17 +246,23 @@ func (s *sandbox) send(ctx context.Context, cp checkpoint.Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("the objects' bucket: %w", err)
 	}
-	if s.prev == nil {
-		s.seed(ctx, obs, cp) // seed.go
-	}
-	out, ok, err := s.fromDelta(cp) // delta.go
-	if err == nil && !ok {
-		out, err = s.fromTree(cp)
-	}
+	var d storeDelta
+	d.parent, d.set, d.del, d.exact, err = checkpoint.Delta(s.sb, cp.ID)
 	if errors.Is(err, checkpoint.ErrUnknown) {
 		return nil // deleted before its turn: nothing to send
 	} else if err != nil {
 		return err
+	}
+	if s.prev == nil {
+		s.seed(ctx, obs, cp, d.parent) // seed.go
+	}
+	out, ok := s.fromDelta(cp, d) // fromdelta.go
+	if !ok {
+		if out, err = s.fromTree(ctx, obs, cp); errors.Is(err, checkpoint.ErrUnknown) {
+			return nil // deleted meanwhile
+		} else if err != nil {
+			return err
+		}
 	}
 	if err := s.sendObjects(ctx, obs, out.files); errors.Is(err, fs.ErrNotExist) {
 		if _, err := checkpoint.ByID(s.sb, cp.ID); errors.Is(err, checkpoint.ErrUnknown) {
@@ -298,7 +304,10 @@ type outgoing struct {
 
 // fromTree is cp's manifest made from its whole tree: full, or a delta of
 // the manifest sent last (s.delta) found by comparing the trees.
-func (s *sandbox) fromTree(cp checkpoint.Checkpoint) (outgoing, error) {
+func (s *sandbox) fromTree(ctx context.Context, obs jetstream.ObjectStore, cp checkpoint.Checkpoint) (outgoing, error) {
+	if s.last == nil && s.lastID != "" {
+		s.learn(ctx, obs, s.lastID) // seed.go
+	}
 	entries, err := checkpoint.Entries(s.sb, cp.ID)
 	if err != nil {
 		return outgoing{}, err
