@@ -104,7 +104,6 @@ func Create(ctx context.Context, s *core.Sandbox, o Options) (Checkpoint, error)
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	awaitJournal(ctx, s)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	cp, _, err := h.create(ctx, s, o, true)

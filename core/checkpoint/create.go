@@ -24,34 +24,6 @@ func journalComplete(s *core.Sandbox) bool {
 	return s.Watch().Running() && !s.Watch().Degraded()
 }
 
-// journalWait bounds how long a checkpoint waits for the start's look
-// (awaitJournal) before it walks the tree itself.
-const journalWait = time.Minute
-
-// awaitJournal waits, at most journalWait or until ctx ends, for the
-// kernel watch's first walk and the comparison at start to finish when
-// the watch runs: both walk the tree, so a checkpoint made meanwhile
-// would otherwise walk it a second time beside them, on the same cores,
-// where waiting costs at most what is left of theirs. Called before the
-// store's lock: neither look takes it.
-func awaitJournal(ctx context.Context, s *core.Sandbox) {
-	w := s.Watch()
-	if !w.Running() || w.Degraded() {
-		return // the checkpoint walks whatever the looks do
-	}
-	t := time.NewTimer(journalWait)
-	defer t.Stop()
-	for _, ready := range []<-chan struct{}{w.Ready(), s.Reconciled()} {
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			return
-		}
-	}
-}
-
 // create finds the tree as it is now, starting from the newest checkpoint
 // of the same SkipExcluded. With store it records it as a new checkpoint
 // (contents in the store, manifest written); without, it is a dry run's

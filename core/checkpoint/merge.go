@@ -110,7 +110,7 @@ func Merge(ctx context.Context, s *core.Sandbox, o MergeOptions) (MergeResult, e
 	if o.Fork == nil || o.Fork == s {
 		return res, fmt.Errorf("a merge needs a fork other than the sandbox merged into: %w", unix.EINVAL)
 	}
-	h, scopes, bhd, err := lockedAt(ctx, s, o.Checkpoint, o.Paths)
+	h, scopes, bhd, err := lockedAt(s, o.Checkpoint, o.Paths)
 	if err != nil {
 		return res, err
 	}

@@ -78,7 +78,7 @@ const RestoreActorPrefix = "restore:"
 // (doc.go, "Restore", has the design).
 func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{Checkpoint: o.Checkpoint, DryRun: o.DryRun, Written: []string{}, Removed: []string{}, Skipped: []RestoreSkip{}}
-	h, scopes, thd, err := lockedAt(ctx, s, o.Checkpoint, o.Paths)
+	h, scopes, thd, err := lockedAt(s, o.Checkpoint, o.Paths)
 	if err != nil {
 		return res, err
 	}
@@ -214,9 +214,8 @@ func (h *cpStore) treeBefore(id string) (*cpTree, error) {
 
 // lockedAt is how a restore and a merge start: the store, paths checked
 // (restoreScopes), and the checkpoint id's header, with h.mu held for the
-// caller to unlock (not on an error). Both take a checkpoint first, so
-// they wait for the start's look as Create does.
-func lockedAt(ctx context.Context, s *core.Sandbox, id string, paths []string) (*cpStore, []string, cpHeader, error) {
+// caller to unlock (not on an error).
+func lockedAt(s *core.Sandbox, id string, paths []string) (*cpStore, []string, cpHeader, error) {
 	h, err := storeOf(s)
 	if err != nil {
 		return nil, nil, cpHeader{}, err
@@ -225,7 +224,6 @@ func lockedAt(ctx context.Context, s *core.Sandbox, id string, paths []string) (
 	if err != nil {
 		return nil, nil, cpHeader{}, err
 	}
-	awaitJournal(ctx, s)
 	h.mu.Lock()
 	hd, err := h.header(id)
 	if err != nil {

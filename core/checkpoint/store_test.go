@@ -227,34 +227,3 @@ func TestCheckpointFromJournal(t *testing.T) {
 		}
 	}
 }
-
-// A checkpoint asked while the kernel watch's first walk or the
-// comparison at start still runs waits for them instead of walking the
-// tree beside them: after it, both are done and it walked nothing.
-func TestCheckpointWaitsForTheStartsLook(t *testing.T) {
-	root := t.TempDir()
-	for i := range 3000 {
-		mk(t, root, map[string]string{fmt.Sprintf("d%02d/f%d", i%30, i): fmt.Sprintf("file %d", i)})
-	}
-	s := histSandbox(t, root)
-	first := mustCheckpoint(t, s, Options{})
-	h, _ := storeOf(s)
-	walks := h.walks.Load()
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if err := s.StartWatching(wctx, nil); err != nil {
-		testenv.Skip(t, nil, "no kernel watch here: %v", err)
-	}
-	cp := mustCheckpoint(t, s, Options{})
-	select {
-	case <-s.Reconciled():
-	default:
-		t.Fatal("the checkpoint answered before the comparison at start was done")
-	}
-	if w := h.walks.Load() - walks; w != 0 {
-		t.Fatalf("the checkpoint walked the tree %d times, want none (the journal names what changed)", w)
-	}
-	if cp.Files != first.Files || cp.Files != 3000 || cp.NewBytes != 0 {
-		t.Fatalf("checkpoint %+v, want the first's %d files and nothing new", cp, first.Files)
-	}
-}
