@@ -205,6 +205,8 @@ func (b *builder) entry(dirfd int, name, ap string, st *unix.Stat_t) error {
 		return core.PathErr("checkpoint", ap, err)
 	}
 	sort.Strings(names)
+	fan := b.fanOut(ap)
+	var dirs []*subdir // scan_fan.go
 	for _, n := range names {
 		cp := apipath.Child(ap, n)
 		if b.left(cp) {
@@ -214,7 +216,19 @@ func (b *builder) entry(dirfd int, name, ap string, st *unix.Stat_t) error {
 		if _, err := core.LstatAt(fd, n, &cst); err != nil || core.NotRegular(cst.Mode) {
 			continue // gone since readdir, or a FIFO, socket or device: not recorded
 		}
+		if fan && cst.Mode&unix.S_IFMT == unix.S_IFDIR {
+			dirs = append(dirs, &subdir{name: n, ap: cp, st: cst})
+			continue
+		}
 		if err := b.entry(fd, n, cp, &cst); err != nil {
+			return err
+		}
+	}
+	if len(dirs) >= fanMin {
+		return b.fan(fd, dirs)
+	}
+	for _, d := range dirs {
+		if err := b.entry(fd, d.name, d.ap, &d.st); err != nil {
 			return err
 		}
 	}
