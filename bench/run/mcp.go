@@ -130,7 +130,7 @@ func runMCP(c *cfg, t *table) error {
 	// sandfs kinds send it.
 	st := stateDir(c)
 	addr := freePort()
-	sd, err := startProc("", addr, "/health", c.bin, "serve", "--root", root, "--listen", addr, "--state", st)
+	sd, err := withState(st)(startProc("", addr, "/health", c.bin, "serve", "--root", root, "--listen", addr, "--state", st))
 	if err != nil {
 		return err
 	}

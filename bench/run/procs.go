@@ -22,6 +22,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:PORT
 	mnt    string // FUSE mountpoint, if any
+	state  string // a state directory made for it (stateDir): removed when it stops
 	host   string // its --events-host, if any
 	mu     sync.Mutex
 	stderr bytes.Buffer
@@ -45,6 +46,9 @@ func (p *proc) stop() {
 	}
 	if p.mnt != "" && isMount(p.mnt) {
 		exec.Command("fusermount3", "-u", p.mnt).Run()
+	}
+	if p.state != "" {
+		os.RemoveAll(p.state) // a fleet's checkpoint stores hold gigabytes
 	}
 }
 
@@ -142,7 +146,21 @@ func waitHTTP(url string, limit time.Duration) error {
 // journal.
 func startSandfs(c *cfg, root string, args ...string) (*proc, error) {
 	addr := freePort()
-	return startProc("", addr, "/health", c.bin, append([]string{"serve", "--root", root, "--listen", addr, "--no-auth", "--state", stateDir(c)}, args...)...)
+	st := stateDir(c)
+	return withState(st)(startProc("", addr, "/health", c.bin, append([]string{"serve", "--root", root, "--listen", addr, "--no-auth", "--state", st}, args...)...))
+}
+
+// withState has the process just started remove the state directory st
+// when it stops (st removed at once when it did not start).
+func withState(st string) func(*proc, error) (*proc, error) {
+	return func(p *proc, err error) (*proc, error) {
+		if err != nil {
+			os.RemoveAll(st)
+			return nil, err
+		}
+		p.state = st
+		return p, nil
+	}
 }
 
 // stateDir is a fresh state directory under the work directory.

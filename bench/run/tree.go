@@ -213,7 +213,8 @@ func runStart(c *cfg, t *table) error {
 	for i := 0; i < n; i++ {
 		addr := freePort()
 		t0 := time.Now()
-		p, err := startProc("", addr, "", c.bin, "serve", "--root", root, "--listen", addr, "--no-auth", "--state", stateDir(c))
+		st := stateDir(c)
+		p, err := withState(st)(startProc("", addr, "", c.bin, "serve", "--root", root, "--listen", addr, "--no-auth", "--state", st))
 		if err != nil {
 			return err
 		}
