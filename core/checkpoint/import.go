@@ -166,53 +166,85 @@ func Import(s *core.Sandbox, cp Checkpoint, entries []Entry) (Checkpoint, error)
 	if err := CheckEntries(entries); err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint %s: %v: %w", cp.ID, err, fs.ErrInvalid)
 	}
+	files := make(map[string]cpEntry, len(entries))
+	for _, e := range entries {
+		files[e.Path] = entryFrom(e)
+	}
+	h, err := importing(s, cp.ID)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	defer h.mu.Unlock()
+	if err := h.lacking(files); err != nil {
+		return Checkpoint{}, err
+	}
+	return h.imported(cp, files, nil, cpBody{})
+}
+
+// importing is the store of s, locked (unlocked on an error), when it has
+// no checkpoint id (fs.ErrExist).
+func importing(s *core.Sandbox, id string) (*cpStore, error) {
 	h, err := storeOf(s)
 	if err != nil {
-		return Checkpoint{}, err
+		return nil, err
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	hdrs, err := h.headers()
+	if err == nil {
+		if _, taken := hdrs[id]; taken {
+			err = fmt.Errorf("checkpoint %s: %w", id, fs.ErrExist)
+		}
+	}
 	if err != nil {
-		return Checkpoint{}, err
+		h.mu.Unlock()
+		return nil, err
 	}
-	if _, taken := hdrs[cp.ID]; taken {
-		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", cp.ID, fs.ErrExist)
-	}
+	return h, nil
+}
+
+// lacking is ENOENT naming a file of files whose object the store lacks
+// (nil: none). h.mu is held: no sweep meanwhile.
+func (h *cpStore) lacking(files map[string]cpEntry) error {
 	var hashes []string
-	for _, e := range entries {
-		if e.Type == "file" {
+	for _, e := range files {
+		if e.Kind == kindFile {
 			hashes = append(hashes, e.Hash)
 		}
 	}
-	missing, err := h.store.Missing(hashes) // under mu: no sweep meanwhile
-	if err != nil {
-		return Checkpoint{}, err
+	missing, err := h.store.Missing(hashes)
+	if err != nil || len(missing) == 0 {
+		return err
 	}
-	lacks := map[string]bool{}
-	for _, m := range missing {
-		lacks[m] = true
-	}
-	files := make(map[string]cpEntry, len(entries))
-	for _, e := range entries {
-		if e.Type == "file" && lacks[e.Hash] {
-			return Checkpoint{}, core.PathErr("import", e.Path, unix.ENOENT)
+	for p, e := range files {
+		if e.Kind == kindFile && e.Hash == missing[0] {
+			return core.PathErr("import", p, unix.ENOENT)
 		}
-		files[e.Path] = entryFrom(e)
 	}
+	return nil
+}
+
+// imported records cp, made elsewhere, whose tree is files: as a delta
+// of parent (body) when there is one and the chain may grow, else whole;
+// the tree is cached, for a restore to it reads it next. h.mu is held.
+func (h *cpStore) imported(cp Checkpoint, files map[string]cpEntry, parent *cpHeader, body cpBody) (Checkpoint, error) {
 	out := cp
 	out.Files, out.Dirs, out.Symlinks, out.Bytes = 0, 0, 0, 0
 	countTree(files, &out)
 	out.Created = cp.Created.UTC()
 	hd := cpHeader{Checkpoint: out, Imported: true}
+	if parent != nil && parent.Depth+1 < compactEvery {
+		hd.Parent, hd.Depth, hd.Exact = parent.ID, parent.Depth+1, true
+	} else {
+		body = cpBody{Set: files} // nothing compacts an imported chain: it ends here, whole
+	}
 	if err := h.store.Sync(); err != nil {
 		return Checkpoint{}, err
 	}
-	if err := h.write(hd, cpBody{Set: files}); err != nil {
+	if err := h.write(hd, body); err != nil {
 		return Checkpoint{}, err
 	}
-	h.named(files, false, false)
-	h.cache(&cpTree{hdr: hd, files: files}) // a restore to it reads it next
+	h.named(body.Set, false, false)
+	h.cache(&cpTree{hdr: hd, files: files})
 	return out, nil
 }
 

@@ -6,8 +6,6 @@ import (
 	"maps"
 	"path"
 
-	"golang.org/x/sys/unix"
-
 	"sandfs/core"
 )
 
@@ -41,19 +39,11 @@ func ImportDelta(s *core.Sandbox, cp Checkpoint, base string, set []Entry, del [
 	for _, e := range set {
 		body.Set[e.Path] = entryFrom(e)
 	}
-	h, err := storeOf(s)
+	h, err := importing(s, cp.ID)
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	h.mu.Lock()
 	defer h.mu.Unlock()
-	hdrs, err := h.headers()
-	if err != nil {
-		return Checkpoint{}, err
-	}
-	if _, taken := hdrs[cp.ID]; taken {
-		return Checkpoint{}, fmt.Errorf("checkpoint %s: %w", cp.ID, fs.ErrExist)
-	}
 	bhd, err := h.header(base)
 	if err != nil {
 		return Checkpoint{}, err
@@ -74,41 +64,10 @@ func ImportDelta(s *core.Sandbox, cp Checkpoint, base string, set []Entry, del [
 	if err := checkShape(t.files, files, body); err != nil {
 		return invalid("%v", err)
 	}
-	var hashes []string
-	for _, e := range body.Set {
-		if e.Kind == kindFile {
-			hashes = append(hashes, e.Hash)
-		}
-	}
-	missing, err := h.store.Missing(hashes) // under mu: no sweep meanwhile
-	if err != nil {
+	if err := h.lacking(body.Set); err != nil {
 		return Checkpoint{}, err
 	}
-	if len(missing) > 0 {
-		for p, e := range body.Set {
-			if e.Kind == kindFile && e.Hash == missing[0] {
-				return Checkpoint{}, core.PathErr("import", p, unix.ENOENT)
-			}
-		}
-	}
-	out := cp
-	out.Files, out.Dirs, out.Symlinks, out.Bytes = 0, 0, 0, 0
-	countTree(files, &out)
-	out.Created = cp.Created.UTC()
-	hd := cpHeader{Checkpoint: out, Imported: true, Parent: base, Depth: bhd.Depth + 1, Exact: true}
-	if hd.Depth >= compactEvery {
-		// Nothing compacts an imported chain: it ends here, whole.
-		hd.Parent, hd.Depth, body = "", 0, cpBody{Set: files}
-	}
-	if err := h.store.Sync(); err != nil {
-		return Checkpoint{}, err
-	}
-	if err := h.write(hd, body); err != nil {
-		return Checkpoint{}, err
-	}
-	h.named(body.Set, false, false)
-	h.cache(&cpTree{hdr: hd, files: files}) // a restore to it reads it next
-	return out, nil
+	return h.imported(cp, files, &bhd, body)
 }
 
 // CheckChanges says what is wrong with changes from elsewhere, before
