@@ -11,8 +11,9 @@ import (
 
 // What a replicator (natsout/replicate) reads of the store: a hook told
 // of each checkpoint written, a checkpoint's whole tree or what it changed
-// since its parent, and an object by its hash. The hook runs with the store locked, so it must not block and
-// must not call back into this package: it is meant to queue and return.
+// since its parent, and an object by its hash. The hook runs with the
+// store locked, so it must not block and must not call back into this
+// package: it is meant to queue and return.
 
 // hooks are the OnCreate functions of one sandbox (an attachment, so
 // they go with it).

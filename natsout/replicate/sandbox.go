@@ -52,7 +52,9 @@ type sandbox struct {
 	prev map[string]bool
 	// last are the entries (by path) of the manifest sent last, lastID its
 	// checkpoint: the base of the next delta; after a start, what the
-	// fleet holds (seed.go), or nil (the first manifest sent is full).
+	// fleet holds (seed.go). lastID "": none (the next manifest is full);
+	// last nil beside a lastID: its tree not read yet (learn reads it
+	// when a send compares trees).
 	// chain counts the deltas since the last full manifest.
 	last   map[string]Entry
 	lastID string

@@ -30,9 +30,11 @@ import (
 // seedTries bounds the checkpoints a seed asks the fleet for.
 const seedTries = 4
 
-// seed sets prev, lastID, chain and, unless the fleet has parent, the
-// parent of cp in the store, last; prev is empty when none is found (or
-// the broker fails: then everything is offered, as before).
+// seed sets what the fleet holds before cp: when it has parent (cp's
+// parent in the store), lastID and chain from that manifest's header, no
+// tree read; else last, lastID, chain and prev learnt from the newest
+// checkpoint before cp it has. prev is empty when none is found (or the
+// broker fails: then everything is offered, as before).
 func (s *sandbox) seed(ctx context.Context, obs jetstream.ObjectStore, cp checkpoint.Checkpoint, parent string) {
 	s.prev = map[string]bool{}
 	if parent != "" {
