@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"path"
 	"strings"
 	"time"
@@ -90,6 +91,10 @@ func (s *Sandbox) findChangesAtStart(ctx context.Context, log *slog.Logger) (int
 	if err != nil {
 		return 0, err
 	}
+	var stored map[string]history.Entry // what the journal's store holds: the save writes what differs
+	if ok {
+		stored = maps.Clone(old.Entries)
+	}
 	rootID, err := s.root.identity()
 	if err != nil {
 		return 0, err
@@ -142,7 +147,7 @@ func (s *Sandbox) findChangesAtStart(ctx context.Context, log *slog.Logger) (int
 	if err := h.SetMeta(metaIdentity, mark); err != nil {
 		return told, err
 	}
-	return told, h.SaveManifest(history.Manifest{Seq: seq, Entries: now})
+	return told, h.UpdateManifest(history.Manifest{Seq: seq, Entries: now}, stored)
 }
 
 // saveManifest walks the tree and keeps it as the manifest.

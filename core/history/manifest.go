@@ -29,7 +29,17 @@ type Manifest struct {
 
 // SaveManifest replaces the stored manifest, in one transaction, and lets
 // retention prune the events up to its seq.
-func (l *Log) SaveManifest(m Manifest) error {
+func (l *Log) SaveManifest(m Manifest) error { return l.saveManifest(m, nil) }
+
+// UpdateManifest is SaveManifest when the store holds stored (what
+// LoadManifest answered, unchanged since; nil: not known): only the paths
+// whose entries differ are written, not the whole tree again.
+func (l *Log) UpdateManifest(m Manifest, stored map[string]Entry) error {
+	return l.saveManifest(m, stored)
+}
+
+// saveManifest writes m over stored (nil: every row again).
+func (l *Log) saveManifest(m Manifest, stored map[string]Entry) error {
 	if err := l.Sync(); err != nil {
 		return err
 	}
@@ -38,15 +48,33 @@ func (l *Log) SaveManifest(m Manifest) error {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.Exec(`DELETE FROM manifest`); err != nil {
-		return err
+	if stored == nil {
+		if _, err := tx.Exec(`DELETE FROM manifest`); err != nil {
+			return err
+		}
+	} else {
+		del, err := tx.Prepare(`DELETE FROM manifest WHERE path = ?`)
+		if err != nil {
+			return err
+		}
+		defer del.Close()
+		for p := range stored {
+			if _, ok := m.Entries[p]; !ok {
+				if _, err := del.Exec(p); err != nil {
+					return err
+				}
+			}
+		}
 	}
-	st, err := tx.Prepare(`INSERT INTO manifest(path, inode, size, mtime, mode, is_dir) VALUES(?,?,?,?,?,?)`)
+	st, err := tx.Prepare(`INSERT OR REPLACE INTO manifest(path, inode, size, mtime, mode, is_dir) VALUES(?,?,?,?,?,?)`)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	for p, e := range m.Entries {
+		if old, ok := stored[p]; ok && sameEntry(old, e) {
+			continue
+		}
 		if _, err := st.Exec(p, int64(e.Inode), e.Size, nanos(e.Mtime), int64(e.Mode), e.IsDir); err != nil {
 			return err
 		}
@@ -61,6 +89,11 @@ func (l *Log) SaveManifest(m Manifest) error {
 	l.prunable = m.Seq
 	l.mu.Unlock()
 	return nil
+}
+
+// sameEntry is whether a and b are stored alike.
+func sameEntry(a, b Entry) bool {
+	return a.Inode == b.Inode && a.Size == b.Size && nanos(a.Mtime) == nanos(b.Mtime) && a.Mode == b.Mode && a.IsDir == b.IsDir
 }
 
 // LoadManifest is the stored manifest; ok is false when none was ever
