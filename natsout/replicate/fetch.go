@@ -289,8 +289,21 @@ const fetchWorkers = 16
 // at once; the first error stops the others and is answered. It answers
 // the bytes fetched.
 func (f *Fleet) fetchAll(ctx context.Context, obs jetstream.ObjectStore, sb *core.Sandbox, hashes []string, sizes map[string]int64) (int64, error) {
+	var small, large []string
+	for _, h := range hashes {
+		if sizes[h] <= SmallMax {
+			small = append(small, h)
+		} else {
+			large = append(large, h)
+		}
+	}
+	n, rest, err := f.fetchSmall(ctx, sb, small, sizes) // fetch_batch.go
+	if err != nil {
+		return n, err
+	}
 	var total atomic.Int64
-	err := parallel.Each(ctx, fetchWorkers, hashes, func(ctx context.Context, h string) error {
+	total.Add(n)
+	err = parallel.Each(ctx, fetchWorkers, append(rest, large...), func(ctx context.Context, h string) error {
 		n, err := f.fetchObject(ctx, obs, sb, h, sizes[h])
 		total.Add(n)
 		return err
