@@ -285,7 +285,8 @@ func (f *Fleet) bring(ctx context.Context, obs jetstream.ObjectStore, sb *core.S
 // latency, not bytes.
 const fetchWorkers = 16
 
-// fetchAll brings the objects hashes (of sizes) into sb's store, several
+// fetchAll brings the objects hashes (of sizes) into sb's store: the
+// small ones in batches, the others (and what no batch brought) several
 // at once; the first error stops the others and is answered. It answers
 // the bytes fetched.
 func (f *Fleet) fetchAll(ctx context.Context, obs jetstream.ObjectStore, sb *core.Sandbox, hashes []string, sizes map[string]int64) (int64, error) {
