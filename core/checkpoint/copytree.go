@@ -3,14 +3,12 @@ package checkpoint
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	"sandfs/core"
-	"sandfs/core/checkpoint/cas"
 )
 
 // A checkpoint's tree copied whole into a directory: what a fork is made
@@ -93,7 +91,7 @@ func (h *cpStore) copyTree(ctx context.Context, s *core.Sandbox, id string, dst 
 		if err := ctx.Err(); err != nil { // a file may be large: stop between them
 			return err
 		}
-		c, err := writeObject(h.store, fd, e.Hash)
+		c, err := h.store.CopyTo(fd, e.Hash)
 		if err != nil {
 			return err
 		}
@@ -111,26 +109,4 @@ func (h *cpStore) copyTree(ctx context.Context, s *core.Sandbox, id string, dst 
 		return out, fmt.Errorf("copy of %s: %w", id, err)
 	}
 	return out, nil
-}
-
-// writeObject puts the store's object hash in the empty file fd (open
-// for writing): a reflink where the filesystem can make one (cloned),
-// else a copy of its data extents, so its holes stay holes.
-func writeObject(store *cas.Store, fd int, hash string) (cloned bool, err error) {
-	src, err := store.OpenObject(hash)
-	if err != nil {
-		return false, err
-	}
-	defer src.Close()
-	if unix.IoctlFileClone(fd, int(src.Fd())) == nil {
-		return true, nil
-	}
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0) // the caller keeps fd
-	if err != nil {
-		return false, err
-	}
-	f := os.NewFile(uintptr(dup), hash)
-	defer f.Close()
-	_, err = cas.CopySparse(f, src, nil)
-	return false, err
 }

@@ -157,9 +157,8 @@
 // [CopyTree] writes a checkpoint's tree into an empty directory the
 // caller gives (a fork where no overlay can be mounted): the same build
 // as a made tree's, but each file gets the store's bytes, by a reflink
-// (FICLONE) where the filesystem can, else a sparse copy (cas.CopySparse,
-// holes kept), as a restore stages its files (writeObject, the one home
-// of both). It needs no privilege: owners are the checkpoint's where the
+// (FICLONE) where the filesystem can, else a copy (holes kept), as a
+// restore stages its files (cas.Store.CopyTo, the one home of both). It needs no privilege: owners are the checkpoint's where the
 // daemon may set them (as root), its own otherwise. It builds in place,
 // not under a temporary name: on an error the caller removes what the
 // directory holds. It answers how many files were cloned and how many

@@ -204,7 +204,7 @@ func (r *restorer) stageFile(sg *staged) error {
 		return err
 	}
 	defer unix.Close(fd)
-	if _, err := writeObject(r.h.store, fd, t.Hash); err != nil {
+	if _, err := r.h.store.CopyTo(fd, t.Hash); err != nil {
 		return err
 	}
 	return setFileAttrs(r.s, fd, t)

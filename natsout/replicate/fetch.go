@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -236,6 +235,11 @@ func (f *Fleet) bring(ctx context.Context, obs jetstream.ObjectStore, sb *core.S
 	check func([]checkpoint.Entry) error, out *Fetched) ([]checkpoint.Entry, error) {
 	entries := make([]checkpoint.Entry, len(ents))
 	sizes := map[string]int64{}
+	// Hashes in the entries' order, not sorted: the sender put the
+	// objects in that order, so a batch of them is a run of the bucket's
+	// stream, read from a few blocks, where sorted hashes would be spread
+	// over all of it.
+	var hashes []string
 	for i, e := range ents {
 		if e.Mode > 0o7777 {
 			return nil, fmt.Errorf("manifest %s: entry %q: mode %o: refused", id, e.Path, e.Mode)
@@ -249,17 +253,14 @@ func (f *Fleet) bring(ctx context.Context, obs jetstream.ObjectStore, sb *core.S
 		}
 		if s, ok := sizes[e.Hash]; ok && s != e.Size {
 			return nil, fmt.Errorf("manifest %s: object %s named with two sizes: refused", id, e.Hash)
+		} else if !ok {
+			hashes = append(hashes, e.Hash)
 		}
 		sizes[e.Hash] = e.Size
 	}
 	if err := check(entries); err != nil {
 		return nil, fmt.Errorf("manifest %s: %w: refused", id, err)
 	}
-	hashes := make([]string, 0, len(sizes))
-	for h := range sizes {
-		hashes = append(hashes, h)
-	}
-	sort.Strings(hashes)
 	missing, err := checkpoint.MissingObjects(sb, hashes)
 	if err != nil {
 		return nil, err

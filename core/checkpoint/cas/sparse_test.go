@@ -13,8 +13,8 @@ import (
 
 // TestPutSparse: a sparse file is stored with its holes (the object takes
 // about the blocks of its data) under the hash of every byte, and copied
-// back out sparse; files of every shape of hole and data hash and read
-// back byte for byte.
+// back out sparse (CopyTo); files of every shape of hole and data, small
+// and large, hash and read back byte for byte.
 func TestPutSparse(t *testing.T) {
 	const mib = 1 << 20
 	cases := []struct {
@@ -29,6 +29,9 @@ func TestPutSparse(t *testing.T) {
 		{"several extents", 64 * mib, map[int64]string{0: "a", 16 * mib: "b", 32*mib + 7: "c", 63 * mib: "d"}},
 		{"not sparse", 3 * mib, map[int64]string{0: string(bytes.Repeat([]byte("x"), 3*mib))}},
 		{"empty", 0, nil},
+		{"small", 10 << 10, map[int64]string{0: string(bytes.Repeat([]byte("s"), 10<<10))}},
+		{"dense at the bound", denseMax, map[int64]string{0: string(bytes.Repeat([]byte("d"), denseMax))}},
+		{"small with a hole", denseMax, map[int64]string{0: "head", denseMax - 4: "tail"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -64,18 +67,13 @@ func TestPutSparse(t *testing.T) {
 			if !o.Clone && st.Blocks*512 > 2*mib+dataLen(c.data) {
 				t.Errorf("the object of %d bytes (%d of data) takes %d bytes on disk", c.size, dataLen(c.data), st.Blocks*512)
 			}
-			obj, err := s.OpenObject(o.Hash)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer obj.Close()
 			out, err := os.Create(filepath.Join(t.TempDir(), "out"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer out.Close()
-			if n, err := CopySparse(out, obj, nil); err != nil || n != c.size {
-				t.Fatalf("copied back %d bytes, %v", n, err)
+			if _, err := s.CopyTo(int(out.Fd()), o.Hash); err != nil {
+				t.Fatalf("copied back: %v", err)
 			}
 			got, err := os.ReadFile(out.Name())
 			must(t, err)
@@ -102,5 +100,25 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// CopyTo refuses a name that is not an object's and an object the store
+// lacks, and writes nothing.
+func TestCopyToRefuses(t *testing.T) {
+	s, _ := open(t)
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	must(t, err)
+	defer out.Close()
+	missing := hex.EncodeToString(make([]byte, 32))
+	for _, h := range []string{"../../etc/passwd", "", missing} {
+		if _, err := s.CopyTo(int(out.Fd()), h); err == nil {
+			t.Fatalf("CopyTo %q: no error", h)
+		}
+	}
+	var st unix.Stat_t
+	must(t, unix.Fstat(int(out.Fd()), &st))
+	if st.Size != 0 {
+		t.Fatalf("a refused copy wrote %d bytes", st.Size)
 	}
 }
