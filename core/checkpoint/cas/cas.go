@@ -183,12 +183,18 @@ func (s *Store) name(tmp string, f *os.File, o Object, from *unix.Stat_t) (Objec
 		return Object{}, err
 	}
 	d, n := Split(o.Hash)
-	if err := unix.Mkdirat(s.fd, d, 0o700); err != nil && err != unix.EEXIST {
-		return Object{}, err
-	}
 	// linkat refuses to replace: a racing Put of the same bytes wins and
-	// this one is dropped, never a half-written object named.
-	switch err := unix.Linkat(s.fd, tmp, s.fd, d+"/"+n, 0); err {
+	// this one is dropped, never a half-written object named. The
+	// object's directory is made when the link finds none, not asked
+	// for each object.
+	err := unix.Linkat(s.fd, tmp, s.fd, d+"/"+n, 0)
+	if err == unix.ENOENT {
+		if err := unix.Mkdirat(s.fd, d, 0o700); err != nil && err != unix.EEXIST {
+			return Object{}, err
+		}
+		err = unix.Linkat(s.fd, tmp, s.fd, d+"/"+n, 0)
+	}
+	switch err {
 	case nil:
 		o.Added = true
 		var st unix.Stat_t
