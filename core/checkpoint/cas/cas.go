@@ -170,15 +170,16 @@ func (s *Store) put(src *os.File, keep bool) (Object, error) {
 	if keep {
 		from = &before
 	}
+	if s.Has(o.Hash) { // a tree's bytes are often put before: skip the attributes
+		return o, nil
+	}
 	return s.name(tmp, f, o, from)
 }
 
-// name makes the temp tmp (f) the object o.Hash, unless the store has it,
-// with the attributes of from (nil: none, attrs.go).
+// name makes the temp tmp (f) the object o.Hash, with the attributes of
+// from (nil: none, attrs.go); where the store has the object already, it
+// stays as it is and o is answered not Added.
 func (s *Store) name(tmp string, f *os.File, o Object, from *unix.Stat_t) (Object, error) {
-	if s.Has(o.Hash) {
-		return o, nil
-	}
 	if err := s.setAttrs(int(f.Fd()), from); err != nil {
 		return Object{}, err
 	}
