@@ -31,6 +31,26 @@ func smallObjects(t *testing.T, kv jetstream.KeyValue, n, size int) ([]string, m
 	return hashes, sizes, body
 }
 
+// smallFleet is a fleet of sandbox "alpha" with a small objects' bucket.
+func smallFleet(t *testing.T) (*hostile, jetstream.KeyValue) {
+	t.Helper()
+	h := openHostile(t, natstest.Start(t), "alpha")
+	kv, err := h.f.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: SmallBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, kv
+}
+
+// total is the bytes of hashes, by sizes.
+func total(hashes []string, sizes map[string]int64) int64 {
+	var n int64
+	for _, h := range hashes {
+		n += sizes[h]
+	}
+	return n
+}
+
 // wantObjects fails unless sb's store holds each of hashes as body says.
 func wantObjects(t *testing.T, sb *core.Sandbox, hashes []string, body map[string][]byte) {
 	t.Helper()
@@ -51,17 +71,10 @@ func wantObjects(t *testing.T, sb *core.Sandbox, hashes []string, body map[strin
 // bytes; what the bucket lacks or deleted is answered as left, for the
 // caller to look for elsewhere, and nothing else is.
 func TestFetchSmallInBatches(t *testing.T) {
-	h := openHostile(t, natstest.Start(t), "alpha")
-	kv, err := h.f.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: SmallBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, kv := smallFleet(t)
 	// 1,100 objects of about 8 KiB: past batchKeys and batchBytes both.
 	hashes, sizes, body := smallObjects(t, kv, 1100, 8<<10)
-	var want int64
-	for _, h := range hashes[1:] {
-		want += sizes[h]
-	}
+	want := total(hashes[1:], sizes)
 	if err := kv.Delete(ctx, hashes[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +102,7 @@ func TestFetchSmallInBatches(t *testing.T) {
 // An answer the broker cuts short at its bytes' bound is asked again for
 // the rest, until everything the bucket holds has come.
 func TestFetchBatchAsksAgain(t *testing.T) {
-	h := openHostile(t, natstest.Start(t), "alpha")
-	kv, err := h.f.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: SmallBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, kv := smallFleet(t)
 	// 60 objects of about 100 KiB in one batch: half again past the
 	// answer's bound.
 	hashes, sizes, body := smallObjects(t, kv, 60, 100<<10)
@@ -102,11 +111,7 @@ func TestFetchBatchAsksAgain(t *testing.T) {
 	if err != nil || len(left) != 0 {
 		t.Fatalf("fetchBatch: %d left, %v", len(left), err)
 	}
-	var want int64
-	for _, h := range hashes {
-		want += sizes[h]
-	}
-	if n != want {
+	if want := total(hashes, sizes); n != want {
 		t.Fatalf("fetched %d bytes, want %d", n, want)
 	}
 	wantObjects(t, dst, hashes, body)
@@ -134,11 +139,7 @@ func TestFetchSmallWithoutBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want int64
-	for _, h := range hashes {
-		want += sizes[h]
-	}
-	if n != want {
+	if want := total(hashes, sizes); n != want {
 		t.Fatalf("fetched %d bytes, want %d", n, want)
 	}
 	wantObjects(t, dst, hashes, body)
