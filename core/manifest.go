@@ -2,10 +2,8 @@ package core
 
 import (
 	"context"
-	"io/fs"
 	"log/slog"
 	"maps"
-	"path"
 	"strings"
 	"time"
 
@@ -157,20 +155,6 @@ func (s *Sandbox) saveManifest(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	return seq, s.hist.SaveManifest(history.Manifest{Seq: seq, Entries: now})
-}
-
-// walkManifest is the tree now, and the journal's seq before the walk.
-func (s *Sandbox) walkManifest(ctx context.Context) (uint64, map[string]history.Entry, error) {
-	seq := s.journal.Seq()
-	out := map[string]history.Entry{}
-	err := s.Walk(ctx, "/", WalkOptions{}, func(e WalkEntry) error {
-		if IsTempName(path.Base(e.Path)) {
-			return fs.SkipDir // the daemon's own: never a change to tell
-		}
-		out[e.Path] = history.Entry{Inode: e.Inode, Size: e.Size, Mtime: e.ModTime, Mode: e.Mode, IsDir: e.IsDir()}
-		return nil
-	})
-	return seq, out, err
 }
 
 // replay applies the events after seq to known, and returns the last seq
