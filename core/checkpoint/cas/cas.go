@@ -114,15 +114,24 @@ func (s *Store) Has(h string) bool {
 
 // OpenObject opens the object h for reading.
 func (s *Store) OpenObject(h string) (*os.File, error) {
+	fd, err := s.openObject(h)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), h), nil
+}
+
+// openObject opens the object h for reading, as a descriptor.
+func (s *Store) openObject(h string) (int, error) {
 	if !ValidHash(h) {
-		return nil, &os.PathError{Op: "open object", Path: h, Err: unix.EINVAL}
+		return -1, &os.PathError{Op: "open object", Path: h, Err: unix.EINVAL}
 	}
 	d, n := Split(h)
 	fd, err := unix.Openat(s.fd, d+"/"+n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, &os.PathError{Op: "open object", Path: h, Err: err}
+		return -1, &os.PathError{Op: "open object", Path: h, Err: err}
 	}
-	return os.NewFile(uintptr(fd), h), nil
+	return fd, nil
 }
 
 // same is the stat identity a reader compares before and after.

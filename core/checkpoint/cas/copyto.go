@@ -18,13 +18,9 @@ const denseMax = 256 << 10
 // reflink where the filesystem can make one (cloned), else a copy of its
 // bytes that keeps its holes.
 func (s *Store) CopyTo(dst int, h string) (cloned bool, err error) {
-	if !ValidHash(h) {
-		return false, &os.PathError{Op: "open object", Path: h, Err: unix.EINVAL}
-	}
-	d, n := Split(h)
-	src, err := unix.Openat(s.fd, d+"/"+n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	src, err := s.openObject(h)
 	if err != nil {
-		return false, &os.PathError{Op: "open object", Path: h, Err: err}
+		return false, err
 	}
 	defer func() {
 		if src >= 0 {
