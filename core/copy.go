@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/apipath"
+	"sandfs/core/du"
 	"sandfs/core/journal"
 	"sandfs/core/precond"
 	"sandfs/core/quota"
@@ -120,7 +121,7 @@ func (s *Sandbox) Copy(ctx context.Context, from, to string, o CopyOptions) (Cop
 	if o.Overwrite {
 		old = s.replaced(ctx, tdir, tname, ta)
 	}
-	src := measureAt(ctx, fdir, fname)
+	src := du.MeasureAt(ctx, fdir, fname)
 	if err := uop.Reserve(OpCopy, ta, src.Bytes-old.Bytes, src.Entries-old.Entries); err != nil {
 		return CopyStats{}, err
 	}

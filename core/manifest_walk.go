@@ -11,6 +11,7 @@ import (
 
 	"sandfs/core/history"
 	"sandfs/internal/parallel"
+	"sandfs/internal/xdev"
 )
 
 // walkWorkers is how many of the root's directories the manifest's walk
@@ -46,7 +47,7 @@ func (s *Sandbox) walkManifest(ctx context.Context) (uint64, map[string]history.
 	}
 	var mu sync.Mutex
 	err = parallel.Each(ctx, walkWorkers, dirs, func(ctx context.Context, d WalkEntry) error {
-		sub, err := OpenSubdir(fd, d.Rel)
+		sub, err := xdev.OpenSubdir(fd, d.Rel)
 		if err != nil {
 			return nil // gone, swapped for a symlink or a mount: as Walk skips it
 		}

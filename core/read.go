@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sandfs/core/apipath"
+	"sandfs/internal/xdev"
 	"sort"
 
 	"golang.org/x/sys/unix"
@@ -71,7 +72,7 @@ func (s *Sandbox) List(ctx context.Context, p string, limit int) (entries []Info
 				break
 			}
 			var st unix.Stat_t
-			if _, err := LstatAt(fd, name, &st); err != nil {
+			if _, err := xdev.LstatAt(fd, name, &st); err != nil {
 				continue // removed while we listed
 			}
 			entries = append(entries, InfoFrom(apipath.Child(ap, name), &st))

@@ -1,10 +1,10 @@
 package core
 
 import (
-	"sandfs/core/apipath"
-	"strings"
-
 	"golang.org/x/sys/unix"
+
+	"sandfs/core/apipath"
+	"sandfs/internal/xdev"
 )
 
 // StrictParent resolves the directory holding ap beneath the root with no
@@ -23,53 +23,5 @@ func (r *Root) StrictParent(ap string) (int, string, error) {
 // strictDir opens the directory ap (O_PATH) beneath the root following no
 // symlink at all.
 func (r *Root) strictDir(ap string) (int, error) {
-	return OpenBelow(r.fd, rel(ap))
-}
-
-// OpenBelow opens the directory relPath below dirfd (O_PATH), following no
-// symlink (ELOOP where one is on the way) and no ".." (EINVAL): the one
-// strict resolution, of the root (strictDir) and of a tar's stage. With
-// openat2 it is one call; without, one openat per component.
-func OpenBelow(dirfd int, relPath string) (int, error) {
-	const flags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	parts := strings.Split(relPath, "/")
-	for _, c := range parts {
-		if c == ".." {
-			return -1, unix.EINVAL
-		}
-	}
-	if !noOpenat2.Load() {
-		how := unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-		p := strings.Trim(relPath, "/")
-		if p == "" {
-			p = "."
-		}
-		for tries := 0; ; tries++ {
-			fd, err := unix.Openat2(dirfd, p, &how)
-			if err == unix.EAGAIN && tries < 64 {
-				continue
-			}
-			if err != unix.ENOSYS {
-				return fd, err
-			}
-			noOpenat2.Store(true)
-			break
-		}
-	}
-	fd, err := unix.Openat(dirfd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	for _, c := range parts {
-		if c == "" || c == "." {
-			continue
-		}
-		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
-		if err != nil {
-			return -1, err
-		}
-		fd = next
-	}
-	return fd, nil
+	return xdev.OpenBelow(r.fd, rel(ap))
 }

@@ -1,9 +1,5 @@
 package core
 
-import (
-	"context"
-)
-
 // What core's subpackages (grep, tar, changes, checkpoint) need of its
 // internals, and nothing more: each is a thin name for the function core
 // uses itself, so a subpackage confines, names, counts and tells its
@@ -24,7 +20,7 @@ func (s *Sandbox) CheckpointMaxSize() int64 { return s.cpMax }
 // InfoFrom, FileMode (info.go), NotRegular (errors.go).
 
 // Descriptor primitives, one name in a directory fd, never followed:
-// OpenBelow (resolve_strict.go), OpenSubdir, LstatAt (xdev.go),
+// OpenBelow, OpenSubdir, LstatAt (internal/xdev),
 // Readlinkat (resolve.go), MkdirOpen (copy.go), RemoveAllAt (remove.go),
 // RenameNoReplace (move.go), TempName (write.go), IsTempName (sweep.go),
 // Fill (copybuf.go); internal/dirent lists a directory.
@@ -33,24 +29,5 @@ func (s *Sandbox) CheckpointMaxSize() int64 { return s.cpMax }
 
 // Tell (actor.go) is how a subpackage tells a change it made.
 
-// Usage is Sandbox.Quota's (core/quota, usage.go).
-
-// Measurer counts subtrees the way usage does: each regular file's inode
-// once.
-type Measurer struct{ m *measurer }
-
-// NewMeasurer is a Measurer that stops when ctx ends.
-func NewMeasurer(ctx context.Context) *Measurer { return &Measurer{m: newMeasurer(ctx)} }
-
-// Entry counts name in dirfd and all under it.
-func (m *Measurer) Entry(dirfd int, name string) (bytes, entries int64, err error) {
-	u, err := m.m.entry(dirfd, name, nil)
-	return u.Bytes, u.Entries, err
-}
-
-// Dir counts the entries under the open directory fd (not itself), and
-// closes fd.
-func (m *Measurer) Dir(fd int) (bytes, entries int64, err error) {
-	u, err := m.m.dir(fd)
-	return u.Bytes, u.Entries, err
-}
+// Usage is Sandbox.Quota's (core/quota, usage.go); du.Measurer counts
+// a subtree the way usage does.

@@ -11,6 +11,7 @@ import (
 	"sandfs/core/apipath"
 	"sandfs/core/watch"
 	"sandfs/internal/dirent"
+	"sandfs/internal/xdev"
 )
 
 // The start-up sweep: a daemon killed mid-write (kill -9, power loss) leaves
@@ -112,9 +113,9 @@ func (w *sweep) dir(fd int, ap string) int {
 			if !e.IsDir() && e.Type != 0 {
 				continue
 			}
-			sub, err := OpenSubdir(fd, e.Name)
+			sub, err := xdev.OpenSubdir(fd, e.Name)
 			if err != nil {
-				continue // not a directory, a symlink, another mount (xdev.go), or gone
+				continue // not a directory, a symlink, another mount (internal/xdev), or gone
 			}
 			removed += w.dir(sub, child)
 			unix.Close(sub)
@@ -131,7 +132,7 @@ func (w *sweep) one(dirfd int, name, ap string) bool {
 		return false
 	}
 	var st unix.Stat_t
-	if mount, err := LstatAt(dirfd, name, &st); err != nil || mount {
+	if mount, err := xdev.LstatAt(dirfd, name, &st); err != nil || mount {
 		return false
 	}
 	if !time.Unix(st.Mtim.Unix()).Before(w.before) {

@@ -7,8 +7,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandfs/core/apipath"
+	"sandfs/core/du"
 	"sandfs/core/quota"
-	"sandfs/internal/overlay"
+	"sandfs/internal/xdev"
 )
 
 // A fork's usage is its overlay's upper (Options.Upper; core/quota,
@@ -32,26 +33,6 @@ import (
 //   - An opaque directory (one the sandbox made where a lower one was
 //     removed) and a directory copied up to hold a changed name are
 //     entries like any directory the upper holds.
-
-// isWhiteout says st is an overlay whiteout.
-func isWhiteout(st *unix.Stat_t) bool {
-	return st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == 0
-}
-
-// isMetacopy says the regular file name in dirfd, of stat st, holds only
-// the metadata of a lower file.
-func isMetacopy(dirfd int, name string, st *unix.Stat_t) bool {
-	if st.Size == 0 {
-		return false // weighs nothing either way
-	}
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	_, err = unix.Fgetxattr(fd, overlay.XattrMetacopy, nil)
-	return err == nil
-}
 
 // upperCount is what removing the name at API path ap frees in a fork:
 // what its upper holds there, all under it included, weighed as the scan
@@ -89,7 +70,7 @@ func (s *Sandbox) upperCountIn(ctx context.Context, up int, ap string, merged *u
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
-	if _, err := LstatAt(fd, name, &st); err == unix.ENOENT {
+	if _, err := xdev.LstatAt(fd, name, &st); err == unix.ENOENT {
 		return c, true
 	} else if err != nil {
 		return c, false
@@ -105,9 +86,9 @@ func (s *Sandbox) upperCountIn(ctx context.Context, up int, ap string, merged *u
 		// of what this count costs a PUT.
 		return quota.Count{Entries: 1, Bytes: st.Size}, true
 	}
-	m := newMeasurer(ctx)
-	m.upper = true
-	c, _ = m.entry(fd, name, &st)
+	m := du.NewMeasurer(ctx)
+	m.Upper = true
+	c, _ = m.Entry(fd, name, &st)
 	if c.Bytes > 0 && merged != nil && merged.Ino != st.Ino && st.Mode&unix.S_IFMT == unix.S_IFREG {
 		c.Bytes = s.quota.FreedBy(&st)
 	}
@@ -172,5 +153,5 @@ func (s *Sandbox) measureFreed(ctx context.Context, dirfd int, name, ap string) 
 	if c, ok := s.upperCount(ctx, ap, nil); ok {
 		return c
 	}
-	return measureAt(ctx, dirfd, name)
+	return du.MeasureAt(ctx, dirfd, name)
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"sandfs/core/apipath"
+	"sandfs/internal/xdev"
 	"sort"
 	"strings"
 
@@ -99,7 +100,7 @@ func (w *walker) dir(fd int, ap, rel string, depth int) error {
 			continue // names.go: not reported, not descended
 		}
 		var st unix.Stat_t
-		mount, err := LstatAt(fd, name, &st)
+		mount, err := xdev.LstatAt(fd, name, &st)
 		if err != nil {
 			continue // gone since readdir
 		}
@@ -122,9 +123,9 @@ func (w *walker) dir(fd int, ap, rel string, depth int) error {
 			return err
 		}
 		if !e.IsDir() || mount || (w.o.MaxDepth > 0 && depth >= w.o.MaxDepth) {
-			continue // another mount is not entered (xdev.go)
+			continue // another mount is not entered (internal/xdev)
 		}
-		sub, err := OpenSubdir(fd, name)
+		sub, err := xdev.OpenSubdir(fd, name)
 		if err != nil {
 			continue // gone, swapped for a symlink or a mount, or unreadable: skip
 		}

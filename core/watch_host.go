@@ -50,7 +50,7 @@ func (s *Sandbox) watchHost(made map[string][]string) watch.Host {
 		},
 		OpenDir: s.root.OpenDir,
 		OpenTree: func(ap string) (int, error) {
-			// Another mount inside the root is not entered (xdev.go).
+			// Another mount inside the root is not entered (internal/xdev).
 			return s.root.openResolve(ap, unix.O_RDONLY|unix.O_DIRECTORY, 0, unix.RESOLVE_NO_XDEV)
 		},
 		Uncounted: s.quota.OutsideChange, // by how much, a scan will say (core/quota)

@@ -13,6 +13,7 @@ import (
 	"sandfs/core"
 	"sandfs/core/checkpoint/cas"
 	"sandfs/internal/safeat"
+	"sandfs/internal/xdev"
 )
 
 // lowerBuild writes one tree: a made tree (Materialize) or a copy
@@ -200,7 +201,7 @@ func (b *lowerBuild) parent(p string) (int, string, error) {
 // through no symlink (core's strict resolution: openat2, or a walk where
 // the kernel has none, as a copy's may not).
 func (b *lowerBuild) openDir(p string) (int, error) {
-	return core.OpenBelow(b.rootfd, p[1:])
+	return xdev.OpenBelow(b.rootfd, p[1:])
 }
 
 func (b *lowerBuild) closeDir() {

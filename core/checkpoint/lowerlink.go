@@ -6,8 +6,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/core"
 	"sandfs/internal/dirent"
+	"sandfs/internal/xdev"
 )
 
 // A checkpoint's tree is mostly the tree of the checkpoint before it, and
@@ -103,7 +103,7 @@ func (b *lowerBuild) fromParent(p string) (int, error) {
 		return b.fromDirfd, nil
 	}
 	b.closeFromDir()
-	fd, err := core.OpenBelow(b.from.rootfd, dir[1:])
+	fd, err := xdev.OpenBelow(b.from.rootfd, dir[1:])
 	if err != nil {
 		return -1, err
 	}

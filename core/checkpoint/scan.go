@@ -15,6 +15,7 @@ import (
 	"sandfs/core/checkpoint/cas"
 	"sandfs/core/journal"
 	"sandfs/core/pathmatch"
+	"sandfs/internal/xdev"
 )
 
 // builder finds how the tree differs from a previous checkpoint's (prev,
@@ -127,7 +128,7 @@ func (b *builder) path(ap string) error {
 	dirfd, name, err := b.s.Root().StrictParent(ap)
 	if err == nil {
 		defer unix.Close(dirfd)
-		_, err = core.LstatAt(dirfd, name, &st)
+		_, err = xdev.LstatAt(dirfd, name, &st)
 	}
 	if err != nil || core.NotRegular(st.Mode) {
 		if err != nil && !gone(err) {
@@ -191,10 +192,10 @@ func (b *builder) entry(dirfd int, name, ap string, st *unix.Stat_t) error {
 	if e.Kind != kindDir {
 		return nil
 	}
-	fd, err := core.OpenSubdir(dirfd, name)
+	fd, err := xdev.OpenSubdir(dirfd, name)
 	if err != nil {
 		if gone(err) || err == unix.EXDEV {
-			return nil // another mount is kept as an empty directory (xdev.go)
+			return nil // another mount is kept as an empty directory (internal/xdev)
 		}
 		return core.PathErr("checkpoint", ap, err)
 	}
@@ -213,7 +214,7 @@ func (b *builder) entry(dirfd int, name, ap string, st *unix.Stat_t) error {
 			continue
 		}
 		var cst unix.Stat_t
-		if _, err := core.LstatAt(fd, n, &cst); err != nil || core.NotRegular(cst.Mode) {
+		if _, err := xdev.LstatAt(fd, n, &cst); err != nil || core.NotRegular(cst.Mode) {
 			continue // gone since readdir, or a FIFO, socket or device: not recorded
 		}
 		if fan && cst.Mode&unix.S_IFMT == unix.S_IFDIR {
@@ -260,7 +261,7 @@ func (b *builder) statTry(dirfd int, name, ap string, st *unix.Stat_t, try int) 
 				return e, false, core.PathErr("checkpoint", ap, ErrKeptChanging)
 			}
 			var again unix.Stat_t
-			if _, err := core.LstatAt(dirfd, name, &again); err != nil || core.NotRegular(again.Mode) {
+			if _, err := xdev.LstatAt(dirfd, name, &again); err != nil || core.NotRegular(again.Mode) {
 				return e, false, nilIfGone(ap, err)
 			}
 			return b.statTry(dirfd, name, ap, &again, try+1)

@@ -16,6 +16,7 @@ import (
 	"sandfs/core/apipath"
 	"sandfs/core/pathmatch"
 	"sandfs/internal/dirent"
+	"sandfs/internal/xdev"
 )
 
 const (
@@ -193,9 +194,9 @@ func (w *grepWalk) dir(fd int, ap, relPath string) error {
 			if w.o.NoRecurse {
 				continue
 			}
-			sub, err := core.OpenSubdir(fd, name)
+			sub, err := xdev.OpenSubdir(fd, name)
 			if err != nil {
-				continue // vanished, swapped, another mount (xdev.go) or unreadable: skipped
+				continue // vanished, swapped, another mount (internal/xdev) or unreadable: skipped
 			}
 			if err := w.dir(sub, child, rp); err != nil {
 				return err

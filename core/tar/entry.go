@@ -16,6 +16,7 @@ import (
 	"sandfs/core"
 	"sandfs/core/apipath"
 	"sandfs/internal/safeat"
+	"sandfs/internal/xdev"
 )
 
 // extractor stages one archive under stagefd.
@@ -95,7 +96,7 @@ func (x *extractor) run(ctx context.Context, r io.Reader) ([]string, error) {
 
 // openStaged opens (O_PATH) the staged directory name, a path below the
 // stage, following no symlink (core.OpenBelow).
-func (x *extractor) openStaged(name string) (int, error) { return core.OpenBelow(x.stagefd, name) }
+func (x *extractor) openStaged(name string) (int, error) { return xdev.OpenBelow(x.stagefd, name) }
 
 // entryName validates and cleans an archive member's name.
 func entryName(n string) (string, error) {

@@ -11,7 +11,9 @@ import (
 
 	"sandfs/core"
 	"sandfs/core/apipath"
+	"sandfs/core/du"
 	"sandfs/core/journal"
+	"sandfs/core/quota"
 	"sandfs/internal/safeat"
 )
 
@@ -141,32 +143,32 @@ func Extract(ctx context.Context, s *core.Sandbox, dest string, r io.Reader, o O
 	// the stage when it becomes dest, else what the merge adds beyond what
 	// it replaces.
 	uop := s.Quota().Begin()
-	var grew usage
+	var grew quota.Count
 	moving, merged := false, false
 	defer func() {
 		if !merged {
-			grew = usage{}
+			grew = quota.Count{}
 			if moving {
 				s.Quota().OutsideChange() // a merge cut short: a scan counts what moved
 			}
 		}
-		uop.End(grew.bytes, grew.entries)
+		uop.End(grew.Bytes, grew.Entries)
 	}()
 	if destExists {
 		destfd, err := s.Root().OpenDir(da)
 		if err != nil {
 			return fail(err)
 		}
-		grew, err = mergeUsage(core.NewMeasurer(ctx), stagefd, destfd)
+		grew, err = mergeUsage(du.NewMeasurer(ctx), stagefd, destfd)
 		unix.Close(destfd)
 		if err != nil {
 			return fail(err)
 		}
 	} else {
-		grew.bytes, grew.entries, _ = core.NewMeasurer(ctx).Dir(dupDir(stagefd))
-		grew.entries++ // the stage itself, as dest
+		grew, _ = du.NewMeasurer(ctx).Dir(dupDir(stagefd))
+		grew.Entries++ // the stage itself, as dest
 	}
-	if err := uop.Reserve(OpUntar, da, grew.bytes, grew.entries); err != nil {
+	if err := uop.Reserve(OpUntar, da, grew.Bytes, grew.Entries); err != nil {
 		return Result{}, err
 	}
 	moving = true

@@ -5,7 +5,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandfs/core"
+	"sandfs/core/du"
+	"sandfs/core/quota"
 	"sandfs/internal/dirent"
 	"sandfs/internal/safeat"
 )
@@ -99,18 +100,13 @@ func forEachEntry(dirfd int, f func(name string, isDir bool) error) error {
 	return nil
 }
 
-// usage is what a subtree holds, as core counts it (core.Measurer).
-type usage struct{ bytes, entries int64 }
-
-func (u *usage) add(v usage) { u.bytes += v.bytes; u.entries += v.entries }
-
 // mergeUsage is what merging the staged tree src into dst adds to usage
 // (negative: frees), counted as merge moves it: a name missing in dst adds
 // its subtree; a file replacing a file adds the difference; a directory
 // replacing a file adds its subtree less the file; directories in both
 // are merged.
-func mergeUsage(m *core.Measurer, src, dst int) (usage, error) {
-	var u usage
+func mergeUsage(m *du.Measurer, src, dst int) (quota.Count, error) {
+	var u quota.Count
 	err := forEachEntry(src, func(name string, srcIsDir bool) error {
 		var st unix.Stat_t
 		err := unix.Fstatat(dst, name, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -118,19 +114,19 @@ func mergeUsage(m *core.Measurer, src, dst int) (usage, error) {
 		if err == nil && srcIsDir && dstIsDir {
 			return withDirs(src, dst, name, func(s, d int) error {
 				in, err := mergeUsage(m, s, d)
-				u.add(in)
+				u.Add(in)
 				return err
 			})
 		}
-		b, e, err2 := m.Entry(src, name)
+		c, err2 := m.Entry(src, name, nil)
 		if err2 != nil {
 			return err2
 		}
-		u.add(usage{b, e})
+		u.Add(c)
 		if err == nil {
-			u.entries--
+			u.Entries--
 			if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink <= 1 {
-				u.bytes -= st.Size
+				u.Bytes -= st.Size
 			}
 		}
 		return nil

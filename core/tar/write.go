@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"sandfs/core"
+	"sandfs/internal/xdev"
 
 	"golang.org/x/sys/unix"
 )
@@ -79,7 +80,7 @@ func (t *tarWalk) dir(fd int, prefix string) error {
 
 func (t *tarWalk) entry(dirfd int, name, rel string) error {
 	var st unix.Stat_t
-	mount, err := core.LstatAt(dirfd, name, &st)
+	mount, err := xdev.LstatAt(dirfd, name, &st)
 	if err != nil {
 		if err == unix.ENOENT {
 			return nil // removed while we walked
@@ -99,9 +100,9 @@ func (t *tarWalk) entry(dirfd int, name, rel string) error {
 	case unix.S_IFDIR:
 		hdr.Typeflag, hdr.Name = tar.TypeDir, rel+"/"
 		if mount {
-			return t.tw.WriteHeader(hdr) // another mount: not entered (xdev.go)
+			return t.tw.WriteHeader(hdr) // another mount: not entered (internal/xdev)
 		}
-		sub, err := core.OpenSubdir(dirfd, name)
+		sub, err := xdev.OpenSubdir(dirfd, name)
 		if err != nil {
 			if err == unix.ENOENT || err == unix.ELOOP || err == unix.ENOTDIR || err == unix.EXDEV {
 				return nil // swapped, removed or mounted on meanwhile
