@@ -36,24 +36,25 @@ func (s *Sandbox) walkManifest(ctx context.Context) (uint64, map[string]history.
 		return 0, nil, PathErr(OpWalk, "/", err)
 	}
 	out := map[string]history.Entry{}
-	var dirs []WalkEntry
-	w := &walker{s: s, ctx: ctx, o: WalkOptions{MaxDepth: 1}, fn: manifestInto(out, func(e WalkEntry) {
-		if e.IsDir() {
-			dirs = append(dirs, e)
-		}
-	})}
+	w := &walker{s: s, ctx: ctx, o: WalkOptions{MaxDepth: 1}, fn: manifestInto(out)}
 	if err := w.dir(top, "/", "", 1); err != nil {
 		return 0, nil, err
 	}
+	var dirs []string // the root's directories, by their API paths
+	for p, e := range out {
+		if e.IsDir {
+			dirs = append(dirs, p)
+		}
+	}
 	var mu sync.Mutex
-	err = parallel.Each(ctx, walkWorkers, dirs, func(ctx context.Context, d WalkEntry) error {
-		sub, err := xdev.OpenSubdir(fd, d.Rel)
+	err = parallel.Each(ctx, walkWorkers, dirs, func(ctx context.Context, p string) error {
+		sub, err := xdev.OpenSubdir(fd, p[1:])
 		if err != nil {
 			return nil // gone, swapped for a symlink or a mount: as Walk skips it
 		}
 		part := map[string]history.Entry{}
-		w := &walker{s: s, ctx: ctx, fn: manifestInto(part, nil)}
-		if err := w.dir(sub, d.Path, d.Rel, 2); err != nil {
+		w := &walker{s: s, ctx: ctx, fn: manifestInto(part)}
+		if err := w.dir(sub, p, p[1:], 2); err != nil {
 			return err
 		}
 		mu.Lock()
@@ -65,16 +66,13 @@ func (s *Sandbox) walkManifest(ctx context.Context) (uint64, map[string]history.
 }
 
 // manifestInto is a walk's function keeping each entry in m (the
-// daemon's temps left out, not descended), and telling also (when set).
-func manifestInto(m map[string]history.Entry, also func(WalkEntry)) func(WalkEntry) error {
+// daemon's temps left out, not descended).
+func manifestInto(m map[string]history.Entry) func(WalkEntry) error {
 	return func(e WalkEntry) error {
 		if IsTempName(path.Base(e.Path)) {
 			return fs.SkipDir // the daemon's own: never a change to tell
 		}
 		m[e.Path] = history.Entry{Inode: e.Inode, Size: e.Size, Mtime: e.ModTime, Mode: e.Mode, IsDir: e.IsDir()}
-		if also != nil {
-			also(e)
-		}
 		return nil
 	}
 }

@@ -63,7 +63,7 @@ func TestWalkManifestWholeTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]history.Entry{}
-	if err := s.Walk(context.Background(), "/", WalkOptions{}, manifestInto(want, nil)); err != nil {
+	if err := s.Walk(context.Background(), "/", WalkOptions{}, manifestInto(want)); err != nil {
 		t.Fatal(err)
 	}
 	if !maps.Equal(got, want) {
