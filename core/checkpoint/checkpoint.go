@@ -87,6 +87,13 @@ type Options struct {
 	// else writing it), so only the paths the journal names are looked at
 	// again, as when the watch runs; what else changed is the next walk's.
 	FromJournal bool
+	// Unchanged: the caller vouches that the root is the tree of this
+	// checkpoint, the newest made here, and that nothing changed it since
+	// (a root a kernel watch covered without a gap from that checkpoint
+	// on, its journal holding no event after it): the checkpoint is that
+	// tree, the root not looked at. Naming any other checkpoint, it is
+	// found as without.
+	Unchanged string
 }
 
 // maxCheckpointName bounds a checkpoint's name.

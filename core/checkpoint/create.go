@@ -24,6 +24,28 @@ func journalComplete(s *core.Sandbox) bool {
 	return s.Watch().Running() && !s.Watch().Degraded()
 }
 
+// Unchanged reports whether the root of s is still the tree of checkpoint
+// id, as Options.Unchanged vouches: id is the newest checkpoint made here
+// (of the kind taken by default), the journal is complete (its kernel
+// watch ran without a gap) and holds no event after id's seq.
+func Unchanged(s *core.Sandbox, id string) bool {
+	h, err := storeOf(s)
+	if err != nil {
+		return false
+	}
+	s.Watch().CatchUp() // what the kernel queued is in the journal
+	if !journalComplete(s) {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hd, err := h.newestHeader(false)
+	if err != nil || hd == nil || hd.ID != id || hd.Imported {
+		return false
+	}
+	return s.Journal().Seq() == hd.Seq
+}
+
 // create finds the tree as it is now, starting from the newest checkpoint
 // of the same SkipExcluded. With store it records it as a new checkpoint
 // (contents in the store, manifest written); without, it is a dry run's
@@ -47,8 +69,8 @@ func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store 
 		pfiles = prev.files
 	}
 	b := newBuilder(ctx, s, h, pfiles, o.SkipExcluded, st)
-	done := false
-	if prev != nil && prev.hdr.Seq <= seq && (o.FromJournal || journalComplete(s)) {
+	done := o.Unchanged != "" && prev != nil && prev.hdr.ID == o.Unchanged && !prev.hdr.Imported
+	if !done && prev != nil && prev.hdr.Seq <= seq && (o.FromJournal || journalComplete(s)) {
 		if done, err = b.since(prev.hdr.Seq, seq); err != nil {
 			return Checkpoint{}, nil, err
 		}

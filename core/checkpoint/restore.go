@@ -26,6 +26,10 @@ type RestoreOptions struct {
 	// the mount's processes of that command name.
 	Actor  string
 	DryRun bool
+	// Unchanged is the checkpoint the caller vouches the root is, as
+	// Options.Unchanged: the checkpoint before the restore is its tree,
+	// taken without a walk.
+	Unchanged string
 }
 
 // RestoreSkip is a path a restore left as it was, and why.
@@ -94,7 +98,7 @@ func Restore(ctx context.Context, s *core.Sandbox, o RestoreOptions) (RestoreRes
 		return res, err
 	}
 	undo, cur, err := h.create(ctx, s, Options{Reason: ReasonBeforeRestore, SkipExcluded: thd.SkipExcluded,
-		Name: "before restore of " + thd.ID}, !o.DryRun)
+		Name: "before restore of " + thd.ID, Unchanged: o.Unchanged}, !o.DryRun)
 	if err != nil {
 		if !o.DryRun {
 			h.sweep() // what it stored (a full disk, a cancel) no manifest names: it goes
