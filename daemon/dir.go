@@ -43,6 +43,7 @@ type Dir struct {
 	// is not served (the lease names this host) until the sandbox is
 	// handed here again or the daemon restarts (movein_inplace.go).
 	heldBack map[string]bool
+	held     map[string]*heldRoot // roots moved away, still watched (hold.go)
 }
 
 // rootID names a root directory: the same name may be another directory
@@ -75,7 +76,8 @@ func OpenDir(h *Host, path string, def core.Quota) (*Dir, error) {
 		return nil, fmt.Errorf("--sandboxes %s: watch: %w", path, err)
 	}
 	d := &Dir{h: h, path: path, fd: fd, def: def, w: w, done: make(chan struct{}),
-		served: map[string]rootID{}, skipped: map[string]bool{}, waiting: map[string]bool{}, moving: map[string]bool{}, heldBack: map[string]bool{}}
+		served: map[string]rootID{}, skipped: map[string]bool{}, waiting: map[string]bool{}, moving: map[string]bool{}, heldBack: map[string]bool{},
+		held: map[string]*heldRoot{}}
 	h.mu.Lock()
 	h.dirLost = d.leaseLost
 	h.mu.Unlock()
@@ -132,6 +134,7 @@ func (d *Dir) Close() {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.unholdAll()
 	if d.fd >= 0 {
 		unix.Close(d.fd)
 		d.fd = -1

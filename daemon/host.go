@@ -68,7 +68,8 @@ type entry struct {
 	fixed   bool               // --root or --sandbox: never removed at run time
 	state   string             // the key of its state directory (rootkey.go)
 	token   string             // its own token ("" = none)
-	cancel  context.CancelFunc // ends its kernel watch and checkpoint schedule
+	cancel  context.CancelFunc // ends its kernel watch and what unserve ends
+	unserve context.CancelFunc // ends its checkpoint schedule, not its watch (hold.go)
 	stopLog func()             // LogEvents; nil = none
 	events  bool               // published (Config.Events)
 	repl    bool               // its checkpoints replicated (Config.Replicator)
@@ -151,9 +152,10 @@ func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Qu
 		return nil, fmt.Errorf("sandbox %s: %w", name, err)
 	}
 	e := &entry{sb: sb, fixed: fixed, token: token, state: stateKey, restart: restart}
-	ctx, cancel := context.WithCancel(h.ctx)
-	e.cancel = cancel
-	if err := sb.StartWatching(ctx, h.log); err != nil {
+	wctx, cancel := context.WithCancel(h.ctx)
+	ctx, unserve := context.WithCancel(wctx)
+	e.cancel, e.unserve = cancel, unserve
+	if err := sb.StartWatching(wctx, h.log); err != nil {
 		cancel()
 		sb.Close()
 		if errors.Is(err, unix.EMFILE) {
@@ -249,16 +251,10 @@ func (h *Host) stateOf(name, key string) (tok string, q core.Quota, kept bool, p
 // the sandbox; last its watch ends and it is closed. An unknown name is
 // false.
 func (h *Host) Stop(ctx context.Context, name string, purge bool) (bool, error) {
-	h.mu.Lock()
-	e := h.m[name]
-	delete(h.m, name)
-	delete(h.waiting, name)
-	h.mu.Unlock()
+	e := h.take(ctx, name)
 	if e == nil {
 		return false, nil
 	}
-	h.cfg.Registry.Remove(ctx, name)
-	e.unmount(h, name)
 	var err error
 	if purge {
 		err = emptyTree(ctx, e.sb)
@@ -275,12 +271,48 @@ func (h *Host) Stop(ctx context.Context, name string, purge bool) (bool, error) 
 	return true, err
 }
 
+// unserve stops serving name as Stop does, but leaves its sandbox open
+// and watched, for the caller to close (hold.go); nil when not served.
+func (h *Host) unserve(ctx context.Context, name string) *entry {
+	e := h.take(ctx, name)
+	if e == nil {
+		return nil
+	}
+	e.detach(h)
+	h.release(name)
+	return e
+}
+
+// take ends the routes and mirrors of name, and answers its entry,
+// served no more (nil: not served).
+func (h *Host) take(ctx context.Context, name string) *entry {
+	h.mu.Lock()
+	e := h.m[name]
+	delete(h.m, name)
+	delete(h.waiting, name)
+	h.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	h.cfg.Registry.Remove(ctx, name)
+	e.unmount(h, name)
+	return e
+}
+
 // deleteFlushWait bounds how long a DELETE waits for the sandbox's last
 // events to be published.
 const deleteFlushWait = 5 * time.Second
 
 // close ends what Start started but the registry and the mirrors.
 func (e *entry) close(h *Host) {
+	e.detach(h)
+	e.cancel()
+	e.sb.Close()
+}
+
+// detach ends what Start started beyond the sandbox and its watch: its
+// publisher, replicator, event log and checkpoint schedule.
+func (e *entry) detach(h *Host) {
 	if e.events {
 		h.cfg.Events.Remove(e.sb.Name())
 	}
@@ -290,8 +322,7 @@ func (e *entry) close(h *Host) {
 	if e.stopLog != nil {
 		e.stopLog()
 	}
-	e.cancel()
-	e.sb.Close()
+	e.unserve()
 }
 
 // emptyTree removes every entry of sb's root, through the sandbox (no

@@ -34,7 +34,8 @@ import (
 //     is served as before (its --mount-all mirror mounted again).
 //  3. The lease is handed to B with the checkpoint (placement.Handoff),
 //     and A stops serving the sandbox; its root and state stay on A's
-//     disk, untouched (its lease being B's now, the stop deletes nothing).
+//     disk, untouched (its lease being B's now, the stop deletes nothing),
+//     the root still watched for a while (hold.go).
 //  4. B hears of it (movein.go), takes the sandbox up from that
 //     checkpoint (Dir.Adopt; or, on the old root it kept,
 //     takeUpInPlace), serves it, and notes what it fetched in the
@@ -105,7 +106,7 @@ func (d *Dir) Move(ctx context.Context, name, to string) (api.SandboxMoved, erro
 	}
 	d.mu.Lock()
 	if _, ok := d.served[name]; ok {
-		d.stopServed(name, false)
+		d.hold(name, cp.ID)
 	}
 	d.mu.Unlock()
 	h.log.Info("move: sandbox "+name+" handed to host "+to+"; its root and state stay on this host's disk",

@@ -14,6 +14,7 @@ import (
 	"sandfs/core/checkpoint"
 	"sandfs/core/history"
 	"sandfs/internal/statedir"
+	"sandfs/natsout"
 	"sandfs/natsout/replicate"
 )
 
@@ -37,7 +38,9 @@ import (
 //     same checkpoint: a take-up tried again);
 //  4. the root restored to the checkpoint (checkpoint.Restore: the
 //     before-restore checkpoint finds the root from the tree last seen
-//     here, then only what differs is written, each file staged and
+//     here, or is that tree when the root was held, watched, and nothing
+//     changed it since the move (hold.go); then only what differs is
+//     written, each file staged and
 //     renamed, and what the checkpoint lacks removed). The restore's
 //     changes are journaled, actor restore:<checkpoint>, after the
 //     handed seq: the next checkpoint starts from what the journal says,
@@ -139,11 +142,12 @@ func (d *Dir) takeUpInPlace(ctx context.Context, name, cp string) (api.SandboxAd
 	if err := h.readRest(ctx, &w, name); err != nil {
 		return out, err
 	}
+	unchanged := d.takeHeld(name) // its journal is the state's again
 	statePath, numbered, err := h.keepState(name, w)
 	if err != nil {
 		return out, err
 	}
-	fetched, res, err := d.restoreRoot(ctx, name, statePath, hd)
+	fetched, res, err := d.restoreRoot(ctx, name, statePath, hd, unchanged)
 	if err != nil {
 		return out, err
 	}
@@ -155,7 +159,7 @@ func (d *Dir) takeUpInPlace(ctx context.Context, name, cp string) (api.SandboxAd
 	done = true
 	h.log.Info("took sandbox "+name+" up on its old root", "sandbox", name, "checkpoint", hd.ID, "seq", hd.Seq,
 		"from", fetched.Host, "objects", fetched.Objects, "bytes", fetched.Bytes, "written", len(res.Written),
-		"removed", len(res.Removed), "undo", res.Undo, "lost", len(w.lost), "numbering_after", numbered)
+		"removed", len(res.Removed), "undo", res.Undo, "unchanged_since", unchanged, "lost", len(w.lost), "numbering_after", numbered)
 	return h.adopted(name, sb, w, fetched), nil
 }
 
@@ -172,7 +176,7 @@ func (h *Host) keepState(name string, w fleetWord) (string, uint64, error) {
 	if err := h.writeFleetInfo(fd, name, w, statedir.Replace); err != nil {
 		return path, 0, err
 	}
-	n, err := history.NumberAbove(path, w.after, h.log)
+	n, err := history.NumberAbove(path, w.after, h.log, natsout.CursorKey)
 	if err != nil {
 		return path, 0, fmt.Errorf("sandbox %s: %w", name, err)
 	}
@@ -181,8 +185,9 @@ func (h *Host) keepState(name string, w fleetWord) (string, uint64, error) {
 
 // restoreRoot fetches the fleet's checkpoint hd into the store of the
 // sandbox name, opened on DIR/name with its state but not served, and
-// restores the root to it. Called with mu held.
-func (d *Dir) restoreRoot(ctx context.Context, name, statePath string, hd replicate.Checkpoint) (replicate.Fetched, checkpoint.RestoreResult, error) {
+// restores the root to it; unchanged, when not "", is the checkpoint the
+// root is known to be still (hold.go). Called with mu held.
+func (d *Dir) restoreRoot(ctx context.Context, name, statePath string, hd replicate.Checkpoint, unchanged string) (replicate.Fetched, checkpoint.RestoreResult, error) {
 	var res checkpoint.RestoreResult
 	o := d.h.cfg.Options
 	o.StateDir = statePath
@@ -207,7 +212,7 @@ func (d *Dir) restoreRoot(ctx context.Context, name, statePath string, hd replic
 		// changed since it was read is not the one the journal follows.
 		return fetched, res, fmt.Errorf("checkpoint %s: its manifest changed in the fleet while it was taken up (seq %d, then %d): refused", hd.ID, hd.Seq, fetched.Checkpoint.Seq)
 	}
-	res, err = checkpoint.Restore(ctx, sb, checkpoint.RestoreOptions{Checkpoint: hd.ID})
+	res, err = checkpoint.Restore(ctx, sb, checkpoint.RestoreOptions{Checkpoint: hd.ID, Unchanged: unchanged})
 	if err != nil {
 		return fetched, res, fmt.Errorf("restoring the old root to checkpoint %s: %w", hd.ID, err)
 	}

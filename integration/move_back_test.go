@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -28,7 +29,21 @@ func inodeOf(t *testing.T, p string) uint64 {
 // removed file gone), a file that did not change keeps its inode (only
 // what differs was written); ha numbers above every seq hb gave, and a
 // reader's cursor on hb's last seq reads on at ha; s1's token works there.
+//
+// ha held the old root, watched, while s1 was away (daemon/hold.go).
+// Untouched, it is taken as the move's checkpoint without a walk;
+// written behind its back meanwhile, ha walks it, and the undo
+// checkpoint keeps what was written.
 func TestMoveBackInPlace(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		behind bool
+	}{{"untouched", false}, {"written while away", true}} {
+		t.Run(tc.name, func(t *testing.T) { testMoveBackInPlace(t, tc.behind) })
+	}
+}
+
+func testMoveBackInPlace(t *testing.T, behind bool) {
 	b, ha, dirA, hb, dirB, made := movableS1(t, nil)
 	rootA, rootB := filepath.Join(dirA, "s1"), filepath.Join(dirB, "s1")
 	files := map[string]string{"keep.txt": "kept as it was"}
@@ -45,6 +60,9 @@ func TestMoveBackInPlace(t *testing.T) {
 	var moved api.SandboxMoved
 	must(t, json.Unmarshal([]byte(body), &moved))
 	keptIno := inodeOf(t, filepath.Join(rootA, "f/110"))
+	if behind {
+		writeFiles(t, rootA, map[string]string{"stray.txt": "written on ha while away", "keep.txt": "changed on ha while away"})
+	}
 
 	// On hb: 100 files changed, one added, one removed.
 	changed := map[string]string{"added.txt": "added on hb"}
@@ -70,6 +88,36 @@ func TestMoveBackInPlace(t *testing.T) {
 	}
 	if !ha.LogHas("took sandbox s1 up on its old root") {
 		t.Fatalf("ha did not take s1 up in place:\n%s", ha.Log())
+	}
+	wantUnchanged := "unchanged_since=" + moved.Checkpoint
+	if behind {
+		wantUnchanged = `unchanged_since=""`
+	}
+	if !strings.Contains(ha.Log(), wantUnchanged) {
+		t.Fatalf("ha's take-up does not say %s:\n%s", wantUnchanged, ha.Log())
+	}
+	// The undo is the tree handed to hb, and what was written behind
+	// ha's back when it was.
+	var list api.CheckpointList
+	res, body = placedDo(t, "GET", ha.URL+"/v1/sandboxes/s1/checkpoints", "")
+	must(t, json.Unmarshal([]byte(body), &list))
+	var undo, handed api.Checkpoint
+	for _, c := range list.Checkpoints {
+		switch {
+		case c.ID == moved.Checkpoint:
+			handed = c
+		case c.Reason == "before-restore":
+			undo = c
+		}
+	}
+	wantUndo := handed
+	if behind {
+		wantUndo.Files++
+		wantUndo.Bytes += int64(len("written on ha while away") + len("changed on ha while away") - len(files["keep.txt"]))
+	}
+	if res.StatusCode != 200 || handed.ID == "" || undo.ID == "" || undo.Files != wantUndo.Files || undo.Bytes != wantUndo.Bytes {
+		t.Fatalf("ha's checkpoints: the undo %+v, the one handed %+v; want %d files, %d bytes in the undo\n%s",
+			undo, handed, wantUndo.Files, wantUndo.Bytes, body)
 	}
 
 	// ha's tree is the checkpoint's, hb's root untouched since; what did
@@ -123,6 +171,9 @@ func TestMoveBackInPlace(t *testing.T) {
 	}
 	// The take-up's restore is journaled: the paths it rewrote, each to
 	// what hb had.
+	if behind && (!restored["/stray.txt"] || !restored["/keep.txt"]) {
+		t.Fatalf("ha's events since %d: want the restore's of /stray.txt and /keep.txt, written while away: %s", hbLast, body)
+	}
 	if !sawWrite || !restored["/f/000"] || !restored["/added.txt"] || !restored["/f/119"] || restored["/f/110"] {
 		t.Fatalf("ha's events since %d: want the restore's of /f/000, /added.txt, /f/119 (none of /f/110), and the write of /on-a: %s", hbLast, body)
 	}

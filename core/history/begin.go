@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -64,8 +65,11 @@ func Begin(dir string, seq uint64, log *slog.Logger) error {
 // the state it left), so one loss marker stands for them at seq, and a
 // cursor before it is told overflow; a cursor at seq reads on. A journal
 // already past seq is left as it is. It answers the seq the journal
-// numbers after.
-func NumberAbove(dir string, seq uint64, log *slog.Logger) (uint64, error) {
+// numbers after. Each meta key of cursors (a publisher's) is set to that
+// seq: nothing this journal numbered up to it is handed on, neither the
+// marker nor what it journaled while the sandbox was served elsewhere
+// (its own events, numbered as the other host's were).
+func NumberAbove(dir string, seq uint64, log *slog.Logger, cursors ...string) (uint64, error) {
 	l, err := Open(dir, Retention{}, log)
 	if err != nil {
 		return 0, err
@@ -74,6 +78,12 @@ func NumberAbove(dir string, seq uint64, log *slog.Logger) (uint64, error) {
 	if n < seq {
 		l.Append(journal.Event{Seq: seq, Time: time.Now(), Path: "/"})
 		n = seq
+	}
+	for _, k := range cursors {
+		if err := l.SetMeta(k, strconv.FormatUint(n, 10)); err != nil {
+			l.Close()
+			return 0, err
+		}
 	}
 	if err := l.Close(); err != nil {
 		return 0, err

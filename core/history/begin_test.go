@@ -78,7 +78,7 @@ func TestNumberAbove(t *testing.T) {
 	if n, err := NumberAbove(dir, 40, nil); err != nil || n != 40 {
 		t.Fatalf("NumberAbove(40) over seqs 1-2: %d, %v; want 40", n, err)
 	}
-	if n, err := NumberAbove(dir, 7, nil); err != nil || n != 40 {
+	if n, err := NumberAbove(dir, 7, nil, "pub_cursor"); err != nil || n != 40 {
 		t.Fatalf("NumberAbove(7) over a journal at 40: %d, %v; want 40 (left alone)", n, err)
 	}
 	l, err = Open(dir, Retention{}, nil)
@@ -86,6 +86,11 @@ func TestNumberAbove(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	// The cursor named is at the seq numbered after: nothing up to it is
+	// handed on.
+	if v, err := l.Meta("pub_cursor"); err != nil || v != "40" {
+		t.Fatalf("the cursor after NumberAbove: %q, %v; want 40", v, err)
+	}
 	j, err = journal.NewWith(l)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,126 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"sandfs/core/checkpoint"
+)
+
+// # A root held after its sandbox moved away
+//
+// A sandbox moved to another host (move.go) leaves its root and state on
+// this host's disk. Its sandbox is not closed then but held: served by no
+// route or mirror, publishing and replicating nothing, its checkpoint
+// schedule ended, yet its kernel watch running and its journal kept. When
+// the sandbox is handed back here (takeUpInPlace), the journal says
+// whether anything changed the root since the move's last checkpoint
+// (checkpoint.Unchanged: the watch ran without a gap, nothing journaled
+// after it). If nothing did, the restore takes that checkpoint's tree as
+// the root's (RestoreOptions.Unchanged), and that tree is handed to the
+// restore in memory (checkpoint.Park): the take-up reads neither the root
+// nor the tree back. Otherwise, or when the root is not held (the daemon
+// restarted meanwhile), the take-up walks the root as it always did.
+//
+// What a held root changed while away is the take-up's to find: its
+// journal here is not published (the events the fleet tells are the
+// serving host's), and the take-up numbers the journal above the fleet's
+// seq (history.NumberAbove).
+//
+// A held root costs its watch (an inotify instance, a watch a directory)
+// and its sandbox's memory, so at most maxHeld are held, each for holdFor
+// at most; the oldest goes first when one more comes, and all go when DIR
+// is closed.
+const (
+	maxHeld = 4
+	holdFor = 30 * time.Minute
+)
+
+type heldRoot struct {
+	e     *entry
+	cp    string // the move's last checkpoint
+	root  rootID // DIR/name when it was held: another directory is not it
+	since time.Time
+	timer *time.Timer
+}
+
+// hold stops serving name of DIR, moved away at checkpoint cp, and holds
+// its sandbox (above). Called with mu held.
+func (d *Dir) hold(name, cp string) {
+	root, served := d.served[name]
+	delete(d.served, name)
+	ctx, cancel := context.WithTimeout(context.Background(), removeWait)
+	e := d.h.unserve(ctx, name)
+	cancel()
+	if e == nil {
+		return
+	}
+	if !served {
+		closeHeld(e)
+		return
+	}
+	d.unhold(name) // none is, but never two of a name
+	for len(d.held) >= maxHeld {
+		oldest := ""
+		for n, hr := range d.held {
+			if oldest == "" || hr.since.Before(d.held[oldest].since) {
+				oldest = n
+			}
+		}
+		d.unhold(oldest)
+	}
+	hr := &heldRoot{e: e, cp: cp, root: root, since: time.Now()}
+	hr.timer = time.AfterFunc(holdFor, func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.held[name] == hr {
+			d.unhold(name)
+		}
+	})
+	d.held[name] = hr
+	d.h.log.Info("stopped serving sandbox "+name+" of --sandboxes; its root is held, watched, for a move back",
+		"sandbox", name, "checkpoint", cp, "for", holdFor.String())
+}
+
+// takeHeld ends holding name's root, for its take-up: it answers the
+// move's last checkpoint when the root is unchanged since, its tree
+// parked for the store the take-up opens next on the sandbox's state;
+// else "". Called with mu held.
+func (d *Dir) takeHeld(name string) string {
+	hr := d.held[name]
+	if hr == nil {
+		return ""
+	}
+	unchanged := ""
+	if root, isDir := d.stat(name); isDir && root == hr.root && checkpoint.Unchanged(hr.e.sb, hr.cp) {
+		unchanged = hr.cp
+		checkpoint.Park(hr.e.sb)
+	}
+	d.unhold(name)
+	return unchanged
+}
+
+// unhold ends holding name's root (none held: nothing) and closes its
+// sandbox. Called with mu held.
+func (d *Dir) unhold(name string) {
+	hr := d.held[name]
+	if hr == nil {
+		return
+	}
+	delete(d.held, name)
+	hr.timer.Stop()
+	closeHeld(hr.e)
+}
+
+// closeHeld closes what hold kept open.
+func closeHeld(e *entry) {
+	e.cancel()
+	e.sb.Close()
+}
+
+// unholdAll closes every held root (DIR closed). Called with mu held.
+func (d *Dir) unholdAll() {
+	for name := range d.held {
+		d.unhold(name)
+	}
+}
