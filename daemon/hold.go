@@ -22,10 +22,10 @@ import (
 // nor the tree back. Otherwise, or when the root is not held (the daemon
 // restarted meanwhile), the take-up walks the root as it always did.
 //
-// What a held root changed while away is the take-up's to find: its
-// journal here is not published (the events the fleet tells are the
-// serving host's), and the take-up numbers the journal above the fleet's
-// seq (history.NumberAbove).
+// What a held root changed while away is the take-up's to find and take
+// back. Its journal here is never published (the events the fleet tells
+// are the serving host's): the take-up numbers the journal above the
+// fleet's seq and sets the publisher's cursor there (history.NumberAbove).
 //
 // A held root costs its watch (an inotify instance, a watch a directory)
 // and its sandbox's memory, so at most maxHeld are held, each for holdFor
