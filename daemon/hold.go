@@ -16,16 +16,18 @@ import (
 // the sandbox is handed back here (takeUpInPlace), the journal says
 // whether anything changed the root since the move's last checkpoint
 // (checkpoint.Unchanged: the watch ran without a gap, nothing journaled
-// after it). If nothing did, the restore takes that checkpoint's tree as
-// the root's (RestoreOptions.Unchanged), and that tree is handed to the
-// restore in memory (checkpoint.Park): the take-up reads neither the root
-// nor the tree back. Otherwise, or when the root is not held (the daemon
-// restarted meanwhile), the take-up walks the root as it always did.
+// after it). If nothing did, the held sandbox itself is taken up and
+// served again (resumeHeld): the restore takes that checkpoint's tree as
+// the root's (RestoreOptions.Unchanged), its store still holds the tree,
+// and its watch never stopped, so nothing walks the root, neither the
+// restore nor a comparison at start. Otherwise, or when the root is not
+// held (the daemon restarted meanwhile), the held sandbox is closed and
+// the take-up walks the root as it always did.
 //
 // What a held root changed while away is the take-up's to find and take
 // back. Its journal here is never published (the events the fleet tells
 // are the serving host's): the take-up numbers the journal above the
-// fleet's seq and sets the publisher's cursor there (history.NumberAbove).
+// fleet's seq and sets the publisher's cursor there.
 //
 // A held root costs its watch (an inotify instance, a watch a directory)
 // and its sandbox's memory, so at most maxHeld are held, each for holdFor
@@ -82,22 +84,22 @@ func (d *Dir) hold(name, cp string) {
 		"sandbox", name, "checkpoint", cp, "for", holdFor.String())
 }
 
-// takeHeld ends holding name's root, for its take-up: it answers the
-// move's last checkpoint when the root is unchanged since, its tree
-// parked for the store the take-up opens next on the sandbox's state;
-// else "". Called with mu held.
-func (d *Dir) takeHeld(name string) string {
+// takeHeld ends holding name's root, for its take-up. It answers the
+// held root when the root is unchanged since the move, for the take-up to
+// serve again (resumeHeld); else it closes it and answers nil. Called
+// with mu held.
+func (d *Dir) takeHeld(name string) *heldRoot {
 	hr := d.held[name]
 	if hr == nil {
-		return ""
+		return nil
 	}
-	unchanged := ""
-	if root, isDir := d.stat(name); isDir && root == hr.root && checkpoint.Unchanged(hr.e.sb, hr.cp) {
-		unchanged = hr.cp
-		checkpoint.Park(hr.e.sb)
+	if root, isDir := d.stat(name); !isDir || root != hr.root || !checkpoint.Unchanged(hr.e.sb, hr.cp) {
+		d.unhold(name)
+		return nil
 	}
-	d.unhold(name)
-	return unchanged
+	delete(d.held, name)
+	hr.timer.Stop()
+	return hr
 }
 
 // unhold ends holding name's root (none held: nothing) and closes its

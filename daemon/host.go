@@ -68,6 +68,7 @@ type entry struct {
 	fixed   bool               // --root or --sandbox: never removed at run time
 	state   string             // the key of its state directory (rootkey.go)
 	token   string             // its own token ("" = none)
+	wctx    context.Context    // its kernel watch's, which serve's is beneath
 	cancel  context.CancelFunc // ends its kernel watch and what unserve ends
 	unserve context.CancelFunc // ends its checkpoint schedule, not its watch (hold.go)
 	stopLog func()             // LogEvents; nil = none
@@ -153,8 +154,7 @@ func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Qu
 	}
 	e := &entry{sb: sb, fixed: fixed, token: token, state: stateKey, restart: restart}
 	wctx, cancel := context.WithCancel(h.ctx)
-	ctx, unserve := context.WithCancel(wctx)
-	e.cancel, e.unserve = cancel, unserve
+	e.wctx, e.cancel = wctx, cancel
 	if err := sb.StartWatching(wctx, h.log); err != nil {
 		cancel()
 		sb.Close()
@@ -167,31 +167,44 @@ func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Qu
 		}
 		return nil, fmt.Errorf("sandbox %s: kernel watch: %w", name, err)
 	}
-	checkpoint.StartSchedule(ctx, sb, h.cfg.CheckpointEvery, h.cfg.CheckpointKeep)
 	go func() {
 		select {
 		case <-sb.SweepDone():
-		case <-ctx.Done():
+		case <-wctx.Done():
 			return
 		}
 		if n := sb.Swept(); n > 0 {
 			h.log.Info("removed leftover temp files of an earlier run", "sandbox", name, "count", n)
 		}
 	}()
+	if err := h.serve(name, e, o.Quota); err != nil {
+		return nil, err
+	}
+	return sb, nil
+}
+
+// serve has the entry e, its sandbox open and watched, served as name:
+// its checkpoint schedule, publisher, replicator (told the quota q), event
+// log, routes and --mount-all mirror. On failure e is closed.
+func (h *Host) serve(name string, e *entry, q core.Quota) error {
+	sb := e.sb
+	ctx, unserve := context.WithCancel(e.wctx)
+	e.unserve = unserve
+	checkpoint.StartSchedule(ctx, sb, h.cfg.CheckpointEvery, h.cfg.CheckpointKeep)
 	if h.cfg.Events != nil {
 		if err := h.cfg.Events.Add(natsout.Source{Name: name, Journal: sb.Journal(), Meta: sb.History()}); err != nil {
 			e.close(h)
-			return nil, err
+			return err
 		}
 		e.events = true
 	}
 	if h.cfg.Replicator != nil && sb.StateDir() != "" {
 		if err := h.cfg.Replicator.Add(name, sb); err != nil {
 			e.close(h)
-			return nil, err
+			return err
 		}
 		e.repl = true
-		h.describe(name, token, o.Quota)
+		h.describe(name, e.token, q)
 	}
 	if h.cfg.LogEvents {
 		e.stopLog = logEvents(name, sb, h.log)
@@ -199,19 +212,19 @@ func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Qu
 	h.mu.Lock()
 	h.m[name] = e
 	h.mu.Unlock()
-	if err := h.cfg.Registry.Add(name, sb, token); err != nil {
+	if err := h.cfg.Registry.Add(name, sb, e.token); err != nil {
 		h.mu.Lock()
 		delete(h.m, name)
 		h.mu.Unlock()
 		e.close(h)
-		return nil, err
+		return err
 	}
 	if h.cfg.MountAll != "" {
 		if _, err := h.mount(name, e, mountAllPoint(h.cfg.MountAll, name), true); err != nil {
 			h.log.Warn("mount-all: the sandbox is served without its mount", "sandbox", name, "err", err)
 		}
 	}
-	return sb, nil
+	return nil
 }
 
 // describe has the replicator keep the sandbox's token and quota in the
@@ -283,6 +296,32 @@ func (h *Host) unserve(ctx context.Context, name string) *entry {
 	return e
 }
 
+// resume serves the held entry e as name again (hold.go), as start
+// serves a sandbox it opens: its lease taken, its token and quota read
+// from its state (def when it keeps none). On failure e is closed.
+func (h *Host) resume(name string, e *entry, def core.Quota) error {
+	if err := h.acquire(name, nil); err != nil {
+		e.close(h)
+		return err
+	}
+	tok, q, kept, _, err := h.stateOf(name, e.state)
+	if err != nil {
+		e.close(h)
+		h.release(name)
+		return err
+	}
+	if !kept {
+		q = def
+	}
+	e.token = tok
+	e.sb.Quota().Set(q)
+	if err := h.serve(name, e, q); err != nil {
+		h.release(name)
+		return err
+	}
+	return nil
+}
+
 // take ends the routes and mirrors of name, and answers its entry,
 // served no more (nil: not served).
 func (h *Host) take(ctx context.Context, name string) *entry {
@@ -323,6 +362,7 @@ func (e *entry) detach(h *Host) {
 		e.stopLog()
 	}
 	e.unserve()
+	e.events, e.repl, e.stopLog = false, false, nil // a held entry is served again, or closed
 }
 
 // emptyTree removes every entry of sb's root, through the sandbox (no

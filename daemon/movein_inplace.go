@@ -142,25 +142,47 @@ func (d *Dir) takeUpInPlace(ctx context.Context, name, cp string) (api.SandboxAd
 	if err := h.readRest(ctx, &w, name); err != nil {
 		return out, err
 	}
-	unchanged := d.takeHeld(name) // its journal is the state's again
-	statePath, numbered, err := h.keepState(name, w)
+	var t takenUp
+	if hr := d.takeHeld(name); hr != nil {
+		t, err = d.resumeHeld(ctx, name, w, hr)
+	} else {
+		t, err = d.reopen(ctx, name, w)
+	}
 	if err != nil {
 		return out, err
 	}
-	fetched, res, err := d.restoreRoot(ctx, name, statePath, hd, unchanged)
-	if err != nil {
-		return out, err
-	}
-	sb, err := d.start(name)
-	if err != nil {
-		return out, err
-	}
-	h.waitWatched(ctx, sb, name, "the sandbox") // as an adoption's
+	h.waitWatched(ctx, t.sb, name, "the sandbox") // as an adoption's
 	done = true
 	h.log.Info("took sandbox "+name+" up on its old root", "sandbox", name, "checkpoint", hd.ID, "seq", hd.Seq,
-		"from", fetched.Host, "objects", fetched.Objects, "bytes", fetched.Bytes, "written", len(res.Written),
-		"removed", len(res.Removed), "undo", res.Undo, "unchanged_since", unchanged, "lost", len(w.lost), "numbering_after", numbered)
-	return h.adopted(name, sb, w, fetched), nil
+		"from", t.fetched.Host, "objects", t.fetched.Objects, "bytes", t.fetched.Bytes, "written", len(t.res.Written),
+		"removed", len(t.res.Removed), "undo", t.res.Undo, "unchanged_since", t.unchanged, "lost", len(w.lost), "numbering_after", t.numbered)
+	return h.adopted(name, t.sb, w, t.fetched), nil
+}
+
+// takenUp is what a take-up on the old root did.
+type takenUp struct {
+	sb        *core.Sandbox // served
+	fetched   replicate.Fetched
+	res       checkpoint.RestoreResult
+	unchanged string // the checkpoint the root was still, held (hold.go)
+	numbered  uint64 // the seq the journal numbers after
+}
+
+// reopen takes the sandbox name up on its old root, not held: its state
+// kept (keepState), the root restored by a sandbox opened for it alone
+// (restoreRoot), then served anew. Called with mu held.
+func (d *Dir) reopen(ctx context.Context, name string, w fleetWord) (takenUp, error) {
+	var t takenUp
+	statePath, numbered, err := d.h.keepState(name, w)
+	if err != nil {
+		return t, err
+	}
+	t.numbered = numbered
+	if t.fetched, t.res, err = d.restoreRoot(ctx, name, statePath, w.hd); err != nil {
+		return t, err
+	}
+	t.sb, err = d.start(name)
+	return t, err
 }
 
 // keepState keeps the state of the sandbox name taken up on its old
@@ -185,18 +207,29 @@ func (h *Host) keepState(name string, w fleetWord) (string, uint64, error) {
 
 // restoreRoot fetches the fleet's checkpoint hd into the store of the
 // sandbox name, opened on DIR/name with its state but not served, and
-// restores the root to it; unchanged, when not "", is the checkpoint the
-// root is known to be still (hold.go). Called with mu held.
-func (d *Dir) restoreRoot(ctx context.Context, name, statePath string, hd replicate.Checkpoint, unchanged string) (replicate.Fetched, checkpoint.RestoreResult, error) {
-	var res checkpoint.RestoreResult
+// restores the root to it. Called with mu held.
+func (d *Dir) restoreRoot(ctx context.Context, name, statePath string, hd replicate.Checkpoint) (replicate.Fetched, checkpoint.RestoreResult, error) {
 	o := d.h.cfg.Options
 	o.StateDir = statePath
 	sb, err := core.OpenAt(d.fd, name, filepath.Join(d.path, name), name, o)
 	if err != nil {
-		return replicate.Fetched{}, res, err
+		return replicate.Fetched{}, checkpoint.RestoreResult{}, err
 	}
 	defer sb.Close()
-	fetched, err := d.h.cfg.Replicator.Fleet().Fetch(ctx, name, hd.ID, sb)
+	fetched, res, err := d.h.fetchAndRestore(ctx, sb, name, hd, "")
+	if err == nil {
+		checkpoint.Park(sb) // the sandbox served next starts from that tree
+	}
+	return fetched, res, err
+}
+
+// fetchAndRestore fetches the fleet's checkpoint hd into the store of sb,
+// the sandbox name's on its old root, and restores the root to it;
+// unchanged, when not "", is the checkpoint the root is known to be
+// still (hold.go).
+func (h *Host) fetchAndRestore(ctx context.Context, sb *core.Sandbox, name string, hd replicate.Checkpoint, unchanged string) (replicate.Fetched, checkpoint.RestoreResult, error) {
+	var res checkpoint.RestoreResult
+	fetched, err := h.cfg.Replicator.Fleet().Fetch(ctx, name, hd.ID, sb)
 	switch {
 	case errors.Is(err, fs.ErrExist):
 		// Imported by a take-up tried before: the same checkpoint, or refused.
@@ -226,10 +259,9 @@ func (d *Dir) restoreRoot(ctx context.Context, name, statePath string, hd replic
 	// the root as restored, after the restore's events, is newer: built
 	// from the undo and those events (the restore's writes are all that
 	// changed since its walk; what an outside writer did meanwhile, the
-	// start's comparison journals after it).
+	// start's comparison journals after it, or the watch of a held root).
 	if _, err := checkpoint.Create(ctx, sb, checkpoint.Options{Reason: ReasonMove, Name: "taken up from checkpoint " + hd.ID, FromJournal: true}); err != nil {
 		return fetched, res, fmt.Errorf("the checkpoint after the restore: %w", err)
 	}
-	checkpoint.Park(sb) // the sandbox served next starts from that tree
 	return fetched, res, nil
 }

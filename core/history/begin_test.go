@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sandfs/core/journal"
@@ -111,5 +112,52 @@ func TestNumberAbove(t *testing.T) {
 	}
 	if seen, lost := scan(40); lost || len(seen) != 1 || seen[0] != "/c" {
 		t.Fatalf("scan from 40: %v, lost %v; want /c, nothing lost", seen, lost)
+	}
+}
+
+// An open journal numbered above a seq (a held root taken up again) ends
+// as one numbered closed and opened again: its own events kept, a cursor
+// before the seq told the loss, one at it reading on, the ring and the
+// next seq after it.
+func TestNumberAboveOpen(t *testing.T) {
+	l, err := Open(t.TempDir(), Retention{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	j, err := journal.NewWith(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/a", "/b"} {
+		j.Append(journal.Event{Type: journal.Create, Path: p})
+	}
+	if n := j.NumberAbove(40); n != 40 || j.Seq() != 40 {
+		t.Fatalf("NumberAbove(40) over seqs 1-2: %d, seq %d; want 40", n, j.Seq())
+	}
+	if n := j.NumberAbove(7); n != 40 {
+		t.Fatalf("NumberAbove(7) over a journal at 40: %d; want 40 (left alone)", n)
+	}
+	if e := j.Append(journal.Event{Type: journal.Create, Path: "/c"}); e.Seq != 41 {
+		t.Fatalf("the first event after NumberAbove(40) has seq %d, want 41", e.Seq)
+	}
+	for _, tc := range []struct {
+		from uint64
+		want string
+		lost bool
+	}{{0, "/a /b /c", true}, {2, "/c", true}, {40, "/c", false}, {41, "", false}} {
+		var seen []string
+		lost, err := j.Scan(context.Background(), tc.from, func(e journal.Event) bool {
+			if e.Type != "" {
+				seen = append(seen, e.Path)
+			}
+			return true
+		})
+		if err != nil || lost != tc.lost || strings.Join(seen, " ") != tc.want {
+			t.Errorf("scan from %d: %v, lost %v, %v; want %q, lost %v", tc.from, seen, lost, err, tc.want, tc.lost)
+		}
+	}
+	if evs, lost := j.Since(40, 10); lost || len(evs) != 1 || evs[0].Path != "/c" || evs[0].Seq != 41 {
+		t.Errorf("the ring since 40: %+v, lost %v; want /c at 41", evs, lost)
 	}
 }

@@ -73,3 +73,24 @@ func (j *Journal) saveWatchers() {
 
 // Store is the journal's store, nil for one kept in memory only.
 func (j *Journal) Store() Store { return j.store }
+
+// NumberAbove makes the journal, open on its store, number on above seq,
+// as history.NumberAbove does to one closed: the events after its newest
+// through seq were another journal's (the sandbox served on another host
+// meanwhile, taken up again here), so one loss marker stands for them at
+// seq. The ring and every watcher start again after it, as at an open on
+// that store. A journal already at or past seq, or one without a store,
+// is left as it is. It answers the seq the journal numbers after.
+func (j *Journal) NumberAbove(seq uint64) uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.store == nil || j.seq >= seq {
+		return j.seq
+	}
+	j.store.Append(Event{Seq: seq, Time: j.now(), Path: "/"})
+	j.seq, j.base, j.ring = seq, seq, j.ring[:0]
+	for _, w := range j.watchers {
+		w.start = seq
+	}
+	return seq
+}
