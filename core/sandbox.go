@@ -190,6 +190,9 @@ func (s *Sandbox) Close() error {
 	return unix.Close(s.root.fd)
 }
 
+// Closed reports whether Close was called.
+func (s *Sandbox) Closed() bool { return s.closed.Load() }
+
 // History is the durable journal, nil for a sandbox that keeps no state.
 func (s *Sandbox) History() *history.Log { return s.hist }
 
