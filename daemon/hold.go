@@ -41,6 +41,7 @@ const (
 type heldRoot struct {
 	e     *entry
 	cp    string // the move's last checkpoint
+	seq   uint64 // its seq
 	root  rootID // DIR/name when it was held: another directory is not it
 	since time.Time
 	timer *time.Timer
@@ -48,7 +49,7 @@ type heldRoot struct {
 
 // hold stops serving name of DIR, moved away at checkpoint cp, and holds
 // its sandbox (above). Called with mu held.
-func (d *Dir) hold(name, cp string) {
+func (d *Dir) hold(name string, cp checkpoint.Checkpoint) {
 	root, served := d.served[name]
 	delete(d.served, name)
 	ctx, cancel := context.WithTimeout(context.Background(), removeWait)
@@ -71,7 +72,7 @@ func (d *Dir) hold(name, cp string) {
 		}
 		d.unhold(oldest)
 	}
-	hr := &heldRoot{e: e, cp: cp, root: root, since: time.Now()}
+	hr := &heldRoot{e: e, cp: cp.ID, seq: cp.Seq, root: root, since: time.Now()}
 	hr.timer = time.AfterFunc(holdFor, func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -81,7 +82,7 @@ func (d *Dir) hold(name, cp string) {
 	})
 	d.held[name] = hr
 	d.h.log.Info("stopped serving sandbox "+name+" of --sandboxes; its root is held, watched, for a move back",
-		"sandbox", name, "checkpoint", cp, "for", holdFor.String())
+		"sandbox", name, "checkpoint", cp.ID, "for", holdFor.String())
 }
 
 // takeHeld ends holding name's root, for its take-up. It answers the

@@ -38,7 +38,7 @@ func TestHeldRoots(t *testing.T) {
 		}
 		cps[n] = cp.ID
 		th.d.mu.Lock()
-		th.d.hold(n, cp.ID)
+		th.d.hold(n, cp)
 		th.d.mu.Unlock()
 		if th.reg.Get(n) != nil {
 			t.Fatalf("%s is still served after it was held", n)

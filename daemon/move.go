@@ -106,7 +106,7 @@ func (d *Dir) Move(ctx context.Context, name, to string) (api.SandboxMoved, erro
 	}
 	d.mu.Lock()
 	if _, ok := d.served[name]; ok {
-		d.hold(name, cp.ID)
+		d.hold(name, cp)
 	}
 	d.mu.Unlock()
 	h.log.Info("move: sandbox "+name+" handed to host "+to+"; its root and state stay on this host's disk",

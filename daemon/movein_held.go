@@ -2,14 +2,19 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 
+	"sandfs/core/checkpoint"
 	"sandfs/internal/statedir"
 	"sandfs/natsout"
 )
+
+// errHeldChanged: the held root changed after takeHeld looked.
+var errHeldChanged = errors.New("the held root changed while it was taken up")
 
 // resumeHeld takes the sandbox name up on its old root held, unchanged
 // since the move (hold.go), and serves that sandbox again: the fleet's
@@ -37,14 +42,23 @@ func (d *Dir) resumeHeld(ctx context.Context, name string, w fleetWord, hr *held
 	if err != nil {
 		return t, err
 	}
-	t.numbered = sb.Journal().NumberAbove(w.after)
+	// Numbered only while the journal holds nothing after the move's
+	// checkpoint: one check with the numbering, no event between them.
+	var ok bool
+	if !checkpoint.Unchanged(sb, hr.cp) {
+		return t, errHeldChanged
+	}
+	if t.numbered, ok = sb.Journal().NumberAbove(w.after, hr.seq); !ok {
+		return t, errHeldChanged
+	}
 	if hist := sb.History(); hist != nil {
 		if err := hist.SetMeta(natsout.CursorKey, strconv.FormatUint(t.numbered, 10)); err != nil {
 			return t, fmt.Errorf("sandbox %s: %w", name, err)
 		}
 	}
 	t.unchanged = hr.cp
-	if t.fetched, t.res, err = h.fetchAndRestore(ctx, sb, name, w.hd, hr.cp); err != nil {
+	still := &checkpoint.Still{Checkpoint: hr.cp, Seq: t.numbered}
+	if t.fetched, t.res, err = h.fetchAndRestore(ctx, sb, name, w.hd, still); err != nil {
 		return t, err
 	}
 	if err := h.resume(name, hr.e, d.def); err != nil {

@@ -143,9 +143,11 @@ func (d *Dir) takeUpInPlace(ctx context.Context, name, cp string) (api.SandboxAd
 		return out, err
 	}
 	var t takenUp
+	err = errHeldChanged
 	if hr := d.takeHeld(name); hr != nil {
 		t, err = d.resumeHeld(ctx, name, w, hr)
-	} else {
+	}
+	if errors.Is(err, errHeldChanged) { // not held, or closed now
 		t, err = d.reopen(ctx, name, w)
 	}
 	if err != nil {
@@ -216,7 +218,7 @@ func (d *Dir) restoreRoot(ctx context.Context, name, statePath string, hd replic
 		return replicate.Fetched{}, checkpoint.RestoreResult{}, err
 	}
 	defer sb.Close()
-	fetched, res, err := d.h.fetchAndRestore(ctx, sb, name, hd, "")
+	fetched, res, err := d.h.fetchAndRestore(ctx, sb, name, hd, nil)
 	if err == nil {
 		checkpoint.Park(sb) // the sandbox served next starts from that tree
 	}
@@ -225,9 +227,9 @@ func (d *Dir) restoreRoot(ctx context.Context, name, statePath string, hd replic
 
 // fetchAndRestore fetches the fleet's checkpoint hd into the store of sb,
 // the sandbox name's on its old root, and restores the root to it;
-// unchanged, when not "", is the checkpoint the root is known to be
-// still (hold.go).
-func (h *Host) fetchAndRestore(ctx context.Context, sb *core.Sandbox, name string, hd replicate.Checkpoint, unchanged string) (replicate.Fetched, checkpoint.RestoreResult, error) {
+// unchanged, when set, is the checkpoint the root is known to be still
+// (hold.go).
+func (h *Host) fetchAndRestore(ctx context.Context, sb *core.Sandbox, name string, hd replicate.Checkpoint, unchanged *checkpoint.Still) (replicate.Fetched, checkpoint.RestoreResult, error) {
 	var res checkpoint.RestoreResult
 	fetched, err := h.cfg.Replicator.Fleet().Fetch(ctx, name, hd.ID, sb)
 	switch {

@@ -87,13 +87,21 @@ type Options struct {
 	// else writing it), so only the paths the journal names are looked at
 	// again, as when the watch runs; what else changed is the next walk's.
 	FromJournal bool
-	// Unchanged: the caller vouches that the root is the tree of this
-	// checkpoint, the newest made here, and that nothing changed it since
-	// (a root a kernel watch covered without a gap from that checkpoint
-	// on, its journal holding no event after it): the checkpoint is that
-	// tree, the root not looked at. Naming any other checkpoint, it is
+	// Unchanged: the caller vouches that the root is the tree of a
+	// checkpoint, the newest made here, while the journal's newest seq is
+	// the one it names (a root a kernel watch covered without a gap from
+	// that checkpoint on, its journal holding nothing since but what the
+	// caller numbered): the checkpoint is that tree, the root not looked
+	// at. Naming any other checkpoint, or the journal past that seq, it is
 	// found as without.
-	Unchanged string
+	Unchanged *Still
+}
+
+// Still names a checkpoint whose tree the root still is while the
+// journal's newest seq is Seq (Options.Unchanged).
+type Still struct {
+	Checkpoint string
+	Seq        uint64
 }
 
 // maxCheckpointName bounds a checkpoint's name.

@@ -69,7 +69,7 @@ func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store 
 		pfiles = prev.files
 	}
 	b := newBuilder(ctx, s, h, pfiles, o.SkipExcluded, st)
-	done := o.Unchanged != "" && prev != nil && prev.hdr.ID == o.Unchanged && !prev.hdr.Imported
+	done := o.Unchanged != nil && prev != nil && prev.hdr.ID == o.Unchanged.Checkpoint && !prev.hdr.Imported && seq == o.Unchanged.Seq
 	if !done && prev != nil && prev.hdr.Seq <= seq && (o.FromJournal || journalComplete(s)) {
 		if done, err = b.since(prev.hdr.Seq, seq); err != nil {
 			return Checkpoint{}, nil, err

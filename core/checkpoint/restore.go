@@ -29,7 +29,7 @@ type RestoreOptions struct {
 	// Unchanged is the checkpoint the caller vouches the root is, as
 	// Options.Unchanged: the checkpoint before the restore is its tree,
 	// taken without a walk.
-	Unchanged string
+	Unchanged *Still
 }
 
 // RestoreSkip is a path a restore left as it was, and why.

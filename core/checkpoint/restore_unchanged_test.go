@@ -7,21 +7,31 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"sandfs/core"
 )
 
 // A restore told the root is unchanged since a checkpoint takes that
 // checkpoint's tree as the root's, without looking: a file written behind
 // the sandbox's back is then in no undo and removed by nothing. Naming a
-// checkpoint that is not the newest, the root is walked as always.
+// checkpoint that is not the newest, or a seq the journal has passed, the
+// root is walked as always.
 func TestRestoreUnchanged(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		unchanged func(cp0, cp1 Checkpoint) string
+		unchanged func(s *core.Sandbox, cp0, cp1 Checkpoint) *Still
 		walked    bool // the undo holds the file written behind its back
 	}{
-		{"the newest", func(_, cp1 Checkpoint) string { return cp1.ID }, false},
-		{"an older one", func(cp0, _ Checkpoint) string { return cp0.ID }, true},
-		{"none", func(Checkpoint, Checkpoint) string { return "" }, true},
+		{"the newest", func(s *core.Sandbox, _, cp1 Checkpoint) *Still {
+			return &Still{Checkpoint: cp1.ID, Seq: s.Journal().Seq()}
+		}, false},
+		{"the journal past its seq", func(s *core.Sandbox, _, cp1 Checkpoint) *Still {
+			return &Still{Checkpoint: cp1.ID, Seq: s.Journal().Seq() - 1}
+		}, true},
+		{"an older one", func(s *core.Sandbox, cp0, _ Checkpoint) *Still {
+			return &Still{Checkpoint: cp0.ID, Seq: s.Journal().Seq()}
+		}, true},
+		{"none", func(*core.Sandbox, Checkpoint, Checkpoint) *Still { return nil }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root, want := restoreTree(t)
@@ -36,7 +46,7 @@ func TestRestoreUnchanged(t *testing.T) {
 				want["behind.txt"] = treeDigest(t, root)["behind.txt"]
 			}
 
-			res, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp0.ID, Unchanged: tc.unchanged(cp0, cp1)})
+			res, err := Restore(ctx, s, RestoreOptions{Checkpoint: cp0.ID, Unchanged: tc.unchanged(s, cp0, cp1)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -132,11 +132,14 @@ func TestNumberAboveOpen(t *testing.T) {
 	for _, p := range []string{"/a", "/b"} {
 		j.Append(journal.Event{Type: journal.Create, Path: p})
 	}
-	if n := j.NumberAbove(40); n != 40 || j.Seq() != 40 {
-		t.Fatalf("NumberAbove(40) over seqs 1-2: %d, seq %d; want 40", n, j.Seq())
+	if n, ok := j.NumberAbove(40, 1); ok || n != 2 || j.Seq() != 2 {
+		t.Fatalf("NumberAbove(40) at 1 over seqs 1-2: %d, %v, seq %d; want 2, refused", n, ok, j.Seq())
 	}
-	if n := j.NumberAbove(7); n != 40 {
-		t.Fatalf("NumberAbove(7) over a journal at 40: %d; want 40 (left alone)", n)
+	if n, ok := j.NumberAbove(40, 2); !ok || n != 40 || j.Seq() != 40 {
+		t.Fatalf("NumberAbove(40) at 2 over seqs 1-2: %d, %v, seq %d; want 40", n, ok, j.Seq())
+	}
+	if n, ok := j.NumberAbove(7, 40); !ok || n != 40 {
+		t.Fatalf("NumberAbove(7) over a journal at 40: %d, %v; want 40 (left alone)", n, ok)
 	}
 	if e := j.Append(journal.Event{Type: journal.Create, Path: "/c"}); e.Seq != 41 {
 		t.Fatalf("the first event after NumberAbove(40) has seq %d, want 41", e.Seq)

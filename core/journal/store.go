@@ -79,18 +79,23 @@ func (j *Journal) Store() Store { return j.store }
 // through seq were another journal's (the sandbox served on another host
 // meanwhile, taken up again here), so one loss marker stands for them at
 // seq. The ring and every watcher start again after it, as at an open on
-// that store. A journal already at or past seq, or one without a store,
-// is left as it is. It answers the seq the journal numbers after.
-func (j *Journal) NumberAbove(seq uint64) uint64 {
+// that store. It does so only while the journal's newest is at (the
+// caller knows what it holds through at): otherwise, or without a store,
+// the journal is left as it is and ok is false. A journal already at or
+// past seq is left as it is. n is the seq the journal numbers after.
+func (j *Journal) NumberAbove(seq, at uint64) (n uint64, ok bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.store == nil || j.seq >= seq {
-		return j.seq
+	if j.store == nil || j.seq != at {
+		return j.seq, false
+	}
+	if j.seq >= seq {
+		return j.seq, true
 	}
 	j.store.Append(Event{Seq: seq, Time: j.now(), Path: "/"})
 	j.seq, j.base, j.ring = seq, seq, j.ring[:0]
 	for _, w := range j.watchers {
 		w.start = seq
 	}
-	return seq
+	return seq, true
 }
