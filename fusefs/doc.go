@@ -206,8 +206,11 @@
 // (PassthroughFd); where the kernel grants FUSE passthrough (root, kernel
 // 6.9+) reads and writes then go straight to the backing file and the
 // daemon receives no READ or WRITE requests, and where it refuses, go-fuse
-// falls back to serving them. Options.NoPassthrough (serve
-// --no-passthrough) turns it off. Either way the write event is told from
+// falls back to serving them. The kernel bounds how deep filesystems
+// stack: a fork's root is an overlay, one level already, so its mirror
+// allows two (MaxStackDepth), which lets the kernel take the overlay's
+// files as backing files and leaves no level for an overlay over that
+// mirror. Options.NoPassthrough (serve --no-passthrough) turns it off. Either way the write event is told from
 // open-for-write (O_TRUNC), flush and release: a handle open for writing
 // remembers the backing file's size, mtime and ctime at open and at each
 // time it told, and tells write when they moved (or when a WRITE or

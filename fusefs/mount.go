@@ -121,6 +121,13 @@ func Mount(sb *core.Sandbox, mountpoint string, o Options) (*Mirror, error) {
 		RootStableAttr:  &rootAttr,
 		NullPermissions: true,
 	}
+	if t, err := m.fs.FSType(); err == nil && t == unix.OVERLAYFS_SUPER_MAGIC && !o.NoPassthrough {
+		// A fork's root is an overlay, one stacking level already: the
+		// kernel grants passthrough onto its files only to a mount that
+		// allows two, its bound, which leaves no level for a stack on the
+		// mirror itself (an overlay over the mount is refused).
+		fo.MountOptions.MaxStackDepth = 2
+	}
 	if os.Geteuid() != 0 && !userAllowOther() {
 		fo.MountOptions.AllowOther = false
 		o.Log.Warn("fuse: not root and user_allow_other is not in /etc/fuse.conf: the mount is for this user only")
