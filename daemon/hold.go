@@ -47,19 +47,15 @@ type heldRoot struct {
 	timer *time.Timer
 }
 
-// hold stops serving name of DIR, moved away at checkpoint cp, and holds
-// its sandbox (above). Called with mu held.
+// hold stops serving name, a served sandbox of DIR moved away at
+// checkpoint cp, and holds its sandbox (above). Called with mu held.
 func (d *Dir) hold(name string, cp checkpoint.Checkpoint) {
-	root, served := d.served[name]
+	root := d.served[name]
 	delete(d.served, name)
 	ctx, cancel := context.WithTimeout(context.Background(), removeWait)
 	e := d.h.unserve(ctx, name)
 	cancel()
 	if e == nil {
-		return
-	}
-	if !served {
-		closeHeld(e)
 		return
 	}
 	d.unhold(name) // none is, but never two of a name

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -53,10 +52,23 @@ func Begin(dir string, seq uint64, log *slog.Logger) error {
 		l.Close()
 		return fmt.Errorf("history: %s holds a journal already (through seq %d)", dir, n)
 	}
-	if seq > 0 {
-		l.Append(journal.Event{Seq: seq, Time: time.Now(), Path: "/"})
+	if _, err := numberAbove(l, seq); err != nil {
+		l.Close()
+		return err
 	}
 	return l.Close()
+}
+
+// numberAbove has the journal on l number on above seq, as
+// journal.NumberAbove does (one loss marker at seq), and answers the seq
+// it numbers after.
+func numberAbove(l *Log, seq uint64) (uint64, error) {
+	j, err := journal.NewWith(l)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := j.NumberAbove(seq, j.Seq()) // nothing else appends: at holds
+	return n, nil
 }
 
 // NumberAbove makes the journal in dir (not open) number on above seq:
@@ -74,10 +86,10 @@ func NumberAbove(dir string, seq uint64, log *slog.Logger, cursors ...string) (u
 	if err != nil {
 		return 0, err
 	}
-	n := l.Newest()
-	if n < seq {
-		l.Append(journal.Event{Seq: seq, Time: time.Now(), Path: "/"})
-		n = seq
+	n, err := numberAbove(l, seq)
+	if err != nil {
+		l.Close()
+		return 0, err
 	}
 	for _, k := range cursors {
 		if err := l.SetMeta(k, strconv.FormatUint(n, 10)); err != nil {
