@@ -88,6 +88,7 @@ type Sandbox struct {
 	quota      *quota.State        // core/quota, usage.go
 	upper      func() (int, error) // Options.Upper (usage_upper.go)
 	upperDir   upperHeld           // the upper, opened once for upperCount
+	upperMade  upperMade           // files the upper made (usage_upper_made.go)
 }
 
 // Open opens the directory dir as the sandbox called name.

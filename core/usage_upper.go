@@ -48,35 +48,43 @@ import (
 // outside writer changed (quota.State.FreedBy), nothing while a scan is
 // pending and it is newer than the last, so usage does not drop below
 // what was counted.
-func (s *Sandbox) upperCount(ctx context.Context, ap string, merged *unix.Stat_t) (c quota.Count, ok bool) {
+//
+// exact says more: the upper holds the name's directory (a replace there
+// copies no directory up) and c is exactly what it holds at the name (no
+// file copied up, whose count is a guess), so a replace's Op is exact
+// (quota.Op.EndExact).
+func (s *Sandbox) upperCount(ctx context.Context, ap string, merged *unix.Stat_t) (c quota.Count, ok, exact bool) {
 	if s.upper == nil || ap == "/" {
-		return c, false
+		return c, false, false
+	}
+	if c, ok := s.upperMade.count(merged); ok {
+		return c, true, true
 	}
 	s.upperDir.with(s.upper, func(up int) {
-		c, ok = s.upperCountIn(ctx, up, ap, merged)
+		c, ok, exact = s.upperCountIn(ctx, up, ap, merged)
 	})
-	return c, ok
+	return c, ok, exact
 }
 
-func (s *Sandbox) upperCountIn(ctx context.Context, up int, ap string, merged *unix.Stat_t) (c quota.Count, ok bool) {
+func (s *Sandbox) upperCountIn(ctx context.Context, up int, ap string, merged *unix.Stat_t) (c quota.Count, ok, exact bool) {
 	dir, name := apipath.Split(ap)
 	fd, err := unix.Openat2(up, rel(dir), &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_XDEV})
 	if err == unix.ENOENT || err == unix.ENOTDIR {
-		return c, true // the directory is the lower's alone, so is the name
+		return c, true, false // the directory is the lower's alone, so is the name
 	}
 	if err != nil {
-		return c, false
+		return c, false, false
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if _, err := xdev.LstatAt(fd, name, &st); err == unix.ENOENT {
-		return c, true
+		return c, true, true
 	} else if err != nil {
-		return c, false
+		return c, false, false
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
-		return quota.Count{Entries: 1}, true // one link of several frees no bytes (quota.State.FreedBy)
+		return quota.Count{Entries: 1}, true, false // one link of several frees no bytes (quota.State.FreedBy)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFREG && merged != nil && merged.Ino == st.Ino {
 		// Made in the upper, not copied up: the upper and lower share the
@@ -84,7 +92,8 @@ func (s *Sandbox) upperCountIn(ctx context.Context, up int, ap string, merged *u
 		// in the merged stat (across remounts too, by its origin xattr).
 		// Never a metacopy file, so no open to ask for its xattr: a third
 		// of what this count costs a PUT.
-		return quota.Count{Entries: 1, Bytes: st.Size}, true
+		s.upperMade.add(st.Ino)
+		return quota.Count{Entries: 1, Bytes: st.Size}, true, true
 	}
 	m := du.NewMeasurer(ctx)
 	m.Upper = true
@@ -92,7 +101,7 @@ func (s *Sandbox) upperCountIn(ctx context.Context, up int, ap string, merged *u
 	if c.Bytes > 0 && merged != nil && merged.Ino != st.Ino && st.Mode&unix.S_IFMT == unix.S_IFREG {
 		c.Bytes = s.quota.FreedBy(&st)
 	}
-	return c, true
+	return c, true, false
 }
 
 // upperHeld is a fork's upper directory opened once: every replace and
@@ -141,16 +150,28 @@ func (u *upperHeld) close() {
 // its bytes as quota.State.FreedBy counts them and its entry; in a fork,
 // what its upper holds there.
 func (s *Sandbox) freedBy(ctx context.Context, ap string, st *unix.Stat_t) quota.Count {
-	if c, ok := s.upperCount(ctx, ap, st); ok {
-		return c
+	c, _ := s.replacing(ctx, ap, st)
+	return c
+}
+
+// replacing is what writing the name at API path ap by replace frees (st:
+// its stat, nil when there is none), and whether the write's Op is then
+// exact (upperCount): always in a sandbox that is no fork, whose Ops see
+// the counted tree itself.
+func (s *Sandbox) replacing(ctx context.Context, ap string, st *unix.Stat_t) (quota.Count, bool) {
+	if c, ok, exact := s.upperCount(ctx, ap, st); ok {
+		return c, exact
 	}
-	return quota.Count{Bytes: s.quota.FreedBy(st), Entries: 1}
+	if st == nil {
+		return quota.Count{}, s.upper == nil
+	}
+	return quota.Count{Bytes: s.quota.FreedBy(st), Entries: 1}, s.upper == nil
 }
 
 // measureFreed is what removing name in dirfd (API path ap) and all under
 // it frees: measureAt's count; in a fork, what its upper holds there.
 func (s *Sandbox) measureFreed(ctx context.Context, dirfd int, name, ap string) quota.Count {
-	if c, ok := s.upperCount(ctx, ap, nil); ok {
+	if c, ok, _ := s.upperCount(ctx, ap, nil); ok {
 		return c
 	}
 	return du.MeasureAt(ctx, dirfd, name)

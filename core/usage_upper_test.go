@@ -3,7 +3,9 @@ package core
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -75,5 +77,89 @@ func TestUsageCountsUpper(t *testing.T) {
 				t.Errorf("usage %+v, UpperUsage %d bytes %d entries; want %+v", got, b, e, c.want)
 			}
 		})
+	}
+}
+
+// TestForkWriteRescansOnCopyUpOnly: in a fork (a real overlay) a write by
+// replace in a directory its upper holds copies nothing up, so its Op is
+// exact and marks no rescan, and the counts already equal the upper's;
+// a write whose directory is still the lower's alone copies it up and
+// marks one. Either way the scan that follows finds what the counts say,
+// whatever other processes did to the names between (upperMade's
+// numbers stay true).
+func TestForkWriteRescansOnCopyUpOnly(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, nil, "a fork's write on a real overlay NOT TESTED: mounting one needs root")
+	}
+	lower, upper, work, mnt := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	testenv.Mk(t, lower, map[string]string{"d/a": "lower a", "d/c": "lower c", "e/b": "lower b", "top": "lower top"})
+	hold := func(p string) int {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		must(t, err)
+		t.Cleanup(func() { unix.Close(fd) })
+		return fd
+	}
+	if err := overlay.Mount(hold(mnt), overlay.Layers{Lower: []int{hold(lower)}, Upper: hold(upper), Work: hold(work)}); err != nil {
+		testenv.Skip(t, nil, "a fork's write on a real overlay NOT TESTED: no overlay here: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	s, err := Open("fork", mnt, Options{Upper: func() (int, error) {
+		return unix.Open(upper, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}})
+	must(t, err)
+	defer s.Close()
+	<-s.SweepDone()
+	q := s.Quota()
+	q.SetIntervals(quota.Intervals{Every: time.Hour, Soon: time.Hour}) // the test scans
+	onMount := func(f func(p string) error, p string) func() {
+		return func() { must(t, f(filepath.Join(mnt, p))) }
+	}
+	for _, c := range []struct {
+		name, path, body string
+		before           func() // a change not through the daemon
+		rescan           bool
+	}{
+		{"a new file at the top", "/new", "0123456789", nil, false},
+		{"a lower file at the top replaced", "/top", "upper top", nil, false},
+		{"a lower file in a lower directory replaced", "/d/a", "upper a, longer", nil, true},
+		{"the same file replaced again", "/d/a", "a", nil, false},
+		{"another lower file of that directory", "/d/c", "upper c", nil, false},
+		{"a new file in a lower directory", "/e/new", "new in e", nil, true},
+		{"a file another process made", "/e/other", "now the daemon's",
+			onMount(func(p string) error { return os.WriteFile(p, []byte("its own"), 0o644) }, "e/other"), false},
+		{"a file the daemon wrote, linked twice", "/new", "one link less",
+			onMount(func(p string) error { return os.Link(p, p+".link") }, "new"), true},
+		{"a file the daemon wrote, removed and made again", "/d/a", "a again",
+			onMount(func(p string) error {
+				if err := os.Remove(p); err != nil {
+					return err
+				}
+				return os.WriteFile(p, []byte("made by another process"), 0o644)
+			}, "d/a"), false},
+	} {
+		if c.before != nil {
+			c.before()
+		}
+		if _, err := q.Scan(t.Context()); err != nil || q.Dirty() {
+			t.Fatalf("scan before %s: %v, dirty %v", c.name, err, q.Dirty())
+		}
+		if _, err := s.WriteFile(t.Context(), c.path, strings.NewReader(c.body), WriteOptions{}); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if q.Dirty() != c.rescan {
+			t.Errorf("%s: rescan marked %v, want %v", c.name, q.Dirty(), c.rescan)
+		}
+		b, e, err := testenv.UpperUsage(upper)
+		must(t, err)
+		u := q.Usage()
+		if !c.rescan && (u.Bytes != b || u.Entries != e) {
+			t.Errorf("%s: counts %d bytes %d entries, the upper holds %d bytes %d entries", c.name, u.Bytes, u.Entries, b, e)
+		}
+		if u, _ := q.Scan(t.Context()); u.Bytes != b || u.Entries != e {
+			t.Errorf("%s: scan %d bytes %d entries, the upper holds %d bytes %d entries", c.name, u.Bytes, u.Entries, b, e)
+		}
+		if got, err := os.ReadFile(filepath.Join(mnt, c.path)); err != nil || string(got) != c.body {
+			t.Errorf("%s: reads %q, %v", c.name, got, err)
+		}
 	}
 }

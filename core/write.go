@@ -54,7 +54,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	existed := false
 	owner := -1
 	group := -1
-	var freed int64 // the bytes of the file replaced (core/quota)
+	var freed quota.Count // what the file replaced held (core/quota)
+	exact := false        // the Op's counts are exactly the change (replacing)
 	var st unix.Stat_t
 	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
@@ -65,9 +66,11 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		existed = true
 		mode = s.KeptMode(st.Mode & 0o7777)
 		owner, group = int(st.Uid), int(st.Gid)
-		freed = s.freedBy(ctx, ap, &st).Bytes
+		freed, exact = s.replacing(ctx, ap, &st)
 	case err != unix.ENOENT:
 		return 0, PathErr(OpWrite, ap, err)
+	default:
+		freed, exact = s.replacing(ctx, ap, nil)
 	}
 	if err := checkAt(OpWrite, ap, o.Pre, dirfd, name); err != nil {
 		return 0, err // before reading a byte of the body
@@ -96,7 +99,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		unix.Unlinkat(dirfd, tmp, 0)
 		return 0, PathErr(OpWrite, ap, err)
 	}
-	n, err := copyToFile(f, &quota.Reader{R: r, Need: func(n int64) error { return uop.ReserveTo(OpWrite, ap, n-freed) }})
+	n, err := copyToFile(f, &quota.Reader{R: r, Need: func(n int64) error { return uop.ReserveTo(OpWrite, ap, n-freed.Bytes) }})
 	if err != nil {
 		return fail(err)
 	}
@@ -116,7 +119,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
-	if err := tellETag(f, o.ETag); err != nil {
+	made, err := statWritten(f, o.ETag, s.upper != nil)
+	if err != nil {
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
@@ -128,10 +132,15 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 		return 0, err
 	}
 	claim.Land()
-	if existed {
-		uop.End(n-freed, 0)
+	if s.upper != nil {
+		s.upperMade.add(made.Ino) // made in a fork's upper, as every new file is
+	}
+	// One entry in, what was at the name out: in a fork that may be no
+	// entry at all (a lower file replaced, which the upper never held).
+	if exact {
+		uop.EndExact(n-freed.Bytes, 1-freed.Entries)
 	} else {
-		uop.End(n, 1)
+		uop.End(n-freed.Bytes, 1-freed.Entries)
 	}
 	if !existed {
 		s.Tell(ctx, journal.Create, ap, "", false)
@@ -157,15 +166,24 @@ func renameChecked(op, ap string, pre precond.Precondition, dirfd int, tmp, name
 
 // tellETag stores the ETag of the open file f in *dst when dst is not nil.
 func tellETag(f *os.File, dst *string) error {
-	if dst == nil {
-		return nil
-	}
+	_, err := statWritten(f, dst, false)
+	return err
+}
+
+// statWritten stores the ETag of the open file f in *dst when dst is not
+// nil, and returns its stat when it took one (always, with want).
+func statWritten(f *os.File, dst *string, want bool) (unix.Stat_t, error) {
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return err
+	if dst == nil && !want {
+		return st, nil
 	}
-	*dst = statETag(&st)
-	return nil
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return st, err
+	}
+	if dst != nil {
+		*dst = statETag(&st)
+	}
+	return st, nil
 }
 
 // writeTarget resolves the file a write of p lands in: a final symlink

@@ -82,7 +82,11 @@
 // Approx: each Op's end, and each change that opens no Op but may copy up
 // (an attribute change, an open for writing: MayCopyUp), marks the counts
 // as after an outside change, so a scan of the upper settles them
-// Intervals.Soon later (coalesced: one scan for a burst of writes).
+// Intervals.Soon later (coalesced: one scan for a burst of writes). The
+// one exception is an Op its caller knows copied nothing up (EndExact): a
+// file written by replace in a directory the upper already holds adds the
+// new file and frees what the upper held at the name, no more, so a
+// stream of such writes, an agent's usual, never rescans the upper.
 //
 // Between the change and that scan usage is the Ops' estimate, low by
 // the copy-ups: a file copied up since the last scan frees as after an

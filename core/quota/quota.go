@@ -69,7 +69,7 @@ type Tree struct {
 	// Approx says the Ops' changes are not exactly the counted tree's
 	// (an overlay's upper, which an Op's change may copy a whole lower
 	// file up to): every Op's end then marks the counts for a sooner
-	// scan, as an outside change does (doc.go, "Forks").
+	// scan, as an outside change does, save an EndExact (doc.go, "Forks").
 	Approx bool
 }
 
@@ -204,7 +204,15 @@ func (o *Op) ReserveTo(op, apiPath string, b int64) error {
 // End records that the operation changed usage by b bytes and e entries
 // (negative: freed), releasing what it reserved beyond that. A failed
 // operation that changed nothing ends with 0, 0. Ending twice is fine.
-func (o *Op) End(b, e int64) {
+func (o *Op) End(b, e int64) { o.end(b, e, false) }
+
+// EndExact is End for an operation whose caller knows b and e are exactly
+// what it changed in the counted tree, on an Approx tree too (a fork's
+// write in a directory its upper already held, which copied nothing up):
+// it marks no sooner scan, since there is nothing for one to settle.
+func (o *Op) EndExact(b, e int64) { o.end(b, e, true) }
+
+func (o *Op) end(b, e int64, exact bool) {
 	if o.q == nil {
 		return
 	}
@@ -216,7 +224,7 @@ func (o *Op) End(b, e int64) {
 	}
 	o.q.gen.Add(1)
 	o.q.inflight.Add(-1)
-	if o.q.tree.Approx {
+	if o.q.tree.Approx && !exact {
 		o.q.OutsideChange()
 	}
 	o.q = nil

@@ -185,17 +185,19 @@ func TestScanCorrectsAndWaitsForQuiet(t *testing.T) {
 }
 
 // TestApproxSettles: on an Approx tree (a fork's upper) every Op's end
-// and every MayCopyUp marks the counts for a scan, which sets them to the
-// walk's, the copy-up the Op did not count included; elsewhere neither
-// marks anything.
+// but an exact one and every MayCopyUp marks the counts for a scan, which
+// sets them to the walk's, the copy-up the Op did not count included;
+// elsewhere none marks anything.
 func TestApproxSettles(t *testing.T) {
 	changes := []struct {
-		name string
-		do   func(s *State)
+		name  string
+		do    func(s *State)
+		exact bool
 	}{
-		{"an op's end", func(s *State) { op := s.Begin(); op.Reserve("write", "/f", 10, 1); op.End(10, 1) }},
-		{"a failed op's end", func(s *State) { op := s.Begin(); op.End(0, 0) }},
-		{"an attribute change", func(s *State) { s.MayCopyUp() }},
+		{"an op's end", func(s *State) { op := s.Begin(); op.Reserve("write", "/f", 10, 1); op.End(10, 1) }, false},
+		{"a failed op's end", func(s *State) { op := s.Begin(); op.End(0, 0) }, false},
+		{"an attribute change", func(s *State) { s.MayCopyUp() }, false},
+		{"an exact op's end", func(s *State) { op := s.Begin(); op.Reserve("write", "/f", 10, 1); op.EndExact(10, 1) }, true},
 	}
 	for _, approx := range []bool{false, true} {
 		for _, c := range changes {
@@ -211,14 +213,17 @@ func TestApproxSettles(t *testing.T) {
 				}
 				s.Ready()
 				c.do(s)
-				if s.Dirty() != approx {
-					t.Fatalf("dirty %v after %s, want %v", s.Dirty(), c.name, approx)
+				if want := approx && !c.exact; s.Dirty() != want {
+					t.Fatalf("dirty %v after %s, want %v", s.Dirty(), c.name, want)
+				}
+				if u := s.Usage(); c.exact && (u.Bytes != 10 || u.Entries != 1) {
+					t.Fatalf("counts after %s: %+v, want its 10 bytes, 1 entry", c.name, u)
 				}
 				// What the kernel copied up beneath: the walk finds more.
 				f.mu.Lock()
 				f.count = Count{5000, 3}
 				f.mu.Unlock()
-				if u, _ := s.Scan(t.Context()); approx && (u.Bytes != 5000 || u.Entries != 3 || s.Dirty()) {
+				if u, _ := s.Scan(t.Context()); approx && !c.exact && (u.Bytes != 5000 || u.Entries != 3 || s.Dirty()) {
 					t.Fatalf("scan after %s: %+v (dirty %v), want the walk's 5000 bytes, 3 entries", c.name, u, s.Dirty())
 				}
 			})
