@@ -142,10 +142,16 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	} else {
 		uop.End(n-freed.Bytes, 1-freed.Entries)
 	}
-	if !existed {
-		s.Tell(ctx, journal.Create, ap, "", false)
+	// Told as it landed, stat from the directory held: no second
+	// resolution of the path (Tell's).
+	var now *unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		now = &st
 	}
-	s.Tell(ctx, journal.Write, ap, "", false)
+	if !existed {
+		s.tellStat(ctx, journal.Create, ap, "", false, now)
+	}
+	s.tellStat(ctx, journal.Write, ap, "", false, now)
 	return n, nil
 }
 
@@ -189,23 +195,38 @@ func statWritten(f *os.File, dst *string, want bool) (unix.Stat_t, error) {
 // writeTarget resolves the file a write of p lands in: a final symlink
 // followed within the root, the parents made when asked. It returns the
 // file's API path and an O_PATH fd on its directory with the last name.
+// It opens the directory once and makes parents only when it is missing:
+// a write's path is resolved through a fork's overlay at a cost for each
+// open.
 func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) (ap string, dirfd int, name string, err error) {
 	if ap, err = s.Clean(p); err != nil {
 		return "", -1, "", err
 	}
-	if ap, err = s.root.followLeaf(ap); err != nil {
-		return ap, -1, "", PathErr(OpWrite, ap, err)
-	}
-	if mkdirParents {
-		dir, _ := apipath.Split(ap)
-		if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
-			return ap, -1, "", err
+	made := !mkdirParents
+	for links := 0; ; {
+		dirfd, name, err = s.root.parent(ap)
+		if err == unix.ENOENT && !made {
+			made = true
+			dir, _ := apipath.Split(ap)
+			if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
+				return ap, -1, "", err
+			}
+			continue
 		}
+		if err != nil {
+			return ap, -1, "", PathErr(OpWrite, ap, err)
+		}
+		next, more, err := s.root.followIn(dirfd, ap, name, &links)
+		if err != nil {
+			unix.Close(dirfd)
+			return ap, -1, "", PathErr(OpWrite, ap, err)
+		}
+		if !more {
+			return ap, dirfd, name, nil
+		}
+		unix.Close(dirfd)
+		ap = next
 	}
-	if dirfd, name, err = s.root.parent(ap); err != nil {
-		return ap, -1, "", PathErr(OpWrite, ap, err)
-	}
-	return ap, dirfd, name, nil
 }
 
 // createTemp makes a new empty temp file in dirfd, named for the target.
@@ -256,7 +277,8 @@ func UnixPerm(m fs.FileMode) uint32 {
 // operation replacing the file by rename replaces the target, not the link.
 // A path whose parent is missing is returned as it is.
 func (r *Root) followLeaf(ap string) (string, error) {
-	for links := 0; ; links++ {
+	links := 0
+	for {
 		dirfd, name, err := r.parent(ap)
 		if err != nil {
 			if err == unix.ENOENT || err == unix.EINVAL {
@@ -264,26 +286,35 @@ func (r *Root) followLeaf(ap string) (string, error) {
 			}
 			return ap, err
 		}
-		var st unix.Stat_t
-		err = unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			unix.Close(dirfd)
-			return ap, nil
-		}
-		if links >= maxSymlinks {
-			unix.Close(dirfd)
-			return ap, unix.ELOOP
-		}
-		target, err := Readlinkat(dirfd, name)
+		next, more, err := r.followIn(dirfd, ap, name, &links)
 		unix.Close(dirfd)
-		if err != nil {
+		if !more || err != nil {
 			return ap, err
-		}
-		dir, _ := apipath.Split(ap)
-		next, err := cleanAPI(dir, target)
-		if err != nil {
-			return ap, unix.ENOENT
 		}
 		ap = next
 	}
+}
+
+// followIn is one step of followLeaf on the name in dirfd (the parent of
+// API path ap): with more, the path the symlink there points to; without,
+// the name is no symlink (or is missing). links counts the symlinks
+// followed so far.
+func (r *Root) followIn(dirfd int, ap, name string, links *int) (next string, more bool, err error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return ap, false, nil
+	}
+	if *links >= maxSymlinks {
+		return ap, false, unix.ELOOP
+	}
+	*links++
+	target, err := Readlinkat(dirfd, name)
+	if err != nil {
+		return ap, false, err
+	}
+	dir, _ := apipath.Split(ap)
+	if next, err = cleanAPI(dir, target); err != nil {
+		return ap, false, unix.ENOENT
+	}
+	return next, true, nil
 }

@@ -82,3 +82,70 @@ func TestWriteFile(t *testing.T) {
 		}
 	})
 }
+
+// TestWriteFileThroughLinks: a write follows final symlinks as the root's
+// resolution would, parents made for where the last one points when
+// asked; a loop is ELOOP and changes nothing.
+func TestWriteFileThroughLinks(t *testing.T) {
+	for _, c := range []struct {
+		name, path string
+		mkdir      bool
+		want       string // the file that holds the body, "" for none
+		err        error
+	}{
+		{"a chain of two links", "two", false, "old", nil},
+		{"a dangling link, parents made", "dangling", true, "to/be/made", nil},
+		{"a dangling link, no parents made", "dangling", false, "", unix.ENOENT},
+		{"an absolute link, taken from the root", "abs", true, "etc/passwd", nil},
+		{"a link to itself", "self", false, "", unix.ELOOP},
+		{"a loop of two", "loopa", true, "", unix.ELOOP},
+		{"a link in a directory made for it", "new/deeper/f", true, "new/deeper/f", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			mk(t, root, map[string]string{"old": "OLD", "one": "->old", "two": "->one", "dangling": "->to/be/made",
+				"abs": "->/etc/passwd", "self": "->self", "loopa": "->loopb", "loopb": "->loopa"})
+			s, err := Open("t", root, Options{})
+			must(t, err)
+			defer s.Close()
+			before := treeOf(t, root)
+			_, err = s.WriteFile(ctx, c.path, strings.NewReader("BODY"), WriteOptions{MkdirParents: c.mkdir})
+			if c.err != nil {
+				if !errors.Is(err, c.err) {
+					t.Fatalf("err %v, want %v", err, c.err)
+				}
+				if after := treeOf(t, root); after != before {
+					t.Errorf("a failed write changed the tree:\n%s\nwas\n%s", after, before)
+				}
+				return
+			}
+			must(t, err)
+			if b, err := os.ReadFile(filepath.Join(root, c.want)); err != nil || string(b) != "BODY" {
+				t.Errorf("%s holds %q, %v", c.want, b, err)
+			}
+			if st, err := os.Lstat(filepath.Join(root, c.path)); err != nil || (c.path != c.want && st.Mode()&fs.ModeSymlink == 0) {
+				t.Errorf("%s is no longer a link: %v", c.path, err)
+			}
+		})
+	}
+}
+
+// treeOf lists every name under root with its kind and, for a symlink,
+// its target, for comparing a tree before and after.
+func treeOf(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	must(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		b.WriteString(p[len(root):] + " " + d.Type().String())
+		if d.Type()&fs.ModeSymlink != 0 {
+			l, _ := os.Readlink(p)
+			b.WriteString(" -> " + l)
+		}
+		b.WriteString("\n")
+		return nil
+	}))
+	return b.String()
+}
