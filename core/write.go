@@ -42,10 +42,11 @@ const TempPrefix = ".sandfs-"
 // directory is EISDIR, over a FIFO, socket or device EINVAL (the node stays). It returns the bytes written. On any error, r failing
 // half-way included, the old content stays whole and no temp file is left.
 func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteOptions) (int64, error) {
-	ap, dirfd, name, err := s.writeTarget(ctx, p, o.MkdirParents)
+	tg, err := s.writeTarget(ctx, p, o.MkdirParents)
 	if err != nil {
 		return 0, err
 	}
+	ap, dirfd, name := tg.ap, tg.dirfd, tg.name
 	defer unix.Close(dirfd)
 
 	claim := s.watch.ClaimLanding(ap)
@@ -56,8 +57,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	group := -1
 	var freed quota.Count // what the file replaced held (core/quota)
 	exact := false        // the Op's counts are exactly the change (replacing)
-	var st unix.Stat_t
-	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	st := tg.st
+	switch err := tg.stErr; {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return 0, PathErr(OpWrite, ap, unix.EISDIR)
 	case err == nil && NotRegular(st.Mode):
@@ -192,40 +193,49 @@ func statWritten(f *os.File, dst *string, want bool) (unix.Stat_t, error) {
 	return st, nil
 }
 
+// target is where a write lands: the file's API path, an O_PATH fd on
+// its directory (the caller's to close) with the last name, and the lstat
+// of that name as the resolution saw it (stErr: its error, ENOENT for a
+// new file).
+type target struct {
+	ap, name string
+	dirfd    int
+	st       unix.Stat_t
+	stErr    error
+}
+
 // writeTarget resolves the file a write of p lands in: a final symlink
-// followed within the root, the parents made when asked. It returns the
-// file's API path and an O_PATH fd on its directory with the last name.
-// It opens the directory once and makes parents only when it is missing:
-// a write's path is resolved through a fork's overlay at a cost for each
-// open.
-func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) (ap string, dirfd int, name string, err error) {
-	if ap, err = s.Clean(p); err != nil {
-		return "", -1, "", err
+// followed within the root, the parents made when asked. It opens the
+// directory once and makes parents only when it is missing: a write's
+// path is resolved through a fork's overlay at a cost for each open.
+func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) (t target, err error) {
+	if t.ap, err = s.Clean(p); err != nil {
+		return t, err
 	}
 	made := !mkdirParents
 	for links := 0; ; {
-		dirfd, name, err = s.root.parent(ap)
+		t.dirfd, t.name, err = s.root.parent(t.ap)
 		if err == unix.ENOENT && !made {
 			made = true
-			dir, _ := apipath.Split(ap)
+			dir, _ := apipath.Split(t.ap)
 			if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
-				return ap, -1, "", err
+				return t, err
 			}
 			continue
 		}
 		if err != nil {
-			return ap, -1, "", PathErr(OpWrite, ap, err)
+			return t, PathErr(OpWrite, t.ap, err)
 		}
-		next, more, err := s.root.followIn(dirfd, ap, name, &links)
+		t.stErr = unix.Fstatat(t.dirfd, t.name, &t.st, unix.AT_SYMLINK_NOFOLLOW)
+		if t.stErr != nil || t.st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return t, nil
+		}
+		next, err := s.root.followIn(t.dirfd, t.ap, t.name, &links)
+		unix.Close(t.dirfd)
 		if err != nil {
-			unix.Close(dirfd)
-			return ap, -1, "", PathErr(OpWrite, ap, err)
+			return t, PathErr(OpWrite, t.ap, err)
 		}
-		if !more {
-			return ap, dirfd, name, nil
-		}
-		unix.Close(dirfd)
-		ap = next
+		t.ap = next
 	}
 }
 
@@ -286,35 +296,36 @@ func (r *Root) followLeaf(ap string) (string, error) {
 			}
 			return ap, err
 		}
-		next, more, err := r.followIn(dirfd, ap, name, &links)
+		var st unix.Stat_t
+		if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			unix.Close(dirfd)
+			return ap, nil
+		}
+		next, err := r.followIn(dirfd, ap, name, &links)
 		unix.Close(dirfd)
-		if !more || err != nil {
+		if err != nil {
 			return ap, err
 		}
 		ap = next
 	}
 }
 
-// followIn is one step of followLeaf on the name in dirfd (the parent of
-// API path ap): with more, the path the symlink there points to; without,
-// the name is no symlink (or is missing). links counts the symlinks
-// followed so far.
-func (r *Root) followIn(dirfd int, ap, name string, links *int) (next string, more bool, err error) {
-	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-		return ap, false, nil
-	}
+// followIn is one step of followLeaf on the symlink name in dirfd (the
+// parent of API path ap): the API path it points to. links counts the
+// symlinks followed so far.
+func (r *Root) followIn(dirfd int, ap, name string, links *int) (string, error) {
 	if *links >= maxSymlinks {
-		return ap, false, unix.ELOOP
+		return ap, unix.ELOOP
 	}
 	*links++
 	target, err := Readlinkat(dirfd, name)
 	if err != nil {
-		return ap, false, err
+		return ap, err
 	}
 	dir, _ := apipath.Split(ap)
-	if next, err = cleanAPI(dir, target); err != nil {
-		return ap, false, unix.ENOENT
+	next, err := cleanAPI(dir, target)
+	if err != nil {
+		return ap, unix.ENOENT
 	}
-	return next, true, nil
+	return next, nil
 }

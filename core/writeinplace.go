@@ -36,10 +36,11 @@ type InPlaceOptions struct {
 // The whole write holds ap's stripe lock (precondition.go): callers give
 // it bodies they hold already.
 func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InPlaceOptions) (int64, error) {
-	ap, dirfd, name, err := s.writeTarget(ctx, p, o.MkdirParents)
+	tg, err := s.writeTarget(ctx, p, o.MkdirParents)
 	if err != nil {
 		return 0, err
 	}
+	ap, dirfd, name := tg.ap, tg.dirfd, tg.name
 	defer unix.Close(dirfd)
 	claim := s.watch.Claim(ap)
 	defer claim.Done()
