@@ -33,9 +33,15 @@ type upperMade struct {
 
 const upperMadeMax = 1 << 14
 
-func (m *upperMade) add(ino uint64) {
+func (m *upperMade) add(ino uint64) { m.replace(0, ino) }
+
+// replace learns ino and forgets old (0: none), the number of the file it
+// replaced: a file written again and again by replace takes one place,
+// not one a write.
+func (m *upperMade) replace(old, ino uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	delete(m.inos, old)
 	if m.inos == nil || len(m.inos) >= upperMadeMax {
 		m.inos = make(map[uint64]struct{})
 	}

@@ -163,3 +163,40 @@ func TestForkWriteRescansOnCopyUpOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestUpperMadeBound: a file written by replace over and over keeps one
+// place in what a fork knows its upper made, so that knowledge outlasts
+// any number of writes; at its bound it forgets all and learns again,
+// never answering for a number it was not told.
+func TestUpperMadeBound(t *testing.T) {
+	var m upperMade
+	file := func(ino uint64) *unix.Stat_t {
+		return &unix.Stat_t{Ino: ino, Mode: unix.S_IFREG | 0o644, Nlink: 1, Size: 10}
+	}
+	ino := uint64(1)
+	m.add(ino)
+	for i := 0; i < 3*upperMadeMax; i++ {
+		m.replace(ino, ino+1)
+		ino++
+	}
+	if c, ok := m.count(file(ino)); !ok || c != (quota.Count{Entries: 1, Bytes: 10}) {
+		t.Errorf("after %d rewrites: %+v, %v; want its 10 bytes and entry", 3*upperMadeMax, c, ok)
+	}
+	if _, ok := m.count(file(ino - 1)); ok {
+		t.Error("the number of a file replaced is still known")
+	}
+	for i := uint64(1); i <= upperMadeMax; i++ {
+		m.add(1<<40 + i)
+	}
+	if _, ok := m.count(file(ino)); ok {
+		t.Error("at the bound nothing was forgotten")
+	}
+	if _, ok := m.count(file(1<<40 + upperMadeMax)); !ok {
+		t.Error("the number learnt at the bound was lost")
+	}
+	links := file(1<<40 + upperMadeMax)
+	links.Nlink = 2
+	if _, ok := m.count(links); ok {
+		t.Error("a file of two links answered from what is known")
+	}
+}

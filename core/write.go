@@ -134,7 +134,9 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	}
 	claim.Land()
 	if s.upper != nil {
-		s.upperMade.add(made.Ino) // made in a fork's upper, as every new file is
+		// Made in a fork's upper, as every new file is; the file it
+		// replaced is gone.
+		s.upperMade.replace(tg.st.Ino, made.Ino)
 	}
 	// One entry in, what was at the name out: in a fork that may be no
 	// entry at all (a lower file replaced, which the upper never held).
@@ -226,6 +228,7 @@ func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) 
 		if err != nil {
 			return t, PathErr(OpWrite, t.ap, err)
 		}
+		t.st = unix.Stat_t{}
 		t.stErr = unix.Fstatat(t.dirfd, t.name, &t.st, unix.AT_SYMLINK_NOFOLLOW)
 		if t.stErr != nil || t.st.Mode&unix.S_IFMT != unix.S_IFLNK {
 			return t, nil
