@@ -138,7 +138,7 @@ func (s *Sandbox) Upload(ctx context.Context, p string, r io.Reader, o UploadOpt
 		return fail(err)
 	}
 	s.Tell(ctx, journal.Chmod, partPath, "", false)
-	if err := tellETag(f, o.ETag); err != nil {
+	if _, err := tellETag(f, o.ETag, false); err != nil {
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {

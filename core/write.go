@@ -120,7 +120,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
-	made, err := statWritten(f, o.ETag, s.upper != nil)
+	made, err := tellETag(f, o.ETag, s.upper != nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -173,15 +173,9 @@ func renameChecked(op, ap string, pre precond.Precondition, dirfd int, tmp, name
 	return nil
 }
 
-// tellETag stores the ETag of the open file f in *dst when dst is not nil.
-func tellETag(f *os.File, dst *string) error {
-	_, err := statWritten(f, dst, false)
-	return err
-}
-
-// statWritten stores the ETag of the open file f in *dst when dst is not
-// nil, and returns its stat when it took one (always, with want).
-func statWritten(f *os.File, dst *string, want bool) (unix.Stat_t, error) {
+// tellETag stores the ETag of the open file f in *dst when dst is not
+// nil, and returns f's stat when it took one (always, with want).
+func tellETag(f *os.File, dst *string, want bool) (unix.Stat_t, error) {
 	var st unix.Stat_t
 	if dst == nil && !want {
 		return st, nil
@@ -195,10 +189,11 @@ func statWritten(f *os.File, dst *string, want bool) (unix.Stat_t, error) {
 	return st, nil
 }
 
-// target is where a write lands: the file's API path, an O_PATH fd on
-// its directory (the caller's to close) with the last name, and the lstat
-// of that name as the resolution saw it (stErr: its error, ENOENT for a
-// new file).
+// target is where an operation on a file lands: its API path, an O_PATH
+// fd on its directory (the caller's to close; -1 when the directory is
+// missing) with the last name, and the lstat of that name as the
+// resolution saw it (stErr: its error, ENOENT for a new file; the
+// directory's error when dirfd is -1).
 type target struct {
 	ap, name string
 	dirfd    int
@@ -206,40 +201,30 @@ type target struct {
 	stErr    error
 }
 
-// writeTarget resolves the file a write of p lands in: a final symlink
-// followed within the root, the parents made when asked. It opens the
-// directory once and makes parents only when it is missing: a write's
-// path is resolved through a fork's overlay at a cost for each open.
-func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) (t target, err error) {
-	if t.ap, err = s.Clean(p); err != nil {
-		return t, err
+// writeTarget resolves the file a write of p lands in (Root.leaf), the
+// parents made when asked. It opens the directory once and makes parents
+// only when it is missing: a write's path is resolved through a fork's
+// overlay at a cost for each open.
+func (s *Sandbox) writeTarget(ctx context.Context, p string, mkdirParents bool) (target, error) {
+	ap, err := s.Clean(p)
+	if err != nil {
+		return target{dirfd: -1}, err
 	}
-	made := !mkdirParents
-	for links := 0; ; {
-		t.dirfd, t.name, err = s.root.parent(t.ap)
-		if err == unix.ENOENT && !made {
-			made = true
-			dir, _ := apipath.Split(t.ap)
-			if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
-				return t, err
-			}
-			continue
+	t, err := s.root.leaf(ap)
+	if err == nil && t.dirfd < 0 && t.stErr == unix.ENOENT && mkdirParents {
+		dir, _ := apipath.Split(t.ap)
+		if err := s.mkdirAllFor(ctx, dir, 0o755, 1); err != nil {
+			return t, err
 		}
-		if err != nil {
-			return t, PathErr(OpWrite, t.ap, err)
-		}
-		t.st = unix.Stat_t{}
-		t.stErr = unix.Fstatat(t.dirfd, t.name, &t.st, unix.AT_SYMLINK_NOFOLLOW)
-		if t.stErr != nil || t.st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			return t, nil
-		}
-		next, err := s.root.followIn(t.dirfd, t.ap, t.name, &links)
-		unix.Close(t.dirfd)
-		if err != nil {
-			return t, PathErr(OpWrite, t.ap, err)
-		}
-		t.ap = next
+		t, err = s.root.leaf(t.ap)
 	}
+	if err == nil && t.dirfd < 0 {
+		err = t.stErr
+	}
+	if err != nil {
+		return t, PathErr(OpWrite, t.ap, err)
+	}
+	return t, nil
 }
 
 // createTemp makes a new empty temp file in dirfd, named for the target.
@@ -290,30 +275,46 @@ func UnixPerm(m fs.FileMode) uint32 {
 // operation replacing the file by rename replaces the target, not the link.
 // A path whose parent is missing is returned as it is.
 func (r *Root) followLeaf(ap string) (string, error) {
-	links := 0
-	for {
-		dirfd, name, err := r.parent(ap)
+	t, err := r.leaf(ap)
+	switch {
+	case err != nil:
+		return t.ap, err
+	case t.dirfd >= 0:
+		unix.Close(t.dirfd)
+	case t.stErr != unix.ENOENT && t.stErr != unix.EINVAL:
+		return t.ap, t.stErr
+	}
+	return t.ap, nil
+}
+
+// leaf resolves the file at the clean API path ap, following final
+// symlinks: the target it lands on, its directory held open. A missing
+// directory is no error: the target says so (dirfd -1), at the path
+// reached, for the caller to make it or refuse. err is a symlink's:
+// too many (ELOOP), unreadable, or pointing out of the root (ENOENT).
+func (r *Root) leaf(ap string) (t target, err error) {
+	t.ap = ap
+	for links := 0; ; {
+		t.st = unix.Stat_t{}
+		if t.dirfd, t.name, t.stErr = r.parent(t.ap); t.stErr != nil {
+			t.dirfd = -1
+			return t, nil
+		}
+		t.stErr = unix.Fstatat(t.dirfd, t.name, &t.st, unix.AT_SYMLINK_NOFOLLOW)
+		if t.stErr != nil || t.st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return t, nil
+		}
+		next, err := r.followIn(t.dirfd, t.ap, t.name, &links)
+		unix.Close(t.dirfd)
+		t.dirfd = -1
 		if err != nil {
-			if err == unix.ENOENT || err == unix.EINVAL {
-				return ap, nil
-			}
-			return ap, err
+			return t, err
 		}
-		var st unix.Stat_t
-		if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			unix.Close(dirfd)
-			return ap, nil
-		}
-		next, err := r.followIn(dirfd, ap, name, &links)
-		unix.Close(dirfd)
-		if err != nil {
-			return ap, err
-		}
-		ap = next
+		t.ap = next
 	}
 }
 
-// followIn is one step of followLeaf on the symlink name in dirfd (the
+// followIn is one step of leaf on the symlink name in dirfd (the
 // parent of API path ap): the API path it points to. links counts the
 // symlinks followed so far.
 func (r *Root) followIn(dirfd int, ap, name string, links *int) (string, error) {

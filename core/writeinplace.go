@@ -164,7 +164,7 @@ func (s *Sandbox) WriteInPlace(ctx context.Context, p string, r io.Reader, o InP
 		s.Tell(ctx, journal.Write, ap, "", false)
 		return n, PathErr(OpWrite, ap, err)
 	}
-	if err := tellETag(f, o.ETag); err != nil {
+	if _, err := tellETag(f, o.ETag, false); err != nil {
 		return n, PathErr(OpWrite, ap, err)
 	}
 	p0.End(fd)
