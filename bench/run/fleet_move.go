@@ -62,7 +62,7 @@ func fleetMove(c *cfg, t *table) error {
 		if err := os.MkdirAll(sbx, 0o755); err != nil {
 			return nil, "", err
 		}
-		p, err := startSandfs(c, filepath.Join(dir, name, "default"), "--sandboxes", sbx, "--events", b.URL(), "--events-host", name,
+		p, err := startSandfsIn(c, filepath.Join(dir, name), filepath.Join(dir, name, "default"), "--sandboxes", sbx, "--events", b.URL(), "--events-host", name,
 			"--replicate", "events", "--placement", "events")
 		if err != nil {
 			return nil, "", err

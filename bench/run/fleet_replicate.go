@@ -46,7 +46,7 @@ func fleetReplicate(c *cfg, t *table) error {
 		return err
 	}
 	defer b.Stop()
-	d, err := startSandfs(c, root, "--events", b.URL(), "--events-host", "bench", "--replicate", "events",
+	d, err := startSandfsIn(c, dir, root, "--events", b.URL(), "--events-host", "bench", "--replicate", "events",
 		"--checkpoint-every", interval.String())
 	if err != nil {
 		return err

@@ -145,8 +145,15 @@ func waitHTTP(url string, limit time.Duration) error {
 // a state directory of its own, so daemons side by side never share a
 // journal.
 func startSandfs(c *cfg, root string, args ...string) (*proc, error) {
+	return startSandfsIn(c, c.work, root, args...)
+}
+
+// startSandfsIn is startSandfs with its state directory made under base:
+// a bench whose anchor runs on tmpfs keeps the daemon's state there too,
+// so both sides write the same kind of filesystem.
+func startSandfsIn(c *cfg, base, root string, args ...string) (*proc, error) {
 	addr := freePort()
-	st := stateDir(c)
+	st := stateDirIn(base)
 	return withState(st)(startProc("", addr, "/health", c.bin, append([]string{"serve", "--root", root, "--listen", addr, "--no-auth", "--state", st}, args...)...))
 }
 
@@ -164,10 +171,13 @@ func withState(st string) func(*proc, error) (*proc, error) {
 }
 
 // stateDir is a fresh state directory under the work directory.
-func stateDir(c *cfg) string {
-	d, err := os.MkdirTemp(c.work, "state-")
+func stateDir(c *cfg) string { return stateDirIn(c.work) }
+
+// stateDirIn is a fresh state directory under base.
+func stateDirIn(base string) string {
+	d, err := os.MkdirTemp(base, "state-")
 	if err != nil {
-		return filepath.Join(c.work, "state")
+		return filepath.Join(base, "state")
 	}
 	return d
 }
