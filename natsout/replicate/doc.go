@@ -46,7 +46,9 @@
 // store: every entry checked before anything is fetched
 // (checkpoint.CheckEntries), only the objects the store lacks fetched,
 // each refused unless its bytes hash to its name (cas.Store.PutNamed),
-// then the checkpoint recorded (checkpoint.Import). Into a store that
+// one answered missing asked again a few times first (the broker folds
+// any error loading a message into "not found"), then the checkpoint
+// recorded (checkpoint.Import). Into a store that
 // holds a checkpoint of the manifest's chain of deltas, only the deltas
 // above it are read, and the checkpoint is recorded as a delta of it
 // (fetch_delta.go, checkpoint.ImportDelta). What the broker sends is

@@ -313,8 +313,41 @@ func (f *Fleet) fetchAll(ctx context.Context, obs jetstream.ObjectStore, sb *cor
 	return total.Load(), err
 }
 
-// fetchObject brings the object hash of size bytes into sb's store.
+// A manifest is put after every object it names, so an object it names
+// that the broker answers missing is more likely an answer than a loss:
+// nats-server folds any error loading a stored message into "404 not
+// found" (its direct get), and under load one such answer failed a move
+// here. Each one is asked again, missTries times at most, waiting
+// missWait, then twice as long, between, before the fetch fails: about
+// 3 s more, on a path that otherwise fails.
+const (
+	missTries = 5
+	missWait  = 200 * time.Millisecond
+)
+
+// errMissing is an object neither bucket answers.
+var errMissing = fmt.Errorf("not in the fleet's buckets: %w", fs.ErrNotExist)
+
+// fetchObject brings the object hash of size bytes into sb's store,
+// asking again (missTries) while neither bucket answers it.
 func (f *Fleet) fetchObject(ctx context.Context, obs jetstream.ObjectStore, sb *core.Sandbox, hash string, size int64) (int64, error) {
+	wait := missWait
+	for try := 1; ; try++ {
+		n, err := f.fetchOnce(ctx, obs, sb, hash, size)
+		if !errors.Is(err, errMissing) || try == missTries {
+			return n, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// fetchOnce is one try of fetchObject.
+func (f *Fleet) fetchOnce(ctx context.Context, obs jetstream.ObjectStore, sb *core.Sandbox, hash string, size int64) (int64, error) {
 	var r io.ReadCloser
 	if size <= SmallMax {
 		data, ok, err := f.getSmall(ctx, hash)
@@ -348,13 +381,13 @@ func (f *Fleet) getLarge(ctx context.Context, obs jetstream.ObjectStore, hash st
 	// A large object is given time by its size (at 1 MiB/s at worst),
 	// beyond one request's.
 	if obs == nil {
-		return nil, fmt.Errorf("object %s: not in the fleet's buckets: %w", hash, fs.ErrNotExist)
+		return nil, fmt.Errorf("object %s: %w", hash, errMissing)
 	}
 	octx, cancel := context.WithTimeout(ctx, opTimeout+time.Duration(size>>20)*time.Second)
 	r, err := obs.Get(octx, hash)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		cancel()
-		return nil, fmt.Errorf("object %s: not in the fleet's buckets: %w", hash, fs.ErrNotExist)
+		return nil, fmt.Errorf("object %s: %w", hash, errMissing)
 	} else if err != nil {
 		cancel()
 		return nil, fmt.Errorf("object %s: %w", hash, err)
