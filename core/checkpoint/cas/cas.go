@@ -19,8 +19,8 @@
 // kept as holes (sparse.go). Either
 // way the source's fstat identity (size, mtime, ctime) is compared before
 // and after, and a source that changed is ErrChanged: the caller reads it
-// again, and a torn file is never stored. The temp is then renamed to its
-// object name, or dropped when the object is already there.
+// again, and a torn file is never stored. The temp is then linked to its
+// object name, or dropped when the object is already there (temp.go).
 //
 // Put does not fsync each object: Sync (syncfs(2) of the store's
 // filesystem) makes every object put so far durable in one call, which
@@ -41,7 +41,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -56,6 +55,7 @@ var ErrChanged = errors.New("file changed while it was read")
 type Store struct {
 	fd   int  // O_RDONLY directory fd of objects/
 	keep bool // new objects take their source's attributes (attrs.go)
+	anon bool // temps are nameless (temp.go)
 }
 
 // Object is what Put stored.
@@ -79,7 +79,7 @@ func Open(dirfd int, name string) (*Store, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
-	return &Store{fd: fd, keep: os.Geteuid() == 0}, nil
+	return &Store{fd: fd, keep: os.Geteuid() == 0, anon: canLinkAnon(fd)}, nil
 }
 
 // Close releases the store's fd.
@@ -197,12 +197,12 @@ func (s *Store) name(tmp string, f *os.File, o Object, from *unix.Stat_t) (Objec
 	// this one is dropped, never a half-written object named. The
 	// object's directory is made when the link finds none, not asked
 	// for each object.
-	err := unix.Linkat(s.fd, tmp, s.fd, d+"/"+n, 0)
+	err := s.link(tmp, f, d+"/"+n)
 	if err == unix.ENOENT {
 		if err := unix.Mkdirat(s.fd, d, 0o700); err != nil && err != unix.EEXIST {
 			return Object{}, err
 		}
-		err = unix.Linkat(s.fd, tmp, s.fd, d+"/"+n, 0)
+		err = s.link(tmp, f, d+"/"+n)
 	}
 	switch err {
 	case nil:
@@ -297,26 +297,6 @@ func copyBig(w io.Writer, r io.Reader) (int64, error) {
 	b := bufs.Get().(*[]byte)
 	defer bufs.Put(b)
 	return io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{r}, *b)
-}
-
-func (s *Store) temp() (string, *os.File, error) {
-	for tries := 0; ; tries++ {
-		name := fmt.Sprintf("%s%016x", tempPrefix, rand.Uint64())
-		fd, err := unix.Openat(s.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-		if err == unix.EEXIST && tries < 16 {
-			continue
-		}
-		if err != nil {
-			return "", nil, err
-		}
-		return name, os.NewFile(uintptr(fd), name), nil
-	}
-}
-
-// drop closes and removes a temp (an object made of it is a link of its own).
-func (s *Store) drop(tmp string, f *os.File) {
-	f.Close()
-	unix.Unlinkat(s.fd, tmp, 0)
 }
 
 // Sync makes every object put so far durable (syncfs of the store's
