@@ -314,12 +314,11 @@ func (f *Fleet) fetchAll(ctx context.Context, obs jetstream.ObjectStore, sb *cor
 }
 
 // A manifest is put after every object it names, so an object it names
-// that the broker answers missing is more likely an answer than a loss:
-// nats-server folds any error loading a stored message into "404 not
-// found" (its direct get), and under load one such answer failed a move
-// here. Each one is asked again, missTries times at most, waiting
-// missWait, then twice as long, between, before the fetch fails: about
-// 3 s more, on a path that otherwise fails.
+// that the broker answers missing is more likely a failed load than a
+// loss: nats-server folds any error loading a stored message into "404
+// not found" (its direct get, a batch's too). Each one is asked again,
+// missTries times at most, waiting missWait, then twice as long, between,
+// before the fetch fails: about 3 s more, on a path that otherwise fails.
 const (
 	missTries = 5
 	missWait  = 200 * time.Millisecond
