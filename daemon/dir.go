@@ -207,6 +207,12 @@ func (d *Dir) reconcile(name string) {
 		d.skip(name, "--sandboxes: the name is a fixed sandbox's (--root, --sandbox); not served")
 		return
 	}
+	if d.held[name] != nil {
+		// Its sandbox is open, watched, for a move back (hold.go): a
+		// second one on the root would be refused as "another daemon".
+		d.skip(name, "--sandboxes: the sandbox moved to another host; its root is held here for a move back, not served")
+		return
+	}
 	if d.heldBack[name] {
 		d.skip(name, "--sandboxes: taking the sandbox up on this old root failed; not served until it is handed here again or the daemon restarts")
 		return

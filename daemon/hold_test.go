@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +52,21 @@ func TestHeldRoots(t *testing.T) {
 	if held != maxHeld || oldest || !sbs[names[0]].Closed() {
 		t.Fatalf("%d held (want %d), the oldest held %v, closed %v", held, maxHeld, oldest, sbs[names[0]].Closed())
 	}
+	// A scan of DIR meanwhile (the watch overflowed) serves no held root
+	// again behind the move's back: each stays held, its sandbox open,
+	// and says so, not that another daemon serves the root.
+	th.d.Rescan()
+	logs := th.logText()
+	if strings.Contains(logs, "another daemon") {
+		t.Fatalf("a scan of DIR tried to serve a held root again:\n%s", logs)
+	}
 	for _, n := range names[1:] {
+		if th.reg.Get(n) != nil {
+			t.Fatalf("held %s is served again after a scan of DIR\n%s", n, logs)
+		}
+		if !logSays(logs, "held here for a move back", "name="+n) {
+			t.Fatalf("held %s: the scan did not say it is held\n%s", n, logs)
+		}
 		if sbs[n].Closed() || !sbs[n].Watch().Running() {
 			t.Fatalf("held %s: closed %v, watched %v", n, sbs[n].Closed(), sbs[n].Watch().Running())
 		}
@@ -99,4 +114,14 @@ func waitSandbox(t *testing.T, th *testHost, name string) *core.Sandbox {
 			t.Fatalf("sandbox %s not served\n%s", name, th.logText())
 		}
 	}
+}
+
+// logSays reports whether a line of logs holds msg and ends with attr.
+func logSays(logs, msg, attr string) bool {
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, msg) && strings.HasSuffix(strings.TrimSpace(l), attr) {
+			return true
+		}
+	}
+	return false
 }
