@@ -2,7 +2,10 @@ package checkpoint
 
 import (
 	"context"
+	"maps"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"sandfs/core"
 	"sandfs/core/checkpoint/cas"
@@ -116,7 +119,7 @@ func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store 
 	if prev == nil {
 		body = cpBody{Set: files}
 	} else {
-		hd.Parent, hd.Depth, hd.Exact = prev.hdr.ID, prev.hdr.Depth+1, true // gone() deletes only what prev has
+		hd.Parent, hd.Depth, hd.Exact = prev.hdr.ID, h.chainDepth(prev.hdr.ID)+1, true // gone() deletes only what prev has
 	}
 	t := &cpTree{hdr: hd, files: files}
 	if !store {
@@ -134,7 +137,8 @@ func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store 
 	}
 	h.last = t
 	created(s, cp)
-	if hd.Depth >= compactEvery {
+	if hd.Depth >= compactEvery && !h.compactBusy {
+		h.compactBusy = true
 		h.compacting.Add(1)
 		go h.compact(hd.ID)
 	}
@@ -143,27 +147,84 @@ func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store 
 
 // compact rewrites the delta id as a base, after the checkpoint that made
 // it has answered: writing 100,000 entries costs some 200 ms, which the
-// checkpoint at the end of a long chain then does not pay.
+// checkpoint at the end of a long chain then does not pay. The entries
+// are encoded with h.mu let go, so a restore, merge or checkpoint of the
+// sandbox meanwhile does not wait them out either; the rename into place
+// is under h.mu, and only when id's header is still the one read.
 func (h *cpStore) compact(id string) {
 	defer h.compacting.Done()
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
+	orig, files, ok := h.compactable(id)
+	if !ok {
+		h.compactBusy = false
+		h.mu.Unlock()
 		return
 	}
-	hd, err := h.header(id)
-	if err != nil || hd.Parent == "" {
-		return // deleted, or made a base by a delete meanwhile
+	h.mu.Unlock()
+	hd := orig
+	hd.Parent, hd.Depth = "", 0
+	tmp, err := h.encode(hd, cpBody{Set: files})
+	if compactEncoded != nil && err == nil {
+		compactEncoded(id)
 	}
-	t, err := h.tree(id)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.compactBusy = false
 	if err != nil {
 		return // the chain stays; the next checkpoint tries again
 	}
-	hd.Parent, hd.Depth = "", 0
-	if h.write(hd, cpBody{Set: t.files}) != nil {
+	if cur, err := h.header(id); h.closed || err != nil || !sameChain(cur, orig) {
+		unix.Unlinkat(h.cps, tmp, 0) // deleted, or rewritten by a delete meanwhile
 		return
 	}
-	t.hdr = hd
+	if h.commit(hd, tmp) != nil {
+		return
+	}
+	for _, t := range []*cpTree{h.last, h.other} {
+		if t != nil && t.hdr.ID == id {
+			t.hdr = hd
+		}
+	}
+}
+
+// chainDepth is how many deltas lie between id and its base, as the
+// headers are now: a compaction that ended after id was made (id was
+// made while it encoded) shortened id's chain, not id's header. h.mu is
+// held.
+func (h *cpStore) chainDepth(id string) int {
+	d := 0
+	for hd, err := h.header(id); err == nil && hd.Parent != "" && d < 4*compactEvery; hd, err = h.header(hd.Parent) {
+		d++
+	}
+	return d
+}
+
+// compactEncoded, when set (by tests), is called by compact between the
+// encode and the rename, with h.mu let go.
+var compactEncoded func(id string)
+
+// sameChain reports whether a and b, two reads of one checkpoint's
+// header, place it alike: what a delete of its parent rewrites.
+func sameChain(a, b cpHeader) bool {
+	return a.Parent == b.Parent && a.Depth == b.Depth && a.Exact == b.Exact && a.Imported == b.Imported
+}
+
+// compactable answers the header of id and a copy of its whole tree
+// (the cached one is changed in place by the next checkpoint), when id is
+// a delta of a store not closed; h.mu is held.
+func (h *cpStore) compactable(id string) (cpHeader, map[string]cpEntry, bool) {
+	if h.closed {
+		return cpHeader{}, nil, false
+	}
+	hd, err := h.header(id)
+	if err != nil || hd.Parent == "" {
+		return hd, nil, false // deleted, or made a base by a delete meanwhile
+	}
+	t, err := h.tree(id)
+	if err != nil {
+		return hd, nil, false // the chain stays; the next checkpoint tries again
+	}
+	return hd, maps.Clone(t.files), true
 }
 
 func countTree(files map[string]cpEntry, cp *Checkpoint) {

@@ -107,10 +107,14 @@ type cpStore struct {
 	last       *cpTree        // the newest checkpoint this process wrote or loaded
 	other      *cpTree        // the last other tree read back (Entry of one checkpoint, path after path)
 	compacting sync.WaitGroup // compact goroutines (close waits for them)
-	closed     bool
-	parking    bool  // Park: Close hands the newest tree on (park.go)
-	maxBytes   int64 // the store's bound (bound.go); 0 or less: none
-	size       int64 // the store's size on disk, -1 until walked again
+	// compactBusy: a compaction runs; none other starts meanwhile (a
+	// checkpoint made while it encodes counts its depth from the chain
+	// not yet rewritten, and would start another of nearly the same tree).
+	compactBusy bool
+	closed      bool
+	parking     bool  // Park: Close hands the newest tree on (park.go)
+	maxBytes    int64 // the store's bound (bound.go); 0 or less: none
+	size        int64 // the store's size on disk, -1 until walked again
 	// clean: the store was opened clean and nothing was put since;
 	// loose: objects put that no manifest names yet; unswept: a sweep
 	// failed (clean.go).
@@ -292,10 +296,21 @@ func (h *cpStore) read(id string, body bool) (cpHeader, cpBody, error) {
 // write writes the manifest of hd and b (temp, fsync, rename, fsync of
 // the directory).
 func (h *cpStore) write(hd cpHeader, b cpBody) error {
+	tmp, err := h.encode(hd, b)
+	if err != nil {
+		return err
+	}
+	return h.commit(hd, tmp)
+}
+
+// encode writes hd and b to a new temp file of the checkpoints'
+// directory, synced, and answers its name. It needs no lock: nothing
+// else names the temp.
+func (h *cpStore) encode(hd cpHeader, b cpBody) (string, error) {
 	tmp := fmt.Sprintf(".tmp-%016x", rand.Uint64())
 	fd, err := unix.Openat(h.cps, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return err
+		return "", err
 	}
 	f := os.NewFile(uintptr(fd), tmp)
 	w := bufio.NewWriterSize(f, 1<<16)
@@ -313,10 +328,17 @@ func (h *cpStore) write(hd cpHeader, b cpBody) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = unix.Renameat(h.cps, tmp, h.cps, hd.ID)
-	}
 	if err != nil {
+		unix.Unlinkat(h.cps, tmp, 0)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// commit renames the temp tmp (encode's, of hd) into place as
+// checkpoint hd.ID; h.mu is held.
+func (h *cpStore) commit(hd cpHeader, tmp string) error {
+	if err := unix.Renameat(h.cps, tmp, h.cps, hd.ID); err != nil {
 		unix.Unlinkat(h.cps, tmp, 0)
 		return err
 	}
