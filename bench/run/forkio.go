@@ -110,6 +110,9 @@ func runForkIO(c *cfg, t *table) error {
 	if err := fioRESTRows(c, t, p, setup); err != nil {
 		return err
 	}
+	if err := fioFloorRow(c, t, [2]string{root, filepath.Join(state, "forks", fioFork, "root")}); err != nil {
+		return err
+	}
 	return fioMountRows(c, t, p, mnt)
 }
 
