@@ -119,7 +119,7 @@ func (h *cpStore) create(ctx context.Context, s *core.Sandbox, o Options, store 
 	if prev == nil {
 		body = cpBody{Set: files}
 	} else {
-		hd.Parent, hd.Depth, hd.Exact = prev.hdr.ID, h.chainDepth(prev.hdr.ID)+1, true // gone() deletes only what prev has
+		hd.Parent, hd.Depth, hd.Exact = prev.hdr.ID, h.chainDepth(prev.hdr)+1, true // gone() deletes only what prev has
 	}
 	t := &cpTree{hdr: hd, files: files}
 	if !store {
@@ -187,13 +187,17 @@ func (h *cpStore) compact(id string) {
 	}
 }
 
-// chainDepth is how many deltas lie between id and its base, as the
-// headers are now: a compaction that ended after id was made (id was
-// made while it encoded) shortened id's chain, not id's header. h.mu is
-// held.
-func (h *cpStore) chainDepth(id string) int {
+// chainDepth is how many deltas lie between hd's checkpoint and its
+// base, as the headers are now: a compaction that ended after it was
+// made (while the compaction encoded) shortened its chain, not its
+// header. A store whose headers were never read ran no compaction
+// (compact reads them), so hd's own count holds. h.mu is held.
+func (h *cpStore) chainDepth(hd cpHeader) int {
+	if h.hdrs == nil {
+		return hd.Depth
+	}
 	d := 0
-	for hd, err := h.header(id); err == nil && hd.Parent != "" && d < 4*compactEvery; hd, err = h.header(hd.Parent) {
+	for err := error(nil); err == nil && hd.Parent != "" && d < 4*compactEvery; hd, err = h.header(hd.Parent) {
 		d++
 	}
 	return d
