@@ -148,8 +148,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, r io.Reader, o WriteO
 	} else {
 		uop.End(n-freed.Bytes, 1-freed.Entries)
 	}
-	// Told with the stat taken before the rename: no look at the path
-	// again (Tell's), which costs most through a fork's overlay.
+	// Told with made: no look at the path again (Tell's), which costs
+	// most through a fork's overlay.
 	if !existed {
 		s.tellStat(ctx, journal.Create, ap, "", false, &made)
 	}

@@ -21,7 +21,7 @@ import (
 // canLinkAnon reports whether temps in the directory fd may be nameless:
 // one is made and linked, and the link removed.
 func canLinkAnon(fd int) bool {
-	tfd, err := unix.Openat(fd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	tfd, err := openAnon(fd)
 	if err != nil {
 		return false
 	}
@@ -34,11 +34,16 @@ func canLinkAnon(fd int) bool {
 	return true
 }
 
+// openAnon opens a nameless file in the directory fd.
+func openAnon(fd int) (int, error) {
+	return unix.Openat(fd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+}
+
 // temp makes a temp file in the store: its name ("" when nameless) and
 // the file, open for reading and writing.
 func (s *Store) temp() (string, *os.File, error) {
 	if s.anon {
-		fd, err := unix.Openat(s.fd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+		fd, err := openAnon(s.fd)
 		if err != nil {
 			return "", nil, err
 		}
