@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"time"
@@ -19,8 +20,9 @@ import (
 )
 
 // maxEntriesObject bounds the entries of a manifest sent as an object
-// that a reader takes in (some 2.5 million entries).
-const maxEntriesObject = 512 << 20
+// that a reader takes in (some 2.5 million entries); a variable so a test
+// can lower it.
+var maxEntriesObject uint64 = 512 << 20
 
 // ObjectsBucket is the one Object Store bucket every host sends content to.
 const ObjectsBucket = "sandfs-objects"
@@ -244,18 +246,11 @@ func readBody(ctx context.Context, obs jetstream.ObjectStore, id string, m *Mani
 	if m.Entries != nil || m.Removed != nil {
 		return fmt.Errorf("manifest %s: entries both inline and an object: refused", id)
 	}
-	info, err := obs.GetInfo(ctx, m.EntriesObject)
+	b, err := getEntries(ctx, obs, id, m.EntriesObject)
 	if err != nil {
-		return fmt.Errorf("manifest %s: its entries: %w", id, err)
+		return err
 	}
-	if info.Size > maxEntriesObject {
-		return fmt.Errorf("manifest %s: its entries are %d bytes, more than %d: refused", id, info.Size, maxEntriesObject)
-	}
-	b, err := obs.GetBytes(ctx, m.EntriesObject)
-	if err != nil {
-		return fmt.Errorf("manifest %s: its entries: %w", id, err)
-	}
-	if sum := sha256.Sum256(b); len(b) > maxEntriesObject || hex.EncodeToString(sum[:]) != m.EntriesObject {
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != m.EntriesObject {
 		return fmt.Errorf("manifest %s: its entries do not hash to their name: refused", id)
 	}
 	if m.Version == 1 {
@@ -269,6 +264,38 @@ func readBody(ctx context.Context, obs jetstream.ObjectStore, id string, m *Mani
 		return fmt.Errorf("manifest %s: its entries: %w", id, err)
 	}
 	return checkShape(id, *m)
+}
+
+// getEntries reads the entries object name of manifest id. It is read
+// into one buffer of the size its info gives (a growing buffer of a
+// 100,000-entry tree's tens of MiB zeroes and copies several times that
+// on the path of a take-up), and refused when it says more than
+// maxEntriesObject or its chunks bring more or less than it says.
+func getEntries(ctx context.Context, obs jetstream.ObjectStore, id, name string) ([]byte, error) {
+	r, err := obs.Get(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: its entries: %w", id, err)
+	}
+	defer r.Close()
+	info, err := r.Info()
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: its entries: %w", id, err)
+	}
+	if info.Size > maxEntriesObject {
+		return nil, fmt.Errorf("manifest %s: its entries are %d bytes, more than %d: refused", id, info.Size, maxEntriesObject)
+	}
+	b := make([]byte, info.Size+1) // one byte more: a longer object is seen
+	n, err := io.ReadFull(r, b)
+	if err == io.ErrUnexpectedEOF || (err == io.EOF && n == 0) {
+		err = nil
+	}
+	if err == nil && uint64(n) != info.Size {
+		err = fmt.Errorf("%d bytes, its info says %d: refused", n, info.Size)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: its entries: %w", id, err)
+	}
+	return b[:n], nil
 }
 
 func knownVersion(v int) bool { return v >= 1 && v <= ManifestVersion }
