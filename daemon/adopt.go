@@ -143,10 +143,11 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 	if err != nil {
 		return out, err
 	}
-	fetched, dirs, err := d.writeTree(ctx, name, staging, statePath, hd.ID, hd.Seq)
+	tw, err := d.writeTree(ctx, name, staging, statePath, hd.ID, hd.Seq)
 	if err != nil {
 		return out, err
 	}
+	fetched := tw.fetched
 	if err := unix.Renameat2(d.fd, staging, d.fd, name, unix.RENAME_NOREPLACE); err != nil {
 		return out, fmt.Errorf("sandbox %s: %w", name, err)
 	}
@@ -155,14 +156,15 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 		_ = unix.Fsync(dfd) // the rename, kept
 		unix.Close(dfd)
 	}
-	sb, err := d.startMade(name, dirs)
+	sb, err := d.startMade(name, tw.dirs)
 	if err != nil {
 		return out, err
 	}
 	h.waitWatched(ctx, sb, name, "the adopted sandbox") // as a fork's
 	done = true
 	h.log.Info("took sandbox "+name+" up from the fleet", "sandbox", name, "checkpoint", hd.ID, "seq", hd.Seq,
-		"from", fetched.Host, "objects", fetched.Objects, "bytes", fetched.Bytes, "lost", len(w.lost), "numbering_after", w.after)
+		"from", fetched.Host, "objects", fetched.Objects, "bytes", fetched.Bytes, "lost", len(w.lost), "numbering_after", w.after,
+		"fetch_ms", tw.fetch.Milliseconds(), "tree_ms", tw.write.Milliseconds())
 	return h.adopted(name, sb, w, fetched), nil
 }
 
@@ -231,36 +233,51 @@ func (h *Host) newState(name string, w fleetWord) (string, error) {
 // before it is renamed into place (a '.' is no DNS label: never served).
 const stagingPrefix = ".adopt-"
 
+// treeWritten is what writeTree did: what it fetched, the tree's
+// directories, and how long the fetch (the manifest, the objects, the
+// import) and the writing of the tree took, which the take-up's log line
+// tells: the two parts of a take-up an operator can act on.
+type treeWritten struct {
+	fetched      replicate.Fetched
+	dirs         map[string][]string
+	fetch, write time.Duration
+}
+
 // writeTree fetches the fleet's checkpoint id of name into its store and
 // writes its tree into DIR/staging, through the sandbox name opened on it
 // but not served (so nothing is journaled); seq is the checkpoint's, as
-// its header said. It answers the tree's directories. Called with mu held.
-func (d *Dir) writeTree(ctx context.Context, name, staging, statePath, id string, seq uint64) (replicate.Fetched, map[string][]string, error) {
+// its header said. Called with mu held.
+func (d *Dir) writeTree(ctx context.Context, name, staging, statePath, id string, seq uint64) (treeWritten, error) {
+	var tw treeWritten
 	o := d.h.cfg.Options
 	o.StateDir = statePath
 	o.Made = map[string][]string{"/": nil} // an empty root: nothing to sweep
 	sb, err := core.OpenAt(d.fd, staging, filepath.Join(d.path, staging), name, o)
 	if err != nil {
-		return replicate.Fetched{}, nil, err
+		return tw, err
 	}
 	defer sb.Close()
+	t0 := time.Now()
 	fetched, err := d.h.cfg.Replicator.Fleet().Fetch(ctx, name, id, sb)
+	tw.fetched, tw.fetch = fetched, time.Since(t0)
 	if err != nil {
-		return fetched, nil, err
+		return tw, err
 	}
 	if fetched.Checkpoint.Seq != seq {
 		// The journal was begun after the header's seq: a manifest that
 		// changed since it was read is not the one the journal follows.
-		return fetched, nil, fmt.Errorf("checkpoint %s: its manifest changed in the fleet while it was taken up (seq %d, then %d): refused", id, seq, fetched.Checkpoint.Seq)
+		return tw, fmt.Errorf("checkpoint %s: its manifest changed in the fleet while it was taken up (seq %d, then %d): refused", id, seq, fetched.Checkpoint.Seq)
 	}
 	rfd, err := unix.Openat(d.fd, staging, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fetched, nil, err
+		return tw, err
 	}
 	defer unix.Close(rfd)
+	t1 := time.Now()
 	if _, err := checkpoint.WriteRoot(ctx, sb, id, rfd); err != nil {
-		return fetched, nil, err
+		return tw, err
 	}
-	dirs, err := checkpoint.Dirs(sb, id)
-	return fetched, dirs, err
+	tw.dirs, err = checkpoint.Dirs(sb, id)
+	tw.write = time.Since(t1)
+	return tw, err
 }

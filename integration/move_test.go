@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -227,6 +228,11 @@ func TestMoveTwoHosts(t *testing.T) {
 	// The first checkpoint of s1: what ha sent is what hb lacked.
 	if moved.Fetched != moved.Sent {
 		t.Fatalf("moved: sent %+v, fetched %+v: want the same", moved.Sent, moved.Fetched)
+	}
+	// hb's log tells the take-up and its two parts' times.
+	took := regexp.MustCompile(`msg="took sandbox s1 up from the fleet" .* objects=(\d+) .* fetch_ms=\d+ tree_ms=\d+`).FindStringSubmatch(hb.Log())
+	if took == nil || took[1] != fmt.Sprint(moved.Fetched.Objects) {
+		t.Fatalf("hb's log has no take-up line of %d objects with fetch_ms and tree_ms:\n%s", moved.Fetched.Objects, hb.Log())
 	}
 
 	// hb's tree is the checkpoint's: ha's root, untouched since (it stays
