@@ -147,7 +147,6 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 	if err != nil {
 		return out, err
 	}
-	fetched := tw.fetched
 	if err := unix.Renameat2(d.fd, staging, d.fd, name, unix.RENAME_NOREPLACE); err != nil {
 		return out, fmt.Errorf("sandbox %s: %w", name, err)
 	}
@@ -163,9 +162,9 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 	h.waitWatched(ctx, sb, name, "the adopted sandbox") // as a fork's
 	done = true
 	h.log.Info("took sandbox "+name+" up from the fleet", "sandbox", name, "checkpoint", hd.ID, "seq", hd.Seq,
-		"from", fetched.Host, "objects", fetched.Objects, "bytes", fetched.Bytes, "lost", len(w.lost), "numbering_after", w.after,
+		"from", tw.fetched.Host, "objects", tw.fetched.Objects, "bytes", tw.fetched.Bytes, "lost", len(w.lost), "numbering_after", w.after,
 		"fetch_ms", tw.fetch.Milliseconds(), "tree_ms", tw.write.Milliseconds())
-	return h.adopted(name, sb, w, fetched), nil
+	return h.adopted(name, sb, w, tw.fetched), nil
 }
 
 // lostAfter reads the stream's events of name after the checkpoint hd
@@ -258,15 +257,15 @@ func (d *Dir) writeTree(ctx context.Context, name, staging, statePath, id string
 	}
 	defer sb.Close()
 	t0 := time.Now()
-	fetched, err := d.h.cfg.Replicator.Fleet().Fetch(ctx, name, id, sb)
-	tw.fetched, tw.fetch = fetched, time.Since(t0)
+	tw.fetched, err = d.h.cfg.Replicator.Fleet().Fetch(ctx, name, id, sb)
+	tw.fetch = time.Since(t0)
 	if err != nil {
 		return tw, err
 	}
-	if fetched.Checkpoint.Seq != seq {
+	if tw.fetched.Checkpoint.Seq != seq {
 		// The journal was begun after the header's seq: a manifest that
 		// changed since it was read is not the one the journal follows.
-		return tw, fmt.Errorf("checkpoint %s: its manifest changed in the fleet while it was taken up (seq %d, then %d): refused", id, seq, fetched.Checkpoint.Seq)
+		return tw, fmt.Errorf("checkpoint %s: its manifest changed in the fleet while it was taken up (seq %d, then %d): refused", id, seq, tw.fetched.Checkpoint.Seq)
 	}
 	rfd, err := unix.Openat(d.fd, staging, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -286,7 +286,7 @@ func getEntries(ctx context.Context, obs jetstream.ObjectStore, id, name string)
 	}
 	b := make([]byte, info.Size+1) // one byte more: a longer object is seen
 	n, err := io.ReadFull(r, b)
-	if err == io.ErrUnexpectedEOF || (err == io.EOF && n == 0) {
+	if err == io.EOF || err == io.ErrUnexpectedEOF { // shorter than the buffer, as it should be
 		err = nil
 	}
 	if err == nil && uint64(n) != info.Size {
