@@ -61,21 +61,34 @@ func WriteRoot(ctx context.Context, s *core.Sandbox, id string, dst int) (CopySt
 	if err != nil {
 		return CopyStats{}, err
 	}
-	var mu sync.Mutex
-	ids := map[string]cpEntry{}
-	out, err := h.copyTree(ctx, s, id, dst, func(p string, e cpEntry, fd int) {
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) != nil || st.Size != e.Size || st.Mtim.Nano() != e.Mtime {
-			return // not known as id's: read by the next walk
-		}
-		mu.Lock()
-		ids[p] = cpEntry{Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Nano()}
-		mu.Unlock()
-	})
+	ids := newMadeIDs()
+	out, err := h.copyTree(ctx, s, id, dst, ids.made)
 	if err != nil {
 		return out, err
 	}
-	return out, h.identify(id, ids)
+	return out, h.identify(id, ids.m)
+}
+
+// madeIDs gathers the stat identity of each file a build makes: a file
+// whose size and modification time are the entry's is then known as
+// that entry's (one whose time could not be set is read by the next
+// walk).
+type madeIDs struct {
+	mu sync.Mutex
+	m  map[string]cpEntry
+}
+
+func newMadeIDs() *madeIDs { return &madeIDs{m: map[string]cpEntry{}} }
+
+// made is lowerBuild's made: workers call it at once.
+func (ids *madeIDs) made(p string, e cpEntry, fd int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Size != e.Size || st.Mtim.Nano() != e.Mtime {
+		return
+	}
+	ids.mu.Lock()
+	ids.m[p] = cpEntry{Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Nano()}
+	ids.mu.Unlock()
 }
 
 // copyTree is CopyTree; made, when set, is told each file made.

@@ -65,53 +65,81 @@ func (b *lowerBuild) build(ctx context.Context, lfd int, name string, files map[
 // entry costs several calls (create, size, xattrs, owner, mode, times),
 // and creates in different directories do not wait on one another.
 func (b *lowerBuild) buildAt(ctx context.Context, rootfd int, files map[string]cpEntry) error {
+	b.start(rootfd)
+	defer b.closeDir()
+	dirs, groups, err := b.makeDirs(ctx, files)
+	if err != nil {
+		return err
+	}
+	if err := b.makeAll(ctx, groups); err != nil {
+		return err
+	}
+	return b.end(dirs, files)
+}
+
+// start readies b to build into the directory rootfd.
+func (b *lowerBuild) start(rootfd int) {
 	b.rootfd, b.dirfd, b.fromDirfd = rootfd, -1, -1
 	b.creds = probeCreds(rootfd)
-	defer b.closeDir()
+}
+
+// makeDirs makes the directories of files, in order (a parent sorts
+// before what it holds), and answers them and the other entries, in runs
+// of one directory's, for makeAll.
+func (b *lowerBuild) makeDirs(ctx context.Context, files map[string]cpEntry) (dirs []string, groups []*entryGroup, err error) {
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		if p != "/" {
 			paths = append(paths, p)
 		}
 	}
-	sort.Strings(paths) // a parent sorts before what it holds
-	var dirs []string
-	var groups []*entryGroup // the other entries, a run of one directory's in each
+	sort.Strings(paths)
 	claim := b.objectClaims()
 	for i, p := range paths {
 		if i%256 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		e := files[p]
 		if e.Kind != kindDir {
-			d := path.Dir(p)
-			if len(groups) == 0 || groups[len(groups)-1].dir != d {
-				groups = append(groups, &entryGroup{dir: d})
-			}
-			g := groups[len(groups)-1]
-			g.items = append(g.items, groupItem{p, e, claim(e)})
+			groups = appendGroup(groups, groupItem{p, e, claim(e)})
 			continue
 		}
 		if err := b.make(p, e, false); err != nil {
-			return core.PathErr("materialize", p, err)
+			return nil, nil, core.PathErr("materialize", p, err)
 		}
 		dirs = append(dirs, p)
 	}
 	b.closeDir()
-	if err := b.makeAll(ctx, groups); err != nil {
-		return err
+	return dirs, groups, nil
+}
+
+// appendGroup adds it to the run of its directory's entries that ends
+// groups, or to a new one.
+func appendGroup(groups []*entryGroup, it groupItem) []*entryGroup {
+	d := path.Dir(it.p)
+	if len(groups) == 0 || groups[len(groups)-1].dir != d {
+		groups = append(groups, &entryGroup{dir: d})
 	}
+	g := groups[len(groups)-1]
+	g.items = append(g.items, it)
+	return groups
+}
+
+// end gives the directories dirs of files their own mode, owner and
+// times, deepest first (a child made after would move its mtime), then
+// the root its own, and ends with one syncfs of the tree's filesystem.
+func (b *lowerBuild) end(dirs []string, files map[string]cpEntry) error {
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if err := b.dirAttrs(dirs[i], files[dirs[i]]); err != nil {
 			return core.PathErr("materialize", dirs[i], err)
 		}
 	}
 	if e, ok := files["/"]; ok {
-		if err := setFileAttrs(b.s, rootfd, e); err != nil {
+		if err := setFileAttrs(b.s, b.rootfd, e); err != nil {
 			return core.PathErr("materialize", "/", err)
 		}
 	}
-	sfd, err := safeat.Reopen(rootfd, unix.O_RDONLY|unix.O_DIRECTORY) // syncfs refuses an O_PATH descriptor
+	sfd, err := safeat.Reopen(b.rootfd, unix.O_RDONLY|unix.O_DIRECTORY) // syncfs refuses an O_PATH descriptor
 	if err != nil {
 		return err
 	}
@@ -147,7 +175,7 @@ func (b *lowerBuild) makeAll(ctx context.Context, groups []*entryGroup) error {
 	next := make(chan *entryGroup)
 	var wg sync.WaitGroup
 	for range n {
-		w := &lowerBuild{s: b.s, content: b.content, rootfd: b.rootfd, dirfd: -1, from: b.from, fromDirfd: -1, creds: b.creds, objects: b.objects, made: b.made}
+		w := b.worker()
 		wg.Go(func() {
 			defer w.closeDir()
 			defer w.closeFromDir()
@@ -175,6 +203,14 @@ feed:
 	close(next)
 	wg.Wait()
 	return context.Cause(ctx) // nil unless a worker failed or ctx ended
+}
+
+// worker is a builder of b's tree holding no directory of its own, for
+// one goroutine; the caller closes what it comes to hold (closeDir,
+// closeFromDir).
+func (b *lowerBuild) worker() *lowerBuild {
+	return &lowerBuild{s: b.s, content: b.content, rootfd: b.rootfd, dirfd: -1, from: b.from, fromDirfd: -1,
+		creds: b.creds, objects: b.objects, made: b.made}
 }
 
 // parent holds the directory of API path p (the one held already when p

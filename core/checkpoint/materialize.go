@@ -142,8 +142,14 @@ func Dirs(s *core.Sandbox, id string) (map[string][]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return dirsOf(t.files), nil
+}
+
+// dirsOf is the directories of files, each with its subdirectories'
+// names ("/" always).
+func dirsOf(files map[string]cpEntry) map[string][]string {
 	out := map[string][]string{"/": nil}
-	for p, e := range t.files {
+	for p, e := range files {
 		if e.Kind != kindDir || p == "/" {
 			continue
 		}
@@ -154,7 +160,7 @@ func Dirs(s *core.Sandbox, id string) (map[string][]string, error) {
 			out[p] = nil
 		}
 	}
-	return out, nil
+	return out
 }
 
 // removeLower removes the made tree of checkpoint id, if any.
