@@ -229,6 +229,7 @@ func TestClassifyHistory(t *testing.T) {
 		{fmt.Errorf("restore by actor: %w", checkpoint.ErrJournalLost), 409, unix.ESTALE, ""},
 		{fmt.Errorf("x: %w", checkpoint.ErrNoState), 409, unix.ENOTSUP, ""},
 		{fmt.Errorf("%q: %w", "cp_x", checkpoint.ErrUnknown), 404, unix.ENOENT, ""},
+		{fmt.Errorf("%q: %w", "cp_x", checkpoint.ErrStoring), 503, unix.EAGAIN, ""},
 		{&checkpoint.RestorePathError{Path: "/a/../b", Why: "has a .. component"}, 400, unix.EINVAL, "/a/../b"},
 	} {
 		k := httpkit.Classify(c.err)

@@ -121,8 +121,9 @@ type cpStore struct {
 	cleanMu        sync.Mutex
 	clean, unswept bool
 	loose          map[string]bool
-	reads          atomic.Int64 // files read (content hashed)
-	walks          atomic.Int64 // checkpoints that walked the whole tree
+	storing        map[string]int // checkpoints being stored (fill.go's Storing)
+	reads          atomic.Int64   // files read (content hashed)
+	walks          atomic.Int64   // checkpoints that walked the whole tree
 }
 
 // cpStoreRef opens a Sandbox's cpStore on first use. It is the sandbox's
@@ -267,7 +268,9 @@ func (h *cpStore) header(id string) (cpHeader, error) {
 		return cpHeader{}, err
 	}
 	hd, ok := hdrs[id]
-	if !ok || !validID(id) {
+	if !ok && h.storing[id] > 0 {
+		return cpHeader{}, fmt.Errorf("%q: %w", id, ErrStoring)
+	} else if !ok || !validID(id) {
 		return cpHeader{}, fmt.Errorf("%q: %w", id, ErrUnknown)
 	}
 	return hd, nil

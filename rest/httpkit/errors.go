@@ -59,6 +59,10 @@ const (
 	// The durable journal cannot answer (503, /health says why).
 	KindJournalUnavailable Kind = "journal_unavailable"
 
+	// A checkpoint a sandbox was taken up from, not yet in this host's
+	// store: it will be, in seconds (503).
+	KindCheckpointStoring Kind = "checkpoint_storing"
+
 	// The sandbox is moving between hosts of the fleet: nobody serves it
 	// until the move ends (503 with Retry-After, rest/placement.go).
 	KindSandboxMoving Kind = "sandbox_moving"
@@ -378,7 +382,8 @@ func WriteError(w http.ResponseWriter, status int, contentType string, v any) {
 }
 
 // classifyHistory maps the errors of checkpoints and restore (api.md §5a):
-// a checkpoint past the store's bound 507, an unknown checkpoint 404, a sandbox without state, a journal that lost
+// a checkpoint past the store's bound 507, an unknown checkpoint 404, one
+// still being stored after a take-up 503, a sandbox without state, a journal that lost
 // events or a file that kept changing 409, a refused restore path 400.
 func classifyHistory(err error) (ErrKind, bool) {
 	var rpe *checkpoint.RestorePathError
@@ -388,6 +393,8 @@ func classifyHistory(err error) (ErrKind, bool) {
 		return ErrKind{Kind: KindNoSpace, Status: http.StatusInsufficientStorage, Errno: unix.ENOSPC, Op: "checkpoint", Detail: full.Error(), NoRoom: true}, true
 	case errors.Is(err, checkpoint.ErrUnknown):
 		return ErrKind{Kind: KindNotFound, Status: http.StatusNotFound, Errno: unix.ENOENT, Detail: err.Error()}, true
+	case errors.Is(err, checkpoint.ErrStoring):
+		return ErrKind{Kind: KindCheckpointStoring, Status: http.StatusServiceUnavailable, Errno: unix.EAGAIN, Detail: err.Error()}, true
 	case errors.Is(err, checkpoint.ErrPinned):
 		return ErrKind{Kind: KindInvalidTarget, Status: http.StatusConflict, Errno: unix.EBUSY, Detail: err.Error()}, true
 	case errors.Is(err, checkpoint.ErrNoState):

@@ -1,0 +1,279 @@
+package checkpoint
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"sandfs/core"
+	"sandfs/core/checkpoint/cas"
+)
+
+// A tree from elsewhere (a checkpoint another host made, read from the
+// fleet) written into an empty root as its objects arrive, before the
+// store holds them: a host taking a sandbox up serves it once the tree is
+// written, and stores the objects after, from the tree (Fill). Each
+// object is checked against its name while its first file is written (a
+// bad one fails the write, and the caller removes the tree); the other
+// files of the same content are copied from that first one. It is the
+// copy's build (lowerBuild) in three steps: the directories when the
+// writer is made, the files as their objects come (Put), the rest and
+// the directories' attributes at the end (Finish).
+
+// TreeWriter writes one tree from elsewhere.
+type TreeWriter struct {
+	h      *cpStore
+	b      *lowerBuild // the build; its workers come from it
+	files  map[string]cpEntry
+	dirs   []string            // the directories, parents first
+	rest   []*entryGroup       // the other entries, as makeDirs answered them
+	byHash map[string][]string // the files of each content, in path order
+	ids    *madeIDs
+
+	mu   sync.Mutex
+	put  map[string]bool // contents written, or being written
+	idle []*lowerBuild   // workers between Puts, each holding a directory
+}
+
+// NewTreeWriter checks entries (CheckEntries) and makes their
+// directories in dst, a descriptor of s's empty root, which s does not
+// serve yet; the caller closes dst after Finish.
+func NewTreeWriter(ctx context.Context, s *core.Sandbox, entries []Entry, dst int) (*TreeWriter, error) {
+	h, err := storeOf(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckEntries(entries); err != nil {
+		return nil, fmt.Errorf("%v: %w", err, unix.EINVAL)
+	}
+	w := &TreeWriter{h: h, files: make(map[string]cpEntry, len(entries)), byHash: map[string][]string{},
+		ids: newMadeIDs(), put: map[string]bool{}}
+	for _, e := range entries {
+		w.files[e.Path] = entryFrom(e)
+		if e.Type == "file" {
+			w.byHash[e.Hash] = append(w.byHash[e.Hash], e.Path)
+		}
+	}
+	for _, ps := range w.byHash {
+		sort.Strings(ps)
+	}
+	w.b = &lowerBuild{s: s, made: w.ids.made}
+	w.b.start(dst)
+	w.dirs, w.rest, err = w.b.makeDirs(ctx, w.files)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Put writes every file of the tree whose content is the object hash of
+// size bytes, from r: the first as r gives it, checked against hash (a
+// mismatch is cas.ErrMismatch), the others copied from it. Workers call
+// it at once, each object once. It answers the bytes read.
+func (w *TreeWriter) Put(hash string, r io.Reader, size int64) (int64, error) {
+	paths := w.byHash[hash]
+	w.mu.Lock()
+	taken := w.put[hash]
+	w.put[hash] = true
+	w.mu.Unlock()
+	if len(paths) == 0 || taken || w.files[paths[0]].Size != size {
+		return 0, fmt.Errorf("object %s of %d bytes: not one the tree names, or named twice: refused", hash, size)
+	}
+	b := w.worker()
+	defer w.release(b)
+	var n int64
+	b.content = func(fd int, _ cpEntry) (err error) {
+		n, err = writeChecked(fd, hash, r, size)
+		return err
+	}
+	if size == 0 {
+		if _, err := writeChecked(-1, hash, r, 0); err != nil {
+			return 0, core.PathErr("write", paths[0], err)
+		}
+	}
+	if err := b.make(paths[0], w.files[paths[0]], false); err != nil {
+		return n, core.PathErr("write", paths[0], err)
+	}
+	if len(paths) == 1 || size == 0 {
+		return n, w.makeEach(b, paths[1:])
+	}
+	src, err := w.openFile(b, paths[0])
+	if err != nil {
+		return n, core.PathErr("write", paths[0], err)
+	}
+	defer unix.Close(src)
+	b.content = func(fd int, e cpEntry) error { return copyFile(fd, src, e.Size) }
+	return n, w.makeEach(b, paths[1:])
+}
+
+// makeEach makes the files paths with b.
+func (w *TreeWriter) makeEach(b *lowerBuild, paths []string) error {
+	for _, p := range paths {
+		if err := b.make(p, w.files[p], false); err != nil {
+			return core.PathErr("write", p, err)
+		}
+	}
+	return nil
+}
+
+// openFile opens the tree's file p, made by b, to read.
+func (w *TreeWriter) openFile(b *lowerBuild, p string) (int, error) {
+	dfd, name, err := b.parent(p)
+	if err != nil {
+		return -1, err
+	}
+	return unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}
+
+// Finish makes what Put did not (symlinks, and files whose objects the
+// store holds: copied from it), gives the directories their attributes,
+// and syncs the tree's filesystem. It answers the files' stat identities,
+// for Fill. A file whose object neither came nor is stored fails it.
+func (w *TreeWriter) Finish(ctx context.Context) (Identities, error) {
+	defer w.Close()
+	var groups []*entryGroup
+	for _, g := range w.rest {
+		for _, it := range g.items {
+			if it.e.Kind != kindFile || !w.put[it.e.Hash] {
+				groups = appendGroup(groups, it)
+			}
+		}
+	}
+	w.b.content = func(fd int, e cpEntry) error {
+		_, err := w.h.store.CopyTo(fd, e.Hash)
+		return err
+	}
+	if err := w.b.makeAll(ctx, groups); err != nil {
+		return Identities{}, err
+	}
+	if err := w.b.end(w.dirs, w.files); err != nil {
+		return Identities{}, err
+	}
+	return Identities{m: w.ids.m}, nil
+}
+
+// Identities are the stat identities of the files a TreeWriter made.
+type Identities struct{ m map[string]cpEntry }
+
+// Dirs is the tree's directories, as Dirs answers a checkpoint's.
+func (w *TreeWriter) Dirs() map[string][]string { return dirsOf(w.files) }
+
+// worker is a builder of the tree for one Put.
+func (w *TreeWriter) worker() *lowerBuild {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n := len(w.idle); n > 0 {
+		b := w.idle[n-1]
+		w.idle = w.idle[:n-1]
+		return b
+	}
+	return w.b.worker()
+}
+
+func (w *TreeWriter) release(b *lowerBuild) {
+	w.mu.Lock()
+	w.idle = append(w.idle, b)
+	w.mu.Unlock()
+}
+
+// Close closes what the writer holds (Finish does too); the caller of a
+// write that failed calls it.
+func (w *TreeWriter) Close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, b := range w.idle {
+		b.closeDir()
+	}
+	w.idle = nil
+	w.b.closeDir()
+}
+
+// writeChecked writes what r gives into fd (-1: nowhere) from its start,
+// size bytes exactly, hashing it: bytes more or fewer, or not hashing to
+// hash, are cas.ErrMismatch. It answers the bytes read.
+func writeChecked(fd int, hash string, r io.Reader, size int64) (int64, error) {
+	sum := sha256.New()
+	buf := make([]byte, min(size+1, 1<<20))
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		if k > 0 {
+			if n+int64(k) > size {
+				return n, fmt.Errorf("object %s: more than %d bytes: %w", hash, size, cas.ErrMismatch)
+			}
+			sum.Write(buf[:k])
+			if fd >= 0 {
+				if err := pwriteAll(fd, buf[:k], n); err != nil {
+					return n, err
+				}
+			}
+			n += int64(k)
+		}
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return n, err
+		}
+	}
+	if n != size || hex.EncodeToString(sum.Sum(nil)) != hash {
+		return n, fmt.Errorf("object %s: %w", hash, cas.ErrMismatch)
+	}
+	return n, nil
+}
+
+// copyFile copies the size bytes of src to dst, from their starts.
+func copyFile(dst, src int, size int64) error {
+	for off := int64(0); off < size; {
+		in, out := off, off
+		k, err := unix.CopyFileRange(src, &in, dst, &out, int(min(size-off, 1<<30)), 0)
+		if err == unix.EXDEV || err == unix.EINVAL || err == unix.ENOSYS || err == unix.EOPNOTSUPP {
+			return copyRead(dst, src, off, size) // a kernel or filesystem without it
+		} else if err != nil {
+			return err
+		}
+		if k == 0 {
+			return io.ErrUnexpectedEOF // the first file shrank: never, nothing serves it yet
+		}
+		off += int64(k)
+	}
+	return nil
+}
+
+// copyRead is copyFile by reads and writes, from off.
+func copyRead(dst, src int, off, size int64) error {
+	buf := make([]byte, min(size-off, 1<<20))
+	for off < size {
+		k, err := unix.Pread(src, buf[:min(int64(len(buf)), size-off)], off)
+		if err != nil {
+			return err
+		}
+		if k == 0 {
+			return io.ErrUnexpectedEOF
+		}
+		if err := pwriteAll(dst, buf[:k], off); err != nil {
+			return err
+		}
+		off += int64(k)
+	}
+	return nil
+}
+
+func pwriteAll(fd int, b []byte, off int64) error {
+	for len(b) > 0 {
+		k, err := unix.Pwrite(fd, b, off)
+		if err != nil {
+			return err
+		}
+		if k == 0 {
+			return io.ErrShortWrite
+		}
+		b, off = b[k:], off+int64(k)
+	}
+	return nil
+}
