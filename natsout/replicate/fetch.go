@@ -227,14 +227,31 @@ func imported(m Manifest, out Fetched) checkpoint.Checkpoint {
 		NewBytes: out.Bytes, SkipExcluded: c.SkipExcluded}
 }
 
-// bring checks the entries ents of manifest id (each alone, then with
-// check, before anything is fetched) and fetches the objects they name
-// that sb's store lacks, counting them in out; it answers the entries in
-// the store's form.
+// bring checks the entries ents of manifest id (checkEntries) and
+// fetches the objects they name that sb's store lacks into it, counting
+// them in out; it answers the entries in the store's form.
 func (f *Fleet) bring(ctx context.Context, obs jetstream.ObjectStore, sb *core.Sandbox, id string, ents []Entry,
 	check func([]checkpoint.Entry) error, out *Fetched) ([]checkpoint.Entry, error) {
-	entries := make([]checkpoint.Entry, len(ents))
-	sizes := map[string]int64{}
+	entries, missing, sizes, err := checkEntries(sb, id, ents, check)
+	if err != nil {
+		return nil, err
+	}
+	n, err := f.fetchAll(ctx, obs, storePut(sb), missing, sizes)
+	if err != nil {
+		return nil, err
+	}
+	out.Objects, out.Bytes = int64(len(missing)), n
+	return entries, nil
+}
+
+// checkEntries checks the entries ents of manifest id (each alone, then
+// with check) before anything is fetched, and the room sb's store has for
+// the objects it lacks. It answers the entries in the store's form, the
+// hashes of the objects the store lacks, and each object's size.
+func checkEntries(sb *core.Sandbox, id string, ents []Entry, check func([]checkpoint.Entry) error) (
+	entries []checkpoint.Entry, missing []string, sizes map[string]int64, err error) {
+	entries = make([]checkpoint.Entry, len(ents))
+	sizes = map[string]int64{}
 	// Hashes in the entries' order, not sorted: the sender put the
 	// objects in that order, so a batch of them is a run of the bucket's
 	// stream, read from a few blocks, where sorted hashes would be spread
@@ -242,42 +259,55 @@ func (f *Fleet) bring(ctx context.Context, obs jetstream.ObjectStore, sb *core.S
 	var hashes []string
 	for i, e := range ents {
 		if e.Mode > 0o7777 {
-			return nil, fmt.Errorf("manifest %s: entry %q: mode %o: refused", id, e.Path, e.Mode)
+			return nil, nil, nil, fmt.Errorf("manifest %s: entry %q: mode %o: refused", id, e.Path, e.Mode)
 		}
 		entries[i] = e.local()
 		if e.Type != "file" {
 			continue
 		}
 		if e.Size > maxObject {
-			return nil, fmt.Errorf("manifest %s: entry %q: size %d: refused", id, e.Path, e.Size)
+			return nil, nil, nil, fmt.Errorf("manifest %s: entry %q: size %d: refused", id, e.Path, e.Size)
 		}
 		if s, ok := sizes[e.Hash]; ok && s != e.Size {
-			return nil, fmt.Errorf("manifest %s: object %s named with two sizes: refused", id, e.Hash)
+			return nil, nil, nil, fmt.Errorf("manifest %s: object %s named with two sizes: refused", id, e.Hash)
 		} else if !ok {
 			hashes = append(hashes, e.Hash)
 		}
 		sizes[e.Hash] = e.Size
 	}
 	if err := check(entries); err != nil {
-		return nil, fmt.Errorf("manifest %s: %w: refused", id, err)
+		return nil, nil, nil, fmt.Errorf("manifest %s: %w: refused", id, err)
 	}
-	missing, err := checkpoint.MissingObjects(sb, hashes)
+	missing, err = checkpoint.MissingObjects(sb, hashes)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	var need int64
 	for _, h := range missing {
 		need = min(need+sizes[h], maxObject*maxManifests) // no overflow: past any bound anyway
 	}
 	if err := checkpoint.CheckRoom(sb, need); err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", id, err)
+		return nil, nil, nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
-	n, err := f.fetchAll(ctx, obs, sb, missing, sizes)
-	if err != nil {
-		return nil, err
+	return entries, missing, sizes, nil
+}
+
+// putFunc takes the object hash of size bytes that r gives (checking it
+// against its name) and answers the bytes it read.
+type putFunc func(hash string, r io.Reader, size int64) (int64, error)
+
+// storePut puts objects into sb's store.
+func storePut(sb *core.Sandbox) putFunc {
+	return func(hash string, r io.Reader, size int64) (int64, error) {
+		o, err := checkpoint.PutObject(sb, hash, r, size)
+		if err != nil {
+			return 0, err
+		}
+		if o.Size != size {
+			return 0, fmt.Errorf("%d bytes, the manifest says %d: refused", o.Size, size)
+		}
+		return o.Size, nil
 	}
-	out.Objects, out.Bytes = int64(len(missing)), n
-	return entries, nil
 }
 
 // fetchWorkers is how many objects a fetch asks for at once: each Get of
@@ -286,11 +316,11 @@ func (f *Fleet) bring(ctx context.Context, obs jetstream.ObjectStore, sb *core.S
 // latency, not bytes.
 const fetchWorkers = 16
 
-// fetchAll brings the objects hashes (of sizes) into sb's store: the
+// fetchAll brings the objects hashes (of sizes) to put: the
 // small ones in batches, the others (and what no batch brought) several
 // at once; the first error stops the others and is answered. It answers
 // the bytes fetched.
-func (f *Fleet) fetchAll(ctx context.Context, obs jetstream.ObjectStore, sb *core.Sandbox, hashes []string, sizes map[string]int64) (int64, error) {
+func (f *Fleet) fetchAll(ctx context.Context, obs jetstream.ObjectStore, put putFunc, hashes []string, sizes map[string]int64) (int64, error) {
 	var small, large []string
 	for _, h := range hashes {
 		if sizes[h] <= SmallMax {
@@ -299,14 +329,14 @@ func (f *Fleet) fetchAll(ctx context.Context, obs jetstream.ObjectStore, sb *cor
 			large = append(large, h)
 		}
 	}
-	n, rest, err := f.fetchSmall(ctx, sb, small, sizes) // fetch_batch.go
+	n, rest, err := f.fetchSmall(ctx, put, small, sizes) // fetch_batch.go
 	if err != nil {
 		return n, err
 	}
 	var total atomic.Int64
 	total.Add(n)
 	err = parallel.Each(ctx, fetchWorkers, append(rest, large...), func(ctx context.Context, h string) error {
-		n, err := f.fetchObject(ctx, obs, sb, h, sizes[h])
+		n, err := f.fetchObject(ctx, obs, put, h, sizes[h])
 		total.Add(n)
 		return err
 	})
@@ -327,12 +357,12 @@ const (
 // errMissing is an object neither bucket answers.
 var errMissing = fmt.Errorf("not in the fleet's buckets: %w", fs.ErrNotExist)
 
-// fetchObject brings the object hash of size bytes into sb's store,
+// fetchObject brings the object hash of size bytes to put,
 // asking again (missTries) while neither bucket answers it.
-func (f *Fleet) fetchObject(ctx context.Context, obs jetstream.ObjectStore, sb *core.Sandbox, hash string, size int64) (int64, error) {
+func (f *Fleet) fetchObject(ctx context.Context, obs jetstream.ObjectStore, put putFunc, hash string, size int64) (int64, error) {
 	wait := missWait
 	for try := 1; ; try++ {
-		n, err := f.fetchOnce(ctx, obs, sb, hash, size)
+		n, err := f.fetchOnce(ctx, obs, put, hash, size)
 		if !errors.Is(err, errMissing) || try == missTries {
 			return n, err
 		}
@@ -346,7 +376,7 @@ func (f *Fleet) fetchObject(ctx context.Context, obs jetstream.ObjectStore, sb *
 }
 
 // fetchOnce is one try of fetchObject.
-func (f *Fleet) fetchOnce(ctx context.Context, obs jetstream.ObjectStore, sb *core.Sandbox, hash string, size int64) (int64, error) {
+func (f *Fleet) fetchOnce(ctx context.Context, obs jetstream.ObjectStore, put putFunc, hash string, size int64) (int64, error) {
 	var r io.ReadCloser
 	if size <= SmallMax {
 		data, ok, err := f.getSmall(ctx, hash)
@@ -365,14 +395,11 @@ func (f *Fleet) fetchOnce(ctx context.Context, obs jetstream.ObjectStore, sb *co
 		r = or
 	}
 	defer r.Close()
-	o, err := checkpoint.PutObject(sb, hash, r, size)
+	n, err := put(hash, r, size)
 	if err != nil {
 		return 0, fmt.Errorf("object %s: %w", hash, err)
 	}
-	if o.Size != size {
-		return 0, fmt.Errorf("object %s: %d bytes, the manifest says %d: refused", hash, o.Size, size)
-	}
-	return o.Size, nil
+	return n, nil
 }
 
 // getLarge opens object hash of size bytes in the Object Store.

@@ -11,8 +11,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"sandfs/core"
-	"sandfs/core/checkpoint"
 	"sandfs/core/checkpoint/cas"
 	"sandfs/internal/parallel"
 )
@@ -40,18 +38,18 @@ const (
 )
 
 // fetchSmall brings the objects hashes (each at most SmallMax bytes,
-// sizes giving each one's) into sb's store from the small objects'
+// sizes giving each one's) to put from the small objects'
 // bucket, in batches. It answers the bytes fetched and the hashes it did
 // not bring: those the bucket lacks, or all of a batch the broker would
 // not answer as one, for the caller to fetch one by one.
-func (f *Fleet) fetchSmall(ctx context.Context, sb *core.Sandbox, hashes []string, sizes map[string]int64) (n int64, rest []string, err error) {
+func (f *Fleet) fetchSmall(ctx context.Context, put putFunc, hashes []string, sizes map[string]int64) (n int64, rest []string, err error) {
 	kv, err := f.smallBucket(ctx)
 	if kv == nil || err != nil || len(hashes) == 0 {
 		return 0, hashes, err
 	}
 	var mu sync.Mutex
 	err = eachBatch(ctx, hashes, sizes, func(ctx context.Context, batch []string) error {
-		got, left, err := f.fetchBatch(ctx, sb, batch, sizes)
+		got, left, err := f.fetchBatch(ctx, put, batch, sizes)
 		mu.Lock()
 		n += got
 		rest = append(rest, left...)
@@ -81,7 +79,7 @@ func eachBatch(ctx context.Context, hashes []string, sizes map[string]int64, fn 
 // fetchBatch brings what the bucket holds of batch, asking again for what
 // an answer cut short left out, until an answer brings nothing. It
 // answers the bytes fetched and the hashes left.
-func (f *Fleet) fetchBatch(ctx context.Context, sb *core.Sandbox, batch []string, sizes map[string]int64) (int64, []string, error) {
+func (f *Fleet) fetchBatch(ctx context.Context, put putFunc, batch []string, sizes map[string]int64) (int64, []string, error) {
 	var n int64
 	left := batch
 	for len(left) > 0 {
@@ -91,7 +89,7 @@ func (f *Fleet) fetchBatch(ctx context.Context, sb *core.Sandbox, batch []string
 				return fmt.Errorf("object %s: answered twice in one batch", hash)
 			}
 			got[hash] = true
-			m, err := putSmall(sb, hash, data, sizes[hash])
+			m, err := putSmall(put, hash, data, sizes[hash])
 			n += m
 			return err
 		})
@@ -114,16 +112,16 @@ func (f *Fleet) fetchBatch(ctx context.Context, sb *core.Sandbox, batch []string
 	return n, left, nil
 }
 
-// putSmall stores data as the object hash of size bytes.
-func putSmall(sb *core.Sandbox, hash string, data []byte, size int64) (int64, error) {
+// putSmall puts data as the object hash of size bytes.
+func putSmall(put putFunc, hash string, data []byte, size int64) (int64, error) {
 	if int64(len(data)) != size {
 		return 0, fmt.Errorf("object %s: %d bytes, the manifest says %d: refused", hash, len(data), size)
 	}
-	o, err := checkpoint.PutObject(sb, hash, bytes.NewReader(data), size)
+	n, err := put(hash, bytes.NewReader(data), size)
 	if err != nil {
 		return 0, fmt.Errorf("object %s: %w", hash, err)
 	}
-	return o.Size, nil
+	return n, nil
 }
 
 // errNoBatch is a broker that does not answer a batch of keys.

@@ -83,7 +83,7 @@ func TestFetchSmallInBatches(t *testing.T) {
 		sizes[a] = 12
 	}
 	dst := target(t, "alpha")
-	n, rest, err := h.f.fetchSmall(ctx, dst, append(slices.Clone(hashes), absent...), sizes)
+	n, rest, err := h.f.fetchSmall(ctx, storePut(dst), append(slices.Clone(hashes), absent...), sizes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestFetchBatchAsksAgain(t *testing.T) {
 	// answer's bound.
 	hashes, sizes, body := smallObjects(t, kv, 60, 100<<10)
 	dst := target(t, "alpha")
-	n, left, err := h.f.fetchBatch(ctx, dst, hashes, sizes)
+	n, left, err := h.f.fetchBatch(ctx, storePut(dst), hashes, sizes)
 	if err != nil || len(left) != 0 {
 		t.Fatalf("fetchBatch: %d left, %v", len(left), err)
 	}
@@ -135,7 +135,7 @@ func TestFetchSmallWithoutBatches(t *testing.T) {
 	if err := h.f.directGet(ctx, hashes, func(string, []byte) error { return nil }); err != errNoBatch {
 		t.Fatalf("a batch from a bucket without direct gets: %v, want errNoBatch", err)
 	}
-	n, err := h.f.fetchAll(ctx, nil, dst, hashes, sizes)
+	n, err := h.f.fetchAll(ctx, nil, storePut(dst), hashes, sizes)
 	if err != nil {
 		t.Fatal(err)
 	}

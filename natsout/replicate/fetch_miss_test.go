@@ -35,7 +35,7 @@ func TestFetchAsksAgainForMissing(t *testing.T) {
 			}
 			dst := target(t, "alpha")
 			t0 := time.Now()
-			n, err := h.f.fetchAll(ctx, nil, dst, hashes, sizes)
+			n, err := h.f.fetchAll(ctx, nil, storePut(dst), hashes, sizes)
 			took := time.Since(t0)
 			if tc.after == 0 {
 				if !errors.Is(err, errMissing) {
