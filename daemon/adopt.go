@@ -33,15 +33,17 @@ import (
 //     checkpoint's seq and every lost change's (history.Begin: no seq the
 //     fleet heard of is numbered again);
 //  4. DIR/.adopt-NAME (no DNS label: DIR never serves it), empty, opened
-//     as the sandbox but not served: the checkpoint is fetched into its
-//     store (replicate's Fetch: only the objects it lacks, each checked),
-//     and its tree written into the root (checkpoint.WriteRoot: modes,
-//     owners, times, symlinks, empty directories), unjournaled, since
-//     nothing serves it;
+//     as the sandbox but not served: the checkpoint's tree is written
+//     into it as its objects come (replicate's FetchTree: modes, owners,
+//     times, symlinks, empty directories; each object checked against its
+//     name), unjournaled, since nothing serves it;
 //  5. then it is renamed DIR/NAME whole (a crash before leaves no half
 //     tree served; the next adoption of the name removes it) and served
 //     as any sandbox of DIR, its kernel watch placed from the checkpoint's
-//     directories (core.Options.Made).
+//     directories (core.Options.Made);
+//  6. served, its store is filled from the tree and the checkpoint
+//     recorded (storeTaken), in the background: the store's writes cost
+//     about what the tree's do, and nobody waits for them.
 //
 // A failure undoes it all: the root and the state go, the claim is given
 // back.
@@ -155,7 +157,11 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 		_ = unix.Fsync(dfd) // the rename, kept
 		unix.Close(dfd)
 	}
-	sb, err := d.startMade(name, tw.dirs)
+	var stored func()
+	sb, err := d.startMade(name, tw.unstored.Dirs, func(sb *core.Sandbox) (err error) {
+		stored, err = checkpoint.Storing(sb, hd.ID) // before any request can ask for it
+		return err
+	})
 	if err != nil {
 		return out, err
 	}
@@ -163,7 +169,8 @@ func (d *Dir) Adopt(ctx context.Context, name, cp string) (api.SandboxAdopted, e
 	done = true
 	h.log.Info("took sandbox "+name+" up from the fleet", "sandbox", name, "checkpoint", hd.ID, "seq", hd.Seq,
 		"from", tw.fetched.Host, "objects", tw.fetched.Objects, "bytes", tw.fetched.Bytes, "lost", len(w.lost), "numbering_after", w.after,
-		"fetch_ms", tw.fetch.Milliseconds(), "tree_ms", tw.write.Milliseconds())
+		"tree_ms", tw.took.Milliseconds())
+	h.storeTaken(sb, name, tw.unstored, stored)
 	return h.adopted(name, sb, w, tw.fetched), nil
 }
 
@@ -232,20 +239,20 @@ func (h *Host) newState(name string, w fleetWord) (string, error) {
 // before it is renamed into place (a '.' is no DNS label: never served).
 const stagingPrefix = ".adopt-"
 
-// treeWritten is what writeTree did: what it fetched, the tree's
-// directories, and how long the fetch (the manifest, the objects, the
-// import) and the writing of the tree took, which the take-up's log line
-// tells: the two parts of a take-up an operator can act on.
+// treeWritten is what writeTree did: what it fetched, the checkpoint
+// its store is still to hold, and how long the tree took (the manifest,
+// the objects, the files), which the take-up's log line tells.
 type treeWritten struct {
-	fetched      replicate.Fetched
-	dirs         map[string][]string
-	fetch, write time.Duration
+	fetched  replicate.Fetched
+	unstored replicate.Unstored
+	took     time.Duration
 }
 
-// writeTree fetches the fleet's checkpoint id of name into its store and
-// writes its tree into DIR/staging, through the sandbox name opened on it
-// but not served (so nothing is journaled); seq is the checkpoint's, as
-// its header said. Called with mu held.
+// writeTree writes the tree of the fleet's checkpoint id of name into
+// DIR/staging, through the sandbox name opened on it but not served (so
+// nothing is journaled); seq is the checkpoint's, as its header said.
+// The store is filled after the sandbox is served (storeTaken). Called
+// with mu held.
 func (d *Dir) writeTree(ctx context.Context, name, staging, statePath, id string, seq uint64) (treeWritten, error) {
 	var tw treeWritten
 	o := d.h.cfg.Options
@@ -256,9 +263,14 @@ func (d *Dir) writeTree(ctx context.Context, name, staging, statePath, id string
 		return tw, err
 	}
 	defer sb.Close()
+	rfd, err := unix.Openat(d.fd, staging, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return tw, err
+	}
+	defer unix.Close(rfd)
 	t0 := time.Now()
-	tw.fetched, err = d.h.cfg.Replicator.Fleet().Fetch(ctx, name, id, sb)
-	tw.fetch = time.Since(t0)
+	tw.fetched, tw.unstored, err = d.h.cfg.Replicator.Fleet().FetchTree(ctx, name, id, sb, rfd)
+	tw.took = time.Since(t0)
 	if err != nil {
 		return tw, err
 	}
@@ -267,16 +279,30 @@ func (d *Dir) writeTree(ctx context.Context, name, staging, statePath, id string
 		// changed since it was read is not the one the journal follows.
 		return tw, fmt.Errorf("checkpoint %s: its manifest changed in the fleet while it was taken up (seq %d, then %d): refused", id, seq, tw.fetched.Checkpoint.Seq)
 	}
-	rfd, err := unix.Openat(d.fd, staging, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return tw, err
+	return tw, nil
+}
+
+// storeTaken fills the store of the sandbox name, just taken up, from
+// its tree, while it is served, and records its checkpoint (replicate's
+// Store): until then (stored, called after) a lookup of that checkpoint
+// answers checkpoint.ErrStoring. It stops when the sandbox is served no
+// more; a checkpoint not stored is told, and the next one walks the
+// whole tree.
+func (h *Host) storeTaken(sb *core.Sandbox, name string, u replicate.Unstored, stored func()) {
+	fleet := h.cfg.Replicator.Fleet()
+	ok := h.goServed(name, func(ctx context.Context) {
+		defer stored()
+		t0 := time.Now()
+		cp, st, err := fleet.Store(ctx, sb, u)
+		if err != nil {
+			h.log.Warn("sandbox "+name+": its checkpoint "+u.Checkpoint.ID+" from the fleet was not stored on this host; the next checkpoint reads the whole tree",
+				"sandbox", name, "checkpoint", u.Checkpoint.ID, "err", err)
+			return
+		}
+		h.log.Info("stored checkpoint "+cp.ID+" of sandbox "+name+" from its tree", "sandbox", name, "checkpoint", cp.ID,
+			"from_tree", st.FromTree, "fetched", st.Fetched, "store_ms", time.Since(t0).Milliseconds())
+	})
+	if !ok {
+		stored()
 	}
-	defer unix.Close(rfd)
-	t1 := time.Now()
-	if _, err := checkpoint.WriteRoot(ctx, sb, id, rfd); err != nil {
-		return tw, err
-	}
-	tw.dirs, err = checkpoint.Dirs(sb, id)
-	tw.write = time.Since(t1)
-	return tw, err
 }

@@ -271,12 +271,12 @@ func (d *Dir) stat(name string) (rootID, bool) {
 }
 
 // start serves DIR/name. Called with mu held.
-func (d *Dir) start(name string) (*core.Sandbox, error) { return d.startMade(name, nil) }
+func (d *Dir) start(name string) (*core.Sandbox, error) { return d.startMade(name, nil, nil) }
 
 // startMade serves DIR/name; made, for a root just made from a
 // checkpoint's tree, lists its directories (core.Options.Made). Called
 // with mu held.
-func (d *Dir) startMade(name string, made map[string][]string) (*core.Sandbox, error) {
+func (d *Dir) startMade(name string, made map[string][]string, opened func(*core.Sandbox) error) (*core.Sandbox, error) {
 	host := filepath.Join(d.path, name)
 	if id, err := dirIdentity(d.fd, name); err == nil {
 		if err := d.h.adoptState(name, id, rootMarkAt(d.fd, name)); err != nil { // incarnation.go
@@ -285,7 +285,14 @@ func (d *Dir) startMade(name string, made map[string][]string) (*core.Sandbox, e
 	}
 	sb, err := d.h.Start(name, func(o core.Options) (*core.Sandbox, error) {
 		o.Made = made
-		return core.OpenAt(d.fd, name, host, name, o)
+		sb, err := core.OpenAt(d.fd, name, host, name, o)
+		if err == nil && opened != nil {
+			if err = opened(sb); err != nil {
+				sb.Close()
+				return nil, err
+			}
+		}
+		return sb, err
 	}, false, d.def)
 	if err != nil {
 		return nil, err

@@ -71,9 +71,14 @@ type entry struct {
 	wctx    context.Context    // its kernel watch's, which serve's is beneath
 	cancel  context.CancelFunc // ends its kernel watch and what unserve ends
 	unserve context.CancelFunc // ends its checkpoint schedule, not its watch (hold.go)
-	stopLog func()             // LogEvents; nil = none
-	events  bool               // published (Config.Events)
-	repl    bool               // its checkpoints replicated (Config.Replicator)
+	// served is the context of its being served, which unserve ends; bg
+	// the work started on it beyond any request's (goServed), which
+	// detach waits for.
+	served  context.Context
+	bg      sync.WaitGroup
+	stopLog func() // LogEvents; nil = none
+	events  bool   // published (Config.Events)
+	repl    bool   // its checkpoints replicated (Config.Replicator)
 	// restart starts it again after its lease expired with the broker
 	// away (placement.go); nil for a sandbox of DIR, which the Dir starts.
 	restart func() error
@@ -189,7 +194,7 @@ func (h *Host) start(name, stateKey string, open Opener, fixed bool, def core.Qu
 func (h *Host) serve(name string, e *entry, q core.Quota) error {
 	sb := e.sb
 	ctx, unserve := context.WithCancel(e.wctx)
-	e.unserve = unserve
+	e.served, e.unserve = ctx, unserve
 	checkpoint.StartSchedule(ctx, sb, h.cfg.CheckpointEvery, h.cfg.CheckpointKeep)
 	if h.cfg.Events != nil {
 		if err := h.cfg.Events.Add(natsout.Source{Name: name, Journal: sb.Journal(), Meta: sb.History()}); err != nil {
@@ -362,7 +367,27 @@ func (e *entry) detach(h *Host) {
 		e.stopLog()
 	}
 	e.unserve()
+	e.bg.Wait()
 	e.events, e.repl, e.stopLog = false, false, nil // a held entry is served again, or closed
+}
+
+// goServed runs fn in the background of the sandbox name, on a context
+// that ends when it is served no more, which then waits for fn; false,
+// and fn not run, when name is not served.
+func (h *Host) goServed(name string, fn func(ctx context.Context)) bool {
+	h.mu.Lock()
+	e := h.m[name]
+	if e == nil {
+		h.mu.Unlock()
+		return false
+	}
+	e.bg.Add(1) // before take can remove e, so detach waits for it
+	h.mu.Unlock()
+	go func() {
+		defer e.bg.Done()
+		fn(e.served)
+	}()
+	return true
 }
 
 // emptyTree removes every entry of sb's root, through the sandbox (no

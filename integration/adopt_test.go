@@ -118,7 +118,15 @@ func TestAdoptFromTheFleet(t *testing.T) {
 		}
 	}
 
-	// The checkpoint is B's too: listed, and the base of changes since it.
+	// The checkpoint is B's too, once B's store holds it (filled from the
+	// tree, after B serves it; until then it answers 503): listed, and the
+	// base of changes since it.
+	if !waitFor(2*time.Minute, func() bool {
+		st, body = named(t, bd, tok, "GET", "s1", "/checkpoints/"+cp.ID, nil)
+		return st != 503 || !strings.Contains(string(body), `"code":"EAGAIN"`)
+	}) || st != 200 {
+		t.Fatalf("B's checkpoint %s of s1: %d %s, want 200 (after 503 EAGAIN while it is stored)", cp.ID, st, body)
+	}
 	if st, body := named(t, bd, tok, "GET", "s1", "/checkpoints", nil); st != 200 || !strings.Contains(string(body), `"`+cp.ID+`"`) {
 		t.Fatalf("B's checkpoints of s1: %d %s, want %s listed", st, body, cp.ID)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -229,10 +230,25 @@ func TestMoveTwoHosts(t *testing.T) {
 	if moved.Fetched != moved.Sent {
 		t.Fatalf("moved: sent %+v, fetched %+v: want the same", moved.Sent, moved.Fetched)
 	}
-	// hb's log tells the take-up and its two parts' times.
-	took := regexp.MustCompile(`msg="took sandbox s1 up from the fleet" .* objects=(\d+) .* fetch_ms=\d+ tree_ms=\d+`).FindStringSubmatch(hb.Log())
+	// hb's log tells the take-up and the tree's time; then, the tree
+	// served, the store filled from it (an object whose only file was
+	// written since is fetched again), and hb lists the checkpoint.
+	took := regexp.MustCompile(`msg="took sandbox s1 up from the fleet" .* objects=(\d+) .* tree_ms=\d+`).FindStringSubmatch(hb.Log())
 	if took == nil || took[1] != fmt.Sprint(moved.Fetched.Objects) {
-		t.Fatalf("hb's log has no take-up line of %d objects with fetch_ms and tree_ms:\n%s", moved.Fetched.Objects, hb.Log())
+		t.Fatalf("hb's log has no take-up line of %d objects with tree_ms:\n%s", moved.Fetched.Objects, hb.Log())
+	}
+	stored := regexp.MustCompile(`msg="stored checkpoint ` + moved.Checkpoint + ` of sandbox s1 from its tree" .* from_tree=(\d+) fetched=(\d+) store_ms=\d+`)
+	var filled []string
+	if !waitFor(2*time.Minute, func() bool { filled = stored.FindStringSubmatch(hb.Log()); return filled != nil }) {
+		t.Fatalf("hb's log has no line of %s stored:\n%s", moved.Checkpoint, hb.Log())
+	}
+	fromTree, _ := strconv.ParseInt(filled[1], 10, 64)
+	fetched, _ := strconv.ParseInt(filled[2], 10, 64)
+	if fromTree == 0 || fromTree+fetched != moved.Fetched.Objects {
+		t.Fatalf("hb stored %d objects from the tree and fetched %d; want the %d it lacked, most from the tree", fromTree, fetched, moved.Fetched.Objects)
+	}
+	if res, body := placedDo(t, "GET", hb.URL+"/v1/sandboxes/s1/checkpoints", ""); res.StatusCode != 200 || !strings.Contains(body, `"`+moved.Checkpoint+`"`) {
+		t.Fatalf("hb's checkpoints of s1: %d %s; want %s listed", res.StatusCode, body, moved.Checkpoint)
 	}
 
 	// hb's tree is the checkpoint's: ha's root, untouched since (it stays

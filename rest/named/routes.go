@@ -39,12 +39,12 @@ func (s *Family) Routes() []httpkit.Line {
 		// History (api.md §5a): checkpoints of the tree and restore, under both prefixes.
 		n.On("POST", "/v1/sandboxes/:name/checkpoints", authed, s.namedCheckpointCreate),       // b: {name?, skipExcluded?} → 201 checkpoint {id, name, reason, seq, createdAt, files, dirs, symlinks, bytes, newBytes}
 		n.On("GET", "/v1/sandboxes/:name/checkpoints", authed, s.namedCheckpointList),          // → {checkpoints: [checkpoint], count}, oldest first
-		n.On("GET", "/v1/sandboxes/:name/checkpoints/:id", authed, s.namedCheckpointGet),       // → checkpoint; unknown id 404 ENOENT
+		n.On("GET", "/v1/sandboxes/:name/checkpoints/:id", authed, s.namedCheckpointGet),       // → checkpoint; unknown id 404 ENOENT; being stored after a take-up 503
 		n.On("DELETE", "/v1/sandboxes/:name/checkpoints/:id", authed, s.namedCheckpointDelete), // → {id, deleted: true}
 		n.On("POST", "/v1/sandboxes/:name/restore", authed, s.namedRestore),                    // b: {checkpoint, paths?, actor?, dry_run?|dryRun?} → {checkpoint, dryRun, undo, written, removed, skipped: [{path, reason, by}], count}
 		n.On("POST", "/v1/sprites/:name/checkpoints", authed, s.namedCheckpointCreate),         // b: {name?, skipExcluded?} → 201 checkpoint {id, name, reason, seq, createdAt, files, dirs, symlinks, bytes, newBytes}
 		n.On("GET", "/v1/sprites/:name/checkpoints", authed, s.namedCheckpointList),            // → {checkpoints: [checkpoint], count}, oldest first
-		n.On("GET", "/v1/sprites/:name/checkpoints/:id", authed, s.namedCheckpointGet),         // → checkpoint; unknown id 404 ENOENT
+		n.On("GET", "/v1/sprites/:name/checkpoints/:id", authed, s.namedCheckpointGet),         // → checkpoint; unknown id 404 ENOENT; being stored after a take-up 503
 		n.On("DELETE", "/v1/sprites/:name/checkpoints/:id", authed, s.namedCheckpointDelete),   // → {id, deleted: true}
 		n.On("POST", "/v1/sprites/:name/restore", authed, s.namedRestore),                      // b: {checkpoint, paths?, actor?, dry_run?|dryRun?} → {checkpoint, dryRun, undo, written, removed, skipped: [{path, reason, by}], count}
 	}
