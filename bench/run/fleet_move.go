@@ -116,6 +116,14 @@ func fleetMove(c *cfg, t *table) error {
 			return err
 		}
 		moves = append(moves, time.Since(t1).Seconds())
+		// The new host fills its store from the tree after it serves the
+		// sandbox: that work is waited for, untimed, so it slows neither
+		// tar nor the next move.
+		t2 := time.Now()
+		if err := waitOK(dst.base+"/v1/sandboxes/big/checkpoints/"+last.Checkpoint, 10*time.Minute); err != nil {
+			return fmt.Errorf("the store of %s after the move: %w", dst.host, err)
+		}
+		logf("fleet move %d: %s stored checkpoint %s %.2f s after the answer", r, dst.host, last.Checkpoint, time.Since(t2).Seconds())
 		if r%2 == 1 {
 			if err := tarRun(); err != nil {
 				return err
@@ -126,7 +134,7 @@ func fleetMove(c *cfg, t *table) error {
 		prev, src, srcDir = src, dst, dstDir
 	}
 	t.pair(fmt.Sprintf("fleet: move of a %d-file, %d MiB sandbox between two daemons through the broker (POST …/move, to a fresh host) vs tar | tar of its tree, s", files, files*fileSize>>20), "s",
-		moves, tars, atMost, 2.0, fmt.Sprintf("%d moves, each to a daemon started for it (every object fetched, every file written), taking turns with `tar -C ROOT -cf - . | tar -C NEW -xf -`; the sandbox's checkpoints replicated before (--replicate), as a fleet keeps them; roots, states and the broker's store on tmpfs; the last move sent %d B and fetched %d B", runs, last.Sent.Bytes, last.Fetched.Bytes))
+		moves, tars, atMost, 2.0, fmt.Sprintf("%d moves, each to a daemon started for it (every object fetched, every file written), taking turns with `tar -C ROOT -cf - . | tar -C NEW -xf -`; the new host's store, filled from the tree after the sandbox is served, waited for (untimed) before the next turn; the sandbox's checkpoints replicated before (--replicate), as a fleet keeps them; roots, states and the broker's store on tmpfs; the last move sent %d B and fetched %d B", runs, last.Sent.Bytes, last.Fetched.Bytes))
 	return backRows(c, t, files, [2]*proc{prev, src})
 }
 
@@ -237,6 +245,7 @@ func waitOK(url string, limit time.Duration) error {
 
 // movedAnswer is what POST …/move answers that the rows use.
 type movedAnswer struct {
+	Checkpoint    string
 	Seconds       float64
 	Sent, Fetched struct{ Objects, Bytes int64 }
 }
