@@ -72,8 +72,8 @@ type entry struct {
 	cancel  context.CancelFunc // ends its kernel watch and what unserve ends
 	unserve context.CancelFunc // ends its checkpoint schedule, not its watch (hold.go)
 	// served is the context of its being served, which unserve ends; bg
-	// the work started on it beyond any request's (goServed), which
-	// detach waits for.
+	// the work started on it beyond any request's (goServed), which take
+	// ends and waits for.
 	served  context.Context
 	bg      sync.WaitGroup
 	stopLog func() // LogEvents; nil = none
@@ -340,6 +340,8 @@ func (h *Host) take(ctx context.Context, name string) *entry {
 	}
 	h.cfg.Registry.Remove(ctx, name)
 	e.unmount(h, name)
+	e.unserve() // its background work ends before a purge or a hold
+	e.bg.Wait()
 	return e
 }
 
@@ -367,7 +369,6 @@ func (e *entry) detach(h *Host) {
 		e.stopLog()
 	}
 	e.unserve()
-	e.bg.Wait()
 	e.events, e.repl, e.stopLog = false, false, nil // a held entry is served again, or closed
 }
 
