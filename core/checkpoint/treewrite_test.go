@@ -43,14 +43,7 @@ func TestTreeWriterThenFill(t *testing.T) {
 	ents, err := Entries(src, cp.ID)
 	must(t, err)
 
-	root := filepath.Join(t.TempDir(), "root")
-	must(t, os.Mkdir(root, 0o700))
-	dst, err := core.Open("dst", root, core.Options{StateDir: t.TempDir()})
-	must(t, err)
-	defer dst.Close()
-	rfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	must(t, err)
-	defer unix.Close(rfd)
+	dst, root, rfd := emptyRoot(t)
 	tw, err := NewTreeWriter(ctx, dst, ents, rfd)
 	must(t, err)
 	defer tw.Close()
@@ -154,13 +147,7 @@ func TestTreeWriterRefusals(t *testing.T) {
 		{"not named", strings.Repeat("0", 64), "alpha", 5, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			root := t.TempDir()
-			dst, err := core.Open("dst", root, core.Options{StateDir: t.TempDir()})
-			must(t, err)
-			defer dst.Close()
-			rfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-			must(t, err)
-			defer unix.Close(rfd)
+			dst, _, rfd := emptyRoot(t)
 			tw, err := NewTreeWriter(ctx, dst, ents, rfd)
 			must(t, err)
 			defer tw.Close()
@@ -173,13 +160,7 @@ func TestTreeWriterRefusals(t *testing.T) {
 			}
 		})
 	}
-	root := t.TempDir()
-	dst, err := core.Open("dst", root, core.Options{StateDir: t.TempDir()})
-	must(t, err)
-	defer dst.Close()
-	rfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	must(t, err)
-	defer unix.Close(rfd)
+	dst, root, rfd := emptyRoot(t)
 	bad := append([]Entry{}, ents...)
 	bad = append(bad, Entry{Path: "/../escape", Type: "dir", Mode: os.ModeDir | 0o755})
 	if _, err := NewTreeWriter(ctx, dst, bad, rfd); !errors.Is(err, unix.EINVAL) {
@@ -188,6 +169,21 @@ func TestTreeWriterRefusals(t *testing.T) {
 	if names, _ := os.ReadDir(root); len(names) != 0 {
 		t.Fatalf("a refused tree made %d entries", len(names))
 	}
+}
+
+// emptyRoot is a sandbox on an empty root, not served, the root's path,
+// and a descriptor of it, closed (the sandbox too) when t ends.
+func emptyRoot(t *testing.T) (*core.Sandbox, string, int) {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "root")
+	must(t, os.Mkdir(root, 0o700))
+	s, err := core.Open("dst", root, core.Options{StateDir: t.TempDir()})
+	must(t, err)
+	t.Cleanup(func() { s.Close() })
+	rfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	must(t, err)
+	t.Cleanup(func() { unix.Close(rfd) })
+	return s, root, rfd
 }
 
 func entryOf(t *testing.T, ents []Entry, p string) Entry {
