@@ -83,13 +83,17 @@ func fold(a, b cpBody) cpBody {
 }
 
 // sweep drops every object no manifest names (mark and sweep), and the
-// temps a crashed put left. The lock is held, so no checkpoint is being
-// made whose objects no manifest names yet.
+// temps a crashed put left, but those a Fill is storing (keep). The lock
+// is held, so no checkpoint is being made whose objects no manifest names
+// yet.
 func (h *cpStore) sweep() error {
 	if _, err := h.headers(); err != nil {
 		return err // never sweep without knowing every manifest
 	}
 	marked := map[string]bool{}
+	for x := range h.keep {
+		marked[x] = true
+	}
 	for id := range h.hdrs {
 		_, b, err := h.read(id, true)
 		if err != nil {

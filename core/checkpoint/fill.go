@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"runtime"
 	"sync"
@@ -26,9 +25,8 @@ import (
 // does not hold it: a lookup of it answers ErrStoring, and a checkpoint
 // made meanwhile walks the whole tree, as the first after a restart does.
 // The caller marks the checkpoint (Storing) before the sandbox is served,
-// so no request sees it unknown in between.
-// A failed checkpoint or a delete meanwhile sweeps the objects not yet
-// named; they are stored again, fillTries times at most.
+// so no request sees it unknown in between. A sweep meanwhile (a failed
+// checkpoint's, a delete's) keeps the objects Fill is storing.
 
 // ErrStoring is the error of a lookup of a checkpoint that Fill is
 // storing: it will be there, ask again.
@@ -55,9 +53,6 @@ func Storing(s *core.Sandbox, id string) (done func(), err error) {
 		}
 	}), nil
 }
-
-// fillTries bounds the rounds of Fill whose objects a sweep took.
-const fillTries = 3
 
 // FillStats says where Fill's objects came from.
 type FillStats struct {
@@ -87,36 +82,53 @@ func Fill(ctx context.Context, s *core.Sandbox, cp Checkpoint, entries []Entry, 
 		}
 		byHash[e.Hash] = append(byHash[e.Hash], e)
 	}
+	h.mu.Lock()
+	h.keepObjects(hashes, 1) // no sweep takes them before the record names them
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.keepObjects(hashes, -1)
+		h.mu.Unlock()
+	}()
+	missing, err := h.store.Missing(hashes)
+	if err != nil {
+		return cp, out, err
+	}
 	var fromTree, fetched atomic.Int64
-	for try := 1; ; try++ {
-		missing, err := h.store.Missing(hashes)
-		if err != nil {
-			return cp, out, err
-		}
-		err = parallel.Each(ctx, runtime.GOMAXPROCS(0), missing, func(ctx context.Context, hash string) error {
-			for _, e := range byHash[hash] {
-				ok, err := storeFromTree(s, e, ids.m[e.Path])
-				if err != nil {
-					return err
-				}
-				if ok {
-					fromTree.Add(1)
-					return nil
-				}
+	err = parallel.Each(ctx, runtime.GOMAXPROCS(0), missing, func(ctx context.Context, hash string) error {
+		for _, e := range byHash[hash] {
+			ok, err := storeFromTree(s, e, ids.m[e.Path])
+			if err != nil {
+				return err
 			}
-			fetched.Add(1)
-			return fetch(ctx, hash)
-		})
-		out.FromTree, out.Fetched = int(fromTree.Load()), int(fetched.Load())
-		if err != nil {
-			return cp, out, err
+			if ok {
+				fromTree.Add(1)
+				return nil
+			}
 		}
-		done, err := Import(s, cp, entries)
-		if err == nil {
-			return done, out, h.identify(cp.ID, ids.m)
-		}
-		if !errors.Is(err, unix.ENOENT) || try == fillTries {
-			return cp, out, fmt.Errorf("checkpoint %s: %w", cp.ID, err)
+		fetched.Add(1)
+		return fetch(ctx, hash)
+	})
+	out.FromTree, out.Fetched = int(fromTree.Load()), int(fetched.Load())
+	if err != nil {
+		return cp, out, err
+	}
+	done, err := Import(s, cp, entries)
+	if err != nil {
+		return cp, out, err
+	}
+	return done, out, h.identify(cp.ID, ids.m)
+}
+
+// keepObjects counts the objects hashes in (by) or out of those a sweep
+// keeps though no record names them yet (Fill's); h.mu is held.
+func (h *cpStore) keepObjects(hashes []string, by int) {
+	if h.keep == nil {
+		h.keep = map[string]int{}
+	}
+	for _, x := range hashes {
+		if h.keep[x] += by; h.keep[x] <= 0 {
+			delete(h.keep, x)
 		}
 	}
 }

@@ -121,7 +121,8 @@ type cpStore struct {
 	cleanMu        sync.Mutex
 	clean, unswept bool
 	loose          map[string]bool
-	storing        map[string]int // checkpoints being stored (fill.go's Storing)
+	storing        map[string]int // checkpoints being stored (fill.go's Storing); mu held
+	keep           map[string]int // objects a sweep keeps, named by no record yet (fill.go); mu held
 	reads          atomic.Int64   // files read (content hashed)
 	walks          atomic.Int64   // checkpoints that walked the whole tree
 }

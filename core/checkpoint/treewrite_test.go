@@ -23,7 +23,8 @@ import (
 // files); the store does not hold the checkpoint until Fill, and a lookup
 // of it meanwhile, marked Storing, answers ErrStoring. Fill stores each object from the
 // tree's file still as written, fetches the one whose only file changed
-// since, and records the checkpoint with the files' identities: the next
+// since, keeps its objects through a sweep meanwhile (a delete's), and
+// records the checkpoint with the files' identities: the next
 // checkpoint reads only the changed file, and a restore to the filled
 // one brings the changed file's content back.
 func TestTreeWriterThenFill(t *testing.T) {
@@ -91,6 +92,14 @@ func TestTreeWriterThenFill(t *testing.T) {
 				t.Errorf("the checkpoint during Fill: %v, want ErrStoring", err)
 			}
 			fetched = append(fetched, hash)
+			// A sweep meanwhile (a delete's) keeps what Fill stored so far.
+			other, err := Create(ctx, dst, Options{})
+			if err != nil {
+				return err
+			}
+			if err := Delete(dst, other.ID); err != nil {
+				return err
+			}
 			f, err := OpenObject(src, hash)
 			if err != nil {
 				return err
