@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"sort"
 	"sync"
@@ -196,35 +198,46 @@ func (w *TreeWriter) Close() {
 
 // writeChecked writes what r gives into fd (-1: nowhere) from its start,
 // size bytes exactly, hashing it: bytes more or fewer, or not hashing to
-// hash, are cas.ErrMismatch. It answers the bytes read.
+// hash, are cas.ErrMismatch. It answers the bytes read. A reader that
+// holds its bytes (a batch's, bytes.Reader) gives them in one write,
+// with no copy.
 func writeChecked(fd int, hash string, r io.Reader, size int64) (int64, error) {
-	sum := sha256.New()
-	buf := make([]byte, min(size+1, 1<<20))
-	var n int64
-	for {
-		k, err := r.Read(buf)
-		if k > 0 {
-			if n+int64(k) > size {
-				return n, fmt.Errorf("object %s: more than %d bytes: %w", hash, size, cas.ErrMismatch)
-			}
-			sum.Write(buf[:k])
-			if fd >= 0 {
-				if err := pwriteAll(fd, buf[:k], n); err != nil {
-					return n, err
-				}
-			}
-			n += int64(k)
-		}
-		if err == io.EOF {
-			break
-		} else if err != nil {
-			return n, err
+	w := &checkedWriter{fd: fd, size: size, sum: sha256.New()}
+	_, err := io.Copy(w, r)
+	if errors.Is(err, errTooLong) {
+		return w.n, fmt.Errorf("object %s: more than %d bytes: %w", hash, size, cas.ErrMismatch)
+	} else if err != nil {
+		return w.n, err
+	}
+	if w.n != size || hex.EncodeToString(w.sum.Sum(nil)) != hash {
+		return w.n, fmt.Errorf("object %s: %w", hash, cas.ErrMismatch)
+	}
+	return w.n, nil
+}
+
+var errTooLong = errors.New("more bytes than the object's size")
+
+// checkedWriter hashes what it is given and writes it into fd (-1:
+// nowhere), at most size bytes.
+type checkedWriter struct {
+	fd   int
+	n    int64
+	size int64
+	sum  hash.Hash
+}
+
+func (w *checkedWriter) Write(b []byte) (int, error) {
+	if w.n+int64(len(b)) > w.size {
+		return 0, errTooLong
+	}
+	w.sum.Write(b)
+	if w.fd >= 0 {
+		if err := pwriteAll(w.fd, b, w.n); err != nil {
+			return 0, err
 		}
 	}
-	if n != size || hex.EncodeToString(sum.Sum(nil)) != hash {
-		return n, fmt.Errorf("object %s: %w", hash, cas.ErrMismatch)
-	}
-	return n, nil
+	w.n += int64(len(b))
+	return len(b), nil
 }
 
 // copyFile copies the size bytes of src to dst, from their starts.
