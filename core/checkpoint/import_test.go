@@ -198,12 +198,16 @@ func TestWriteRootKnowsItsFiles(t *testing.T) {
 }
 
 // sourceCheckpoint is a sandbox on a root holding tree and a symlink
-// link -> d/b.txt, its one checkpoint and that checkpoint's entries.
-func sourceCheckpoint(t *testing.T, tree map[string]string) (*core.Sandbox, Checkpoint, []Entry) {
+// link -> d/b.txt (then changed by setup), its one checkpoint and that
+// checkpoint's entries.
+func sourceCheckpoint(t *testing.T, tree map[string]string, setup ...func(root string)) (*core.Sandbox, Checkpoint, []Entry) {
 	t.Helper()
 	from := t.TempDir()
 	mk(t, from, tree)
 	must(t, os.Symlink("d/b.txt", filepath.Join(from, "link")))
+	for _, f := range setup {
+		f(from)
+	}
 	src, err := core.Open("src", from, core.Options{StateDir: t.TempDir()})
 	must(t, err)
 	t.Cleanup(func() { src.Close() })

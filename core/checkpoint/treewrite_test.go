@@ -30,19 +30,12 @@ import (
 func TestTreeWriterThenFill(t *testing.T) {
 	old := time.Date(2001, 2, 3, 4, 5, 6, 7, time.UTC)
 	big := strings.Repeat("0123456789abcdef", 80<<10) + "tail" // past one read's buffer
-	from := t.TempDir()
-	mk(t, from, map[string]string{"a.txt": "alpha", "d/b.txt": "beta", "d/same.txt": "alpha", "zero": "",
-		"empty/": "", "ln": "->d/b.txt", "big": big})
-	must(t, os.Chmod(filepath.Join(from, "d/b.txt"), 0o640))
-	must(t, os.Chtimes(filepath.Join(from, "d"), old, old))
-	want := treeDigest(t, from)
-	src, err := core.Open("src", from, core.Options{StateDir: t.TempDir()})
-	must(t, err)
-	defer src.Close()
-	cp, err := Create(ctx, src, Options{})
-	must(t, err)
-	ents, err := Entries(src, cp.ID)
-	must(t, err)
+	src, cp, ents := sourceCheckpoint(t, map[string]string{"a.txt": "alpha", "d/b.txt": "beta", "d/same.txt": "alpha",
+		"zero": "", "empty/": "", "big": big}, func(from string) {
+		must(t, os.Chmod(filepath.Join(from, "d/b.txt"), 0o640))
+		must(t, os.Chtimes(filepath.Join(from, "d"), old, old))
+	})
+	want := treeDigest(t, src.HostRoot())
 
 	dst, root, rfd := emptyRoot(t)
 	tw, err := NewTreeWriter(ctx, dst, ents, rfd)
