@@ -274,8 +274,9 @@ func (d *Dir) stat(name string) (rootID, bool) {
 func (d *Dir) start(name string) (*core.Sandbox, error) { return d.startMade(name, nil, nil) }
 
 // startMade serves DIR/name; made, for a root just made from a
-// checkpoint's tree, lists its directories (core.Options.Made). Called
-// with mu held.
+// checkpoint's tree, lists its directories (core.Options.Made); opened,
+// when set, is told the sandbox once it is open, before it is served (an
+// error refuses it). Called with mu held.
 func (d *Dir) startMade(name string, made map[string][]string, opened func(*core.Sandbox) error) (*core.Sandbox, error) {
 	host := filepath.Join(d.path, name)
 	if id, err := dirIdentity(d.fd, name); err == nil {
