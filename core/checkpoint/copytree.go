@@ -3,10 +3,7 @@ package checkpoint
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 
 	"sandfs/core"
 )
@@ -36,64 +33,11 @@ type CopyStats struct {
 // one syncfs. It builds in place: on an error (ctx ended, a missing
 // object) the caller removes what dst holds.
 func CopyTree(ctx context.Context, s *core.Sandbox, id string, dst int) (CopyStats, error) {
+	var out CopyStats
 	h, err := storeOf(s)
-	if err != nil {
-		return CopyStats{}, err
-	}
-	return h.copyTree(ctx, s, id, dst, nil)
-}
-
-// WriteRoot is CopyTree into dst, the sandbox s's own root (empty), of
-// an imported checkpoint id (a tree from the fleet): the files it makes
-// are then id's, so id's record takes each one's stat identity (device,
-// inode, change time), which an import cannot know. A checkpoint that
-// walks the root after (a restore's; one after a restart, or taking the
-// sandbox up on this root again) then reads none of them again, nor does
-// any checkpoint built on it since.
-func WriteRoot(ctx context.Context, s *core.Sandbox, id string, dst int) (CopyStats, error) {
-	h, err := storeOf(s)
-	if err != nil {
-		return CopyStats{}, err
-	}
-	h.mu.Lock()
-	_, err = h.importedHeader(id)
-	h.mu.Unlock()
-	if err != nil {
-		return CopyStats{}, err
-	}
-	ids := newMadeIDs()
-	out, err := h.copyTree(ctx, s, id, dst, ids.made)
 	if err != nil {
 		return out, err
 	}
-	return out, h.identify(id, ids.m)
-}
-
-// madeIDs gathers the stat identity of each file a build makes: a file
-// whose size and modification time are the entry's is then known as
-// that entry's (one whose time could not be set is read by the next
-// walk).
-type madeIDs struct {
-	mu sync.Mutex
-	m  map[string]cpEntry
-}
-
-func newMadeIDs() *madeIDs { return &madeIDs{m: map[string]cpEntry{}} }
-
-// made is lowerBuild's made: workers call it at once.
-func (ids *madeIDs) made(p string, e cpEntry, fd int) {
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Size != e.Size || st.Mtim.Nano() != e.Mtime {
-		return
-	}
-	ids.mu.Lock()
-	ids.m[p] = cpEntry{Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Nano()}
-	ids.mu.Unlock()
-}
-
-// copyTree is CopyTree; made, when set, is told each file made.
-func (h *cpStore) copyTree(ctx context.Context, s *core.Sandbox, id string, dst int, made func(string, cpEntry, int)) (CopyStats, error) {
-	var out CopyStats
 	files, err := h.treeFiles(id)
 	if err != nil {
 		return out, err
@@ -115,7 +59,7 @@ func (h *cpStore) copyTree(ctx context.Context, s *core.Sandbox, id string, dst 
 		}
 		bytes.Add(e.Size)
 		return nil
-	}, made: made}
+	}}
 	err = b.buildAt(ctx, dst, files)
 	out.Cloned, out.Copied, out.Bytes = int(cloned.Load()), int(copied.Load()), bytes.Load()
 	if err != nil {

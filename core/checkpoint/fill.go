@@ -21,7 +21,7 @@ import (
 // when it was made, unchanged) and checked against its name as it is
 // stored (PutObject); an object no file holds as written any more is
 // fetched again (fetch). Then the checkpoint is recorded (Import), with
-// the files' identities, as WriteRoot records them. Until then the store
+// the files' identities (importKnown). Until then the store
 // does not hold it: a lookup of it answers ErrStoring, and a checkpoint
 // made meanwhile walks the whole tree, as the first after a restart does.
 // The caller marks the checkpoint (Storing) before the sandbox is served,
@@ -71,17 +71,7 @@ func Fill(ctx context.Context, s *core.Sandbox, cp Checkpoint, entries []Entry, 
 	if err != nil {
 		return cp, out, err
 	}
-	byHash := map[string][]Entry{}
-	var hashes []string
-	for _, e := range entries {
-		if e.Type != "file" {
-			continue
-		}
-		if _, ok := byHash[e.Hash]; !ok {
-			hashes = append(hashes, e.Hash)
-		}
-		byHash[e.Hash] = append(byHash[e.Hash], e)
-	}
+	hashes, byHash := byContent(entries)
 	h.mu.Lock()
 	h.keepObjects(hashes, 1) // no sweep takes them before the record names them
 	h.mu.Unlock()
@@ -113,11 +103,11 @@ func Fill(ctx context.Context, s *core.Sandbox, cp Checkpoint, entries []Entry, 
 	if err != nil {
 		return cp, out, err
 	}
-	done, err := Import(s, cp, entries)
+	done, err := importKnown(s, cp, entries, ids.m)
 	if err != nil {
 		return cp, out, err
 	}
-	return done, out, h.identify(cp.ID, ids.m)
+	return done, out, nil
 }
 
 // keepObjects counts the objects hashes in (by) or out of those a sweep

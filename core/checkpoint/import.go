@@ -20,8 +20,8 @@ import (
 // all in the store. The record is written as Create writes one (temp,
 // fsync, rename, after one syncfs of the objects), as a base: it has no
 // parent here. Its entries carry no stat identity, so a walk of the root
-// reads each file once again, unless the tree was written from it
-// (WriteRoot: the record then takes the files' identities); and it is
+// reads each file once again, unless the tree was written here from it
+// (Fill: the record then takes the files' identities); and it is
 // the next checkpoint's base only when the store holds none made here
 // (store.go's newest).
 //
@@ -160,6 +160,14 @@ func checkEntry(e Entry) error {
 // id the store has is fs.ErrExist; a tree CheckEntries refuses, or whose
 // id is not of a checkpoint id's shape, fs.ErrInvalid.
 func Import(s *core.Sandbox, cp Checkpoint, entries []Entry) (Checkpoint, error) {
+	return importKnown(s, cp, entries, nil)
+}
+
+// importKnown is Import with the stat identity of the files whose
+// identity ids gives (only Dev, Ino and Ctime of its entries are read):
+// a tree written here (Fill's), so a walk of the root reads them again
+// only when they change.
+func importKnown(s *core.Sandbox, cp Checkpoint, entries []Entry, ids map[string]cpEntry) (Checkpoint, error) {
 	if !validID(cp.ID) {
 		return Checkpoint{}, fmt.Errorf("checkpoint id %q: %w", cp.ID, fs.ErrInvalid)
 	}
@@ -168,7 +176,11 @@ func Import(s *core.Sandbox, cp Checkpoint, entries []Entry) (Checkpoint, error)
 	}
 	files := make(map[string]cpEntry, len(entries))
 	for _, e := range entries {
-		files[e.Path] = entryFrom(e)
+		c := entryFrom(e)
+		if i, ok := ids[e.Path]; ok && c.Kind == kindFile {
+			c.Dev, c.Ino, c.Ctime = i.Dev, i.Ino, i.Ctime
+		}
+		files[e.Path] = c
 	}
 	h, err := importing(s, cp.ID)
 	if err != nil {
@@ -269,42 +281,4 @@ func entryFrom(e Entry) cpEntry {
 		c.Kind, c.Target = kindLink, e.Target
 	}
 	return c
-}
-
-// identify writes the imported id's record again, whole, with each file's
-// stat identity that ids gives (only Dev, Ino and Ctime of its entries
-// are read); every other field, and the checkpoint's header, stay.
-func (h *cpStore) identify(id string, ids map[string]cpEntry) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	hd, err := h.importedHeader(id)
-	if err != nil {
-		return err
-	}
-	t, err := h.tree(id)
-	if err != nil {
-		return err
-	}
-	files := make(map[string]cpEntry, len(t.files))
-	for p, e := range t.files {
-		if i, ok := ids[p]; ok && e.Kind == kindFile {
-			e.Dev, e.Ino, e.Ctime = i.Dev, i.Ino, i.Ctime
-		}
-		files[p] = e
-	}
-	hd.Parent, hd.Depth = "", 0 // whole now, even when it came as a delta (ImportDelta)
-	if err := h.write(hd, cpBody{Set: files}); err != nil {
-		return err
-	}
-	h.last, h.other = nil, nil // read back when next asked
-	return nil
-}
-
-// importedHeader is the header of id, an imported tree; h.mu is held.
-func (h *cpStore) importedHeader(id string) (cpHeader, error) {
-	hd, err := h.header(id)
-	if err == nil && !hd.Imported {
-		err = fmt.Errorf("checkpoint %s: not a tree from elsewhere (Import)", id)
-	}
-	return hd, err
 }

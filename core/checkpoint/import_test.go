@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -117,35 +118,25 @@ func TestImportedIsNoBaseOverOwn(t *testing.T) {
 	}
 }
 
-// A tree from elsewhere written into a sandbox's empty root by WriteRoot
-// is known there: a checkpoint that walks the root after reads none of
-// its files (CopyTree, which knows nothing of the root, leaves each one
-// to be read), its entries are the imported ones, and a file changed
-// since is read, alone. WriteRoot refuses a checkpoint made here.
-func TestWriteRootKnowsItsFiles(t *testing.T) {
+// A tree from elsewhere written into a sandbox's empty root (TreeWriter)
+// and stored from it (Fill) is known there: a checkpoint that walks the
+// root after reads none of its files (CopyTree, which knows nothing of
+// the root, leaves each one to be read), its entries are the imported
+// ones, and a file changed since is read, alone. A second Fill of the
+// checkpoint is fs.ErrExist.
+func TestFilledTreeKnowsItsFiles(t *testing.T) {
 	src, cp, ents := sourceCheckpoint(t, map[string]string{"a.txt": "alpha", "d/b.txt": "beta", "d/e/c.txt": "gamma", "empty": ""})
 	byPath := map[string]Entry{}
 	for _, e := range ents {
 		byPath[e.Path] = e
 	}
 
-	take := func(write func(context.Context, *core.Sandbox, string, int) (CopyStats, error)) (*core.Sandbox, string) {
-		root := t.TempDir()
-		dst, err := core.Open("dst", root, core.Options{StateDir: t.TempDir()})
-		must(t, err)
-		t.Cleanup(func() { dst.Close() })
-		putObjects(t, src, dst, ents)
-		_, err = Import(dst, cp, ents)
-		must(t, err)
-		rfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		must(t, err)
-		defer unix.Close(rfd)
-		_, err = write(ctx, dst, cp.ID, rfd)
-		must(t, err)
-		return dst, root
-	}
-
-	copied, _ := take(CopyTree)
+	copied, _, cfd := emptyRoot(t)
+	putObjects(t, src, copied, ents)
+	_, err := Import(copied, cp, ents)
+	must(t, err)
+	_, err = CopyTree(ctx, copied, cp.ID, cfd)
+	must(t, err)
 	if _, err := Create(ctx, copied, Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +144,24 @@ func TestWriteRootKnowsItsFiles(t *testing.T) {
 		t.Fatalf("a walk after CopyTree read %d files, want all %d (nothing knows them)", r, cp.Files)
 	}
 
-	dst, root := take(WriteRoot)
+	dst, root, rfd := emptyRoot(t)
+	tw, err := NewTreeWriter(ctx, dst, ents, rfd)
+	must(t, err)
+	_, contents := byContent(ents)
+	for h, files := range contents {
+		f, err := OpenObject(src, h)
+		must(t, err)
+		_, err = tw.Put(h, f, files[0].Size)
+		f.Close()
+		must(t, err)
+	}
+	ids, err := tw.Finish(ctx)
+	must(t, err)
+	noFetch := func(_ context.Context, hash string) error {
+		return fmt.Errorf("object %s fetched: the tree holds it", hash)
+	}
+	_, _, err = Fill(ctx, dst, cp, ents, ids, noFetch)
+	must(t, err)
 	for p, want := range map[string]string{"a.txt": "alpha", "d/b.txt": "beta", "d/e/c.txt": "gamma", "empty": ""} {
 		if b, err := os.ReadFile(filepath.Join(root, p)); err != nil || string(b) != want {
 			t.Fatalf("%s written: %q, %v; want %q", p, b, err, want)
@@ -162,7 +170,7 @@ func TestWriteRootKnowsItsFiles(t *testing.T) {
 	next, err := Create(ctx, dst, Options{})
 	must(t, err)
 	if r := FilesRead(dst); r != 0 {
-		t.Fatalf("a walk after WriteRoot read %d files, want 0", r)
+		t.Fatalf("a walk after Fill read %d files, want 0", r)
 	}
 	got, err := Entries(dst, next.ID)
 	must(t, err)
@@ -188,12 +196,8 @@ func TestWriteRootKnowsItsFiles(t *testing.T) {
 			t.Fatalf("/d/b.txt in the next checkpoint: %+v", e)
 		}
 	}
-
-	rfd, err := unix.Open(t.TempDir(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	must(t, err)
-	defer unix.Close(rfd)
-	if _, err := WriteRoot(ctx, dst, next.ID, rfd); err == nil {
-		t.Fatal("WriteRoot of a checkpoint made here: no error")
+	if _, _, err := Fill(ctx, dst, cp, ents, ids, noFetch); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("a second Fill of %s: %v, want fs.ErrExist", cp.ID, err)
 	}
 }
 

@@ -20,9 +20,8 @@ import (
 // how it is stored, not what it holds), so a parked tree is good for as
 // long as its checkpoint exists: the open takes it only then, and keeps
 // it as its newest only when it is (cpStore.cache). Only a tree made
-// here is parked: an imported one's stat identities may be written
-// later (WriteRoot). One tree is parked at a time, for parkFor at most,
-// so what this holds is bounded by one tree, for seconds; a plain Close
+// here is parked. One tree is parked at a time, for parkFor at most, so
+// what this holds is bounded by one tree, for seconds; a plain Close
 // parks nothing.
 const parkFor = 10 * time.Second
 

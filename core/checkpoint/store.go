@@ -75,7 +75,7 @@ type cpHeader struct {
 	// Imported is a checkpoint made elsewhere (Import, or ImportDelta:
 	// then a delta of a checkpoint this store holds): its seq is
 	// another journal's and its entries carry no stat identity (unless
-	// its tree was written here: WriteRoot), so it is the next
+	// its tree was written here: Fill), so it is the next
 	// checkpoint's base only in a store holding none of its own (newest).
 	Imported bool
 }

@@ -33,9 +33,9 @@ type TreeWriter struct {
 	h      *cpStore
 	b      *lowerBuild // the build; its workers come from it
 	files  map[string]cpEntry
-	dirs   []string            // the directories, parents first
-	rest   []*entryGroup       // the other entries, as makeDirs answered them
-	byHash map[string][]string // the files of each content, in path order
+	dirs   []string           // the directories, parents first
+	rest   []*entryGroup      // the other entries, as makeDirs answered them
+	byHash map[string][]Entry // the files of each content (byContent)
 	ids    *madeIDs
 
 	mu   sync.Mutex
@@ -54,17 +54,11 @@ func NewTreeWriter(ctx context.Context, s *core.Sandbox, entries []Entry, dst in
 	if err := CheckEntries(entries); err != nil {
 		return nil, fmt.Errorf("%v: %w", err, unix.EINVAL)
 	}
-	w := &TreeWriter{h: h, files: make(map[string]cpEntry, len(entries)), byHash: map[string][]string{},
-		ids: newMadeIDs(), put: map[string]bool{}}
+	w := &TreeWriter{h: h, files: make(map[string]cpEntry, len(entries)), ids: newMadeIDs(), put: map[string]bool{}}
 	for _, e := range entries {
 		w.files[e.Path] = entryFrom(e)
-		if e.Type == "file" {
-			w.byHash[e.Hash] = append(w.byHash[e.Hash], e.Path)
-		}
 	}
-	for _, ps := range w.byHash {
-		sort.Strings(ps)
-	}
+	_, w.byHash = byContent(entries)
 	w.b = &lowerBuild{s: s, made: w.ids.made}
 	w.b.start(dst)
 	w.dirs, w.rest, err = w.b.makeDirs(ctx, w.files)
@@ -76,17 +70,18 @@ func NewTreeWriter(ctx context.Context, s *core.Sandbox, entries []Entry, dst in
 
 // Put writes every file of the tree whose content is the object hash of
 // size bytes, from r: the first as r gives it, checked against hash (a
-// mismatch is cas.ErrMismatch), the others copied from it. Workers call
+// mismatch is cas.ErrMismatch), the others copied from it (as a fork's copy copies: cas.CopyFile). Workers call
 // it at once, each object once. It answers the bytes read.
 func (w *TreeWriter) Put(hash string, r io.Reader, size int64) (int64, error) {
-	paths := w.byHash[hash]
+	files := w.byHash[hash]
 	w.mu.Lock()
 	taken := w.put[hash]
 	w.put[hash] = true
 	w.mu.Unlock()
-	if len(paths) == 0 || taken || w.files[paths[0]].Size != size {
+	if len(files) == 0 || taken || files[0].Size != size {
 		return 0, fmt.Errorf("object %s of %d bytes: not one the tree names, or named twice: refused", hash, size)
 	}
+	first := files[0].Path
 	b := w.worker()
 	defer w.release(b)
 	var n int64
@@ -96,29 +91,74 @@ func (w *TreeWriter) Put(hash string, r io.Reader, size int64) (int64, error) {
 	}
 	if size == 0 {
 		if _, err := writeChecked(-1, hash, r, 0); err != nil {
-			return 0, core.PathErr("write", paths[0], err)
+			return 0, core.PathErr("write", first, err)
 		}
 	}
-	if err := b.make(paths[0], w.files[paths[0]], false); err != nil {
-		return n, core.PathErr("write", paths[0], err)
+	if err := b.make(first, w.files[first], false); err != nil {
+		return n, core.PathErr("write", first, err)
 	}
-	if len(paths) == 1 || size == 0 {
-		return n, w.makeEach(b, paths[1:])
+	if len(files) == 1 || size == 0 {
+		return n, w.makeEach(b, files[1:])
 	}
-	src, err := w.openFile(b, paths[0])
+	src, err := w.openFile(b, first)
 	if err != nil {
-		return n, core.PathErr("write", paths[0], err)
+		return n, core.PathErr("write", first, err)
 	}
 	defer unix.Close(src)
-	b.content = func(fd int, e cpEntry) error { return copyFile(fd, src, e.Size) }
-	return n, w.makeEach(b, paths[1:])
+	b.content = func(fd int, _ cpEntry) error {
+		_, err := cas.CopyFile(fd, src) // nothing serves the tree yet: the first file stays as written
+		return err
+	}
+	return n, w.makeEach(b, files[1:])
 }
 
-// makeEach makes the files paths with b.
-func (w *TreeWriter) makeEach(b *lowerBuild, paths []string) error {
-	for _, p := range paths {
-		if err := b.make(p, w.files[p], false); err != nil {
-			return core.PathErr("write", p, err)
+// madeIDs gathers the stat identity of each file a build makes: a file
+// whose size and modification time are the entry's is then known as
+// that entry's (one whose time could not be set is read by the next
+// walk).
+type madeIDs struct {
+	mu sync.Mutex
+	m  map[string]cpEntry
+}
+
+func newMadeIDs() *madeIDs { return &madeIDs{m: map[string]cpEntry{}} }
+
+// made is lowerBuild's made: workers call it at once.
+func (ids *madeIDs) made(p string, e cpEntry, fd int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Size != e.Size || st.Mtim.Nano() != e.Mtime {
+		return
+	}
+	ids.mu.Lock()
+	ids.m[p] = cpEntry{Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Nano()}
+	ids.mu.Unlock()
+}
+
+// byContent is the files of entries by their content's hash, each
+// content's in path order, and those hashes in the entries' order.
+func byContent(entries []Entry) ([]string, map[string][]Entry) {
+	var hashes []string
+	files := map[string][]Entry{}
+	for _, e := range entries {
+		if e.Type != "file" {
+			continue
+		}
+		if _, ok := files[e.Hash]; !ok {
+			hashes = append(hashes, e.Hash)
+		}
+		files[e.Hash] = append(files[e.Hash], e)
+	}
+	for _, fs := range files {
+		sort.Slice(fs, func(i, j int) bool { return fs[i].Path < fs[j].Path })
+	}
+	return hashes, files
+}
+
+// makeEach makes the tree's files of files with b.
+func (w *TreeWriter) makeEach(b *lowerBuild, files []Entry) error {
+	for _, e := range files {
+		if err := b.make(e.Path, w.files[e.Path], false); err != nil {
+			return core.PathErr("write", e.Path, err)
 		}
 	}
 	return nil
@@ -238,43 +278,6 @@ func (w *checkedWriter) Write(b []byte) (int, error) {
 	}
 	w.n += int64(len(b))
 	return len(b), nil
-}
-
-// copyFile copies the size bytes of src to dst, from their starts.
-func copyFile(dst, src int, size int64) error {
-	for off := int64(0); off < size; {
-		in, out := off, off
-		k, err := unix.CopyFileRange(src, &in, dst, &out, int(min(size-off, 1<<30)), 0)
-		if err == unix.EXDEV || err == unix.EINVAL || err == unix.ENOSYS || err == unix.EOPNOTSUPP {
-			return copyRead(dst, src, off, size) // a kernel or filesystem without it
-		} else if err != nil {
-			return err
-		}
-		if k == 0 {
-			return io.ErrUnexpectedEOF // the first file shrank: never, nothing serves it yet
-		}
-		off += int64(k)
-	}
-	return nil
-}
-
-// copyRead is copyFile by reads and writes, from off.
-func copyRead(dst, src int, off, size int64) error {
-	buf := make([]byte, min(size-off, 1<<20))
-	for off < size {
-		k, err := unix.Pread(src, buf[:min(int64(len(buf)), size-off)], off)
-		if err != nil {
-			return err
-		}
-		if k == 0 {
-			return io.ErrUnexpectedEOF
-		}
-		if err := pwriteAll(dst, buf[:k], off); err != nil {
-			return err
-		}
-		off += int64(k)
-	}
-	return nil
 }
 
 func pwriteAll(fd int, b []byte, off int64) error {

@@ -22,11 +22,13 @@ func (s *Store) CopyTo(dst int, h string) (cloned bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	defer func() {
-		if src >= 0 {
-			unix.Close(src)
-		}
-	}()
+	defer unix.Close(src)
+	return CopyFile(dst, src)
+}
+
+// CopyFile is CopyTo from src, a file open for reading that nothing
+// writes meanwhile (the caller keeps both descriptors).
+func CopyFile(dst, src int) (cloned bool, err error) {
 	if unix.IoctlFileClone(dst, src) == nil {
 		return true, nil
 	}
@@ -37,16 +39,16 @@ func (s *Store) CopyTo(dst int, h string) (cloned bool, err error) {
 	if st.Size <= denseMax && st.Blocks*512 >= st.Size {
 		return false, copyDense(dst, src, int(st.Size))
 	}
-	dup, err := unix.FcntlInt(uintptr(dst), unix.F_DUPFD_CLOEXEC, 0) // the caller keeps dst
-	if err != nil {
-		return false, err
+	var files [2]*os.File
+	for i, fd := range []int{dst, src} {
+		dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0) // the caller keeps fd
+		if err != nil {
+			return false, err
+		}
+		files[i] = os.NewFile(uintptr(dup), "copy")
+		defer files[i].Close()
 	}
-	df := os.NewFile(uintptr(dup), h)
-	defer df.Close()
-	sf := os.NewFile(uintptr(src), h)
-	defer sf.Close()
-	src = -1 // closed by sf
-	_, err = CopySparse(df, sf, nil)
+	_, err = CopySparse(files[0], files[1], nil)
 	return false, err
 }
 
@@ -61,7 +63,7 @@ func copyDense(dst, src, size int) error {
 			return err
 		}
 		if k == 0 {
-			return io.ErrUnexpectedEOF // the object shrank: never, it is read-only
+			return io.ErrUnexpectedEOF // the source shrank: never, nothing writes it
 		}
 		got += k
 	}
