@@ -176,14 +176,7 @@ func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (F
 		}
 		id = h.ID
 	}
-	if !checkpoint.ValidID(id) {
-		return out, fmt.Errorf("checkpoint %q: %w", id, ErrNoCheckpoint)
-	}
-	kv, err := f.bucket(ctx, name)
-	if err != nil {
-		return out, err
-	}
-	obs, err := f.objects(ctx)
+	kv, obs, err := f.buckets(ctx, name, id)
 	if err != nil {
 		return out, err
 	}
@@ -192,12 +185,9 @@ func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (F
 	} else if ok {
 		return f.fetchDelta(ctx, obs, sb, d) // fetch_delta.go
 	}
-	m, err := ReadManifestLocal(ctx, kv, obs, id, StoreOf(sb))
+	m, err := manifestOf(ctx, kv, obs, name, id, sb)
 	if err != nil {
-		return out, fetchErr(name, id, err)
-	}
-	if m.Sandbox != name || m.Checkpoint.ID != id {
-		return out, fmt.Errorf("manifest %s of sandbox %s names checkpoint %q of sandbox %q: refused", id, name, m.Checkpoint.ID, m.Sandbox)
+		return out, err
 	}
 	entries, err := f.bring(ctx, obs, sb, id, m.Entries, checkpoint.CheckEntries, &out)
 	if err != nil {
@@ -208,6 +198,33 @@ func (f *Fleet) Fetch(ctx context.Context, name, id string, sb *core.Sandbox) (F
 	}
 	out.Host = m.Host
 	return out, nil
+}
+
+// buckets are the sandbox name's KV and the objects' bucket, to read its
+// checkpoint id from (ErrNoCheckpoint when id is not a checkpoint's).
+func (f *Fleet) buckets(ctx context.Context, name, id string) (jetstream.KeyValue, jetstream.ObjectStore, error) {
+	if !checkpoint.ValidID(id) {
+		return nil, nil, fmt.Errorf("checkpoint %q: %w", id, ErrNoCheckpoint)
+	}
+	kv, err := f.bucket(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	obs, err := f.objects(ctx)
+	return kv, obs, err
+}
+
+// manifestOf reads the manifest id of the sandbox name (what sb's store
+// holds of its chain read there), refused when it names another.
+func manifestOf(ctx context.Context, kv jetstream.KeyValue, obs jetstream.ObjectStore, name, id string, sb *core.Sandbox) (Manifest, error) {
+	m, err := ReadManifestLocal(ctx, kv, obs, id, StoreOf(sb))
+	if err != nil {
+		return m, fetchErr(name, id, err)
+	}
+	if m.Sandbox != name || m.Checkpoint.ID != id {
+		return m, fmt.Errorf("manifest %s of sandbox %s names checkpoint %q of sandbox %q: refused", id, name, m.Checkpoint.ID, m.Sandbox)
+	}
+	return m, nil
 }
 
 // fetchErr is err of reading the manifest id of name, ErrNoCheckpoint

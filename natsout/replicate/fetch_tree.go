@@ -2,7 +2,6 @@ package replicate
 
 import (
 	"context"
-	"fmt"
 
 	"sandfs/core"
 	"sandfs/core/checkpoint"
@@ -33,23 +32,13 @@ type Unstored struct {
 // error the caller removes what dst holds.
 func (f *Fleet) FetchTree(ctx context.Context, name, id string, sb *core.Sandbox, dst int) (Fetched, Unstored, error) {
 	var out Fetched
-	if !checkpoint.ValidID(id) {
-		return out, Unstored{}, fmt.Errorf("checkpoint %q: %w", id, ErrNoCheckpoint)
-	}
-	kv, err := f.bucket(ctx, name)
+	kv, obs, err := f.buckets(ctx, name, id)
 	if err != nil {
 		return out, Unstored{}, err
 	}
-	obs, err := f.objects(ctx)
+	m, err := manifestOf(ctx, kv, obs, name, id, sb)
 	if err != nil {
 		return out, Unstored{}, err
-	}
-	m, err := ReadManifestLocal(ctx, kv, obs, id, StoreOf(sb))
-	if err != nil {
-		return out, Unstored{}, fetchErr(name, id, err)
-	}
-	if m.Sandbox != name || m.Checkpoint.ID != id {
-		return out, Unstored{}, fmt.Errorf("manifest %s of sandbox %s names checkpoint %q of sandbox %q: refused", id, name, m.Checkpoint.ID, m.Sandbox)
 	}
 	entries, missing, sizes, err := checkEntries(sb, id, m.Entries, checkpoint.CheckEntries)
 	if err != nil {
